@@ -1,0 +1,59 @@
+/**
+ * Shared CLI plumbing: commands parse and print around functions that return data
+ * (STYLE.md 10). Usage and input errors exit 2 with one clear line, never a stack trace.
+ */
+import { readFileSync } from "node:fs";
+import { ToolgateError } from "../schema/errors.js";
+
+/** Exit codes shared by every command. */
+export const EXIT = { ok: 0, findings: 1, usage: 2 } as const;
+
+/** Thrown inside a command to stop with a message and an exit code (default 2, usage/input). */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT.usage,
+  ) {
+    super(message);
+    this.name = "CliError";
+  }
+}
+
+/** Reads a file argument; `-` reads standard input. */
+export function readInput(file: string): string {
+  try {
+    return file === "-" ? readFileSync(0, "utf8") : readFileSync(file, "utf8");
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new CliError(`cannot read ${file === "-" ? "standard input" : file}: ${e.code === "ENOENT" ? "no such file" : e.message}`);
+  }
+}
+
+/** Parses JSON with an error that names the file and position. */
+export function parseJson(text: string, source: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new CliError(`${source} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(JSON.stringify(value, null, 2) + "\n");
+}
+
+/** Turns any error thrown by a command into one stderr line and an exit code. */
+export function reportError(err: unknown): number {
+  if (err instanceof CliError) {
+    process.stderr.write(`toolgate: ${err.message}\n`);
+    return err.exitCode;
+  }
+  if (err instanceof ToolgateError) {
+    process.stderr.write(`toolgate: ${err.message} [${err.code}]\n`);
+    return EXIT.usage;
+  }
+  const e = err as Error;
+  process.stderr.write(`toolgate: unexpected error: ${e?.message ?? String(err)}\n`);
+  if (process.env.TOOLGATE_DEBUG) process.stderr.write(`${e?.stack ?? ""}\n`);
+  return 70;
+}

@@ -1,0 +1,139 @@
+/**
+ * The tool contract every stage of toolgate works on. `defineTool` (zod) produces a
+ * `ToolSpec`; the MCP proxy builds one from a foreign server's JSON Schema. The runtime
+ * only ever sees `ToolSpec`s, so it knows nothing of zod or MCP.
+ */
+
+/**
+ * The side-effect annotation (seed 000, "Schema Rules for Tool Definitions"): it decides
+ * the authority level and whether a call needs an idempotency key or an approval.
+ * read → A0, idempotent → A1, write → A2 (idempotency key), destructive → A3 (key + approval).
+ */
+export type Effect = "read" | "idempotent" | "write" | "destructive";
+
+export type AuthorityLevel = "A0" | "A1" | "A2" | "A3";
+
+/** JSON Schema (draft 2020-12 or draft-07) as plain JSON. */
+export type JsonSchema = Record<string, unknown> | boolean;
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** MCP tool annotations (MCP 2025-11-25 `ToolAnnotations`). */
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/** What a tool's handler, check and probe receive besides the arguments. */
+export interface ToolContext {
+  /** Aborted when the call's time bound passes or the caller goes away. */
+  signal: AbortSignal;
+  trajectory_id: string;
+  turn: number;
+  call_id: string;
+  /** Epoch milliseconds, from the gateway's injectable clock. */
+  now: () => number;
+}
+
+/** The capability request a call makes: operation, target object and cost (seed 000, "The capability check"). */
+export interface GrantRequest {
+  /** A right: "read" | "write" | "execute" | "connect" | any right the deployment defines. */
+  op: string;
+  /** A typed object, e.g. `path:/ws/a.txt`, `host:api.example.com`, `tool:NAME`. */
+  target: string;
+  /** Cost of this call in the grant's unit; 1 when the tool does not say. */
+  cost?: number;
+}
+
+/** A semantic check failure: same shape as a schema issue, rendered the same way. */
+export interface CheckIssue {
+  /** JSON Pointer into the arguments, e.g. `/since`; "" for the whole call. */
+  path: string;
+  /** Machine code, e.g. `not_found`, `forbidden`, `conflict`. */
+  code: string;
+  message: string;
+  expected?: string;
+  received?: unknown;
+  example?: unknown;
+}
+
+/** Outcome of a reconciliation probe for an IN_DOUBT call (seed 000, "The endpoint record"). */
+export type ProbeOutcome =
+  | { outcome: "applied"; result: JsonValue }
+  | { outcome: "not_applied" }
+  | { outcome: "unknown"; detail?: string };
+
+/**
+ * What a handler may return besides its bare output: a text rendering for the model,
+ * the post-state after a write (no silent writes, seed 003) and how to continue a cut result.
+ * A handler that returns anything else returns its output directly.
+ */
+export interface ToolResult<O = JsonValue> {
+  /** Marks this object as a ToolResult rather than an output that happens to look like one. */
+  readonly kind: "toolgate.result";
+  output: O;
+  /** Text the model reads; when absent the gateway renders `output`. */
+  text?: string;
+  /** New state after a write: id, version, post-state. */
+  state?: Record<string, JsonValue>;
+  /** How to get more: the arguments to call again with, and a one-line hint. */
+  next?: { arguments: Record<string, JsonValue>; hint: string };
+  /** The tool cut its own result: how much was left out. */
+  truncated?: { omitted: number; unit: string };
+}
+
+/** The runtime's view of one tool. */
+export interface ToolSpec<A = Record<string, unknown>, O = unknown> {
+  name: string;
+  title?: string;
+  description: string;
+  /** Published input schema (draft 2020-12, `$schema` set); the validator compiles it once. */
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  effect: Effect;
+  annotations: ToolAnnotations;
+  /** Runs after the schema passed; its issues are observations like schema issues. */
+  check?: (args: A, ctx: ToolContext) => CheckIssue[] | void | Promise<CheckIssue[] | void>;
+  /** Maps arguments to the capability request; default: op from the effect, target `tool:NAME`, cost 1. */
+  grant?: (args: A, ctx: ToolContext) => GrantRequest | Promise<GrantRequest>;
+  handler: (args: A, ctx: ToolContext) => O | ToolResult<O> | Promise<O | ToolResult<O>>;
+  /** Settles an IN_DOUBT call by reading the environment. */
+  probe?: (args: A, ctx: ToolContext) => ProbeOutcome | Promise<ProbeOutcome>;
+  /** Upper bound on one execution, milliseconds; the gateway aborts past it. */
+  timeout_ms?: number;
+  /** Token budget for this tool's observations (o200k); overrides the gateway default. */
+  budget_tokens?: number;
+}
+
+export const AUTHORITY: Readonly<Record<Effect, AuthorityLevel>> = {
+  read: "A0",
+  idempotent: "A1",
+  write: "A2",
+  destructive: "A3",
+};
+
+/** MCP annotations implied by an effect (MCP `ToolAnnotations` defaults are the A3 case). */
+export function annotationsFor(effect: Effect): Required<Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint">> {
+  switch (effect) {
+    case "read":
+      return { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
+    case "idempotent":
+      return { readOnlyHint: false, destructiveHint: false, idempotentHint: true };
+    case "write":
+      return { readOnlyHint: false, destructiveHint: false, idempotentHint: false };
+    case "destructive":
+      return { readOnlyHint: false, destructiveHint: true, idempotentHint: false };
+  }
+}
+
+/** Wraps a handler's output with a rendering, post-state or continuation. */
+export function toolResult<O>(output: O, extra: Omit<ToolResult<O>, "kind" | "output"> = {}): ToolResult<O> {
+  return { kind: "toolgate.result", output, ...extra };
+}
+
+export function isToolResult(value: unknown): value is ToolResult<unknown> {
+  return typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "toolgate.result";
+}
