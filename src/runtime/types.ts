@@ -74,3 +74,52 @@ export interface Observation {
   /** The rendering for the model: bounded, tool output fenced as untrusted data. */
   text: string;
 }
+
+/** What `gateway.approvals` offers (A3 calls; persisted in the store's approvals). */
+export interface ApprovalsApi {
+  list(query?: { state?: "pending" | "approved" | "denied" | "consumed"; limit?: number }): Promise<import("../idempotency/store.js").ApprovalRecord[]>;
+  approve(id: string, input: { approver: string; note?: string }): Promise<import("../idempotency/store.js").ApprovalRecord>;
+  deny(id: string, input: { approver?: string; reason: string }): Promise<import("../idempotency/store.js").ApprovalRecord>;
+}
+
+/** The runtime boundary. Knows nothing of MCP: transports adapt it. */
+export interface Gateway {
+  /** The catalog, by name, in registration order. */
+  readonly tools: ReadonlyMap<string, import("../schema/types.js").ToolSpec>;
+  /** Runs one proposal through resolve → validate → grant → settle → execute → shape → audit. Never throws for a bad call: refusals are observations. */
+  call(proposal: Proposal, options?: { signal?: AbortSignal }): Promise<Observation>;
+  readonly approvals: ApprovalsApi;
+  /** Waits for in-flight calls (up to `grace_ms`), then closes the store and audit sink. */
+  close(options?: { grace_ms?: number }): Promise<void>;
+}
+
+/** Outcome of one pipeline stage in the audit trail. */
+export interface StageOutcome {
+  outcome: string;
+  ms: number;
+}
+
+/** One JSON line of the audit trail (`.toolgate/audit.jsonl`), one per call. */
+export interface AuditRecord {
+  /** ISO-8601 timestamp when the call arrived. */
+  ts: string;
+  trajectory_id: string;
+  turn: number;
+  call_id: string;
+  tool: string;
+  authority: import("../schema/types.js").AuthorityLevel | null;
+  /** "ok" or the observation's error code. */
+  outcome: string;
+  stages: Partial<Record<"resolve" | "validate" | "grant" | "settle" | "execute" | "shape", StageOutcome>>;
+  /** Issue codes when validation failed (e.g. ["additional_property"]). */
+  validation_codes: string[];
+  grant_code: string | null;
+  /** Idempotency key (A2/A3) and the record state after the call. */
+  key: string | null;
+  record_state: string | null;
+  replay: boolean;
+  argument_tokens: number;
+  observation_tokens: number;
+  truncated: boolean;
+  latency_ms: number;
+}
