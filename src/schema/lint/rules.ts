@@ -1,0 +1,23 @@
+/**
+ * The rule registry. `lintTool` runs `schemaRules` on every schema node and `toolRules` once
+ * per tool; `lintCatalog` also runs `catalogRules` over the whole catalog. Another area adds a
+ * catalog rule (e.g. TG009 overlap, economics) with one line in `catalogRules`.
+ */
+import type { CatalogRule, SchemaRule, ToolRule } from "./finding.js";
+import { bounded } from "./rules/bounded.js";
+import { closed, untypedBag } from "./rules/closed.js";
+import { sideEffect } from "./rules/effect.js";
+import { propertyDescription, toolNaming } from "./rules/naming.js";
+import { required } from "./rules/required.js";
+import { wholeFileRewrite } from "./rules/rewrite.js";
+import { unions } from "./rules/unions.js";
+import { units } from "./rules/units.js";
+
+/** Rules run on every schema node of a tool's input schema. */
+export const schemaRules: SchemaRule[] = [closed, required, bounded, units, unions, untypedBag, propertyDescription];
+
+/** Rules run once per tool descriptor. */
+export const toolRules: ToolRule[] = [sideEffect, wholeFileRewrite, toolNaming];
+
+/** Rules run once over a whole catalog (TG009 overlap lives in src/economics and is added here). */
+export const catalogRules: CatalogRule[] = [];

@@ -1,0 +1,36 @@
+/**
+ * TG010 naming and description — seed 003, "The contract" (a distinct verb; names and
+ * descriptions are what the model selects by) and seed 000, "Schema Rules for Tool
+ * Definitions" (the model reads names and descriptions as part of the context).
+ */
+import type { SchemaRule, ToolRule } from "../finding.js";
+import { descriptionOf, short } from "../util.js";
+
+/** MCP and the model APIs accept tool names of this shape. */
+export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+/** Past this a description costs more context on every turn than it earns (seed 000, "The token cost of a catalog"). */
+export const MAX_DESCRIPTION_CHARS = 4096;
+
+export const toolNaming: ToolRule = (tool, ctx) => {
+  const name = tool.rawName;
+  if (typeof name !== "string" || !TOOL_NAME.test(name)) {
+    ctx.report({ rule: "TG010", severity: "error", pointer: "/name", message: typeof name === "string" ? `tool name ${JSON.stringify(short(name))} does not match ^[a-zA-Z0-9_-]{1,64}$` : `the tool has no name (found ${name === undefined ? "nothing" : typeof name})`, fix: "name the tool with a verb and an object in letters, digits, _ and -, at most 64 characters, e.g. search_customer_orders" });
+  }
+  const d = tool.description;
+  if (typeof d !== "string" || d.trim() === "") {
+    ctx.report({ rule: "TG010", severity: "error", pointer: "/description", message: "the tool has no description, so the model must guess when to use it", fix: "say what the tool does, when to use it rather than its neighbours, and what it returns" });
+  } else if (d.length > MAX_DESCRIPTION_CHARS) {
+    ctx.report({ rule: "TG010", severity: "warning", pointer: "/description", message: `the description is ${d.length} characters, sent with every turn`, fix: `cut it below ${MAX_DESCRIPTION_CHARS} characters: say what the tool does and when to use it; move the rest to documentation` });
+  }
+};
+
+/** TG010: every property has a description (the model reads it to fill the field). */
+export const propertyDescription: SchemaRule = (node, ctx) => {
+  if (node.role !== "property" || !node.name) return;
+  const desc = descriptionOf(node.schema);
+  if (desc.trim() === "" && typeof node.schema.$ref !== "string") {
+    ctx.report({ rule: "TG010", severity: "warning", pointer: node.pointer, message: `property ${node.name} has no description`, fix: `describe ${node.name}: what it is, its unit or format, and what a missing value means` });
+  } else if (desc.length > MAX_DESCRIPTION_CHARS) {
+    ctx.report({ rule: "TG010", severity: "warning", pointer: node.pointer, message: `the description of ${node.name} is ${desc.length} characters`, fix: `cut it below ${MAX_DESCRIPTION_CHARS} characters` });
+  }
+};

@@ -1,0 +1,31 @@
+/**
+ * TG008 whole-file rewrite — seed 000, Table 1 ("Whole-file rewrite (`content: str`)"): output
+ * length grows with the file, long files are truncated and unrelated lines drift; an exact
+ * replacement (`old_str`, `new_str`) scales with the change.
+ */
+import type { ToolRule } from "../finding.js";
+import { isRecord, join, typesOf } from "../util.js";
+import { declaredReadOnly } from "./effect.js";
+
+const WHOLE_CONTENT = new Set(["content", "contents", "text", "body", "file_text", "file_content", "filecontent", "new_content", "newcontent", "data"]);
+const EXACT_REPLACEMENT = new Set(["old_str", "old_string", "oldstring", "old_text", "oldtext", "search", "find", "edits", "patch", "diff"]);
+
+export const wholeFileRewrite: ToolRule = (tool, ctx) => {
+  if (declaredReadOnly(tool.effect, tool.annotations) || !isRecord(tool.schema) || tool.schemaPointer === null) return;
+  const props = tool.schema.properties;
+  if (!isRecord(props)) return;
+  const names = Object.keys(props);
+  if (names.some((n) => EXACT_REPLACEMENT.has(n.toLowerCase()))) return;
+  for (const name of names) {
+    const prop = props[name];
+    if (!WHOLE_CONTENT.has(name.toLowerCase()) || !isRecord(prop) || !typesOf(prop).includes("string")) continue;
+    ctx.report({
+      rule: "TG008",
+      severity: "warning",
+      pointer: join(tool.schemaPointer, "properties", name),
+      message: `${tool.name} writes with a whole-content string (${name}): output tokens grow with the file, not the change`,
+      fix: "offer an exact-replacement edit (old_str, new_str) for changes to existing content; keep whole-content writes for new files",
+    });
+    return;
+  }
+};
