@@ -1,0 +1,100 @@
+/**
+ * The local half of the capability check (seed 000, "The capability check"): "the operation is
+ * among the rights, the target lies within the objects, the cost satisfies the predicate, and
+ * the capability has not expired". Signature, revocation and budget, which need the key or the
+ * store, are in authority.ts. Every reason is safe to show a model: it names what was asked and
+ * what the grant allows, never a key.
+ */
+import type { EffectiveGrant } from "./grant.js";
+import { parseObject, withinAny, type CapObject } from "./objects.js";
+import { argViolation } from "./predicates.js";
+
+/** What a call asks of its capability (the runtime derives it from resolved arguments). */
+export interface ApproveRequest {
+  /** A right, e.g. read, write, execute, connect. */
+  op: string;
+  /** A typed object, e.g. `path:/ws/a.txt`, `host:api.example.com`. */
+  target: string;
+  /** Cost in the grant's unit; default 1. */
+  cost?: number;
+  /** Tool name; when a block names `tool:` objects, the tool must be one of them. */
+  tool?: string;
+  /** The call's arguments, for argument bounds. */
+  args?: unknown;
+}
+
+export type DenyCode =
+  | "malformed"
+  | "bad_signature"
+  | "unknown_kid"
+  | "right_missing"
+  | "object_outside"
+  | "cost_over"
+  | "budget_exhausted"
+  | "arg_out_of_bounds"
+  | "expired"
+  | "revoked";
+
+export type Decision =
+  | { allowed: true; grant_id: string; chain_ids: string[]; remaining_budget?: number }
+  | { allowed: false; code: DenyCode; reason: string; grant_id?: string };
+
+export type Denial = Extract<Decision, { allowed: false }>;
+
+export function deny(code: DenyCode, reason: string, grant_id?: string): Denial {
+  return grant_id === undefined ? { allowed: false, code, reason } : { allowed: false, code, reason, grant_id };
+}
+
+const list = (objs: readonly CapObject[]) => objs.map((o) => o.text).join(", ") || "nothing";
+
+/** Expiry with skew: the grant is good while now ≤ exp + skew. */
+export function checkExpiry(g: EffectiveGrant, now: number, skew_ms: number): Denial | null {
+  if (now <= g.exp + skew_ms) return null;
+  return deny("expired", `the capability expired at ${new Date(g.exp).toISOString()} (now ${new Date(now).toISOString()}); ask for a new grant`, g.id);
+}
+
+/** Rights, objects (target and tool), per-call cost and argument bounds, in that order. */
+export function checkRequest(g: EffectiveGrant, req: ApproveRequest): Denial | null {
+  const op = req.op;
+  if (typeof op !== "string" || !g.rights.includes(op)) {
+    return deny("right_missing", `the call needs the right ${JSON.stringify(op)}; the capability allows ${g.rights.join(", ") || "no rights"}`, g.id);
+  }
+  let target: CapObject;
+  try {
+    target = parseObject(req.target);
+  } catch (err) {
+    return deny("object_outside", `the call's target is not a valid object: ${(err as Error).message}`, g.id);
+  }
+  for (const set of g.object_sets) {
+    if (!withinAny(target, set)) {
+      return deny("object_outside", `the target ${target.text} is outside the capability's objects: ${list(g.objects)}`, g.id);
+    }
+  }
+  if (req.tool !== undefined) {
+    const tool = toolObject(req.tool);
+    for (const set of g.object_sets) {
+      const tools = set.filter((o) => o.kind === "tool");
+      if (tools.length > 0 && (tool === null || !withinAny(tool, tools))) {
+        return deny("object_outside", `the tool ${JSON.stringify(req.tool)} is not one the capability names: ${list(tools)}`, g.id);
+      }
+    }
+  }
+  const cost = req.cost ?? 1;
+  if (typeof cost !== "number" || !Number.isFinite(cost) || cost < 0) {
+    return deny("cost_over", `the call's cost must be a finite number ≥ 0; received ${JSON.stringify(cost)}`, g.id);
+  }
+  if (g.pred.max_cost !== null && cost > g.pred.max_cost) {
+    return deny("cost_over", `the call costs ${cost}; the capability allows at most ${g.pred.max_cost} per call`, g.id);
+  }
+  const arg = argViolation(g.pred, req.args);
+  if (arg !== null) return deny("arg_out_of_bounds", arg, g.id);
+  return null;
+}
+
+function toolObject(name: string): CapObject | null {
+  try {
+    return parseObject(`tool:${name}`);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * Offline attenuation (seed 000, "The capability check", Listing 4): a holder appends a block
+ * that narrows the grant, without the root key — the new tag is HMAC(previous tag, block).
+ * The seed's rule is enforced here as a refusal, C_c ⪯ C_p ⇔ R_c ⊆ R_p ∧ O_c ⊑ O_p ∧
+ * P_c ⇒ P_p ∧ E_c ≤ E_p, and verification enforces it anyway by intersecting every block.
+ *
+ * The holder cannot verify the parent (it has no key), so attenuation checks the parent's
+ * claims as written; a forged parent yields a child that fails verification all the same.
+ */
+import { ToolgateError } from "../schema/errors.js";
+import { nextTag } from "./chain.js";
+import { blockFromInput, type NarrowerInput } from "./input.js";
+import { withinAny } from "./objects.js";
+import { widening } from "./predicates.js";
+import { blockBytes, encodeToken, parseToken } from "./token.js";
+
+/** Which component of C = (R, O, P, E) an attenuation tried to widen. */
+export type Component = "rights" | "objects" | "max_cost" | "budget" | "args" | "expiry";
+
+/** Refusal of a block that is not narrower in every component; `component` names the first offender. */
+export class AttenuationError extends ToolgateError {
+  constructor(
+    readonly component: Component,
+    message: string,
+  ) {
+    super("attenuation_widens", `attenuation may only narrow a capability: ${message}`);
+    this.name = "AttenuationError";
+  }
+}
+
+/**
+ * Returns a child token that holds no more than `token`. Throws AttenuationError naming the
+ * component when `narrower` is wider in any of them, ToolgateError `invalid_grant` for a
+ * malformed narrowing and MalformedError for a token that does not parse. No key is needed.
+ */
+export function attenuate(token: string, narrower: NarrowerInput, options: { now?: () => number } = {}): string {
+  const parent = parseToken(token);
+  const g = parent.grant;
+  const now = (options.now ?? Date.now)();
+  const { block, objects } = blockFromInput(narrower, now, false);
+
+  if (block.rights) {
+    const extra = block.rights.filter((r) => !g.rights.includes(r));
+    if (extra.length > 0) throw new AttenuationError("rights", `rights ${extra.join(",")} are not held by the parent (it holds ${g.rights.join(",") || "none"})`);
+  }
+  for (const o of objects ?? []) {
+    if (!g.object_sets.every((set) => withinAny(o, set))) {
+      throw new AttenuationError("objects", `object ${o.text} is not within the parent's objects (${g.objects.map((x) => x.text).join(",") || "none"})`);
+    }
+  }
+  const wider = block.pred ? widening(block.pred, g.pred) : null;
+  if (wider) throw new AttenuationError(wider.component as Component, wider.message);
+  if (g.exp <= now) {
+    throw new AttenuationError("expiry", `the parent expired at ${new Date(g.exp).toISOString()}; a child of an expired grant is never valid`);
+  }
+  if (block.exp !== undefined && block.exp > g.exp) {
+    throw new AttenuationError("expiry", `expiry ${new Date(block.exp).toISOString()} is after the parent's ${new Date(g.exp).toISOString()}`);
+  }
+
+  const bytes = blockBytes(block);
+  return encodeToken([...parent.bytes, bytes], nextTag(parent.tag, bytes));
+}

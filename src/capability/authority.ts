@@ -1,0 +1,167 @@
+/**
+ * The capability authority: the runtime's one object for C = (R, O, P, E) (seed 000, "The
+ * capability check"). It issues with a root key only it holds, verifies every block of a chain,
+ * checks expiry, revocation, rights, objects, cost and argument bounds on every call, and spends
+ * budgets atomically in the store.
+ *
+ * Order of checks: malformed → unknown_kid → bad_signature → expired → revoked → right_missing →
+ * object_outside → cost_over → arg_out_of_bounds → budget_exhausted. The budget is spent last,
+ * only when every other check passed, and atomically (`store.budgets.spend`). A call the runtime
+ * later refuses for another reason (approval, idempotency, a failed execution) keeps its spend:
+ * the budget bounds what was granted, not what succeeded.
+ *
+ * A chain charges every budget in it, leaf first: a child exhausting its own budget stops before
+ * touching its parent's, so retries by one delegate cannot drain a budget its siblings share. If
+ * a parent budget refuses after a child's was charged, the child's charge stands (a conservative
+ * over-count; no budget is ever exceeded).
+ */
+import type { Store } from "../idempotency/store.js";
+import { ToolgateError } from "../schema/errors.js";
+import { checkExpiry, checkRequest, deny, type ApproveRequest, type Decision, type Denial } from "./approve.js";
+import { attenuate as attenuateOffline } from "./attenuate.js";
+import { TOKEN_VERSION, MalformedError, type Block } from "./block.js";
+import { chainTag, verifyChain } from "./chain.js";
+import { viewGrant, type GrantView } from "./grant.js";
+import { blockFromInput, type GrantInput, type NarrowerInput } from "./input.js";
+import type { KeyRing } from "./keys.js";
+import { blockBytes, encodeToken, parseToken, TOKEN_PREFIX, type ParsedToken } from "./token.js";
+import { revokeGrant } from "./revoke.js";
+
+export interface CapabilityAuthorityOptions {
+  keys: KeyRing;
+  /** Revocations and budgets. Without it revocation is not checked and a grant with a budget is refused with `store_required`. */
+  store?: Store;
+  /** Epoch ms; default Date.now. */
+  now?: () => number;
+  /** Tolerance past expiry for clock differences between replicas, ms. Default 0: a grant never outlives its stated expiry. */
+  skew_ms?: number;
+}
+
+/** What `inspect` returns: the blocks, the effective grant, and whether it verifies now. */
+export interface Inspection {
+  status: "valid" | Denial["code"];
+  reason: string | null;
+  blocks: Block[];
+  grant: GrantView | null;
+}
+
+export interface CapabilityAuthority {
+  /** Signs a new grant with the current kid (or `grant.kid`); returns the token. */
+  issue(grant: GrantInput & { kid?: string }): string;
+  /** Verifies `token`, then appends a narrowing block (see `attenuate`). */
+  attenuate(token: string, narrower: NarrowerInput): string;
+  /** The capability check on every call. Never throws for a bad token or request; throws only when the store fails. */
+  approve(token: string, request: ApproveRequest): Promise<Decision>;
+  inspect(token: string): Promise<Inspection>;
+  /** Revokes a grant id (or a whole token's own id) and, through chain ids, every grant attenuated from it. */
+  revoke(idOrToken: string, reason?: string): Promise<void>;
+}
+
+type Verified = { ok: true; token: ParsedToken } | { ok: false; denial: Denial };
+
+export function createCapabilityAuthority(options: CapabilityAuthorityOptions): CapabilityAuthority {
+  const { keys, store } = options;
+  const now = options.now ?? Date.now;
+  const skew_ms = options.skew_ms ?? 0;
+
+  function verify(text: string): Verified {
+    let token: ParsedToken;
+    try {
+      token = parseToken(text);
+    } catch (err) {
+      if (err instanceof MalformedError) return { ok: false, denial: deny("malformed", `the capability token does not parse: ${err.message}`) };
+      throw err;
+    }
+    const kid = token.grant.kid;
+    const key = keys.key(kid);
+    if (!key) {
+      return { ok: false, denial: deny("unknown_kid", `the capability is signed with key id ${JSON.stringify(kid)}, which this runtime does not hold (rotated out?); ask for a new grant`) };
+    }
+    if (!verifyChain(key, token.bytes, token.tag)) {
+      return { ok: false, denial: deny("bad_signature", "the capability's signature does not verify: it was altered or not issued by this runtime; present the token exactly as issued") };
+    }
+    return { ok: true, token };
+  }
+
+  async function revokedDenial(token: ParsedToken, at: number): Promise<Denial | null> {
+    if (!store) return null;
+    const g = token.grant;
+    const hit = await store.revocations.firstRevoked(g.chain_ids, at);
+    if (hit === null) return null;
+    const whose = hit === g.id ? "it" : `the grant it was delegated from (${hit})`;
+    return deny("revoked", `the capability ${g.id} is revoked: ${whose} was revoked; ask for a new grant`, g.id);
+  }
+
+  async function spendBudgets(token: ParsedToken, cost: number): Promise<Decision> {
+    const g = token.grant;
+    const allowed = { allowed: true as const, grant_id: g.id, chain_ids: [...g.chain_ids] };
+    if (g.pred.budgets.length === 0) return allowed;
+    if (!store) throw new ToolgateError("store_required", `capability ${g.id} has a budget, which needs a store; create the authority with a store`);
+    let remaining = Infinity;
+    for (const b of g.pred.budgets) {
+      const r = await store.budgets.spend(b.id, cost, b.limit);
+      if (!r.ok) {
+        return deny("budget_exhausted", `the call costs ${cost}; the capability's budget has ${r.remaining} of ${b.limit} left`, g.id);
+      }
+      remaining = Math.min(remaining, r.remaining);
+    }
+    return { ...allowed, remaining_budget: remaining };
+  }
+
+  return {
+    issue(grant) {
+      const at = now();
+      const { kid: chosen, ...rest } = grant;
+      const kid = chosen ?? keys.current;
+      const key = keys.key(kid);
+      if (!key) throw new ToolgateError("unknown_kid", `cannot issue with kid ${JSON.stringify(kid)}: not in the key ring (kids: ${keys.kids.join(", ")})`);
+      const { block } = blockFromInput(rest, at, true);
+      if (block.exp! <= at) throw new ToolgateError("invalid_grant", `invalid grant: expires_at ${new Date(block.exp!).toISOString()} is not in the future`);
+      const root: Block = { ...block, v: TOKEN_VERSION, kid };
+      const bytes = blockBytes(root);
+      return encodeToken([bytes], chainTag(key, [bytes]));
+    },
+
+    attenuate(token, narrower) {
+      const v = verify(token);
+      if (!v.ok) throw new ToolgateError(v.denial.code, `cannot attenuate: ${v.denial.reason}`);
+      return attenuateOffline(token, narrower, { now });
+    },
+
+    async approve(token, request) {
+      const v = verify(token);
+      if (!v.ok) return v.denial;
+      const at = now();
+      const local = checkExpiry(v.token.grant, at, skew_ms) ?? (await revokedDenial(v.token, at)) ?? checkRequest(v.token.grant, request);
+      if (local) return local;
+      return spendBudgets(v.token, request.cost ?? 1);
+    },
+
+    async inspect(token) {
+      let parsed: ParsedToken;
+      try {
+        parsed = parseToken(token);
+      } catch (err) {
+        if (err instanceof MalformedError) return { status: "malformed", reason: err.message, blocks: [], grant: null };
+        throw err;
+      }
+      const base = { blocks: parsed.blocks.map((b) => b.block), grant: viewGrant(parsed.grant) };
+      const v = verify(token);
+      const at = now();
+      const problem = v.ok ? (checkExpiry(parsed.grant, at, skew_ms) ?? (await revokedDenial(parsed, at))) : v.denial;
+      return problem ? { status: problem.code, reason: problem.reason, ...base } : { status: "valid", reason: null, ...base };
+    },
+
+    async revoke(idOrToken, reason) {
+      if (!store) throw new ToolgateError("store_required", "revocation needs a store; create the authority with a store (the same URL as idempotency)");
+      let until: number | null = null;
+      let id = idOrToken;
+      if (idOrToken.startsWith(TOKEN_PREFIX)) {
+        const g = parseToken(idOrToken).grant;
+        id = g.id;
+        until = g.exp + skew_ms;
+      }
+      await revokeGrant(store, id, { reason: reason ?? null, until, now: now() });
+    },
+  };
+}

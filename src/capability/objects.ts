@@ -1,0 +1,152 @@
+/**
+ * The objects O of a capability C = (R, O, P, E) (seed 000, "The capability check"): typed,
+ * normalised before any comparison, so that "within" is a tree order with no string tricks.
+ *
+ * - `path:/abs/prefix` — POSIX, absolute. `.` and `..` are resolved lexically (`..` above `/`
+ *   stays at `/`), doubled slashes collapse, a trailing slash is irrelevant. Containment is by
+ *   whole segments: `/ws` contains `/ws/a` but not `/ws2`. Percent-encoded sequences (`%2e`,
+ *   `%2F`, …) are REFUSED, never decoded: toolgate compares real filesystem paths (the runtime
+ *   derives them from resolved arguments, after symlinks), and a path that still carries URL
+ *   encoding means some layer would decode it differently later. NUL is refused.
+ * - `host:api.example.com` — lower-cased, one trailing dot dropped, LDH labels only (use
+ *   punycode for IDNs), no port. `host:*.example.com` contains every name strictly below
+ *   `example.com` at any depth, on label boundaries: not `example.com` itself and not
+ *   `api.example.com.evil.net`.
+ * - `repo:owner/name` (case-insensitive, lower-cased) and `repo:owner/*` (every repo of owner).
+ * - `tenant:ID` and `tool:NAME`: exact, case-sensitive.
+ */
+import { ToolgateError } from "../schema/errors.js";
+
+export type ObjectKind = "path" | "host" | "repo" | "tenant" | "tool";
+
+/** A parsed, normalised object. `text` is the canonical `kind:value` form. */
+export interface CapObject {
+  kind: ObjectKind;
+  /** Normalised value without the kind prefix. */
+  value: string;
+  /** `*.example.com` and `owner/*`: a subtree, not one name. */
+  wildcard: boolean;
+  text: string;
+}
+
+/** Thrown for an object string that does not parse; the message names the object, the rule and the fix. */
+export class ObjectError extends ToolgateError {
+  constructor(message: string) {
+    super("invalid_object", message);
+    this.name = "ObjectError";
+  }
+}
+
+const KINDS: readonly ObjectKind[] = ["path", "host", "repo", "tenant", "tool"];
+const EXAMPLES = "path:/ws, host:api.example.com, host:*.example.com, repo:owner/name, tenant:acme, tool:file_view";
+const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+const REPO_PART = /^[a-z0-9_.-]{1,100}$/;
+const IDENT = /^[A-Za-z0-9_.:@-]{1,128}$/;
+
+function fail(text: string, why: string, fix: string): never {
+  throw new ObjectError(`object ${JSON.stringify(text)} ${why}; ${fix}`);
+}
+
+/** Lexical POSIX normalisation with the rules in the module comment. */
+export function normalisePath(raw: string, text = `path:${raw}`): string {
+  if (!raw.startsWith("/")) fail(text, "is not an absolute path", "write it from the root, e.g. path:/ws/src");
+  if (raw.includes("\0")) fail(text, "contains a NUL byte", "remove it");
+  const enc = /%[0-9A-Fa-f]{2}/.exec(raw);
+  if (enc) fail(text, `contains the percent-encoded sequence ${enc[0]}`, "pass the decoded filesystem path (toolgate refuses URL encoding in paths rather than guess how to decode it)");
+  const out: string[] = [];
+  for (const seg of raw.split("/")) {
+    if (seg === "" || seg === ".") continue;
+    if (seg === "..") out.pop();
+    else out.push(seg);
+  }
+  return "/" + out.join("/");
+}
+
+function normaliseHost(raw: string, text: string): { value: string; wildcard: boolean } {
+  let host = raw.toLowerCase();
+  if (host.endsWith(".")) host = host.slice(0, -1);
+  const wildcard = host.startsWith("*.");
+  const name = wildcard ? host.slice(2) : host;
+  if (name.includes(":")) fail(text, "carries a port or is an IPv6 address", "name the host only, e.g. host:api.example.com");
+  if (name.length === 0 || name.length > 253) fail(text, "is not a host name of 1–253 characters", "e.g. host:api.example.com");
+  for (const label of name.split(".")) {
+    if (!LABEL.test(label)) {
+      fail(text, `has the label ${JSON.stringify(label)}, which is not letters, digits and inner hyphens (1–63)`, "use punycode for international names; a wildcard is allowed only as the whole first label, e.g. host:*.example.com");
+    }
+  }
+  if (wildcard && !name.includes(".")) fail(text, "is a wildcard over a top-level domain", "name at least two labels after *., e.g. host:*.example.com");
+  return { value: wildcard ? `*.${name}` : name, wildcard };
+}
+
+/** Parses and normalises `kind:value`. Throws ObjectError naming what is wrong and how to fix it. */
+export function parseObject(text: string): CapObject {
+  if (typeof text !== "string") throw new ObjectError(`object must be a string like ${EXAMPLES}; received ${typeof text}`);
+  const colon = text.indexOf(":");
+  const kind = colon > 0 ? text.slice(0, colon) : "";
+  const raw = colon > 0 ? text.slice(colon + 1) : "";
+  if (!(KINDS as readonly string[]).includes(kind)) {
+    fail(text, `has no known kind (expected one of ${KINDS.join(", ")})`, `write it as kind:value, e.g. ${EXAMPLES}`);
+  }
+  let value: string;
+  let wildcard = false;
+  switch (kind as ObjectKind) {
+    case "path":
+      value = normalisePath(raw, text);
+      break;
+    case "host":
+      ({ value, wildcard } = normaliseHost(raw, text));
+      break;
+    case "repo": {
+      const parts = raw.toLowerCase().split("/");
+      const [owner, name] = parts;
+      if (parts.length !== 2 || !owner || !name || !REPO_PART.test(owner) || !(name === "*" || REPO_PART.test(name))) {
+        fail(text, "is not owner/name", "e.g. repo:acme/api, or repo:acme/* for every repository of acme");
+      }
+      wildcard = name === "*";
+      value = `${owner}/${name}`;
+      break;
+    }
+    default:
+      if (!IDENT.test(raw)) fail(text, "has an empty or unusual identifier", "use letters, digits and _ . : @ - (at most 128), e.g. tenant:acme");
+      value = raw;
+  }
+  return { kind: kind as ObjectKind, value, wildcard, text: `${kind}:${value}` };
+}
+
+/** Whether `inner` lies within `outer` (equal, or in its subtree). Objects of different kinds never contain each other. */
+export function objectWithin(inner: CapObject, outer: CapObject): boolean {
+  if (inner.kind !== outer.kind) return false;
+  if (inner.value === outer.value) return true;
+  switch (outer.kind) {
+    case "path":
+      return outer.value === "/" || inner.value.startsWith(outer.value + "/");
+    case "host":
+      // `*.example.com` holds `a.example.com`, `a.b.example.com` and `*.a.example.com`.
+      return outer.wildcard && inner.value.endsWith(outer.value.slice(1));
+    case "repo":
+      return outer.wildcard && inner.value.startsWith(outer.value.slice(0, -1));
+    default:
+      return false;
+  }
+}
+
+/** Whether `target` lies within at least one of `objects`. */
+export function withinAny(target: CapObject, objects: readonly CapObject[]): boolean {
+  for (const o of objects) if (objectWithin(target, o)) return true;
+  return false;
+}
+
+/**
+ * Intersection of two object sets. Containment is a tree order per kind, so two cones meet
+ * either in the smaller one or not at all: the result is exact.
+ */
+export function intersectObjects(a: readonly CapObject[], b: readonly CapObject[]): CapObject[] {
+  const out = new Map<string, CapObject>();
+  for (const x of a) {
+    for (const y of b) {
+      if (objectWithin(x, y)) out.set(x.text, x);
+      else if (objectWithin(y, x)) out.set(y.text, y);
+    }
+  }
+  return [...out.values()];
+}
