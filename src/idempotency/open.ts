@@ -1,0 +1,113 @@
+/**
+ * `openStore(url)`: the one way a library user, the CLI (`--store`) and the runtime pick a
+ * store (issue 3, "Stores"). The Redis and PostgreSQL factories import their drivers only when
+ * such a URL is opened, so the root import never loads `ioredis` or `pg`.
+ */
+import { resolve } from "node:path";
+import { ToolgateError } from "../schema/errors.js";
+import type { Store } from "./store.js";
+import { redactUrl } from "./stores/driver.js";
+import { createMemoryStore } from "./stores/memory.js";
+import { createPostgresStore } from "./stores/postgres.js";
+import { createRedisStore } from "./stores/redis.js";
+import { createSqliteStore } from "./stores/sqlite.js";
+
+export interface OpenStoreOptions {
+  /** Directory a relative `sqlite:PATH` (and the default `sqlite:`) resolves against. Default: the current directory. */
+  workspace?: string;
+  /** Redis key prefix (also `?prefix=` in the URL). Default `toolgate:`. */
+  prefix?: string;
+  /** PostgreSQL schema (also `?schema=`). Default `public`. */
+  schema?: string;
+  /** PostgreSQL table-name prefix (also `?table_prefix=`). Default `toolgate_`. */
+  tablePrefix?: string;
+  /** Connect timeout for Redis and PostgreSQL, in ms. Default 2000. */
+  connectTimeoutMs?: number;
+}
+
+/** Where `sqlite:` with no path keeps its state, under the workspace. */
+export const DEFAULT_SQLITE_PATH = ".toolgate/state.db";
+
+/** The accepted URL forms, as error messages list them. */
+export const STORE_URL_FORMS = ["memory:", "sqlite:PATH", "redis://HOST:PORT/DB", "rediss://HOST:PORT/DB", "postgres://USER@HOST:PORT/DB", "postgresql://…"];
+
+const SCHEMES = ["memory", "sqlite", "redis", "rediss", "postgres", "postgresql"];
+
+/**
+ * Opens the store a URL names: `memory:`, `sqlite:PATH` (`sqlite:` alone → `.toolgate/state.db`
+ * under the workspace), `redis://…`, `rediss://…`, `postgres://…`, `postgresql://…`.
+ * Throws ToolgateError `bad_store_url` for an unknown scheme and `store_unavailable` for a
+ * store that does not answer.
+ */
+export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
+  const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(url)?.[1]?.toLowerCase();
+  switch (scheme) {
+    case "memory":
+      if (url.length > "memory:".length) throw badUrl(url, `memory: takes no path; received ${JSON.stringify(url)}; use memory:`);
+      return createMemoryStore();
+    case "sqlite":
+      return createSqliteStore({ path: sqlitePath(url, options.workspace ?? process.cwd()) });
+    case "redis":
+    case "rediss": {
+      const { base, params } = splitParams(url, ["prefix"]);
+      return createRedisStore({ url: base, prefix: options.prefix ?? params.prefix ?? "toolgate:", connectTimeoutMs: options.connectTimeoutMs });
+    }
+    case "postgres":
+    case "postgresql": {
+      const { base, params } = splitParams(url, ["schema", "table_prefix"]);
+      return createPostgresStore({
+        url: base,
+        schema: options.schema ?? params.schema,
+        tablePrefix: options.tablePrefix ?? params.table_prefix,
+        connectTimeoutMs: options.connectTimeoutMs,
+      });
+    }
+    default:
+      throw badUrl(url, unknownScheme(url, scheme));
+  }
+}
+
+/** `sqlite:` → default path; `sqlite:rel/x.db` → under the workspace; `sqlite:/abs.db` or `sqlite:///abs.db` as given. */
+function sqlitePath(url: string, workspace: string): string {
+  let path = url.slice("sqlite:".length);
+  if (path.startsWith("//")) path = path.slice(2);
+  return path === ":memory:" ? path : resolve(workspace, path === "" ? DEFAULT_SQLITE_PATH : path);
+}
+
+/** Removes toolgate's own query parameters so the driver never sees them. */
+function splitParams(url: string, names: string[]): { base: string; params: Record<string, string | undefined> } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw badUrl(url, `${redactUrl(url)} is not a valid URL; example ${url.startsWith("redis") ? "redis://127.0.0.1:6379/0" : "postgres://postgres@127.0.0.1:5432/test"}`);
+  }
+  const params: Record<string, string | undefined> = {};
+  for (const name of names) {
+    params[name] = parsed.searchParams.get(name) ?? undefined;
+    parsed.searchParams.delete(name);
+  }
+  return { base: parsed.toString(), params };
+}
+
+function unknownScheme(url: string, scheme: string | undefined): string {
+  const accepted = `accepted: ${STORE_URL_FORMS.join(", ")}`;
+  if (scheme === undefined) return `store URL ${JSON.stringify(redactUrl(url))} has no scheme; ${accepted}`;
+  const near = SCHEMES.filter((s) => editDistance(s, scheme) <= 2).sort((a, b) => editDistance(a, scheme) - editDistance(b, scheme))[0];
+  return `unknown store scheme "${scheme}:" in ${JSON.stringify(redactUrl(url))}${near ? `; did you mean "${near}:"?` : ""}; ${accepted}`;
+}
+
+function badUrl(_url: string, message: string): ToolgateError {
+  return new ToolgateError("bad_store_url", message);
+}
+
+/** Levenshtein distance, for the "did you mean" hint on a typo'd scheme. */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
+}

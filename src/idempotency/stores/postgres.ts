@@ -1,0 +1,188 @@
+/**
+ * The PostgreSQL store (pg Pool, loaded lazily). Tables are created idempotently at open under a
+ * transaction-level advisory lock, so replicas starting at once do not race on DDL. Every
+ * transition is one statement: the claim an INSERT … ON CONFLICT, transitions owner-fenced
+ * UPDATEs, the budget spend a conditional upsert, approvals a compare-and-set on state.
+ */
+import { createHash } from "node:crypto";
+import type { Pool, PoolConfig, QueryResult, QueryResultRow } from "pg";
+import { ToolgateError } from "../../schema/errors.js";
+import type { ApprovalStore, BudgetStore, RecordStore, RevocationStore, Store } from "../store.js";
+import { importDriver, redactUrl } from "./driver.js";
+import { checkIdentifiers, postgresDdl, postgresSql } from "./postgres-schema.js";
+import type { PostgresSql } from "./postgres-schema.js";
+import { DEFAULT_LIST_LIMIT, approvalFromRow, approvalPatchParams, approvalToRow, checkSpend, completedExpired, patchParams, recordFromRow } from "./rows.js";
+import type { ApprovalRow, RecordRow } from "./rows.js";
+
+export interface PostgresStoreOptions {
+  /** `postgres://USER[:PASSWORD]@HOST:PORT/DATABASE` (or `postgresql://`). */
+  url: string;
+  /** Schema holding the tables, created if missing. Default `public`. */
+  schema?: string;
+  /** Prefix of the table names, so stores (and test files) can share a schema. Default `toolgate_`. */
+  tablePrefix?: string;
+  /** Connect timeout in ms; a server that does not answer in time fails with `store_unavailable`. Default 2000. */
+  connectTimeoutMs?: number;
+  /** Pool size. Default 10. */
+  maxConnections?: number;
+}
+
+type Query = <R extends QueryResultRow>(name: keyof PostgresSql, values: unknown[]) => Promise<QueryResult<R>>;
+
+/** The rows of a query. */
+const rowsOf = async <R extends QueryResultRow>(result: Promise<QueryResult<R>>): Promise<R[]> => (await result).rows;
+
+/** Opens the PostgreSQL store, creating its tables; fails fast with `store_unavailable` when the server does not answer. */
+export async function createPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const { default: pg } = await importDriver("postgres", "pg", 8, () => import("pg"));
+  const schema = options.schema ?? "public";
+  const prefix = options.tablePrefix ?? "toolgate_";
+  checkIdentifiers(schema, prefix);
+  const config: PoolConfig = {
+    connectionString: options.url,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 2000,
+    max: options.maxConnections ?? 10,
+  };
+  const pool: Pool = new pg.Pool(config);
+  // An idle client losing its connection must not crash the process; the next query reports it.
+  pool.on("error", () => {});
+  try {
+    await createTables(pool, schema, prefix);
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw new ToolgateError("store_unavailable", `cannot open the PostgreSQL store at ${redactUrl(options.url)}: ${(err as Error).message}`, { cause: err });
+  }
+  const texts = postgresSql(schema, prefix);
+  // Named prepared statements: parsed once per connection. The name carries a hash of the
+  // text so stores with other schemas or prefixes on the same pool never collide.
+  const tag = createHash("sha256").update(`${schema}.${prefix}`).digest("hex").slice(0, 12);
+  const query: Query = (name, values) => pool.query({ name: `tg_${tag}_${name}`, text: texts[name], values });
+  let closed = false;
+  return {
+    kind: "postgres",
+    capabilities: { shared: true, durable: true },
+    records: postgresRecords(query),
+    revocations: postgresRevocations(query),
+    budgets: postgresBudgets(query),
+    approvals: postgresApprovals(query),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await pool.end();
+    },
+  };
+}
+
+async function createTables(pool: Pool, schema: string, prefix: string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    // Two processes starting at once would both run CREATE … IF NOT EXISTS and one could fail
+    // on the catalog's unique index; the advisory lock serialises them until COMMIT.
+    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`toolgate-ddl:${schema}.${prefix}`]);
+    await client.query(postgresDdl(schema, prefix));
+    await client.query("COMMIT");
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+function postgresRecords(query: Query): RecordStore {
+  return {
+    async claim(key, input) {
+      // The record can vanish between a refused claim and the read (released meanwhile): claim again.
+      for (;;) {
+        const [won] = await rowsOf(query<RecordRow>("claim", [key, input.owner, input.fingerprint, input.tool, input.lease_until, input.now]));
+        if (won) return { claimed: true, record: recordFromRow(won) };
+        const [existing] = await rowsOf(query<RecordRow>("get", [key]));
+        if (existing) return { claimed: false, record: recordFromRow(existing) };
+      }
+    },
+    async get(key, now) {
+      const [row] = await rowsOf(query<RecordRow>("get", [key]));
+      if (!row) return null;
+      const record = recordFromRow(row);
+      return completedExpired(record.state, record.expires_at, now) ? null : record;
+    },
+    async transition(key, owner, from, patch) {
+      const p = patchParams(patch);
+      const [row] = await rowsOf(query<RecordRow>("transition", [
+        key, owner, from, p.state,
+        p.set_owner === 1, p.owner,
+        p.set_lease === 1, p.lease_until,
+        p.set_result === 1, p.result,
+        p.set_error === 1, p.error,
+        p.set_expires === 1, p.expires_at,
+        p.now,
+      ]));
+      return row ? recordFromRow(row) : null;
+    },
+    async release(key, owner, from) {
+      return (await query("release", [key, owner, from])).rowCount === 1;
+    },
+    async list(q) {
+      const rows = await rowsOf(query<RecordRow>("list", [q.after ?? null, q.state ?? null, q.now, q.limit ?? DEFAULT_LIST_LIMIT]));
+      return rows.map(recordFromRow);
+    },
+  };
+}
+
+function postgresRevocations(query: Query): RevocationStore {
+  return {
+    async revoke(id, input) {
+      // Entries whose grant has expired anyway are forgotten here (RevocationStore `until`).
+      await query("forgetRevocations", [input.now]);
+      await query("revoke", [id, input.reason, input.now, input.until]);
+    },
+    async firstRevoked(ids, now) {
+      if (ids.length === 0) return null;
+      const revoked = new Set((await rowsOf(query<{ id: string }>("revokedAmong", [ids, now]))).map((r) => r.id));
+      return ids.find((id) => revoked.has(id)) ?? null;
+    },
+    async list(now) {
+      const rows = await rowsOf(query<{ id: string; reason: string | null; revoked_at: string; until: string | null }>("revocations", [now]));
+      return rows.map((r) => ({ id: r.id, reason: r.reason, revoked_at: Number(r.revoked_at), until: r.until === null ? null : Number(r.until) }));
+    },
+  };
+}
+
+function postgresBudgets(query: Query): BudgetStore {
+  const spentOf = async (id: string) => Number((await rowsOf(query<{ spent: number }>("spent", [id])))[0]?.spent ?? 0);
+  return {
+    async spend(id, amount, limit) {
+      checkSpend(id, amount, limit);
+      const [row] = await rowsOf(query<{ spent: number }>("spend", [id, amount, limit]));
+      if (row) return { ok: true, remaining: limit - Number(row.spent) };
+      return { ok: false, remaining: limit - (await spentOf(id)) };
+    },
+    spent: spentOf,
+  };
+}
+
+function postgresApprovals(query: Query): ApprovalStore {
+  return {
+    async create(record) {
+      const r = approvalToRow(record);
+      const values = [r.id, r.tool, r.args_hash, r.arguments, r.capability_id, r.trajectory_id, r.state, r.created_at, r.expires_at, r.decided_at, r.approver, r.note];
+      if ((await query("createApproval", values)).rowCount !== 1) {
+        throw new ToolgateError("approval_exists", `approval ${record.id} already exists; create each approval once with a fresh id`);
+      }
+    },
+    async get(id) {
+      const [row] = await rowsOf(query<ApprovalRow>("getApproval", [id]));
+      return row ? approvalFromRow(row) : null;
+    },
+    async update(id, from, patch) {
+      const p = approvalPatchParams(patch);
+      const [row] = await rowsOf(query<ApprovalRow>("updateApproval", [id, from, p.set_state === 1, p.state, p.set_decided === 1, p.decided_at, p.set_approver === 1, p.approver, p.set_note === 1, p.note]));
+      return row ? approvalFromRow(row) : null;
+    },
+    async list(q) {
+      const rows = await rowsOf(query<ApprovalRow>("listApprovals", [q.state ?? null, q.limit ?? null]));
+      return rows.map(approvalFromRow);
+    },
+  };
+}

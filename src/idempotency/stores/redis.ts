@@ -1,0 +1,220 @@
+/**
+ * The Redis store (ioredis, loaded lazily): records are hashes under `PREFIX rec:KEY`, listed
+ * through a lexicographic sorted-set index; every atomic transition is a Lua script
+ * (`redis-scripts.ts`). COMPLETED records expire through PEXPIRE; IN_DOUBT ones never do.
+ */
+import type { Redis, RedisOptions } from "ioredis";
+import { ToolgateError } from "../../schema/errors.js";
+import type { ApprovalStore, BudgetStore, RecordStore, RevocationStore, Store } from "../store.js";
+import { importDriver, redactUrl } from "./driver.js";
+import { DEFAULT_LIST_LIMIT, approvalFromRow, approvalToRow, checkSpend, completedExpired, jsonText, recordFromRow } from "./rows.js";
+import type { ApprovalRow, RecordRow } from "./rows.js";
+import * as lua from "./redis-scripts.js";
+import { encodeOptional as enc, hashFromPairs } from "./redis-scripts.js";
+import { redisPages } from "./redis-pages.js";
+
+export interface RedisStoreOptions {
+  /** `redis://[user:password@]HOST:PORT/DB` or `rediss://…` (TLS). */
+  url: string;
+  /** Prefix of every key this store writes, so stores can share one database. Default `toolgate:`. */
+  prefix?: string;
+  /** Connect timeout in ms; a store that does not answer in time fails with `store_unavailable`. Default 2000. */
+  connectTimeoutMs?: number;
+}
+
+/** The scripts as ioredis commands (`defineCommand`: EVALSHA, EVAL on NOSCRIPT). */
+interface Scripted extends Redis {
+  tgClaim(rec: string, index: string, ...argv: string[]): Promise<[number, string[]?]>;
+  tgTransition(rec: string, ...argv: string[]): Promise<string[] | null>;
+  tgRelease(rec: string, index: string, ...argv: string[]): Promise<number>;
+  tgSpend(budgets: string, ...argv: string[]): Promise<[number, string]>;
+  tgCreateApproval(rec: string, index: string, ...argv: string[]): Promise<number>;
+  tgUpdateApproval(rec: string, ...argv: string[]): Promise<string[] | null>;
+}
+
+/** Opens the Redis store; fails fast with `store_unavailable` (URL without password) when Redis does not answer. */
+export async function createRedisStore(options: RedisStoreOptions): Promise<Store> {
+  const { Redis } = await importDriver("redis", "ioredis", 5, () => import("ioredis"));
+  const where = redactUrl(options.url);
+  const settings: RedisOptions = {
+    lazyConnect: true,
+    connectTimeout: options.connectTimeoutMs ?? 2000,
+    // Fail fast instead of queueing or retrying forever: a command that cannot reach Redis
+    // rejects, and settle leaves the record as the store last saw it (never "completed").
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    retryStrategy: (times) => (times > 5 ? null : Math.min(times * 100, 1000)),
+  };
+  const redis = new Redis(options.url, settings) as Scripted;
+  let lastError: Error | null = null;
+  redis.on("error", (err: Error) => (lastError = err));
+  try {
+    await redis.connect();
+  } catch (err) {
+    redis.disconnect();
+    const reason = (lastError ?? (err as Error)).message;
+    throw new ToolgateError("store_unavailable", `cannot reach the Redis store at ${where}: ${reason}; is Redis running there?`, { cause: err });
+  }
+  redis.defineCommand("tgClaim", { numberOfKeys: 2, lua: lua.CLAIM });
+  redis.defineCommand("tgTransition", { numberOfKeys: 1, lua: lua.TRANSITION });
+  redis.defineCommand("tgRelease", { numberOfKeys: 2, lua: lua.RELEASE });
+  redis.defineCommand("tgSpend", { numberOfKeys: 1, lua: lua.SPEND });
+  redis.defineCommand("tgCreateApproval", { numberOfKeys: 2, lua: lua.CREATE_APPROVAL });
+  redis.defineCommand("tgUpdateApproval", { numberOfKeys: 1, lua: lua.UPDATE_APPROVAL });
+
+  const prefix = options.prefix ?? "toolgate:";
+  let closed = false;
+  return {
+    kind: "redis",
+    capabilities: { shared: true, durable: true },
+    records: redisRecords(redis, prefix),
+    revocations: redisRevocations(redis, prefix),
+    budgets: redisBudgets(redis, prefix),
+    approvals: redisApprovals(redis, prefix),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+function redisRecords(redis: Scripted, prefix: string): RecordStore {
+  const recKey = (key: string) => `${prefix}rec:${key}`;
+  const index = `${prefix}rec-index`;
+  const fromHash = (key: string, hash: Record<string, string>) => recordFromRow({ ...(hash as unknown as RecordRow), key });
+  return {
+    async claim(key, input) {
+      const [won, pairs] = await redis.tgClaim(recKey(key), index, key, input.owner, String(input.lease_until), enc(input.fingerprint), enc(input.tool), String(input.now));
+      if (won === 1) {
+        // The script wrote exactly this; building it here saves sending the hash back.
+        const record = { key, state: "IN_FLIGHT" as const, owner: input.owner, fingerprint: input.fingerprint, tool: input.tool, lease_until: input.lease_until };
+        return { claimed: true, record: { ...record, result: null, error: null, expires_at: null, created_at: input.now, updated_at: input.now } };
+      }
+      return { claimed: false, record: fromHash(key, hashFromPairs(pairs!)) };
+    },
+    async get(key, now) {
+      const hash = await redis.hgetall(recKey(key));
+      if (!hash.state) return null;
+      const record = fromHash(key, hash);
+      return completedExpired(record.state, record.expires_at, now) ? null : record;
+    },
+    async transition(key, owner, from, patch) {
+      const pairs = await redis.tgTransition(
+        recKey(key),
+        owner,
+        from,
+        patch.state,
+        enc(patch.owner),
+        enc(patch.lease_until),
+        enc(patch.result === undefined ? undefined : jsonText(patch.result)),
+        enc(patch.error),
+        enc(patch.expires_at),
+        String(patch.now),
+      );
+      return pairs ? fromHash(key, hashFromPairs(pairs)) : null;
+    },
+    async release(key, owner, from) {
+      return (await redis.tgRelease(recKey(key), index, key, owner, from)) === 1;
+    },
+    async list(query) {
+      const out = [];
+      const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+      for await (const page of redisPages(redis, index, query.after ?? null, (key) => recKey(key))) {
+        for (const [key, hash] of page) {
+          const record = fromHash(key, hash);
+          if (completedExpired(record.state, record.expires_at, query.now)) continue;
+          if (query.state && record.state !== query.state) continue;
+          out.push(record);
+          if (out.length >= limit) return out;
+        }
+      }
+      return out;
+    },
+  };
+}
+
+function redisRevocations(redis: Scripted, prefix: string): RevocationStore {
+  const entries = `${prefix}revoked`;
+  const firstAt = `${prefix}revoked-at`;
+  const live = (text: string | null, now: number) => {
+    if (text === null) return null;
+    const entry = JSON.parse(text) as { reason: string | null; until: number | null };
+    return entry.until === null || entry.until > now ? entry : null;
+  };
+  return {
+    async revoke(id, input) {
+      // revoked_at keeps the first revocation; reason and until take the latest.
+      await redis.multi().hset(entries, id, JSON.stringify({ reason: input.reason, until: input.until })).hsetnx(firstAt, id, String(input.now)).exec();
+    },
+    async firstRevoked(ids, now) {
+      if (ids.length === 0) return null;
+      const found = await redis.hmget(entries, ...ids);
+      const i = found.findIndex((text) => live(text, now) !== null);
+      return i === -1 ? null : ids[i]!;
+    },
+    async list(now) {
+      const [all, at] = await Promise.all([redis.hgetall(entries), redis.hgetall(firstAt)]);
+      const revokedAt = (id: string) => Number(at[id] ?? now);
+      return Object.keys(all)
+        .sort((a, b) => revokedAt(a) - revokedAt(b) || (a < b ? -1 : a > b ? 1 : 0))
+        .flatMap((id) => {
+          const entry = live(all[id]!, now);
+          return entry ? [{ id, reason: entry.reason, revoked_at: revokedAt(id), until: entry.until }] : [];
+        });
+    },
+  };
+}
+
+function redisBudgets(redis: Scripted, prefix: string): BudgetStore {
+  const budgets = `${prefix}budgets`;
+  return {
+    async spend(id, amount, limit) {
+      checkSpend(id, amount, limit);
+      const [ok, spent] = await redis.tgSpend(budgets, id, String(amount), String(limit));
+      return { ok: ok === 1, remaining: limit - Number(spent) };
+    },
+    async spent(id) {
+      return Number((await redis.hget(budgets, id)) ?? 0);
+    },
+  };
+}
+
+function redisApprovals(redis: Scripted, prefix: string): ApprovalStore {
+  const recKey = (id: string) => `${prefix}apr:${id}`;
+  const index = `${prefix}apr-index`;
+  const fromHash = (hash: Record<string, string>) => approvalFromRow(hash as unknown as ApprovalRow);
+  return {
+    async create(record) {
+      const fields = Object.entries(approvalToRow(record)).flatMap(([field, value]) => (value === null ? [] : [field, String(value)]));
+      const created = await redis.tgCreateApproval(recKey(record.id), index, record.id, String(record.created_at), ...fields);
+      if (created !== 1) throw new ToolgateError("approval_exists", `approval ${record.id} already exists; create each approval once with a fresh id`);
+    },
+    async get(id) {
+      const hash = await redis.hgetall(recKey(id));
+      return hash.id ? fromHash(hash) : null;
+    },
+    async update(id, from, patch) {
+      const pairs = await redis.tgUpdateApproval(recKey(id), from, enc(patch.state), enc(patch.decided_at), enc(patch.approver), enc(patch.note));
+      return pairs ? fromHash(hashFromPairs(pairs)) : null;
+    },
+    async list(query) {
+      // Newest first; equal created_at in descending id order (ZREVRANGE on equal scores).
+      const ids = await redis.zrevrange(index, 0, -1);
+      const out = [];
+      const limit = query.limit ?? Infinity;
+      for (let i = 0; i < ids.length && out.length < limit; i += 100) {
+        const batch = ids.slice(i, i + 100);
+        const pipeline = redis.pipeline();
+        for (const id of batch) pipeline.hgetall(recKey(id));
+        for (const [, hash] of (await pipeline.exec()) ?? []) {
+          const h = hash as Record<string, string>;
+          if (!h.id || (query.state && h.state !== query.state)) continue;
+          out.push(fromHash(h));
+          if (out.length >= limit) break;
+        }
+      }
+      return out;
+    },
+  };
+}

@@ -1,0 +1,95 @@
+/**
+ * The SQLite tables of the embedded store, created idempotently at open. Keys compare with
+ * SQLite's BINARY collation (UTF-8 bytes, i.e. code point order), which equals JavaScript's
+ * UTF-16 order for every key without astral characters.
+ */
+export const SQLITE_DDL = `
+CREATE TABLE IF NOT EXISTS idem_records (
+  key TEXT PRIMARY KEY,
+  state TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  fingerprint TEXT,
+  tool TEXT,
+  lease_until INTEGER NOT NULL,
+  result TEXT,
+  error TEXT,
+  expires_at INTEGER,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS idem_records_state ON idem_records (state, key);
+CREATE TABLE IF NOT EXISTS revocations (
+  id TEXT PRIMARY KEY,
+  reason TEXT,
+  revoked_at INTEGER NOT NULL,
+  until INTEGER
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS budgets (
+  id TEXT PRIMARY KEY,
+  spent REAL NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS approvals (
+  id TEXT PRIMARY KEY,
+  tool TEXT NOT NULL,
+  args_hash TEXT NOT NULL,
+  arguments TEXT NOT NULL,
+  capability_id TEXT,
+  trajectory_id TEXT NOT NULL,
+  state TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  decided_at INTEGER,
+  approver TEXT,
+  note TEXT
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS approvals_created ON approvals (created_at, id);
+`;
+
+const RECORD_COLUMNS = "key, state, owner, fingerprint, tool, lease_until, result, error, expires_at, created_at, updated_at";
+
+/** Every statement of the store, prepared once at open. */
+export const SQLITE_SQL = {
+  /** Set-if-absent, or re-claim of an expired COMPLETED record, in one statement (store.ts `claim`). */
+  claim: `INSERT INTO idem_records (${RECORD_COLUMNS})
+    VALUES (@key, 'IN_FLIGHT', @owner, @fingerprint, @tool, @lease_until, NULL, NULL, NULL, @now, @now)
+    ON CONFLICT (key) DO UPDATE SET state = 'IN_FLIGHT', owner = excluded.owner, fingerprint = excluded.fingerprint,
+      tool = excluded.tool, lease_until = excluded.lease_until, result = NULL, error = NULL, expires_at = NULL,
+      created_at = excluded.created_at, updated_at = excluded.updated_at
+    WHERE idem_records.state = 'COMPLETED' AND idem_records.expires_at IS NOT NULL AND idem_records.expires_at <= excluded.updated_at
+    RETURNING *`,
+  get: `SELECT * FROM idem_records WHERE key = ?`,
+  transition: `UPDATE idem_records SET state = @state,
+      owner = CASE WHEN @set_owner THEN @owner ELSE owner END,
+      lease_until = CASE WHEN @set_lease THEN @lease_until ELSE lease_until END,
+      result = CASE WHEN @set_result THEN @result ELSE result END,
+      error = CASE WHEN @set_error THEN @error ELSE error END,
+      expires_at = CASE WHEN @set_expires THEN @expires_at ELSE expires_at END,
+      updated_at = @now
+    WHERE key = @key AND owner = @fence AND state = @from
+      AND NOT (state = 'COMPLETED' AND expires_at IS NOT NULL AND expires_at <= @now)
+    RETURNING *`,
+  release: `DELETE FROM idem_records WHERE key = ? AND owner = ? AND state = ?`,
+  list: `SELECT * FROM idem_records
+    WHERE (@after IS NULL OR key > @after) AND (@state IS NULL OR state = @state)
+      AND NOT (state = 'COMPLETED' AND expires_at IS NOT NULL AND expires_at <= @now)
+    ORDER BY key LIMIT @limit`,
+  revoke: `INSERT INTO revocations (id, reason, revoked_at, until) VALUES (@id, @reason, @now, @until)
+    ON CONFLICT (id) DO UPDATE SET reason = excluded.reason, until = excluded.until`,
+  revokedAmong: `SELECT id FROM revocations
+    WHERE id IN (SELECT value FROM json_each(@ids)) AND (until IS NULL OR until > @now)`,
+  revocations: `SELECT id, reason, revoked_at, until FROM revocations WHERE until IS NULL OR until > ? ORDER BY revoked_at, id`,
+  forgetRevocations: `DELETE FROM revocations WHERE until IS NOT NULL AND until <= ?`,
+  spent: `SELECT spent FROM budgets WHERE id = ?`,
+  setSpent: `INSERT INTO budgets (id, spent) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET spent = excluded.spent`,
+  createApproval: `INSERT INTO approvals (id, tool, args_hash, arguments, capability_id, trajectory_id, state, created_at, expires_at, decided_at, approver, note)
+    VALUES (@id, @tool, @args_hash, @arguments, @capability_id, @trajectory_id, @state, @created_at, @expires_at, @decided_at, @approver, @note)`,
+  getApproval: `SELECT * FROM approvals WHERE id = ?`,
+  updateApproval: `UPDATE approvals SET
+      state = CASE WHEN @set_state THEN @state ELSE state END,
+      decided_at = CASE WHEN @set_decided THEN @decided_at ELSE decided_at END,
+      approver = CASE WHEN @set_approver THEN @approver ELSE approver END,
+      note = CASE WHEN @set_note THEN @note ELSE note END
+    WHERE id = @id AND state = @from
+    RETURNING *`,
+  listApprovals: `SELECT * FROM approvals WHERE (@state IS NULL OR state = @state) ORDER BY created_at DESC, id DESC LIMIT @limit`,
+} as const;

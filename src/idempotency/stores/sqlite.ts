@@ -1,0 +1,156 @@
+/**
+ * The embedded default store: one SQLite file (better-sqlite3 12, WAL), safe to share between
+ * several OS processes on one machine. Every transition is one statement, so SQLite's write
+ * lock makes it atomic across processes; `busy_timeout` makes a writer wait instead of failing.
+ */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import type BetterSqlite3 from "better-sqlite3";
+import { ToolgateError } from "../../schema/errors.js";
+import type { ApprovalRecord, ApprovalStore, BudgetStore, RecordStore, RevocationStore, Store } from "../store.js";
+import { importDriver } from "./driver.js";
+import { DEFAULT_LIST_LIMIT, approvalFromRow, approvalPatchParams, approvalToRow, checkSpend, completedExpired, patchParams, recordFromRow } from "./rows.js";
+import type { ApprovalRow, RecordRow } from "./rows.js";
+import { SQLITE_DDL, SQLITE_SQL } from "./sqlite-schema.js";
+
+export interface SqliteStoreOptions {
+  /** Path of the database file; its directory is created. `:memory:` for a private in-process database. */
+  path: string;
+  /** How long a writer waits for another process's write lock before failing, in ms. Default 5000. */
+  busyTimeoutMs?: number;
+}
+
+type Statements = { [K in keyof typeof SQLITE_SQL]: BetterSqlite3.Statement };
+
+/** Opens (and creates, idempotently) the SQLite store at `options.path`. */
+export async function createSqliteStore(options: SqliteStoreOptions): Promise<Store> {
+  const { default: Database } = await importDriver("sqlite", "better-sqlite3", 12, () => import("better-sqlite3"));
+  if (options.path !== ":memory:") mkdirSync(dirname(options.path), { recursive: true });
+  let db: BetterSqlite3.Database;
+  try {
+    db = new Database(options.path);
+    // busy_timeout first: switching to WAL and the DDL below may meet another process doing the same.
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+    db.pragma("journal_mode = WAL");
+    // NORMAL in WAL mode: a commit survives a process crash (the case settle guards against);
+    // only an OS crash or power loss may lose the last commits.
+    db.pragma("synchronous = NORMAL");
+    db.transaction(() => db.exec(SQLITE_DDL)).immediate();
+  } catch (err) {
+    throw new ToolgateError("store_unavailable", `cannot open the SQLite store at ${options.path}: ${(err as Error).message}`, { cause: err });
+  }
+  const sql = Object.fromEntries(Object.entries(SQLITE_SQL).map(([name, text]) => [name, db.prepare(text)])) as Statements;
+  let closed = false;
+  return {
+    kind: "sqlite",
+    capabilities: { shared: true, durable: options.path !== ":memory:" },
+    records: sqliteRecords(sql),
+    revocations: sqliteRevocations(sql),
+    budgets: sqliteBudgets(db, sql),
+    approvals: sqliteApprovals(sql),
+    async close() {
+      if (closed) return;
+      closed = true;
+      db.close();
+    },
+  };
+}
+
+function sqliteRecords(sql: Statements): RecordStore {
+  const read = (key: string) => sql.get.get(key) as RecordRow | undefined;
+  return {
+    async claim(key, input) {
+      const params = { key, owner: input.owner, fingerprint: input.fingerprint, tool: input.tool, lease_until: input.lease_until, now: input.now };
+      // The record can vanish between a refused claim and the read (released meanwhile): claim again.
+      for (;;) {
+        const won = sql.claim.get(params) as RecordRow | undefined;
+        if (won) return { claimed: true, record: recordFromRow(won) };
+        const existing = read(key);
+        if (existing) return { claimed: false, record: recordFromRow(existing) };
+      }
+    },
+    async get(key, now) {
+      const row = read(key);
+      if (!row) return null;
+      const record = recordFromRow(row);
+      return completedExpired(record.state, record.expires_at, now) ? null : record;
+    },
+    async transition(key, owner, from, patch) {
+      const row = sql.transition.get({ ...patchParams(patch), key, fence: owner, from }) as RecordRow | undefined;
+      return row ? recordFromRow(row) : null;
+    },
+    async release(key, owner, from) {
+      return sql.release.run(key, owner, from).changes === 1;
+    },
+    async list(query) {
+      const rows = sql.list.all({ after: query.after ?? null, state: query.state ?? null, now: query.now, limit: query.limit ?? DEFAULT_LIST_LIMIT }) as RecordRow[];
+      return rows.map(recordFromRow);
+    },
+  };
+}
+
+function sqliteRevocations(sql: Statements): RevocationStore {
+  return {
+    async revoke(id, input) {
+      // Entries whose grant has expired anyway are forgotten here (RevocationStore `until`).
+      sql.forgetRevocations.run(input.now);
+      sql.revoke.run({ id, reason: input.reason, until: input.until, now: input.now });
+    },
+    async firstRevoked(ids, now) {
+      if (ids.length === 0) return null;
+      const revoked = new Set((sql.revokedAmong.all({ ids: JSON.stringify(ids), now }) as Array<{ id: string }>).map((r) => r.id));
+      return ids.find((id) => revoked.has(id)) ?? null;
+    },
+    async list(now) {
+      return sql.revocations.all(now) as Array<{ id: string; reason: string | null; revoked_at: number; until: number | null }>;
+    },
+  };
+}
+
+function sqliteBudgets(db: BetterSqlite3.Database, sql: Statements): BudgetStore {
+  const spentOf = (id: string) => (sql.spent.get(id) as { spent: number } | undefined)?.spent ?? 0;
+  // Read-check-write under BEGIN IMMEDIATE: the write lock is held from the read on, so two
+  // processes spending at once serialise and the limit holds.
+  const spend = db.transaction((id: string, amount: number, limit: number) => {
+    const spent = spentOf(id);
+    if (spent + amount > limit) return { ok: false, remaining: limit - spent };
+    sql.setSpent.run(id, spent + amount);
+    return { ok: true, remaining: limit - (spent + amount) };
+  });
+  return {
+    async spend(id, amount, limit) {
+      checkSpend(id, amount, limit);
+      return spend.immediate(id, amount, limit);
+    },
+    async spent(id) {
+      return spentOf(id);
+    },
+  };
+}
+
+function sqliteApprovals(sql: Statements): ApprovalStore {
+  return {
+    async create(record: ApprovalRecord) {
+      try {
+        sql.createApproval.run(approvalToRow(record));
+      } catch (err) {
+        if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
+          throw new ToolgateError("approval_exists", `approval ${record.id} already exists; create each approval once with a fresh id`, { cause: err });
+        }
+        throw err;
+      }
+    },
+    async get(id) {
+      const row = sql.getApproval.get(id) as ApprovalRow | undefined;
+      return row ? approvalFromRow(row) : null;
+    },
+    async update(id, from, patch) {
+      const row = sql.updateApproval.get({ ...approvalPatchParams(patch), id, from }) as ApprovalRow | undefined;
+      return row ? approvalFromRow(row) : null;
+    },
+    async list(query) {
+      const rows = sql.listApprovals.all({ state: query.state ?? null, limit: query.limit ?? -1 }) as ApprovalRow[];
+      return rows.map(approvalFromRow);
+    },
+  };
+}
