@@ -35,7 +35,11 @@ export type ObservationErrorCode =
   | "precondition_failed"
   | "timeout"
   | "tool_failed"
-  | "store_unavailable";
+  | "store_unavailable"
+  /** The call envelope itself (trajectory_id, turn, call_id, …) was malformed. */
+  | "invalid_proposal"
+  /** A bug inside toolgate; the message says nothing was executed when that is known. */
+  | "internal_error";
 
 export interface ObservationIssue {
   /** JSON Pointer into the arguments. */
@@ -110,7 +114,8 @@ export interface AuditRecord {
   authority: import("../schema/types.js").AuthorityLevel | null;
   /** "ok" or the observation's error code. */
   outcome: string;
-  stages: Partial<Record<"resolve" | "validate" | "grant" | "settle" | "execute" | "shape", StageOutcome>>;
+  /** Stages that ran, in pipeline order; `approve` is the A3 approval gate (added by the runtime issue). */
+  stages: Partial<Record<"resolve" | "validate" | "grant" | "approve" | "settle" | "execute" | "shape", StageOutcome>>;
   /** Issue codes when validation failed (e.g. ["additional_property"]). */
   validation_codes: string[];
   grant_code: string | null;

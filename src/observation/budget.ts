@@ -1,0 +1,90 @@
+/**
+ * Observation budgets (seed 003, "Numerical walkthrough: observation is a budget"): a rendered
+ * observation fits a token budget (o200k). What does not fit is cut at token boundaries, keeping
+ * the head and the tail, and replaced by a marker that says how much was cut and how to get it.
+ */
+import { countTokens, decodeTokens, encodeTokens } from "./tokens.js";
+
+/** The gateway default when neither the tool nor the gateway sets one (issue 5: 2,000 tokens). */
+export const DEFAULT_BUDGET_TOKENS = 2000;
+
+/** The smallest budget a gateway accepts: below it not even a marker and a hint fit. */
+export const MIN_BUDGET_TOKENS = 64;
+
+/** Result of fitting one text into a token budget. */
+export interface Fitted {
+  text: string;
+  /** Tokens removed from the middle; 0 when the text fitted. */
+  omitted_tokens: number;
+  /** Token count of `text` when it was computed (always when cut), else null: the caller counts lazily. */
+  tokens: number | null;
+}
+
+/** Share of the kept tokens given to the head; the tail keeps the rest (exit codes, summaries, last lines). */
+const HEAD_SHARE = 0.7;
+
+/**
+ * A cheap upper bound: a token encodes at least one UTF-8 byte, so a text of at most `budget`
+ * bytes fits without running the tokenizer. This keeps small A0 observations off the encoder.
+ */
+export function surelyFits(text: string, budget: number): boolean {
+  return text.length <= budget && Buffer.byteLength(text, "utf8") <= budget;
+}
+
+/**
+ * Cuts `text` to at most `budget` tokens, keeping head and tail. `marker(omitted, cut)` renders
+ * the line that replaces the middle; `cut` says which lines were removed when the cut fell on
+ * line boundaries. The marker's own tokens count against the budget.
+ */
+export function fitText(text: string, budget: number, marker: (omitted: number, cut: LineRange | null) => string): Fitted {
+  if (surelyFits(text, budget)) return { text, omitted_tokens: 0, tokens: null };
+  const tokens = encodeTokens(text);
+  if (tokens.length <= budget) return { text, omitted_tokens: 0, tokens: tokens.length };
+
+  // The marker's size depends on the numbers in it; measure it with the largest ones it can hold.
+  const markerTokens = countTokens(marker(tokens.length, { first: tokens.length, last: tokens.length, total: tokens.length })) + 2;
+  let keep = Math.max(0, budget - markerTokens);
+  for (;;) {
+    const cut = cutMiddle(text, tokens, keep, marker);
+    const n = countTokens(cut.text);
+    // Token counts are not additive at the seams; shrink until the whole really fits.
+    if (n <= budget || keep === 0) return { ...cut, tokens: n };
+    keep = Math.max(0, keep - (n - budget));
+  }
+}
+
+/** Lines removed by a cut, 1-based and inclusive, out of `total` lines in the uncut text. */
+export interface LineRange {
+  first: number;
+  last: number;
+  total: number;
+}
+
+function cutMiddle(text: string, tokens: number[], keep: number, marker: (omitted: number, cut: LineRange | null) => string): Omit<Fitted, "tokens"> {
+  const headN = Math.floor(keep * HEAD_SHARE);
+  const tailN = keep - headN;
+  let head = decodeTokens(tokens.slice(0, headN));
+  let tail = tailN > 0 ? decodeTokens(tokens.slice(tokens.length - tailN)) : "";
+  // Prefer whole lines when a line break is close to the seam: a half line misleads more than a shorter head.
+  const headBreak = head.lastIndexOf("\n");
+  if (headBreak >= 0 && headBreak >= head.length * 0.6) head = head.slice(0, headBreak + 1);
+  const tailBreak = tail.indexOf("\n");
+  if (tailBreak >= 0 && tailBreak <= tail.length * 0.4) tail = tail.slice(tailBreak + 1);
+  const omitted = Math.max(1, tokens.length - countTokens(head) - countTokens(tail));
+  const range = lineRange(text, head, tail);
+  const line = marker(omitted, range);
+  const sep = head.length === 0 || head.endsWith("\n") ? "" : "\n";
+  const after = tail.length === 0 ? "" : "\n";
+  return { text: `${head}${sep}${line}${after}${tail}`, omitted_tokens: omitted };
+}
+
+/** The cut lines when head ends and tail starts on a line boundary; null when a line was split. */
+function lineRange(text: string, head: string, tail: string): LineRange | null {
+  const total = text.split("\n").length;
+  const headWhole = head.length === 0 || head.endsWith("\n");
+  const tailWhole = tail.length === 0 || text[text.length - tail.length - 1] === "\n";
+  if (!headWhole || !tailWhole) return null;
+  const headLines = head.length === 0 ? 0 : head.split("\n").length - 1;
+  const tailLines = tail.length === 0 ? 0 : tail.split("\n").length;
+  return { first: headLines + 1, last: total - tailLines, total };
+}

@@ -1,0 +1,144 @@
+/**
+ * The one observation shape and its text rendering (seed 003, "The contract: intent → validated
+ * action → useful observation"). Success: a header, the post-state after a write (no silent
+ * writes), the tool output fenced as untrusted data and cut to the budget, and how to continue.
+ * Error: the code, a message the model can act on, and any untrusted text fenced.
+ */
+import type { AuthorityLevel, JsonValue } from "../schema/types.js";
+import type { Observation, ObservationIssue } from "../runtime/types.js";
+import { fitText, type LineRange } from "./budget.js";
+import { fenceMarks } from "./fence.js";
+import { countTokens } from "./tokens.js";
+import type { Redactor } from "./redact.js";
+
+/** A successful result, normalised from a handler's return (bare output or ToolResult). */
+export interface ResultParts {
+  tool: string;
+  call_id: string;
+  authority?: AuthorityLevel;
+  output: JsonValue;
+  /** The tool's own rendering; when absent the output is rendered (strings as is, else JSON). */
+  text?: string;
+  state?: Record<string, JsonValue>;
+  next?: { arguments: Record<string, JsonValue>; hint: string };
+  /** The tool cut its own result. */
+  tool_truncated?: { omitted: number; unit: string };
+  replay?: boolean;
+}
+
+/** Options shared by every rendering. */
+export interface RenderOptions {
+  budget_tokens: number;
+  redactor: Redactor;
+}
+
+/** Rendered observation plus its token count when it was computed (null = count lazily). */
+export interface Rendered {
+  observation: Observation;
+  tokens: number | null;
+}
+
+// Seams between frame and body can merge a token or two; keep them out of the body's share.
+const SEAM_TOKENS = 4;
+
+/** Renders a successful result within the budget; output and state are redacted. */
+export function renderResult(parts: ResultParts, opts: RenderOptions): Rendered {
+  const r = opts.redactor;
+  const output = r.json(parts.output);
+  const state = parts.state ? r.json(parts.state) : undefined;
+  const next = parts.next ? { arguments: r.json(parts.next.arguments), hint: r.text(parts.next.hint) } : undefined;
+  const body = r.text(parts.text ?? outputText(output));
+  const fence = fenceMarks(body, { tool: parts.tool, call_id: parts.call_id, ...(parts.replay ? { note: "stored result of an earlier execution, replayed" } : {}) });
+
+  const head = [
+    parts.replay
+      ? `ok: ${parts.tool} (call ${parts.call_id}) — replayed: this call already ran; the stored result is shown and nothing was executed again.`
+      : `ok: ${parts.tool} (call ${parts.call_id})`,
+  ];
+  if (state) head.push(`state after the write: ${JSON.stringify(state)}`);
+  const tail: string[] = [];
+  if (parts.tool_truncated) tail.push(`the tool left out ${parts.tool_truncated.omitted} ${parts.tool_truncated.unit}.`);
+  if (next) tail.push(`more: call ${parts.tool} with ${JSON.stringify(next.arguments)} — ${next.hint}`);
+
+  const assemble = (content: string) => [...head, fence.open, content.endsWith("\n") ? content.slice(0, -1) : content, fence.close, ...tail].join("\n");
+  const how = next
+    ? `the tool's continuation is below (more: …); to read the cut part itself, narrow the query`
+    : `narrow the query (a smaller window, fewer fields or a more specific filter); this result has no continuation`;
+  const marker = (omitted: number, cut: LineRange | null) =>
+    `${fence.close}\n[toolgate cut ${omitted} tokens here${cut ? ` (lines ${cut.first}–${cut.last} of ${cut.total})` : ""} to fit the ${opts.budget_tokens}-token budget. To get the rest: ${how}.]\n${fence.reopen}`;
+
+  const frame = assemble("");
+  const fitted = fitText(body, Math.max(0, opts.budget_tokens - countTokensIfLong(frame, opts.budget_tokens) - SEAM_TOKENS), marker);
+  const text = assemble(fitted.text);
+  const observation: Observation = {
+    ok: true,
+    tool: parts.tool,
+    call_id: parts.call_id,
+    ...(parts.authority ? { authority: parts.authority } : {}),
+    output,
+    ...(fitted.omitted_tokens > 0 ? { truncated: { omitted_tokens: fitted.omitted_tokens, hint: `To get the rest: ${how}.` } } : {}),
+    ...(next ? { next } : {}),
+    ...(parts.replay ? { replay: true } : {}),
+    ...(state ? { state } : {}),
+    text,
+  };
+  return { observation, tokens: fitted.omitted_tokens > 0 ? countTokens(text) : null };
+}
+
+/** An error observation: refusals and failures alike (seed 003: "An error is also an observation"). */
+export interface ErrorParts {
+  tool: string;
+  call_id: string;
+  authority?: AuthorityLevel;
+  code: string;
+  message: string;
+  issues?: ObservationIssue[];
+  detail?: Record<string, JsonValue>;
+  /** Text that came from the tool (a thrown message): fenced as untrusted, cut to the budget. */
+  untrusted?: string;
+}
+
+/** Renders an error observation within the budget; every string is redacted. */
+export function renderError(parts: ErrorParts, opts: RenderOptions): Rendered {
+  const r = opts.redactor;
+  const message = r.text(parts.message);
+  const lines = [`error ${parts.code}: ${parts.tool} (call ${parts.call_id})`, message];
+  let text = lines.join("\n");
+  if (parts.untrusted !== undefined) {
+    const body = r.text(parts.untrusted);
+    const fence = fenceMarks(body, { tool: parts.tool, call_id: parts.call_id, what: "message thrown" });
+    const marker = (omitted: number) => `[toolgate cut ${omitted} tokens of this message to fit the ${opts.budget_tokens}-token budget]`;
+    const fitted = fitText(body, Math.max(0, opts.budget_tokens - countTokens(text) - 40), marker);
+    text = [text, fence.open, fitted.text, fence.close].join("\n");
+  } else {
+    const fitted = fitText(text, opts.budget_tokens, (omitted) => `[toolgate cut ${omitted} tokens of this error to fit the ${opts.budget_tokens}-token budget]`);
+    text = fitted.text;
+  }
+  const observation: Observation = {
+    ok: false,
+    tool: parts.tool,
+    call_id: parts.call_id,
+    ...(parts.authority ? { authority: parts.authority } : {}),
+    error: {
+      code: parts.code,
+      message,
+      ...(parts.issues ? { issues: parts.issues } : {}),
+      ...(parts.detail ? { detail: r.json(parts.detail) } : {}),
+    },
+    text,
+  };
+  return { observation, tokens: null };
+}
+
+/** Strings are shown as they are; anything else as indented JSON (one field per line cuts cleanly). */
+export function outputText(output: JsonValue | undefined): string {
+  if (output === undefined || output === null) return "(no output)";
+  if (typeof output === "string") return output;
+  return JSON.stringify(output, null, 2);
+}
+
+function countTokensIfLong(text: string, budget: number): number {
+  // The frame of a small observation is short: its byte length bounds its tokens without encoding.
+  const bytes = Buffer.byteLength(text, "utf8");
+  return bytes < budget / 4 ? bytes : countTokens(text);
+}

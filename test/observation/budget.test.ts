@@ -1,0 +1,68 @@
+import { describe, expect, it } from "vitest";
+import { fitText, surelyFits } from "../../src/observation/budget.js";
+import { countTokens } from "../../src/observation/tokens.js";
+
+const marker = (omitted: number, cut: { first: number; last: number; total: number } | null) =>
+  `[cut ${omitted} tokens${cut ? ` lines ${cut.first}-${cut.last} of ${cut.total}` : ""}]`;
+
+const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}: the quick brown fox jumps over the lazy dog`).join("\n");
+
+describe("fitText", () => {
+  it("leaves a text that fits untouched and does not count small texts", () => {
+    const r = fitText("hello world", 100, marker);
+    expect(r).toEqual({ text: "hello world", omitted_tokens: 0, tokens: null });
+  });
+
+  it("counts a text whose bytes exceed the budget but whose tokens do not", () => {
+    const text = "aaaa bbbb cccc dddd";
+    const r = fitText(text, 10, marker);
+    expect(r.omitted_tokens).toBe(0);
+    expect(r.tokens).toBe(countTokens(text));
+  });
+
+  it("cuts the middle at line boundaries, keeping head and tail, and says which lines", () => {
+    const text = lines(200);
+    const r = fitText(text, 300, marker);
+    expect(r.tokens).toBeLessThanOrEqual(300);
+    expect(countTokens(r.text)).toBe(r.tokens);
+    expect(r.text.startsWith("line 1: ")).toBe(true);
+    expect(r.text.endsWith("line 200: the quick brown fox jumps over the lazy dog")).toBe(true);
+    const m = /\[cut (\d+) tokens lines (\d+)-(\d+) of 200\]/.exec(r.text);
+    expect(m).not.toBeNull();
+    const [, omitted, first, last] = m!.map(Number);
+    expect(omitted).toBe(r.omitted_tokens);
+    // The lines the marker names are exactly the ones missing.
+    expect(r.text).toContain(`line ${first! - 1}: `);
+    expect(r.text).not.toContain(`line ${first}: `);
+    expect(r.text).not.toContain(`line ${last}: `);
+    expect(r.text).toContain(`line ${last! + 1}: `);
+    // Head keeps more than the tail.
+    expect(first! - 1).toBeGreaterThan(200 - last!);
+  });
+
+  it("accounts for every token: kept + omitted ≈ original", () => {
+    const text = lines(120);
+    const r = fitText(text, 200, marker);
+    const kept = countTokens(r.text.replace(/\[cut[^\]]*\]\n?/, ""));
+    expect(Math.abs(kept + r.omitted_tokens - countTokens(text))).toBeLessThanOrEqual(3);
+  });
+
+  it("cuts a single long line without line numbers", () => {
+    const text = "x".repeat(5000);
+    const r = fitText(text, 50, marker);
+    expect(r.tokens).toBeLessThanOrEqual(50);
+    expect(r.text).toMatch(/\[cut \d+ tokens\]/);
+  });
+
+  it("never exceeds a budget smaller than the marker: keeps the marker only", () => {
+    const r = fitText(lines(50), 3, marker);
+    expect(r.text).toMatch(/^\[cut \d+ tokens/);
+  });
+
+  it("surelyFits is a true upper bound on tokens", () => {
+    for (const s of ["", "abc", "é漢字🙂", "a b c d e f"]) {
+      if (surelyFits(s, 12)) expect(countTokens(s)).toBeLessThanOrEqual(12);
+    }
+    expect(surelyFits("漢字漢字漢字", 12)).toBe(false);
+  });
+});
