@@ -1,0 +1,84 @@
+/**
+ * bash_execute: `bash -c` inside the isolation envelope (seed 000, Listing 5 "bash_execute" and
+ * "A reference catalog for coding agents"). Refuses when the envelope cannot start, unless the
+ * operator opted out explicitly; the observation carries exit status, signal, duration and both
+ * streams bounded, and says when the sandbox, not the command, caused the failure.
+ */
+import { NoEffectError } from "../schema/errors.js";
+import { toolResult, type JsonValue, type ToolContext, type ToolResult } from "../schema/types.js";
+import { sandboxDenials } from "./sandbox/denial.js";
+import type { EnvelopeLimits, SandboxLauncher } from "./sandbox/launcher.js";
+import { runInEnvelope, type RunOutcome } from "./sandbox/run.js";
+import { createUnsandboxed } from "./sandbox/unsandboxed.js";
+
+export interface BashArgs {
+  command: string;
+  timeout_ms?: number;
+}
+
+export interface BashLimits extends EnvelopeLimits {
+  /** Bytes kept per stream while reading (head + tail). Default 256 KiB. */
+  output_bytes: number;
+  /** o200k tokens of each stream in the observation (head + tail). Default 2000. */
+  output_tokens: number;
+}
+
+export const DEFAULT_BASH_LIMITS: BashLimits = { max_processes: 512, max_file_bytes: 1024 ** 3, output_bytes: 256 * 1024, output_tokens: 2000 };
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** Picks the launcher once per catalog: the envelope, or the explicit opt-out when it cannot start. */
+export function launcherChooser(launcher: SandboxLauncher, allowUnsandboxed: boolean): () => Promise<SandboxLauncher> {
+  let chosen: Promise<SandboxLauncher> | undefined;
+  return () =>
+    (chosen ??= launcher.probe().then((problem) => {
+      if (problem === null) return launcher;
+      if (allowUnsandboxed) return createUnsandboxed();
+      chosen = undefined; // the operator may install it; look again next call
+      throw new NoEffectError(`${problem}. Nothing was run. (The operator can opt out of the sandbox explicitly with allowUnsandboxed, at the risk of running commands on the host.)`, "sandbox_unavailable");
+    }));
+}
+
+export async function executeBash(
+  chooseLauncher: () => Promise<SandboxLauncher>,
+  workspace: string,
+  args: BashArgs,
+  limits: BashLimits,
+  ctx?: Pick<ToolContext, "signal">,
+): Promise<ToolResult<Record<string, JsonValue>>> {
+  const launcher = await chooseLauncher();
+  const timeout = args.timeout_ms ?? DEFAULT_TIMEOUT_MS;
+  const outcome = await runInEnvelope(
+    launcher,
+    { command: args.command, workspace, limits },
+    { timeout_ms: timeout, output_bytes: limits.output_bytes, output_tokens: limits.output_tokens, ...(ctx?.signal ? { signal: ctx.signal } : {}) },
+  );
+  if (outcome.aborted) {
+    // The command may have done part of its work: the gateway records the call as in doubt.
+    throw new Error(`bash_execute was aborted by the caller after ${outcome.duration_ms} ms; its whole process tree was killed, and it may have done part of its work`);
+  }
+  const denied = sandboxDenials(outcome, workspace, limits);
+  const output: Record<string, JsonValue> = {
+    exit_code: outcome.exit_code,
+    signal: outcome.signal,
+    timed_out: outcome.timed_out,
+    duration_ms: outcome.duration_ms,
+    sandbox: launcher.name,
+    stdout: outcome.stdout.text,
+    stderr: outcome.stderr.text,
+    stdout_omitted_bytes: outcome.stdout.omitted_bytes,
+    stderr_omitted_bytes: outcome.stderr.omitted_bytes,
+    sandbox_denied: denied.map((d) => ({ ...d })),
+  };
+  const omitted = outcome.stdout.omitted_bytes + outcome.stderr.omitted_bytes;
+  return toolResult(output, { text: render(outcome, launcher, timeout, denied), ...(omitted > 0 ? { truncated: { omitted, unit: "bytes" } } : {}) });
+}
+
+function render(o: RunOutcome, launcher: SandboxLauncher, timeout: number, denied: { message: string }[]): string {
+  const status = o.timed_out ? `timed out after ${timeout} ms: the whole process tree was killed` : `exit_code ${o.exit_code}${o.signal ? ` (signal ${o.signal})` : ""}`;
+  const parts = [`${status} · duration_ms ${o.duration_ms} · sandbox ${launcher.isolated ? launcher.name : "NONE (unsandboxed opt-out)"}`];
+  parts.push(o.stdout.text ? `[stdout]\n${o.stdout.text.replace(/\n$/, "")}` : "[stdout empty]");
+  if (o.stderr.text) parts.push(`[stderr]\n${o.stderr.text.replace(/\n$/, "")}`);
+  for (const d of denied) parts.push(`[sandbox denied: ${d.message}]`);
+  if (o.timed_out) parts.push(`[raise timeout_ms (up to 300000) or run a smaller step; background processes do not outlive the call]`);
+  return parts.join("\n");
+}

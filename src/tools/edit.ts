@@ -1,0 +1,129 @@
+/**
+ * file_edit: exact replacement of a block (seed 000, Listing 1). old_str must match exactly one
+ * block unless allow_multiple; otherwise the file is left unchanged and the error names the
+ * match count (and, for 0, the closest near-match; for several, the line of each). The write is
+ * atomic and keeps the mode, the CRLF line endings and the final newline as they were.
+ */
+import { constants } from "node:fs";
+import { open } from "node:fs/promises";
+import { NoEffectError } from "../schema/errors.js";
+import { toolResult, type JsonValue, type ToolResult } from "../schema/types.js";
+import { writeAtomically } from "./atomic.js";
+import { nearestMatch } from "./nearmatch.js";
+import { binaryMarker, contentVersion, lineAt, lineEndings, numbered, splitLines } from "./text.js";
+import type { Workspace } from "./workspace.js";
+
+export interface EditArgs {
+  path: string;
+  old_str: string;
+  new_str: string;
+  allow_multiple?: boolean;
+  expected_version?: string;
+}
+
+const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const SNIPPET_CONTEXT = 3;
+const SNIPPET_MAX_LINES = 12;
+const LISTED_MATCHES = 20;
+
+export async function editFile(ws: Workspace, args: EditArgs): Promise<ToolResult<Record<string, JsonValue>>> {
+  const path = await ws.resolve(args.path);
+  const { bytes, stat } = await readRegular(path);
+  const version = contentVersion(bytes);
+  if (args.expected_version !== undefined && args.expected_version !== version) {
+    throw new NoEffectError(
+      `expected_version ${args.expected_version} does not match ${path}, which is now at version ${version}: the file changed since it was viewed; view it again with file_view and retry with the new version`,
+      "version_mismatch",
+    );
+  }
+  if (binaryMarker(bytes) !== -1) throw new NoEffectError(`${path} is a binary file; file_edit edits text only`, "binary_file");
+  let raw: string;
+  try {
+    raw = strict.decode(bytes);
+  } catch {
+    throw new NoEffectError(`${path} is not valid UTF-8, so replacing text could corrupt it; edit it with bash_execute (e.g. sed) instead`, "not_utf8");
+  }
+  // A CRLF file is edited in LF form (file_view shows lines without "\r") and written back as CRLF.
+  const crlf = lineEndings(raw) === "CRLF";
+  const text = crlf ? raw.replaceAll("\r\n", "\n") : raw;
+  const oldStr = crlf ? args.old_str.replaceAll("\r\n", "\n") : args.old_str;
+  const newStr = crlf ? args.new_str.replaceAll("\r\n", "\n") : args.new_str;
+
+  const starts = occurrences(text, oldStr);
+  if (starts.length === 0) throw new NoEffectError(noMatchMessage(path, text, oldStr), "no_match");
+  if (starts.length > 1 && !args.allow_multiple) {
+    const lines = starts.slice(0, LISTED_MATCHES).map((s) => lineAt(text, s));
+    const more = starts.length > LISTED_MATCHES ? ` and ${starts.length - LISTED_MATCHES} more` : "";
+    throw new NoEffectError(
+      `old_str matches ${starts.length} blocks in ${path} (starting at lines ${lines.join(", ")}${more}); the file is unchanged. Include more surrounding lines in old_str so it matches exactly one block, or set allow_multiple to true to replace all ${starts.length}`,
+      "multiple_matches",
+    );
+  }
+
+  let edited = text.split(oldStr).join(newStr);
+  // The final newline stays as it was: an edit that swallowed it gets it back.
+  if (/\n$/.test(text) && edited.length > 0 && !edited.endsWith("\n")) edited += "\n";
+  const out = crlf ? edited.replaceAll("\n", "\r\n") : edited;
+  const outBytes = Buffer.from(out, "utf8");
+  await writeAtomically(path, outBytes, stat);
+
+  const newVersion = contentVersion(outBytes);
+  // Where the change landed in the new text: shift each start by the growth of earlier replacements.
+  const delta = newStr.length - oldStr.length;
+  const firstLine = lineAt(edited, starts[0]!);
+  const lastStart = starts[starts.length - 1]! + delta * (starts.length - 1);
+  const lastLine = Math.max(firstLine, lineAt(edited, lastStart + Math.max(newStr.length - 1, 0)));
+  const snippet = snippetAround(edited, firstLine, Math.min(lastLine, firstLine + SNIPPET_MAX_LINES - 1));
+  const total = splitLines(edited).length;
+  const output = {
+    path,
+    version: newVersion,
+    previous_version: version,
+    replacements: starts.length,
+    changed_lines: { start: firstLine, end: lastLine },
+    total_lines: total,
+    snippet,
+  };
+  return toolResult(output, {
+    text: `Edited ${path}: ${starts.length} replacement${starts.length === 1 ? "" : "s"}, lines ${firstLine}-${lastLine} changed, now ${total} lines · version ${newVersion}\n${snippet}`,
+    state: { path, version: newVersion },
+  });
+}
+
+async function readRegular(path: string) {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") throw new NoEffectError(`path ${path} does not exist; file_edit changes existing files (create one with bash_execute, e.g. printf '...' > ${path})`, "not_found");
+    throw err;
+  });
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw new NoEffectError(`path ${path} is not a regular file; file_edit edits text files`, "not_a_file");
+    return { bytes: await handle.readFile(), stat };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Start offsets of the non-overlapping occurrences of `needle`, left to right. */
+function occurrences(text: string, needle: string): number[] {
+  const found: number[] = [];
+  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) found.push(i);
+  return found;
+}
+
+function noMatchMessage(path: string, text: string, oldStr: string): string {
+  const base = `old_str matches 0 blocks in ${path}; the file is unchanged.`;
+  const near = nearestMatch(text, oldStr);
+  if (near === null) return `${base} No similar block was found; view the file with file_view and copy the exact text, including indentation.`;
+  const how = near.differs === "content" ? `a similar block (similarity ${near.similarity})` : `the same text with different ${near.differs}`;
+  const shown = snippetAround(text, near.line, near.line + Math.min(near.lines, 5) - 1, 0);
+  return `${base} Closest near-match: ${how} at line ${near.line}:\n${shown}\nCopy the exact text from the file (file_view shows it) and retry.`;
+}
+
+/** Numbered lines from..to with `context` lines either side. */
+function snippetAround(text: string, from: number, to: number, context = SNIPPET_CONTEXT): string {
+  const lines = splitLines(text);
+  const first = Math.max(1, from - context);
+  const last = Math.min(lines.length, to + context);
+  return last < first ? "(file is now empty)" : numbered(lines.slice(first - 1, last), first);
+}

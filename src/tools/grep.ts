@@ -1,0 +1,121 @@
+/**
+ * grep_search: ripgrep with `--json` (seed 000, Listing 5 "grep_search": structured file and
+ * line matches without shell quoting hazards). Respects .gitignore (even outside a git
+ * repository), skips hidden files, never follows symlinks while walking; results are sorted by
+ * path then line, capped per page, with the total and a cursor to continue.
+ */
+import { spawn } from "node:child_process";
+import { NoEffectError } from "../schema/errors.js";
+import { toolResult, type JsonValue, type ToolResult } from "../schema/types.js";
+import type { Workspace } from "./workspace.js";
+
+export interface GrepArgs {
+  pattern: string;
+  path: string;
+  glob?: string;
+  /** Matches to skip (the previous page's next_cursor). */
+  cursor?: number;
+}
+
+export interface GrepLimits {
+  /** Matches per page. Default 100. */
+  page: number;
+  /** Characters of a matching line shown. Default 200. */
+  text_chars: number;
+  /** ripgrep binary. Default "rg". */
+  binary: string;
+}
+
+export const DEFAULT_GREP_LIMITS: GrepLimits = { page: 100, text_chars: 200, binary: "rg" };
+
+interface Match {
+  path: string;
+  line: number;
+  column: number;
+  text: string;
+}
+
+export async function grepSearch(ws: Workspace, args: GrepArgs, limits: GrepLimits = DEFAULT_GREP_LIMITS, signal?: AbortSignal): Promise<ToolResult<Record<string, JsonValue>>> {
+  const path = await ws.resolve(args.path);
+  const rgArgs = ["--json", "--no-config", "--no-require-git", ...(args.glob ? ["--glob", args.glob] : []), "-e", args.pattern, "--", path];
+  const { lines, stderr, code } = await runRipgrep(limits.binary, rgArgs, signal);
+  if (code === 2 && lines.length === 0) {
+    throw new NoEffectError(`ripgrep refused the search: ${stderr.trim() || "exit status 2"}`, /regex parse error|error parsing/i.test(stderr) ? "invalid_pattern" : "search_failed");
+  }
+  const matches = parseMatches(lines, limits.text_chars);
+  matches.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line));
+  const cursor = args.cursor ?? 0;
+  const page = matches.slice(cursor, cursor + limits.page);
+  const nextCursor = cursor + page.length < matches.length ? cursor + page.length : null;
+  const warnings = code === 2 ? stderr.trim().split("\n").slice(0, 3) : [];
+  const output: Record<string, JsonValue> = {
+    matches: page.map((m) => ({ ...m })),
+    total: matches.length,
+    cursor,
+    next_cursor: nextCursor,
+    ...(warnings.length ? { warnings } : {}),
+  };
+  const header =
+    matches.length === 0
+      ? `No matches for ${JSON.stringify(args.pattern)} under ${path}${args.glob ? ` (glob ${args.glob})` : ""}.`
+      : `${matches.length} matching lines under ${path}; showing ${cursor + 1}-${cursor + page.length}:`;
+  const body = page.map((m) => `${m.path}:${m.line}:${m.column}: ${m.text}`).join("\n");
+  const footer = nextCursor === null ? "" : `\n[${matches.length - nextCursor} more: call grep_search again with cursor ${nextCursor}]`;
+  const warn = warnings.length ? `\n[ripgrep warnings: ${warnings.join("; ")}]` : "";
+  return toolResult(output, {
+    text: `${header}${body ? `\n${body}` : ""}${footer}${warn}`,
+    ...(nextCursor === null ? {} : { next: { arguments: { ...args, path, cursor: nextCursor } as Record<string, JsonValue>, hint: `${matches.length - nextCursor} more matches` } }),
+    ...(nextCursor === null ? {} : { truncated: { omitted: matches.length - nextCursor, unit: "matches" } }),
+  });
+}
+
+function runRipgrep(binary: string, args: string[], signal?: AbortSignal): Promise<{ lines: string[]; stderr: string; code: number | null }> {
+  return new Promise((done, fail) => {
+    const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"], signal });
+    const lines: string[] = [];
+    let rest = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      const parts = (rest + chunk).split("\n");
+      rest = parts.pop()!;
+      // Only match events matter; begin/end/summary events are skipped unparsed.
+      for (const p of parts) if (p.startsWith('{"type":"match"')) lines.push(p);
+    });
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    child.on("error", (err: NodeJS.ErrnoException) =>
+      fail(err.code === "ENOENT" ? new NoEffectError(`grep_search needs ripgrep, and ${binary} was not found; install it (apt-get install -y ripgrep)`, "search_unavailable") : err),
+    );
+    child.on("close", (code) => {
+      if (rest.startsWith('{"type":"match"')) lines.push(rest);
+      done({ lines, stderr, code });
+    });
+  });
+}
+
+interface RgText {
+  text?: string;
+  bytes?: string;
+}
+interface RgMatch {
+  data: { path: RgText; lines: RgText; line_number: number; submatches: { start: number }[] };
+}
+
+const asText = (t: RgText) => t.text ?? Buffer.from(t.bytes ?? "", "base64").toString("utf8");
+
+function parseMatches(lines: string[], textChars: number): Match[] {
+  return lines.map((l) => {
+    const { data } = JSON.parse(l) as RgMatch;
+    const lineText = asText(data.lines).replace(/\r?\n$/, "");
+    const byteStart = data.submatches[0]?.start ?? 0;
+    // ripgrep reports byte offsets; the model counts characters.
+    const column = Buffer.from(lineText, "utf8").subarray(0, byteStart).toString("utf8").length + 1;
+    return { path: asText(data.path), line: data.line_number, column, text: cut(lineText, column, textChars) };
+  });
+}
+
+/** A long line is cut to a window that starts a little before the match. */
+function cut(text: string, column: number, max: number): string {
+  if (text.length <= max) return text;
+  const start = Math.max(0, Math.min(column - 1 - Math.floor(max / 4), text.length - max));
+  return `${start > 0 ? "…" : ""}${text.slice(start, start + max)}${start + max < text.length ? "…" : ""}`;
+}

@@ -1,0 +1,79 @@
+/**
+ * Bounded capture of a stream (seed 003 / DESIGN.md "Observations are bounded"): keeps the
+ * first and the last bytes, counts what fell between, and renders the kept text with a marker
+ * that says how much was cut, first to a byte bound while reading, then to a token bound.
+ */
+import { decodeTokens, encodeTokens } from "../../observation/tokens.js";
+
+/** Keeps at most `limitBytes` of a stream: the first half and the last half. */
+export class HeadTailCapture {
+  private readonly head: Buffer[] = [];
+  private headBytes = 0;
+  private tail: Buffer = Buffer.alloc(0);
+  /** Every byte the stream produced, kept or not. */
+  total = 0;
+
+  constructor(private readonly limitBytes: number) {}
+
+  push(chunk: Buffer): void {
+    this.total += chunk.length;
+    const headRoom = Math.ceil(this.limitBytes / 2) - this.headBytes;
+    if (headRoom > 0) {
+      const taken = chunk.subarray(0, headRoom);
+      this.head.push(taken);
+      this.headBytes += taken.length;
+      chunk = chunk.subarray(taken.length);
+    }
+    if (chunk.length === 0) return;
+    const tailLimit = Math.floor(this.limitBytes / 2);
+    this.tail = Buffer.concat([this.tail, chunk]);
+    if (this.tail.length > tailLimit) this.tail = this.tail.subarray(this.tail.length - tailLimit);
+  }
+
+  /** The kept text and how many bytes were cut from the middle (0 when nothing was). */
+  result(): { head: string; tail: string; omittedBytes: number } {
+    const head = Buffer.concat(this.head);
+    const omittedBytes = this.total - head.length - this.tail.length;
+    if (omittedBytes === 0) return { head: Buffer.concat([head, this.tail]).toString("utf8"), tail: "", omittedBytes: 0 };
+    return { head: head.toString("utf8"), tail: this.tail.toString("utf8"), omittedBytes };
+  }
+}
+
+export interface BoundedText {
+  text: string;
+  /** Bytes of the original stream left out of `text` (0 when complete). */
+  omitted_bytes: number;
+  /** Tokens left out by the token bound (in addition to any bytes cut while reading). */
+  omitted_tokens: number;
+}
+
+/**
+ * Renders a capture within `maxTokens` (o200k), head and tail kept, with one marker line such
+ * as `[… 48213 bytes cut from the middle of stdout …]` where anything was left out.
+ */
+export function boundCapture(capture: HeadTailCapture, maxTokens: number, stream: string): BoundedText {
+  const { head, tail, omittedBytes } = capture.result();
+  const headBudget = Math.ceil(maxTokens / 2);
+  const tailBudget = maxTokens - headBudget;
+  let keptHead: number[];
+  let keptTail: number[];
+  let tokens: number;
+  if (omittedBytes === 0) {
+    const all = encodeTokens(head);
+    if (all.length <= maxTokens) return { text: head, omitted_bytes: 0, omitted_tokens: 0 };
+    [keptHead, keptTail, tokens] = [all.slice(0, headBudget), all.slice(all.length - tailBudget), all.length];
+  } else {
+    const h = encodeTokens(head);
+    const t = encodeTokens(tail);
+    [keptHead, keptTail, tokens] = [h.slice(0, headBudget), t.slice(Math.max(0, t.length - tailBudget)), h.length + t.length];
+  }
+  const headText = decodeTokens(keptHead);
+  const tailText = decodeTokens(keptTail);
+  const omitted = capture.total - Buffer.byteLength(headText) - Buffer.byteLength(tailText);
+  const marker = `[… ${omitted} bytes cut from the middle of ${stream} (${capture.total} bytes in all) …]`;
+  return {
+    text: `${headText}${headText.endsWith("\n") ? "" : "\n"}${marker}\n${tailText}`,
+    omitted_bytes: omitted,
+    omitted_tokens: tokens - keptHead.length - keptTail.length,
+  };
+}

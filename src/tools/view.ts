@@ -1,0 +1,111 @@
+/**
+ * file_view: a bounded window of a text file (seed 000, Listing 5 "file_view"): numbered lines
+ * from 1, the total line count, the exact offset to continue, long lines cut with a marker,
+ * binary files refused, invalid UTF-8 shown as U+FFFD, a directory answered with a listing.
+ */
+import { constants } from "node:fs";
+import { open, readdir } from "node:fs/promises";
+import { NoEffectError } from "../schema/errors.js";
+import { toolResult, type JsonValue, type ToolResult } from "../schema/types.js";
+import { binaryMarker, contentVersion, lineEndings, numbered, splitLines } from "./text.js";
+import type { Workspace } from "./workspace.js";
+
+export interface ViewArgs {
+  path: string;
+  offset: number;
+  limit: number;
+}
+
+export interface ViewLimits {
+  /** Characters shown of one line before it is cut with a marker. Default 1000. */
+  line_chars: number;
+  /** Characters of numbered text per call; the window ends early (with an exact next offset) past it. Default 40000. */
+  window_chars: number;
+  /** Largest file file_view reads, bytes. Default 64 MiB. */
+  file_bytes: number;
+}
+
+export const DEFAULT_VIEW_LIMITS: ViewLimits = { line_chars: 1000, window_chars: 40_000, file_bytes: 64 * 1024 * 1024 };
+
+// A BOM is not shown (editors hide it too); file_edit keeps it in place.
+const decoder = new TextDecoder("utf-8", { fatal: false });
+
+export async function viewPath(ws: Workspace, args: ViewArgs, limits: ViewLimits = DEFAULT_VIEW_LIMITS): Promise<ToolResult<Record<string, JsonValue>>> {
+  const path = await ws.resolve(args.path);
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") throw new NoEffectError(`path ${path} does not exist; list its directory with file_view or find files with grep_search`, "not_found");
+    throw err;
+  });
+  try {
+    const stat = await handle.stat();
+    if (stat.isDirectory()) return listDirectory(path, args);
+    if (!stat.isFile()) throw new NoEffectError(`path ${path} is not a regular file or directory; file_view reads text files`, "not_a_file");
+    if (stat.size > limits.file_bytes) {
+      throw new NoEffectError(`${path} is ${stat.size} bytes, more than file_view reads (${limits.file_bytes}); search it with grep_search or read a part with bash_execute (e.g. sed -n '1,100p')`, "too_large");
+    }
+    const bytes = await handle.readFile();
+    const nul = binaryMarker(bytes);
+    if (nul !== -1) {
+      throw new NoEffectError(`${path} is a binary file (NUL byte at offset ${nul}, ${bytes.length} bytes); file_view shows text only: inspect it with bash_execute, e.g. \`file ${path}\` or \`xxd ${path} | head\``, "binary_file");
+    }
+    return window(path, decoder.decode(bytes), contentVersion(bytes), args, limits);
+  } finally {
+    await handle.close();
+  }
+}
+
+function window(path: string, text: string, version: string, args: ViewArgs, limits: ViewLimits) {
+  const lines = splitLines(text);
+  const total = lines.length;
+  if (total === 0 ? args.offset > 1 : args.offset > total) {
+    throw new NoEffectError(`offset ${args.offset} is past the end of ${path}, which has ${total} lines; use an offset from 1 to ${Math.max(total, 1)}`, "offset_out_of_range");
+  }
+  const shown: string[] = [];
+  let chars = 0;
+  let cutLines = 0;
+  for (let n = args.offset; n <= total && shown.length < args.limit; n++) {
+    let line = lines[n - 1]!;
+    if (line.length > limits.line_chars) {
+      line = `${line.slice(0, limits.line_chars)}… [line cut: ${line.length - limits.line_chars} more characters]`;
+      cutLines++;
+    }
+    // Always show at least one line, so a continuation never stalls.
+    if (shown.length > 0 && chars + line.length > limits.window_chars) break;
+    shown.push(line);
+    chars += line.length + 8;
+  }
+  const last = args.offset + shown.length - 1;
+  const nextOffset = last < total ? last + 1 : null;
+  const content = numbered(shown, args.offset);
+  const endings = lineEndings(text);
+  const header = total === 0 ? `${path} is empty (0 lines) · version ${version}` : `${path} · lines ${args.offset}-${last} of ${total} · ${endings === "none" ? "" : `${endings} line endings · `}version ${version}`;
+  const footer = nextOffset === null ? (total === 0 ? "" : "\n[end of file]") : `\n[${total - last} more lines: call file_view with offset ${nextOffset}]`;
+  const output = { path, kind: "file", version, total_lines: total, first_line: args.offset, last_line: last, next_offset: nextOffset, line_endings: endings, lines_cut: cutLines, content };
+  return toolResult(output, {
+    text: `${header}\n${content}${footer}`,
+    state: { path, version },
+    ...(nextOffset === null ? {} : { next: { arguments: { path, offset: nextOffset, limit: args.limit }, hint: `${total - last} more lines` } }),
+  });
+}
+
+async function listDirectory(path: string, args: ViewArgs) {
+  const dirents = await readdir(path, { withFileTypes: true });
+  const entries = dirents
+    .map((d) => d.name + (d.isDirectory() ? "/" : d.isSymbolicLink() ? "@" : ""))
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  if (entries.length > 0 && args.offset > entries.length) {
+    throw new NoEffectError(`offset ${args.offset} is past the end of the listing of ${path}, which has ${entries.length} entries; use an offset from 1 to ${entries.length}`, "offset_out_of_range");
+  }
+  const shown = entries.slice(args.offset - 1, args.offset - 1 + args.limit);
+  const last = args.offset + shown.length - 1;
+  const nextOffset = last < entries.length ? last + 1 : null;
+  const header = `${path} is a directory with ${entries.length} entries (/ marks a directory, @ a symlink)${shown.length ? `; entries ${args.offset}-${last}` : ""}:`;
+  const footer = nextOffset === null ? "" : `\n[${entries.length - last} more entries: call file_view with offset ${nextOffset}]`;
+  return toolResult(
+    { path, kind: "directory", total_entries: entries.length, first_entry: args.offset, next_offset: nextOffset, entries: shown },
+    {
+      text: `${header}\n${shown.join("\n")}${footer}`,
+      ...(nextOffset === null ? {} : { next: { arguments: { path, offset: nextOffset, limit: args.limit }, hint: `${entries.length - last} more entries` } }),
+    },
+  );
+}

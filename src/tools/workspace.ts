@@ -1,0 +1,98 @@
+/**
+ * Workspace confinement for the coding catalog (seed 000, "A reference catalog for coding
+ * agents": a general catalog is safe only inside an envelope sized for the broadest thing its
+ * tools can do). Every path a tool touches is absolute and, after resolving symlinks, lies
+ * inside the workspace root; tools then operate on the resolved path, never on the one given.
+ */
+import { realpathSync } from "node:fs";
+import { realpath } from "node:fs/promises";
+import { basename, dirname, isAbsolute, resolve as resolveLexically } from "node:path";
+import { NoEffectError } from "../schema/errors.js";
+import type { CheckIssue } from "../schema/types.js";
+
+/** A confined workspace: its real root and a resolver that refuses anything outside it. */
+export interface Workspace {
+  /** The workspace root with every symlink resolved. */
+  readonly root: string;
+  /**
+   * Resolves `path` (absolute; `..` allowed) to its real location: the realpath of the path
+   * when it exists, else the realpath of its deepest existing ancestor joined with the rest
+   * (a new file). Throws `NoEffectError` (code `outside_workspace` or `invalid_path`) with the
+   * resolved path and the root when the result is not inside the root.
+   */
+  resolve(path: string, field?: string): Promise<string>;
+  /** Like `resolve`, but returns the refusal as a check issue instead of throwing. */
+  check(path: string, field?: string): Promise<CheckIssue[]>;
+  /** `path:<resolved>` when inside, else `path:<as given>` (the check has refused it already). */
+  target(path: string): Promise<string>;
+}
+
+/** Opens a workspace at `root` (which must exist; symlinks in it are resolved once, now). */
+export function openWorkspace(root: string): Workspace {
+  if (!isAbsolute(root)) throw new NoEffectError(`workspace root must be an absolute path; received ${JSON.stringify(root)}`, "invalid_path");
+  const real = realpathSync(root);
+  const inside = (p: string) => real === "/" || p === real || p.startsWith(real + "/");
+
+  const resolve = async (path: string, field = "path"): Promise<string> => {
+    if (typeof path !== "string" || !isAbsolute(path)) {
+      throw new NoEffectError(
+        `${field} must be an absolute path inside the workspace ${real}; received ${JSON.stringify(path)}; example ${JSON.stringify(real + "/README.md")}`,
+        "invalid_path",
+      );
+    }
+    const resolved = await realLocation(resolveLexically(path));
+    if (!inside(resolved)) {
+      throw new NoEffectError(
+        `${field} ${JSON.stringify(path)} resolves to ${resolved}, which is outside the workspace ${real}; use a path under ${real}/`,
+        "outside_workspace",
+      );
+    }
+    return resolved;
+  };
+
+  return {
+    root: real,
+    resolve,
+    async check(path, field = "path") {
+      try {
+        await resolve(path, field);
+        return [];
+      } catch (err) {
+        if (!(err instanceof NoEffectError)) throw err;
+        return [{ path: `/${field}`, code: err.code, message: err.message, expected: `an absolute path under ${real}/`, received: path }];
+      }
+    },
+    async target(path) {
+      try {
+        return `path:${await resolve(path)}`;
+      } catch {
+        return `path:${path}`;
+      }
+    },
+  };
+}
+
+/**
+ * realpath of `p`, or of its deepest existing ancestor with the missing tail appended. The
+ * tail holds no `..` (the path was normalised first) and no existing entry, so no symlink
+ * in it can lead elsewhere at the time of the check.
+ */
+async function realLocation(p: string): Promise<string> {
+  const tail: string[] = [];
+  let current = p;
+  for (;;) {
+    try {
+      const real = await realpath(current);
+      return tail.length ? resolveLexically(real, ...tail.reverse()) : real;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ELOOP") throw new NoEffectError(`${p} cannot be resolved: a symlink in it loops (ELOOP); use a path without the looping link`, "invalid_path");
+      // ENOTDIR: an ancestor is a file; the tool's own open reports that precisely.
+      if (code !== "ENOENT" && code !== "ENOTDIR") throw err;
+      const parent = dirname(current);
+      if (parent === current) return p;
+      tail.push(basename(current));
+      current = parent;
+    }
+  }
+}
