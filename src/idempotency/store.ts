@@ -99,7 +99,11 @@ export interface RecordStore {
    * found the effect not applied). Returns whether it was deleted.
    */
   release(key: string, owner: string, from: RecordState): Promise<boolean>;
-  /** Records in key order, optionally filtered by state; `after` is the last key of the previous page. */
+  /**
+   * Records in key order, optionally filtered by state; `after` is the last key of the previous page.
+   * Key order is code-unit (byte) order, e.g. a binary `COLLATE "C"` in SQL. COMPLETED records whose
+   * `expires_at` has passed (`now`) are left out, as `get` treats them as absent. `limit` default: 100.
+   */
   list(query: { state?: RecordState; limit?: number; after?: string; now: number }): Promise<IdempotencyRecord[]>;
 }
 

@@ -1,0 +1,139 @@
+/**
+ * RFC 8785 JSON Canonicalization Scheme (seed 000, "Deriving the key": "the arguments must be
+ * serialized canonically before hashing"). One recursive pass; strings go through
+ * JSON.stringify, whose escaping is exactly RFC 8785 §3.2.2.2 for well-formed strings, and
+ * numbers through ECMAScript Number-to-String, which is RFC 8785 §3.2.2.3 by definition.
+ *
+ * Everything JSON.stringify would silently drop or coerce (undefined, functions, symbols,
+ * bigint, NaN, ±Infinity, lone surrogates, Maps, Dates, cycles) is refused instead: a value
+ * that changes on the way to the hash would make two different calls share a key.
+ */
+
+/** Why a value has no canonical JSON form; `path` is a JSONPath such as `$.args.items[3]`. */
+export class CanonicalJsonError extends Error {
+  readonly code = "not_canonical_json";
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(`${path}: ${reason}`);
+    this.name = "CanonicalJsonError";
+  }
+}
+
+/** String.prototype.isWellFormed (Node 20, ES2024; our lib is ES2023): false when a lone surrogate is present. */
+const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/** Renders a path stack as JSONPath: `$.a.b[3]["odd key"]`. */
+function renderPath(root: string, segments: readonly (string | number)[]): string {
+  let out = root;
+  for (const s of segments) {
+    if (typeof s === "number") out += `[${s}]`;
+    else out += IDENTIFIER.test(s) ? `.${s}` : `[${JSON.stringify(s)}]`;
+  }
+  return out;
+}
+
+/** Names what kind of non-JSON value arrived, with the fix. */
+function describeRefusal(value: unknown): string {
+  switch (typeof value) {
+    case "undefined":
+      return "undefined is not JSON (JSON.stringify would drop it); omit the property or use null";
+    case "function":
+      return "a function is not JSON; pass data, not code";
+    case "symbol":
+      return "a symbol is not JSON; use a string";
+    case "bigint":
+      return `a bigint (${String(value)}n) is not JSON; use a number within ±2^53 or a decimal string`;
+    case "number":
+      return `${String(value)} is not a JSON number (RFC 8785 §3.2.2.3 refuses NaN and Infinity); use null or a finite number`;
+    case "string":
+      return "the string contains a lone UTF-16 surrogate, which has no UTF-8 form (RFC 8785 §3.2.2.2); pair it or remove it";
+    default: {
+      const name = (value as object).constructor?.name ?? "object without a prototype";
+      return `a ${name} is not plain JSON data; convert it to an object, array or string first`;
+    }
+  }
+}
+
+class Canonicalizer {
+  /** Keys and indexes from the root to the value being written, for error paths. */
+  private readonly path: (string | number)[] = [];
+  /** The containers currently open; a value already here is a cycle. */
+  private readonly open: object[] = [];
+
+  constructor(private readonly root: string) {}
+
+  fail(value: unknown, reason = describeRefusal(value)): never {
+    throw new CanonicalJsonError(renderPath(this.root, this.path), reason);
+  }
+
+  write(value: unknown): string {
+    switch (typeof value) {
+      case "string":
+        if (!isWellFormed(value)) this.fail(value);
+        return JSON.stringify(value);
+      case "number":
+        // String(-0) is "0", as RFC 8785 requires; Number-to-String is the ES6 shortest round-trip form.
+        if (!Number.isFinite(value)) this.fail(value);
+        return String(value);
+      case "boolean":
+        return value ? "true" : "false";
+      case "object":
+        if (value === null) return "null";
+        return this.container(value);
+      default:
+        return this.fail(value);
+    }
+  }
+
+  private container(value: object): string {
+    if (this.open.includes(value)) this.fail(value, "the value contains itself (a cycle); JSON has no references");
+    let out: string;
+    this.open.push(value);
+    if (Array.isArray(value)) out = this.array(value);
+    else {
+      const proto: unknown = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) this.fail(value);
+      out = this.object(value as Record<string, unknown>);
+    }
+    this.open.pop();
+    return out;
+  }
+
+  private array(value: readonly unknown[]): string {
+    if (value.length === 0) return "[]";
+    let out = "[";
+    for (let i = 0; i < value.length; i++) {
+      this.path.push(i);
+      out += (i === 0 ? "" : ",") + this.write(value[i]);
+      this.path.pop();
+    }
+    return out + "]";
+  }
+
+  private object(value: Record<string, unknown>): string {
+    // Default sort compares UTF-16 code units, which is exactly RFC 8785 §3.2.3.
+    const keys = Object.keys(value).sort();
+    if (keys.length === 0) return "{}";
+    let out = "{";
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      this.path.push(key);
+      if (!isWellFormed(key)) this.fail(key, "the property name contains a lone UTF-16 surrogate (RFC 8785 §3.2.2.2); rename it");
+      out += (i === 0 ? "" : ",") + JSON.stringify(key) + ":" + this.write(value[key]);
+      this.path.pop();
+    }
+    return out + "}";
+  }
+}
+
+/**
+ * The RFC 8785 canonical JSON text of `value`. Throws `CanonicalJsonError` naming the path of
+ * the first value that has no JSON form; `root` names the value in that path (default `$`).
+ */
+export function canonicalize(value: unknown, root = "$"): string {
+  return new Canonicalizer(root).write(value);
+}

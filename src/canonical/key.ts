@@ -1,0 +1,114 @@
+/**
+ * Idempotency keys (seed 000, "Deriving the key"): the key names the logical call, not the
+ * attempt, so it is derived from the trajectory and recomputed identically after a crash.
+ */
+import { createHash, createHmac } from "node:crypto";
+import { ToolgateError } from "../schema/errors.js";
+import { canonicalize } from "./jcs.js";
+
+/** The logical call a key is derived from. */
+export interface KeyInput {
+  trajectory_id: string;
+  turn: number;
+  call_id: string;
+  tool: string;
+  args: unknown;
+}
+
+export interface KeyOptions {
+  /**
+   * When set, the key is HMAC-SHA256 under this secret, so the endpoint's other clients cannot
+   * guess keys (seed 000: "a keyed hash when keys must not be guessable").
+   */
+  secret?: string | Uint8Array;
+}
+
+/** A rejected key or key input: names the field, what was expected and what arrived. */
+export class IdempotencyKeyError extends ToolgateError {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super("invalid_idempotency_key", message);
+    this.name = "IdempotencyKeyError";
+  }
+}
+
+function requireString(field: string, value: unknown): string {
+  if (typeof value === "string" && value.length > 0) return value;
+  throw new IdempotencyKeyError(field, `${field} must be a non-empty string; received ${describe(value)}`);
+}
+
+function describe(value: unknown): string {
+  if (typeof value === "string") return value.length === 0 ? "an empty string" : JSON.stringify(value);
+  if (value === undefined) return "nothing";
+  return typeof value === "number" || typeof value === "boolean" || value === null ? String(value) : `a ${typeof value}`;
+}
+
+/**
+ * The canonical text hashed into a key: RFC 8785 JSON of the array
+ * `[trajectory_id, turn, call_id, tool, args]`.
+ *
+ * Why not the seed's `trajectory_id|turn|call_id|tool|args` join: `|` may occur inside a
+ * field, so ("a|b", "c") and ("a", "b|c") produce the same text and the same key, and two
+ * different calls would share one record (the second would receive the first's result).
+ * A JSON array quotes and escapes every string, so distinct tuples give distinct texts:
+ * the encoding is injective.
+ */
+export function keyMaterial(input: KeyInput): string {
+  const trajectory = requireString("trajectory_id", input.trajectory_id);
+  if (!Number.isSafeInteger(input.turn) || input.turn < 0) {
+    throw new IdempotencyKeyError("turn", `turn must be a non-negative integer; received ${describe(input.turn)}`);
+  }
+  const call = requireString("call_id", input.call_id);
+  const tool = requireString("tool", input.tool);
+  const head = canonicalize([trajectory, input.turn, call, tool]);
+  return `${head.slice(0, -1)},${canonicalize(input.args, "$.args")}]`;
+}
+
+/**
+ * k = H(canonical [trajectory_id, turn, call_id, tool, args]): SHA-256 hex, or HMAC-SHA256 hex
+ * with `options.secret`. Throws `CanonicalJsonError` naming the path of a non-JSON argument.
+ */
+export function deriveIdempotencyKey(input: KeyInput, options: KeyOptions = {}): string {
+  const material = keyMaterial(input);
+  const hash = options.secret === undefined ? createHash("sha256") : createHmac("sha256", options.secret);
+  return hash.update(material, "utf8").digest("hex");
+}
+
+/** SHA-256 hex of the canonical arguments: what a record stores to refuse a reused key with other arguments. */
+export function fingerprint(args: unknown): string {
+  return createHash("sha256").update(canonicalize(args, "$.args"), "utf8").digest("hex");
+}
+
+/** Longest client-supplied key accepted (IETF Idempotency-Key draft practice; fits every store's key column). */
+export const MAX_CLIENT_KEY_LENGTH = 255;
+
+// C0 controls, DEL and C1 controls: invisible in logs and unsafe in headers.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * Checks a key the client supplied instead of a derived one: 1–255 characters, no control
+ * characters. Returns the key; throws `IdempotencyKeyError` saying what to change.
+ */
+export function validateClientKey(key: unknown, field = "idempotency_key"): string {
+  if (typeof key !== "string" || key.length === 0) {
+    throw new IdempotencyKeyError(field, `${field} must be a non-empty string of at most ${MAX_CLIENT_KEY_LENGTH} characters; received ${describe(key)}`);
+  }
+  if (key.length > MAX_CLIENT_KEY_LENGTH) {
+    throw new IdempotencyKeyError(
+      field,
+      `${field} must be at most ${MAX_CLIENT_KEY_LENGTH} characters; received ${key.length} characters; use a shorter key, e.g. a UUID or a SHA-256 hex digest`,
+    );
+  }
+  const bad = CONTROL.exec(key);
+  if (bad) {
+    const code = bad[0].charCodeAt(0).toString(16).padStart(4, "0");
+    throw new IdempotencyKeyError(
+      field,
+      `${field} must not contain control characters; received U+${code.toUpperCase()} at index ${bad.index}; remove it (keys are printed in logs and headers)`,
+    );
+  }
+  return key;
+}

@@ -1,0 +1,70 @@
+/**
+ * Settling an IN_DOUBT record with the tool's probe (seed 000: "a reconciliation probe
+ * inspects the environment and settles the record as completed or not executed").
+ * The prober first takes the record over (a fenced owner change), so two probers or a late
+ * executor can never both settle it.
+ */
+import type { ProbeOutcome } from "../schema/types.js";
+import { settleHint, type SettleOutcome } from "./outcome.js";
+import type { SettleContext } from "./settle.js";
+import type { IdempotencyRecord } from "./store.js";
+import { storableResult } from "./transitions.js";
+
+export async function reconcile(
+  ctx: SettleContext,
+  probe: () => ProbeOutcome | Promise<ProbeOutcome>,
+  record: IdempotencyRecord,
+  runAgain: () => Promise<SettleOutcome>,
+): Promise<SettleOutcome> {
+  const { records, owner } = ctx;
+  const mine = await records.takeOver(record, owner, ctx.now());
+  if (!mine) return busy(ctx);
+
+  let outcome: ProbeOutcome;
+  try {
+    outcome = await probe();
+  } catch (error) {
+    const reason = `the probe threw: ${(error as Error)?.message ?? String(error)}; the record stays IN_DOUBT; ${settleHint(ctx.key)}`;
+    return { status: "in_doubt", cause: "probe_failed", reason, record: mine, error };
+  }
+
+  switch (outcome?.outcome) {
+    case "applied": {
+      const stored = storableResult(outcome.result);
+      if (!stored.ok) {
+        const reason = `the probe found the effect applied but its result is not JSON (${stored.reason}); the record stays IN_DOUBT; ${settleHint(ctx.key)}`;
+        return { status: "in_doubt", cause: "probe_failed", reason, record: mine, probe: outcome };
+      }
+      const now = ctx.now();
+      const done = await records.complete(owner, "IN_DOUBT", stored.result, ctx.ttl_ms === null ? null : now + ctx.ttl_ms, now);
+      if (!done) return busy(ctx);
+      return { status: "replay", result: stored.result, record: done, settled_by: "probe" };
+    }
+    case "not_applied":
+      // Nothing happened: free the key, then this very call claims and runs it.
+      if (!(await records.release(owner, "IN_DOUBT", "unknown"))) return busy(ctx);
+      return runAgain();
+    case "unknown": {
+      const detail = outcome.detail ? ` (${outcome.detail})` : "";
+      const reason = `the probe could not tell whether the effect happened${detail}; the record stays IN_DOUBT; ${settleHint(ctx.key)}`;
+      return { status: "in_doubt", cause: "probe_unknown", reason, record: mine, probe: outcome };
+    }
+    default: {
+      const got = JSON.stringify((outcome as { outcome?: unknown } | undefined)?.outcome) ?? "nothing";
+      const reason = `the probe returned outcome ${got}; expected "applied" (with result), "not_applied" or "unknown"; the record stays IN_DOUBT`;
+      return { status: "in_doubt", cause: "probe_failed", reason, record: mine };
+    }
+  }
+}
+
+/** Someone else moved the record while we probed: report what it is now. */
+async function busy(ctx: SettleContext): Promise<SettleOutcome> {
+  const current = await ctx.records.get(ctx.now(), "unknown");
+  if (current?.state === "COMPLETED") return { status: "replay", result: current.result, record: current, settled_by: "stored" };
+  return {
+    status: "in_doubt",
+    cause: "probe_busy",
+    reason: `another party is settling this IN_DOUBT call (the record changed owner while this call probed); retry shortly`,
+    record: current,
+  };
+}

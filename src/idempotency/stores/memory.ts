@@ -1,0 +1,192 @@
+/**
+ * `memory:` — the reference semantics of the Store contract (`../store.ts`), in one process.
+ * Every operation runs synchronously inside its promise, so each is atomic with respect to
+ * every other caller in the process. Values are copied in and out, as a real store would.
+ */
+import type {
+  ApprovalRecord,
+  ApprovalState,
+  ApprovalStore,
+  BudgetStore,
+  ClaimInput,
+  ClaimOutcome,
+  IdempotencyRecord,
+  RecordPatch,
+  RecordState,
+  RecordStore,
+  RevocationStore,
+  Store,
+} from "../store.js";
+
+export interface MemoryStoreOptions {
+  /** Default page size of `records.list` when the query gives none. Default 100. */
+  defaultListLimit?: number;
+}
+
+const copy = <T>(value: T): T => structuredClone(value);
+
+/** A COMPLETED record past its TTL is treated as absent everywhere. */
+const expired = (r: IdempotencyRecord, now: number): boolean => r.state === "COMPLETED" && r.expires_at !== null && r.expires_at <= now;
+
+function memoryRecords(open: () => void, defaultLimit: number): RecordStore {
+  const records = new Map<string, IdempotencyRecord>();
+  const live = (key: string, now: number): IdempotencyRecord | undefined => {
+    const r = records.get(key);
+    if (r && expired(r, now)) {
+      records.delete(key);
+      return undefined;
+    }
+    return r;
+  };
+  return {
+    async claim(key: string, input: ClaimInput): Promise<ClaimOutcome> {
+      const existing = live(key, input.now);
+      if (existing) return { claimed: false, record: copy(existing) };
+      const record: IdempotencyRecord = {
+        key,
+        state: "IN_FLIGHT",
+        owner: input.owner,
+        fingerprint: input.fingerprint,
+        tool: input.tool,
+        lease_until: input.lease_until,
+        result: null,
+        error: null,
+        expires_at: null,
+        created_at: input.now,
+        updated_at: input.now,
+      };
+      records.set(key, record);
+      return { claimed: true, record: copy(record) };
+    },
+    async get(key: string, now: number) {
+      open();
+      const r = live(key, now);
+      return r ? copy(r) : null;
+    },
+    async transition(key: string, owner: string, from: RecordState, patch: RecordPatch) {
+      open();
+      const r = live(key, patch.now);
+      if (!r || r.owner !== owner || r.state !== from) return null;
+      r.state = patch.state;
+      if (patch.owner !== undefined) r.owner = patch.owner;
+      if (patch.lease_until !== undefined) r.lease_until = patch.lease_until;
+      if (patch.result !== undefined) r.result = copy(patch.result);
+      if (patch.error !== undefined) r.error = patch.error;
+      if (patch.expires_at !== undefined) r.expires_at = patch.expires_at;
+      r.updated_at = patch.now;
+      return copy(r);
+    },
+    async release(key: string, owner: string, from: RecordState) {
+      open();
+      const r = records.get(key);
+      if (!r || r.owner !== owner || r.state !== from) return false;
+      return records.delete(key);
+    },
+    async list(query) {
+      open();
+      const limit = query.limit ?? defaultLimit;
+      const out: IdempotencyRecord[] = [];
+      // Code-unit order, the same order the SQL stores give with a binary ("C") collation.
+      for (const key of [...records.keys()].sort()) {
+        if (out.length >= limit) break;
+        if (query.after !== undefined && key <= query.after) continue;
+        const r = live(key, query.now);
+        if (r && (query.state === undefined || r.state === query.state)) out.push(copy(r));
+      }
+      return out;
+    },
+  };
+}
+
+function memoryRevocations(open: () => void): RevocationStore {
+  const revoked = new Map<string, { id: string; reason: string | null; revoked_at: number; until: number | null }>();
+  // A revocation past `until` guards a grant that has expired anyway: forget it.
+  const forget = (now: number) => {
+    for (const [id, r] of revoked) if (r.until !== null && r.until <= now) revoked.delete(id);
+  };
+  return {
+    async revoke(id, input) {
+      open();
+      const prior = revoked.get(id);
+      revoked.set(id, { id, reason: input.reason, revoked_at: prior?.revoked_at ?? input.now, until: input.until });
+    },
+    async firstRevoked(ids, now) {
+      open();
+      forget(now);
+      return ids.find((id) => revoked.has(id)) ?? null;
+    },
+    async list(now) {
+      open();
+      forget(now);
+      return [...revoked.values()].map(copy);
+    },
+  };
+}
+
+function memoryBudgets(open: () => void): BudgetStore {
+  const spent = new Map<string, number>();
+  return {
+    async spend(id, amount, limit) {
+      open();
+      const current = spent.get(id) ?? 0;
+      if (current + amount > limit) return { ok: false, remaining: limit - current };
+      spent.set(id, current + amount);
+      return { ok: true, remaining: limit - current - amount };
+    },
+    async spent(id) {
+      open();
+      return spent.get(id) ?? 0;
+    },
+  };
+}
+
+function memoryApprovals(open: () => void): ApprovalStore {
+  const approvals = new Map<string, ApprovalRecord>();
+  return {
+    async create(record) {
+      open();
+      if (approvals.has(record.id)) throw new Error(`approval ${record.id} already exists; approval ids are single-use`);
+      approvals.set(record.id, copy(record));
+    },
+    async get(id) {
+      open();
+      const r = approvals.get(id);
+      return r ? copy(r) : null;
+    },
+    async update(id: string, from: ApprovalState, patch) {
+      open();
+      const r = approvals.get(id);
+      if (!r || r.state !== from) return null;
+      Object.assign(r, copy(patch));
+      return copy(r);
+    },
+    async list(query) {
+      open();
+      return [...approvals.values()]
+        .filter((r) => query.state === undefined || r.state === query.state)
+        .sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? 1 : -1))
+        .slice(0, query.limit ?? Infinity)
+        .map(copy);
+    },
+  };
+}
+
+/** A fresh, empty in-process store: not shared, not durable. */
+export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
+  let closed = false;
+  // A closed store fails like a store that went away, so callers' error paths can be tested.
+  const open = () => {
+    if (closed) throw new Error("the memory store is closed");
+  };
+  return {
+    kind: "memory",
+    capabilities: { shared: false, durable: false },
+    records: memoryRecords(open, options.defaultListLimit ?? 100),
+    revocations: memoryRevocations(open),
+    budgets: memoryBudgets(open),
+    approvals: memoryApprovals(open),
+    async close() {
+      closed = true;
+    },
+  };
+}
