@@ -21,6 +21,14 @@ export type * from "./idempotency/store.js";
 export type { Proposal, Observation, ObservationIssue, ObservationErrorCode } from "./runtime/types.js";
 // schema:
 // canonical / idempotency:
+export { openStore, DEFAULT_SQLITE_PATH } from "./idempotency/open.js";
+export type { OpenStoreOptions } from "./idempotency/open.js";
+export { createSqliteStore } from "./idempotency/stores/sqlite.js";
+export type { SqliteStoreOptions } from "./idempotency/stores/sqlite.js";
+export { createRedisStore } from "./idempotency/stores/redis.js";
+export type { RedisStoreOptions } from "./idempotency/stores/redis.js";
+export { createPostgresStore } from "./idempotency/stores/postgres.js";
+export type { PostgresStoreOptions } from "./idempotency/stores/postgres.js";
 // capability:
 // runtime:
 // observation:
