@@ -70,14 +70,8 @@ export function checkRequest(g: EffectiveGrant, req: ApproveRequest): Denial | n
       return deny("object_outside", `the target ${target.text} is outside the capability's objects: ${list(g.objects)}`, g.id);
     }
   }
-  if (req.tool !== undefined) {
-    const tool = toolObject(req.tool);
-    for (const set of g.object_sets) {
-      const tools = set.filter((o) => o.kind === "tool");
-      if (tools.length > 0 && (tool === null || !withinAny(tool, tools))) {
-        return deny("object_outside", `the tool ${JSON.stringify(req.tool)} is not one the capability names: ${list(tools)}`, g.id);
-      }
-    }
+  if (g.tools !== null && (typeof req.tool !== "string" || !g.tools.includes(req.tool))) {
+    return deny("object_outside", `the tool ${JSON.stringify(req.tool ?? null)} is not one the capability names: ${g.tools.join(", ") || "none"}`, g.id);
   }
   const cost = req.cost ?? 1;
   if (typeof cost !== "number" || !Number.isFinite(cost) || cost < 0) {
@@ -89,12 +83,4 @@ export function checkRequest(g: EffectiveGrant, req: ApproveRequest): Denial | n
   const arg = argViolation(g.pred, req.args);
   if (arg !== null) return deny("arg_out_of_bounds", arg, g.id);
   return null;
-}
-
-function toolObject(name: string): CapObject | null {
-  try {
-    return parseObject(`tool:${name}`);
-  } catch {
-    return null;
-  }
 }

@@ -10,7 +10,7 @@
 import { ToolgateError } from "../schema/errors.js";
 import { nextTag } from "./chain.js";
 import { blockFromInput, type NarrowerInput } from "./input.js";
-import { withinAny } from "./objects.js";
+import { withinAny, type CapObject } from "./objects.js";
 import { widening } from "./predicates.js";
 import { blockBytes, encodeToken, parseToken } from "./token.js";
 
@@ -29,6 +29,16 @@ export class AttenuationError extends ToolgateError {
 }
 
 /**
+ * Object containment for attenuation. A `tool:` object in a child also restricts which tool may
+ * call; naming one where the parent block names no tool narrows (restricts the tool), so it is
+ * checked only against the parent's own `tool:` objects.
+ */
+function withinSet(o: CapObject, set: readonly CapObject[]): boolean {
+  if (o.kind === "tool" && !set.some((x) => x.kind === "tool")) return true;
+  return withinAny(o, set);
+}
+
+/**
  * Returns a child token that holds no more than `token`. Throws AttenuationError naming the
  * component when `narrower` is wider in any of them, ToolgateError `invalid_grant` for a
  * malformed narrowing and MalformedError for a token that does not parse. No key is needed.
@@ -44,7 +54,7 @@ export function attenuate(token: string, narrower: NarrowerInput, options: { now
     if (extra.length > 0) throw new AttenuationError("rights", `rights ${extra.join(",")} are not held by the parent (it holds ${g.rights.join(",") || "none"})`);
   }
   for (const o of objects ?? []) {
-    if (!g.object_sets.every((set) => withinAny(o, set))) {
+    if (!g.object_sets.every((set) => withinSet(o, set))) {
       throw new AttenuationError("objects", `object ${o.text} is not within the parent's objects (${g.objects.map((x) => x.text).join(",") || "none"})`);
     }
   }

@@ -96,7 +96,7 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
     const g = token.grant;
     const allowed = { allowed: true as const, grant_id: g.id, chain_ids: [...g.chain_ids] };
     if (g.pred.budgets.length === 0) return allowed;
-    if (!store) throw new ToolgateError("store_required", `capability ${g.id} has a budget, which needs a store; create the authority with a store`);
+    if (!store) throw new ToolgateError("store_required", `capability ${g.id} is bounded by a budget, which needs a store; create the authority with a store`);
     let remaining = Infinity;
     for (const b of g.pred.budgets) {
       const r = await store.budgets.spend(b.id, cost, b.limit);

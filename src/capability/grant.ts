@@ -19,6 +19,11 @@ export interface EffectiveGrant {
   objects: CapObject[];
   /** Each block's own objects, root first; a target must lie within every one. */
   object_sets: CapObject[][];
+  /**
+   * Tools the calling tool must be among: the intersection over every block that names `tool:`
+   * objects; null when no block does. (A `tool:` object is also an ordinary target.)
+   */
+  tools: string[] | null;
   /** P: the conjunction of every block's predicate. */
   pred: EffectivePredicate;
   /** E: the earliest expiry, epoch ms. */
@@ -33,11 +38,14 @@ export function effectiveGrant(blocks: readonly ParsedBlock[]): EffectiveGrant {
   const object_sets: CapObject[][] = [];
   const pred = emptyPredicate();
   let exp = root.exp!;
+  let tools: string[] | null = null;
   for (const { block, objects: objs } of blocks) {
     if (block.rights) rights = new Set(block.rights.filter((r) => rights.has(r)));
     if (objs) {
       object_sets.push(objs);
       objects = intersectObjects(objects, objs);
+      const named = objs.filter((o) => o.kind === "tool").map((o) => o.value);
+      if (named.length > 0) tools = tools === null ? named : tools.filter((t) => named.includes(t));
     }
     conjoin(pred, block.pred, block.id);
     if (block.exp !== undefined) exp = Math.min(exp, block.exp);
@@ -49,6 +57,7 @@ export function effectiveGrant(blocks: readonly ParsedBlock[]): EffectiveGrant {
     rights: [...rights].sort(),
     objects,
     object_sets,
+    tools,
     pred,
     exp,
   };
@@ -61,6 +70,8 @@ export interface GrantView {
   kid: string;
   rights: string[];
   objects: string[];
+  /** null: any tool. */
+  tools: string[] | null;
   max_cost: number | null;
   budgets: Array<{ id: string; limit: number }>;
   args: Array<{ arg: string; max?: number; min?: number; oneOf?: Array<string | number | boolean | null> }>;
@@ -75,6 +86,7 @@ export function viewGrant(g: EffectiveGrant): GrantView {
     kid: g.kid,
     rights: [...g.rights],
     objects: g.objects.map((o) => o.text),
+    tools: g.tools === null ? null : [...g.tools],
     max_cost: g.pred.max_cost,
     budgets: g.pred.budgets.map((b) => ({ ...b })),
     args: [...g.pred.args].map(([arg, b]) => ({ arg, ...b })),
@@ -86,6 +98,7 @@ export function viewGrant(g: EffectiveGrant): GrantView {
 /** One line per component, for reasons and the CLI: `rights read,write; objects path:/ws; …`. */
 export function summariseGrant(g: EffectiveGrant): string {
   const parts = [`rights ${g.rights.join(",") || "(none)"}`, `objects ${g.objects.map((o) => o.text).join(",") || "(none)"}`];
+  if (g.tools !== null) parts.push(`tools ${g.tools.join(",") || "(none)"}`);
   if (g.pred.max_cost !== null) parts.push(`max_cost ${g.pred.max_cost}`);
   for (const b of g.pred.budgets) parts.push(`budget ${b.limit} (${b.id})`);
   for (const [arg, b] of g.pred.args) parts.push(describeBounds(arg, b));

@@ -10,6 +10,7 @@ import { sideEffect } from "./rules/effect.js";
 import { propertyDescription, toolNaming } from "./rules/naming.js";
 import { required } from "./rules/required.js";
 import { wholeFileRewrite } from "./rules/rewrite.js";
+import { overlapRule } from "../../economics/overlap.js";
 import { unions } from "./rules/unions.js";
 import { units } from "./rules/units.js";
 
@@ -20,4 +21,4 @@ export const schemaRules: SchemaRule[] = [closed, required, bounded, units, unio
 export const toolRules: ToolRule[] = [sideEffect, wholeFileRewrite, toolNaming];
 
 /** Rules run once over a whole catalog (TG009 overlap lives in src/economics and is added here). */
-export const catalogRules: CatalogRule[] = [];
+export const catalogRules: CatalogRule[] = [overlapRule];
