@@ -3,9 +3,13 @@
  * `register(program)`. Add one import and one entry per command.
  */
 import type { Command } from "commander";
+import * as cap from "./commands/cap.js";
+import * as lint from "./commands/lint.js";
 
 export type Register = (program: Command) => void;
 
 export const commands: Register[] = [
   // one entry per command module, e.g. lint.register,
+  lint.register,
+  cap.register,
 ];

@@ -1,0 +1,29 @@
+/**
+ * `toolgate lint FILE... [--format text|json|sarif]`: lints tool descriptors, `tools/list`
+ * results and catalog files (`-` = stdin). Exit 0 without error-level findings, 1 with, 2 for
+ * usage or input errors. (`--mcp -- CMD`, linting a live server, is added by the MCP area:
+ * it builds `LintSource`s from the server's tools and calls the same `lintSources`.)
+ */
+import { Option, type Command } from "commander";
+import { formatReport, LINT_FORMATS, type LintFormat } from "../../schema/lint/format.js";
+import { lintSources, type LintSource } from "../../schema/lint/report.js";
+import { CliError, EXIT, parseJson, readInput } from "../io.js";
+
+/** Reads and parses the files; a bad file stops with exit 2 and one clear line. */
+export function readSources(files: readonly string[]): LintSource[] {
+  if (files.length === 0) throw new CliError("lint needs at least one FILE (or - for standard input)");
+  return files.map((file) => ({ source: file, value: parseJson(readInput(file), file === "-" ? "standard input" : file) }));
+}
+
+export function register(program: Command): void {
+  program
+    .command("lint")
+    .description("lint tool schemas (descriptor, array, tools/list result or catalog file) against rules TG001–TG010")
+    .argument("[files...]", "JSON files to lint; - reads standard input")
+    .addOption(new Option("--format <format>", "output format").choices(LINT_FORMATS as string[]).default("text"))
+    .action((files: string[], opts: { format: LintFormat }) => {
+      const report = lintSources(readSources(files));
+      process.stdout.write(formatReport(report, opts.format));
+      process.exitCode = report.summary.errors > 0 ? EXIT.findings : EXIT.ok;
+    });
+}

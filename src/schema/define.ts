@@ -1,0 +1,97 @@
+/**
+ * `defineTool`: a typed tool from zod schemas. The model sees the published JSON Schema; the
+ * handler, check, grant and probe receive the arguments parsed by zod (defaults applied,
+ * typed as `z.output<input>`). A tool without an effect, or whose published schema fails an
+ * error-level lint rule, is refused at definition time (issue 2, "defineTool").
+ */
+import type { z } from "zod";
+import { NoEffectError, ToolgateError } from "./errors.js";
+import { EFFECTS } from "./lint/finding.js";
+import { lintTool } from "./lint/index.js";
+import { fieldLabel } from "./labels.js";
+import { publishSchema } from "./publish.js";
+import { renderIssues } from "./render.js";
+import { annotationsFor, type CheckIssue, type Effect, type GrantRequest, type ProbeOutcome, type ToolContext, type ToolResult, type ToolSpec } from "./types.js";
+
+export interface ToolDefinition<I extends z.ZodType, R> {
+  /** `^[a-zA-Z0-9_-]{1,64}$`, a verb and an object (seed 003: `search_customer_orders`, not `query`). */
+  name: string;
+  title?: string;
+  /** What the tool does, when to use it rather than its neighbours, what it returns. */
+  description: string;
+  /** zod v4 object schema of the arguments. */
+  input: I;
+  output?: z.ZodType<R>;
+  /** Side effect → authority level: read A0, idempotent A1, write A2, destructive A3. Required. */
+  effect: Effect;
+  handler: (args: z.output<I>, ctx: ToolContext) => R | ToolResult<R> | Promise<R | ToolResult<R>>;
+  /** Semantic validation after the schema (existence, ownership, policy); its issues are observations. */
+  check?: (args: z.output<I>, ctx: ToolContext) => CheckIssue[] | void | Promise<CheckIssue[] | void>;
+  grant?: (args: z.output<I>, ctx: ToolContext) => GrantRequest | Promise<GrantRequest>;
+  probe?: (args: z.output<I>, ctx: ToolContext) => ProbeOutcome | Promise<ProbeOutcome>;
+  timeout_ms?: number;
+  budget_tokens?: number;
+}
+
+/**
+ * The spec's functions take the raw (schema-validated) arguments and parse them with zod
+ * themselves, so any `defineTool` result registers as a plain `ToolSpec`.
+ */
+export function defineTool<I extends z.ZodType, R = unknown>(def: ToolDefinition<I, R>): ToolSpec<Record<string, unknown>, R> {
+  const name = typeof def?.name === "string" ? def.name : String(def?.name);
+  if (!EFFECTS.includes(def?.effect)) {
+    throw new ToolgateError("tool_invalid", `tool ${name}: effect must be one of ${EFFECTS.join(", ")}; received ${JSON.stringify(def?.effect) ?? "nothing"}. Declare the side effect: read (A0), idempotent (A1), write (A2, idempotency key) or destructive (A3, key + approval).`);
+  }
+  if (typeof def.handler !== "function") throw new ToolgateError("tool_invalid", `tool ${name}: handler must be a function; received ${typeof def.handler}.`);
+  if (!def.input || typeof (def.input as { safeParse?: unknown }).safeParse !== "function") throw new ToolgateError("tool_invalid", `tool ${name}: input must be a zod schema, e.g. z.object({ path: z.string().max(1024) }).`);
+
+  // Parsed once per arguments object: check, grant, handler and probe see the same value.
+  const parsed = new WeakMap<object, z.output<I>>();
+  const parseArgs = (args: unknown): { ok: true; value: z.output<I> } | { ok: false; issues: CheckIssue[] } => {
+    const cached = typeof args === "object" && args !== null ? parsed.get(args) : undefined;
+    if (cached !== undefined) return { ok: true, value: cached };
+    const r = def.input.safeParse(args);
+    if (!r.success) return { ok: false, issues: r.error.issues.map(zodIssue) };
+    if (typeof args === "object" && args !== null) parsed.set(args, r.data);
+    return { ok: true, value: r.data };
+  };
+  const parse = (args: unknown): z.output<I> => {
+    const r = parseArgs(args);
+    // Reached only when the runtime skipped check: the call fails before any effect.
+    if (!r.ok) throw new NoEffectError(renderIssues(name, r.issues), "invalid_arguments");
+    return r.value;
+  };
+
+  const spec: ToolSpec<Record<string, unknown>, R> = {
+    name,
+    ...(def.title !== undefined ? { title: def.title } : {}),
+    description: def.description,
+    inputSchema: publishSchema(name, "input", def.input),
+    ...(def.output ? { outputSchema: publishSchema(name, "output", def.output) } : {}),
+    effect: def.effect,
+    annotations: { ...(def.title !== undefined ? { title: def.title } : {}), ...annotationsFor(def.effect) },
+    // zod refinements the JSON Schema cannot say run here, as check issues, before the user's check.
+    check: async (args, ctx) => {
+      const r = parseArgs(args);
+      if (!r.ok) return r.issues;
+      return def.check ? def.check(r.value, ctx) : undefined;
+    },
+    handler: (args, ctx) => def.handler(parse(args), ctx),
+    ...(def.grant ? { grant: (args: Record<string, unknown>, ctx: ToolContext) => def.grant!(parse(args), ctx) } : {}),
+    ...(def.probe ? { probe: (args: Record<string, unknown>, ctx: ToolContext) => def.probe!(parse(args), ctx) } : {}),
+    ...(def.timeout_ms !== undefined ? { timeout_ms: def.timeout_ms } : {}),
+    ...(def.budget_tokens !== undefined ? { budget_tokens: def.budget_tokens } : {}),
+  };
+
+  const errors = lintTool(spec).filter((f) => f.severity === "error");
+  if (errors.length > 0) {
+    const lines = errors.map((f) => `  ${f.rule} ${f.pointer || "/"}: ${f.message}. Fix: ${f.fix}`);
+    throw new ToolgateError("tool_lint", `tool ${name} is refused: its published schema fails ${errors.length} lint rule${errors.length === 1 ? "" : "s"}:\n${lines.join("\n")}`);
+  }
+  return spec;
+}
+
+function zodIssue(issue: z.core.$ZodIssue): CheckIssue {
+  const path = issue.path.map((p) => "/" + String(p).replace(/~/g, "~0").replace(/\//g, "~1")).join("");
+  return { path, code: issue.code, message: `${fieldLabel(path)}: ${issue.message}` };
+}

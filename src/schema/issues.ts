@@ -1,0 +1,125 @@
+/**
+ * Ajv errors → structured issues `{path, code, message, expected, received, example}`
+ * (STYLE.md 13: issues are data, one renderer makes the text). Built only on failure, so the
+ * valid path never pays for it. Unions are reduced to the branch the call meant (see unions.ts).
+ */
+import type { ErrorObject } from "ajv";
+import type { ObservationIssue } from "../runtime/types.js";
+import type { JsonValue } from "./types.js";
+import { closest } from "./closest.js";
+import { FORMAT_HINTS } from "./formats.js";
+import { codePoints, showTyped, showValue } from "./received.js";
+import { reduceUnions } from "./unions.js";
+import { fieldLabel, typePhrase } from "./labels.js";
+import { isRecord } from "./lint/util.js";
+
+const listValues = (values: unknown[]) => (values.length > 20 ? [...values.slice(0, 20).map(showValue), `… ${values.length - 20} more`] : values.map(showValue)).join(", ");
+
+function exampleOf(schema: unknown): JsonValue | undefined {
+  if (!isRecord(schema)) return undefined;
+  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0] as JsonValue;
+  if ("default" in schema) return schema.default as JsonValue;
+  if ("const" in schema) return schema.const as JsonValue;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0] as JsonValue;
+  if (typeof schema.format === "string") return FORMAT_HINTS[schema.format]?.example;
+  return undefined;
+}
+
+const join = (pointer: string, key: string) => `${pointer}/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`;
+
+/** Converts one Ajv error into an issue. `root` is the tool's input schema (for names and examples). */
+export function toIssue(e: ErrorObject): ObservationIssue {
+  const path = e.instancePath;
+  const field = fieldLabel(path);
+  const p = e.params as Record<string, unknown>;
+  const parent = isRecord(e.parentSchema) ? e.parentSchema : {};
+  switch (e.keyword) {
+    case "additionalProperties":
+    case "unevaluatedProperties": {
+      const name = String(p.additionalProperty ?? p.unevaluatedProperty);
+      const allowed = isRecord(parent.properties) ? Object.keys(parent.properties) : [];
+      const guess = closest(name, allowed);
+      const where = path === "" ? "" : ` in ${field}`;
+      const list = allowed.length === 0 ? "none" : allowed.length > 30 ? `${allowed.slice(0, 30).join(", ")}, …` : allowed.join(", ");
+      return { path: join(path, name), code: "unknown_field", message: `unknown field${where}: ${name}; allowed: ${list}`, expected: `one of ${list}`, ...(guess ? { example: guess } : {}) };
+    }
+    case "required": {
+      const name = String(p.missingProperty);
+      const prop = isRecord(parent.properties) ? parent.properties[name] : undefined;
+      const type = isRecord(prop) && prop.type !== undefined ? typePhrase(prop.type) : undefined;
+      const example = exampleOf(prop);
+      return { path: join(path, name), code: "missing_field", message: `${fieldLabel(join(path, name))} is required`, ...(type ? { expected: type } : {}), ...(example !== undefined ? { example } : {}) };
+    }
+    case "type": {
+      const expected = typePhrase(p.type);
+      return { path, code: "invalid_type", message: `${field} must be ${expected}`, expected, received: showTyped(e.data) };
+    }
+    case "enum": {
+      const allowed = Array.isArray(p.allowedValues) ? p.allowedValues : [];
+      const guess = typeof e.data === "string" ? closest(e.data, allowed.filter((v): v is string => typeof v === "string")) : undefined;
+      return { path, code: "invalid_enum", message: `${field} must be one of ${listValues(allowed)}`, expected: `one of ${listValues(allowed)}`, received: showValue(e.data), ...(guess ? { example: guess } : {}) };
+    }
+    case "const":
+      return { path, code: "invalid_const", message: `${field} must be ${showValue(p.allowedValue)}`, expected: showValue(p.allowedValue), received: showValue(e.data), example: p.allowedValue as JsonValue };
+    case "format": {
+      const hint = FORMAT_HINTS[String(p.format)];
+      const expected = hint?.expected ?? `a ${String(p.format)} value`;
+      return { path, code: "invalid_format", message: `${field} must be ${expected}`, expected, received: showValue(e.data), ...(hint ? { example: hint.example } : {}) };
+    }
+    case "pattern":
+      return { path, code: "invalid_pattern", message: `${field} must match the pattern ${showValue(p.pattern)}`, expected: `a string matching ${String(p.pattern)}`, received: showValue(e.data), ...(exampleOf(parent) !== undefined ? { example: exampleOf(parent) } : {}) };
+    case "maxLength":
+    case "minLength": {
+      const n = Number(p.limit);
+      const expected = `${e.keyword === "maxLength" ? "at most" : "at least"} ${n} character${n === 1 ? "" : "s"}`;
+      return { path, code: e.keyword === "maxLength" ? "too_long" : "too_short", message: `${field} must be ${expected}`, expected, received: `${typeof e.data === "string" ? codePoints(e.data) : "?"} characters` };
+    }
+    case "maximum":
+    case "minimum":
+    case "exclusiveMaximum":
+    case "exclusiveMinimum": {
+      const words = { maximum: "at most", minimum: "at least", exclusiveMaximum: "less than", exclusiveMinimum: "greater than" }[e.keyword];
+      const expected = `${words} ${String(p.limit)}`;
+      return { path, code: e.keyword.toLowerCase().includes("max") ? "too_big" : "too_small", message: `${field} must be ${expected}`, expected, received: showValue(e.data), example: p.limit as JsonValue };
+    }
+    case "multipleOf":
+      return { path, code: "not_multiple", message: `${field} must be a multiple of ${String(p.multipleOf)}`, expected: `a multiple of ${String(p.multipleOf)}`, received: showValue(e.data) };
+    case "maxItems":
+    case "minItems":
+    case "maxProperties":
+    case "minProperties": {
+      const unit = e.keyword.endsWith("Items") ? "item" : "field";
+      const n = Number(p.limit);
+      const expected = `${e.keyword.startsWith("max") ? "at most" : "at least"} ${n} ${unit}${n === 1 ? "" : "s"}`;
+      const count = Array.isArray(e.data) ? e.data.length : isRecord(e.data) ? Object.keys(e.data).length : 0;
+      return { path, code: e.keyword.startsWith("max") ? "too_many" : "too_few", message: `${field} must have ${expected}`, expected, received: `${count} ${unit}s` };
+    }
+    case "uniqueItems":
+      return { path, code: "duplicate_items", message: `${field} must not repeat items; items ${String(p.j)} and ${String(p.i)} are equal`, expected: "unique items" };
+    case "dependentRequired":
+    case "dependencies":
+      return { path: join(path, String(p.missingProperty)), code: "missing_field", message: `${fieldLabel(join(path, String(p.missingProperty)))} is required when ${fieldLabel(join(path, String(p.property)))} is given` };
+    case "oneOf":
+      return { path, code: "ambiguous_union", message: `${field} matches more than one alternative (${Array.isArray(p.passingSchemas) ? p.passingSchemas.join(" and ") : "several"}); it must match exactly one`, received: showValue(e.data) };
+    default:
+      return { path, code: e.keyword, message: `${field} ${e.message ?? `fails ${e.keyword}`}`, received: showValue(e.data) };
+  }
+}
+
+/** All issues of one failed validation, unions reduced, duplicates dropped. */
+export function issuesFrom(errors: readonly ErrorObject[], root: unknown): ObservationIssue[] {
+  const out: ObservationIssue[] = [];
+  const seen = new Set<string>();
+  const items = reduceUnions(errors, root);
+  // A value of the wrong type also fails its enum/format/…: the type error alone says what to fix.
+  const typeMiss = new Set(items.filter((i) => !("issue" in i) && i.keyword === "type").map((i) => i.instancePath));
+  for (const item of items) {
+    if (!("issue" in item) && item.keyword !== "type" && typeMiss.has(item.instancePath) && item.keyword !== "required" && item.keyword !== "additionalProperties") continue;
+    const issue = "issue" in item ? item.issue : toIssue(item);
+    const key = `${issue.path}\0${issue.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(issue);
+  }
+  return out;
+}

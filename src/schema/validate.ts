@@ -1,0 +1,99 @@
+/**
+ * The validator: Ajv, each tool's input schema compiled once and cached by schema identity.
+ * The valid path is one cached-function call; issues are built only on failure. Foreign
+ * schemas compile too: draft-07 (by `$schema`) on the draft-07 Ajv, strict mode off, unknown
+ * formats ignored, and patterns Ajv's unicode mode rejects retried without it.
+ */
+import type { ErrorObject, ValidateFunction } from "ajv";
+import { Ajv } from "ajv";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
+import type { ObservationIssue } from "../runtime/types.js";
+import { ToolgateError } from "./errors.js";
+import { issuesFrom } from "./issues.js";
+
+// ajv-formats is CommonJS: under NodeNext its default import is the module namespace.
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv | Ajv2020) => void;
+
+export type ValidationResult<T = unknown> = { ok: true; value: T } | { ok: false; issues: ObservationIssue[] };
+
+export interface Validator {
+  /** Validates `args` against `spec.inputSchema` (compiled on first use, then cached). Never throws for bad arguments. */
+  validate<T = unknown>(spec: { name: string; inputSchema: Record<string, unknown> }, args: unknown): ValidationResult<T>;
+  /** Compiles a schema ahead of time; throws ToolgateError `schema_invalid` when Ajv cannot use it. */
+  compile(spec: { name: string; inputSchema: Record<string, unknown> }): void;
+}
+
+const DRAFT07 = /json-schema\.org\/draft-0[4-7]\/schema/;
+
+type Dialect = "2020" | "07";
+
+function makeAjv(dialect: Dialect, unicodeRegExp: boolean): Ajv | Ajv2020 {
+  // allErrors: a model fixes every field in one turn; verbose: issues need the schema and data of each error.
+  const options = { allErrors: true, verbose: true, strict: false, unicodeRegExp, logger: false as const, validateSchema: false };
+  const ajv = dialect === "07" ? new Ajv(options) : new Ajv2020(options);
+  addFormats(ajv);
+  return ajv;
+}
+
+/** Creates a validator with its own Ajv instances and compile cache. */
+export function createValidator(): Validator {
+  const cache = new WeakMap<object, ValidateFunction>();
+  const instances = new Map<string, Ajv | Ajv2020>();
+  const ajvFor = (dialect: Dialect, unicode: boolean) => {
+    const key = `${dialect}:${unicode}`;
+    let ajv = instances.get(key);
+    if (!ajv) instances.set(key, (ajv = makeAjv(dialect, unicode)));
+    return ajv;
+  };
+
+  function compileSchema(name: string, schema: Record<string, unknown>): ValidateFunction {
+    const declared = typeof schema.$schema === "string" ? schema.$schema : "";
+    // No $schema: MCP says 2020-12, but draft-07 shapes (array `items`) are common in the wild.
+    const order: Dialect[] = DRAFT07.test(declared) ? ["07"] : declared ? ["2020"] : ["2020", "07"];
+    let first: unknown;
+    for (const dialect of order) {
+      for (const unicode of [true, false]) {
+        try {
+          // A fresh instance when the schema's $id is already taken by another tool's schema.
+          return ajvFor(dialect, unicode).compile(schema);
+        } catch (err) {
+          first ??= err;
+          if (/already exists/.test((err as Error).message)) {
+            try {
+              return makeAjv(dialect, unicode).compile(schema);
+            } catch {
+              /* fall through to the next dialect */
+            }
+          }
+        }
+      }
+    }
+    throw new ToolgateError("schema_invalid", `tool ${name}: its input schema cannot be compiled: ${(first as Error).message}. Fix the schema (run \`toolgate lint\` on it).`, { cause: first });
+  }
+
+  function get(name: string, schema: Record<string, unknown>): ValidateFunction {
+    let fn = cache.get(schema);
+    if (!fn) {
+      try {
+        fn = compileSchema(name, schema);
+      } catch (err) {
+        if (err instanceof ToolgateError) throw err;
+        throw new ToolgateError("schema_invalid", `tool ${name}: its input schema cannot be compiled: ${(err as Error).message}`, { cause: err });
+      }
+      cache.set(schema, fn);
+    }
+    return fn;
+  }
+
+  return {
+    validate<T>(spec: { name: string; inputSchema: Record<string, unknown> }, args: unknown): ValidationResult<T> {
+      const fn = cache.get(spec.inputSchema) ?? get(spec.name, spec.inputSchema);
+      if (fn(args)) return { ok: true, value: args as T };
+      return { ok: false, issues: issuesFrom(fn.errors as ErrorObject[], spec.inputSchema) };
+    },
+    compile(spec) {
+      get(spec.name, spec.inputSchema);
+    },
+  };
+}
