@@ -1,0 +1,76 @@
+/**
+ * A3 approval by elicitation (seed 000, "Authority levels": destructive calls need a key and an
+ * approval). When the gateway answers `approval_required` and the client declared the
+ * elicitation capability, the person is asked through `elicitation/create`, shown the tool and
+ * its exact arguments; their answer is recorded through `gateway.approvals` and the same
+ * proposal is sent again with the approval id, so the gateway, not this adapter, decides.
+ * Accept → approve; decline → deny; cancel or no answer → the call stays pending and the model
+ * gets the `approval_required` observation with the id for `toolgate approvals approve ID`.
+ */
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { Gateway, Observation, Proposal } from "../runtime/types.js";
+
+/** How long a person has to answer an elicitation before the call stays pending. */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 10 * 60_000;
+
+export interface ElicitContext {
+  server: Server;
+  gateway: Gateway;
+  /** The tools/call request the elicitation belongs to (keeps it on the same HTTP stream). */
+  requestId: RequestId;
+  timeoutMs: number;
+}
+
+/** The approval id an `approval_required` observation carries, if any. */
+export function pendingApprovalId(obs: Observation): string | null {
+  if (obs.ok || obs.error?.code !== "approval_required") return null;
+  const id = obs.error.detail?.approval_id;
+  return typeof id === "string" ? id : null;
+}
+
+/** The prompt a person reads: tool, authority and the exact arguments that will run. */
+export function approvalMessage(proposal: Proposal, obs: Observation, approvalId: string): string {
+  return [
+    `Approve a destructive call (${obs.authority ?? "A3"})?`,
+    `tool: ${proposal.tool}`,
+    `arguments (exactly what will run):`,
+    JSON.stringify(proposal.arguments, null, 2),
+    `approval id: ${approvalId}`,
+    `Accept to approve and run it once; decline to deny it.`,
+  ].join("\n");
+}
+
+const NOTE_SCHEMA = {
+  type: "object" as const,
+  properties: {
+    note: { type: "string" as const, title: "Note", description: "Optional: recorded with your decision in the approval record.", maxLength: 500 },
+  },
+};
+
+/** Asks the person and re-proposes; returns the first observation unchanged when nobody can be asked. */
+export async function approveByElicitation(ctx: ElicitContext, proposal: Proposal, obs: Observation): Promise<Observation> {
+  const approvalId = pendingApprovalId(obs);
+  if (approvalId === null || !ctx.server.getClientCapabilities()?.elicitation) return obs;
+  let answer;
+  try {
+    answer = await ctx.server.elicitInput(
+      { mode: "form", message: approvalMessage(proposal, obs, approvalId), requestedSchema: NOTE_SCHEMA },
+      { relatedRequestId: ctx.requestId, timeout: ctx.timeoutMs },
+    );
+  } catch {
+    // The client could not ask (no form support, disconnected, timed out): the approval stays pending.
+    return obs;
+  }
+  const client = ctx.server.getClientVersion()?.name ?? "client";
+  const approver = `mcp-elicitation:${client}`;
+  const note = typeof answer.content?.note === "string" && answer.content.note !== "" ? answer.content.note : undefined;
+  if (answer.action === "accept") {
+    await ctx.gateway.approvals.approve(approvalId, note === undefined ? { approver } : { approver, note });
+  } else if (answer.action === "decline") {
+    await ctx.gateway.approvals.deny(approvalId, { approver, reason: note ?? "declined by the person asked through MCP elicitation" });
+  } else {
+    return obs;
+  }
+  return ctx.gateway.call({ ...proposal, approval_id: approvalId });
+}

@@ -1,0 +1,24 @@
+/**
+ * Flags `toolgate serve` and `toolgate proxy` share, parsed to settings with errors that name
+ * the flag, the value and an example.
+ */
+import { ToolgateError } from "../schema/errors.js";
+
+export interface GatewayFlags {
+  store?: string;
+  keys?: string;
+  capability?: string;
+  audit?: string;
+  budgetTokens?: string;
+  http?: string;
+}
+
+/** `--budget-tokens N`: a positive integer, or undefined when absent. */
+export function parseBudget(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < 1) {
+    throw new ToolgateError("bad_flag", `--budget-tokens must be a positive whole number of o200k tokens; received ${JSON.stringify(text)}; example --budget-tokens 2000`);
+  }
+  return n;
+}

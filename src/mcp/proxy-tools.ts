@@ -1,0 +1,86 @@
+/**
+ * A foreign MCP tool as a ToolSpec, so the gateway treats it like its own: the upstream's input
+ * schema is validated by toolgate before the upstream sees anything, the effect comes from the
+ * upstream's annotations, and the handler is the upstream's `tools/call`.
+ *
+ * Effect from annotations (seed 000, "Schema Rules": the side-effect annotation decides the
+ * authority level), with MCP's defaults for what is missing (not read-only, destructive):
+ * readOnlyHint → read (A0); destructiveHint (default true) → destructive (A3);
+ * idempotentHint → idempotent (A1); otherwise write (A2).
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Effect, GrantRequest, JsonValue, ToolSpec } from "../schema/types.js";
+import { toolResult } from "../schema/types.js";
+
+export function effectFromAnnotations(a: Tool["annotations"]): Effect {
+  if (a?.readOnlyHint === true) return "read";
+  if (a?.destructiveHint !== false) return "destructive";
+  return a?.idempotentHint === true ? "idempotent" : "write";
+}
+
+/**
+ * The capability request of a proxied call: op from the effect; target the `path` argument
+ * when it is an absolute path (`path:/…`, so path-scoped capabilities apply to file servers),
+ * otherwise the tool itself (`tool:NAME`).
+ */
+export function proxyGrant(name: string, effect: Effect, args: Record<string, unknown>): GrantRequest {
+  const op = effect === "read" ? "read" : "write";
+  const path = args.path;
+  if (typeof path === "string" && path.startsWith("/")) return { op, target: `path:${path}`, cost: 1 };
+  return { op, target: `tool:${name}`, cost: 1 };
+}
+
+/** A failed upstream call: the message a model reads, from the upstream's own text. */
+export class UpstreamError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UpstreamError";
+  }
+}
+
+function textOf(result: CallToolResult): string {
+  return result.content
+    .map((c) => (c.type === "text" ? c.text : `[${c.type} content]`))
+    .join("\n");
+}
+
+/** Time bound the SDK applies to one upstream request, ms, unless the gateway aborts sooner. */
+const UPSTREAM_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * ToolSpec for one upstream tool. A thrown error — upstream `isError`, a disconnect, a timeout —
+ * is a normal failure to the gateway, which marks an A2/A3 call IN_DOUBT rather than release
+ * its key: the upstream may have acted before it failed (seed 000, "The endpoint record").
+ */
+export function proxyToolSpec(client: Client, tool: Tool, upstreamName: string): ToolSpec {
+  const effect = effectFromAnnotations(tool.annotations);
+  const { title: annTitle, ...hints } = tool.annotations ?? {};
+  const title = tool.title ?? annTitle;
+  const spec: ToolSpec = {
+    name: tool.name,
+    description: tool.description ?? "",
+    inputSchema: tool.inputSchema as Record<string, unknown>,
+    effect,
+    annotations: { ...hints, ...(title !== undefined ? { title } : {}) },
+    grant: (args) => proxyGrant(tool.name, effect, args),
+    handler: async (args, ctx) => {
+      let result: CallToolResult;
+      try {
+        result = (await client.callTool({ name: tool.name, arguments: args }, undefined, {
+          signal: ctx.signal,
+          timeout: UPSTREAM_TIMEOUT_MS,
+        })) as CallToolResult;
+      } catch (err) {
+        throw new UpstreamError(`the upstream server ${upstreamName} did not answer ${tool.name}: ${(err as Error).message}`);
+      }
+      const text = textOf(result);
+      if (result.isError) throw new UpstreamError(`the upstream server ${upstreamName} reported an error from ${tool.name}: ${text}`);
+      const output: JsonValue = (result.structuredContent as JsonValue | undefined) ?? text;
+      return toolResult(output, { text });
+    },
+  };
+  if (title !== undefined) spec.title = title;
+  if (tool.outputSchema) spec.outputSchema = tool.outputSchema as Record<string, unknown>;
+  return spec;
+}

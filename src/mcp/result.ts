@@ -1,0 +1,41 @@
+/**
+ * Observation → MCP `CallToolResult`. Every refusal is a tool result with `isError: true` that a
+ * model can read, never a JSON-RPC error (MCP 2025-11-25, SEP-1303; seed 003 "An error is also an
+ * observation"). The structured part of an observation that is not the output (error code,
+ * issues, replay, truncation, post-state) rides in `_meta["toolgate/observation"]` so clients and
+ * tests can act on it without parsing text; `structuredContent` carries only a successful output,
+ * because a client validates it against the tool's outputSchema.
+ */
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { JsonValue } from "../schema/types.js";
+import type { Observation } from "../runtime/types.js";
+
+/** The `_meta` key under which the observation's structured fields travel. */
+export const OBSERVATION_META = "toolgate/observation";
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The observation without its output and text: what a client needs to branch on. */
+export function observationMeta(obs: Observation): Record<string, JsonValue> {
+  const meta: Record<string, JsonValue> = { ok: obs.ok, tool: obs.tool, call_id: obs.call_id };
+  if (obs.authority) meta.authority = obs.authority;
+  if (obs.error) meta.error = obs.error as unknown as JsonValue;
+  if (obs.replay) meta.replay = true;
+  if (obs.truncated) meta.truncated = obs.truncated;
+  if (obs.next) meta.next = obs.next;
+  if (obs.state) meta.state = obs.state;
+  return meta;
+}
+
+/** The tools/call result for one observation. */
+export function toCallToolResult(obs: Observation): CallToolResult {
+  const result: CallToolResult = {
+    content: [{ type: "text", text: obs.text }],
+    _meta: { [OBSERVATION_META]: observationMeta(obs) },
+  };
+  if (!obs.ok) result.isError = true;
+  else if (isObject(obs.output)) result.structuredContent = obs.output;
+  return result;
+}

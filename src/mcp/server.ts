@@ -1,0 +1,87 @@
+/**
+ * The MCP face of a Gateway (STYLE.md 8: transports stay thin). `tools/list` publishes the
+ * gateway's catalog; `tools/call` becomes one Proposal, and the Observation becomes the result.
+ * Nothing here validates arguments or decides policy: the gateway's validator is the one that
+ * answers, which is why this uses the low-level `Server` and registers `tools/call` beneath the
+ * SDK's own argument parsing (that parsing would turn `"arguments": "oops"` into a JSON-RPC
+ * error; MCP 2025-11-25 / SEP-1303 wants a tool result the model can read).
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import { ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import type { Gateway } from "../runtime/types.js";
+import { approveByElicitation, DEFAULT_APPROVAL_TIMEOUT_MS } from "./approval.js";
+import { toMcpTool } from "./listing.js";
+import { bearerToken, idsFromMeta, SessionIds, type MetaIssue } from "./meta.js";
+import { OBSERVATION_META, toCallToolResult } from "./result.js";
+
+export interface McpServerOptions {
+  /** Reported in `serverInfo`; default "toolgate". */
+  name?: string;
+  /** Reported in `serverInfo`; default the package version. */
+  version?: string;
+  instructions?: string;
+  /** Session id the derived trajectory ids are built from; default a random UUID per server. */
+  sessionId?: string;
+  /** Capability used when a call carries neither `_meta["toolgate/capability"]` nor a bearer token. */
+  capability?: string;
+  /** Ask for A3 approvals through elicitation when the client supports it. Default true. */
+  elicitApproval?: boolean;
+  /** How long a person has to answer an elicitation, ms. Default 10 minutes. */
+  approvalTimeoutMs?: number;
+}
+
+/** tools/call as it arrives, before anyone judges the arguments. */
+const CallToolSchema = z.object({
+  method: z.literal("tools/call"),
+  params: z.looseObject({ name: z.unknown(), arguments: z.unknown(), _meta: z.record(z.string(), z.unknown()).optional() }),
+});
+
+function metaRefusal(tool: string, issue: MetaIssue): CallToolResult {
+  return {
+    isError: true,
+    content: [{ type: "text", text: `${issue.message}. Fix the request metadata and call ${tool} again.` }],
+    _meta: { [OBSERVATION_META]: { ok: false, tool, call_id: "", error: { code: "invalid_meta", message: issue.message, detail: { field: issue.field } } } },
+  };
+}
+
+/**
+ * An MCP server (low-level SDK `Server`) answering `tools/list` and `tools/call` from `gateway`.
+ * Connect it to a transport yourself, or use `serveStdio` / `serveHttp`.
+ */
+export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}): Server {
+  const server = new Server(
+    { name: options.name ?? "toolgate", version: options.version ?? "0.1.0" },
+    { capabilities: { tools: { listChanged: false } }, ...(options.instructions ? { instructions: options.instructions } : {}) },
+  );
+  const session = new SessionIds(options.sessionId);
+  const tools = [...gateway.tools.values()].map(toMcpTool);
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+
+  // Registered through Protocol, beneath Server's override that re-parses tools/call params.
+  Protocol.prototype.setRequestHandler.call(server, CallToolSchema, async (request, extra): Promise<CallToolResult> => {
+    const { name, arguments: args, _meta } = request.params;
+    if (typeof name !== "string" || name === "") {
+      throw new McpError(ErrorCode.InvalidParams, `tools/call params.name must be the name of a tool (a non-empty string); received ${JSON.stringify(name) ?? "nothing"}; call tools/list for the names`);
+    }
+    const bearer = bearerToken(extra.requestInfo?.headers?.authorization) ?? options.capability;
+    const parsed = idsFromMeta(_meta, session, bearer);
+    if (!parsed.ok) return metaRefusal(name, parsed.issue);
+    // MCP makes `arguments` optional: absent means a call without arguments.
+    const proposal = { ...parsed.ids, tool: name, arguments: args === undefined ? {} : args };
+    // The transport's abort signal is not forwarded: a client that goes away mid-call does not
+    // cut a write in half; the call settles (bounded by the tool's timeout) and a retry with the
+    // same ids receives the stored result.
+    let obs = await gateway.call(proposal);
+    if (options.elicitApproval !== false) {
+      obs = await approveByElicitation(
+        { server, gateway, requestId: extra.requestId, timeoutMs: options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS },
+        proposal,
+        obs,
+      );
+    }
+    return toCallToolResult(obs);
+  });
+  return server;
+}
