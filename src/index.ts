@@ -20,6 +20,17 @@ export { NoEffectError, ToolgateError } from "./schema/errors.js";
 export type * from "./idempotency/store.js";
 export type { Proposal, Observation, ObservationIssue, ObservationErrorCode } from "./runtime/types.js";
 // schema:
+export { defineTool } from "./schema/define.js";
+export type { ToolDefinition } from "./schema/define.js";
+export { lintTool, lintCatalog } from "./schema/lint/index.js";
+export type { LintFinding, LintDescriptor, Severity, CatalogRule } from "./schema/lint/finding.js";
+export { lintSources } from "./schema/lint/report.js";
+export type { LintReport, LintSource, SourcedFinding } from "./schema/lint/report.js";
+export { formatReport } from "./schema/lint/format.js";
+export type { LintFormat } from "./schema/lint/format.js";
+export { createValidator } from "./schema/validate.js";
+export type { Validator, ValidationResult } from "./schema/validate.js";
+export { renderIssues, renderIssue, fromCheckIssue } from "./schema/render.js";
 // canonical / idempotency:
 export { openStore, DEFAULT_SQLITE_PATH } from "./idempotency/open.js";
 export type { OpenStoreOptions } from "./idempotency/open.js";
