@@ -24,6 +24,19 @@ export class CanonicalJsonError extends Error {
 /** String.prototype.isWellFormed (Node 20, ES2024; our lib is ES2023): false when a lone surrogate is present. */
 const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
+// eslint-disable-next-line no-control-regex
+const NEEDS_CARE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/**
+ * A string as JSON text. Most strings need no escape and no surrogate check, so one regex scan
+ * lets them skip JSON.stringify; the rest (quotes, backslashes, controls, any surrogate) take
+ * the exact path. Returns null for a lone surrogate.
+ */
+function quote(s: string): string | null {
+  if (!NEEDS_CARE.test(s)) return `"${s}"`;
+  return isWellFormed(s) ? JSON.stringify(s) : null;
+}
+
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 /** Renders a path stack as JSONPath: `$.a.b[3]["odd key"]`. */
@@ -73,8 +86,7 @@ class Canonicalizer {
   write(value: unknown): string {
     switch (typeof value) {
       case "string":
-        if (!isWellFormed(value)) this.fail(value);
-        return JSON.stringify(value);
+        return quote(value) ?? this.fail(value);
       case "number":
         // String(-0) is "0", as RFC 8785 requires; Number-to-String is the ES6 shortest round-trip form.
         if (!Number.isFinite(value)) this.fail(value);
@@ -122,8 +134,8 @@ class Canonicalizer {
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!;
       this.path.push(key);
-      if (!isWellFormed(key)) this.fail(key, "the property name contains a lone UTF-16 surrogate (RFC 8785 §3.2.2.2); rename it");
-      out += (i === 0 ? "" : ",") + JSON.stringify(key) + ":" + this.write(value[key]);
+      const name = quote(key) ?? this.fail(key, "the property name contains a lone UTF-16 surrogate (RFC 8785 §3.2.2.2); rename it");
+      out += (i === 0 ? "" : ",") + name + ":" + this.write(value[key]);
       this.path.pop();
     }
     return out + "}";
