@@ -48,6 +48,8 @@ export function renderResult(parts: ResultParts, opts: RenderOptions): Rendered 
   const state = parts.state ? r.json(parts.state) : undefined;
   const next = parts.next ? { arguments: r.json(parts.next.arguments), hint: r.text(parts.next.hint) } : undefined;
   const body = r.text(parts.text ?? outputText(output));
+  // A list we rendered has item i on line i + 1: the marker can name items instead of lines.
+  const items = parts.text === undefined && Array.isArray(output) && output.length > 0 ? output.length : null;
   const fence = fenceMarks(body, { tool: parts.tool, call_id: parts.call_id, ...(parts.replay ? { note: "stored result of an earlier execution, replayed" } : {}) });
 
   const head = [
@@ -65,7 +67,7 @@ export function renderResult(parts: ResultParts, opts: RenderOptions): Rendered 
     ? `the tool's continuation is below (more: …); to read the cut part itself, narrow the query`
     : `narrow the query (a smaller window, fewer fields or a more specific filter); this result has no continuation`;
   const marker = (omitted: number, cut: LineRange | null) =>
-    `${fence.close}\n[toolgate cut ${omitted} tokens here${cut ? ` (lines ${cut.first}–${cut.last} of ${cut.total})` : ""} to fit the ${opts.budget_tokens}-token budget. To get the rest: ${how}.]\n${fence.reopen}`;
+    `${fence.close}\n[toolgate cut ${omitted} tokens here${cutRange(cut, items)} to fit the ${opts.budget_tokens}-token budget. To get the rest: ${how}.]\n${fence.reopen}`;
 
   const frame = assemble("");
   const fitted = fitText(body, Math.max(0, opts.budget_tokens - countTokensIfLong(frame, opts.budget_tokens) - SEAM_TOKENS), marker);
@@ -106,7 +108,7 @@ export function renderError(parts: ErrorParts, opts: RenderOptions): Rendered {
   let text = lines.join("\n");
   if (parts.untrusted !== undefined) {
     const body = r.text(parts.untrusted);
-    const fence = fenceMarks(body, { tool: parts.tool, call_id: parts.call_id, what: "message thrown" });
+    const fence = fenceMarks(body, { tool: parts.tool, call_id: parts.call_id, what: "message thrown by" });
     const marker = (omitted: number) => `[toolgate cut ${omitted} tokens of this message to fit the ${opts.budget_tokens}-token budget]`;
     const fitted = fitText(body, Math.max(0, opts.budget_tokens - countTokens(text) - 40), marker);
     text = [text, fence.open, fitted.text, fence.close].join("\n");
@@ -130,11 +132,21 @@ export function renderError(parts: ErrorParts, opts: RenderOptions): Rendered {
   return { observation, tokens: null };
 }
 
-/** Strings are shown as they are; anything else as indented JSON (one field per line cuts cleanly). */
+/**
+ * Strings are shown as they are; a list as one compact JSON item per line (a row costs its
+ * content, not its indentation, and a cut falls between items); anything else as indented JSON.
+ */
 export function outputText(output: JsonValue | undefined): string {
   if (output === undefined || output === null) return "(no output)";
   if (typeof output === "string") return output;
+  if (Array.isArray(output)) return output.length === 0 ? "[]" : `[\n${output.map((v) => JSON.stringify(v)).join(",\n")}\n]`;
   return JSON.stringify(output, null, 2);
+}
+
+function cutRange(cut: LineRange | null, items: number | null): string {
+  if (!cut) return "";
+  if (items !== null && cut.first >= 2 && cut.last <= items + 1) return ` (items ${cut.first - 1}–${cut.last - 1} of ${items})`;
+  return ` (lines ${cut.first}–${cut.last} of ${cut.total})`;
 }
 
 function countTokensIfLong(text: string, budget: number): number {

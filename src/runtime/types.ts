@@ -1,4 +1,5 @@
-import type { AuthorityLevel, JsonValue } from "../schema/types.js";
+import type { AuthorityLevel, JsonValue, ToolSpec } from "../schema/types.js";
+import type { ApprovalRecord, ApprovalState } from "../idempotency/store.js";
 
 /**
  * What a model proposes, plus the ids that identify the logical call (seed 000,
@@ -81,15 +82,15 @@ export interface Observation {
 
 /** What `gateway.approvals` offers (A3 calls; persisted in the store's approvals). */
 export interface ApprovalsApi {
-  list(query?: { state?: "pending" | "approved" | "denied" | "consumed"; limit?: number }): Promise<import("../idempotency/store.js").ApprovalRecord[]>;
-  approve(id: string, input: { approver: string; note?: string }): Promise<import("../idempotency/store.js").ApprovalRecord>;
-  deny(id: string, input: { approver?: string; reason: string }): Promise<import("../idempotency/store.js").ApprovalRecord>;
+  list(query?: { state?: ApprovalState; limit?: number }): Promise<ApprovalRecord[]>;
+  approve(id: string, input: { approver: string; note?: string }): Promise<ApprovalRecord>;
+  deny(id: string, input: { approver?: string; reason: string }): Promise<ApprovalRecord>;
 }
 
 /** The runtime boundary. Knows nothing of MCP: transports adapt it. */
 export interface Gateway {
   /** The catalog, by name, in registration order. */
-  readonly tools: ReadonlyMap<string, import("../schema/types.js").ToolSpec>;
+  readonly tools: ReadonlyMap<string, ToolSpec>;
   /** Runs one proposal through resolve → validate → grant → settle → execute → shape → audit. Never throws for a bad call: refusals are observations. */
   call(proposal: Proposal, options?: { signal?: AbortSignal }): Promise<Observation>;
   readonly approvals: ApprovalsApi;
@@ -111,7 +112,7 @@ export interface AuditRecord {
   turn: number;
   call_id: string;
   tool: string;
-  authority: import("../schema/types.js").AuthorityLevel | null;
+  authority: AuthorityLevel | null;
   /** "ok" or the observation's error code. */
   outcome: string;
   /** Stages that ran, in pipeline order; `approve` is the A3 approval gate (added by the runtime issue). */

@@ -1,0 +1,104 @@
+/**
+ * Approvals for A3 calls (seed 003, exercise 2: "a proposed action plus an approval boundary";
+ * seed 000, authority levels). An approval is bound to the tool, the canonical-argument hash and
+ * the capability id; it expires, and it is single-use because redeeming it is a compare-and-set
+ * on the store (approved → consumed), so two replicas can never both run it.
+ */
+import { randomBytes } from "node:crypto";
+import { ToolgateError } from "../schema/errors.js";
+import type { JsonValue } from "../schema/types.js";
+import type { ApprovalRecord, ApprovalStore } from "../idempotency/store.js";
+import type { ApprovalsApi } from "./types.js";
+
+/** Default lifetime of an approval request (issue 5: 15 minutes). */
+export const DEFAULT_APPROVAL_TTL_MS = 15 * 60 * 1000;
+
+/** What an approval is bound to. */
+export interface ApprovalBinding {
+  tool: string;
+  args_hash: string;
+  capability_id: string | null;
+}
+
+/** Outcome of presenting an approval id with a proposal. */
+export type Redemption =
+  | { ok: true; record: ApprovalRecord }
+  | { ok: false; reason: "unknown" | "pending" | "denied" | "expired" | "used" | "mismatch"; record: ApprovalRecord | null; field?: "tool" | "arguments" | "capability" };
+
+/** Creates a pending approval for a proposed A3 call. */
+export async function requestApproval(
+  approvals: ApprovalStore,
+  input: ApprovalBinding & { arguments: JsonValue; trajectory_id: string; now: number; ttl_ms: number },
+): Promise<ApprovalRecord> {
+  const record: ApprovalRecord = {
+    id: `ap_${randomBytes(12).toString("base64url")}`,
+    tool: input.tool,
+    args_hash: input.args_hash,
+    arguments: input.arguments,
+    capability_id: input.capability_id,
+    trajectory_id: input.trajectory_id,
+    state: "pending",
+    created_at: input.now,
+    expires_at: input.now + input.ttl_ms,
+    decided_at: null,
+    approver: null,
+    note: null,
+  };
+  await approvals.create(record);
+  return record;
+}
+
+/** Checks the binding without consuming (a consumed approval may still be shown for a replay). */
+export function matchBinding(record: ApprovalRecord, b: ApprovalBinding): "tool" | "arguments" | "capability" | null {
+  if (record.tool !== b.tool) return "tool";
+  if (record.args_hash !== b.args_hash) return "arguments";
+  if (record.capability_id !== b.capability_id) return "capability";
+  return null;
+}
+
+/**
+ * Redeems an approval: binding must match, state must be approved and unexpired; then the CAS
+ * approved → consumed decides the single winner. Changed arguments never consume the approval.
+ */
+export async function redeemApproval(approvals: ApprovalStore, id: string, b: ApprovalBinding, now: number): Promise<Redemption> {
+  const record = await approvals.get(id);
+  if (!record) return { ok: false, reason: "unknown", record: null };
+  const field = matchBinding(record, b);
+  if (field) return { ok: false, reason: "mismatch", record, field };
+  if (record.state === "denied") return { ok: false, reason: "denied", record };
+  if (record.state === "consumed") return { ok: false, reason: "used", record };
+  if (now >= record.expires_at) return { ok: false, reason: "expired", record };
+  if (record.state === "pending") return { ok: false, reason: "pending", record };
+  const consumed = await approvals.update(id, "approved", { state: "consumed" });
+  if (!consumed) return { ok: false, reason: "used", record: (await approvals.get(id)) ?? record };
+  return { ok: true, record: consumed };
+}
+
+/** `gateway.approvals`: what an operator (CLI, UI) uses to list and decide approvals. */
+export function createApprovalsApi(approvals: ApprovalStore, clock: () => number): ApprovalsApi {
+  const decide = async (id: string, state: "approved" | "denied", approver: string | null, note: string | null) => {
+    const now = clock();
+    const record = await approvals.get(id);
+    if (!record) throw new ToolgateError("approval_not_found", `approval ${id} does not exist; run \`toolgate approvals list\` to see the ids`);
+    if (record.state !== "pending") {
+      throw new ToolgateError("approval_decided", `approval ${id} is already ${record.state}${record.approver ? ` (by ${record.approver})` : ""}; an approval is decided once`);
+    }
+    if (now >= record.expires_at) {
+      throw new ToolgateError("approval_expired", `approval ${id} expired at ${new Date(record.expires_at).toISOString()}; the agent must propose the call again for a new approval`);
+    }
+    const updated = await approvals.update(id, "pending", { state, decided_at: now, approver, note });
+    if (!updated) throw new ToolgateError("approval_decided", `approval ${id} was decided by someone else just now; list it again to see the outcome`);
+    return updated;
+  };
+  return {
+    list: (query = {}) => approvals.list(query),
+    approve: (id, input) => {
+      if (!input.approver?.trim()) return Promise.reject(new ToolgateError("invalid_input", "approve: approver is required (who approves this call), e.g. --approver alice"));
+      return decide(id, "approved", input.approver, input.note ?? null);
+    },
+    deny: (id, input) => {
+      if (!input.reason?.trim()) return Promise.reject(new ToolgateError("invalid_input", "deny: a reason is required; the agent is told it, e.g. --reason \"not during the freeze\""));
+      return decide(id, "denied", input.approver ?? null, input.reason);
+    },
+  };
+}

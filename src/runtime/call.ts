@@ -1,0 +1,66 @@
+/**
+ * The state of one call as it moves through the pipeline, and the one way a stage stops it:
+ * a `Refusal`, which the gateway turns into an error observation (seed 003: "An error is also
+ * an observation"). Stages return data; only the orchestrator renders and audits.
+ */
+import { performance } from "node:perf_hooks";
+import type { AuthorityLevel, JsonValue, ToolContext, ToolSpec } from "../schema/types.js";
+import type { AuditRecord, ObservationIssue, Proposal } from "./types.js";
+
+/** A stage's refusal or failure: what the model is told. */
+export interface Refusal {
+  readonly refusal: true;
+  code: string;
+  message: string;
+  issues?: ObservationIssue[];
+  detail?: Record<string, JsonValue>;
+  /** Text that came from the tool (a thrown message); fenced as untrusted when rendered. */
+  untrusted?: string;
+}
+
+export function refuse(code: string, message: string, extra: Omit<Refusal, "refusal" | "code" | "message"> = {}): Refusal {
+  return { refusal: true, code, message, ...extra };
+}
+
+export function isRefusal(value: unknown): value is Refusal {
+  return typeof value === "object" && value !== null && (value as Refusal).refusal === true;
+}
+
+type StageName = keyof AuditRecord["stages"];
+
+/** Everything the pipeline learns about one call; the audit record is built from it. */
+export class CallState {
+  readonly started = performance.now();
+  /** Clock reading at arrival (epoch ms); expiry decisions use the injected clock. */
+  readonly arrived: number;
+  tool: ToolSpec | null = null;
+  authority: AuthorityLevel | null = null;
+  args: JsonValue | undefined;
+  ctx: ToolContext | null = null;
+  readonly stages: AuditRecord["stages"] = {};
+  validation_codes: string[] = [];
+  grant_code: string | null = null;
+  grant_id: string | null = null;
+  key: string | null = null;
+  record_state: string | null = null;
+  replay = false;
+
+  constructor(
+    readonly proposal: Proposal,
+    now: number,
+  ) {
+    this.arrived = now;
+  }
+
+  /** Runs one stage, recording its outcome ("ok" or the refusal code) and its latency. */
+  async stage<T>(name: StageName, run: () => T | Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    const value = await run();
+    this.stages[name] = { outcome: isRefusal(value) ? value.code : "ok", ms: performance.now() - t0 };
+    return value;
+  }
+
+  elapsed(): number {
+    return performance.now() - this.started;
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * What a thrown handler becomes (seed 000, "The endpoint record": "an exception does not prove
+ * that the effect did not happen"). The tool's message is untrusted text and is fenced; the
+ * gateway's own sentence says what is known about the effect and what the model should do.
+ */
+import { NoEffectError } from "../schema/errors.js";
+import type { ToolSpec } from "../schema/types.js";
+import { refuse, type Refusal } from "./call.js";
+import { ExecutionAborted } from "./execute.js";
+
+/**
+ * `none`: nothing happened (NoEffectError, or a released key); `safe`: A0/A1, repeating is
+ * harmless; `in_doubt`: A2/A3, the record stays IN_DOUBT under `key`.
+ */
+export type EffectKnowledge = { effect: "none" } | { effect: "safe" } | { effect: "in_doubt"; key: string };
+
+export function thrownRefusal(tool: ToolSpec, error: unknown, known: EffectKnowledge): Refusal {
+  const message = (error as Error)?.message ?? String(error);
+  if (error instanceof NoEffectError) {
+    return refuse(
+      "precondition_failed",
+      `${tool.name} refused before doing anything (${error.code}); nothing changed. Read its message below, fix the cause, and call again.`,
+      { untrusted: message, detail: { reason: error.code } },
+    );
+  }
+  const aborted = error instanceof ExecutionAborted ? error : null;
+  const code = aborted?.reason === "timeout" ? "timeout" : "tool_failed";
+  const what = aborted ? `${tool.name} ${aborted.message}.` : `${tool.name} failed: it threw the error below.`;
+  switch (known.effect) {
+    case "none":
+    case "safe":
+      return refuse(code, `${what} ${tool.effect === "read" ? "It only reads" : "It is idempotent"}, so calling again is safe once the cause is fixed.`, {
+        ...(aborted ? {} : { untrusted: message }),
+      });
+    case "in_doubt":
+      return refuse(
+        code,
+        `${what} Whether its effect happened is unknown, so the call is recorded as in doubt (key ${known.key}) and repeating it is refused until it is settled. Do not retry it under a new call_id; check the current state with a read-only tool or tell the user.`,
+        { ...(aborted ? {} : { untrusted: message }), detail: { key: known.key, record_state: "IN_DOUBT" } },
+      );
+  }
+}

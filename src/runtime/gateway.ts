@@ -1,0 +1,241 @@
+/**
+ * `createGateway`: the runtime boundary (seed 000, "Tool Calling": every call passes validation
+ * and grant before it takes effect). `call` reads like the pipeline of DESIGN.md:
+ * resolve → validate → grant → approve (A3) → settle (A2/A3) → execute → shape → audit.
+ * Each stage lives in its own module and returns data or a `Refusal`; only this file renders
+ * refusals and writes the audit record.
+ */
+import { AUTHORITY, type JsonValue, type ToolContext, type ToolSpec } from "../schema/types.js";
+import { ToolgateError } from "../schema/errors.js";
+import type { Store } from "../idempotency/store.js";
+import { createCapabilityAuthority, type CapabilityAuthority } from "../capability/authority.js";
+import type { KeyRing } from "../capability/keys.js";
+import { deriveIdempotencyKey, fingerprint, validateClientKey } from "../canonical/key.js";
+import { renderError, type Rendered, type RenderOptions } from "../observation/render.js";
+import { createRedactor } from "../observation/redact.js";
+import { DEFAULT_AUDIT_PATH, createAuditSink, type AuditSink } from "./audit.js";
+import { createApprovalsApi, DEFAULT_APPROVAL_TTL_MS } from "./approvals.js";
+import { approvalGate } from "./approval-gate.js";
+import { CallState, isRefusal, refuse, type Refusal } from "./call.js";
+import { CallAbort, execute } from "./execute.js";
+import { thrownRefusal } from "./failures.js";
+import { grant } from "./grant.js";
+import { resolve } from "./resolve.js";
+import { settleStage } from "./settle.js";
+import { shape } from "./shape.js";
+import { createValidator, runCheck, validateSchema } from "./validate.js";
+import { budgetFor, checkBudgets, keySecrets, type Budgets } from "./config.js";
+import type { Gateway, Observation, Proposal } from "./types.js";
+
+export interface GatewayOptions {
+  /** The catalog; names must be unique. */
+  tools: ToolSpec[];
+  /** Idempotency records and approvals (and the authority's revocations and budgets). */
+  store: Store;
+  /** Capability root keys: when set (or `authority` is), every call needs a capability. */
+  keys?: KeyRing;
+  /** A ready authority (overrides `keys`). */
+  authority?: CapabilityAuthority;
+  /** Observation budgets in o200k tokens: gateway default (2,000) and per tool. A tool's own `budget_tokens` wins. */
+  budgets?: Budgets;
+  /** Audit sink: a JSONL path (default `.toolgate/audit.jsonl`), a sink, or false for none. */
+  audit?: string | AuditSink | false;
+  /** Epoch ms, for approvals, leases and timestamps. Default `Date.now`. */
+  clock?: () => number;
+  /** Secret values redacted from every observation (e.g. API keys from the environment); ≥ 6 characters each. */
+  secrets?: string[];
+  /** Idempotency lease for A2/A3, ms; always at least the tool's timeout plus 5 s. Default 60,000. */
+  lease_ms?: number;
+  /** Lifetime of an A3 approval request, ms. Default 15 minutes. */
+  approval_ttl_ms?: number;
+  /** HMAC secret for derived idempotency keys (seed 000: when keys must not be guessable). */
+  key_secret?: string | Uint8Array;
+  /** Time bound for tools that set no `timeout_ms`, ms; null = unbounded. Default 60,000. */
+  timeout_ms?: number | null;
+}
+
+const DEFAULT_LEASE_MS = 60_000;
+const DEFAULT_TIMEOUT_MS = 60_000;
+const LEASE_MARGIN_MS = 5_000;
+
+export function createGateway(options: GatewayOptions): Gateway {
+  const tools = new Map<string, ToolSpec>();
+  for (const t of options.tools) {
+    if (tools.has(t.name)) throw new ToolgateError("invalid_config", `tools: two tools are named ${JSON.stringify(t.name)}; tool names must be unique`);
+    tools.set(t.name, t);
+  }
+  const { store } = options;
+  const clock = options.clock ?? Date.now;
+  checkBudgets(options.budgets, tools);
+  const authority = options.authority ?? (options.keys ? createCapabilityAuthority({ keys: options.keys, store, now: clock }) : null);
+  const redactor = createRedactor([...(options.secrets ?? []), ...keySecrets(options.keys)]);
+  const sink = options.audit === false ? null : typeof options.audit === "object" ? options.audit : createAuditSink(options.audit ?? DEFAULT_AUDIT_PATH);
+  const validator = createValidator();
+  // Compile every schema now: a schema Ajv cannot use fails at startup, not on the first call.
+  for (const t of tools.values()) validator.compile({ name: t.name, inputSchema: t.inputSchema });
+  const ttl_ms = options.approval_ttl_ms ?? DEFAULT_APPROVAL_TTL_MS;
+  const inflight = new Set<Promise<Observation>>();
+  let closed = false;
+
+  const renderOpts = (tool: ToolSpec | null, name: string): RenderOptions => ({ budget_tokens: budgetFor(tool, name, options.budgets), redactor });
+
+  async function pipeline(c: CallState, signal: AbortSignal | undefined): Promise<Rendered> {
+    const p = c.proposal;
+    const tool = await c.stage("resolve", () => resolve(tools, p));
+    if (isRefusal(tool)) return fail(c, tool);
+    c.tool = tool;
+    c.authority = AUTHORITY[tool.effect];
+    const abort = new CallAbort(tool.timeout_ms ?? (options.timeout_ms === undefined ? DEFAULT_TIMEOUT_MS : options.timeout_ms), signal);
+    try {
+      const ctx: ToolContext = { signal: abort.signal, trajectory_id: p.trajectory_id, turn: p.turn, call_id: p.call_id, now: clock };
+      c.ctx = ctx;
+
+      const valid = await c.stage("validate", async () => {
+        const schema = validateSchema(validator, tool, p.arguments);
+        if (isRefusal(schema)) return schema;
+        return (await runCheck(tool, schema.value, ctx)) ?? schema;
+      });
+      if (isRefusal(valid)) {
+        c.validation_codes = (valid.issues ?? []).map((i) => i.code);
+        return fail(c, valid);
+      }
+      const args = (c.args = valid.value);
+
+      if (authority) {
+        const granted = await c.stage("grant", () => grant(authority, tool, args, p.capability, ctx));
+        if (isRefusal(granted)) {
+          c.grant_code = String(granted.detail?.code ?? granted.code);
+          return fail(c, granted);
+        }
+        c.grant_id = granted.grant_id;
+        c.grant_code = "allowed";
+      }
+
+      if (c.authority === "A0" || c.authority === "A1") {
+        const result = await c.stage("execute", () => execute(tool, args, ctx, abort).catch((err: unknown) => thrownRefusal(tool, err, { effect: "safe" })));
+        if (isRefusal(result)) return fail(c, result);
+        return c.stage("shape", () => shape({ tool: tool.name, call_id: p.call_id, authority: c.authority!, result, replay: false }, renderOpts(tool, tool.name)));
+      }
+
+      const keyed = idempotency(tool, args, p);
+      if (isRefusal(keyed)) return fail(c, keyed);
+      c.key = keyed.key;
+
+      if (c.authority === "A3") {
+        const binding = { tool: tool.name, args_hash: keyed.fingerprint, capability_id: c.grant_id };
+        const gate = await c.stage("approve", () =>
+          approvalGate(store, { binding, arguments: args, trajectory_id: p.trajectory_id, approval_id: p.approval_id, key: keyed.key, now: clock(), ttl_ms }),
+        );
+        if (gate) return fail(c, gate);
+      }
+
+      const lease_ms = Math.max(options.lease_ms ?? DEFAULT_LEASE_MS, (abort.timeout_ms ?? 0) + LEASE_MARGIN_MS);
+      const settled = await c.stage("settle", () =>
+        settleStage({ store, tool, args, ctx, key: keyed.key, fingerprint: keyed.fingerprint, lease_ms, now: clock, run: () => c.stage("execute", () => execute(tool, args, ctx, abort)) }),
+      );
+      c.record_state = settled.record_state;
+      if (isRefusal(settled)) return fail(c, settled);
+      c.replay = settled.replay;
+      return c.stage("shape", () => shape({ tool: tool.name, call_id: p.call_id, authority: c.authority!, result: settled.result, replay: settled.replay }, renderOpts(tool, tool.name)));
+    } finally {
+      abort.dispose();
+    }
+  }
+
+  /** The call's idempotency key: the client's (checked) or derived from the trajectory (seed 000, "Deriving the key"). */
+  function idempotency(tool: ToolSpec, args: JsonValue, p: Proposal): { key: string; fingerprint: string } | Refusal {
+    let key: string;
+    try {
+      key =
+        p.idempotency_key !== undefined
+          ? validateClientKey(p.idempotency_key)
+          : deriveIdempotencyKey({ trajectory_id: p.trajectory_id, turn: p.turn, call_id: p.call_id, tool: tool.name, args }, options.key_secret ? { secret: options.key_secret } : {});
+    } catch (err) {
+      return refuse("invalid_proposal", `${(err as Error).message}. Fix the call envelope and send it again; nothing was executed.`);
+    }
+    return { key, fingerprint: fingerprint(args) };
+  }
+
+  function fail(c: CallState, r: Refusal): Rendered {
+    return renderError(
+      {
+        tool: c.proposal.tool ?? "(none)",
+        call_id: c.proposal.call_id ?? "(none)",
+        ...(c.authority ? { authority: c.authority } : {}),
+        code: r.code,
+        message: r.message,
+        ...(r.issues ? { issues: r.issues } : {}),
+        ...(r.detail ? { detail: r.detail } : {}),
+        ...(r.untrusted !== undefined ? { untrusted: r.untrusted } : {}),
+      },
+      renderOpts(c.tool, String(c.proposal.tool)),
+    );
+  }
+
+  function audit(c: CallState, rendered: Rendered): void {
+    if (!sink) return;
+    const o = rendered.observation;
+    sink.write({
+      record: {
+        ts: new Date(c.arrived).toISOString(),
+        trajectory_id: c.proposal.trajectory_id,
+        turn: c.proposal.turn,
+        call_id: c.proposal.call_id,
+        tool: c.proposal.tool,
+        authority: c.authority,
+        outcome: o.ok ? "ok" : (o.error?.code ?? "error"),
+        stages: c.stages,
+        validation_codes: c.validation_codes,
+        grant_code: c.grant_code,
+        key: c.key,
+        record_state: c.record_state,
+        replay: c.replay,
+        argument_tokens: null,
+        observation_tokens: rendered.tokens,
+        truncated: o.truncated !== undefined,
+        latency_ms: c.elapsed(),
+      },
+      arguments: c.args !== undefined ? c.args : (c.proposal.arguments as JsonValue),
+      observation_text: o.text,
+    });
+  }
+
+  async function run(proposal: Proposal, signal: AbortSignal | undefined): Promise<Observation> {
+    const c = new CallState(proposal, clock());
+    let rendered: Rendered;
+    try {
+      rendered = await pipeline(c, signal);
+    } catch (err) {
+      // A bug or a failing store outside settle: still an observation, never a throw across the boundary.
+      rendered = fail(c, refuse("internal_error", `toolgate could not complete this call (${(err as Error)?.message ?? String(err)}). ${c.key ? "Whether it took effect is unknown; check the state with a read-only tool before retrying." : "Nothing was executed; retry later."}`));
+    }
+    audit(c, rendered);
+    return rendered.observation;
+  }
+
+  return {
+    tools,
+    approvals: createApprovalsApi(store.approvals, clock),
+    call(proposal, callOptions) {
+      if (closed) {
+        return Promise.resolve(
+          fail(new CallState(proposal, clock()), refuse("internal_error", "This gateway is closed; nothing was executed. Reconnect to a running toolgate.")).observation,
+        );
+      }
+      const pending = run(proposal, callOptions?.signal);
+      inflight.add(pending);
+      void pending.finally(() => inflight.delete(pending));
+      return pending;
+    },
+    async close(closeOptions = {}) {
+      if (closed) return;
+      closed = true;
+      const grace = closeOptions.grace_ms ?? 5_000;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled([...inflight]), new Promise((r) => (timer = setTimeout(r, grace)))]);
+      clearTimeout(timer);
+      await sink?.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,47 @@
+/**
+ * Stage 3, grant: when the gateway holds keys, every call needs a capability that approves its
+ * (op, target, cost) (seed 000, "The capability check": "Checked below the model, on every call,
+ * before any host operation"). The request comes from the tool's `grant(args)` or, by default,
+ * from its effect: read → "read", anything else → "write", on `tool:NAME`, cost 1.
+ */
+import type { GrantRequest, JsonValue, ToolContext, ToolSpec } from "../schema/types.js";
+import type { CapabilityAuthority } from "../capability/authority.js";
+import { refuse, type Refusal } from "./call.js";
+
+/** The default request of a tool that does not say (issue 5). */
+export function defaultGrant(tool: ToolSpec): GrantRequest {
+  return { op: tool.effect === "read" ? "read" : "write", target: `tool:${tool.name}`, cost: 1 };
+}
+
+/** The grant id that approved the call, or a refusal with the denial code and a model-safe reason. */
+export async function grant(
+  authority: CapabilityAuthority,
+  tool: ToolSpec,
+  args: JsonValue,
+  token: string | undefined,
+  ctx: ToolContext,
+): Promise<{ grant_id: string } | Refusal> {
+  let request: GrantRequest;
+  try {
+    request = tool.grant ? await tool.grant(args as Record<string, unknown>, ctx) : defaultGrant(tool);
+  } catch (err) {
+    return refuse("denied", `${tool.name} could not say what authority this call needs, so it was not granted; nothing was executed.`, {
+      detail: { code: "grant_request_failed" },
+      untrusted: (err as Error)?.message ?? String(err),
+    });
+  }
+  const cost = request.cost ?? 1;
+  const needs = `${request.op} on ${request.target}${cost !== 1 ? ` at cost ${cost}` : ""}`;
+  if (token === undefined) {
+    return refuse(
+      "denied",
+      `This call needs a capability (the call's \`capability\` field, a tg1.… token) granting ${needs}; none was supplied. Nothing was executed; ask the operator for a capability that covers it.`,
+      { detail: { code: "missing_capability", op: request.op, target: request.target, cost } },
+    );
+  }
+  const decision = await authority.approve(token, { op: request.op, target: request.target, cost, tool: tool.name, args });
+  if (decision.allowed) return { grant_id: decision.grant_id };
+  return refuse("denied", `The capability does not allow ${needs}: ${decision.reason} (${decision.code}). Nothing was executed; do not retry with the same capability.`, {
+    detail: { code: decision.code, op: request.op, target: request.target, cost },
+  });
+}

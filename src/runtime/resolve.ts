@@ -1,0 +1,85 @@
+/**
+ * Stage 1, resolve: the proposal names a tool of the catalog. An unknown name is an observation
+ * naming the closest tool and the available ones (seed 003, "Overlapping tools": the model must
+ * be able to choose again without guessing).
+ */
+import type { ToolSpec } from "../schema/types.js";
+import { refuse, type Refusal } from "./call.js";
+import type { Proposal } from "./types.js";
+
+/** The tool the proposal names, or a refusal that helps the model choose. */
+export function resolve(tools: ReadonlyMap<string, ToolSpec>, proposal: Proposal): ToolSpec | Refusal {
+  const bad = malformedProposal(proposal);
+  if (bad) return bad;
+  const tool = tools.get(proposal.tool);
+  if (tool) return tool;
+  const names = [...tools.keys()];
+  const close = closestName(proposal.tool, names);
+  const available = names.length ? `Available tools: ${names.join(", ")}.` : "This gateway has no tools.";
+  return refuse(
+    "unknown_tool",
+    `There is no tool named ${JSON.stringify(proposal.tool)}. ${close ? `Did you mean ${JSON.stringify(close)}? ` : ""}${available} Call one of them by its exact name; nothing was executed.`,
+    { detail: { ...(close ? { closest: close } : {}), available: names } },
+  );
+}
+
+/** The proposal envelope itself (ids, turn) comes from a client, not the schema: check it first. */
+function malformedProposal(p: Proposal): Refusal | null {
+  const fields: Array<[string, unknown, string]> = [
+    ["tool", p.tool, "a non-empty string naming a tool"],
+    ["trajectory_id", p.trajectory_id, "a non-empty string"],
+    ["call_id", p.call_id, "a non-empty string"],
+  ];
+  for (const [field, value, expected] of fields) {
+    if (typeof value !== "string" || value.length === 0) return badField(field, expected, value);
+  }
+  if (!Number.isSafeInteger(p.turn) || p.turn < 0) return badField("turn", "a non-negative integer", p.turn);
+  for (const field of ["capability", "idempotency_key", "approval_id"] as const) {
+    const v = p[field];
+    if (v !== undefined && (typeof v !== "string" || v.length === 0)) return badField(field, "a non-empty string when present", v);
+  }
+  return null;
+}
+
+function badField(field: string, expected: string, value: unknown): Refusal {
+  const received = value === undefined ? "nothing" : JSON.stringify(value) ?? typeof value;
+  return refuse("invalid_proposal", `The call's ${field} must be ${expected}; received ${received}. Fix the call envelope and send it again; nothing was executed.`, {
+    issues: [{ path: "", code: "invalid_proposal", message: `${field} must be ${expected}`, expected, received }],
+  });
+}
+
+/** The catalog name nearest to `name` (case-insensitive edit distance), when it is plausibly a typo. */
+export function closestName(name: string, names: readonly string[]): string | null {
+  const q = name.toLowerCase();
+  let best: string | null = null;
+  let bestD = Infinity;
+  for (const n of names) {
+    const d = n.toLowerCase() === q ? 0 : editDistance(q, n.toLowerCase());
+    if (d < bestD) {
+      best = n;
+      bestD = d;
+    }
+  }
+  if (best === null) return null;
+  const allowed = Math.max(2, Math.floor(Math.max(q.length, best.length) / 3));
+  const contains = best.toLowerCase().includes(q) || q.includes(best.toLowerCase());
+  return bestD <= allowed || (contains && q.length >= 3) ? best : null;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  let prevPrev: number[] | undefined;
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      // Adjacent transposition counts as one edit: "file_veiw" is one slip from "file_view".
+      let d = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, (prevPrev?.[j - 2] ?? Infinity) + 1);
+      cur.push(d);
+    }
+    prevPrev = prev;
+    prev = cur;
+  }
+  return prev[b.length]!;
+}

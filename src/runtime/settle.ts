@@ -1,0 +1,117 @@
+/**
+ * Stage 4, settle: A2 and A3 calls run through the idempotency record (seed 000, "The endpoint
+ * record"), keyed by the derived key or the client's key; A0/A1 calls skip it. Every outcome
+ * that is not a fresh execution becomes an observation saying what happened and what to do.
+ */
+import type { JsonValue, ToolContext, ToolSpec } from "../schema/types.js";
+import { settle, type SettleOptions } from "../idempotency/settle.js";
+import type { InDoubtCause, SettleOutcome } from "../idempotency/outcome.js";
+import type { Store } from "../idempotency/store.js";
+import { StoreUnavailableError } from "../idempotency/errors.js";
+import { refuse, type Refusal } from "./call.js";
+import { fromStored, type Executed } from "./execute.js";
+import { thrownRefusal } from "./failures.js";
+
+export interface Settled {
+  result: Executed;
+  replay: boolean;
+  record_state: string | null;
+}
+
+export interface SettleStageInput {
+  store: Store;
+  tool: ToolSpec;
+  args: JsonValue;
+  ctx: ToolContext;
+  key: string;
+  fingerprint: string;
+  lease_ms: number;
+  now: () => number;
+  run: () => Promise<Executed>;
+}
+
+/** Runs `run` at most once for the key; returns the result (fresh or replayed) or a refusal. */
+export async function settleStage(input: SettleStageInput): Promise<Settled | (Refusal & { record_state: string | null })> {
+  const { tool } = input;
+  const options: SettleOptions = {
+    lease_ms: input.lease_ms,
+    fingerprint: input.fingerprint,
+    tool: tool.name,
+    now: input.now,
+    ...(tool.probe ? { probe: () => tool.probe!(input.args as Record<string, unknown>, input.ctx) } : {}),
+  };
+  let outcome: SettleOutcome;
+  try {
+    outcome = await settle(input.store, input.key, input.run, options);
+  } catch (err) {
+    if (err instanceof StoreUnavailableError) {
+      const ran = err.effect !== "not_started";
+      return {
+        ...refuse(
+          "store_unavailable",
+          ran
+            ? `The idempotency store failed after ${tool.name} ran, so its result was not recorded; the call is treated as in doubt. Do not retry; tell the operator (key ${input.key}).`
+            : `The idempotency store is unavailable, so ${tool.name} was not run; nothing changed. Retry the same call later.`,
+          { detail: { key: input.key } },
+        ),
+        record_state: ran ? "IN_DOUBT" : null,
+      };
+    }
+    throw err;
+  }
+  const key = input.key;
+  const state = (o: { record: { state: string } | null }) => o.record?.state ?? null;
+  switch (outcome.status) {
+    case "executed":
+      return { result: fromStored(outcome.result), replay: false, record_state: "COMPLETED" };
+    case "replay":
+      return { result: fromStored(outcome.result), replay: true, record_state: "COMPLETED" };
+    case "in_flight": {
+      const s = Math.max(1, Math.ceil(outcome.retry_after_ms / 1000));
+      return {
+        ...refuse(
+          "in_flight",
+          `This call is already running in another attempt (key ${key}); it was not run a second time. Send the same call again in about ${s} s to receive its result.`,
+          { detail: { key, retry_after_ms: outcome.retry_after_ms } },
+        ),
+        record_state: "IN_FLIGHT",
+      };
+    }
+    case "key_reused":
+      return {
+        ...refuse(
+          "key_reused",
+          `idempotency_key ${JSON.stringify(key)} was already used for a call with different arguments; this call was not run. Use a new key for a new call, or repeat the original arguments to get the original result.`,
+          { detail: { key } },
+        ),
+        record_state: state(outcome),
+      };
+    case "released_no_effect":
+      return { ...thrownRefusal(tool, outcome.error, { effect: "none" }), record_state: null };
+    case "in_doubt":
+      if (outcome.cause === "execute_failed") return { ...thrownRefusal(tool, outcome.error, { effect: "in_doubt", key }), record_state: "IN_DOUBT" };
+      return {
+        ...refuse(
+          "in_doubt",
+          `Whether this call took effect is unknown (key ${key}): ${IN_DOUBT_WHY[outcome.cause]}. It will not be run again until an operator settles it. Do not retry it under a new call_id; check the current state with a read-only tool or tell the user.`,
+          { detail: { key, cause: outcome.cause } },
+        ),
+        record_state: "IN_DOUBT",
+      };
+  }
+}
+
+/**
+ * Why the effect is unknown, in the gateway's words: the settle reason can quote the tool's
+ * thrown message, which is untrusted text and stays out of the gateway's own sentence.
+ */
+const IN_DOUBT_WHY: Record<InDoubtCause, string> = {
+  execute_failed: "the tool failed before confirming its effect",
+  result_not_json: "the tool ran but returned a result that cannot be stored",
+  lease_expired: "an earlier attempt did not finish within its lease",
+  lease_lost: "an earlier attempt finished after its lease ran out",
+  unsettled: "an earlier attempt failed before confirming its effect and has not been settled",
+  probe_unknown: "the tool's probe could not tell whether it happened",
+  probe_failed: "the tool's probe failed",
+  probe_busy: "another party is settling it right now",
+};

@@ -1,0 +1,34 @@
+/**
+ * Stage 6, shape: the executed (or replayed) result becomes the one observation shape, rendered
+ * for the model within the tool's token budget, output fenced as untrusted data and redacted
+ * (seed 003, "observation is a budget"; "Silent writes": name the new state).
+ */
+import type { AuthorityLevel } from "../schema/types.js";
+import { renderResult, type Rendered, type RenderOptions } from "../observation/render.js";
+import type { Executed } from "./execute.js";
+
+export interface ShapeInput {
+  tool: string;
+  call_id: string;
+  authority: AuthorityLevel;
+  result: Executed;
+  replay: boolean;
+}
+
+export function shape(input: ShapeInput, opts: RenderOptions): Rendered {
+  const r = input.result;
+  return renderResult(
+    {
+      tool: input.tool,
+      call_id: input.call_id,
+      authority: input.authority,
+      output: r.output,
+      ...(r.text !== undefined ? { text: r.text } : {}),
+      ...(r.state ? { state: r.state } : {}),
+      ...(r.next ? { next: r.next } : {}),
+      ...(r.truncated ? { tool_truncated: r.truncated } : {}),
+      ...(input.replay ? { replay: true } : {}),
+    },
+    opts,
+  );
+}

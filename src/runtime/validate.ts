@@ -1,0 +1,34 @@
+/**
+ * Stage 2, validate: the schema first, then the tool's semantic `check` (seed 003, "The schema
+ * is necessary but insufficient: validate tenant ownership, policy, and semantic constraints
+ * after parsing"). Both failures are observations rendered by the schema area's one renderer.
+ */
+import type { CheckIssue, JsonValue, ToolContext, ToolSpec } from "../schema/types.js";
+import { createValidator, type Validator } from "../schema/validate.js";
+import { fromCheckIssue, renderIssues } from "../schema/render.js";
+import { refuse, type Refusal } from "./call.js";
+
+export { createValidator };
+
+/** The validated arguments, or a refusal listing every issue. */
+export function validateSchema(validator: Validator, tool: ToolSpec, args: unknown): { value: JsonValue } | Refusal {
+  const r = validator.validate({ name: tool.name, inputSchema: tool.inputSchema }, args);
+  if (r.ok) return { value: r.value as JsonValue };
+  return refuse("invalid_arguments", renderIssues(tool.name, r.issues), { issues: r.issues });
+}
+
+/** Runs the tool's semantic check; a throwing check is a check failure, not a crash. */
+export async function runCheck(tool: ToolSpec, args: JsonValue, ctx: ToolContext): Promise<null | Refusal> {
+  if (!tool.check) return null;
+  let found: CheckIssue[] | void;
+  try {
+    found = await tool.check(args as Record<string, unknown>, ctx);
+  } catch (err) {
+    return refuse("check_failed", `${tool.name}'s semantic check could not run; nothing was executed. Try again; if it repeats, report it.`, {
+      untrusted: (err as Error)?.message ?? String(err),
+    });
+  }
+  if (!found || found.length === 0) return null;
+  const issues = found.map(fromCheckIssue);
+  return refuse("check_failed", renderIssues(tool.name, issues), { issues });
+}
