@@ -10,7 +10,7 @@ import { NoEffectError } from "../schema/errors.js";
 import { toolResult, type JsonValue, type ToolResult } from "../schema/types.js";
 import { writeAtomically } from "./atomic.js";
 import { nearestMatch } from "./nearmatch.js";
-import { binaryMarker, contentVersion, lineAt, lineEndings, numbered, splitLines } from "./text.js";
+import { binaryMarker, contentVersion, lineAt, lineCount, lineEndings, linesFrom, numbered } from "./text.js";
 import type { Workspace } from "./workspace.js";
 
 export interface EditArgs {
@@ -30,7 +30,7 @@ export async function editFile(ws: Workspace, args: EditArgs): Promise<ToolResul
   const path = await ws.resolve(args.path);
   const { bytes, stat } = await readRegular(path);
   const version = contentVersion(bytes);
-  if (args.expected_version !== undefined && args.expected_version !== version) {
+  if (args.expected_version && args.expected_version !== version) {
     throw new NoEffectError(
       `expected_version ${args.expected_version} does not match ${path}, which is now at version ${version}: the file changed since it was viewed; view it again with file_view and retry with the new version`,
       "version_mismatch",
@@ -74,7 +74,7 @@ export async function editFile(ws: Workspace, args: EditArgs): Promise<ToolResul
   const lastStart = starts[starts.length - 1]! + delta * (starts.length - 1);
   const lastLine = Math.max(firstLine, lineAt(edited, lastStart + Math.max(newStr.length - 1, 0)));
   const snippet = snippetAround(edited, firstLine, Math.min(lastLine, firstLine + SNIPPET_MAX_LINES - 1));
-  const total = splitLines(edited).length;
+  const total = lineCount(edited);
   const output = {
     path,
     version: newVersion,
@@ -122,8 +122,7 @@ function noMatchMessage(path: string, text: string, oldStr: string): string {
 
 /** Numbered lines from..to with `context` lines either side. */
 function snippetAround(text: string, from: number, to: number, context = SNIPPET_CONTEXT): string {
-  const lines = splitLines(text);
   const first = Math.max(1, from - context);
-  const last = Math.min(lines.length, to + context);
-  return last < first ? "(file is now empty)" : numbered(lines.slice(first - 1, last), first);
+  const lines = linesFrom(text, first, to + context - first + 1);
+  return lines.length === 0 ? "(file is now empty)" : numbered(lines, first);
 }

@@ -4,7 +4,7 @@
  * text with different whitespace (indentation, line wrapping), with different letter case,
  * then the most similar block of the same number of lines (character-bigram Dice score).
  */
-import { lineAt, splitLines } from "./text.js";
+import { lineAt, lineCount, splitLines } from "./text.js";
 
 export interface NearMatch {
   /** 1-based line where the near-match starts. */
@@ -28,6 +28,7 @@ export function nearestMatch(text: string, needle: string): NearMatch | null {
   if (ws !== null) return { line: ws, differs: "whitespace", similarity: 1, lines: needleLines };
   const cs = findIgnoring(text, needle, (s) => s.toLowerCase());
   if (cs !== null) return { line: cs, differs: "letter case", similarity: 1, lines: needleLines };
+  if (lineCount(text) > FUZZY_MAX_LINES) return null;
   return mostSimilar(splitLines(text), splitLines(needle));
 }
 
@@ -49,7 +50,7 @@ function findIgnoring(text: string, needle: string, fold: (s: string) => string)
 }
 
 function mostSimilar(lines: string[], needle: string[]): NearMatch | null {
-  if (needle.length === 0 || lines.length > FUZZY_MAX_LINES || needle.length > FUZZY_MAX_NEEDLE_LINES) return null;
+  if (needle.length === 0 || needle.length > FUZZY_MAX_NEEDLE_LINES) return null;
   const wanted = needle.map((l) => bigrams(l.trim()));
   const cache = new Map<number, Map<string, number>>();
   const grams = (i: number) => {

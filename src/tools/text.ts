@@ -11,23 +11,50 @@ export function binaryMarker(bytes: Buffer): number {
   return bytes.subarray(0, 8192).indexOf(0);
 }
 
+/** Occurrences of `needle` in `text` (indexOf loop: no arrays on a 10 MB file). */
+function count(text: string, needle: string): number {
+  let n = 0;
+  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) n++;
+  return n;
+}
+
 /** Line endings of a text: CRLF when every line break is CRLF, LF when none is, else mixed. */
 export function lineEndings(text: string): "LF" | "CRLF" | "mixed" | "none" {
-  const breaks = (text.match(/\n/g) ?? []).length;
+  const breaks = count(text, "\n");
   if (breaks === 0) return "none";
-  const crlf = (text.match(/\r\n/g) ?? []).length;
+  const crlf = count(text, "\r\n");
   return crlf === 0 ? "LF" : crlf === breaks ? "CRLF" : "mixed";
 }
 
+/** Lines as an editor numbers them: a final line break ends the last line rather than starting one. */
+export function lineCount(text: string): number {
+  if (text.length === 0) return 0;
+  return count(text, "\n") + (text.endsWith("\n") ? 0 : 1);
+}
+
 /**
- * Splits a text into lines as an editor numbers them: a final line break ends the last line
- * rather than starting an empty one; "\r" before "\n" is not part of the line.
+ * Up to `max` lines starting at 1-based line `first`, without "\r\n"/"\n"; `max` may be
+ * Infinity. Scans only as far as needed, so a window of a 10 MB file costs one pass to `first`.
  */
+export function linesFrom(text: string, first: number, max: number): string[] {
+  let at = 0;
+  for (let line = 1; line < first && at !== -1; line++) {
+    at = text.indexOf("\n", at);
+    at = at === -1 ? -1 : at + 1;
+  }
+  const out: string[] = [];
+  while (at !== -1 && at < text.length && out.length < max) {
+    const end = text.indexOf("\n", at);
+    const line = text.slice(at, end === -1 ? text.length : end);
+    out.push(line.endsWith("\r") ? line.slice(0, -1) : line);
+    at = end === -1 ? -1 : end + 1;
+  }
+  return out;
+}
+
+/** Every line of a text (see `linesFrom`). */
 export function splitLines(text: string): string[] {
-  if (text.length === 0) return [];
-  const lines = text.split("\n");
-  if (lines[lines.length - 1] === "") lines.pop();
-  return lines.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
+  return linesFrom(text, 1, Infinity);
 }
 
 /** 1-based line number of character offset `index` in `text`. */

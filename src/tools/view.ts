@@ -7,7 +7,7 @@ import { constants } from "node:fs";
 import { open, readdir } from "node:fs/promises";
 import { NoEffectError } from "../schema/errors.js";
 import { toolResult, type JsonValue, type ToolResult } from "../schema/types.js";
-import { binaryMarker, contentVersion, lineEndings, numbered, splitLines } from "./text.js";
+import { binaryMarker, contentVersion, lineCount, lineEndings, linesFrom, numbered } from "./text.js";
 import type { Workspace } from "./workspace.js";
 
 export interface ViewArgs {
@@ -55,16 +55,14 @@ export async function viewPath(ws: Workspace, args: ViewArgs, limits: ViewLimits
 }
 
 function window(path: string, text: string, version: string, args: ViewArgs, limits: ViewLimits) {
-  const lines = splitLines(text);
-  const total = lines.length;
+  const total = lineCount(text);
   if (total === 0 ? args.offset > 1 : args.offset > total) {
     throw new NoEffectError(`offset ${args.offset} is past the end of ${path}, which has ${total} lines; use an offset from 1 to ${Math.max(total, 1)}`, "offset_out_of_range");
   }
   const shown: string[] = [];
   let chars = 0;
   let cutLines = 0;
-  for (let n = args.offset; n <= total && shown.length < args.limit; n++) {
-    let line = lines[n - 1]!;
+  for (let line of linesFrom(text, args.offset, args.limit)) {
     if (line.length > limits.line_chars) {
       line = `${line.slice(0, limits.line_chars)}… [line cut: ${line.length - limits.line_chars} more characters]`;
       cutLines++;

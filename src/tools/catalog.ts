@@ -1,0 +1,123 @@
+/**
+ * The general coding catalog (seed 000, "A reference catalog for coding agents", Listing 5):
+ * a sandboxed shell, a windowed file viewer, an exact-replacement editor (Listing 1) and a
+ * structured search. Names and bounds follow Listing 5; the descriptions say what each returns
+ * and how to continue, and the whole catalog stays lint-clean and small (test/tools/catalog.test.ts
+ * pins its o200k token count).
+ */
+import { z } from "zod";
+import { defineTool } from "../schema/define.js";
+import type { ToolSpec } from "../schema/types.js";
+import { DEFAULT_BASH_LIMITS, DEFAULT_TIMEOUT_MS, executeBash, launcherChooser, type BashLimits } from "./bash.js";
+import { editFile } from "./edit.js";
+import { DEFAULT_GREP_LIMITS, grepSearch, type GrepLimits } from "./grep.js";
+import { createBubblewrap } from "./sandbox/bubblewrap.js";
+import type { SandboxLauncher } from "./sandbox/launcher.js";
+import { DEFAULT_VIEW_LIMITS, viewPath, type ViewLimits } from "./view.js";
+import { openWorkspace } from "./workspace.js";
+
+export interface CodingCatalogOptions {
+  /** The workspace root: absolute, existing. Every path the tools touch must resolve inside it. */
+  workspace: string;
+  sandbox?: {
+    /** The envelope for bash_execute. Default: bubblewrap from PATH (`createBubblewrap()`). */
+    launcher?: SandboxLauncher;
+    /**
+     * Run bash_execute on the host, unsandboxed, when the envelope cannot start. Default false:
+     * the tool refuses instead. Passing true prints a warning through `warn`.
+     */
+    allowUnsandboxed?: boolean;
+    /** Where the opt-out warning goes. Default: process.stderr. */
+    warn?: (message: string) => void;
+  };
+  /** Output, window and process bounds; every field optional (defaults in bash.ts, view.ts, grep.ts). */
+  limits?: { bash?: Partial<BashLimits>; view?: Partial<ViewLimits>; grep?: Partial<GrepLimits> };
+}
+
+const path = (what: string) => z.string().min(1).max(1024).describe(what);
+
+/** Builds the four tools over one workspace. Throws if the workspace does not exist. */
+export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
+  const ws = openWorkspace(options.workspace);
+  const bashLimits = { ...DEFAULT_BASH_LIMITS, ...options.limits?.bash };
+  const viewLimits = { ...DEFAULT_VIEW_LIMITS, ...options.limits?.view };
+  const grepLimits = { ...DEFAULT_GREP_LIMITS, ...options.limits?.grep };
+  const allowUnsandboxed = options.sandbox?.allowUnsandboxed === true;
+  if (allowUnsandboxed) {
+    const warn = options.sandbox?.warn ?? ((m: string) => process.stderr.write(m + "\n"));
+    warn(`WARNING [toolgate] allowUnsandboxed is set: if the sandbox cannot start, bash_execute runs commands directly on this host, with access to everything the toolgate process can reach (workspace ${ws.root}).`);
+  }
+  const chooseLauncher = launcherChooser(options.sandbox?.launcher ?? createBubblewrap(), allowUnsandboxed);
+
+  const bash = defineTool({
+    name: "bash_execute",
+    description:
+      "Runs a bash command in the sandbox: the workspace is the working directory and the only lasting writable tree; no network; fresh /tmp and HOME; background processes end with the call. Returns exit_code, signal, duration_ms, stdout and stderr (long output cut, marked).",
+    input: z.object({
+      command: z.string().min(1).max(8192).describe("Bash command line."),
+      timeout_ms: z.int().min(1000).max(300_000).default(DEFAULT_TIMEOUT_MS).describe("Kill it after this many milliseconds; default 30000."),
+    }),
+    effect: "write",
+    grant: () => ({ op: "execute", target: `path:${ws.root}` }),
+    handler: (args, ctx) => executeBash(chooseLauncher, ws.root, args, bashLimits, ctx),
+    timeout_ms: 305_000,
+    budget_tokens: 2 * bashLimits.output_tokens + 500,
+  });
+
+  const view = defineTool({
+    name: "file_view",
+    description:
+      "Returns numbered lines of a text file, its line count, its version (for file_edit) and the next offset. A directory lists its entries.",
+    input: z.object({
+      path: path("Absolute path in the workspace."),
+      offset: z.int().min(1).max(100_000_000).describe("First line, 1-based."),
+      limit: z.int().min(1).max(500).describe("Max lines."),
+    }),
+    effect: "read",
+    check: (args) => ws.check(args.path),
+    grant: async (args) => ({ op: "read", target: await ws.target(args.path) }),
+    handler: (args) => viewPath(ws, args, viewLimits),
+    timeout_ms: 60_000,
+  });
+
+  const edit = defineTool({
+    name: "file_edit",
+    description:
+      "Replaces an exact block of text in a file. old_str must match exactly one block unless allow_multiple; otherwise the file is unchanged and the error names the match count and lines, or the closest near-match. Returns the new version and changed lines.",
+    input: z.object({
+      path: path("Absolute path in the workspace."),
+      old_str: z.string().min(1).max(100_000).describe("Exact text to replace, with indentation and newlines."),
+      new_str: z.string().max(100_000).describe("Replacement; empty deletes."),
+      allow_multiple: z.boolean().default(false).describe("Replace every match."),
+      expected_version: z
+        .string()
+        .regex(/^([0-9a-f]{64})?$/)
+        .default("")
+        .describe("version from file_view; refused if the file changed. Empty (default): no check."),
+    }),
+    effect: "write",
+    check: (args) => ws.check(args.path),
+    grant: async (args) => ({ op: "write", target: await ws.target(args.path) }),
+    handler: (args) => editFile(ws, args),
+    timeout_ms: 60_000,
+  });
+
+  const grep = defineTool({
+    name: "grep_search",
+    description:
+      "Searches file contents with a Rust regex, skipping hidden and .gitignored files. Returns path, line, column and text per match, sorted, 100 per page, with the total and next_cursor.",
+    input: z.object({
+      pattern: z.string().min(1).max(512).describe("Regular expression."),
+      path: path("Absolute directory or file in the workspace."),
+      glob: z.string().max(256).default("").describe("File filter, e.g. '*.ts'; empty (default): all files."),
+      cursor: z.int().min(0).max(1_000_000).default(0).describe("next_cursor of the previous page; default 0."),
+    }),
+    effect: "read",
+    check: (args) => ws.check(args.path),
+    grant: async (args) => ({ op: "read", target: await ws.target(args.path) }),
+    handler: (args, ctx) => grepSearch(ws, args, grepLimits, ctx.signal),
+    timeout_ms: 60_000,
+  });
+
+  return [bash, view, edit, grep] as ToolSpec[];
+}

@@ -1,0 +1,58 @@
+import { symlinkSync } from "node:fs";
+import { afterAll, describe, expect, it } from "vitest";
+import { NoEffectError } from "../../src/schema/errors.js";
+import { makeWorkspace, stable } from "./fixtures.js";
+
+const s = makeWorkspace("wsconf");
+afterAll(() => s.cleanup());
+s.write("src/a.ts", "a");
+symlinkSync(s.outside, `${s.root}/out-dir`);
+symlinkSync(`${s.root}/src`, `${s.root}/src-link`);
+
+async function refusal(path: string): Promise<string> {
+  const err = await s.ws.resolve(path).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(NoEffectError);
+  return `${(err as NoEffectError).code}: ${stable((err as Error).message, s)}`;
+}
+
+describe("workspace confinement", () => {
+  it("resolves existing files, new files under existing folders and symlinks that stay inside", async () => {
+    expect(await s.ws.resolve(`${s.root}/src/a.ts`)).toBe(`${s.root}/src/a.ts`);
+    expect(await s.ws.resolve(`${s.root}/src/new/deeper.ts`)).toBe(`${s.root}/src/new/deeper.ts`);
+    expect(await s.ws.resolve(`${s.root}/src-link/a.ts`)).toBe(`${s.root}/src/a.ts`);
+    expect(await s.ws.resolve(`${s.root}/src/../src/a.ts`)).toBe(`${s.root}/src/a.ts`);
+    expect(await s.ws.resolve(s.root)).toBe(s.root);
+  });
+
+  it("refuses a relative path, naming the root and an example", async () => {
+    expect(await refusal("src/a.ts")).toMatchInlineSnapshot(`"invalid_path: path must be an absolute path inside the workspace <tmp>/ws; received "src/a.ts"; example "<tmp>/ws/README.md""`);
+  });
+
+  it("refuses .. traversal with the resolved path and the root", async () => {
+    expect(await refusal(`${s.root}/../outside/secret.txt`)).toMatchInlineSnapshot(
+      `"outside_workspace: path "<tmp>/ws/../outside/secret.txt" resolves to <tmp>/outside/secret.txt, which is outside the workspace <tmp>/ws; use a path under <tmp>/ws/"`,
+    );
+    expect(await refusal(`${s.root}/missing/../../outside/x`)).toContain("resolves to <tmp>/outside/x");
+  });
+
+  it("refuses a symlink inside the workspace that points outside, also for new files below it", async () => {
+    expect(await refusal(`${s.root}/out-dir/secret.txt`)).toMatchInlineSnapshot(
+      `"outside_workspace: path "<tmp>/ws/out-dir/secret.txt" resolves to <tmp>/outside/secret.txt, which is outside the workspace <tmp>/ws; use a path under <tmp>/ws/"`,
+    );
+    expect(await refusal(`${s.root}/out-dir/new/file.txt`)).toContain("resolves to <tmp>/outside/new/file.txt");
+  });
+
+  it("refuses a prefix sibling (ws-evil is not inside ws)", async () => {
+    expect(await refusal(`${s.root}-evil/x`)).toContain("is outside the workspace <tmp>/ws;");
+  });
+
+  it("check() returns the refusal as an issue and target() the capability object", async () => {
+    expect(await s.ws.check(`${s.root}/src/a.ts`)).toEqual([]);
+    const [issue] = await s.ws.check("/etc/passwd");
+    expect(issue).toMatchObject({ path: "/path", code: "outside_workspace", received: "/etc/passwd" });
+    expect(await s.ws.target(`${s.root}/src-link/a.ts`)).toBe(`path:${s.root}/src/a.ts`);
+  });
+});
