@@ -1,0 +1,263 @@
+/**
+ * `toolgate cap …`: issue, attenuate, inspect, verify and revoke capability tokens, and make a
+ * key file. Each subcommand parses flags, calls the capability API and prints. Keys come from
+ * `--keys FILE` or `TOOLGATE_KEYS` and never appear in any output.
+ *
+ *   cap keygen --out FILE [--kid K]            create a key file, or add a kid to it (rotation)
+ *   cap issue --rights read,write --objects path:/ws,host:api.example.com --ttl 1h [--max-cost N] [--budget N]
+ *   cap attenuate TOKEN [--rights …] [--objects …] [--ttl 10m] …   (no key needed)
+ *   cap inspect TOKEN [--json]                 blocks and the effective grant; verified when keys are there
+ *   cap verify TOKEN --op OP --target OBJ [--cost N] [--json]   exit 0 allowed, 1 denied, 2 usage
+ *   cap revoke ID|TOKEN [--reason R] [--store URL]
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import type { Command } from "commander";
+import { attenuate } from "../../capability/attenuate.js";
+import { createCapabilityAuthority } from "../../capability/authority.js";
+import { parseDuration } from "../../capability/duration.js";
+import { summariseGrant, viewGrant } from "../../capability/grant.js";
+import type { NarrowerInput } from "../../capability/input.js";
+import { generateKey, keyRingFromMap, loadKeys } from "../../capability/keys.js";
+import type { ArgBound, Primitive } from "../../capability/predicates.js";
+import { revokeGrant } from "../../capability/revoke.js";
+import { parseToken, TOKEN_PREFIX } from "../../capability/token.js";
+import { openStore } from "../../idempotency/open.js";
+import type { Store } from "../../idempotency/store.js";
+import { ToolgateError } from "../../schema/errors.js";
+import { CliError, EXIT, parseJson, printJson, readInput } from "../io.js";
+
+const DEFAULT_STORE = "sqlite:";
+
+interface GrantFlags {
+  rights?: string;
+  objects?: string;
+  maxCost?: string;
+  budget?: string;
+  argMax?: string[];
+  argMin?: string[];
+  argOneOf?: string[];
+  ttl?: string;
+  expiresAt?: string;
+  json?: boolean;
+}
+
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+const csv = (v: string) => v.split(",").map((s) => s.trim()).filter((s) => s.length > 0);
+
+function number(flag: string, v: string): number {
+  const n = Number(v);
+  if (v.trim() === "" || !Number.isFinite(n)) throw new CliError(`${flag} must be a number; received ${JSON.stringify(v)}`);
+  return n;
+}
+
+function namedValue(flag: string, v: string): [string, string] {
+  const eq = v.indexOf("=");
+  if (eq <= 0) throw new CliError(`${flag} must be NAME=VALUE, e.g. ${flag} amount=100; received ${JSON.stringify(v)}`);
+  return [v.slice(0, eq), v.slice(eq + 1)];
+}
+
+/** `usd` → "usd", `3` → 3, `true` → true: JSON where it parses, a string otherwise. */
+function primitive(v: string): Primitive {
+  try {
+    const p: unknown = JSON.parse(v);
+    if (p === null || ["string", "number", "boolean"].includes(typeof p)) return p as Primitive;
+  } catch {
+    // not JSON: a bare string
+  }
+  return v;
+}
+
+/** Turns grant flags into the API's input; only flags that were given appear. */
+export function grantInput(f: GrantFlags): NarrowerInput {
+  const out: NarrowerInput = {};
+  if (f.rights !== undefined) out.rights = csv(f.rights);
+  if (f.objects !== undefined) out.objects = csv(f.objects);
+  if (f.maxCost !== undefined) out.max_cost = number("--max-cost", f.maxCost);
+  if (f.budget !== undefined) out.budget = number("--budget", f.budget);
+  const args: ArgBound[] = [
+    ...(f.argMax ?? []).map((v) => namedValue("--arg-max", v)).map(([arg, n]) => ({ arg, max: number("--arg-max", n) })),
+    ...(f.argMin ?? []).map((v) => namedValue("--arg-min", v)).map(([arg, n]) => ({ arg, min: number("--arg-min", n) })),
+    ...(f.argOneOf ?? []).map((v) => namedValue("--arg-one-of", v)).map(([arg, list]) => ({ arg, oneOf: csv(list).map(primitive) })),
+  ];
+  if (args.length > 0) out.args = args;
+  if (f.ttl !== undefined && f.expiresAt !== undefined) throw new CliError("give --ttl or --expires-at, not both");
+  if (f.ttl !== undefined) out.ttl_ms = parseDuration(f.ttl, "--ttl");
+  if (f.expiresAt !== undefined) {
+    const ms = Date.parse(f.expiresAt);
+    if (Number.isNaN(ms)) throw new CliError(`--expires-at must be an ISO-8601 time, e.g. 2026-12-31T23:00:00Z; received ${JSON.stringify(f.expiresAt)}`);
+    out.expires_at = ms;
+  }
+  return out;
+}
+
+function grantOptions(cmd: Command): Command {
+  return cmd
+    .option("--rights <list>", "comma-separated rights, e.g. read,write")
+    .option("--objects <list>", "comma-separated objects, e.g. path:/ws,host:*.example.com,repo:o/r,tenant:t,tool:NAME")
+    .option("--max-cost <n>", "per-call cost ceiling")
+    .option("--budget <n>", "cumulative budget, spent atomically in the store")
+    .option("--arg-max <name=n>", "argument upper bound (repeatable)", collect)
+    .option("--arg-min <name=n>", "argument lower bound (repeatable)", collect)
+    .option("--arg-one-of <name=a,b>", "argument allowed values (repeatable)", collect)
+    .option("--ttl <duration>", "lifetime from now: 90s, 10m, 1h, 7d")
+    .option("--expires-at <iso>", "absolute expiry, ISO-8601")
+    .option("--json", "print JSON");
+}
+
+function readToken(arg: string): string {
+  const text = arg === "-" ? readInput("-").trim() : arg;
+  if (!text.startsWith(TOKEN_PREFIX)) throw new CliError(`TOKEN must be a ${TOKEN_PREFIX}… capability token (or - to read it from standard input)`);
+  return text;
+}
+
+function keysFrom(flags: { keys?: string }) {
+  return loadKeys(flags.keys !== undefined ? { file: flags.keys } : {});
+}
+
+/** Keys when configured, else null (inspect works unverified without them). */
+function optionalKeys(flags: { keys?: string }) {
+  return flags.keys === undefined && !process.env.TOOLGATE_KEYS ? null : keysFrom(flags);
+}
+
+async function withStore<T>(url: string | undefined, run: (store: Store | undefined) => Promise<T>): Promise<T> {
+  if (url === undefined) return run(undefined);
+  const store = await openStore(url);
+  try {
+    return await run(store);
+  } finally {
+    await store.close();
+  }
+}
+
+function printGrant(token: string, json: boolean | undefined): void {
+  const g = parseToken(token).grant;
+  if (json) printJson({ token, id: g.id, grant: viewGrant(g) });
+  else {
+    process.stdout.write(token + "\n");
+    process.stderr.write(`grant ${g.id}: ${summariseGrant(g)}\n`);
+  }
+}
+
+/** Creates or extends a key file (mode 0600). Returns the kids now in it; never the keys. */
+export function keygen(file: string, kid: string | undefined): { file: string; kid: string; kids: string[] } {
+  const map: Record<string, string> = existsSync(file) ? (parseJson(readFileSync(file, "utf8"), file) as Record<string, string>) : {};
+  keyRingFromMapOrEmpty(map, file);
+  const chosen = kid ?? `k${Object.keys(map).length + 1}`;
+  if (Object.hasOwn(map, chosen)) throw new CliError(`${file} already has kid ${chosen}; choose another with --kid`);
+  map[chosen] = generateKey();
+  writeFileSync(file, JSON.stringify(map, null, 2) + "\n", { mode: 0o600 });
+  return { file, kid: chosen, kids: Object.keys(map) };
+}
+
+function keyRingFromMapOrEmpty(map: unknown, file: string): void {
+  if (typeof map === "object" && map !== null && Object.keys(map).length === 0) return;
+  keyRingFromMap(map, `key file ${file}`);
+}
+
+export function register(program: Command): void {
+  const cap = program.command("cap").description("capability tokens C = (R, O, P, E): issue, attenuate, inspect, verify, revoke");
+
+  cap
+    .command("keygen")
+    .description("create a key file (JSON kid → base64 key, mode 0600), or add a new kid to it for rotation")
+    .requiredOption("--out <file>", "key file to create or extend")
+    .option("--kid <kid>", "key id (default k1, k2, …)")
+    .option("--json", "print JSON")
+    .action((flags: { out: string; kid?: string; json?: boolean }) => {
+      const r = keygen(flags.out, flags.kid);
+      if (flags.json) printJson(r);
+      else process.stdout.write(`wrote kid ${r.kid} to ${r.file} (kids: ${r.kids.join(", ")}; cap issue signs with the last one)\n`);
+    });
+
+  grantOptions(cap.command("issue").description("issue a root grant; prints the token"))
+    .option("--keys <file>", "key file (default: TOOLGATE_KEYS)")
+    .option("--kid <kid>", "sign with this kid (default: the last in the key file)")
+    .action((flags: GrantFlags & { keys?: string; kid?: string }) => {
+      const input = grantInput(flags);
+      if (input.rights === undefined || input.objects === undefined) throw new CliError("cap issue needs --rights and --objects, e.g. --rights read --objects path:/ws");
+      if (input.ttl_ms === undefined && input.expires_at === undefined) throw new CliError("cap issue needs --ttl (e.g. 1h) or --expires-at");
+      const authority = createCapabilityAuthority({ keys: keysFrom(flags) });
+      printGrant(authority.issue({ ...input, rights: input.rights, objects: input.objects, ...(flags.kid ? { kid: flags.kid } : {}) }), flags.json);
+    });
+
+  grantOptions(cap.command("attenuate").description("append a narrowing block (offline: no key needed); prints the child token"))
+    .argument("<token>", "parent token (- reads standard input)")
+    .action((token: string, flags: GrantFlags) => {
+      printGrant(attenuate(readToken(token), grantInput(flags)), flags.json);
+    });
+
+  cap
+    .command("inspect")
+    .description("show the blocks and the effective grant; verified when keys are configured")
+    .argument("<token>", "token (- reads standard input)")
+    .option("--keys <file>", "key file (default: TOOLGATE_KEYS; without keys the token is shown unverified)")
+    .option("--store <url>", "also check revocation in this store")
+    .option("--json", "print JSON")
+    .action(async (arg: string, flags: { keys?: string; store?: string; json?: boolean }) => {
+      const token = readToken(arg);
+      const parsed = parseToken(token);
+      const keys = optionalKeys(flags);
+      const report = await withStore(flags.store, async (store) => {
+        if (!keys) return { status: "unverified", reason: "no keys configured (--keys or TOOLGATE_KEYS)", blocks: parsed.blocks.map((b) => b.block), grant: viewGrant(parsed.grant) };
+        return createCapabilityAuthority({ keys, ...(store ? { store } : {}) }).inspect(token);
+      });
+      if (flags.json) return printJson(report);
+      const lines = [`status: ${report.status}${report.reason ? ` (${report.reason})` : ""}`, `grant: ${summariseGrant(parsed.grant)}`];
+      report.blocks.forEach((b, i) => lines.push(`block ${i}: ${JSON.stringify(b)}`));
+      process.stdout.write(lines.join("\n") + "\n");
+    });
+
+  cap
+    .command("verify")
+    .description("the capability check for one request: exit 0 allowed, 1 denied (prints code and reason)")
+    .argument("<token>", "token (- reads standard input)")
+    .requiredOption("--op <right>", "the right the call needs, e.g. write")
+    .requiredOption("--target <object>", "the object the call touches, e.g. path:/ws/a.txt")
+    .option("--cost <n>", "cost of the call (default 1)")
+    .option("--tool <name>", "the calling tool")
+    .option("--args <json>", "the call's arguments, for argument bounds")
+    .option("--keys <file>", "key file (default: TOOLGATE_KEYS)")
+    .option("--store <url>", "check revocation and spend budgets in this store (a real approval)")
+    .option("--json", "print JSON")
+    .action(async (arg: string, flags: { op: string; target: string; cost?: string; tool?: string; args?: string; keys?: string; store?: string; json?: boolean }) => {
+      const token = readToken(arg);
+      const keys = keysFrom(flags);
+      const request = {
+        op: flags.op,
+        target: flags.target,
+        ...(flags.cost !== undefined ? { cost: number("--cost", flags.cost) } : {}),
+        ...(flags.tool !== undefined ? { tool: flags.tool } : {}),
+        ...(flags.args !== undefined ? { args: parseJson(flags.args, "--args") } : {}),
+      };
+      const decision = await withStore(flags.store, (store) => createCapabilityAuthority({ keys, ...(store ? { store } : {}) }).approve(token, request)).catch((err: unknown) => {
+        if (err instanceof ToolgateError && err.code === "store_required") {
+          throw new CliError("this capability is bounded by a budget: pass --store URL (the runtime's store) to check and spend it");
+        }
+        throw err;
+      });
+      if (flags.json) printJson(decision);
+      else if (decision.allowed) process.stdout.write(`allowed: grant ${decision.grant_id}${decision.remaining_budget !== undefined ? `, budget left ${decision.remaining_budget}` : ""}\n`);
+      else process.stdout.write(`denied: ${decision.code}: ${decision.reason}\n`);
+      process.exitCode = decision.allowed ? EXIT.ok : EXIT.findings;
+    });
+
+  cap
+    .command("revoke")
+    .description("revoke a grant id (or a token's own id) and every grant attenuated from it")
+    .argument("<id>", "grant id (cap_…) or a whole token")
+    .option("--reason <text>", "why, kept with the revocation")
+    .option("--store <url>", `store shared with the runtime (default ${DEFAULT_STORE}, i.e. .toolgate/state.db)`)
+    .option("--json", "print JSON")
+    .action(async (arg: string, flags: { reason?: string; store?: string; json?: boolean }) => {
+      let id = arg;
+      let until: number | null = null;
+      if (arg.startsWith(TOKEN_PREFIX) || arg === "-") {
+        const g = parseToken(readToken(arg)).grant;
+        id = g.id;
+        until = g.exp;
+      }
+      await withStore(flags.store ?? DEFAULT_STORE, (store) => revokeGrant(store!, id, { reason: flags.reason ?? null, until, now: Date.now() }));
+      if (flags.json) printJson({ revoked: id, until });
+      else process.stdout.write(`revoked ${id} (and every grant attenuated from it)\n`);
+    });
+}

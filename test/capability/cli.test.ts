@@ -1,0 +1,123 @@
+/**
+ * `toolgate cap …` end to end in process: issue → attenuate → inspect → verify → revoke, exit
+ * codes, usage errors, and that no key ever appears in any output.
+ */
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { runCli } from "../../src/cli/program.js";
+
+const dir = mkdtempSync(join(tmpdir(), "toolgate-cap-cli-"));
+const keyFile = join(dir, "keys.json");
+const storeUrl = `sqlite:${join(dir, "state.db")}`;
+/** Everything any command printed, to search for key material at the end. */
+const transcript: string[] = [];
+
+async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const so = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => ((out += String(chunk)), true));
+  const se = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => ((err += String(chunk)), true));
+  try {
+    const code = await runCli(argv);
+    transcript.push(out, err);
+    return { code, out, err };
+  } finally {
+    so.mockRestore();
+    se.mockRestore();
+  }
+}
+
+let root = "";
+let child = "";
+beforeAll(async () => {
+  expect((await cli("cap", "keygen", "--out", keyFile)).code).toBe(0);
+  const issued = await cli("cap", "issue", "--keys", keyFile, "--rights", "read,write", "--objects", "path:/ws,host:api.example.com", "--max-cost", "10", "--budget", "3", "--arg-max", "amount=100", "--ttl", "1h");
+  expect(issued).toMatchObject({ code: 0, out: expect.stringMatching(/^tg1\.[A-Za-z0-9_.-]+\n$/) });
+  root = issued.out.trim();
+  child = (await cli("cap", "attenuate", root, "--rights", "read", "--objects", "path:/ws/src", "--ttl", "10m")).out.trim();
+});
+
+describe("toolgate cap", () => {
+  it("keygen writes a 0600 file and can add a kid for rotation, printing only kids", async () => {
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    const r = await cli("cap", "keygen", "--out", join(dir, "other.json"), "--kid", "a", "--json");
+    expect(JSON.parse(r.out)).toEqual({ file: join(dir, "other.json"), kid: "a", kids: ["a"] });
+    expect((await cli("cap", "keygen", "--out", join(dir, "other.json"), "--kid", "a")).err).toMatch(/already has kid a; choose another with --kid/);
+  });
+
+  it("inspect shows the blocks and effective grant, unverified without keys and valid with them", async () => {
+    const saved = process.env.TOOLGATE_KEYS;
+    delete process.env.TOOLGATE_KEYS;
+    const bare = await cli("cap", "inspect", child);
+    if (saved !== undefined) process.env.TOOLGATE_KEYS = saved;
+    expect(bare.out).toMatch(/^status: unverified \(no keys configured/);
+    const json = JSON.parse((await cli("cap", "inspect", child, "--keys", keyFile, "--json")).out);
+    expect(json).toMatchObject({ status: "valid", grant: { rights: ["read"], objects: ["path:/ws/src"], max_cost: 10, args: [{ arg: "amount", max: 100 }] } });
+    expect(json.blocks).toHaveLength(2);
+  });
+
+  it("verify exits 0 when allowed and 1 when denied, printing code and reason", async () => {
+    const denied = await cli("cap", "verify", child, "--keys", keyFile, "--op", "write", "--target", "path:/ws/a.txt", "--store", storeUrl);
+    expect(denied).toMatchObject({ code: 1, out: 'denied: right_missing: the call needs the right "write"; the capability allows read\n' });
+    const ok = await cli("cap", "verify", child, "--keys", keyFile, "--op", "read", "--target", "path:/ws/src/a.ts", "--args", '{"amount":5}', "--store", storeUrl, "--json");
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.out)).toMatchObject({ allowed: true, remaining_budget: 2 });
+    const outside = await cli("cap", "verify", child, "--keys", keyFile, "--op", "read", "--target", "path:/ws2/a", "--args", '{"amount":5}', "--store", storeUrl);
+    expect(outside.code).toBe(1);
+  });
+
+  it("verify without --store refuses a budgeted grant with the fix, exit 2", async () => {
+    const r = await cli("cap", "verify", child, "--keys", keyFile, "--op", "read", "--target", "path:/ws/src/a.ts", "--args", '{"amount":5}');
+    expect(r).toMatchObject({ code: 2, err: "toolgate: this capability is bounded by a budget: pass --store URL (the runtime's store) to check and spend it\n" });
+  });
+
+  it("revoke by id rejects the child on the next verify", async () => {
+    const id = JSON.parse((await cli("cap", "inspect", root, "--json")).out).grant.id as string;
+    expect((await cli("cap", "revoke", id, "--reason", "test", "--store", storeUrl)).out).toBe(`revoked ${id} (and every grant attenuated from it)\n`);
+    const r = await cli("cap", "verify", child, "--keys", keyFile, "--op", "read", "--target", "path:/ws/src/a.ts", "--args", '{"amount":5}', "--store", storeUrl, "--json");
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.out)).toMatchObject({ allowed: false, code: "revoked" });
+  });
+
+  it("usage and input errors exit 2 with one line naming the fix", async () => {
+    expect(await cli("cap", "issue", "--keys", keyFile, "--rights", "read", "--objects", "path:/ws")).toMatchObject({ code: 2, err: "toolgate: cap issue needs --ttl (e.g. 1h) or --expires-at\n" });
+    expect(await cli("cap", "issue", "--keys", keyFile, "--rights", "read", "--objects", "path:/ws", "--ttl", "soon")).toMatchObject({
+      code: 2,
+      err: 'toolgate: --ttl must be a positive number with a unit (ms, s, m, h, d), e.g. 10m or 1h; received "soon" [invalid_duration]\n',
+    });
+    expect((await cli("cap", "attenuate", root, "--rights", "execute")).err).toBe("toolgate: attenuation may only narrow a capability: rights execute are not held by the parent (it holds read,write) [attenuation_widens]\n");
+    expect((await cli("cap", "verify", "nope", "--keys", keyFile, "--op", "read", "--target", "path:/ws")).err).toMatch(/TOKEN must be a tg1\.… capability token/);
+    expect((await cli("cap", "verify", root, "--op", "read")).code).toBe(2);
+    expect((await cli("cap", "issue", "--keys", join(dir, "missing.json"), "--rights", "read", "--objects", "path:/ws", "--ttl", "1h")).err).toMatch(
+      /cannot read key file .*missing\.json: no such file \(create one with toolgate cap keygen --out FILE\)/,
+    );
+  });
+
+  it("bad key files are named by kid and size, never by content", async () => {
+    const short = join(dir, "short.json");
+    const shortKey = Buffer.alloc(16, 0x5a).toString("base64");
+    writeFileSync(short, JSON.stringify({ old: shortKey }));
+    const r = await cli("cap", "issue", "--keys", short, "--rights", "read", "--objects", "path:/ws", "--ttl", "1h");
+    expect(r.err).toBe(`toolgate: key file ${short}: the key for kid old is 16 bytes; at least 32 are required (toolgate cap keygen makes one) [bad_keys]\n`);
+    const broken = join(dir, "broken.json");
+    writeFileSync(broken, `{"k1": "${shortKey}`);
+    expect((await cli("cap", "issue", "--keys", broken, "--rights", "read", "--objects", "path:/ws", "--ttl", "1h")).err).toBe(`toolgate: key file ${broken} is not valid JSON; expected {"kid":"base64 key"} [bad_keys]\n`);
+    transcript.push(shortKey); // checked below: it must be the only place it appears
+    expect(transcript.filter((t) => t.includes(shortKey))).toHaveLength(1);
+  });
+});
+
+afterAll(() => {
+  // No key ever appears in any output, in any encoding.
+  const keys = JSON.parse(readFileSync(keyFile, "utf8")) as Record<string, string>;
+  const all = transcript.join("\n");
+  for (const b64 of Object.values(keys)) {
+    const raw = Buffer.from(b64, "base64");
+    for (const form of [b64, raw.toString("base64url"), raw.toString("hex"), raw.toString("latin1")]) {
+      expect(all.includes(form)).toBe(false);
+    }
+  }
+  expect(all.length).toBeGreaterThan(1000);
+});
