@@ -40,6 +40,7 @@ function memoryRecords(open: () => void, defaultLimit: number): RecordStore {
   };
   return {
     async claim(key: string, input: ClaimInput): Promise<ClaimOutcome> {
+      open();
       const existing = live(key, input.now);
       if (existing) return { claimed: false, record: copy(existing) };
       const record: IdempotencyRecord = {
