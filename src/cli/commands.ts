@@ -5,6 +5,8 @@
 import type { Command } from "commander";
 import * as cap from "./commands/cap.js";
 import * as lint from "./commands/lint.js";
+import * as stats from "./commands/stats.js";
+import * as approvals from "./commands/approvals.js";
 
 export type Register = (program: Command) => void;
 
@@ -12,4 +14,6 @@ export const commands: Register[] = [
   // one entry per command module, e.g. lint.register,
   lint.register,
   cap.register,
+  stats.register,
+  approvals.register,
 ];

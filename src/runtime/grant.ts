@@ -41,7 +41,7 @@ export async function grant(
   }
   const decision = await authority.approve(token, { op: request.op, target: request.target, cost, tool: tool.name, args });
   if (decision.allowed) return { grant_id: decision.grant_id };
-  return refuse("denied", `The capability does not allow ${needs}: ${decision.reason} (${decision.code}). Nothing was executed; do not retry with the same capability.`, {
+  return refuse("denied", `The capability was refused for ${needs}: ${decision.reason} (${decision.code}). Nothing was executed; do not retry with the same capability.`, {
     detail: { code: decision.code, op: request.op, target: request.target, cost },
   });
 }

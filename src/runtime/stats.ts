@@ -36,8 +36,18 @@ export interface Stats {
   tools: Record<string, ToolStats>;
   /** Lines that were not a JSON audit record (counted, never fatal). */
   broken_lines: number;
+  /** The first broken lines (1-based) and why, for the operator to look at. */
+  broken: BrokenLine[];
   lines: number;
 }
+
+export interface BrokenLine {
+  line: number;
+  reason: string;
+}
+
+/** At most this many broken lines are itemised; all are counted. */
+const MAX_ITEMISED = 20;
 
 const VALIDATION = new Set(["invalid_arguments", "check_failed"]);
 
@@ -50,22 +60,28 @@ export function percentile(values: readonly number[], p: number): number {
 }
 
 /** Parses JSON lines into records; empty lines are skipped, anything else unparsable counts as broken. */
-export function parseAudit(text: string): { records: AuditRecord[]; broken: number; lines: number } {
+export function parseAudit(text: string): { records: AuditRecord[]; broken_lines: number; broken: BrokenLine[]; lines: number } {
   const records: AuditRecord[] = [];
-  let broken = 0;
+  const broken: BrokenLine[] = [];
+  let brokenLines = 0;
   let lines = 0;
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
+  const bad = (line: number, reason: string) => {
+    brokenLines++;
+    if (broken.length < MAX_ITEMISED) broken.push({ line, reason });
+  };
+  text.split("\n").forEach((line, i) => {
+    if (line.trim() === "") return;
     lines++;
+    let value: unknown;
     try {
-      const value = JSON.parse(line) as unknown;
-      if (isRecord(value)) records.push(value);
-      else broken++;
+      value = JSON.parse(line);
     } catch {
-      broken++;
+      return bad(i + 1, "not JSON (a line cut short by a crash, or not an audit file)");
     }
-  }
-  return { records, broken, lines };
+    if (isRecord(value)) records.push(value);
+    else bad(i + 1, "JSON, but not an audit record: tool, outcome and latency_ms are required");
+  });
+  return { records, broken_lines: brokenLines, broken, lines };
 }
 
 function isRecord(v: unknown): v is AuditRecord {
@@ -89,8 +105,8 @@ export function aggregate(records: readonly AuditRecord[]): { overall: ToolStats
 
 /** Stats of an audit file's text. */
 export function auditStats(text: string): Stats {
-  const { records, broken, lines } = parseAudit(text);
-  return { ...aggregate(records), broken_lines: broken, lines };
+  const { records, broken_lines, broken, lines } = parseAudit(text);
+  return { ...aggregate(records), broken_lines, broken, lines };
 }
 
 function summarise(rs: readonly AuditRecord[]): ToolStats {
@@ -140,7 +156,7 @@ export function renderStats(s: Stats): string {
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
   const out = [line(header), ...body.map(line)];
-  out.push(`${s.lines} line(s), ${s.broken_lines} broken (not a JSON audit record)`);
+  out.push(`${s.lines} line(s), ${s.broken_lines} broken${s.broken.length ? `: ${s.broken.map((b) => `line ${b.line}`).join(", ")}${s.broken_lines > s.broken.length ? ", …" : ""}` : ""}`);
   return out.join("\n");
 }
 

@@ -1,17 +1,8 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { countTokens } from "../../src/observation/tokens.js";
-import { setup, stable } from "./helpers.js";
+import { gateways, stable } from "./helpers.js";
 
-let close: (() => Promise<void>) | null = null;
-afterEach(async () => {
-  await close?.();
-  close = null;
-});
-const make = (...args: Parameters<typeof setup>) => {
-  const s = setup(...args);
-  close = () => s.gateway.close();
-  return s;
-};
+const make = gateways();
 
 describe("resolve", () => {
   it("names the closest tool and the available ones", async () => {

@@ -1,4 +1,5 @@
 /** Shared set-up for the runtime suites: a gateway over the order catalog with a movable clock. */
+import { afterEach } from "vitest";
 import { createGateway, type GatewayOptions } from "../../src/runtime/gateway.js";
 import { createMemoryAuditSink } from "../../src/runtime/audit.js";
 import { createMemoryStore } from "../../src/idempotency/stores/memory.js";
@@ -30,3 +31,16 @@ export function setup(extra: Partial<GatewayOptions> & { store?: Store } = {}) {
 
 /** Approval ids are random: normalise them for inline snapshots. */
 export const stable = (text: string): string => text.replace(/ap_[A-Za-z0-9_-]{16}/g, "ap_<id>").replace(/cap_[A-Za-z0-9_-]{16}/g, "cap_<id>");
+
+/** `setup` for a test file: every gateway made is closed after its test. */
+export function gateways(): typeof setup {
+  const open: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    while (open.length) await open.pop()!();
+  });
+  return (extra = {}) => {
+    const s = setup(extra);
+    open.push(() => s.gateway.close());
+    return s;
+  };
+}

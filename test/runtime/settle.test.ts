@@ -1,16 +1,7 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { setup } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { gateways } from "./helpers.js";
 
-let close: (() => Promise<void>) | null = null;
-afterEach(async () => {
-  await close?.();
-  close = null;
-});
-const make = (...args: Parameters<typeof setup>) => {
-  const s = setup(...args);
-  close = () => s.gateway.close();
-  return s;
-};
+const make = gateways();
 
 describe("A2 settle", () => {
   it("names the new state after a write", async () => {

@@ -1,0 +1,95 @@
+/**
+ * `toolgate approvals`: a person decides A3 calls (seed 003, exercise 2: "a proposed action plus
+ * an approval boundary"). Approvals live in the store, so this works against the same store the
+ * gateway (or its replicas) use.
+ *   toolgate approvals list [--state S] [--limit N] [--store URL] [--json]
+ *   toolgate approvals approve ID [--approver NAME] [--note TEXT] [--store URL] [--json]
+ *   toolgate approvals deny ID --reason TEXT [--approver NAME] [--store URL] [--json]
+ * Exit 0; 2 for bad input, an unknown or already decided id, or a store that does not answer.
+ */
+import type { Command } from "commander";
+import { userInfo } from "node:os";
+import { openStore, DEFAULT_SQLITE_PATH } from "../../idempotency/open.js";
+import type { ApprovalRecord, ApprovalState } from "../../idempotency/store.js";
+import { createApprovalsApi } from "../../runtime/approvals.js";
+import type { ApprovalsApi } from "../../runtime/types.js";
+import { CliError, printJson } from "../io.js";
+
+const STATES: ApprovalState[] = ["pending", "approved", "denied", "consumed"];
+
+interface Common {
+  store: string;
+  json?: boolean;
+}
+
+async function withApprovals<T>(url: string, run: (api: ApprovalsApi) => Promise<T>): Promise<T> {
+  const store = await openStore(url);
+  try {
+    return await run(createApprovalsApi(store.approvals, Date.now));
+  } finally {
+    await store.close();
+  }
+}
+
+function defaultApprover(): string {
+  try {
+    return process.env.USER || userInfo().username;
+  } catch {
+    return "operator";
+  }
+}
+
+/** One approval as a few lines an operator reads before deciding. */
+export function renderApproval(a: ApprovalRecord, now: number): string {
+  const expired = a.state === "pending" && now >= a.expires_at ? " (expired)" : "";
+  const lines = [
+    `${a.id}  ${a.state}${expired}  ${a.tool}  trajectory ${a.trajectory_id}`,
+    `  arguments: ${JSON.stringify(a.arguments)}`,
+    `  requested ${new Date(a.created_at).toISOString()}, expires ${new Date(a.expires_at).toISOString()}${a.capability_id ? `, capability ${a.capability_id}` : ""}`,
+  ];
+  if (a.decided_at !== null) lines.push(`  decided ${new Date(a.decided_at).toISOString()}${a.approver ? ` by ${a.approver}` : ""}${a.note ? `: ${a.note}` : ""}`);
+  return lines.join("\n");
+}
+
+function print(value: ApprovalRecord | ApprovalRecord[], json: boolean | undefined): void {
+  if (json) return printJson(value);
+  const list = Array.isArray(value) ? value : [value];
+  const now = Date.now();
+  process.stdout.write(list.length ? list.map((a) => renderApproval(a, now)).join("\n") + "\n" : "no approvals\n");
+}
+
+export function register(program: Command): void {
+  const cmd = program.command("approvals").description("list, approve and deny A3 (destructive) calls waiting for a person");
+  const storeOption = (c: Command) => c.option("--store <url>", `state store (memory:, sqlite:PATH, redis://…, postgres://…)`, `sqlite:${DEFAULT_SQLITE_PATH}`).option("--json", "print JSON");
+
+  storeOption(cmd.command("list").description("approvals, newest first"))
+    .option("--state <state>", `only this state: ${STATES.join(", ")}`)
+    .option("--limit <n>", "at most this many", "50")
+    .action(async (opts: Common & { state?: string; limit: string }) => {
+      if (opts.state !== undefined && !STATES.includes(opts.state as ApprovalState)) {
+        throw new CliError(`--state must be one of ${STATES.join(", ")}; received ${JSON.stringify(opts.state)}`);
+      }
+      const limit = Number(opts.limit);
+      if (!Number.isInteger(limit) || limit < 1) throw new CliError(`--limit must be a positive integer; received ${JSON.stringify(opts.limit)}`);
+      const list = await withApprovals(opts.store, (api) => api.list({ ...(opts.state ? { state: opts.state as ApprovalState } : {}), limit }));
+      print(list, opts.json);
+    });
+
+  storeOption(cmd.command("approve <id>").description("let the call run once, with exactly the arguments shown"))
+    .option("--approver <name>", "who approves (default: the current user)")
+    .option("--note <text>", "why")
+    .action(async (id: string, opts: Common & { approver?: string; note?: string }) => {
+      const approver = opts.approver ?? defaultApprover();
+      const record = await withApprovals(opts.store, (api) => api.approve(id, { approver, ...(opts.note !== undefined ? { note: opts.note } : {}) }));
+      print(record, opts.json);
+    });
+
+  storeOption(cmd.command("deny <id>").description("refuse the call; the agent is told the reason"))
+    .requiredOption("--reason <text>", "why (shown to the agent)")
+    .option("--approver <name>", "who denies (default: the current user)")
+    .action(async (id: string, opts: Common & { reason: string; approver?: string }) => {
+      const approver = opts.approver ?? defaultApprover();
+      const record = await withApprovals(opts.store, (api) => api.deny(id, { reason: opts.reason, approver }));
+      print(record, opts.json);
+    });
+}

@@ -1,0 +1,56 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { register } from "../../../src/cli/commands/approvals.js";
+import { createGateway } from "../../../src/runtime/gateway.js";
+import { openStore } from "../../../src/idempotency/open.js";
+import { orderCatalog } from "../../runtime/catalog.js";
+import { runCommand } from "./runtime-cli.js";
+
+const dir = mkdtempSync(join(tmpdir(), "toolgate-cli-approvals-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("toolgate approvals", () => {
+  it("lists, approves and denies approvals a gateway requested, through a shared SQLite store", async () => {
+    const url = `sqlite:${join(dir, "state.db")}`;
+    const catalog = orderCatalog();
+    const gateway = createGateway({ tools: catalog.tools, store: await openStore(url), audit: false });
+    const p = { trajectory_id: "t", turn: 0, tool: "refund_order" };
+    const ask = await gateway.call({ ...p, call_id: "1", arguments: { order_id: "o_001", amount_cents: 5 } });
+    const id = ask.error!.detail!.approval_id as string;
+    const ask2 = await gateway.call({ ...p, call_id: "2", arguments: { order_id: "o_002", amount_cents: 7 } });
+    const id2 = ask2.error!.detail!.approval_id as string;
+
+    const list = await runCommand(register, ["approvals", "list", "--store", url, "--state", "pending"]);
+    expect(list.error).toBeNull();
+    expect(list.stdout).toContain(`${id}  pending  refund_order  trajectory t`);
+    expect(list.stdout).toContain(`arguments: {"order_id":"o_001","amount_cents":5}`);
+
+    const approve = await runCommand(register, ["approvals", "approve", id, "--store", url, "--approver", "alice", "--note", "ok", "--json"]);
+    expect(JSON.parse(approve.stdout)).toMatchObject({ id, state: "approved", approver: "alice", note: "ok" });
+    const deny = await runCommand(register, ["approvals", "deny", id2, "--store", url, "--reason", "too late", "--approver", "bob"]);
+    expect(deny.stdout).toContain(`by bob: too late`);
+
+    const run = await gateway.call({ ...p, call_id: "1", arguments: { order_id: "o_001", amount_cents: 5 }, approval_id: id });
+    expect(run.ok).toBe(true);
+    const refused = await gateway.call({ ...p, call_id: "2", arguments: { order_id: "o_002", amount_cents: 7 }, approval_id: id2 });
+    expect(refused.error?.code).toBe("approval_denied");
+    await gateway.close();
+
+    const again = await runCommand(register, ["approvals", "approve", id, "--store", url]);
+    expect(again.error?.message).toBe(`approval ${id} is already consumed (by alice); an approval is decided once`);
+  });
+
+  it("bad input is named", async () => {
+    const url = `sqlite:${join(dir, "empty.db")}`;
+    expect((await runCommand(register, ["approvals", "list", "--store", url, "--state", "done"])).error?.message).toBe(
+      `--state must be one of pending, approved, denied, consumed; received "done"`,
+    );
+    expect((await runCommand(register, ["approvals", "list", "--store", url, "--limit", "0"])).error?.message).toBe(`--limit must be a positive integer; received "0"`);
+    expect((await runCommand(register, ["approvals", "approve", "ap_x", "--store", url])).error?.message).toBe(
+      "approval ap_x does not exist; run `toolgate approvals list` to see the ids",
+    );
+    expect((await runCommand(register, ["approvals", "list", "--store", url])).stdout).toBe("no approvals\n");
+  });
+});

@@ -1,0 +1,43 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { register } from "../../../src/cli/commands/stats.js";
+import { createGateway } from "../../../src/runtime/gateway.js";
+import { createMemoryStore } from "../../../src/idempotency/stores/memory.js";
+import { orderCatalog } from "../../runtime/catalog.js";
+import { runCommand } from "./runtime-cli.js";
+
+const dir = mkdtempSync(join(tmpdir(), "toolgate-cli-stats-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("toolgate stats", () => {
+  it("reads a trail a gateway wrote and prints per-tool figures, as a table and as JSON", async () => {
+    const audit = join(dir, "audit.jsonl");
+    const gateway = createGateway({ tools: orderCatalog().tools, store: createMemoryStore(), audit });
+    const p = { trajectory_id: "t", turn: 0 };
+    await gateway.call({ ...p, call_id: "1", tool: "get_order", arguments: { order_id: "o_001" } });
+    await gateway.call({ ...p, call_id: "2", tool: "get_order", arguments: { order_id: "nope" } });
+    await gateway.call({ ...p, call_id: "3", tool: "add_order_note", arguments: { order_id: "o_001", note: "n" } });
+    await gateway.call({ ...p, call_id: "3", tool: "add_order_note", arguments: { order_id: "o_001", note: "n" } });
+    await gateway.close();
+    writeFileSync(audit, "not json\n", { flag: "a" });
+
+    const json = await runCommand(register, ["stats", "--audit", audit, "--json"]);
+    expect(json.error).toBeNull();
+    const s = JSON.parse(json.stdout);
+    expect(s.broken_lines).toBe(1);
+    expect(s.overall.calls).toBe(4);
+    expect(s.tools.get_order).toMatchObject({ calls: 2, validation_error_rate: 0.5 });
+    expect(s.tools.add_order_note).toMatchObject({ calls: 2, replays: 1 });
+
+    const table = await runCommand(register, ["stats", "--audit", audit]);
+    expect(table.stdout.split("\n")[0]).toMatch(/^tool\s+calls\s+ok\s+invalid\s+denied\s+replays\s+in-doubt\s+latency ms p50\/p95/);
+    expect(table.stdout).toContain("5 line(s), 1 broken: line 5");
+  });
+
+  it("a missing file is a usage error naming it", async () => {
+    const r = await runCommand(register, ["stats", "--audit", join(dir, "none.jsonl")]);
+    expect(r.error?.message).toBe(`cannot read ${join(dir, "none.jsonl")}: no such file`);
+  });
+});

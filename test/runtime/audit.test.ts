@@ -1,0 +1,59 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { createAuditSink } from "../../src/runtime/audit.js";
+import { countTokens } from "../../src/observation/tokens.js";
+import { gateways } from "./helpers.js";
+
+const make = gateways();
+const dir = mkdtempSync(join(tmpdir(), "toolgate-runtime-audit-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("audit trail", () => {
+  it("writes one JSON line per call with every stage's outcome; close loses no line", async () => {
+    const path = join(dir, "nested", "audit.jsonl");
+    const { call, gateway } = make({ audit: path });
+    const pending = [];
+    for (let i = 0; i < 300; i++) pending.push(call("get_order", { order_id: "o_001" }));
+    pending.push(call("add_order_note", { order_id: "o_001", note: "n" }, { call_id: "w" }));
+    pending.push(call("get_order", { order_id: "bad" }));
+    await Promise.all(pending);
+    await gateway.close();
+    const lines = readFileSync(path, "utf8").trimEnd().split("\n");
+    expect(lines).toHaveLength(302);
+    const records = lines.map((l) => JSON.parse(l));
+    // Lines are in completion order: find each kind of call by its content.
+    const read = records.find((r) => r.tool === "get_order" && r.outcome === "ok");
+    expect(Object.keys(read).sort()).toEqual(
+      ["argument_tokens", "authority", "call_id", "grant_code", "key", "latency_ms", "observation_tokens", "outcome", "record_state", "replay", "stages", "tool", "trajectory_id", "truncated", "ts", "turn", "validation_codes"].sort(),
+    );
+    expect(read).toMatchObject({ tool: "get_order", authority: "A0", outcome: "ok", key: null, record_state: null, replay: false, truncated: false, ts: "2026-03-05T10:00:00.000Z" });
+    expect(Object.keys(read.stages)).toEqual(["resolve", "validate", "execute", "shape"]);
+    expect(read.argument_tokens).toBe(countTokens(JSON.stringify({ order_id: "o_001" })));
+    expect(read.observation_tokens).toBeGreaterThan(20);
+    const write = records.find((r) => r.tool === "add_order_note");
+    expect(Object.keys(write.stages)).toEqual(["resolve", "validate", "execute", "settle", "shape"].filter((s) => s in write.stages));
+    expect(write).toMatchObject({ authority: "A2", record_state: "COMPLETED", outcome: "ok" });
+    expect(write.key).toMatch(/^[0-9a-f]{64}$/);
+    const invalid = records.filter((r) => r.outcome === "invalid_arguments");
+    expect(invalid).toHaveLength(1);
+    expect(invalid[0]).toMatchObject({ validation_codes: ["invalid_pattern"], stages: { validate: { outcome: "invalid_arguments" } } });
+    expect(Object.keys(invalid[0].stages)).toEqual(["resolve", "validate"]);
+  });
+
+  it("appends to an existing file and refuses writes after close", async () => {
+    const path = join(dir, "append.jsonl");
+    for (let round = 0; round < 2; round++) {
+      const { call, gateway } = make({ audit: path });
+      await call("get_order", { order_id: "o_001" });
+      await gateway.close();
+    }
+    expect(readFileSync(path, "utf8").trimEnd().split("\n")).toHaveLength(2);
+    const sink = createAuditSink(join(dir, "closed.jsonl"));
+    await sink.close();
+    expect(() =>
+      sink.write({ record: {} as never, arguments: {}, observation_text: "" }),
+    ).toThrow(/^audit sink .*closed\.jsonl is closed; create a new gateway to keep auditing$/);
+  });
+});

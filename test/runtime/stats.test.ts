@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import { auditStats, percentile, renderStats } from "../../src/runtime/stats.js";
+import type { AuditRecord } from "../../src/runtime/types.js";
+
+function rec(over: Partial<AuditRecord>): AuditRecord {
+  return {
+    ts: "2026-03-05T10:00:00.000Z",
+    trajectory_id: "t",
+    turn: 1,
+    call_id: "c",
+    tool: "file_view",
+    authority: "A0",
+    outcome: "ok",
+    stages: {},
+    validation_codes: [],
+    grant_code: null,
+    key: null,
+    record_state: null,
+    replay: false,
+    argument_tokens: 10,
+    observation_tokens: 100,
+    truncated: false,
+    latency_ms: 1,
+    ...over,
+  };
+}
+
+describe("percentile", () => {
+  it("is nearest-rank", () => {
+    const v = Array.from({ length: 100 }, (_, i) => i + 1);
+    expect(percentile(v, 50)).toBe(50);
+    expect(percentile(v, 95)).toBe(95);
+    expect(percentile([7], 95)).toBe(7);
+    expect(percentile([], 50)).toBe(0);
+    expect(percentile([3, 1, 2], 50)).toBe(2);
+  });
+});
+
+describe("auditStats", () => {
+  const lines = [
+    ...Array.from({ length: 18 }, (_, i) => rec({ latency_ms: i + 1, observation_tokens: 100 + i })),
+    rec({ outcome: "invalid_arguments", validation_codes: ["required"], latency_ms: 0.5 }),
+    rec({ outcome: "denied", grant_code: "expired", latency_ms: 0.4, truncated: false }),
+    rec({ tool: "file_edit", authority: "A2", key: "k1", record_state: "COMPLETED", latency_ms: 20, truncated: true, observation_tokens: 2000 }),
+    rec({ tool: "file_edit", authority: "A2", key: "k1", record_state: "COMPLETED", replay: true, latency_ms: 2 }),
+    rec({ tool: "file_edit", authority: "A2", key: "k2", record_state: "IN_DOUBT", outcome: "tool_failed", latency_ms: 30 }),
+    rec({ tool: "file_edit", authority: "A2", outcome: "check_failed", latency_ms: 1 }),
+  ].map((r) => JSON.stringify(r));
+  const text = [...lines.slice(0, 3), '{"tool":"x", "outcome": "ok", "latency_ms": 1, "trunc', "", "[1,2,3]", ...lines.slice(3)].join("\n") + "\n";
+
+  it("aggregates per tool and overall, counting broken lines", () => {
+    const s = auditStats(text);
+    expect(s.lines).toBe(26);
+    expect(s.broken_lines).toBe(2);
+    expect(s.broken).toEqual([
+      { line: 4, reason: "not JSON (a line cut short by a crash, or not an audit file)" },
+      { line: 6, reason: "JSON, but not an audit record: tool, outcome and latency_ms are required" },
+    ]);
+    expect(s.overall.calls).toBe(24);
+    const fv = s.tools.file_view!;
+    expect(fv).toMatchObject({ calls: 20, ok: 18, validation_error_rate: 0.05, denial_rate: 0.05, replays: 0, in_doubt: 0, truncation_rate: 0 });
+    // 0.4, 0.5, 1…18: rank 10 and rank 19 of 20.
+    expect(fv.latency_ms).toEqual({ p50: 8, p95: 17 });
+    const fe = s.tools.file_edit!;
+    expect(fe).toMatchObject({ calls: 4, ok: 2, validation_error_rate: 0.25, replays: 1, in_doubt: 1, tool_failed: 1, truncation_rate: 0.25 });
+    expect(fe.observation_tokens).toEqual({ p50: 100, p95: 2000 });
+    expect(Object.keys(s.tools)).toEqual(["file_edit", "file_view"]);
+  });
+
+  it("renders a table", () => {
+    expect(renderStats(auditStats(text))).toMatchInlineSnapshot(`
+      "tool       calls  ok  invalid  denied  replays  in-doubt  latency ms p50/p95  arg tok p50/p95  obs tok p50/p95  truncated
+      file_edit      4   2    25.0%    0.0%        1         1                2/30            10/10         100/2000      25.0%
+      file_view     20  18     5.0%    5.0%        0         0                8/17            10/10          107/116       0.0%
+      (all)         24  20     8.3%    4.2%        1         1                8/20            10/10          106/117       4.2%
+      26 line(s), 2 broken: line 4, line 6"
+    `);
+  });
+
+  it("an empty trail is all zeros, not an error", () => {
+    const s = auditStats("");
+    expect(s.overall).toMatchObject({ calls: 0, validation_error_rate: 0, latency_ms: { p50: 0, p95: 0 } });
+    expect(s.tools).toEqual({});
+  });
+});
