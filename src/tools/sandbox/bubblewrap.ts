@@ -12,11 +12,14 @@
  * - the root made read-only, so writes anywhere else fail with EROFS;
  * - new user, PID, network, IPC, UTS and cgroup namespaces (`--unshare-all`): no network at
  *   all, only a loopback of its own; no host process visible;
+ * - at most `max_processes` processes: a pids cgroup per run where one can be created (pids.ts),
+ *   and `ulimit -u` always;
  * - every capability dropped, `--die-with-parent` (killing bwrap kills the tree), `--new-session`
  *   (no TIOCSTI into the caller's terminal), and the allowlisted environment only.
  */
 import { spawn } from "node:child_process";
 import { existsSync, lstatSync, readlinkSync } from "node:fs";
+import { createRunCgroup, findPidsCgroupBase } from "./pids.js";
 import { limitedBash, sandboxEnv, type EnvelopeRun, type LaunchPlan, type SandboxLauncher } from "./launcher.js";
 
 export interface BubblewrapOptions {
@@ -24,6 +27,12 @@ export interface BubblewrapOptions {
   binary?: string;
   /** Extra host directories bound read-only at the same path (e.g. "/opt/toolchain"). Default none. */
   readOnlyPaths?: string[];
+  /**
+   * Folder for per-run pids cgroups (pids.ts), null for none. Default: found from
+   * /proc/self/mountinfo where writable. Without one, only `ulimit -u` bounds processes,
+   * and the kernel does not apply that to root.
+   */
+  pidsCgroup?: string | null;
 }
 
 const HOME = "/home/sandbox";
@@ -36,12 +45,22 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
   const base = baseArgs(options.readOnlyPaths ?? []);
   let probed: Promise<string | null> | undefined;
 
-  const plan = (run: EnvelopeRun): LaunchPlan => ({
-    file: binary,
-    args: [...base, "--bind", run.workspace, run.workspace, "--remount-ro", "/", "--chdir", run.workspace, "--", ...limitedBash(run)],
-    env: sandboxEnv(HOME),
-    cwd: run.workspace,
-  });
+  const cgroupBase = options.pidsCgroup === undefined ? findPidsCgroupBase() : options.pidsCgroup;
+
+  const plan = (run: EnvelopeRun): LaunchPlan => {
+    const args = [...base, "--bind", run.workspace, run.workspace, "--remount-ro", "/", "--chdir", run.workspace, "--", ...limitedBash(run)];
+    const common = { env: sandboxEnv(HOME), cwd: run.workspace };
+    if (cgroupBase === null) return { file: binary, args, ...common };
+    // bwrap, its init and the shell count too: room for them on top of the command's limit.
+    const cgroup = createRunCgroup(cgroupBase, run.limits.max_processes + 4);
+    // The shell joins the cgroup, then becomes bwrap: nothing starts outside the limit.
+    return {
+      file: "/bin/sh",
+      args: ["-c", 'echo $$ > "$1" || exit 125; shift; exec "$@"', "toolgate-cgroup", cgroup.procsFile, binary, ...args],
+      ...common,
+      finish: async () => ({ process_limit_hit: await cgroup.finish() }),
+    };
+  };
 
   return {
     name: "bubblewrap",

@@ -44,7 +44,7 @@ const RULES: Rule[] = [
 /** Every envelope denial visible in the outcome, most specific first; empty when none. */
 export function sandboxDenials(outcome: RunOutcome, workspace: string, limits: EnvelopeLimits): SandboxDenial[] {
   const text = `${outcome.stderr.text}\n${outcome.stdout.text}`;
-  const found = RULES.filter((r) => r.pattern.test(text)).map((r) => ({ code: r.code, message: r.message(workspace, limits) }));
+  const found = RULES.filter((r) => r.pattern.test(text) || (r.code === "process_limit" && outcome.process_limit_hit)).map((r) => ({ code: r.code, message: r.message(workspace, limits) }));
   if (outcome.signal === "SIGXFSZ" || /File size limit exceeded/.test(text)) {
     found.push({ code: "file_size_limit", message: `the sandbox's file size limit (${limits.max_file_bytes} bytes per file) stopped a write` });
   }

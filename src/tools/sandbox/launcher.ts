@@ -30,6 +30,8 @@ export interface LaunchPlan {
   env: Record<string, string>;
   /** Working directory of the spawned process. */
   cwd: string;
+  /** Called once the process tree is gone: releases per-run resources, says whether the process limit refused a fork. */
+  finish?: () => Promise<{ process_limit_hit: boolean }>;
 }
 
 export interface SandboxLauncher {

@@ -27,6 +27,8 @@ export interface RunOutcome {
   timed_out: boolean;
   /** The caller aborted the run (not the timeout). */
   aborted: boolean;
+  /** The envelope's process limit refused a fork (known from the pids cgroup, where there is one). */
+  process_limit_hit: boolean;
   duration_ms: number;
   stdout: BoundedText;
   stderr: BoundedText;
@@ -75,10 +77,11 @@ export function runInEnvelope(launcher: SandboxLauncher, run: EnvelopeRun, bound
       // Without an envelope, background children may still hold the pipes: end them too.
       if (!launcher.isolated) killTree();
     });
-    child.on("close", (code, signal) => {
+    child.on("close", async (code, signal) => {
       clearTimeout(timer);
       bounds.signal?.removeEventListener("abort", onAbort);
       const duration_ms = Math.round(now() - started);
+      const finished = plan.finish ? await plan.finish() : { process_limit_hit: false };
       // bash reports a child killed by signal N as exit status 128+N (and bwrap passes it on).
       const fromShell = code !== null && code > 128 && code < 128 + 65 ? (SIGNAL_NAMES.get(code - 128) ?? null) : null;
       done({
@@ -86,6 +89,7 @@ export function runInEnvelope(launcher: SandboxLauncher, run: EnvelopeRun, bound
         signal: signal ?? fromShell,
         timed_out: timedOut,
         aborted,
+        process_limit_hit: finished.process_limit_hit,
         duration_ms,
         stdout: boundCapture(stdout, bounds.output_tokens, "stdout"),
         stderr: boundCapture(stderr, bounds.output_tokens, "stderr"),
