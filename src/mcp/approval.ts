@@ -20,6 +20,8 @@ export interface ElicitContext {
   /** The tools/call request the elicitation belongs to (keeps it on the same HTTP stream). */
   requestId: RequestId;
   timeoutMs: number;
+  /** False: never ask, always leave the approval pending for the CLI. */
+  elicit: boolean;
 }
 
 /** The approval id an `approval_required` observation carries, if any. */
@@ -48,10 +50,21 @@ const NOTE_SCHEMA = {
   },
 };
 
-/** Asks the person and re-proposes; returns the first observation unchanged when nobody can be asked. */
+/** A pending approval's observation, with the command a person runs to decide it added to the text. */
+export function withCliHint(obs: Observation, approvalId: string): Observation {
+  const hint = `A person can decide it from a shell: toolgate approvals approve ${approvalId} (or toolgate approvals deny ${approvalId} --reason "…").`;
+  return { ...obs, text: `${obs.text}\n${hint}` };
+}
+
+/**
+ * Asks the person and re-proposes. When nobody can be asked (no elicitation capability, the
+ * client failed, the person cancelled) the call stays pending: the first observation is
+ * returned with the CLI command that decides it.
+ */
 export async function approveByElicitation(ctx: ElicitContext, proposal: Proposal, obs: Observation): Promise<Observation> {
   const approvalId = pendingApprovalId(obs);
-  if (approvalId === null || !ctx.server.getClientCapabilities()?.elicitation) return obs;
+  if (approvalId === null) return obs;
+  if (!ctx.elicit || !ctx.server.getClientCapabilities()?.elicitation) return withCliHint(obs, approvalId);
   let answer;
   try {
     answer = await ctx.server.elicitInput(
@@ -60,7 +73,7 @@ export async function approveByElicitation(ctx: ElicitContext, proposal: Proposa
     );
   } catch {
     // The client could not ask (no form support, disconnected, timed out): the approval stays pending.
-    return obs;
+    return withCliHint(obs, approvalId);
   }
   const client = ctx.server.getClientVersion()?.name ?? "client";
   const approver = `mcp-elicitation:${client}`;
@@ -70,7 +83,7 @@ export async function approveByElicitation(ctx: ElicitContext, proposal: Proposa
   } else if (answer.action === "decline") {
     await ctx.gateway.approvals.deny(approvalId, { approver, reason: note ?? "declined by the person asked through MCP elicitation" });
   } else {
-    return obs;
+    return withCliHint(obs, approvalId);
   }
   return ctx.gateway.call({ ...proposal, approval_id: approvalId });
 }

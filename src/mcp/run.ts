@@ -76,6 +76,8 @@ export async function runGatewayServer(gateway: Gateway, options: RunOptions = {
       const handle = await serveStdio(gateway, { ...options, onError });
       options.onListening?.("stdio");
       const why = await Promise.race([handle.closed.then(() => "stdin closed"), stop]);
+      // Requests read just before the end of input reach the gateway a few microtasks later.
+      await new Promise((resolve) => setImmediate(resolve));
       if (why !== "stdin closed") log(`toolgate: ${why}: finishing in-flight calls (up to ${grace_ms} ms), then closing`);
       await gateway.close({ grace_ms });
       await handle.close();

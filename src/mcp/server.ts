@@ -73,15 +73,10 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     // The transport's abort signal is not forwarded: a client that goes away mid-call does not
     // cut a write in half; the call settles (bounded by the tool's timeout) and a retry with the
     // same ids receives the stored result.
-    let obs = await gateway.call(proposal);
-    if (options.elicitApproval !== false) {
-      obs = await approveByElicitation(
-        { server, gateway, requestId: extra.requestId, timeoutMs: options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS },
-        proposal,
-        obs,
-      );
-    }
-    return toCallToolResult(obs);
+    const obs = await gateway.call(proposal);
+    const elicit = options.elicitApproval !== false;
+    const timeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
+    return toCallToolResult(await approveByElicitation({ server, gateway, requestId: extra.requestId, timeoutMs, elicit }, proposal, obs));
   });
   return server;
 }

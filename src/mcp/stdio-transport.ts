@@ -23,6 +23,12 @@ export class LineStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /**
+   * Called when the input ends. When set, the transport stays open so answers to requests
+   * still in flight reach the client (it may read after closing its end); the owner closes it.
+   * When unset, the end of input closes the transport.
+   */
+  onend?: () => void;
 
   private chunks: Buffer[] = [];
   private size = 0;
@@ -47,7 +53,7 @@ export class LineStdioTransport implements Transport {
     this.output.on("error", this.onStreamError);
   }
 
-  private readonly onEnd = () => void this.close();
+  private readonly onEnd = () => (this.onend ? this.onend() : void this.close());
   private readonly onStreamError = (error: Error) => this.onerror?.(error);
 
   private readonly onData = (chunk: Buffer | string) => {
@@ -104,7 +110,7 @@ export class LineStdioTransport implements Transport {
 
   private write(line: string): Promise<void> {
     return new Promise((resolve) => {
-      if (this.closed) return resolve();
+      if (this.closed || this.output.destroyed || !this.output.writable) return resolve();
       if (this.output.write(line)) resolve();
       else this.output.once("drain", resolve);
     });

@@ -22,7 +22,10 @@ export interface StdioOptions extends McpServerOptions {
 
 export interface StdioHandle {
   server: Server;
-  /** Resolves when the client closes stdin or `close()` is called. */
+  /**
+   * Resolves when the client closes stdin or `close()` is called. After stdin ends the session
+   * still answers calls in flight; call `close()` once they are done (e.g. after `gateway.close`).
+   */
   closed: Promise<void>;
   /** Stops reading; the gateway stays open (close it with `gateway.close`). */
   close(): Promise<void>;
@@ -36,6 +39,7 @@ export async function serveStdio(gateway: Gateway, options: StdioOptions = {}): 
   });
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
+    transport.onend = () => resolve();
   });
   if (options.onError) server.onerror = options.onError;
   await server.connect(transport);

@@ -1,0 +1,69 @@
+/**
+ * `toolgate proxy [flags] -- CMD ARGS...` (or `--upstream-url URL`): any MCP server behind the
+ * gateway. The upstream's catalog is linted at start (findings and a summary on stderr).
+ */
+import type { Command } from "commander";
+import { gatewayFromSettings } from "../../mcp/bootstrap.js";
+import { parseBudget, type GatewayFlags } from "../../mcp/flags.js";
+import { createProxy } from "../../mcp/proxy.js";
+import { parseListenAddress, runGatewayServer } from "../../mcp/run.js";
+import type { UpstreamTarget } from "../../mcp/upstream.js";
+import { CliError } from "../io.js";
+
+interface ProxyFlags extends GatewayFlags {
+  upstreamUrl?: string;
+}
+
+function upstreamTarget(argv: string[], url: string | undefined): UpstreamTarget {
+  if (url !== undefined && argv.length > 0) throw new CliError("give the upstream either as -- CMD ARGS... or as --upstream-url URL, not both");
+  if (url !== undefined) {
+    try {
+      new URL(url);
+    } catch {
+      throw new CliError(`--upstream-url must be an absolute URL; received ${JSON.stringify(url)}; example http://127.0.0.1:3001/mcp`);
+    }
+    return { url };
+  }
+  const [command, ...args] = argv;
+  if (command === undefined) throw new CliError("name the upstream MCP server: toolgate proxy -- npx -y @modelcontextprotocol/server-memory (or --upstream-url URL)");
+  return { command, args };
+}
+
+export function register(program: Command): void {
+  program
+    .command("proxy")
+    .description("Serve another MCP server's tools through the gateway: validation, capability, idempotency, approval and budgets before the upstream sees a call")
+    .argument("[upstream...]", "the upstream server command after --, e.g. -- npx -y @modelcontextprotocol/server-memory")
+    .option("--upstream-url <url>", "an upstream reached over Streamable HTTP instead of a command")
+    .option("--store <url>", "idempotency/approval store: sqlite: (default, ./.toolgate/state.db), sqlite:PATH, memory:, redis://…, postgres://…")
+    .option("--keys <file>", "capability key file; calls then need a capability (default: TOOLGATE_KEYS when set, else none)")
+    .option("--capability <token>", "capability for calls that carry none in _meta or an Authorization header")
+    .option("--audit <file>", "audit trail JSONL (default ./.toolgate/audit.jsonl)")
+    .option("--budget-tokens <n>", "default observation budget in o200k tokens (default 2000)")
+    .option("--http <host:port>", "serve MCP Streamable HTTP on this address (loopback by default) instead of stdio")
+    .action(async (argv: string[], flags: ProxyFlags) => {
+      const upstream = upstreamTarget(argv, flags.upstreamUrl);
+      const budgetTokens = parseBudget(flags.budgetTokens);
+      const http = flags.http !== undefined ? parseListenAddress(flags.http) : undefined;
+      const proxy = await createProxy({
+        upstream,
+        gateway: (tools) =>
+          gatewayFromSettings(tools, {
+            ...(flags.store !== undefined ? { store: flags.store } : {}),
+            ...(flags.keys !== undefined ? { keys: flags.keys } : {}),
+            ...(flags.audit !== undefined ? { audit: flags.audit } : {}),
+            ...(budgetTokens !== undefined ? { budgetTokens } : {}),
+          }),
+      });
+      try {
+        await runGatewayServer(proxy.gateway, {
+          name: "toolgate-proxy",
+          ...(http ? { http } : {}),
+          ...(flags.capability !== undefined ? { capability: flags.capability } : {}),
+          onListening: (where) => process.stderr.write(`toolgate proxy: serving on ${where}\n`),
+        });
+      } finally {
+        await proxy.close();
+      }
+    });
+}

@@ -1,0 +1,63 @@
+/**
+ * `toolgate serve`: the coding tools (or a `--catalog` module's tools) behind the gateway, over
+ * MCP stdio or Streamable HTTP. Nothing but protocol goes to stdout; logs go to stderr.
+ */
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import type { Command } from "commander";
+import { gatewayFromSettings } from "../../mcp/bootstrap.js";
+import { loadCatalogModule } from "../../mcp/catalog-module.js";
+import { parseListenAddress, runGatewayServer } from "../../mcp/run.js";
+import { createCodingCatalog } from "../../tools/catalog.js";
+import { CliError } from "../io.js";
+import { parseBudget, type GatewayFlags } from "../../mcp/flags.js";
+
+interface ServeFlags extends GatewayFlags {
+  workspace?: string;
+  catalog?: string;
+}
+
+function workspaceDir(dir: string | undefined): string {
+  const workspace = resolve(dir ?? process.cwd());
+  let isDir = false;
+  try {
+    isDir = statSync(workspace).isDirectory();
+  } catch {
+    // reported below
+  }
+  if (!isDir) throw new CliError(`--workspace ${dir ?? workspace} is not a directory; pass the project root, e.g. --workspace /path/to/project`);
+  return workspace;
+}
+
+export function register(program: Command): void {
+  program
+    .command("serve")
+    .description("Serve the four coding tools (or a catalog module) through the gateway over MCP stdio, or Streamable HTTP with --http")
+    .option("--workspace <dir>", "workspace root the coding tools are confined to (default: the current directory)")
+    .option("--catalog <module>", "serve the tools a JS/TS module exports (defineTool results) instead of the coding tools")
+    .option("--store <url>", "idempotency/approval store: sqlite: (default, <workspace>/.toolgate/state.db), sqlite:PATH, memory:, redis://…, postgres://…")
+    .option("--keys <file>", "capability key file; calls then need a capability (default: TOOLGATE_KEYS when set, else none)")
+    .option("--capability <token>", "capability for calls that carry none in _meta or an Authorization header")
+    .option("--audit <file>", "audit trail JSONL (default <workspace>/.toolgate/audit.jsonl)")
+    .option("--budget-tokens <n>", "default observation budget in o200k tokens (default 2000)")
+    .option("--http <host:port>", "serve MCP Streamable HTTP on this address (loopback by default) instead of stdio")
+    .action(async (flags: ServeFlags) => {
+      const workspace = workspaceDir(flags.workspace);
+      const budgetTokens = parseBudget(flags.budgetTokens);
+      const http = flags.http !== undefined ? parseListenAddress(flags.http) : undefined;
+      const tools = flags.catalog ? await loadCatalogModule(flags.catalog) : createCodingCatalog({ workspace });
+      const gateway = await gatewayFromSettings(tools, {
+        workspace,
+        ...(flags.store !== undefined ? { store: flags.store } : {}),
+        ...(flags.keys !== undefined ? { keys: flags.keys } : {}),
+        ...(flags.audit !== undefined ? { audit: flags.audit } : {}),
+        ...(budgetTokens !== undefined ? { budgetTokens } : {}),
+      });
+      await runGatewayServer(gateway, {
+        ...(http ? { http } : {}),
+        ...(flags.capability !== undefined ? { capability: flags.capability } : {}),
+        onListening: (where) =>
+          process.stderr.write(`toolgate serve: ${gateway.tools.size} tools (${[...gateway.tools.keys()].join(", ")}) on ${where}; workspace ${workspace}\n`),
+      });
+    });
+}

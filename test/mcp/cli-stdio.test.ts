@@ -1,0 +1,154 @@
+/**
+ * `toolgate serve` as a client sees it: the real SDK Client spawns the CLI from source
+ * (node + tsx, no build) and talks MCP over stdio.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import { binaryAvailable, projectRoot } from "../support/require.js";
+import { executions, ids, obsOf, tempDir, textOf } from "./support.js";
+
+const NOTES_CATALOG = join(projectRoot, "test/mcp/fixtures/notes-catalog.ts");
+const open: Client[] = [];
+
+async function serve(args: string[], options: { env?: Record<string, string>; elicit?: () => ElicitResult } = {}): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ["--import", "tsx", join(projectRoot, "src/cli/main.ts"), "serve", ...args],
+    cwd: projectRoot,
+    env: { ...getDefaultEnvironment(), ...options.env },
+    stderr: "pipe",
+  });
+  const client = new Client({ name: "stdio-test", version: "1.0.0" }, { capabilities: options.elicit ? { elicitation: { form: {} } } : {} });
+  if (options.elicit) client.setRequestHandler(ElicitRequestSchema, options.elicit);
+  await client.connect(transport);
+  open.push(client);
+  return client;
+}
+
+afterEach(async () => {
+  await Promise.allSettled(open.splice(0).map((c) => c.close()));
+});
+
+describe("toolgate serve (default coding catalog) over stdio", () => {
+  it("lists the four coding tools and runs each one's happy path", async () => {
+    const ws = tempDir("ws");
+    writeFileSync(join(ws, "main.py"), "def add(a, b):\n    return a + b\n");
+    const client = await serve(["--workspace", ws]);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => [t.name, t.annotations?.readOnlyHint])).toEqual([
+      ["bash_execute", false],
+      ["file_view", true],
+      ["file_edit", false],
+      ["grep_search", true],
+    ]);
+
+    const view = await client.callTool({ name: "file_view", arguments: { path: join(ws, "main.py"), offset: 1, limit: 10 } });
+    expect(view.isError).toBeUndefined();
+    expect(textOf(view)).toContain("return a + b");
+
+    const edit = await client.callTool({ name: "file_edit", arguments: { path: join(ws, "main.py"), old_str: "a + b", new_str: "b + a" } });
+    expect(edit.isError).toBeUndefined();
+    expect(obsOf(edit).authority).toBe("A2");
+
+    const grep = await client.callTool({ name: "grep_search", arguments: { pattern: "b \\+ a", path: ws } });
+    expect(grep.isError).toBeUndefined();
+    expect(textOf(grep)).toContain("main.py");
+
+    if (binaryAvailable("bwrap")) {
+      const bash = await client.callTool({ name: "bash_execute", arguments: { command: "grep -c 'b + a' main.py" } });
+      expect(bash.isError).toBeUndefined();
+      expect(bash.structuredContent).toMatchObject({ exit_code: 0 });
+    }
+  });
+
+  it("refuses invalid arguments and a path outside the workspace as tool results", async () => {
+    const ws = tempDir("ws");
+    const client = await serve(["--workspace", ws]);
+    const invalid = await client.callTool({ name: "file_view", arguments: { path: join(ws, "x"), offset: 0, limit: 10 } });
+    expect(invalid.isError).toBe(true);
+    expect(obsOf(invalid).error?.code).toBe("invalid_arguments");
+    const outside = await client.callTool({ name: "file_view", arguments: { path: "/etc/passwd", offset: 1, limit: 10 } });
+    expect(outside.isError).toBe(true);
+    expect(textOf(outside)).not.toContain("root:");
+  });
+
+  it("needs a capability when started with --keys and takes one from _meta", async () => {
+    const ws = tempDir("ws");
+    const keyFile = join(ws, "keys.json");
+    writeFileSync(keyFile, JSON.stringify({ k1: Buffer.alloc(32, 3).toString("base64") }));
+    const { createCapabilityAuthority } = await import("../../src/capability/authority.js");
+    const { loadKeys } = await import("../../src/capability/keys.js");
+    const token = createCapabilityAuthority({ keys: loadKeys({ file: keyFile }) }).issue({ rights: ["read"], objects: [`path:${ws}`], ttl_ms: 600_000 });
+    writeFileSync(join(ws, "a.txt"), "alpha\n");
+    const client = await serve(["--workspace", ws, "--keys", keyFile]);
+    const denied = await client.callTool({ name: "file_view", arguments: { path: join(ws, "a.txt"), offset: 1, limit: 5 } });
+    expect(obsOf(denied).error?.code).toBe("denied");
+    const allowed = await client.callTool({ name: "file_view", arguments: { path: join(ws, "a.txt"), offset: 1, limit: 5 }, _meta: { "toolgate/capability": token } });
+    expect(allowed.isError).toBeUndefined();
+    const write = await client.callTool({ name: "file_edit", arguments: { path: join(ws, "a.txt"), old_str: "alpha", new_str: "beta" }, _meta: { "toolgate/capability": token } });
+    expect(obsOf(write).error?.code).toBe("denied");
+  });
+});
+
+describe("toolgate serve --catalog (TypeScript module, no build) over stdio", () => {
+  it("replays a retry with the same _meta ids across a restart of the server (SQLite store)", async () => {
+    const notes = tempDir("notes");
+    const args = ["--catalog", NOTES_CATALOG, "--workspace", notes];
+    const first = await serve(args, { env: { NOTES_DIR: notes } });
+    const a = await first.callTool({ name: "note_append", arguments: { name: "n", line: "once" }, _meta: ids("restart-1") });
+    expect(a.structuredContent).toEqual({ name: "n", lines: 1 });
+    await first.close();
+    const second = await serve(args, { env: { NOTES_DIR: notes } });
+    const b = await second.callTool({ name: "note_append", arguments: { name: "n", line: "once" }, _meta: ids("restart-1") });
+    expect(b.structuredContent).toEqual({ name: "n", lines: 1 });
+    expect(obsOf(b).replay).toBe(true);
+    expect(executions(notes)).toEqual(["note_append n once"]);
+  });
+
+  it("reports in-doubt and approval-required refusals as tool results", async () => {
+    const notes = tempDir("notes");
+    const client = await serve(["--catalog", NOTES_CATALOG, "--workspace", notes, "--store", "memory:"], { env: { NOTES_DIR: notes } });
+    await client.callTool({ name: "note_fail", arguments: { name: "x" }, _meta: ids("d1") });
+    const doubt = await client.callTool({ name: "note_fail", arguments: { name: "x" }, _meta: ids("d1") });
+    expect([doubt.isError, obsOf(doubt).error?.code]).toEqual([true, "in_doubt"]);
+    const held = await client.callTool({ name: "note_delete", arguments: { name: "x" } });
+    expect([held.isError, obsOf(held).error?.code]).toEqual([true, "approval_required"]);
+    expect(textOf(held)).toContain("toolgate approvals approve");
+  });
+
+  it("asks by elicitation: accept runs the destructive call once, decline runs nothing", async () => {
+    const notes = tempDir("notes");
+    writeFileSync(join(notes, "old.txt"), "bye\n");
+    const yes = await serve(["--catalog", NOTES_CATALOG, "--workspace", notes], { env: { NOTES_DIR: notes }, elicit: () => ({ action: "accept" }) });
+    const done = await yes.callTool({ name: "note_delete", arguments: { name: "old" } });
+    expect(done.structuredContent).toEqual({ name: "old", deleted: true });
+    const no = await serve(["--catalog", NOTES_CATALOG, "--workspace", notes], { env: { NOTES_DIR: notes }, elicit: () => ({ action: "decline" }) });
+    const refused = await no.callTool({ name: "note_delete", arguments: { name: "other" } });
+    expect(obsOf(refused).error?.code).toBe("approval_denied");
+    expect(executions(notes)).toEqual(["note_delete old"]);
+  });
+
+  it("finishes a call whose client disconnected, so the retry gets the stored result", async () => {
+    const notes = tempDir("notes");
+    const args = ["--catalog", NOTES_CATALOG, "--workspace", notes];
+    const leaving = await serve(args, { env: { NOTES_DIR: notes } });
+    const pending = leaving.callTool({ name: "note_slow", arguments: { name: "s", delay_ms: 1500 }, _meta: ids("slow-1") }).catch((e: Error) => e);
+    await new Promise((r) => setTimeout(r, 300));
+    await leaving.close();
+    expect(await pending).toBeInstanceOf(Error);
+    const back = await serve(args, { env: { NOTES_DIR: notes } });
+    let retry = await back.callTool({ name: "note_slow", arguments: { name: "s", delay_ms: 1500 }, _meta: ids("slow-1") });
+    // The first server may still be finishing (the client gives it 2 s before SIGTERM); in_flight says so.
+    while (obsOf(retry).error?.code === "in_flight") {
+      await new Promise((r) => setTimeout(r, 200));
+      retry = await back.callTool({ name: "note_slow", arguments: { name: "s", delay_ms: 1500 }, _meta: ids("slow-1") });
+    }
+    expect(retry.structuredContent).toEqual({ name: "s", lines: 1 });
+    expect(obsOf(retry).replay).toBe(true);
+    expect(executions(notes)).toEqual(["note_slow s"]);
+  });
+});

@@ -1,0 +1,41 @@
+/** Shared plumbing for the MCP tests: temp note dirs, counting executions, reading tool results. */
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { OBSERVATION_META } from "../../src/mcp/result.js";
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `toolgate-mcp-${prefix}-`));
+}
+
+/** Lines of `executions.log` in a notes dir: how often write handlers really ran. */
+export function executions(dir: string): string[] {
+  const log = join(dir, "executions.log");
+  return existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean) : [];
+}
+
+export interface ObservationMeta {
+  ok: boolean;
+  tool: string;
+  call_id: string;
+  authority?: string;
+  replay?: boolean;
+  error?: { code: string; message: string; detail?: Record<string, unknown> };
+}
+
+/** The observation summary a toolgate result carries in `_meta`. */
+export function obsOf(result: unknown): ObservationMeta {
+  const meta = (result as CallToolResult)._meta?.[OBSERVATION_META];
+  if (!meta) throw new Error(`not a toolgate result: ${JSON.stringify(result)}`);
+  return meta as ObservationMeta;
+}
+
+export function textOf(result: unknown): string {
+  return (result as CallToolResult).content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
+}
+
+/** `_meta` with toolgate ids. */
+export function ids(call_id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { "toolgate/trajectory_id": "traj-test", "toolgate/turn": 1, "toolgate/call_id": call_id, ...extra };
+}
