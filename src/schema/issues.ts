@@ -80,7 +80,9 @@ export function toIssue(e: ErrorObject): ObservationIssue {
     case "exclusiveMinimum": {
       const words = { maximum: "at most", minimum: "at least", exclusiveMaximum: "less than", exclusiveMinimum: "greater than" }[e.keyword];
       const expected = `${words} ${String(p.limit)}`;
-      return { path, code: e.keyword.toLowerCase().includes("max") ? "too_big" : "too_small", message: `${field} must be ${expected}`, expected, received: showValue(e.data), example: p.limit as JsonValue };
+      // The bound itself is an example only when it is allowed (not for exclusive bounds).
+      const example = e.keyword.startsWith("exclusive") ? {} : { example: p.limit as JsonValue };
+      return { path, code: e.keyword.toLowerCase().includes("max") ? "too_big" : "too_small", message: `${field} must be ${expected}`, expected, received: showValue(e.data), ...example };
     }
     case "multipleOf":
       return { path, code: "not_multiple", message: `${field} must be a multiple of ${String(p.multipleOf)}`, expected: `a multiple of ${String(p.multipleOf)}`, received: showValue(e.data) };
@@ -95,7 +97,7 @@ export function toIssue(e: ErrorObject): ObservationIssue {
       return { path, code: e.keyword.startsWith("max") ? "too_many" : "too_few", message: `${field} must have ${expected}`, expected, received: `${count} ${unit}s` };
     }
     case "uniqueItems":
-      return { path, code: "duplicate_items", message: `${field} must not repeat items; items ${String(p.j)} and ${String(p.i)} are equal`, expected: "unique items" };
+      return { path, code: "duplicate_items", message: `${field} must not repeat items; items ${Math.min(Number(p.i), Number(p.j))} and ${Math.max(Number(p.i), Number(p.j))} are equal`, expected: "unique items" };
     case "dependentRequired":
     case "dependencies":
       return { path: join(path, String(p.missingProperty)), code: "missing_field", message: `${fieldLabel(join(path, String(p.missingProperty)))} is required when ${fieldLabel(join(path, String(p.property)))} is given` };

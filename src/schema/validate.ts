@@ -73,6 +73,7 @@ export function createValidator(): Validator {
   }
 
   function get(name: string, schema: Record<string, unknown>): ValidateFunction {
+    if (typeof schema !== "object" || schema === null) throw new ToolgateError("schema_invalid", `tool ${name}: inputSchema must be a JSON Schema object; received ${schema === null ? "null" : typeof schema}.`);
     let fn = cache.get(schema);
     if (!fn) {
       try {

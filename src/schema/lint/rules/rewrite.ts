@@ -8,6 +8,7 @@ import { isRecord, join, typesOf } from "../util.js";
 import { declaredReadOnly } from "./effect.js";
 
 const WHOLE_CONTENT = new Set(["content", "contents", "text", "body", "file_text", "file_content", "filecontent", "new_content", "newcontent", "data"]);
+const FILE_ARGUMENT = new Set(["path", "file", "file_path", "filepath", "filename", "file_name"]);
 const EXACT_REPLACEMENT = new Set(["old_str", "old_string", "oldstring", "old_text", "oldtext", "search", "find", "edits", "patch", "diff"]);
 
 export const wholeFileRewrite: ToolRule = (tool, ctx) => {
@@ -16,6 +17,8 @@ export const wholeFileRewrite: ToolRule = (tool, ctx) => {
   if (!isRecord(props)) return;
   const names = Object.keys(props);
   if (names.some((n) => EXACT_REPLACEMENT.has(n.toLowerCase()))) return;
+  // A file rewrite: the tool names a file (a path argument or "file" in its name); a comment body is not one.
+  if (!names.some((n) => FILE_ARGUMENT.has(n.toLowerCase())) && !/file/i.test(tool.name)) return;
   for (const name of names) {
     const prop = props[name];
     if (!WHOLE_CONTENT.has(name.toLowerCase()) || !isRecord(prop) || !typesOf(prop).includes("string")) continue;
