@@ -44,5 +44,10 @@ export type { PostgresStoreOptions } from "./idempotency/stores/postgres.js";
 // runtime:
 // observation:
 // tools:
+export { createCodingCatalog } from "./tools/catalog.js";
+export type { CodingCatalogOptions } from "./tools/catalog.js";
+export { createBubblewrap } from "./tools/sandbox/bubblewrap.js";
+export type { BubblewrapOptions } from "./tools/sandbox/bubblewrap.js";
+export type { SandboxLauncher, EnvelopeRun, EnvelopeLimits, LaunchPlan } from "./tools/sandbox/launcher.js";
 // mcp:
 // economics:
