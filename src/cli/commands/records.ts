@@ -1,0 +1,102 @@
+/**
+ * `toolgate records`: the idempotency records an operator inspects and settles (seed 000,
+ * "The endpoint record": IN_DOUBT calls wait for a probe or a person).
+ *   toolgate records list [--state in_flight|completed|in_doubt] [--limit N] [--after KEY] [--store URL] [--json]
+ *   toolgate records show KEY [--store URL] [--json]
+ *   toolgate records settle KEY --outcome applied|not_applied [--result JSON] [--store URL] [--json]
+ * Exit 0; 2 for bad input, an unknown key, a record that cannot be settled, or a store that does not answer.
+ */
+import type { Command } from "commander";
+import { DEFAULT_SQLITE_PATH, openStore } from "../../idempotency/open.js";
+import { listRecords, showRecord, type RecordView } from "../../idempotency/inspect.js";
+import { settleRecord, type ManualOutcome } from "../../idempotency/manual.js";
+import type { RecordState, Store } from "../../idempotency/store.js";
+import type { JsonValue } from "../../schema/types.js";
+import { CliError, parseJson, printJson } from "../io.js";
+
+const STATES: Record<string, RecordState> = { in_flight: "IN_FLIGHT", completed: "COMPLETED", in_doubt: "IN_DOUBT" };
+
+interface Common {
+  store: string;
+  json?: boolean;
+}
+
+async function withStore<T>(url: string, run: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStore(url);
+  try {
+    return await run(store);
+  } finally {
+    await store.close();
+  }
+}
+
+const iso = (ms: number | null) => (ms === null ? "never" : new Date(ms).toISOString());
+
+/** One line per record: key, the state it reads as, tool, and the time that matters for that state. */
+export function renderRecordLine(r: RecordView): string {
+  const when =
+    r.reads_as === "COMPLETED"
+      ? `expires ${iso(r.expires_at)}`
+      : r.state === "IN_FLIGHT"
+        ? `${r.reads_as === "IN_DOUBT" ? "lease ended" : "lease until"} ${iso(r.lease_until)}`
+        : `since ${iso(r.updated_at)}`;
+  return `${r.key}  ${r.reads_as}${r.reads_as !== r.state ? " (stored IN_FLIGHT)" : ""}  ${r.tool ?? "-"}  ${when}`;
+}
+
+/** A record as the lines an operator reads before settling it. */
+export function renderRecord(r: RecordView): string {
+  const lines = [renderRecordLine(r), `  created ${iso(r.created_at)}, updated ${iso(r.updated_at)}, owner ${r.owner}`];
+  if (r.fingerprint) lines.push(`  arguments fingerprint ${r.fingerprint}`);
+  if (r.error) lines.push(`  why: ${r.error}`);
+  if (r.state === "COMPLETED") lines.push(`  result: ${JSON.stringify(r.result)}`);
+  if (r.reads_as === "IN_DOUBT") lines.push(`  settle: toolgate records settle ${r.key} --outcome applied --result JSON | --outcome not_applied`);
+  return lines.join("\n");
+}
+
+/** Parses the settle options into a ManualOutcome, naming what is wrong. */
+export function parseOutcome(outcome: string, result: string | undefined): ManualOutcome {
+  if (outcome === "not_applied") {
+    if (result !== undefined) throw new CliError("--result goes only with --outcome applied: a call that did not apply has no result");
+    return { outcome };
+  }
+  if (outcome === "applied") return { outcome, result: result === undefined ? null : (parseJson(result, "--result") as JsonValue) };
+  throw new CliError(`--outcome must be applied or not_applied; received ${JSON.stringify(outcome)}`);
+}
+
+export function register(program: Command): void {
+  const cmd = program.command("records").description("inspect and settle idempotency records (IN_FLIGHT, COMPLETED, IN_DOUBT)");
+  const common = (c: Command) =>
+    c.option("--store <url>", "state store (memory:, sqlite:PATH, redis://…, postgres://…)", `sqlite:${DEFAULT_SQLITE_PATH}`).option("--json", "print JSON");
+
+  common(cmd.command("list").description("records in key order; an IN_FLIGHT record past its lease lists as in_doubt"))
+    .option("--state <state>", `only this state: ${Object.keys(STATES).join(", ")}`)
+    .option("--limit <n>", "at most this many", "50")
+    .option("--after <key>", "start after this key (the last key of the previous page)")
+    .action(async (opts: Common & { state?: string; limit: string; after?: string }) => {
+      const state = opts.state === undefined ? undefined : STATES[opts.state];
+      if (opts.state !== undefined && !state) throw new CliError(`--state must be one of ${Object.keys(STATES).join(", ")}; received ${JSON.stringify(opts.state)}`);
+      const limit = Number(opts.limit);
+      if (!Number.isInteger(limit) || limit < 1) throw new CliError(`--limit must be a positive integer; received ${JSON.stringify(opts.limit)}`);
+      const list = await withStore(opts.store, (store) => listRecords(store, { limit, now: Date.now(), ...(state ? { state } : {}), ...(opts.after !== undefined ? { after: opts.after } : {}) }));
+      if (opts.json) return printJson(list);
+      process.stdout.write(list.length ? list.map(renderRecordLine).join("\n") + "\n" : "no records\n");
+    });
+
+  common(cmd.command("show <key>").description("one record: state, timestamps, why it is in doubt, stored result"))
+    .action(async (key: string, opts: Common) => {
+      const record = await withStore(opts.store, (store) => showRecord(store, key, Date.now()));
+      if (!record) throw new CliError(`no record for key ${key} in ${opts.store}: it was never claimed, was released, or was COMPLETED and passed its TTL`);
+      if (opts.json) return printJson(record);
+      process.stdout.write(renderRecord(record) + "\n");
+    });
+
+  common(cmd.command("settle <key>").description("settle an IN_DOUBT call by hand, after checking whether its effect happened"))
+    .requiredOption("--outcome <outcome>", "applied (the effect happened) or not_applied (it did not; the next call runs)")
+    .option("--result <json>", "with applied: the result repeats of the call receive (default null)")
+    .action(async (key: string, opts: Common & { outcome: string; result?: string }) => {
+      const outcome = parseOutcome(opts.outcome, opts.result);
+      const settled = await withStore(opts.store, (store) => settleRecord(store, key, outcome));
+      if (opts.json) return printJson(settled);
+      process.stdout.write(settled.settled === "completed" ? `${key} settled: COMPLETED; repeats receive ${JSON.stringify(settled.record.result)}\n` : `${key} settled: released; the next call runs\n`);
+    });
+}

@@ -1,0 +1,95 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { register } from "../../../src/cli/commands/records.js";
+import { openStore } from "../../../src/idempotency/open.js";
+import { settle } from "../../../src/idempotency/settle.js";
+import { runCommand } from "./runtime-cli.js";
+
+const dir = mkdtempSync(join(tmpdir(), "toolgate-cli-records-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A SQLite store with one record in each state (and one IN_FLIGHT past its lease). */
+async function seeded(name: string): Promise<string> {
+  const url = `sqlite:${join(dir, `${name}.db`)}`;
+  const store = await openStore(url);
+  const now = Date.now();
+  await settle(store, "a-done", () => ({ refund_id: "r_1" }), { lease_ms: 60_000, tool: "refund_order" });
+  await settle(store, "b-doubt", () => Promise.reject(new Error("gateway timeout")), { lease_ms: 60_000, tool: "refund_order" });
+  await store.records.claim("c-dead", { owner: "dead", lease_until: now - 1000, fingerprint: null, tool: "cancel_order", now: now - 61_000 });
+  await store.records.claim("d-live", { owner: "live", lease_until: now + 600_000, fingerprint: null, tool: "cancel_order", now });
+  await store.close();
+  return url;
+}
+
+describe("toolgate records", () => {
+  it("list: every record in key order, an IN_FLIGHT past its lease shown as IN_DOUBT", async () => {
+    const url = await seeded("list");
+    const all = await runCommand(register, ["records", "list", "--store", url]);
+    expect(all.error).toBeNull();
+    const lines = all.stdout.trim().split("\n");
+    expect(lines.map((l) => l.split("  ").slice(0, 3).join(" | "))).toEqual([
+      "a-done | COMPLETED | refund_order",
+      "b-doubt | IN_DOUBT | refund_order",
+      "c-dead | IN_DOUBT (stored IN_FLIGHT) | cancel_order",
+      "d-live | IN_FLIGHT | cancel_order",
+    ]);
+    const doubt = await runCommand(register, ["records", "list", "--store", url, "--state", "in_doubt", "--json"]);
+    expect((JSON.parse(doubt.stdout) as Array<{ key: string; reads_as: string }>).map((r) => [r.key, r.reads_as])).toEqual([
+      ["b-doubt", "IN_DOUBT"],
+      ["c-dead", "IN_DOUBT"],
+    ]);
+    const flight = await runCommand(register, ["records", "list", "--store", url, "--state", "in_flight", "--json"]);
+    expect((JSON.parse(flight.stdout) as Array<{ key: string }>).map((r) => r.key)).toEqual(["d-live"]);
+    const page = await runCommand(register, ["records", "list", "--store", url, "--limit", "2", "--after", "a-done", "--json"]);
+    expect((JSON.parse(page.stdout) as Array<{ key: string }>).map((r) => r.key)).toEqual(["b-doubt", "c-dead"]);
+  });
+
+  it("show: the reason a record is in doubt and how to settle it; the stored result of a completed one", async () => {
+    const url = await seeded("show");
+    const doubt = await runCommand(register, ["records", "show", "b-doubt", "--store", url]);
+    expect(doubt.stdout).toContain("b-doubt  IN_DOUBT  refund_order  since ");
+    expect(doubt.stdout).toContain("  why: the tool threw before confirming its effect: gateway timeout\n");
+    expect(doubt.stdout).toContain("  settle: toolgate records settle b-doubt --outcome applied --result JSON | --outcome not_applied\n");
+    const done = await runCommand(register, ["records", "show", "a-done", "--store", url, "--json"]);
+    expect(JSON.parse(done.stdout)).toMatchObject({ key: "a-done", state: "COMPLETED", reads_as: "COMPLETED", result: { refund_id: "r_1" } });
+    expect((await runCommand(register, ["records", "show", "zz", "--store", url])).error?.message).toBe(
+      `no record for key zz in ${url}: it was never claimed, was released, or was COMPLETED and passed its TTL`,
+    );
+  });
+
+  it("settle: applied stores the result repeats receive; not_applied releases the key", async () => {
+    const url = await seeded("settle");
+    const applied = await runCommand(register, ["records", "settle", "b-doubt", "--outcome", "applied", "--result", '{"refund_id":"r_2"}', "--store", url]);
+    expect(applied.stdout).toBe(`b-doubt settled: COMPLETED; repeats receive {"refund_id":"r_2"}\n`);
+    const released = await runCommand(register, ["records", "settle", "c-dead", "--outcome", "not_applied", "--store", url, "--json"]);
+    expect(JSON.parse(released.stdout)).toEqual({ settled: "released", key: "c-dead" });
+
+    const store = await openStore(url);
+    expect(await settle(store, "b-doubt", () => "again", { lease_ms: 1000 })).toMatchObject({ status: "replay", result: { refund_id: "r_2" } });
+    expect(await settle(store, "c-dead", () => "ran", { lease_ms: 1000 })).toMatchObject({ status: "executed", result: "ran" });
+    await store.close();
+
+    expect((await runCommand(register, ["records", "settle", "d-live", "--outcome", "not_applied", "--store", url])).error?.message).toMatch(
+      /^record d-live is IN_FLIGHT until .* ms\); its executor may still finish; settle it after the lease passes$/,
+    );
+    expect((await runCommand(register, ["records", "settle", "a-done", "--outcome", "not_applied", "--store", url])).error?.message).toMatch(/^record a-done is already COMPLETED/);
+  });
+
+  it("bad input is named", async () => {
+    const url = `sqlite:${join(dir, "empty.db")}`;
+    const err = async (argv: string[]) => (await runCommand(register, ["records", ...argv, "--store", url])).error?.message;
+    expect(await err(["list", "--state", "done"])).toMatchInlineSnapshot(`"--state must be one of in_flight, completed, in_doubt; received "done""`);
+    expect(await err(["list", "--limit", "x"])).toMatchInlineSnapshot(`"--limit must be a positive integer; received "x""`);
+    expect(await err(["settle", "k", "--outcome", "maybe"])).toMatchInlineSnapshot(`"--outcome must be applied or not_applied; received "maybe""`);
+    expect(await err(["settle", "k", "--outcome", "not_applied", "--result", "1"])).toMatchInlineSnapshot(
+      `"--result goes only with --outcome applied: a call that did not apply has no result"`,
+    );
+    expect(await err(["settle", "k", "--outcome", "applied", "--result", "{oops"])).toMatch(/^--result is not valid JSON: /);
+    expect(await err(["settle", "k", "--outcome", "applied", "--result", "1"])).toMatchInlineSnapshot(
+      `"no record for key k: it was never claimed, was released, or was COMPLETED and passed its TTL"`,
+    );
+    expect((await runCommand(register, ["records", "list", "--store", "sqlit:x.db"])).error?.message).toMatch(/sqlit/);
+  });
+});
