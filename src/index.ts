@@ -32,6 +32,29 @@ export { createValidator } from "./schema/validate.js";
 export type { Validator, ValidationResult } from "./schema/validate.js";
 export { renderIssues, renderIssue, fromCheckIssue } from "./schema/render.js";
 // canonical / idempotency:
+export { canonicalize, CanonicalJsonError } from "./canonical/jcs.js";
+export { deriveIdempotencyKey, fingerprint, validateClientKey, IdempotencyKeyError, MAX_CLIENT_KEY_LENGTH } from "./canonical/key.js";
+export type { KeyInput, KeyOptions } from "./canonical/key.js";
+export { settle } from "./idempotency/settle.js";
+export type { SettleOptions, SettleClaim } from "./idempotency/settle.js";
+export type {
+  SettleOutcome,
+  SettleExecuted,
+  SettleReplay,
+  SettleInFlight,
+  SettleInDoubt,
+  SettleKeyReused,
+  SettleReleased,
+  InDoubtCause,
+} from "./idempotency/outcome.js";
+export { settleRecord } from "./idempotency/manual.js";
+export type { ManualOutcome, SettleRecordOptions, SettleRecordResult } from "./idempotency/manual.js";
+export { StoreUnavailableError, SettleRecordError } from "./idempotency/errors.js";
+export { DEFAULT_TTL_MS, effectiveState } from "./idempotency/record.js";
+export { listRecords, showRecord } from "./idempotency/inspect.js";
+export type { RecordView, ListRecordsQuery } from "./idempotency/inspect.js";
+export { createMemoryStore } from "./idempotency/stores/memory.js";
+export type { MemoryStoreOptions } from "./idempotency/stores/memory.js";
 export { openStore, DEFAULT_SQLITE_PATH } from "./idempotency/open.js";
 export type { OpenStoreOptions } from "./idempotency/open.js";
 export { createSqliteStore } from "./idempotency/stores/sqlite.js";
