@@ -44,7 +44,7 @@ export function toToolDescriptor(value: unknown, where = "tool", index = 0): Too
 }
 
 /** Normalises a list of tools, naming each by its index in errors. */
-export function toDescriptors(values: readonly unknown[]): ToolDescriptor[] {
+export function toToolDescriptors(values: readonly unknown[]): ToolDescriptor[] {
   return values.map((v, i) => toToolDescriptor(v, `tools[${i}]`, i));
 }
 

@@ -13,7 +13,10 @@ type Node =
   | { k: "alt"; alts: Node[] }
   | { k: "rep"; node: Node; min: number; max: number };
 
-export class GbnfSyntaxError extends Error {}
+/** A grammar the recogniser cannot read: the message names the rule and the column. */
+export class GbnfSyntaxError extends Error {
+  override name = "GbnfSyntaxError";
+}
 
 class Parser {
   private i = 0;

@@ -1,0 +1,45 @@
+/**
+ * `toolgate export` as data (issue 8, "Export"): one catalog, any target format, and an
+ * honest account of what did not carry over.
+ */
+import { ToolgateError } from "../schema/errors.js";
+import type { ToolDescriptor } from "./descriptor.js";
+import { toAnthropic, toMcp, toOpenAI, toVercelAI, type ExportFormat } from "./formats.js";
+import { toGbnf } from "./gbnf.js";
+
+export interface CatalogExport {
+  output: unknown;
+  notes: string[];
+  failed: boolean;
+}
+
+/**
+ * The catalog in `format`: a JSON value, or the grammar text for gbnf. `notes` say what did
+ * not carry over (tools that cannot be strict and why; constraints a grammar cannot express);
+ * `failed` is true when `strict` was asked and some tool cannot be strict.
+ */
+export function exportCatalog(tools: readonly ToolDescriptor[], format: ExportFormat, options: { strict?: boolean } = {}): CatalogExport {
+  if (options.strict && format !== "openai") throw new ToolgateError("invalid_input", `--strict applies to --format openai only; received --format ${format}`);
+  switch (format) {
+    case "mcp":
+      return { output: toMcp(tools), notes: [], failed: false };
+    case "anthropic":
+      return { output: toAnthropic(tools), notes: [], failed: false };
+    case "vercel-ai":
+      return { output: toVercelAI(tools), notes: [], failed: false };
+    case "openai": {
+      const r = toOpenAI(tools, { strict: options.strict === true });
+      const bad = (r.verdicts ?? []).filter((v) => !v.ok);
+      const notes = bad.flatMap((v) => [`${v.tool}: cannot be strict (emitted with strict: false):`, ...v.problems.map((p) => `  ${p.pointer || "/"}: ${p.message}`)]);
+      if (r.verdicts) notes.push(`${r.verdicts.length - bad.length} of ${r.verdicts.length} tool(s) can be strict`);
+      return { output: r.tools, notes, failed: bad.length > 0 };
+    }
+    case "gbnf": {
+      const r = toGbnf(tools);
+      const notes = r.gaps.map((g) => `${g.tool} ${g.pointer || "/"}: ${g.message}`);
+      if (r.gaps.length > 0) notes.push(`${r.gaps.length} constraint(s) the grammar cannot express (listed above); the rest is exact`);
+      return { output: r.grammar, notes, failed: false };
+    }
+  }
+}
+

@@ -1,0 +1,57 @@
+/**
+ * Where the economics commands (`cost`, `export`) get a catalog from: catalog files in any
+ * form `toolgate lint` reads, a live MCP server's `tools/list` (`--mcp -- CMD ARGS...`), a
+ * module of `defineTool` results (`--catalog MODULE`), or, with none of these, toolgate's own
+ * coding catalog. Tools defined in toolgate become what `toolgate serve` lists (toMcpTool),
+ * so an export matches what a client would see.
+ */
+import { parseJson, readInput } from "../cli/io.js";
+import { toolsOf } from "../schema/lint/report.js";
+import { ToolgateError } from "../schema/errors.js";
+import type { ToolSpec } from "../schema/types.js";
+import { toToolDescriptor, type ToolDescriptor } from "./descriptor.js";
+
+export interface CatalogSourceOptions {
+  files?: readonly string[];
+  /** Command and arguments of an MCP server to start over stdio. */
+  mcp?: readonly string[];
+  /** A module exporting defineTool results. */
+  catalog?: string;
+  /** Workspace for the built-in coding catalog (default: the current directory). */
+  workspace?: string;
+}
+
+export interface LoadedCatalog {
+  /** The file name, `mcp:CMD`, `module:PATH` or `built-in coding catalog`. */
+  source: string;
+  tools: ToolDescriptor[];
+}
+
+function fromSpecs(specs: readonly ToolSpec[], toMcpTool: (s: ToolSpec) => unknown, source: string): LoadedCatalog {
+  return { source, tools: specs.map((s, i) => toToolDescriptor(toMcpTool(s), `${source} tools[${i}]`, i)) };
+}
+
+function fromValue(value: unknown, source: string): LoadedCatalog {
+  return { source, tools: toolsOf(value, source).map((t, i) => toToolDescriptor(t, `${source} tools[${i}]`, i)) };
+}
+
+/** Loads the catalogs the options name; exactly one kind of source may be given. */
+export async function loadCatalogs(options: CatalogSourceOptions): Promise<LoadedCatalog[]> {
+  const files = options.files ?? [];
+  const kinds = [files.length > 0 && !options.mcp, !!options.mcp, !!options.catalog].filter(Boolean).length;
+  if (kinds > 1) throw new ToolgateError("invalid_input", "give one catalog source: FILE..., --mcp -- CMD ARGS... or --catalog MODULE");
+  if (options.mcp) {
+    const [command, ...args] = options.mcp;
+    if (!command) throw new ToolgateError("invalid_input", "--mcp needs the server command after --, e.g. --mcp -- npx @modelcontextprotocol/server-memory");
+    const { listMcpTools } = await import("../mcp/list-tools.js");
+    return [fromValue(await listMcpTools({ command, args }), `mcp:${options.mcp.join(" ")}`)];
+  }
+  const { toMcpTool } = await import("../mcp/listing.js");
+  if (options.catalog) {
+    const { loadCatalogModule } = await import("../mcp/catalog-module.js");
+    return [fromSpecs(await loadCatalogModule(options.catalog), toMcpTool, `module:${options.catalog}`)];
+  }
+  if (files.length > 0) return files.map((f) => fromValue(parseJson(readInput(f), f === "-" ? "standard input" : f), f));
+  const { createCodingCatalog } = await import("../tools/catalog.js");
+  return [fromSpecs(createCodingCatalog({ workspace: options.workspace ?? process.cwd() }), toMcpTool, "built-in coding catalog")];
+}
