@@ -53,7 +53,7 @@ const UPSTREAM_TIMEOUT_MS = 10 * 60_000;
  * is a normal failure to the gateway, which marks an A2/A3 call IN_DOUBT rather than release
  * its key: the upstream may have acted before it failed (seed 000, "The endpoint record").
  */
-export function proxyToolSpec(client: Client, tool: Tool, upstreamName: string): ToolSpec {
+export function proxyToolSpec(client: Client, tool: Tool): ToolSpec {
   const effect = effectFromAnnotations(tool.annotations);
   const { title: annTitle, ...hints } = tool.annotations ?? {};
   const title = tool.title ?? annTitle;
@@ -72,10 +72,13 @@ export function proxyToolSpec(client: Client, tool: Tool, upstreamName: string):
           timeout: UPSTREAM_TIMEOUT_MS,
         })) as CallToolResult;
       } catch (err) {
-        throw new UpstreamError(`the upstream server ${upstreamName} did not answer ${tool.name}: ${(err as Error).message}`);
+        const message = (err as Error).message;
+        // The SDK says "Not connected" once the upstream's transport has closed.
+        if (message === "Not connected") throw new UpstreamError(`the upstream MCP server has disconnected (it exited or closed the connection), so ${tool.name} did not run; its tools stay unavailable until toolgate proxy is restarted`);
+        throw new UpstreamError(`the upstream MCP server did not answer ${tool.name}: ${message}`);
       }
       const text = textOf(result);
-      if (result.isError) throw new UpstreamError(`the upstream server ${upstreamName} reported an error from ${tool.name}: ${text}`);
+      if (result.isError) throw new UpstreamError(`the upstream MCP server reported an error from ${tool.name}: ${text}`);
       const output: JsonValue = (result.structuredContent as JsonValue | undefined) ?? text;
       return toolResult(output, { text });
     },

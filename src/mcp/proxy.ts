@@ -51,7 +51,7 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     const listed = await listAllTools(client);
     const findings = lintCatalog(listed);
     for (const f of findings) log(`lint ${f.severity} ${f.rule} ${f.tool} ${f.pointer || "/"}: ${f.message} (fix: ${f.fix})`);
-    const tools = listed.map((t) => proxyToolSpec(client, t, target));
+    const tools = listed.map((t) => proxyToolSpec(client, t));
     log(summary(target, tools, findings));
     const gateway = await options.gateway(tools);
     return {
