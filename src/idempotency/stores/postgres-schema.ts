@@ -75,8 +75,7 @@ export function postgresSql(schema: string, prefix: string) {
       ON CONFLICT (key) DO UPDATE SET state = 'IN_FLIGHT', owner = EXCLUDED.owner, fingerprint = EXCLUDED.fingerprint,
         tool = EXCLUDED.tool, lease_until = EXCLUDED.lease_until, result = NULL, error = NULL, expires_at = NULL,
         created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at
-      WHERE r.state = 'COMPLETED' AND r.expires_at IS NOT NULL AND r.expires_at <= EXCLUDED.updated_at
-      RETURNING *`,
+      WHERE r.state = 'COMPLETED' AND r.expires_at IS NOT NULL AND r.expires_at <= EXCLUDED.updated_at`,
     get: `SELECT * FROM ${t("records")} WHERE key = $1`,
     transition: `UPDATE ${t("records")} SET state = $4,
         owner = CASE WHEN $5::boolean THEN $6::text ELSE owner END,

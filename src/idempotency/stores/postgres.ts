@@ -11,7 +11,7 @@ import type { ApprovalStore, BudgetStore, RecordStore, RevocationStore, Store } 
 import { importDriver, redactUrl } from "./driver.js";
 import { checkIdentifiers, postgresDdl, postgresSql } from "./postgres-schema.js";
 import type { PostgresSql } from "./postgres-schema.js";
-import { DEFAULT_LIST_LIMIT, approvalFromRow, approvalPatchParams, approvalToRow, checkSpend, completedExpired, patchParams, recordFromRow } from "./rows.js";
+import { DEFAULT_LIST_LIMIT, approvalFromRow, claimedRecord, approvalPatchParams, approvalToRow, checkSpend, completedExpired, patchParams, recordFromRow } from "./rows.js";
 import type { ApprovalRow, RecordRow } from "./rows.js";
 
 export interface PostgresStoreOptions {
@@ -95,8 +95,9 @@ function postgresRecords(query: Query): RecordStore {
     async claim(key, input) {
       // The record can vanish between a refused claim and the read (released meanwhile): claim again.
       for (;;) {
-        const [won] = await rowsOf(query<RecordRow>("claim", [key, input.owner, input.fingerprint, input.tool, input.lease_until, input.now]));
-        if (won) return { claimed: true, record: recordFromRow(won) };
+        // One row = inserted, or an expired COMPLETED record replaced: the record is the claim's.
+        const won = await query("claim", [key, input.owner, input.fingerprint, input.tool, input.lease_until, input.now]);
+        if (won.rowCount === 1) return { claimed: true, record: claimedRecord(key, input) };
         const [existing] = await rowsOf(query<RecordRow>("get", [key]));
         if (existing) return { claimed: false, record: recordFromRow(existing) };
       }

@@ -1,9 +1,10 @@
 /**
  * The Lua scripts of the Redis store: each atomic transition runs server-side as one script,
  * loaded once and called by SHA (ioredis `defineCommand` sends EVALSHA and falls back to EVAL
- * on NOSCRIPT). Records are hashes; an absent field is null.
+ * on NOSCRIPT). Records are single string values (`redis-record.ts`); approvals are hashes,
+ * where an absent field is null.
  *
- * Optional values cross into Lua encoded as one string: "" = keep / absent, "n" = null,
+ * Optional approval values cross into Lua encoded as one string: "" = keep / absent, "n" = null,
  * "s<text>" = the value (see `encodeOptional`), because Redis arguments cannot carry null.
  */
 
@@ -19,59 +20,71 @@ local function flush(key, set, del)
 end
 `;
 
-/**
- * KEYS: record, index. ARGV: key, owner, lease_until, fingerprint(enc), tool(enc), now.
- * Returns {1} when claimed (a new record, or an expired COMPLETED one replaced), else {0, HGETALL}.
- */
-export const CLAIM = `${APPLY}
-local state = redis.call('HGET', KEYS[1], 'state')
-if state then
-  local exp = redis.call('HGET', KEYS[1], 'expires_at')
-  if not (state == 'COMPLETED' and exp and tonumber(exp) <= tonumber(ARGV[6])) then
-    return {0, redis.call('HGETALL', KEYS[1])}
+/** Shared Lua: the first `n` fields of a record value (see `redis-record.ts`) and the position after them. */
+const FIELDS = `
+local function fields(v, n)
+  local f, pos = {}, 1
+  for i = 1, n do
+    local j = string.find(v, '\\31', pos, true)
+    f[i] = string.sub(v, pos, j - 1)
+    pos = j + 1
   end
-  redis.call('DEL', KEYS[1])
+  return f, pos
 end
-local set, del = {'state', 'IN_FLIGHT', 'owner', ARGV[2], 'lease_until', ARGV[3], 'created_at', ARGV[6], 'updated_at', ARGV[6]}, {}
-apply(KEYS[1], set, del, 'fingerprint', ARGV[4])
-apply(KEYS[1], set, del, 'tool', ARGV[5])
-redis.call('HSET', KEYS[1], unpack(set))
-redis.call('ZADD', KEYS[2], 0, ARGV[1])
-return {1}
+local function expired(f, now)
+  return f[1] == '"COMPLETED"' and f[4] ~= 'null' and tonumber(f[4]) <= tonumber(now)
+end
 `;
 
 /**
- * KEYS: record. ARGV: fence owner, from, state, owner(enc), lease_until(enc), result(enc),
- * error(enc), expires_at(enc), now. Returns HGETALL of the new record, or false when the fence failed.
- * A COMPLETED record with an expiry gets the remaining TTL through PEXPIRE (the backend-native
- * TTL of store.ts); any other state is made persistent, so IN_DOUBT never expires.
+ * The claim when the fast path (`SET key value NX`) found a record. KEYS: record.
+ * ARGV: the claim's value, now. Replaces a COMPLETED record whose TTL has passed (by the
+ * caller's clock) and returns 1; otherwise returns the existing value unchanged.
  */
-export const TRANSITION = `${APPLY}
-local cur = redis.call('HMGET', KEYS[1], 'owner', 'state', 'expires_at')
-if cur[1] ~= ARGV[1] or cur[2] ~= ARGV[2] then return false end
-if cur[2] == 'COMPLETED' and cur[3] and tonumber(cur[3]) <= tonumber(ARGV[9]) then return false end
-local set, del = {'state', ARGV[3], 'updated_at', ARGV[9]}, {}
-apply(KEYS[1], set, del, 'owner', ARGV[4])
-apply(KEYS[1], set, del, 'lease_until', ARGV[5])
-apply(KEYS[1], set, del, 'result', ARGV[6])
-apply(KEYS[1], set, del, 'error', ARGV[7])
-apply(KEYS[1], set, del, 'expires_at', ARGV[8])
-flush(KEYS[1], set, del)
-local exp = redis.call('HGET', KEYS[1], 'expires_at')
-if ARGV[3] == 'COMPLETED' and exp then
-  redis.call('PEXPIRE', KEYS[1], math.max(1, tonumber(exp) - tonumber(ARGV[9])))
-else
-  redis.call('PERSIST', KEYS[1])
-end
-return redis.call('HGETALL', KEYS[1])
+export const CLAIM_EXISTING = `${FIELDS}
+local v = redis.call('GET', KEYS[1])
+if v and not expired(fields(v, 4), ARGV[2]) then return v end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
 `;
 
-/** KEYS: record, index. ARGV: key, owner, from. Deletes when owner and state match; returns 1 or 0. */
-export const RELEASE = `
-local cur = redis.call('HMGET', KEYS[1], 'owner', 'state')
-if cur[1] ~= ARGV[2] or cur[2] ~= ARGV[3] then return 0 end
+/**
+ * KEYS: record. ARGV: fence owner (JSON), from (JSON), state (JSON), then as JSON text or ""
+ * to keep: owner, lease_until, result, error, expires_at; then now. Returns {head} (result set
+ * by the caller) or {head, result}, or false when the fence failed. A COMPLETED record with an
+ * expiry is written with PX (the backend-native TTL of store.ts); any other value is written
+ * without one, so IN_DOUBT never expires.
+ */
+export const TRANSITION = `${FIELDS}
+local v = redis.call('GET', KEYS[1])
+if not v then return false end
+local f, pos = fields(v, 9)
+if f[2] ~= ARGV[1] or f[1] ~= ARGV[2] or expired(f, ARGV[9]) then return false end
+local result = string.sub(v, pos)
+f[1] = ARGV[3]
+if ARGV[4] ~= '' then f[2] = ARGV[4] end
+if ARGV[5] ~= '' then f[3] = ARGV[5] end
+if ARGV[6] ~= '' then result = ARGV[6] end
+if ARGV[7] ~= '' then f[7] = ARGV[7] end
+if ARGV[8] ~= '' then f[4] = ARGV[8] end
+f[9] = ARGV[9]
+local head = table.concat(f, '\\31')
+if ARGV[3] == '"COMPLETED"' and f[4] ~= 'null' then
+  redis.call('SET', KEYS[1], head .. '\\31' .. result, 'PX', math.max(1, tonumber(f[4]) - tonumber(ARGV[9])))
+else
+  redis.call('SET', KEYS[1], head .. '\\31' .. result)
+end
+if ARGV[6] ~= '' then return {head} end
+return {head, result}
+`;
+
+/** KEYS: record. ARGV: owner (JSON), from (JSON). Deletes when owner and state match; returns 1 or 0. */
+export const RELEASE = `${FIELDS}
+local v = redis.call('GET', KEYS[1])
+if not v then return 0 end
+local f = fields(v, 2)
+if f[2] ~= ARGV[1] or f[1] ~= ARGV[2] then return 0 end
 redis.call('DEL', KEYS[1])
-redis.call('ZREM', KEYS[2], ARGV[1])
 return 1
 `;
 

@@ -1,17 +1,19 @@
 /**
- * The Redis store (ioredis, loaded lazily): records are hashes under `PREFIX rec:KEY`, listed
- * through a lexicographic sorted-set index; every atomic transition is a Lua script
- * (`redis-scripts.ts`). COMPLETED records expire through PEXPIRE; IN_DOUBT ones never do.
+ * The Redis store (ioredis, loaded lazily): each record is one string value under `PREFIX rec:KEY`
+ * (`redis-record.ts`). The claim is `SET NX`, with a script only when a record exists; every
+ * other atomic transition is a Lua script (`redis-scripts.ts`). COMPLETED records expire
+ * through PX; IN_DOUBT ones never do.
  */
 import type { Redis, RedisOptions } from "ioredis";
 import { ToolgateError } from "../../schema/errors.js";
 import type { ApprovalStore, BudgetStore, RecordStore, RevocationStore, Store } from "../store.js";
 import { importDriver, redactUrl } from "./driver.js";
-import { DEFAULT_LIST_LIMIT, approvalFromRow, approvalToRow, checkSpend, completedExpired, jsonText, recordFromRow } from "./rows.js";
-import type { ApprovalRow, RecordRow } from "./rows.js";
+import { approvalFromRow, approvalToRow, checkSpend, claimedRecord, completedExpired } from "./rows.js";
+import type { ApprovalRow } from "./rows.js";
 import * as lua from "./redis-scripts.js";
 import { encodeOptional as enc, hashFromPairs } from "./redis-scripts.js";
-import { redisPages } from "./redis-pages.js";
+import { listRecords } from "./redis-list.js";
+import { decodeRecord, encodeClaim, keepOr, splitValue } from "./redis-record.js";
 
 export interface RedisStoreOptions {
   /** `redis://[user:password@]HOST:PORT/DB` or `rediss://…` (TLS). */
@@ -24,9 +26,9 @@ export interface RedisStoreOptions {
 
 /** The scripts as ioredis commands (`defineCommand`: EVALSHA, EVAL on NOSCRIPT). */
 interface Scripted extends Redis {
-  tgClaim(rec: string, index: string, ...argv: string[]): Promise<[number, string[]?]>;
-  tgTransition(rec: string, ...argv: string[]): Promise<string[] | null>;
-  tgRelease(rec: string, index: string, ...argv: string[]): Promise<number>;
+  tgClaimExisting(rec: string, value: string, now: string): Promise<1 | string>;
+  tgTransition(rec: string, ...argv: string[]): Promise<[string, string?] | null>;
+  tgRelease(rec: string, owner: string, from: string): Promise<number>;
   tgSpend(budgets: string, ...argv: string[]): Promise<[number, string]>;
   tgCreateApproval(rec: string, index: string, ...argv: string[]): Promise<number>;
   tgUpdateApproval(rec: string, ...argv: string[]): Promise<string[] | null>;
@@ -55,9 +57,9 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     const reason = (lastError ?? (err as Error)).message;
     throw new ToolgateError("store_unavailable", `cannot reach the Redis store at ${where}: ${reason}; is Redis running there?`, { cause: err });
   }
-  redis.defineCommand("tgClaim", { numberOfKeys: 2, lua: lua.CLAIM });
+  redis.defineCommand("tgClaimExisting", { numberOfKeys: 1, lua: lua.CLAIM_EXISTING });
   redis.defineCommand("tgTransition", { numberOfKeys: 1, lua: lua.TRANSITION });
-  redis.defineCommand("tgRelease", { numberOfKeys: 2, lua: lua.RELEASE });
+  redis.defineCommand("tgRelease", { numberOfKeys: 1, lua: lua.RELEASE });
   redis.defineCommand("tgSpend", { numberOfKeys: 1, lua: lua.SPEND });
   redis.defineCommand("tgCreateApproval", { numberOfKeys: 2, lua: lua.CREATE_APPROVAL });
   redis.defineCommand("tgUpdateApproval", { numberOfKeys: 1, lua: lua.UPDATE_APPROVAL });
@@ -80,57 +82,45 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
 }
 
 function redisRecords(redis: Scripted, prefix: string): RecordStore {
-  const recKey = (key: string) => `${prefix}rec:${key}`;
-  const index = `${prefix}rec-index`;
-  const fromHash = (key: string, hash: Record<string, string>) => recordFromRow({ ...(hash as unknown as RecordRow), key });
+  const recPrefix = `${prefix}rec:`;
   return {
     async claim(key, input) {
-      const [won, pairs] = await redis.tgClaim(recKey(key), index, key, input.owner, String(input.lease_until), enc(input.fingerprint), enc(input.tool), String(input.now));
-      if (won === 1) {
-        // The script wrote exactly this; building it here saves sending the hash back.
-        const record = { key, state: "IN_FLIGHT" as const, owner: input.owner, fingerprint: input.fingerprint, tool: input.tool, lease_until: input.lease_until };
-        return { claimed: true, record: { ...record, result: null, error: null, expires_at: null, created_at: input.now, updated_at: input.now } };
-      }
-      return { claimed: false, record: fromHash(key, hashFromPairs(pairs!)) };
+      const value = encodeClaim(input);
+      // Fast path: one plain SET NX, as cheap as the raw client's own write.
+      if ((await redis.set(recPrefix + key, value, "NX")) === "OK") return { claimed: true, record: claimedRecord(key, input) };
+      const existing = await redis.tgClaimExisting(recPrefix + key, value, String(input.now));
+      if (existing === 1) return { claimed: true, record: claimedRecord(key, input) };
+      const { head, text } = splitValue(existing);
+      return { claimed: false, record: decodeRecord(key, head, { text }) };
     },
     async get(key, now) {
-      const hash = await redis.hgetall(recKey(key));
-      if (!hash.state) return null;
-      const record = fromHash(key, hash);
+      const value = await redis.get(recPrefix + key);
+      if (value === null) return null;
+      const { head, text } = splitValue(value);
+      const record = decodeRecord(key, head, { text });
       return completedExpired(record.state, record.expires_at, now) ? null : record;
     },
     async transition(key, owner, from, patch) {
-      const pairs = await redis.tgTransition(
-        recKey(key),
-        owner,
-        from,
-        patch.state,
-        enc(patch.owner),
-        enc(patch.lease_until),
-        enc(patch.result === undefined ? undefined : jsonText(patch.result)),
-        enc(patch.error),
-        enc(patch.expires_at),
+      const reply = await redis.tgTransition(
+        recPrefix + key,
+        JSON.stringify(owner),
+        JSON.stringify(from),
+        JSON.stringify(patch.state),
+        keepOr(patch.owner),
+        keepOr(patch.lease_until),
+        keepOr(patch.result),
+        keepOr(patch.error),
+        keepOr(patch.expires_at),
         String(patch.now),
       );
-      return pairs ? fromHash(key, hashFromPairs(pairs)) : null;
+      if (!reply) return null;
+      const [head, text] = reply;
+      return decodeRecord(key, head, text === undefined ? { value: structuredClone(patch.result ?? null) } : { text });
     },
     async release(key, owner, from) {
-      return (await redis.tgRelease(recKey(key), index, key, owner, from)) === 1;
+      return (await redis.tgRelease(recPrefix + key, JSON.stringify(owner), JSON.stringify(from))) === 1;
     },
-    async list(query) {
-      const out = [];
-      const limit = query.limit ?? DEFAULT_LIST_LIMIT;
-      for await (const page of redisPages(redis, index, query.after ?? null, (key) => recKey(key))) {
-        for (const [key, hash] of page) {
-          const record = fromHash(key, hash);
-          if (completedExpired(record.state, record.expires_at, query.now)) continue;
-          if (query.state && record.state !== query.state) continue;
-          out.push(record);
-          if (out.length >= limit) return out;
-        }
-      }
-      return out;
-    },
+    list: (query) => listRecords(redis, recPrefix, query),
   };
 }
 

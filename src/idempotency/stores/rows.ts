@@ -4,7 +4,7 @@
  * (PostgreSQL `jsonb` would reorder keys and normalise numbers).
  */
 import type { JsonValue } from "../../schema/types.js";
-import type { ApprovalRecord, ApprovalState, IdempotencyRecord, RecordPatch, RecordState } from "../store.js";
+import type { ApprovalRecord, ApprovalState, ClaimInput, IdempotencyRecord, RecordPatch, RecordState } from "../store.js";
 
 /** A record as the backends keep it: times may arrive as strings (pg `bigint`, Redis replies). */
 export interface RecordRow {
@@ -45,6 +45,23 @@ export function recordFromRow(row: RecordRow): IdempotencyRecord {
     expires_at: numOrNull(row.expires_at),
     created_at: num(row.created_at),
     updated_at: num(row.updated_at),
+  };
+}
+
+/** The record a successful claim wrote, built locally instead of read back (one less value to send and parse). */
+export function claimedRecord(key: string, input: ClaimInput): IdempotencyRecord {
+  return {
+    key,
+    state: "IN_FLIGHT",
+    owner: input.owner,
+    fingerprint: input.fingerprint,
+    tool: input.tool,
+    lease_until: input.lease_until,
+    result: null,
+    error: null,
+    expires_at: null,
+    created_at: input.now,
+    updated_at: input.now,
   };
 }
 

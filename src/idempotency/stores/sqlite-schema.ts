@@ -17,7 +17,7 @@ CREATE TABLE IF NOT EXISTS idem_records (
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS idem_records_state ON idem_records (state, key);
+-- (no index on state: it would cost every claim and transition a second b-tree write; listing by state scans)
 CREATE TABLE IF NOT EXISTS revocations (
   id TEXT PRIMARY KEY,
   reason TEXT,
@@ -55,8 +55,7 @@ export const SQLITE_SQL = {
     ON CONFLICT (key) DO UPDATE SET state = 'IN_FLIGHT', owner = excluded.owner, fingerprint = excluded.fingerprint,
       tool = excluded.tool, lease_until = excluded.lease_until, result = NULL, error = NULL, expires_at = NULL,
       created_at = excluded.created_at, updated_at = excluded.updated_at
-    WHERE idem_records.state = 'COMPLETED' AND idem_records.expires_at IS NOT NULL AND idem_records.expires_at <= excluded.updated_at
-    RETURNING *`,
+    WHERE idem_records.state = 'COMPLETED' AND idem_records.expires_at IS NOT NULL AND idem_records.expires_at <= excluded.updated_at`,
   get: `SELECT * FROM idem_records WHERE key = ?`,
   transition: `UPDATE idem_records SET state = @state,
       owner = CASE WHEN @set_owner THEN @owner ELSE owner END,

@@ -9,7 +9,7 @@ import type BetterSqlite3 from "better-sqlite3";
 import { ToolgateError } from "../../schema/errors.js";
 import type { ApprovalRecord, ApprovalStore, BudgetStore, RecordStore, RevocationStore, Store } from "../store.js";
 import { importDriver } from "./driver.js";
-import { DEFAULT_LIST_LIMIT, approvalFromRow, approvalPatchParams, approvalToRow, checkSpend, completedExpired, patchParams, recordFromRow } from "./rows.js";
+import { DEFAULT_LIST_LIMIT, approvalFromRow, claimedRecord, approvalPatchParams, approvalToRow, checkSpend, completedExpired, patchParams, recordFromRow } from "./rows.js";
 import type { ApprovalRow, RecordRow } from "./rows.js";
 import { SQLITE_DDL, SQLITE_SQL } from "./sqlite-schema.js";
 
@@ -63,8 +63,8 @@ function sqliteRecords(sql: Statements): RecordStore {
       const params = { key, owner: input.owner, fingerprint: input.fingerprint, tool: input.tool, lease_until: input.lease_until, now: input.now };
       // The record can vanish between a refused claim and the read (released meanwhile): claim again.
       for (;;) {
-        const won = sql.claim.get(params) as RecordRow | undefined;
-        if (won) return { claimed: true, record: recordFromRow(won) };
+        // One row changed = inserted, or an expired COMPLETED record replaced: the record is the claim's.
+        if (sql.claim.run(params).changes === 1) return { claimed: true, record: claimedRecord(key, input) };
         const existing = read(key);
         if (existing) return { claimed: false, record: recordFromRow(existing) };
       }
