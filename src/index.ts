@@ -65,7 +65,22 @@ export { createPostgresStore } from "./idempotency/stores/postgres.js";
 export type { PostgresStoreOptions } from "./idempotency/stores/postgres.js";
 // capability:
 // runtime:
+export type { Gateway, ApprovalsApi, AuditRecord, StageOutcome } from "./runtime/types.js";
+export { createGateway } from "./runtime/gateway.js";
+export type { GatewayOptions } from "./runtime/gateway.js";
+export type { Budgets } from "./runtime/config.js";
+export { createAuditSink, createMemoryAuditSink, DEFAULT_AUDIT_PATH } from "./runtime/audit.js";
+export type { AuditSink, PendingAudit } from "./runtime/audit.js";
+export { auditStats, renderStats } from "./runtime/stats.js";
+export type { Stats, ToolStats, Percentiles } from "./runtime/stats.js";
+export { DEFAULT_APPROVAL_TTL_MS } from "./runtime/approvals.js";
 // observation:
+export { renderResult, renderError, outputText } from "./observation/render.js";
+export type { ResultParts, ErrorParts, RenderOptions, Rendered } from "./observation/render.js";
+export { fitText, DEFAULT_BUDGET_TOKENS } from "./observation/budget.js";
+export { fenceUntrusted } from "./observation/fence.js";
+export { createRedactor, REDACTED } from "./observation/redact.js";
+export type { Redactor } from "./observation/redact.js";
 // tools:
 export { createCodingCatalog } from "./tools/catalog.js";
 export type { CodingCatalogOptions } from "./tools/catalog.js";
@@ -74,3 +89,21 @@ export type { BubblewrapOptions } from "./tools/sandbox/bubblewrap.js";
 export type { SandboxLauncher, EnvelopeRun, EnvelopeLimits, LaunchPlan } from "./tools/sandbox/launcher.js";
 // mcp:
 // economics:
+export { breakeven } from "./economics/breakeven.js";
+export type { BreakevenInput, BreakevenResult, BreakevenDecision } from "./economics/breakeven.js";
+export { breakevenFromAudit } from "./economics/breakeven-audit.js";
+export type { AuditBreakeven, AuditBreakevenOptions, ToolBreakeven, Recommendation } from "./economics/breakeven-audit.js";
+export { wilsonInterval } from "./economics/wilson.js";
+export type { Interval } from "./economics/wilson.js";
+export { catalogCost, compareCatalogShapes } from "./economics/cost.js";
+export type { CatalogCost, CatalogCostOptions, CatalogShape, ShapeComparison } from "./economics/cost.js";
+export type { ToolDescriptor } from "./economics/descriptor.js";
+export { exportCatalog } from "./economics/export.js";
+export type { CatalogExport } from "./economics/export.js";
+export type { ExportFormat } from "./economics/formats.js";
+export { toGbnf } from "./economics/gbnf.js";
+export type { GbnfResult, GbnfGap } from "./economics/gbnf.js";
+export { checkOpenAIStrict } from "./economics/openai-strict.js";
+export type { StrictVerdict, StrictProblem } from "./economics/openai-strict.js";
+export { overlapFindings } from "./economics/overlap.js";
+export type { OverlapFinding, OverlapOptions } from "./economics/overlap.js";
