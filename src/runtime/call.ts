@@ -55,9 +55,15 @@ export class CallState {
   /** Runs one stage, recording its outcome ("ok" or the refusal code) and its latency. */
   async stage<T>(name: StageName, run: () => T | Promise<T>): Promise<T> {
     const t0 = performance.now();
-    const value = await run();
-    this.stages[name] = { outcome: isRefusal(value) ? value.code : "ok", ms: performance.now() - t0 };
-    return value;
+    try {
+      const value = await run();
+      this.stages[name] = { outcome: isRefusal(value) ? value.code : "ok", ms: performance.now() - t0 };
+      return value;
+    } catch (err) {
+      // A throwing stage (a handler inside settle) is recorded before the error travels on.
+      this.stages[name] = { outcome: "threw", ms: performance.now() - t0 };
+      throw err;
+    }
   }
 
   elapsed(): number {

@@ -27,66 +27,66 @@ export class ExecutionAborted extends Error {
   }
 }
 
-/** The per-call abort: the caller's signal and the time bound, combined. */
+/**
+ * The per-call abort: the caller's signal and the time bound, combined. The AbortController is
+ * made only when a handler reads `ctx.signal`, and the timer only when a handler returns a
+ * promise: a synchronous handler cannot be interrupted anyway, so the A0 fast path allocates neither.
+ */
 export class CallAbort {
-  readonly controller = new AbortController();
-  private timer: NodeJS.Timeout | null = null;
-  private readonly onCaller = () => this.controller.abort(new ExecutionAborted("cancelled", null));
+  private controller: AbortController | null = null;
 
   constructor(
     readonly timeout_ms: number | null,
     private readonly caller?: AbortSignal,
-  ) {
-    if (caller?.aborted) this.onCaller();
-    else caller?.addEventListener("abort", this.onCaller, { once: true });
-  }
+  ) {}
 
-  /** Whether anything can abort this call; an unbounded call skips the race. */
-  get bounded(): boolean {
-    return this.timeout_ms !== null || this.caller !== undefined;
-  }
-
+  /** The signal handed to the tool; aborted with an `ExecutionAborted` as its reason. */
   get signal(): AbortSignal {
+    if (!this.controller) {
+      const controller = (this.controller = new AbortController());
+      if (this.caller?.aborted) controller.abort(new ExecutionAborted("cancelled", null));
+    }
     return this.controller.signal;
   }
 
-  /** Starts the time bound; called right before the handler runs, so validation does not eat it. */
-  arm(): void {
-    if (this.timeout_ms === null || this.timer) return;
-    this.timer = setTimeout(() => this.controller.abort(new ExecutionAborted("timeout", this.timeout_ms)), this.timeout_ms);
-  }
-
-  dispose(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.caller?.removeEventListener("abort", this.onCaller);
+  /** Runs `work` under the bound; rejects with `ExecutionAborted` when the bound passes or the caller aborts. */
+  run<T>(work: () => T | Promise<T>): T | Promise<T> {
+    if (this.caller?.aborted) throw new ExecutionAborted("cancelled", null);
+    const value = work();
+    if (!isThenable(value) || (this.timeout_ms === null && !this.caller)) return value;
+    return new Promise<T>((resolve, reject) => {
+      const caller = this.caller;
+      const fail = (err: ExecutionAborted) => {
+        cleanup();
+        this.controller?.abort(err);
+        reject(err);
+      };
+      const onCaller = () => fail(new ExecutionAborted("cancelled", null));
+      const timer = this.timeout_ms === null ? null : setTimeout(() => fail(new ExecutionAborted("timeout", this.timeout_ms)), this.timeout_ms);
+      const cleanup = () => {
+        if (timer) clearTimeout(timer);
+        caller?.removeEventListener("abort", onCaller);
+      };
+      caller?.addEventListener("abort", onCaller, { once: true });
+      value.then(
+        (v) => {
+          cleanup();
+          resolve(v);
+        },
+        (e: unknown) => {
+          cleanup();
+          reject(e);
+        },
+      );
+    });
   }
 }
 
-/** Runs the handler; rejects with the handler's error or an `ExecutionAborted`. */
+const isThenable = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as { then?: unknown } | null)?.then === "function";
+
+/** Runs the handler; throws or rejects with the handler's error or an `ExecutionAborted`. */
 export async function execute(tool: ToolSpec, args: JsonValue, ctx: ToolContext, abort: CallAbort): Promise<Executed> {
-  abort.arm();
-  const signal = abort.signal;
-  if (signal.aborted) throw signal.reason;
-  const running = Promise.resolve().then(() => tool.handler(args as Record<string, unknown>, ctx));
-  const value = abort.bounded ? await raceAbort(running, signal) : await running;
-  return normalise(value);
-}
-
-function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e);
-      },
-    );
-  });
+  return normalise(await abort.run(() => tool.handler(args as Record<string, unknown>, ctx)));
 }
 
 /** Bare output or ToolResult → `Executed`. Non-JSON parts are left for the store to refuse. */

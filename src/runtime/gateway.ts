@@ -86,60 +86,64 @@ export function createGateway(options: GatewayOptions): Gateway {
     c.tool = tool;
     c.authority = AUTHORITY[tool.effect];
     const abort = new CallAbort(tool.timeout_ms ?? (options.timeout_ms === undefined ? DEFAULT_TIMEOUT_MS : options.timeout_ms), signal);
-    try {
-      const ctx: ToolContext = { signal: abort.signal, trajectory_id: p.trajectory_id, turn: p.turn, call_id: p.call_id, now: clock };
-      c.ctx = ctx;
+    const ctx: ToolContext = {
+      get signal() {
+        return abort.signal;
+      },
+      trajectory_id: p.trajectory_id,
+      turn: p.turn,
+      call_id: p.call_id,
+      now: clock,
+    };
+    c.ctx = ctx;
 
-      const valid = await c.stage("validate", async () => {
-        const schema = validateSchema(validator, tool, p.arguments);
-        if (isRefusal(schema)) return schema;
-        return (await runCheck(tool, schema.value, ctx)) ?? schema;
-      });
-      if (isRefusal(valid)) {
-        c.validation_codes = (valid.issues ?? []).map((i) => i.code);
-        return fail(c, valid);
-      }
-      const args = (c.args = valid.value);
-
-      if (authority) {
-        const granted = await c.stage("grant", () => grant(authority, tool, args, p.capability, ctx));
-        if (isRefusal(granted)) {
-          c.grant_code = String(granted.detail?.code ?? granted.code);
-          return fail(c, granted);
-        }
-        c.grant_id = granted.grant_id;
-        c.grant_code = "allowed";
-      }
-
-      if (c.authority === "A0" || c.authority === "A1") {
-        const result = await c.stage("execute", () => execute(tool, args, ctx, abort).catch((err: unknown) => thrownRefusal(tool, err, { effect: "safe" })));
-        if (isRefusal(result)) return fail(c, result);
-        return c.stage("shape", () => shape({ tool: tool.name, call_id: p.call_id, authority: c.authority!, result, replay: false }, renderOpts(tool, tool.name)));
-      }
-
-      const keyed = idempotency(tool, args, p);
-      if (isRefusal(keyed)) return fail(c, keyed);
-      c.key = keyed.key;
-
-      if (c.authority === "A3") {
-        const binding = { tool: tool.name, args_hash: keyed.fingerprint, capability_id: c.grant_id };
-        const gate = await c.stage("approve", () =>
-          approvalGate(store, { binding, arguments: args, trajectory_id: p.trajectory_id, approval_id: p.approval_id, key: keyed.key, now: clock(), ttl_ms }),
-        );
-        if (gate) return fail(c, gate);
-      }
-
-      const lease_ms = Math.max(options.lease_ms ?? DEFAULT_LEASE_MS, (abort.timeout_ms ?? 0) + LEASE_MARGIN_MS);
-      const settled = await c.stage("settle", () =>
-        settleStage({ store, tool, args, ctx, key: keyed.key, fingerprint: keyed.fingerprint, lease_ms, now: clock, run: () => c.stage("execute", () => execute(tool, args, ctx, abort)) }),
-      );
-      c.record_state = settled.record_state;
-      if (isRefusal(settled)) return fail(c, settled);
-      c.replay = settled.replay;
-      return c.stage("shape", () => shape({ tool: tool.name, call_id: p.call_id, authority: c.authority!, result: settled.result, replay: settled.replay }, renderOpts(tool, tool.name)));
-    } finally {
-      abort.dispose();
+    const valid = await c.stage("validate", async () => {
+      const schema = validateSchema(validator, tool, p.arguments);
+      if (isRefusal(schema)) return schema;
+      return (await runCheck(tool, schema.value, ctx)) ?? schema;
+    });
+    if (isRefusal(valid)) {
+      c.validation_codes = (valid.issues ?? []).map((i) => i.code);
+      return fail(c, valid);
     }
+    const args = (c.args = valid.value);
+
+    if (authority) {
+      const granted = await c.stage("grant", () => grant(authority, tool, args, p.capability, ctx));
+      if (isRefusal(granted)) {
+        c.grant_code = String(granted.detail?.code ?? granted.code);
+        return fail(c, granted);
+      }
+      c.grant_id = granted.grant_id;
+      c.grant_code = "allowed";
+    }
+
+    if (c.authority === "A0" || c.authority === "A1") {
+      const result = await c.stage("execute", () => execute(tool, args, ctx, abort).catch((err: unknown) => thrownRefusal(tool, err, { effect: "safe" })));
+      if (isRefusal(result)) return fail(c, result);
+      return c.stage("shape", () => shape({ tool: tool.name, call_id: p.call_id, authority: c.authority!, result, replay: false }, renderOpts(tool, tool.name)));
+    }
+
+    const keyed = idempotency(tool, args, p);
+    if (isRefusal(keyed)) return fail(c, keyed);
+    c.key = keyed.key;
+
+    if (c.authority === "A3") {
+      const binding = { tool: tool.name, args_hash: keyed.fingerprint, capability_id: c.grant_id };
+      const gate = await c.stage("approve", () =>
+        approvalGate(store, { binding, arguments: args, trajectory_id: p.trajectory_id, approval_id: p.approval_id, key: keyed.key, now: clock(), ttl_ms }),
+      );
+      if (gate) return fail(c, gate);
+    }
+
+    const lease_ms = Math.max(options.lease_ms ?? DEFAULT_LEASE_MS, (abort.timeout_ms ?? 0) + LEASE_MARGIN_MS);
+    const settled = await c.stage("settle", () =>
+      settleStage({ store, tool, args, ctx, key: keyed.key, fingerprint: keyed.fingerprint, lease_ms, now: clock, run: () => c.stage("execute", () => execute(tool, args, ctx, abort)) }),
+    );
+    c.record_state = settled.record_state;
+    if (isRefusal(settled)) return fail(c, settled);
+    c.replay = settled.replay;
+    return c.stage("shape", () => shape({ tool: tool.name, call_id: p.call_id, authority: c.authority!, result: settled.result, replay: settled.replay }, renderOpts(tool, tool.name)));
   }
 
   /** The call's idempotency key: the client's (checked) or derived from the trajectory (seed 000, "Deriving the key"). */
