@@ -1,24 +1,23 @@
 /** "Did you mean": the closest allowed name by edit distance, only when it is close (seed 003, "An error is also an observation"). */
 
-/** Optimal-string-alignment distance (Levenshtein plus adjacent transpositions), bounded for speed. */
+/** Optimal-string-alignment distance (Levenshtein plus adjacent transpositions), three rolling rows. */
 export function editDistance(a: string, b: string, max = 8): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
-  const rows: number[][] = [];
-  for (let i = 0; i <= a.length; i++) {
-    const row: number[] = [i];
+  let prev2: number[] = new Array<number>(b.length + 1).fill(0);
+  let prev: number[] = new Array<number>(b.length + 1);
+  for (let j = 0; j <= b.length; j++) prev[j] = j;
+  let row: number[] = new Array<number>(b.length + 1).fill(0);
+  for (let i = 1; i <= a.length; i++) {
+    row[0] = i;
     for (let j = 1; j <= b.length; j++) {
-      if (i === 0) {
-        row.push(j);
-        continue;
-      }
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let d = Math.min(rows[i - 1]![j]! + 1, row[j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2]![j - 2]! + 1);
-      row.push(d);
+      let d = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, prev2[j - 2]! + 1);
+      row[j] = d;
     }
-    rows.push(row);
+    [prev2, prev, row] = [prev, row, prev2];
   }
-  return rows[a.length]![b.length]!;
+  return prev[b.length]!;
 }
 
 const fold = (s: string) => s.toLowerCase().replace(/[-_\s]/g, "");

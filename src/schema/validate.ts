@@ -87,9 +87,19 @@ export function createValidator(): Validator {
     return fn;
   }
 
+  // A one-entry front cache: consecutive calls to one tool skip even the WeakMap lookup.
+  let lastSchema: object | undefined;
+  let lastFn: ValidateFunction | undefined;
+
   return {
     validate<T>(spec: { name: string; inputSchema: Record<string, unknown> }, args: unknown): ValidationResult<T> {
-      const fn = cache.get(spec.inputSchema) ?? get(spec.name, spec.inputSchema);
+      let fn: ValidateFunction;
+      if (spec.inputSchema === lastSchema) fn = lastFn!;
+      else {
+        fn = cache.get(spec.inputSchema) ?? get(spec.name, spec.inputSchema);
+        lastSchema = spec.inputSchema;
+        lastFn = fn;
+      }
       if (fn(args)) return { ok: true, value: args as T };
       return { ok: false, issues: issuesFrom(fn.errors as ErrorObject[], spec.inputSchema) };
     },

@@ -1,0 +1,74 @@
+/**
+ * Schema layer (issue 2): validation through toolgate's validator vs the same compiled Ajv
+ * validator alone (same options), on a valid and an invalid call — goal ≤ 1.2× — and the
+ * lint time of the whole 117-tool GitHub MCP catalog (no peer).
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
+import { lintCatalog, lintTool } from "../src/schema/lint/index.js";
+import { createValidator } from "../src/schema/validate.js";
+import type { Harness } from "./harness.js";
+
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => void;
+
+/** seed 003's search_customer_orders, closed and bounded. */
+const spec = {
+  name: "search_customer_orders",
+  inputSchema: {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    type: "object",
+    properties: {
+      customer_id: { type: "string", maxLength: 64, description: "Customer id." },
+      status: { type: "string", enum: ["pending", "shipped", "delivered", "cancelled"], description: "Status filter." },
+      since: { type: "string", format: "date", description: "Earliest date, YYYY-MM-DD." },
+      limit: { type: "integer", minimum: 1, maximum: 20, default: 20, description: "Orders to return." },
+    },
+    required: ["customer_id"],
+    additionalProperties: false,
+  },
+};
+const valid = { customer_id: "c_7", status: "shipped", since: "2026-03-05", limit: 10 };
+const invalid = { customer_id: "c_7", since: "3/5/26", limt: 500 };
+
+export default async function schemaBench(h: Harness): Promise<void> {
+  const validator = createValidator();
+  // The peer: the same schema compiled by an Ajv with the options toolgate uses.
+  const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: false, logger: false, validateSchema: false });
+  addFormats(ajv);
+  const peer = ajv.compile(spec.inputSchema);
+  if (!validator.validate(spec, valid).ok || validator.validate(spec, invalid).ok || !peer(valid) || peer(invalid)) throw new Error("bench inputs do not have the expected verdicts");
+
+  let sink: unknown;
+  const goal = { op: "<=" as const, value: 1.2, label: "≤ 1.2×" };
+  await h.compare({
+    area: "schema",
+    hot_path: "validate valid call",
+    toolgate: () => (sink = validator.validate(spec, valid)),
+    peer: { name: "Ajv compiled fn", fn: () => (sink = peer(valid)) },
+    goal,
+    batch: 2000,
+  });
+  await h.compare({
+    area: "schema",
+    hot_path: "validate invalid call (issues built)",
+    toolgate: () => (sink = validator.validate(spec, invalid)),
+    peer: { name: "Ajv compiled fn + errors", fn: () => (sink = peer(invalid) || peer.errors) },
+    goal,
+    batch: 500,
+    note: "toolgate also turns Ajv errors into rendered-ready issues (closest name, example)",
+  });
+
+  const here = dirname(fileURLToPath(import.meta.url));
+  const catalogPath = resolve(here, "..", "..", "shared", "testdata", "mcp-catalogs", "github-mcp-server.json");
+  if (!existsSync(catalogPath)) {
+    process.stderr.write(`  schema · lint GitHub catalog skipped: ${catalogPath} not found\n`);
+    return;
+  }
+  const tools = (JSON.parse(readFileSync(join(catalogPath), "utf8")) as { tools: unknown[] }).tools;
+  await h.compare({ area: "schema", hot_path: `lint GitHub catalog, ${tools.length} tools (per-tool rules)`, toolgate: () => (sink = tools.map((t, i) => lintTool(t, i))), batch: 1, rounds: 10, warmup: 2 });
+  await h.compare({ area: "schema", hot_path: `lintCatalog GitHub, ${tools.length} tools (+ catalog rules)`, toolgate: () => (sink = lintCatalog(tools)), batch: 1, rounds: 10, warmup: 2 });
+  void sink;
+}
