@@ -40,23 +40,24 @@ export function launcherChooser(launcher: SandboxLauncher, allowUnsandboxed: boo
 
 export async function executeBash(
   chooseLauncher: () => Promise<SandboxLauncher>,
-  workspace: string,
+  workspace: string | { root: string; protected: readonly string[] },
   args: BashArgs,
   limits: BashLimits,
   ctx?: Pick<ToolContext, "signal">,
 ): Promise<ToolResult<Record<string, JsonValue>>> {
   const launcher = await chooseLauncher();
   const timeout = args.timeout_ms ?? DEFAULT_TIMEOUT_MS;
+  const [root, hidden] = typeof workspace === "string" ? [workspace, []] : [workspace.root, workspace.protected];
   const outcome = await runInEnvelope(
     launcher,
-    { command: args.command, workspace, limits },
+    { command: args.command, workspace: root, hidden, limits },
     { timeout_ms: timeout, output_bytes: limits.output_bytes, output_tokens: limits.output_tokens, ...(ctx?.signal ? { signal: ctx.signal } : {}) },
   );
   if (outcome.aborted) {
     // The command may have done part of its work: the gateway records the call as in doubt.
     throw new Error(`bash_execute was aborted by the caller after ${outcome.duration_ms} ms; its whole process tree was killed, and it may have done part of its work`);
   }
-  const denied = sandboxDenials(outcome, workspace, limits);
+  const denied = sandboxDenials(outcome, root, limits);
   const output: Record<string, JsonValue> = {
     exit_code: outcome.exit_code,
     signal: outcome.signal,

@@ -30,6 +30,11 @@ export interface CodingCatalogOptions {
     /** Where the opt-out warning goes. Default: process.stderr. */
     warn?: (message: string) => void;
   };
+  /**
+   * Folders (relative to the workspace) closed to every tool and hidden from bash_execute.
+   * Default [".toolgate"], where `toolgate serve` keeps its store and audit trail.
+   */
+  protectedPaths?: string[];
   /** Output, window and process bounds; every field optional (defaults in bash.ts, view.ts, grep.ts). */
   limits?: { bash?: Partial<BashLimits>; view?: Partial<ViewLimits>; grep?: Partial<GrepLimits> };
 }
@@ -38,7 +43,7 @@ const path = (what: string) => z.string().min(1).max(1024).describe(what);
 
 /** Builds the four tools over one workspace. Throws if the workspace does not exist. */
 export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
-  const ws = openWorkspace(options.workspace);
+  const ws = openWorkspace(options.workspace, options.protectedPaths);
   const bashLimits = { ...DEFAULT_BASH_LIMITS, ...options.limits?.bash };
   const viewLimits = { ...DEFAULT_VIEW_LIMITS, ...options.limits?.view };
   const grepLimits = { ...DEFAULT_GREP_LIMITS, ...options.limits?.grep };
@@ -59,7 +64,7 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     }),
     effect: "write",
     grant: () => ({ op: "execute", target: `path:${ws.root}` }),
-    handler: (args, ctx) => executeBash(chooseLauncher, ws.root, args, bashLimits, ctx),
+    handler: (args, ctx) => executeBash(chooseLauncher, ws, args, bashLimits, ctx),
     timeout_ms: 305_000,
     budget_tokens: 2 * bashLimits.output_tokens + 500,
   });

@@ -14,6 +14,8 @@ import type { CheckIssue } from "../schema/types.js";
 export interface Workspace {
   /** The workspace root with every symlink resolved. */
   readonly root: string;
+  /** Absolute folders inside the root that tools may not touch (hidden from bash_execute too). */
+  readonly protected: readonly string[];
   /**
    * Resolves `path` (absolute; `..` allowed) to its real location: the realpath of the path
    * when it exists, else the realpath of its deepest existing ancestor joined with the rest
@@ -27,11 +29,20 @@ export interface Workspace {
   target(path: string): Promise<string>;
 }
 
+/**
+ * Folders inside the workspace that no tool may touch: toolgate's own state (`.toolgate/`:
+ * idempotency records, approvals, the audit trail). A tool that could rewrite them could
+ * approve its own calls or erase its trail.
+ */
+export const PROTECTED_DEFAULT = [".toolgate"];
+
 /** Opens a workspace at `root` (which must exist; symlinks in it are resolved once, now). */
-export function openWorkspace(root: string): Workspace {
+export function openWorkspace(root: string, protectedPaths: string[] = PROTECTED_DEFAULT): Workspace {
   if (!isAbsolute(root)) throw new NoEffectError(`workspace root must be an absolute path; received ${JSON.stringify(root)}`, "invalid_path");
   const real = realpathSync(root);
-  const inside = (p: string) => real === "/" || p === real || p.startsWith(real + "/");
+  const within = (p: string, dir: string) => dir === "/" || p === dir || p.startsWith(dir + "/");
+  const inside = (p: string) => within(p, real);
+  const guarded = protectedPaths.map((p) => resolveLexically(real, p));
 
   const resolve = async (path: string, field = "path"): Promise<string> => {
     if (typeof path !== "string" || !isAbsolute(path)) {
@@ -47,11 +58,16 @@ export function openWorkspace(root: string): Workspace {
         "outside_workspace",
       );
     }
+    const hit = guarded.find((g) => within(resolved, g));
+    if (hit !== undefined) {
+      throw new NoEffectError(`${field} ${JSON.stringify(path)} resolves to ${resolved}, inside ${hit}, which holds toolgate's own state and is closed to tools; use another path in ${real}/`, "protected_path");
+    }
     return resolved;
   };
 
   return {
     root: real,
+    protected: guarded,
     resolve,
     async check(path, field = "path") {
       try {

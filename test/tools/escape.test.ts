@@ -141,6 +141,20 @@ describe.runIf(ready)("escape suite", () => {
     expect(r.output.total).toBe(0);
   });
 
+  it("toolgate's own state (.toolgate/) is hidden from bash_execute and closed to the file tools", async () => {
+    const state = s.write(".toolgate/state.db", `records-${tag}`);
+    const { out } = await bash("cat .toolgate/state.db; echo forged > .toolgate/state.db; rm -rf .toolgate; ls -a .toolgate");
+    expect(out.stdout).not.toContain(`records-${tag}`);
+    expect(out.sandbox_denied.map((d) => d.code)).toContain("read_only_filesystem");
+    expect(readFileSync(state, "utf8")).toBe(`records-${tag}`);
+    expect(await fileCall("file_view", { path: state, offset: 1, limit: 1 })).toMatchInlineSnapshot(
+      `"protected_path: path "<tmp>/ws/.toolgate/state.db" resolves to <tmp>/ws/.toolgate/state.db, inside <tmp>/ws/.toolgate, which holds toolgate's own state and is closed to tools; use another path in <tmp>/ws/ | handler refused protected_path"`,
+    );
+    expect(await fileCall("file_edit", { path: state, old_str: "records", new_str: "forged" })).toContain("| handler refused protected_path");
+    expect(await fileCall("grep_search", { pattern: "records", path: `${s.root}/.toolgate` })).toContain("| handler refused protected_path");
+    expect(readFileSync(state, "utf8")).toBe(`records-${tag}`);
+  });
+
   it("`..` traversal is resolved and refused by every file tool", async () => {
     const up = `${s.root}/../outside/secret.txt`;
     expect(await fileCall("file_view", { path: up, offset: 1, limit: 1 })).toContain("resolves to <tmp>/outside/secret.txt, which is outside the workspace <tmp>/ws");

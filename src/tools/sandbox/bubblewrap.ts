@@ -7,7 +7,8 @@
  * - from `/etc` only what bash and common tools need to start: the dynamic linker cache,
  *   `/etc/alternatives` (Debian's tool symlinks), `passwd`/`group` (names for `ls -l`, git),
  *   `localtime`, `nsswitch.conf`, `gitconfig`. Nothing else: `/etc` may hold secrets;
- * - the workspace read-write at its own path (the working directory); nothing else writable
+ * - the workspace read-write at its own path (the working directory), except toolgate's own
+ *   state folder (`.toolgate/`), covered by an empty read-only tmpfs; nothing else writable
  *   but fresh tmpfs mounts at `/tmp` and HOME (`/home/sandbox`), both gone after the call;
  * - the root made read-only, so writes anywhere else fail with EROFS;
  * - new user, PID, network, IPC, UTS and cgroup namespaces (`--unshare-all`): no network at
@@ -48,7 +49,8 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
   const cgroupBase = options.pidsCgroup === undefined ? findPidsCgroupBase() : options.pidsCgroup;
 
   const plan = (run: EnvelopeRun): LaunchPlan => {
-    const args = [...base, "--bind", run.workspace, run.workspace, "--remount-ro", "/", "--chdir", run.workspace, "--", ...limitedBash(run)];
+    const hide = (run.hidden ?? []).filter((p) => existsSync(p)).flatMap((p) => ["--tmpfs", p, "--remount-ro", p]);
+    const args = [...base, "--bind", run.workspace, run.workspace, ...hide, "--remount-ro", "/", "--chdir", run.workspace, "--", ...limitedBash(run)];
     const common = { env: sandboxEnv(HOME), cwd: run.workspace };
     if (cgroupBase === null) return { file: binary, args, ...common };
     // bwrap, its init and the shell count too: room for them on top of the command's limit.

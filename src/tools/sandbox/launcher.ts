@@ -19,6 +19,8 @@ export interface EnvelopeRun {
   command: string;
   /** The real workspace root: bound read-write at its own path and used as the working directory. */
   workspace: string;
+  /** Folders inside the workspace hidden from the command (an empty read-only tmpfs over each that exists). */
+  hidden?: readonly string[];
   limits: EnvelopeLimits;
 }
 
