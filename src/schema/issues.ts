@@ -115,8 +115,11 @@ export function issuesFrom(errors: readonly ErrorObject[], root: unknown): Obser
   const items = reduceUnions(errors, root);
   // A value of the wrong type also fails its enum/format/…: the type error alone says what to fix.
   const typeMiss = new Set(items.filter((i) => !("issue" in i) && i.keyword === "type").map((i) => i.instancePath));
+  // zod publishes a date as format + a long pattern; the format says the same thing readably.
+  const formatMiss = new Set(items.filter((i) => !("issue" in i) && i.keyword === "format").map((i) => i.instancePath));
   for (const item of items) {
     if (!("issue" in item) && item.keyword !== "type" && typeMiss.has(item.instancePath) && item.keyword !== "required" && item.keyword !== "additionalProperties") continue;
+    if (!("issue" in item) && item.keyword === "pattern" && formatMiss.has(item.instancePath)) continue;
     const issue = "issue" in item ? item.issue : toIssue(item);
     const key = `${issue.path}\0${issue.message}`;
     if (seen.has(key)) continue;

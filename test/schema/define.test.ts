@@ -54,6 +54,11 @@ describe("defineTool", () => {
     expect(r.ok ? [] : r.issues.map((i) => i.message)).toEqual(["unknown field: limit; allowed: customer_id, status, since, page"]);
   });
 
+  it("a zod date (format + pattern) fails with the one readable issue", () => {
+    const r = createValidator().validate(search, { customer_id: "c_7", since: "3/5/26", page: { size_items: 1 } });
+    expect(r.ok ? [] : r.issues).toEqual([{ path: "/since", code: "invalid_format", message: "since must be YYYY-MM-DD", expected: "YYYY-MM-DD", received: "3/5/26", example: "2026-03-05" }]);
+  });
+
   it("zod refinements run as check issues, then the user's check sees parsed arguments", async () => {
     const seen: unknown[] = [];
     const tool = defineTool({
