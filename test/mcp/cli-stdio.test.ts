@@ -33,7 +33,7 @@ afterEach(async () => {
   await Promise.allSettled(open.splice(0).map((c) => c.close()));
 });
 
-describe("toolgate serve (default coding catalog) over stdio", () => {
+describe("toolgate serve (default coding catalog) over stdio", { timeout: 180_000 }, () => {
   it("lists the four coding tools and runs each one's happy path", async () => {
     const ws = tempDir("ws");
     writeFileSync(join(ws, "main.py"), "def add(a, b):\n    return a + b\n");
@@ -94,7 +94,7 @@ describe("toolgate serve (default coding catalog) over stdio", () => {
   });
 });
 
-describe("toolgate serve --catalog (TypeScript module, no build) over stdio", () => {
+describe("toolgate serve --catalog (TypeScript module, no build) over stdio", { timeout: 180_000 }, () => {
   it("replays a retry with the same _meta ids across a restart of the server (SQLite store)", async () => {
     const notes = tempDir("notes");
     const args = ["--catalog", NOTES_CATALOG, "--workspace", notes];
