@@ -8,8 +8,11 @@ import { countTokens, decodeTokens, encodeTokens } from "./tokens.js";
 /** The gateway default when neither the tool nor the gateway sets one (issue 5: 2,000 tokens). */
 export const DEFAULT_BUDGET_TOKENS = 2000;
 
-/** The smallest budget a gateway accepts: below it not even a marker and a hint fit. */
-export const MIN_BUDGET_TOKENS = 64;
+/**
+ * The smallest budget a gateway accepts: the frame of a cut observation (header, fence lines,
+ * marker with its hint, continuation) takes about 150 tokens on its own.
+ */
+export const MIN_BUDGET_TOKENS = 200;
 
 /** Result of fitting one text into a token budget. */
 export interface Fitted {

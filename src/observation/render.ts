@@ -71,20 +71,29 @@ export function renderResult(parts: ResultParts, opts: RenderOptions): Rendered 
 
   const frame = assemble("");
   const fitted = fitText(body, Math.max(0, opts.budget_tokens - countTokensIfLong(frame, opts.budget_tokens) - SEAM_TOKENS), marker);
-  const text = assemble(fitted.text);
+  let text = assemble(fitted.text);
+  let omitted = fitted.omitted_tokens;
+  let tokens = omitted > 0 || fitted.tokens !== null ? countTokens(text) : null;
+  if (tokens !== null && tokens > opts.budget_tokens) {
+    // The frame alone (a large post-state or continuation) is over the budget: cut the whole text.
+    const whole = fitText(text, opts.budget_tokens, (n) => `[toolgate cut ${n} tokens to fit the ${opts.budget_tokens}-token budget. To get the rest: ${how}.]`);
+    text = whole.text;
+    omitted += whole.omitted_tokens;
+    tokens = whole.tokens ?? countTokens(text);
+  }
   const observation: Observation = {
     ok: true,
     tool: parts.tool,
     call_id: parts.call_id,
     ...(parts.authority ? { authority: parts.authority } : {}),
     output,
-    ...(fitted.omitted_tokens > 0 ? { truncated: { omitted_tokens: fitted.omitted_tokens, hint: `To get the rest: ${how}.` } } : {}),
+    ...(omitted > 0 ? { truncated: { omitted_tokens: omitted, hint: `To get the rest: ${how}.` } } : {}),
     ...(next ? { next } : {}),
     ...(parts.replay ? { replay: true } : {}),
     ...(state ? { state } : {}),
     text,
   };
-  return { observation, tokens: fitted.omitted_tokens > 0 ? countTokens(text) : null };
+  return { observation, tokens };
 }
 
 /** An error observation: refusals and failures alike (seed 003: "An error is also an observation"). */

@@ -182,10 +182,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     sink.write({
       record: {
         ts: new Date(c.arrived).toISOString(),
-        trajectory_id: c.proposal.trajectory_id,
+        trajectory_id: String(c.proposal.trajectory_id),
         turn: c.proposal.turn,
-        call_id: c.proposal.call_id,
-        tool: c.proposal.tool,
+        call_id: String(c.proposal.call_id),
+        tool: typeof c.proposal.tool === "string" ? c.proposal.tool : "(none)",
         authority: c.authority,
         outcome: o.ok ? "ok" : (o.error?.code ?? "error"),
         stages: c.stages,

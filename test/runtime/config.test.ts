@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { createGateway } from "../../src/runtime/gateway.js";
+import { createMemoryStore } from "../../src/idempotency/stores/memory.js";
+import { orderCatalog } from "./catalog.js";
+
+const tools = () => orderCatalog().tools;
+const base = () => ({ tools: tools(), store: createMemoryStore(), audit: false as const });
+
+describe("createGateway configuration", () => {
+  it("refuses duplicate tool names", () => {
+    const t = tools();
+    expect(() => createGateway({ ...base(), tools: [...t, t[0]!] })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: tools: two tools are named "search_customer_orders"; tool names must be unique]`);
+  });
+
+  it("refuses budgets too small for a marker and budgets for unknown tools", () => {
+    expect(() => createGateway({ ...base(), budgets: { default_tokens: 50 } })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: budgets.default_tokens must be an integer of at least 200 tokens (a cut needs room for its marker); received 50; e.g. 2000]`);
+    expect(() => createGateway({ ...base(), budgets: { per_tool: { grep: 500 } } })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: budgets.per_tool names "grep", which is not a tool of this gateway (tools: search_customer_orders, get_order, add_order_note, sync_inventory, refund_order, slow_report, show_config, tail_log)]`);
+    const t = tools();
+    t[0]!.budget_tokens = 1.5;
+    expect(() => createGateway({ ...base(), tools: t })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: tool search_customer_orders: budget_tokens must be an integer of at least 200 tokens (a cut needs room for its marker); received 1.5; e.g. 2000]`);
+  });
+
+  it("refuses a schema Ajv cannot compile at startup, not on the first call", () => {
+    const t = tools();
+    t[0]!.inputSchema = { type: "object", properties: { a: { type: "strng" } } };
+    expect(() => createGateway({ ...base(), tools: t })).toThrow(/search_customer_orders/);
+  });
+
+  it("a tool's budget wins over per_tool, which wins over the default", async () => {
+    const t = tools();
+    const gw = createGateway({ ...base(), tools: t, budgets: { default_tokens: 300, per_tool: { tail_log: 250 } } });
+    const p = { trajectory_id: "t", turn: 0, call_id: "c", tool: "tail_log", arguments: { lines: 500 } };
+    expect((await gw.call(p)).text).toContain("to fit the 250-token budget");
+    gw.tools.get("tail_log")!.budget_tokens = 400;
+    expect((await gw.call(p)).text).toContain("to fit the 400-token budget");
+    expect((await gw.call({ ...p, tool: "search_customer_orders", arguments: { customer_id: "c_7", limit: 50 } })).text).toContain("to fit the 300-token budget");
+    await gw.close();
+  });
+
+  it("a closed gateway answers with an observation, not a throw", async () => {
+    const gw = createGateway(base());
+    await gw.close();
+    const o = await gw.call({ trajectory_id: "t", turn: 0, call_id: "c", tool: "get_order", arguments: { order_id: "o_001" } });
+    expect(o.text).toMatchInlineSnapshot(`
+      "error internal_error: get_order (call c)
+      This gateway is closed; nothing was executed. Reconnect to a running toolgate."
+    `);
+  });
+});
