@@ -9,7 +9,7 @@ import { z } from "zod";
 import { defineTool } from "../schema/define.js";
 import type { ToolSpec } from "../schema/types.js";
 import { DEFAULT_BASH_LIMITS, DEFAULT_TIMEOUT_MS, executeBash, launcherChooser, type BashLimits } from "./bash.js";
-import { editFile } from "./edit.js";
+import { editFile, probeEdit } from "./edit.js";
 import { DEFAULT_GREP_LIMITS, grepSearch, type GrepLimits } from "./grep.js";
 import { createBubblewrap } from "./sandbox/bubblewrap.js";
 import type { SandboxLauncher } from "./sandbox/launcher.js";
@@ -104,6 +104,7 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     check: (args) => ws.check(args.path),
     grant: async (args) => ({ op: "write", target: await ws.target(args.path) }),
     handler: (args) => editFile(ws, args),
+    probe: (args) => probeEdit(ws, args),
     timeout_ms: 60_000,
   });
 

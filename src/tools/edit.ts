@@ -7,7 +7,7 @@
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import { NoEffectError } from "../schema/errors.js";
-import { toolResult, type JsonValue, type ToolResult } from "../schema/types.js";
+import { toolResult, type JsonValue, type ProbeOutcome, type ToolResult } from "../schema/types.js";
 import { writeAtomically } from "./atomic.js";
 import { nearestMatch } from "./nearmatch.js";
 import { binaryMarker, contentVersion, lineAt, lineCount, lineEndings, linesFrom, numbered } from "./text.js";
@@ -125,4 +125,28 @@ function snippetAround(text: string, from: number, to: number, context = SNIPPET
   const first = Math.max(1, from - context);
   const lines = linesFrom(text, first, to + context - first + 1);
   return lines.length === 0 ? "(file is now empty)" : numbered(lines, first);
+}
+
+/**
+ * Settles an IN_DOUBT edit by reading the file (seed 000, "The endpoint record": a reconciliation
+ * probe). The edit ran only if old_str matched, so: old_str gone → applied; old_str still there
+ * and a non-empty new_str absent → not applied; anything else (new_str contains old_str, or an
+ * empty new_str with old_str present) cannot be told apart → unknown, for a person to settle.
+ */
+export async function probeEdit(ws: Workspace, args: EditArgs): Promise<ProbeOutcome> {
+  const path = await ws.resolve(args.path);
+  let text: string;
+  let version: string;
+  try {
+    const { bytes } = await readRegular(path);
+    text = strict.decode(bytes).replaceAll("\r\n", "\n");
+    version = contentVersion(bytes);
+  } catch (err) {
+    return { outcome: "unknown", detail: `could not read ${path}: ${(err as Error).message}` };
+  }
+  const oldStr = args.old_str.replaceAll("\r\n", "\n");
+  const newStr = args.new_str.replaceAll("\r\n", "\n");
+  if (!text.includes(oldStr)) return { outcome: "applied", result: { path, version, probed: true } };
+  if (newStr.length > 0 && !newStr.includes(oldStr) && !text.includes(newStr)) return { outcome: "not_applied" };
+  return { outcome: "unknown", detail: `old_str is still in ${path} and new_str cannot tell whether the edit ran` };
 }

@@ -1,7 +1,7 @@
 import { chmodSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { NoEffectError } from "../../src/schema/errors.js";
-import { editFile } from "../../src/tools/edit.js";
+import { editFile, probeEdit } from "../../src/tools/edit.js";
 import { contentVersion } from "../../src/tools/text.js";
 import { viewPath } from "../../src/tools/view.js";
 import { makeWorkspace, stable } from "./fixtures.js";
@@ -145,5 +145,22 @@ describe("file_edit", () => {
     const after = readFileSync(p, "utf8");
     expect(after.length).toBe(body.length - "line 777777".length + "changed".length);
     expect(after.split("\n")[777776]).toBe("changed");
+  });
+});
+
+describe("file_edit probe (settling an IN_DOUBT edit)", () => {
+  it("old_str gone: applied, with the file's current version", async () => {
+    const p = s.write("probe1.txt", "after\n");
+    expect(await probeEdit(s.ws, { path: p, old_str: "before", new_str: "after" })).toEqual({ outcome: "applied", result: { path: p, version: contentVersion("after\n"), probed: true } });
+  });
+
+  it("old_str still there and new_str absent: not applied", async () => {
+    const p = s.write("probe2.txt", "before\n");
+    expect(await probeEdit(s.ws, { path: p, old_str: "before", new_str: "after" })).toEqual({ outcome: "not_applied" });
+  });
+
+  it("cannot tell when new_str contains old_str: unknown", async () => {
+    const p = s.write("probe3.txt", "nn\n");
+    expect(await probeEdit(s.ws, { path: p, old_str: "n", new_str: "nn" })).toMatchObject({ outcome: "unknown" });
   });
 });
