@@ -9,6 +9,7 @@
  *
  * Every transition after the claim is fenced by the owner token (`transitions.ts`).
  */
+import { validateClientKey } from "../canonical/key.js";
 import { NoEffectError, ToolgateError } from "../schema/errors.js";
 import type { JsonValue, ProbeOutcome } from "../schema/types.js";
 import { settleHint, type SettleOutcome } from "./outcome.js";
@@ -58,6 +59,8 @@ export interface SettleContext {
 }
 
 function context(store: Store, key: string, options: SettleOptions): SettleContext {
+  // Derived keys always pass; a client-supplied key that slipped past the gateway is refused here, before any store call.
+  validateClientKey(key, "key");
   if (!Number.isFinite(options.lease_ms) || options.lease_ms <= 0) {
     throw new ToolgateError("invalid_option", `settle: lease_ms must be a positive number of milliseconds; received ${String(options.lease_ms)}; e.g. 30000`);
   }

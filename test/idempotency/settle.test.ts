@@ -77,6 +77,17 @@ describe("settle: options", () => {
     expect(await store.records.get("k", Date.now())).toBeNull();
   });
 
+  it("refuses a key over 255 characters or with control characters before touching the store", async () => {
+    const store = createMemoryStore();
+    let runs = 0;
+    expect((await rejection(settle(store, "k".repeat(256), () => ++runs, { lease_ms: 10 }))).message).toMatchInlineSnapshot(
+      `"key must be at most 255 characters; received 256 characters; use a shorter key, e.g. a UUID or a SHA-256 hex digest"`,
+    );
+    expect(await rejection(settle(store, "a\u0000b", () => ++runs, { lease_ms: 10 }))).toMatchObject({ code: "invalid_idempotency_key", field: "key" });
+    expect(runs).toBe(0);
+    expect(await store.records.list({ now: Date.now() })).toEqual([]);
+  });
+
   it("uses the owner token it is given, and passes the claim to execute", async () => {
     const store = createMemoryStore();
     let seen: unknown;
