@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { lintCatalog, lintTool } from "../src/schema/lint/index.js";
+import { renderIssues } from "../src/schema/render.js";
 import { createValidator } from "../src/schema/validate.js";
 import type { Harness } from "./harness.js";
 
@@ -58,7 +59,18 @@ export default async function schemaBench(h: Harness): Promise<void> {
     peer: { name: "Ajv compiled fn + errors", fn: () => (sink = peer(invalid) || peer.errors) },
     goal,
     batch: 500,
-    note: "toolgate also turns Ajv errors into rendered-ready issues (closest name, example)",
+    note: "toolgate also turns Ajv errors into issues (closest name, expected, example); Ajv only fills its error array",
+  });
+  await h.compare({
+    area: "schema",
+    hot_path: "reject invalid call → text for the model",
+    toolgate: () => {
+      const r = validator.validate(spec, invalid);
+      sink = r.ok ? "" : renderIssues(spec.name, r.issues);
+    },
+    peer: { name: "Ajv fn + ajv.errorsText", fn: () => (sink = peer(invalid) ? "" : ajv.errorsText(peer.errors)) },
+    batch: 500,
+    note: "no goal: the text differs (allowed names, closest match, example vs Ajv's schema-path messages)",
   });
 
   const here = dirname(fileURLToPath(import.meta.url));

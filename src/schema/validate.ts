@@ -24,6 +24,8 @@ export interface Validator {
   compile(spec: { name: string; inputSchema: Record<string, unknown> }): void;
 }
 
+const TOO_DEEP: ObservationIssue = { path: "", code: "too_deep", message: "arguments are nested too deeply to validate", expected: "arguments nested at most a few hundred levels" };
+
 const DRAFT07 = /json-schema\.org\/draft-0[4-7]\/schema/;
 
 type Dialect = "2020" | "07";
@@ -58,6 +60,8 @@ export function createValidator(): Validator {
           // A fresh instance when the schema's $id is already taken by another tool's schema.
           return ajvFor(dialect, unicode).compile(schema);
         } catch (err) {
+          // Too deep to compile: another dialect would overflow the same way.
+          if (err instanceof RangeError) throw new ToolgateError("schema_invalid", `tool ${name}: its input schema is nested too deeply to compile (${err.message}). Flatten it or use $defs with $ref; \`toolgate lint\` shows where.`, { cause: err });
           first ??= err;
           if (/already exists/.test((err as Error).message)) {
             try {
@@ -100,7 +104,15 @@ export function createValidator(): Validator {
         lastSchema = spec.inputSchema;
         lastFn = fn;
       }
-      if (fn(args)) return { ok: true, value: args as T };
+      let valid: boolean;
+      try {
+        valid = fn(args) as boolean;
+      } catch (err) {
+        // Arguments nested deeper than the stack (a recursive schema lets them): refused, not a crash.
+        if (err instanceof RangeError) return { ok: false, issues: [TOO_DEEP] };
+        throw err;
+      }
+      if (valid) return { ok: true, value: args as T };
       return { ok: false, issues: issuesFrom(fn.errors as ErrorObject[], spec.inputSchema) };
     },
     compile(spec) {

@@ -194,4 +194,17 @@ describe("compilation", () => {
     expect(() => v.validate({ name: "bad", inputSchema: { type: "object", properties: { a: { $ref: "#/$defs/none" } } } }, {})).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: tool bad: its input schema cannot be compiled: can't resolve reference #/$defs/none from id #. Fix the schema (run \`toolgate lint\` on it).]`);
     expect(() => v.validate({ name: "bad", inputSchema: "x" as never }, {})).toThrow(/inputSchema must be a JSON Schema object; received string/);
   });
+  it("100,000-deep arguments against a recursive schema are an issue, not a crash", () => {
+    const spec = { name: "tree", inputSchema: { $defs: { n: { type: "object", properties: { a: { $ref: "#/$defs/n" } }, additionalProperties: false } }, $ref: "#/$defs/n" } };
+    let args: unknown = {};
+    for (let i = 0; i < 100_000; i++) args = { a: args };
+    const r = createValidator().validate(spec, args);
+    expect(r.ok ? [] : r.issues.map((i) => i.message)).toEqual(["arguments are nested too deeply to validate"]);
+    expect(createValidator().validate(spec, { a: { a: {} } }).ok).toBe(true);
+  });
+  it("a 10,000-deep nested schema is refused with a clear error, not a crash", () => {
+    let inner: Record<string, unknown> = { type: "string", maxLength: 1 };
+    for (let i = 0; i < 10_000; i++) inner = { type: "object", properties: { a: inner }, additionalProperties: false };
+    expect(() => createValidator().validate({ name: "deep", inputSchema: inner }, {})).toThrow(/tool deep: its input schema is nested too deeply to compile/);
+  });
 });
