@@ -61,7 +61,7 @@ export function checkRequest(g: EffectiveGrant, req: ApproveRequest): Denial | n
   }
   let target: CapObject;
   try {
-    target = parseObject(req.target);
+    target = parseTarget(req.target);
   } catch (err) {
     return deny("object_outside", `the call's target is not a valid object: ${(err as Error).message}`, g.id);
   }
@@ -83,4 +83,17 @@ export function checkRequest(g: EffectiveGrant, req: ApproveRequest): Denial | n
   const arg = argViolation(g.pred, req.args);
   if (arg !== null) return deny("arg_out_of_bounds", arg, g.id);
   return null;
+}
+
+const TARGET_CACHE_LIMIT = 1024;
+const targets = new Map<string, CapObject>();
+
+/** `parseObject` for request targets, cached by string: the same targets recur call after call. */
+function parseTarget(text: string): CapObject {
+  const hit = targets.get(text);
+  if (hit) return hit;
+  const parsed = parseObject(text);
+  if (targets.size >= TARGET_CACHE_LIMIT) targets.delete(targets.keys().next().value!);
+  targets.set(text, parsed);
+  return parsed;
 }

@@ -92,10 +92,15 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
     return deny("revoked", `the capability ${g.id} is revoked: ${whose} was revoked; ask for a new grant`, g.id);
   }
 
-  async function spendBudgets(token: ParsedToken, cost: number): Promise<Decision> {
+  /** Allows the call: synchronously when the chain has no budget, else after spending every budget. */
+  function settle(token: ParsedToken, cost: number): Decision | Promise<Decision> {
     const g = token.grant;
     const allowed = { allowed: true as const, grant_id: g.id, chain_ids: [...g.chain_ids] };
-    if (g.pred.budgets.length === 0) return allowed;
+    return g.pred.budgets.length === 0 ? allowed : spendBudgets(token, cost, allowed);
+  }
+
+  async function spendBudgets(token: ParsedToken, cost: number, allowed: Extract<Decision, { allowed: true }>): Promise<Decision> {
+    const g = token.grant;
     if (!store) throw new ToolgateError("store_required", `capability ${g.id} is bounded by a budget, which needs a store; create the authority with a store`);
     let remaining = Infinity;
     for (const b of g.pred.budgets) {
@@ -128,13 +133,15 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
       return attenuateOffline(token, narrower, { now });
     },
 
-    async approve(token, request) {
+    approve(token, request) {
       const v = verify(token);
-      if (!v.ok) return v.denial;
+      if (!v.ok) return Promise.resolve(v.denial);
       const at = now();
-      const local = checkExpiry(v.token.grant, at, skew_ms) ?? (await revokedDenial(v.token, at)) ?? checkRequest(v.token.grant, request);
-      if (local) return local;
-      return spendBudgets(v.token, request.cost ?? 1);
+      const expired = checkExpiry(v.token.grant, at, skew_ms);
+      if (expired) return Promise.resolve(expired);
+      // Without a store there is nothing to wait for: stay synchronous until the result.
+      if (!store) return Promise.resolve(checkRequest(v.token.grant, request) ?? settle(v.token, request.cost ?? 1));
+      return (async () => (await revokedDenial(v.token, at)) ?? checkRequest(v.token.grant, request) ?? settle(v.token, request.cost ?? 1))();
     },
 
     async inspect(token) {

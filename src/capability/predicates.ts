@@ -100,15 +100,14 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 export function argViolation(pred: EffectivePredicate, args: unknown): string | null {
   for (const [arg, b] of pred.args) {
     const v = readArg(args, arg);
-    const bounds = describeBounds(arg, b);
-    if (v === undefined) return `the grant bounds argument ${arg} (${bounds}) but the call does not supply it`;
+    if (v === undefined) return `the grant bounds argument ${arg} (${describeBounds(arg, b)}) but the call does not supply it`;
     if (b.oneOf !== undefined && !b.oneOf.includes(v as Primitive)) {
-      return `argument ${arg} = ${JSON.stringify(v)} is not allowed; the grant allows ${bounds}`;
+      return `argument ${arg} = ${JSON.stringify(v)} is not allowed; the grant allows ${describeBounds(arg, b)}`;
     }
     if (b.max !== undefined || b.min !== undefined) {
-      if (typeof v !== "number" || !Number.isFinite(v)) return `argument ${arg} = ${JSON.stringify(v)} is not a number; the grant allows ${bounds}`;
+      if (typeof v !== "number" || !Number.isFinite(v)) return `argument ${arg} = ${JSON.stringify(v)} is not a number; the grant allows ${describeBounds(arg, b)}`;
       if ((b.max !== undefined && v > b.max) || (b.min !== undefined && v < b.min)) {
-        return `argument ${arg} = ${v} is out of bounds; the grant allows ${bounds}`;
+        return `argument ${arg} = ${v} is out of bounds; the grant allows ${describeBounds(arg, b)}`;
       }
     }
   }
