@@ -24,9 +24,11 @@ export interface GrepLimits {
   text_chars: number;
   /** ripgrep binary. Default "rg". */
   binary: string;
+  /** Matching lines read before ripgrep is stopped (memory bound; the total is then a lower bound). Default 20000. */
+  max_matches: number;
 }
 
-export const DEFAULT_GREP_LIMITS: GrepLimits = { page: 100, text_chars: 200, binary: "rg" };
+export const DEFAULT_GREP_LIMITS: GrepLimits = { page: 100, text_chars: 200, binary: "rg", max_matches: 20_000 };
 
 interface Match {
   path: string;
@@ -38,8 +40,8 @@ interface Match {
 export async function grepSearch(ws: Workspace, args: GrepArgs, limits: GrepLimits = DEFAULT_GREP_LIMITS, signal?: AbortSignal): Promise<ToolResult<Record<string, JsonValue>>> {
   const path = await ws.resolve(args.path);
   const rgArgs = ["--json", "--no-config", "--no-require-git", ...(args.glob ? ["--glob", args.glob] : []), "-e", args.pattern, "--", path];
-  const { lines, stderr, code } = await runRipgrep(limits.binary, rgArgs, signal);
-  if (code === 2 && lines.length === 0) {
+  const { lines, stderr, code, stopped } = await runRipgrep(limits.binary, rgArgs, limits.max_matches, signal);
+  if (code === 2 && lines.length === 0 && !stopped) {
     throw new NoEffectError(`ripgrep refused the search: ${stderr.trim() || "exit status 2"}`, /regex parse error|error parsing/i.test(stderr) ? "invalid_pattern" : "search_failed");
   }
   const matches = parseMatches(lines, limits.text_chars);
@@ -51,6 +53,7 @@ export async function grepSearch(ws: Workspace, args: GrepArgs, limits: GrepLimi
   const output: Record<string, JsonValue> = {
     matches: page.map((m) => ({ ...m })),
     total: matches.length,
+    total_is_lower_bound: stopped,
     cursor,
     next_cursor: nextCursor,
     ...(warnings.length ? { warnings } : {}),
@@ -58,7 +61,7 @@ export async function grepSearch(ws: Workspace, args: GrepArgs, limits: GrepLimi
   const header =
     matches.length === 0
       ? `No matches for ${JSON.stringify(args.pattern)} under ${path}${args.glob ? ` (glob ${args.glob})` : ""}.`
-      : `${matches.length} matching lines under ${path}; showing ${cursor + 1}-${cursor + page.length}:`;
+      : `${stopped ? "More than " : ""}${matches.length} matching lines under ${path}${stopped ? " (search stopped there: narrow the pattern, path or glob)" : ""}; showing ${cursor + 1}-${cursor + page.length}:`;
   const body = page.map((m) => `${m.path}:${m.line}:${m.column}: ${m.text}`).join("\n");
   const footer = nextCursor === null ? "" : `\n[${matches.length - nextCursor} more: call grep_search again with cursor ${nextCursor}]`;
   const warn = warnings.length ? `\n[ripgrep warnings: ${warnings.join("; ")}]` : "";
@@ -69,25 +72,33 @@ export async function grepSearch(ws: Workspace, args: GrepArgs, limits: GrepLimi
   });
 }
 
-function runRipgrep(binary: string, args: string[], signal?: AbortSignal): Promise<{ lines: string[]; stderr: string; code: number | null }> {
+function runRipgrep(binary: string, args: string[], maxMatches: number, signal?: AbortSignal): Promise<{ lines: string[]; stderr: string; code: number | null; stopped: boolean }> {
   return new Promise((done, fail) => {
     const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"], signal });
     const lines: string[] = [];
     let rest = "";
     let stderr = "";
+    let stopped = false;
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      if (stopped) return;
       const parts = (rest + chunk).split("\n");
       rest = parts.pop()!;
       // Only match events matter; begin/end/summary events are skipped unparsed.
       for (const p of parts) if (p.startsWith('{"type":"match"')) lines.push(p);
+      if (lines.length > maxMatches) {
+        stopped = true;
+        lines.length = maxMatches;
+        rest = "";
+        child.kill("SIGKILL");
+      }
     });
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
     child.on("error", (err: NodeJS.ErrnoException) =>
       fail(err.code === "ENOENT" ? new NoEffectError(`grep_search needs ripgrep, and ${binary} was not found; install it (apt-get install -y ripgrep)`, "search_unavailable") : err),
     );
     child.on("close", (code) => {
-      if (rest.startsWith('{"type":"match"')) lines.push(rest);
-      done({ lines, stderr, code });
+      if (!stopped && rest.startsWith('{"type":"match"')) lines.push(rest);
+      done({ lines, stderr, code, stopped });
     });
   });
 }

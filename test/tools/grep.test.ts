@@ -24,6 +24,7 @@ describe.runIf(binaryAvailable("rg"))("grep_search", () => {
   s.write(".gitignore", "ignored/\n");
   s.write("wide.txt", "x".repeat(500) + "needle" + "y".repeat(500) + "\n");
   s.write("unicode.txt", "ééé needle\n");
+  for (let i = 0; i < 5; i++) s.write(`many/f${i}.txt`, "hit\nhit\nhit\n");
 
   it("returns { path, line, column, text } sorted by path then line, respecting .gitignore", async () => {
     const r = await grepSearch(s.ws, { pattern: "needle", path: s.root, glob: "*.ts" });
@@ -51,7 +52,6 @@ describe.runIf(binaryAvailable("rg"))("grep_search", () => {
   });
 
   it("caps a page and continues with the cursor", async () => {
-    for (let i = 0; i < 5; i++) s.write(`many/f${i}.txt`, "hit\nhit\nhit\n");
     const limits = { ...DEFAULT_GREP_LIMITS, page: 4 };
     const first = await grepSearch(s.ws, { pattern: "hit", path: `${s.root}/many` }, limits);
     expect(first.output).toMatchObject({ total: 15, cursor: 0, next_cursor: 4 });
@@ -64,6 +64,12 @@ describe.runIf(binaryAvailable("rg"))("grep_search", () => {
       ["f4.txt", 2],
       ["f4.txt", 3],
     ]);
+  });
+
+  it("stops ripgrep past max_matches and says the total is a lower bound", async () => {
+    const r = await grepSearch(s.ws, { pattern: "hit", path: `${s.root}/many` }, { ...DEFAULT_GREP_LIMITS, page: 2, max_matches: 5 });
+    expect(r.output).toMatchObject({ total: 5, total_is_lower_bound: true, next_cursor: 2 });
+    expect(stable(r.text!, s).split("\n")[0]).toMatchInlineSnapshot(`"More than 5 matching lines under <tmp>/ws/many (search stopped there: narrow the pattern, path or glob); showing 1-2:"`);
   });
 
   it("answers no matches as an empty result, not an error (rg exits 1)", async () => {
