@@ -9,17 +9,38 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { Redis } from "ioredis";
+import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/idempotency/open.js";
 import { settle } from "../../src/idempotency/settle.js";
 import type { ProbeOutcome } from "../../src/schema/types.js";
-import { projectRoot } from "../support/require.js";
+import { POSTGRES_URL, REDIS_URL, projectRoot, serviceAvailable } from "../support/require.js";
 
 const child = join(projectRoot, "test", "idempotency", "fixtures", "crash-child.ts");
 const dir = mkdtempSync(join(tmpdir(), "toolgate-crash-"));
 const run = randomBytes(4).toString("hex");
 const LEASE = 5_000;
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const redisUp = await serviceAvailable("Redis", new URL(REDIS_URL).hostname, Number(new URL(REDIS_URL).port || 6379));
+const postgresUp = await serviceAvailable("PostgreSQL", new URL(POSTGRES_URL).hostname, Number(new URL(POSTGRES_URL).port || 5432));
+const redisPrefix = `tg-test-crash-${run}:`;
+const pgSchema = `tg_test_crash_${run}`;
+
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  if (redisUp) {
+    const redis = new Redis(REDIS_URL);
+    const keys = await redis.keys(`${redisPrefix}*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+  }
+  if (postgresUp) {
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${pgSchema}" CASCADE`);
+    await client.end();
+  }
+});
 
 /** Starts the child, waits until its effect has started, then SIGKILLs it. */
 async function claimAndDie(url: string, key: string, effects: string, mode: "after-effect" | "before-effect"): Promise<void> {
@@ -41,12 +62,17 @@ const effectLines = (file: string, key: string) => (existsSync(file) ? readFileS
 const probeFor = (file: string, key: string) => (): ProbeOutcome =>
   effectLines(file, key).length > 0 ? { outcome: "applied", result: { key, found_in: "effects file" } } : { outcome: "not_applied" };
 
-describe("crash: the executor is SIGKILLed mid-effect (sqlite, a durable store)", () => {
-  const url = `sqlite:${join(dir, "state.db")}`;
+const stores: Array<[string, string, boolean]> = [
+  ["sqlite", `sqlite:${join(dir, "state.db")}`, true],
+  ["redis", `${REDIS_URL}?prefix=${redisPrefix}`, redisUp],
+  ["postgres", `${POSTGRES_URL}?schema=${pgSchema}`, postgresUp],
+];
 
-  it("after the lease the record is IN_DOUBT, repeats are refused, and the probe settles it as applied", async () => {
-    const key = `crash-${run}-after`;
-    const effects = join(dir, "after.log");
+describe.each(stores)("crash: the executor is SIGKILLed mid-effect (%s, a durable store)", (label, url, up) => {
+
+  it.runIf(up)("after the lease the record is IN_DOUBT, repeats are refused, and the probe settles it as applied", async () => {
+    const key = `crash-${run}-${label}-after`;
+    const effects = join(dir, `${label}-after.log`);
     await claimAndDie(url, key, effects, "after-effect");
 
     const store = await openStore(url);
@@ -72,9 +98,9 @@ describe("crash: the executor is SIGKILLed mid-effect (sqlite, a durable store)"
     }
   });
 
-  it("killed before the effect: the probe finds it not applied and the repeat runs it, exactly once", async () => {
-    const key = `crash-${run}-before`;
-    const effects = join(dir, "before.log");
+  it.runIf(up)("killed before the effect: the probe finds it not applied and the repeat runs it, exactly once", async () => {
+    const key = `crash-${run}-${label}-before`;
+    const effects = join(dir, `${label}-before.log`);
     await claimAndDie(url, key, effects, "before-effect");
 
     const store = await openStore(url);
