@@ -31,11 +31,8 @@ export function encodeClaim(input: ClaimInput): string {
   ].join(SEP);
 }
 
-/**
- * Decodes a stored value. `head` holds the first nine fields; `result` is the result's JSON
- * text, or a value already known to the caller (a transition that set it).
- */
-export function decodeRecord(key: string, head: string, result: { text: string } | { value: JsonValue | null }): IdempotencyRecord {
+/** Decodes a stored value: `head` holds the first nine fields, `result.text` is the result's JSON text. */
+export function decodeRecord(key: string, head: string, result: { text: string }): IdempotencyRecord {
   const f = head.split(SEP);
   return {
     key,
@@ -48,7 +45,7 @@ export function decodeRecord(key: string, head: string, result: { text: string }
     error: JSON.parse(f[6]!) as string | null,
     created_at: Number(f[7]),
     updated_at: Number(f[8]),
-    result: "text" in result ? (JSON.parse(result.text) as JsonValue | null) : result.value,
+    result: JSON.parse(result.text) as JsonValue | null,
   };
 }
 

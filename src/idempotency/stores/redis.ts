@@ -101,6 +101,7 @@ function redisRecords(redis: Scripted, prefix: string): RecordStore {
       return completedExpired(record.state, record.expires_at, now) ? null : record;
     },
     async transition(key, owner, from, patch) {
+      const resultText = keepOr(patch.result);
       const reply = await redis.tgTransition(
         recPrefix + key,
         JSON.stringify(owner),
@@ -108,14 +109,15 @@ function redisRecords(redis: Scripted, prefix: string): RecordStore {
         JSON.stringify(patch.state),
         keepOr(patch.owner),
         keepOr(patch.lease_until),
-        keepOr(patch.result),
+        resultText,
         keepOr(patch.error),
         keepOr(patch.expires_at),
         String(patch.now),
       );
       if (!reply) return null;
       const [head, text] = reply;
-      return decodeRecord(key, head, text === undefined ? { value: structuredClone(patch.result ?? null) } : { text });
+      // When this patch set the result the script does not send it back: decode our own copy.
+      return decodeRecord(key, head, { text: text ?? resultText });
     },
     async release(key, owner, from) {
       return (await redis.tgRelease(recPrefix + key, JSON.stringify(owner), JSON.stringify(from))) === 1;
