@@ -6,10 +6,11 @@
  * objects with fixed properties (required ones always, optional ones optionally, all of them
  * in the order `properties` declares them — JSON objects are unordered, a grammar is not),
  * strings (minLength/maxLength up to SMALL_BOUND via repetition), enum, const, number,
- * integer, boolean, null, type arrays, anyOf, arrays (minItems/maxItems up to SMALL_BOUND),
+ * integer (with its minimum/maximum, exclusive or not, as digit ranges — see gbnf-int.ts),
+ * boolean, null, type arrays, anyOf, arrays (minItems/maxItems up to SMALL_BOUND),
  * nested objects, maps (additionalProperties as a schema) and local $ref to $defs/definitions
  * (recursion included). Not expressible, reported, and widened to the nearest expressible
- * form: pattern, format, numeric ranges and multipleOf, bounds above SMALL_BOUND, oneOf
+ * form: pattern, format, ranges of non-integer numbers, multipleOf, bounds above SMALL_BOUND, oneOf
  * exclusivity, allOf/not/if, uniqueItems, prefixItems, contains, min/maxProperties.
  * Additional properties of an object that declares properties are never admitted, even
  * when the schema leaves them open (the grammar is then stricter, and says so).
@@ -18,6 +19,7 @@
  * newline and up to 20 spaces or tabs (unbounded whitespace lets a model loop).
  */
 import type { ToolDescriptor } from "./descriptor.js";
+import { integerRange } from "./gbnf-int.js";
 
 /** Largest length or item bound written out as repetition. */
 export const SMALL_BOUND = 64;
@@ -129,11 +131,12 @@ class ToolGrammar {
       case "string":
         return this.string(schema, ptr);
       case "integer":
+        return this.integer(schema, ptr);
       case "number":
         for (const k of ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"]) {
-          if (k in schema) this.gap(`${ptr}/${k}`, `${k} (numeric range) cannot be expressed; any ${type} is admitted`);
+          if (k in schema) this.gap(`${ptr}/${k}`, `${k} on a number cannot be expressed; any number is admitted`);
         }
-        return type as string;
+        return "number";
       case "boolean":
       case "null":
         return type as string;
@@ -145,6 +148,27 @@ class ToolGrammar {
         if (type !== undefined) this.gap(`${ptr}/type`, `unknown type ${JSON.stringify(type)}; any value is admitted`);
         return "value";
     }
+  }
+
+  /** Integer ranges are exact (canonical decimal forms only: no `1.0`, no leading zeros). */
+  private integer(schema: Record<string, unknown>, ptr: string): string {
+    if ("multipleOf" in schema) this.gap(`${ptr}/multipleOf`, "multipleOf cannot be expressed; ignored");
+    const num = (k: string) => (typeof schema[k] === "number" && Number.isFinite(schema[k]) ? (schema[k] as number) : undefined);
+    const lows = [num("minimum") !== undefined ? Math.ceil(num("minimum")!) : -Infinity, num("exclusiveMinimum") !== undefined ? Math.floor(num("exclusiveMinimum")!) + 1 : -Infinity];
+    const highs = [num("maximum") !== undefined ? Math.floor(num("maximum")!) : Infinity, num("exclusiveMaximum") !== undefined ? Math.ceil(num("exclusiveMaximum")!) - 1 : Infinity];
+    const lo = Math.max(...lows);
+    const hi = Math.min(...highs);
+    if (lo === -Infinity && hi === Infinity) return "integer";
+    if ((Number.isFinite(lo) && !Number.isSafeInteger(lo)) || (Number.isFinite(hi) && !Number.isSafeInteger(hi))) {
+      this.gap(ptr, `integer bounds beyond ±2^53 cannot be expressed; any integer is admitted`);
+      return "integer";
+    }
+    const range = integerRange(lo, hi);
+    if (range === null) {
+      this.gap(ptr, `the integer range [${lo}, ${hi}] is empty; any integer is admitted`);
+      return "integer";
+    }
+    return range;
   }
 
   private ref(ref: string, ptr: string): string {

@@ -6,7 +6,8 @@
  * `serveHttp` like any gateway.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { lintCatalog, type LintFinding } from "../schema/lint/index.js";
+import { formatReport } from "../schema/lint/format.js";
+import { lintSources, type LintReport } from "../schema/lint/report.js";
 import { AUTHORITY, type AuthorityLevel, type ToolSpec } from "../schema/types.js";
 import type { Gateway } from "../runtime/types.js";
 import { proxyToolSpec } from "./proxy-tools.js";
@@ -23,19 +24,18 @@ export interface ProxyOptions {
 export interface Proxy {
   gateway: Gateway;
   tools: ToolSpec[];
-  /** The upstream catalog's lint findings, as reported at start. */
-  findings: LintFinding[];
+  /** The upstream catalog's lint report, as logged at start. */
+  lint: LintReport;
   client: Client;
   /** Closes the gateway (waiting up to `grace_ms` for in-flight calls), then the upstream. */
   close(options?: { grace_ms?: number }): Promise<void>;
 }
 
-function summary(target: string, tools: ToolSpec[], findings: LintFinding[]): string {
+function summary(target: string, tools: ToolSpec[], lint: LintReport): string {
   const levels: Record<AuthorityLevel, number> = { A0: 0, A1: 0, A2: 0, A3: 0 };
   for (const t of tools) levels[AUTHORITY[t.effect]] += 1;
-  const errors = findings.filter((f) => f.severity === "error").length;
   const levelText = (Object.keys(levels) as AuthorityLevel[]).map((l) => `${l} ${levels[l]}`).join(", ");
-  return `toolgate proxy: ${tools.length} tools from ${target} (${levelText}); lint: ${errors} errors, ${findings.length - errors} warnings`;
+  return `toolgate proxy: ${tools.length} tools from ${target} (${levelText}); lint: ${lint.summary.errors} errors, ${lint.summary.warnings} warnings`;
 }
 
 /** Starts (or reaches) the upstream, reads and lints its catalog, and builds the gateway. */
@@ -49,15 +49,16 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
   };
   try {
     const listed = await listAllTools(client);
-    const findings = lintCatalog(listed);
-    for (const f of findings) log(`lint ${f.severity} ${f.rule} ${f.tool} ${f.pointer || "/"}: ${f.message} (fix: ${f.fix})`);
+    // The same report `toolgate lint --mcp` prints; the proxy serves the tools regardless.
+    const lint = lintSources([{ source: `mcp:${target}`, value: { tools: listed } }]);
+    if (lint.findings.length > 0) log(formatReport(lint, "text").trimEnd());
     const tools = listed.map((t) => proxyToolSpec(client, t));
-    log(summary(target, tools, findings));
+    log(summary(target, tools, lint));
     const gateway = await options.gateway(tools);
     return {
       gateway,
       tools,
-      findings,
+      lint,
       client,
       async close(closeOptions) {
         closing = true;

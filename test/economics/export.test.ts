@@ -66,7 +66,7 @@ describe("export formats", () => {
     const r = exportCatalog(seedListing5(), "gbnf");
     expect(typeof r.output).toBe("string");
     expect((r.output as string).startsWith("# toolgate: tool calls of a catalog of 4 tool(s)")).toBe(true);
-    expect(r.notes.at(-1)).toMatchInlineSnapshot(`"7 constraint(s) the grammar cannot express (listed above); the rest is exact"`);
+    expect(r.notes.at(-1)).toMatchInlineSnapshot(`"2 constraint(s) the grammar cannot express (listed above); the rest is exact"`);
   });
 
   it("refuses --strict outside openai", () => {

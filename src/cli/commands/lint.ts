@@ -7,6 +7,7 @@
 import { Option, type Command } from "commander";
 import { formatReport, LINT_FORMATS, type LintFormat } from "../../schema/lint/format.js";
 import { lintSources, type LintSource } from "../../schema/lint/report.js";
+import { mcpLintSource } from "../../mcp/list-tools.js";
 import { CliError, EXIT, parseJson, readInput } from "../io.js";
 
 /** Reads and parses the files; a bad file stops with exit 2 and one clear line. */
@@ -21,8 +22,9 @@ export function register(program: Command): void {
     .description("lint tool schemas (descriptor, array, tools/list result or catalog file) against rules TG001–TG010")
     .argument("[files...]", "JSON files to lint; - reads standard input")
     .addOption(new Option("--format <format>", "output format").choices(LINT_FORMATS as string[]).default("text"))
-    .action((files: string[], opts: { format: LintFormat }) => {
-      const report = lintSources(readSources(files));
+    .option("--mcp", "lint a live MCP server's tools/list (every page): lint --mcp -- CMD ARGS... or lint --mcp URL")
+    .action(async (files: string[], opts: { format: LintFormat; mcp?: boolean }) => {
+      const report = lintSources(opts.mcp ? [await mcpLintSource(files)] : readSources(files));
       process.stdout.write(formatReport(report, opts.format));
       process.exitCode = report.summary.errors > 0 ? EXIT.findings : EXIT.ok;
     });

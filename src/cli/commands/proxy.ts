@@ -7,6 +7,7 @@ import { gatewayFromSettings } from "../../mcp/bootstrap.js";
 import { parseBudget, type GatewayFlags } from "../../mcp/flags.js";
 import { createProxy } from "../../mcp/proxy.js";
 import { parseListenAddress, runGatewayServer } from "../../mcp/run.js";
+import { targetFromArgv } from "../../mcp/list-tools.js";
 import type { UpstreamTarget } from "../../mcp/upstream.js";
 import { CliError } from "../io.js";
 
@@ -24,9 +25,9 @@ function upstreamTarget(argv: string[], url: string | undefined): UpstreamTarget
     }
     return { url };
   }
-  const [command, ...args] = argv;
-  if (command === undefined) throw new CliError("name the upstream MCP server: toolgate proxy -- npx -y @modelcontextprotocol/server-memory (or --upstream-url URL)");
-  return { command, args };
+  if (argv.length === 0) throw new CliError("name the upstream MCP server: toolgate proxy -- npx -y @modelcontextprotocol/server-memory (or --upstream-url URL)");
+  // The upstream runs as the user's own command would: with this process's environment (its API keys, PATH, …).
+  return targetFromArgv(argv);
 }
 
 export function register(program: Command): void {
