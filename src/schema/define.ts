@@ -85,7 +85,7 @@ export function defineTool<I extends z.ZodType, R = unknown>(def: ToolDefinition
 
   const errors = lintTool(spec).filter((f) => f.severity === "error");
   if (errors.length > 0) {
-    const lines = errors.map((f) => `  ${f.rule} ${f.pointer || "/"}: ${f.message}. Fix: ${f.fix}`);
+    const lines = errors.map((f) => `  ${f.rule} ${f.pointer || "(tool)"}: ${f.message}. Fix: ${f.fix}`);
     throw new ToolgateError("tool_lint", `tool ${name} is refused: its published schema fails ${errors.length} lint rule${errors.length === 1 ? "" : "s"}:\n${lines.join("\n")}`);
   }
   return spec;

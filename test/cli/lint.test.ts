@@ -53,7 +53,7 @@ describe("toolgate lint", () => {
         error   TG003 /inputSchema/properties/q
                 property q is a string with no maxLength, enum, const, bounded format or anchored bounded pattern
                 fix: add "maxLength" (e.g. 1024 for a path, 256 for a name), or an enum if the values are known
-        error   TG006 /
+        error   TG006 (tool)
                 the tool does not declare its side effect, so the runtime must treat every call as destructive (A3)
                 fix: add annotations {"readOnlyHint": true} for a read-only tool, {"idempotentHint": true} for a repeatable write, {"destructiveHint": true} for an irreversible one (toolgate: effect: read | idempotent | write | destructive)
 

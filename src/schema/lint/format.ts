@@ -22,7 +22,7 @@ export function formatText(report: LintReport): string {
       out.push(head);
       current = head;
     }
-    out.push(`  ${f.severity === "error" ? "error  " : "warning"} ${f.rule} ${f.pointer || "/"}`, `          ${f.message}`, `          fix: ${f.fix}`);
+    out.push(`  ${f.severity === "error" ? "error  " : "warning"} ${f.rule} ${f.pointer || "(tool)"}`, `          ${f.message}`, `          fix: ${f.fix}`);
   }
   if (out.length) out.push("");
   const s = report.summary;

@@ -7,7 +7,7 @@ import type { CatalogRule, SchemaRule, ToolRule } from "./finding.js";
 import { bounded } from "./rules/bounded.js";
 import { closed, untypedBag } from "./rules/closed.js";
 import { sideEffect } from "./rules/effect.js";
-import { propertyDescription, toolNaming } from "./rules/naming.js";
+import { duplicateNames, propertyDescription, toolNaming } from "./rules/naming.js";
 import { required } from "./rules/required.js";
 import { wholeFileRewrite } from "./rules/rewrite.js";
 import { overlapRule } from "../../economics/overlap.js";
@@ -21,4 +21,4 @@ export const schemaRules: SchemaRule[] = [closed, required, bounded, units, unio
 export const toolRules: ToolRule[] = [sideEffect, wholeFileRewrite, toolNaming];
 
 /** Rules run once over a whole catalog (TG009 overlap lives in src/economics and is added here). */
-export const catalogRules: CatalogRule[] = [overlapRule];
+export const catalogRules: CatalogRule[] = [duplicateNames, overlapRule];

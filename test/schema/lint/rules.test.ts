@@ -191,6 +191,21 @@ describe("descriptor forms", () => {
     expect(lintTool({ name: "a", description: "d", input_schema: schema, effect: "read" })[0]!.pointer).toBe("/input_schema");
     expect(lintTool({ type: "function", function: { name: "a", description: "d", parameters: schema }, effect: "read" })[0]!.pointer).toBe("/function/parameters");
   });
+  it("lintCatalog refuses two tools with one name", () => {
+    const t = { name: "get", description: "Gets one record by id.", inputSchema: obj({}), annotations: ann };
+    expect(lintCatalog([t, { ...t, description: "Returns the weather forecast for a city." }]).filter((f) => f.rule === "TG010")).toMatchInlineSnapshot(`
+      [
+        {
+          "fix": "rename one of them, or merge them into one tool",
+          "message": "tools #0 and #1 are both named get, so a call to get is ambiguous",
+          "pointer": "/name",
+          "rule": "TG010",
+          "severity": "error",
+          "tool": "get",
+        },
+      ]
+    `);
+  });
   it("lintCatalog names tools without a name by position", () => {
     expect(lintCatalog([{ description: "d", inputSchema: obj({}), annotations: ann }]).map((f) => `${f.tool} ${f.rule}`)).toEqual(["#0 TG010"]);
   });

@@ -3,7 +3,7 @@
  * descriptions are what the model selects by) and seed 000, "Schema Rules for Tool
  * Definitions" (the model reads names and descriptions as part of the context).
  */
-import type { SchemaRule, ToolRule } from "../finding.js";
+import type { CatalogRule, LintFinding, SchemaRule, ToolRule } from "../finding.js";
 import { descriptionOf, short } from "../util.js";
 
 /** MCP and the model APIs accept tool names of this shape. */
@@ -33,4 +33,20 @@ export const propertyDescription: SchemaRule = (node, ctx) => {
   } else if (desc.length > MAX_DESCRIPTION_CHARS) {
     ctx.report({ rule: "TG010", severity: "warning", pointer: node.pointer, message: `the description of ${node.name} is ${desc.length} characters`, fix: `cut it below ${MAX_DESCRIPTION_CHARS} characters` });
   }
+};
+
+/** TG010 across a catalog: two tools with one name make every call to that name ambiguous. */
+export const duplicateNames: CatalogRule = (tools) => {
+  const first = new Map<string, number>();
+  const findings: LintFinding[] = [];
+  tools.forEach((tool, i) => {
+    if (typeof tool.rawName !== "string") return;
+    const at = first.get(tool.rawName);
+    if (at === undefined) {
+      first.set(tool.rawName, i);
+      return;
+    }
+    findings.push({ rule: "TG010", severity: "error", tool: tool.name, pointer: "/name", message: `tools #${at} and #${i} are both named ${tool.rawName}, so a call to ${tool.rawName} is ambiguous`, fix: `rename one of them, or merge them into one tool` });
+  });
+  return findings;
 };
