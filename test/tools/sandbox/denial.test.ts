@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { sandboxDenials } from "../../../src/tools/sandbox/denial.js";
+import type { RunOutcome } from "../../../src/tools/sandbox/run.js";
+
+const limits = { max_processes: 64, max_file_bytes: 1024 };
+const outcome = (stderr: string, extra: Partial<RunOutcome> = {}): RunOutcome => ({
+  exit_code: 1,
+  signal: null,
+  timed_out: false,
+  aborted: false,
+  process_limit_hit: false,
+  duration_ms: 1,
+  stdout: { text: "", omitted_bytes: 0, omitted_tokens: 0 },
+  stderr: { text: stderr, omitted_bytes: 0, omitted_tokens: 0 },
+  ...extra,
+});
+const codes = (o: RunOutcome) => sandboxDenials(o, "/ws", limits).map((d) => d.code);
+
+describe("sandboxDenials", () => {
+  it("recognises each envelope denial from the command's own messages", () => {
+    expect(codes(outcome("touch: cannot touch '/usr/x': Read-only file system"))).toEqual(["read_only_filesystem"]);
+    expect(codes(outcome("curl: (6) Could not resolve host: example.com"))).toEqual(["no_network"]);
+    expect(codes(outcome("redis-cli: Connection refused"))).toEqual(["host_service_unreachable"]);
+    expect(codes(outcome("bash: fork: retry: Resource temporarily unavailable"))).toEqual(["process_limit"]);
+    expect(codes(outcome("", { signal: "SIGXFSZ" }))).toEqual(["file_size_limit"]);
+  });
+
+  it("uses the cgroup's own record of a refused fork", () => {
+    expect(codes(outcome("", { process_limit_hit: true }))).toEqual(["process_limit"]);
+  });
+
+  it("says nothing about an ordinary failure", () => {
+    expect(codes(outcome("error TS2322: Type 'string' is not assignable to type 'number'."))).toEqual([]);
+  });
+});
