@@ -64,6 +64,23 @@ export type { RedisStoreOptions } from "./idempotency/stores/redis.js";
 export { createPostgresStore } from "./idempotency/stores/postgres.js";
 export type { PostgresStoreOptions } from "./idempotency/stores/postgres.js";
 // capability:
+export { createCapabilityAuthority } from "./capability/authority.js";
+export type { CapabilityAuthority, CapabilityAuthorityOptions, Inspection } from "./capability/authority.js";
+export { attenuate, AttenuationError } from "./capability/attenuate.js";
+export type { Component as AttenuationComponent } from "./capability/attenuate.js";
+export type { ApproveRequest, Decision as CapabilityDecision, DenyCode } from "./capability/approve.js";
+export type { GrantInput, NarrowerInput } from "./capability/input.js";
+export type { ArgBound, Predicate as CapabilityPredicate } from "./capability/predicates.js";
+export type { Block as CapabilityBlock } from "./capability/block.js";
+export { MalformedError } from "./capability/block.js";
+export { KeyRing, loadKeys, keyRingFromMap, generateKey } from "./capability/keys.js";
+export { parseToken, TOKEN_PREFIX } from "./capability/token.js";
+export type { ParsedToken } from "./capability/token.js";
+export { viewGrant, summariseGrant } from "./capability/grant.js";
+export type { GrantView, EffectiveGrant } from "./capability/grant.js";
+export { parseObject, objectWithin, ObjectError } from "./capability/objects.js";
+export type { CapObject, ObjectKind } from "./capability/objects.js";
+export { parseDuration } from "./capability/duration.js";
 // runtime:
 export type { Gateway, ApprovalsApi, AuditRecord, StageOutcome } from "./runtime/types.js";
 export { createGateway } from "./runtime/gateway.js";
