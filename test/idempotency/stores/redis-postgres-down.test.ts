@@ -1,0 +1,81 @@
+/**
+ * A shared store that goes away in the middle of a call (issue 3, "Bad input": a store that is
+ * down → a clear error, nothing marked completed): the connection to real Redis / PostgreSQL
+ * runs through a proxy the test cuts while the tool executes.
+ */
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { Redis } from "ioredis";
+import { afterAll, describe, expect, it } from "vitest";
+import { settle } from "../../../src/idempotency/settle.js";
+import type { Store } from "../../../src/idempotency/store.js";
+import { createPostgresStore } from "../../../src/idempotency/stores/postgres.js";
+import { createRedisStore } from "../../../src/idempotency/stores/redis.js";
+import { POSTGRES_URL, REDIS_URL, serviceAvailable } from "../../support/require.js";
+import { startTcpProxy } from "../fixtures/tcp-proxy.js";
+
+const redisUrl = new URL(REDIS_URL);
+const pgUrl = new URL(POSTGRES_URL);
+const redisUp = await serviceAvailable("Redis", redisUrl.hostname, Number(redisUrl.port || 6379));
+const postgresUp = await serviceAvailable("PostgreSQL", pgUrl.hostname, Number(pgUrl.port || 5432));
+const run = randomBytes(4).toString("hex");
+const redisPrefix = `tg-test-down-${run}:`;
+const pgSchema = `tg_test_down_${run}`;
+
+afterAll(async () => {
+  if (redisUp) {
+    const raw = new Redis(REDIS_URL);
+    const keys = await raw.keys(`${redisPrefix}*`);
+    if (keys.length) await raw.del(...keys);
+    raw.disconnect();
+  }
+  if (postgresUp) {
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${pgSchema}" CASCADE`);
+    await client.end();
+  }
+});
+
+/** Settles one key through `viaProxy`, cutting the connection while the tool runs; reads the record back through `direct`. */
+async function cutDuringExecute(viaProxy: Store, direct: Store, cut: () => Promise<void>) {
+  const key = `down-${run}`;
+  let executed = 0;
+  const outcome = settle(viaProxy, key, async () => {
+    executed++;
+    await cut();
+    return { refunded: true };
+  }, { lease_ms: 60_000 });
+  const error = await outcome.then(() => null, (e: unknown) => e as Error & { code?: string; step?: string; effect?: string });
+  return { executed, error, record: await direct.records.get(key, Date.now()) };
+}
+
+describe("a store that goes down mid-call", () => {
+  it.runIf(redisUp)("redis: settle fails with store_unavailable and the record is not COMPLETED", async () => {
+    const proxy = await startTcpProxy(redisUrl.hostname, Number(redisUrl.port || 6379));
+    const proxied = new URL(REDIS_URL);
+    proxied.hostname = "127.0.0.1";
+    proxied.port = String(proxy.port);
+    const viaProxy = await createRedisStore({ url: proxied.toString(), prefix: redisPrefix, connectTimeoutMs: 500 });
+    const direct = await createRedisStore({ url: REDIS_URL, prefix: redisPrefix });
+    const { executed, error, record } = await cutDuringExecute(viaProxy, direct, () => proxy.cut());
+    expect(executed).toBe(1);
+    expect(error).toMatchObject({ code: "store_unavailable", step: "complete", effect: "happened" });
+    expect(record).toMatchObject({ state: "IN_FLIGHT", result: null }); // reads IN_DOUBT once the lease passes
+    await Promise.all([viaProxy.close(), direct.close()]);
+  });
+
+  it.runIf(postgresUp)("postgres: settle fails with store_unavailable and the record is not COMPLETED", async () => {
+    const proxy = await startTcpProxy(pgUrl.hostname, Number(pgUrl.port || 5432));
+    const proxied = new URL(POSTGRES_URL);
+    proxied.hostname = "127.0.0.1";
+    proxied.port = String(proxy.port);
+    const viaProxy = await createPostgresStore({ url: proxied.toString(), schema: pgSchema, connectTimeoutMs: 500 });
+    const direct = await createPostgresStore({ url: POSTGRES_URL, schema: pgSchema });
+    const { executed, error, record } = await cutDuringExecute(viaProxy, direct, () => proxy.cut());
+    expect(executed).toBe(1);
+    expect(error).toMatchObject({ code: "store_unavailable", step: "complete", effect: "happened" });
+    expect(record).toMatchObject({ state: "IN_FLIGHT", result: null });
+    await Promise.all([viaProxy.close(), direct.close()]);
+  });
+});
