@@ -43,7 +43,25 @@ function lintDescriptor(tool: LintDescriptor): LintFinding[] {
     findings.push({ ...f, tool: tool.name });
   };
   const base = tool.schemaPointer ?? "";
-  const ctx: LintContext = {
+  const ctx = contextFor(tool, tool.schema, base, report);
+  if (!isRecord(tool.raw)) {
+    report({ rule: "TG000", severity: "error", pointer: "", message: `a tool descriptor must be an object; found ${Array.isArray(tool.raw) ? "an array" : tool.raw === null ? "null" : typeof tool.raw}`, fix: "pass {\"name\", \"description\", \"inputSchema\"} (MCP) or {\"name\", \"description\", \"parameters\"}" });
+    return findings;
+  }
+  try {
+    lintSchema(tool, ctx);
+    for (const rule of toolRules) rule(tool, ctx);
+    lintOutputSchema(tool, report);
+  } catch (err) {
+    // A rule bug must not take the whole catalog down; it surfaces as a finding instead.
+    report({ rule: "TG000", severity: "error", pointer: base, message: `the linter could not finish this tool: ${(err as Error).message}`, fix: "report this as a toolgate bug with the tool descriptor attached" });
+  }
+  return findings.sort((a, b) => SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity] || a.rule.localeCompare(b.rule));
+}
+
+/** A rule context whose `$ref`s resolve inside `root`, which sits at `base` in the descriptor. */
+function contextFor(tool: LintDescriptor, root: unknown, base: string, report: (f: FindingInput) => void): LintContext {
+  return {
     tool,
     report,
     resolve(schema, pointer) {
@@ -53,7 +71,7 @@ function lintDescriptor(tool: LintDescriptor): LintFinding[] {
         if (!isRecord(cur) || typeof cur.$ref !== "string") return { schema: cur, pointer: at };
         const path = localRefPath(cur.$ref);
         if (path === undefined) return undefined;
-        const hit = lookup(tool.schema, path);
+        const hit = lookup(root, path);
         if (!hit.found) return undefined;
         cur = hit.value;
         at = base + path;
@@ -61,18 +79,24 @@ function lintDescriptor(tool: LintDescriptor): LintFinding[] {
       return undefined;
     },
   };
-  if (!isRecord(tool.raw)) {
-    report({ rule: "TG000", severity: "error", pointer: "", message: `a tool descriptor must be an object; found ${Array.isArray(tool.raw) ? "an array" : tool.raw === null ? "null" : typeof tool.raw}`, fix: "pass {\"name\", \"description\", \"inputSchema\"} (MCP) or {\"name\", \"description\", \"parameters\"}" });
-    return findings;
+}
+
+/**
+ * An MCP `outputSchema` is read by clients and validators, not filled by the model, so the
+ * shape rules do not apply; it must still be a usable schema (TG000: an object, `$ref`s that resolve).
+ */
+function lintOutputSchema(tool: LintDescriptor, report: (f: FindingInput) => void): void {
+  const raw = tool.raw as Record<string, unknown>;
+  if (!("outputSchema" in raw) || raw.outputSchema === undefined) return;
+  const root = raw.outputSchema;
+  if (!isRecord(root)) {
+    report({ rule: "TG000", severity: "error", pointer: "/outputSchema", message: `the output schema must be a JSON Schema object; found ${Array.isArray(root) ? "an array" : root === null ? "null" : typeof root}`, fix: "use {\"type\": \"object\", \"properties\": {…}} or leave outputSchema out" });
+    return;
   }
-  try {
-    lintSchema(tool, ctx);
-    for (const rule of toolRules) rule(tool, ctx);
-  } catch (err) {
-    // A rule bug must not take the whole catalog down; it surfaces as a finding instead.
-    report({ rule: "TG000", severity: "error", pointer: base, message: `the linter could not finish this tool: ${(err as Error).message}`, fix: "report this as a toolgate bug with the tool descriptor attached" });
-  }
-  return findings.sort((a, b) => SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity] || a.rule.localeCompare(b.rule));
+  const ctx = contextFor(tool, root, "/outputSchema", report);
+  walkSchema(root, "/outputSchema", ctx, (node) => {
+    if (typeof node.schema.$ref === "string") checkRef(node.schema.$ref, node.pointer, root, ctx);
+  });
 }
 
 function lintSchema(tool: LintDescriptor, ctx: LintContext): void {
@@ -89,16 +113,16 @@ function lintSchema(tool: LintDescriptor, ctx: LintContext): void {
     ctx.report({ rule: "TG000", severity: "error", pointer: schemaPointer + "/type", message: `tool arguments are an object, but the input schema has type ${JSON.stringify(schema.type)}`, fix: "wrap the value in an object property: {\"type\": \"object\", \"properties\": {\"value\": …}}" });
   }
   walkSchema(schema, schemaPointer, ctx, (node) => {
-    if (typeof node.schema.$ref === "string") checkRef(node.schema.$ref, node.pointer, tool, ctx);
+    if (typeof node.schema.$ref === "string") checkRef(node.schema.$ref, node.pointer, tool.schema, ctx);
     for (const rule of schemaRules) rule(node, ctx);
   });
 }
 
-function checkRef(ref: string, pointer: string, tool: LintDescriptor, ctx: LintContext): void {
+function checkRef(ref: string, pointer: string, root: unknown, ctx: LintContext): void {
   const path = localRefPath(ref);
   if (path === undefined) {
     ctx.report({ rule: "TG000", severity: "warning", pointer: pointer + "/$ref", message: `$ref ${JSON.stringify(ref)} is not a local reference; the linter did not follow it`, fix: "inline the referenced schema under $defs and point at it with \"#/$defs/NAME\"" });
-  } else if (!lookup(tool.schema, path).found) {
+  } else if (!lookup(root, path).found) {
     ctx.report({ rule: "TG000", severity: "error", pointer: pointer + "/$ref", message: `$ref ${JSON.stringify(ref)} points nowhere in this schema`, fix: "define the target under $defs (2020-12) or definitions (draft-07), or fix the reference" });
   }
 }

@@ -47,6 +47,21 @@ describe("bad input", () => {
     `);
   });
 
+  it("an output schema must be usable: an object whose $refs resolve", () => {
+    const input = { type: "object", properties: {}, additionalProperties: false };
+    expect(text(tool(input, { outputSchema: { type: "object", properties: { a: { $ref: "#/$defs/gone" } } } }))).toMatchInlineSnapshot(`
+      [
+        "error TG000 /outputSchema/properties/a/$ref: $ref "#/$defs/gone" points nowhere in this schema",
+      ]
+    `);
+    expect(text(tool(input, { outputSchema: [] }))).toMatchInlineSnapshot(`
+      [
+        "error TG000 /outputSchema: the output schema must be a JSON Schema object; found an array",
+      ]
+    `);
+    expect(text(tool(input, { outputSchema: { type: "object", properties: { open: { type: "object" } } } }))).toEqual([]);
+  });
+
   it("a recursive schema (draft-07 definitions, a ref cycle and a self-reference to #)", () => {
     const schema = {
       $schema: "http://json-schema.org/draft-07/schema#",
