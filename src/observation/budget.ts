@@ -21,6 +21,8 @@ export interface Fitted {
   omitted_tokens: number;
   /** Token count of `text` when it was computed (always when cut), else null: the caller counts lazily. */
   tokens: number | null;
+  /** The text that was cut out (empty when nothing was), for a continuation to serve later. */
+  removed: string;
 }
 
 /** Share of the kept tokens given to the head; the tail keeps the rest (exit codes, summaries, last lines). */
@@ -40,9 +42,9 @@ export function surelyFits(text: string, budget: number): boolean {
  * line boundaries. The marker's own tokens count against the budget.
  */
 export function fitText(text: string, budget: number, marker: (omitted: number, cut: LineRange | null) => string): Fitted {
-  if (surelyFits(text, budget)) return { text, omitted_tokens: 0, tokens: null };
+  if (surelyFits(text, budget)) return { text, omitted_tokens: 0, tokens: null, removed: "" };
   const tokens = encodeTokens(text);
-  if (tokens.length <= budget) return { text, omitted_tokens: 0, tokens: tokens.length };
+  if (tokens.length <= budget) return { text, omitted_tokens: 0, tokens: tokens.length, removed: "" };
 
   // The marker's size depends on the numbers in it; measure it with the largest ones it can hold.
   const markerTokens = countTokens(marker(tokens.length, { first: tokens.length, last: tokens.length, total: tokens.length })) + 2;
@@ -78,7 +80,25 @@ function cutMiddle(text: string, tokens: number[], keep: number, marker: (omitte
   const line = marker(omitted, range);
   const sep = head.length === 0 || head.endsWith("\n") ? "" : "\n";
   const after = tail.length === 0 ? "" : "\n";
-  return { text: `${head}${sep}${line}${after}${tail}`, omitted_tokens: omitted };
+  // Decoding a token slice can split a character; fall back to token arithmetic when head or tail is not exact.
+  const exact = text.startsWith(head) && text.endsWith(tail);
+  const removed = exact ? text.slice(head.length, text.length - tail.length) : decodeTokens(tokens.slice(headN, tokens.length - tailN));
+  return { text: `${head}${sep}${line}${after}${tail}`, omitted_tokens: omitted, removed };
+}
+
+/**
+ * The first part of `text` within `budget` tokens, preferring to end on a line break, and the
+ * rest: how a continuation pages through text in order.
+ */
+export function takeHead(text: string, budget: number): { head: string; rest: string } {
+  if (surelyFits(text, budget)) return { head: text, rest: "" };
+  const tokens = encodeTokens(text);
+  if (tokens.length <= budget) return { head: text, rest: "" };
+  let head = decodeTokens(tokens.slice(0, Math.max(1, budget)));
+  const br = head.lastIndexOf("\n");
+  if (br >= head.length * 0.6) head = head.slice(0, br + 1);
+  if (!text.startsWith(head)) head = text.slice(0, Math.max(1, head.length - 1));
+  return { head, rest: text.slice(head.length) };
 }
 
 /** The cut lines when head ends and tail starts on a line boundary; null when a line was split. */

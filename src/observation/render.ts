@@ -10,6 +10,7 @@ import { fitText, type LineRange } from "./budget.js";
 import { fenceMarks } from "./fence.js";
 import { countTokens } from "./tokens.js";
 import type { Redactor } from "./redact.js";
+import type { ContinuationCache } from "./continuations.js";
 
 /** A successful result, normalised from a handler's return (bare output or ToolResult). */
 export interface ResultParts {
@@ -30,6 +31,8 @@ export interface ResultParts {
 export interface RenderOptions {
   budget_tokens: number;
   redactor: Redactor;
+  /** When set, the part a cut removes is kept behind a cursor that `tool` (read_more) pages through. */
+  continuations?: { cache: ContinuationCache; tool: string };
 }
 
 /** Rendered observation plus its token count when it was computed (null = count lazily). */
@@ -63,9 +66,13 @@ export function renderResult(parts: ResultParts, opts: RenderOptions): Rendered 
   if (next) tail.push(`more: call ${parts.tool} with ${JSON.stringify(next.arguments)} — ${next.hint}`);
 
   const assemble = (content: string) => [...head, fence.open, content.endsWith("\n") ? content.slice(0, -1) : content, fence.close, ...tail].join("\n");
-  const how = next
-    ? `the tool's continuation is below (more: …); to read the cut part itself, narrow the query`
-    : `narrow the query (a smaller window, fewer fields or a more specific filter); this result has no continuation`;
+  const more = opts.continuations;
+  const cursor = more ? more.cache.reserve() : null;
+  const how = cursor
+    ? `call ${more!.tool} with {"cursor":"${cursor}"}${next ? "; the tool's own continuation is below (more: …)" : ""}`
+    : next
+      ? `the tool's continuation is below (more: …); to read the cut part itself, narrow the query`
+      : `narrow the query (a smaller window, fewer fields or a more specific filter); this result has no continuation`;
   const marker = (omitted: number, cut: LineRange | null) =>
     `${fence.close}\n[toolgate cut ${omitted} tokens here${cutRange(cut, items)} to fit the ${opts.budget_tokens}-token budget. To get the rest: ${how}.]\n${fence.reopen}`;
 
@@ -73,6 +80,7 @@ export function renderResult(parts: ResultParts, opts: RenderOptions): Rendered 
   const fitted = fitText(body, Math.max(0, opts.budget_tokens - countTokensIfLong(frame, opts.budget_tokens) - SEAM_TOKENS), marker);
   let text = assemble(fitted.text);
   let omitted = fitted.omitted_tokens;
+  if (cursor && fitted.removed) more!.cache.put(cursor, { tool: parts.tool, call_id: parts.call_id, text: fitted.removed });
   let tokens = omitted > 0 || fitted.tokens !== null ? countTokens(text) : null;
   if (tokens !== null && tokens > opts.budget_tokens) {
     // The frame alone (a large post-state or continuation) is over the budget: cut the whole text.
@@ -87,7 +95,15 @@ export function renderResult(parts: ResultParts, opts: RenderOptions): Rendered 
     call_id: parts.call_id,
     ...(parts.authority ? { authority: parts.authority } : {}),
     output,
-    ...(omitted > 0 ? { truncated: { omitted_tokens: omitted, hint: `To get the rest: ${how}.` } } : {}),
+    ...(omitted > 0
+      ? {
+          truncated: {
+            omitted_tokens: omitted,
+            hint: `To get the rest: ${how}.`,
+            ...(cursor && fitted.removed ? { continuation: { tool: more!.tool, arguments: { cursor } } } : {}),
+          },
+        }
+      : {}),
     ...(next ? { next } : {}),
     ...(parts.replay ? { replay: true } : {}),
     ...(state ? { state } : {}),

@@ -13,6 +13,8 @@ import type { KeyRing } from "../capability/keys.js";
 import { deriveIdempotencyKey, fingerprint, validateClientKey } from "../canonical/key.js";
 import { renderError, type Rendered, type RenderOptions } from "../observation/render.js";
 import { createRedactor } from "../observation/redact.js";
+import { createContinuationCache, type ContinuationOptions } from "../observation/continuations.js";
+import { READ_MORE, readMoreTool } from "./read-more.js";
 import { DEFAULT_AUDIT_PATH, createAuditSink, type AuditSink } from "./audit.js";
 import { createApprovalsApi, DEFAULT_APPROVAL_TTL_MS } from "./approvals.js";
 import { approvalGate } from "./approval-gate.js";
@@ -52,6 +54,11 @@ export interface GatewayOptions {
   key_secret?: string | Uint8Array;
   /** Time bound for tools that set no `timeout_ms`, ms; null = unbounded. Default 60,000. */
   timeout_ms?: number | null;
+  /**
+   * Keep the part a budget cut removes behind a cursor and add the built-in `read_more` tool that
+   * pages through it (in process memory; default off, so the catalog is exactly `tools`).
+   */
+  continuations?: boolean | Omit<ContinuationOptions, "now">;
 }
 
 const DEFAULT_LEASE_MS = 60_000;
@@ -66,18 +73,28 @@ export function createGateway(options: GatewayOptions): Gateway {
   }
   const { store } = options;
   const clock = options.clock ?? Date.now;
+  const more = options.continuations ? createContinuationCache({ ...(options.continuations === true ? {} : options.continuations), now: clock }) : null;
+  if (more) {
+    if (tools.has(READ_MORE)) throw new ToolgateError("invalid_config", `continuations: the built-in tool ${READ_MORE} would replace a catalog tool of that name; rename that tool or turn continuations off`);
+    tools.set(READ_MORE, readMoreTool(more, budgetFor(null, READ_MORE, options.budgets)));
+  }
   checkBudgets(options.budgets, tools);
-  const authority = options.authority ?? (options.keys ? createCapabilityAuthority({ keys: options.keys, store, now: clock }) : null);
-  const redactor = createRedactor([...(options.secrets ?? []), ...keySecrets(options.keys)]);
-  const sink = options.audit === false ? null : typeof options.audit === "object" ? options.audit : createAuditSink(options.audit ?? DEFAULT_AUDIT_PATH);
   const validator = createValidator();
   // Compile every schema now: a schema Ajv cannot use fails at startup, not on the first call.
   for (const t of tools.values()) validator.compile({ name: t.name, inputSchema: t.inputSchema });
+  const redactor = createRedactor([...(options.secrets ?? []), ...keySecrets(options.keys)]);
+  const authority = options.authority ?? (options.keys ? createCapabilityAuthority({ keys: options.keys, store, now: clock }) : null);
+  // Last: every check above has passed, so a refused configuration leaves no open file behind.
+  const sink = options.audit === false ? null : typeof options.audit === "object" ? options.audit : createAuditSink(options.audit ?? DEFAULT_AUDIT_PATH);
   const ttl_ms = options.approval_ttl_ms ?? DEFAULT_APPROVAL_TTL_MS;
   const inflight = new Set<Promise<Observation>>();
   let closed = false;
 
-  const renderOpts = (tool: ToolSpec | null, name: string): RenderOptions => ({ budget_tokens: budgetFor(tool, name, options.budgets), redactor });
+  const renderOpts = (tool: ToolSpec | null, name: string): RenderOptions => ({
+    budget_tokens: budgetFor(tool, name, options.budgets),
+    redactor,
+    ...(more ? { continuations: { cache: more, tool: READ_MORE } } : {}),
+  });
 
   async function pipeline(c: CallState, signal: AbortSignal | undefined): Promise<Rendered> {
     const p = c.proposal;

@@ -70,7 +70,12 @@ export interface Observation {
     detail?: Record<string, JsonValue>;
   };
   /** Set when the rendering was cut to the budget: how much, and how to get the rest. */
-  truncated?: { omitted_tokens: number; hint: string };
+  truncated?: {
+    omitted_tokens: number;
+    hint: string;
+    /** The call that returns the cut part (the gateway's `read_more`), when the gateway keeps it. */
+    continuation?: { tool: string; arguments: Record<string, JsonValue> };
+  };
   next?: { arguments: Record<string, JsonValue>; hint: string };
   /** This answer is the stored result of an earlier execution (idempotency replay). */
   replay?: boolean;
