@@ -95,6 +95,37 @@ describe("toolgate cap", () => {
     );
   });
 
+  it("every malformed flag is named with its expected form", async () => {
+    const issue = (...extra: string[]) => cli("cap", "issue", "--keys", keyFile, "--rights", "read", "--objects", "path:/ws", ...extra);
+    // One at a time: each run captures process.stdout/stderr.
+    const runs: Array<() => ReturnType<typeof cli>> = [
+      () => issue("--ttl", "1h", "--max-cost", "ten"),
+      () => issue("--ttl", "1h", "--arg-max", "amount"),
+      () => issue("--ttl", "1h", "--arg-min", "amount=low"),
+      () => issue("--expires-at", "tomorrow"),
+      () => issue("--ttl", "1h", "--expires-at", "2030-01-01T00:00:00Z"),
+      () => issue("--ttl", "1h", "--objects", "/ws"),
+      () => cli("cap", "issue", "--keys", keyFile, "--objects", "path:/ws", "--ttl", "1h"),
+      () => cli("cap", "verify", root, "--keys", keyFile, "--op", "read", "--target", "path:/ws", "--args", "{amount:1}"),
+      () => cli("cap", "revoke", "not an id", "--store", storeUrl),
+    ];
+    const errs: Array<{ code: number; err: string }> = [];
+    for (const run of runs) errs.push(await run());
+    expect(errs.map((r) => `${r.code} ${r.err.trim()}`)).toMatchInlineSnapshot(`
+      [
+        "2 toolgate: --max-cost must be a number; received "ten"",
+        "2 toolgate: --arg-max must be NAME=VALUE, e.g. --arg-max amount=100; received "amount"",
+        "2 toolgate: --arg-min must be a number; received "low"",
+        "2 toolgate: --expires-at must be an ISO-8601 time, e.g. 2026-12-31T23:00:00Z; received "tomorrow"",
+        "2 toolgate: give --ttl or --expires-at, not both",
+        "2 toolgate: invalid grant: objects: object "/ws" has no known kind (expected one of path, host, repo, tenant, tool); write it as kind:value, e.g. path:/ws, host:api.example.com, host:*.example.com, repo:owner/name, tenant:acme, tool:file_view [invalid_grant]",
+        "2 toolgate: cap issue needs --rights and --objects, e.g. --rights read --objects path:/ws",
+        "2 toolgate: --args is not valid JSON: Expected property name or '}' in JSON at position 1",
+        "2 toolgate: cannot revoke "not an id": expected a grant id such as cap_3q2Xn0u8mB1Kc9dZ (toolgate cap inspect TOKEN shows it) or a whole tg1. token [invalid_grant]",
+      ]
+    `);
+  });
+
   it("bad key files are named by kid and size, never by content", async () => {
     const short = join(dir, "short.json");
     const shortKey = Buffer.alloc(16, 0x5a).toString("base64");
