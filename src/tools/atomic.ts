@@ -7,11 +7,18 @@ import { randomBytes } from "node:crypto";
 import { open, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Stats } from "node:fs";
+import { NoEffectError } from "../schema/errors.js";
 
+/**
+ * Any failure leaves the original untouched (the rename is the only step that changes it, and it
+ * is atomic), so failures are thrown as `NoEffectError` code `write_failed`: the key is released.
+ */
 export async function writeAtomically(path: string, content: Buffer, original: Stats): Promise<void> {
   const temp = join(dirname(path), `.${basename(path)}.toolgate-${randomBytes(6).toString("hex")}.tmp`);
   // "wx": never reuse or follow an existing entry at the temporary name.
-  const handle = await open(temp, "wx", original.mode & 0o7777);
+  const handle = await open(temp, "wx", original.mode & 0o7777).catch((err: Error) => {
+    throw new NoEffectError(`could not write ${path}: ${err.message}; the file is unchanged`, "write_failed");
+  });
   try {
     try {
       await handle.writeFile(content);
@@ -24,6 +31,6 @@ export async function writeAtomically(path: string, content: Buffer, original: S
     await rename(temp, path);
   } catch (err) {
     await unlink(temp).catch(() => undefined);
-    throw err;
+    throw new NoEffectError(`could not write ${path}: ${(err as Error).message}; the file is unchanged`, "write_failed");
   }
 }

@@ -1,9 +1,11 @@
+import { spawnSync } from "node:child_process";
 import { chmodSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { NoEffectError } from "../../src/schema/errors.js";
 import { editFile, probeEdit } from "../../src/tools/edit.js";
 import { contentVersion } from "../../src/tools/text.js";
 import { viewPath } from "../../src/tools/view.js";
+import { binaryAvailable } from "../support/require.js";
 import { makeWorkspace, stable } from "./fixtures.js";
 
 const s = makeWorkspace("edit");
@@ -135,6 +137,19 @@ describe("file_edit", () => {
     expect(await refusal(editFile(s.ws, { path: latin, old_str: "caf", new_str: "tea" }))).toMatchInlineSnapshot(
       `"not_utf8: <tmp>/ws/l.txt is not valid UTF-8, so replacing text could corrupt it; edit it with bash_execute (e.g. sed) instead"`,
     );
+  });
+
+  it.runIf(binaryAvailable("chattr", ["-V"]))("a write that fails leaves the file unchanged and is a no-effect refusal", async () => {
+    const p = s.write("locked/f.txt", "a\n");
+    // chattr +i (immutable folder) stops even root from creating the temporary file.
+    expect(spawnSync("chattr", ["+i", `${s.root}/locked`]).status).toBe(0);
+    try {
+      const msg = await refusal(editFile(s.ws, { path: p, old_str: "a", new_str: "b" }));
+      expect(msg.replace(/open '[^']+'/, "open '<temp>'")).toMatchInlineSnapshot(`"write_failed: could not write <tmp>/ws/locked/f.txt: EPERM: operation not permitted, open '<temp>'; the file is unchanged"`);
+      expect(readFileSync(p, "utf8")).toBe("a\n");
+    } finally {
+      spawnSync("chattr", ["-i", `${s.root}/locked`]);
+    }
   });
 
   it("edits a 10 MB file", async () => {
