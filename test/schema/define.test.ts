@@ -105,5 +105,6 @@ describe("defineTool", () => {
   it("refuses types JSON Schema cannot say, and a non-zod input", () => {
     expect(() => defineTool({ name: "t", description: "d", input: z.object({ at: z.date() }), effect: "read", handler: () => 1 })).toThrow(/input schema cannot be published as JSON Schema/);
     expect(() => defineTool({ name: "t", description: "d", input: { type: "object" } as never, effect: "read", handler: () => 1 })).toThrow(/input must be a zod schema/);
+    expect(() => defineTool({ name: "t", description: "d", input: z.object({}), effect: "read", handler: "run" as never })).toThrow("tool t: handler must be a function; received string.");
   });
 });

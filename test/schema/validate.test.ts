@@ -107,6 +107,27 @@ describe("issue texts", () => {
       Fix it and call t again; nothing was changed."
     `);
   });
+  it("nested unknown fields say where; field names with / and ~ are labelled as written", () => {
+    const spec = { name: "t", inputSchema: { type: "object", properties: { opts: { type: "object", properties: { depth: { type: "integer" } }, additionalProperties: false }, "a/b~c": { type: "integer" } }, additionalProperties: false } };
+    expect(run(spec, { opts: { dpth: 1 }, "a/b~c": "x" })).toMatchInlineSnapshot(`
+      [
+        {
+          "code": "unknown_field",
+          "example": "depth",
+          "expected": "one of depth",
+          "message": "unknown field in opts: dpth; allowed: depth",
+          "path": "/opts/dpth",
+        },
+        {
+          "code": "invalid_type",
+          "expected": "an integer",
+          "message": "a/b~c must be an integer",
+          "path": "/a~1b~0c",
+          "received": ""x" (string)",
+        },
+      ]
+    `);
+  });
   it("string lengths count code points, and the received value is cut to a bound", () => {
     const spec = { name: "t", inputSchema: { type: "object", properties: { s: { type: "string", maxLength: 3 }, e: { enum: ["a"] } }, additionalProperties: false } };
     expect(createValidator().validate(spec, { s: "😀😀😀" }).ok).toBe(true); // 3 code points, 6 UTF-16 units
