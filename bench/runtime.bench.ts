@@ -55,8 +55,9 @@ export default async function bench(h: Harness): Promise<void> {
         hot_path: label,
         toolgate: () => gw.call(p()),
         peer: { name: "Ajv validate + handler", fn: bare },
-        batch: 500,
-        rounds: 20,
+        // Short batches: on a loaded machine a long batch of awaited calls is preempted more often than the peer's.
+        batch: 50,
+        rounds: 60,
         note: "ratio is informational: the peer does no resolve, shaping, fencing or audit",
       });
     }
@@ -72,9 +73,14 @@ export default async function bench(h: Harness): Promise<void> {
         await gw.call(p());
         times.push((performance.now() - t0) * 1000);
       }
-      const p50 = median(times.slice(5000));
-      h.record({ area: "runtime", hot_path: label, toolgate_median_us: p50, peer: null, peer_median_us: null, ratio: null, goal: "≤ 50 µs", goal_met: p50 <= 50 });
-      process.stderr.write(`    p50 ${p50.toFixed(2)} µs\n`);
+      const steady = times.slice(5000).sort((a, b) => a - b);
+      const p50 = median(steady);
+      const p95 = steady[Math.floor(steady.length * 0.95)]!;
+      const mean = steady.reduce((a, b) => a + b, 0) / steady.length;
+      // The mean carries every preemption of a shared machine; p50 is the boundary's own cost.
+      const note = `p95 ${p95.toFixed(1)} µs, mean ${mean.toFixed(1)} µs over ${steady.length} calls`;
+      h.record({ area: "runtime", hot_path: label, toolgate_median_us: p50, peer: null, peer_median_us: null, ratio: null, goal: "≤ 50 µs", goal_met: p50 <= 50, note });
+      process.stderr.write(`    p50 ${p50.toFixed(2)} µs (${note})\n`);
     }
     await quiet.close();
     await audited.close();
