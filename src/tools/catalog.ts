@@ -83,6 +83,8 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     grant: async (args) => ({ op: "read", target: await ws.target(args.path) }),
     handler: (args) => viewPath(ws, args, viewLimits),
     timeout_ms: 60_000,
+    // The window is token-bounded itself; the budget leaves room for the header and the fence.
+    budget_tokens: viewLimits.window_tokens + 500,
   });
 
   const edit = defineTool({
@@ -123,6 +125,7 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     grant: async (args) => ({ op: "read", target: await ws.target(args.path) }),
     handler: (args, ctx) => grepSearch(ws, args, grepLimits, ctx.signal),
     timeout_ms: 60_000,
+    budget_tokens: grepLimits.page_tokens + 500,
   });
 
   return [bash, view, edit, grep] as ToolSpec[];

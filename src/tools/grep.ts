@@ -5,6 +5,7 @@
  * path then line, capped per page, with the total and a cursor to continue.
  */
 import { spawn } from "node:child_process";
+import { countTokens } from "../observation/tokens.js";
 import { NoEffectError } from "../schema/errors.js";
 import { toolResult, type JsonValue, type ToolResult } from "../schema/types.js";
 import type { Workspace } from "./workspace.js";
@@ -20,6 +21,8 @@ export interface GrepArgs {
 export interface GrepLimits {
   /** Matches per page. Default 100. */
   page: number;
+  /** o200k tokens of rendered matches per page; the page ends early (exact next_cursor) past it. Default 3000. */
+  page_tokens: number;
   /** Characters of a matching line shown. Default 200. */
   text_chars: number;
   /** ripgrep binary. Default "rg". */
@@ -28,7 +31,7 @@ export interface GrepLimits {
   max_matches: number;
 }
 
-export const DEFAULT_GREP_LIMITS: GrepLimits = { page: 100, text_chars: 200, binary: "rg", max_matches: 20_000 };
+export const DEFAULT_GREP_LIMITS: GrepLimits = { page: 100, page_tokens: 3000, text_chars: 200, binary: "rg", max_matches: 20_000 };
 
 interface Match {
   path: string;
@@ -47,7 +50,7 @@ export async function grepSearch(ws: Workspace, args: GrepArgs, limits: GrepLimi
   const matches = parseMatches(lines, limits.text_chars);
   matches.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line));
   const cursor = args.cursor ?? 0;
-  const page = matches.slice(cursor, cursor + limits.page);
+  const page = fitPage(matches.slice(cursor, cursor + limits.page), limits.page_tokens);
   const nextCursor = cursor + page.length < matches.length ? cursor + page.length : null;
   const warnings = code === 2 ? stderr.trim().split("\n").slice(0, 3) : [];
   const output: Record<string, JsonValue> = {
@@ -62,7 +65,7 @@ export async function grepSearch(ws: Workspace, args: GrepArgs, limits: GrepLimi
     matches.length === 0
       ? `No matches for ${JSON.stringify(args.pattern)} under ${path}${args.glob ? ` (glob ${args.glob})` : ""}.`
       : `${stopped ? "More than " : ""}${matches.length} matching lines under ${path}${stopped ? " (search stopped there: narrow the pattern, path or glob)" : ""}; showing ${cursor + 1}-${cursor + page.length}:`;
-  const body = page.map((m) => `${m.path}:${m.line}:${m.column}: ${m.text}`).join("\n");
+  const body = page.map(renderMatch).join("\n");
   const footer = nextCursor === null ? "" : `\n[${matches.length - nextCursor} more: call grep_search again with cursor ${nextCursor}]`;
   const warn = warnings.length ? `\n[ripgrep warnings: ${warnings.join("; ")}]` : "";
   return toolResult(output, {
@@ -70,6 +73,18 @@ export async function grepSearch(ws: Workspace, args: GrepArgs, limits: GrepLimi
     ...(nextCursor === null ? {} : { next: { arguments: { ...args, path, cursor: nextCursor } as Record<string, JsonValue>, hint: `${matches.length - nextCursor} more matches` } }),
     ...(nextCursor === null ? {} : { truncated: { omitted: matches.length - nextCursor, unit: "matches" } }),
   });
+}
+
+const renderMatch = (m: Match) => `${m.path}:${m.line}:${m.column}: ${m.text}`;
+
+/** The leading matches whose rendering fits `maxTokens` (at least one, so paging never stalls). */
+function fitPage(page: Match[], maxTokens: number): Match[] {
+  let tokens = 0;
+  for (let i = 0; i < page.length; i++) {
+    tokens += countTokens(renderMatch(page[i]!)) + 1;
+    if (i > 0 && tokens > maxTokens) return page.slice(0, i);
+  }
+  return page;
 }
 
 function runRipgrep(binary: string, args: string[], maxMatches: number, signal?: AbortSignal): Promise<{ lines: string[]; stderr: string; code: number | null; stopped: boolean }> {

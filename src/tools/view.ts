@@ -5,6 +5,7 @@
  */
 import { constants } from "node:fs";
 import { open, readdir } from "node:fs/promises";
+import { countTokens } from "../observation/tokens.js";
 import { NoEffectError } from "../schema/errors.js";
 import { toolResult, type JsonValue, type ToolResult } from "../schema/types.js";
 import { binaryMarker, contentVersion, lineCount, lineEndings, linesFrom, numbered } from "./text.js";
@@ -19,13 +20,13 @@ export interface ViewArgs {
 export interface ViewLimits {
   /** Characters shown of one line before it is cut with a marker. Default 1000. */
   line_chars: number;
-  /** Characters of numbered text per call; the window ends early (with an exact next offset) past it. Default 40000. */
-  window_chars: number;
+  /** o200k tokens of numbered text per call; the window ends early (with an exact next offset) past it. Default 5000. */
+  window_tokens: number;
   /** Largest file file_view reads, bytes. Default 64 MiB. */
   file_bytes: number;
 }
 
-export const DEFAULT_VIEW_LIMITS: ViewLimits = { line_chars: 1000, window_chars: 40_000, file_bytes: 64 * 1024 * 1024 };
+export const DEFAULT_VIEW_LIMITS: ViewLimits = { line_chars: 1000, window_tokens: 5000, file_bytes: 64 * 1024 * 1024 };
 
 // A BOM is not shown (editors hide it too); file_edit keeps it in place.
 const decoder = new TextDecoder("utf-8", { fatal: false });
@@ -60,17 +61,19 @@ function window(path: string, text: string, version: string, args: ViewArgs, lim
     throw new NoEffectError(`offset ${args.offset} is past the end of ${path}, which has ${total} lines; use an offset from 1 to ${Math.max(total, 1)}`, "offset_out_of_range");
   }
   const shown: string[] = [];
-  let chars = 0;
+  let tokens = 0;
   let cutLines = 0;
   for (let line of linesFrom(text, args.offset, args.limit)) {
     if (line.length > limits.line_chars) {
       line = `${line.slice(0, limits.line_chars)}… [line cut: ${line.length - limits.line_chars} more characters]`;
       cutLines++;
     }
-    // Always show at least one line, so a continuation never stalls.
-    if (shown.length > 0 && chars + line.length > limits.window_chars) break;
+    // The window ends on its token bound, so the gateway never cuts it in the middle; at least
+    // one line is always shown, so a continuation never stalls.
+    const cost = countTokens(line) + 2; // + the number and the tab
+    if (shown.length > 0 && tokens + cost > limits.window_tokens) break;
     shown.push(line);
-    chars += line.length + 8;
+    tokens += cost;
   }
   const last = args.offset + shown.length - 1;
   const nextOffset = last < total ? last + 1 : null;

@@ -66,6 +66,14 @@ describe.runIf(binaryAvailable("rg"))("grep_search", () => {
     ]);
   });
 
+  it("ends a page early on its token bound, with the exact next cursor", async () => {
+    const r = await grepSearch(s.ws, { pattern: "hit", path: `${s.root}/many` }, { ...DEFAULT_GREP_LIMITS, page_tokens: 60 });
+    const out = r.output as { matches: unknown[]; next_cursor: number; total: number };
+    expect(out.matches.length).toBeGreaterThan(0);
+    expect(out.matches.length).toBeLessThan(15);
+    expect(out.next_cursor).toBe(out.matches.length);
+  });
+
   it("stops ripgrep past max_matches and says the total is a lower bound", async () => {
     const r = await grepSearch(s.ws, { pattern: "hit", path: `${s.root}/many` }, { ...DEFAULT_GREP_LIMITS, page: 2, max_matches: 5 });
     expect(r.output).toMatchObject({ total: 5, total_is_lower_bound: true, next_cursor: 2 });

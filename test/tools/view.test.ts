@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from "vitest";
+import { countTokens } from "../../src/observation/tokens.js";
 import { NoEffectError } from "../../src/schema/errors.js";
 import { contentVersion } from "../../src/tools/text.js";
-import { viewPath } from "../../src/tools/view.js";
+import { DEFAULT_VIEW_LIMITS, viewPath } from "../../src/tools/view.js";
 import { makeWorkspace, stable } from "./fixtures.js";
 
 const s = makeWorkspace("view");
@@ -75,12 +76,13 @@ describe("file_view", () => {
     expect(r.text).toContain("x… [line cut: 500 more characters]\n2\tshort");
   });
 
-  it("ends a window early on its character bound, with the exact next offset", async () => {
-    const p = s.write("wide.txt", Array.from({ length: 100 }, () => "y".repeat(900)).join("\n"));
-    const r = await viewPath(s.ws, { path: p, offset: 1, limit: 500 });
+  it("ends a window early on its token bound, with the exact next offset", async () => {
+    const p = s.write("wide.txt", Array.from({ length: 100 }, (_, i) => `const value${i} = compute(${i}, "a fairly long string literal number ${i}");`).join("\n"));
+    const r = await viewPath(s.ws, { path: p, offset: 1, limit: 500 }, { ...DEFAULT_VIEW_LIMITS, window_tokens: 300 });
     const out = r.output as { last_line: number; next_offset: number };
     expect(out.last_line).toBeLessThan(100);
     expect(out.next_offset).toBe(out.last_line + 1);
+    expect(countTokens(r.text!)).toBeLessThan(300 + 100); // + the header (path, 64-hex version) and the footer
   });
 
   it("shows invalid UTF-8 as U+FFFD", async () => {
