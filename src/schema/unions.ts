@@ -56,7 +56,8 @@ function branchPrefixes(union: ErrorObject, i: number, root: unknown): string[] 
 const within = (path: string, base: string) => path === base || path.startsWith(base + "/");
 const isNullOnly = (s: unknown) => isRecord(s) && (s.type === "null" || s.const === null);
 
-export function reduceUnions(errors: readonly ErrorObject[], root: unknown): Item[] {
+export function reduceUnions(errors: readonly ErrorObject[], root: unknown): readonly Item[] {
+  if (!errors.some(isUnionError)) return errors;
   let items: Item[] = [...errors];
   const resolve = resolver(root);
   for (let k = 0; k < items.length; k++) {
