@@ -52,7 +52,8 @@ export function effectiveGrant(blocks: readonly ParsedBlock[]): EffectiveGrant {
   }
   return {
     id: blocks[blocks.length - 1]!.block.id,
-    chain_ids: blocks.map((b) => b.block.id),
+    // Frozen: parsed tokens are cached and shared, and decisions hand this array out as is.
+    chain_ids: Object.freeze(blocks.map((b) => b.block.id)) as string[],
     kid: root.kid!,
     rights: [...rights].sort(),
     objects,

@@ -118,8 +118,11 @@ export function objectWithin(inner: CapObject, outer: CapObject): boolean {
   if (inner.kind !== outer.kind) return false;
   if (inner.value === outer.value) return true;
   switch (outer.kind) {
-    case "path":
-      return outer.value === "/" || inner.value.startsWith(outer.value + "/");
+    case "path": {
+      // Segment boundary: `/ws` holds `/ws/a`, never `/ws2` (no string built on this hot path).
+      const o = outer.value;
+      return o === "/" || (inner.value.length > o.length && inner.value.charCodeAt(o.length) === 47 && inner.value.startsWith(o));
+    }
     case "host":
       // `*.example.com` holds `a.example.com`, `a.b.example.com` and `*.a.example.com`.
       return outer.wildcard && inner.value.endsWith(outer.value.slice(1));

@@ -69,14 +69,20 @@ export function widening(child: Predicate, parent: EffectivePredicate): { compon
     if ("min" in b && p.min !== undefined && b.min < p.min) {
       return { component: "args", message: `bound ${b.arg} ≥ ${b.min} is wider than the parent's ${b.arg} ≥ ${p.min}` };
     }
-    if ("oneOf" in b && p.oneOf !== undefined) {
-      const extra = b.oneOf.filter((v) => !p.oneOf!.includes(v));
+    if ("oneOf" in b) {
+      // A listed value the parent's bounds exclude is stated wider, even though the intersection would drop it.
+      const extra = b.oneOf.filter((v) => !(p.oneOf === undefined || p.oneOf.includes(v)) || !inRange(v, p));
       if (extra.length > 0) {
-        return { component: "args", message: `bound ${b.arg} oneOf ${JSON.stringify(b.oneOf)} adds ${JSON.stringify(extra)}, outside the parent's ${JSON.stringify(p.oneOf)}` };
+        return { component: "args", message: `bound ${b.arg} oneOf ${JSON.stringify(b.oneOf)} adds ${JSON.stringify(extra)}, outside the parent's ${describeBounds(b.arg, p)}` };
       }
     }
   }
   return null;
+}
+
+function inRange(v: Primitive, p: { max?: number; min?: number }): boolean {
+  if (p.max === undefined && p.min === undefined) return true;
+  return typeof v === "number" && (p.max === undefined || v <= p.max) && (p.min === undefined || v >= p.min);
 }
 
 /** Reads `arg` (a name or a JSON Pointer) from the call's arguments; undefined when absent. */

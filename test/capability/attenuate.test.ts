@@ -72,9 +72,20 @@ describe("attenuate refuses any widened component (R ⊆, O ⊑, P ⇒, E ≤)",
     expect(refusal({ args: [{ arg: "currency", oneOf: ["usd", "gbp"] }] })).toMatchInlineSnapshot(`
       {
         "component": "args",
-        "message": "attenuation may only narrow a capability: bound currency oneOf ["usd","gbp"] adds ["gbp"], outside the parent's ["usd","eur"]",
+        "message": "attenuation may only narrow a capability: bound currency oneOf ["usd","gbp"] adds ["gbp"], outside the parent's currency one of ["usd","eur"]",
       }
     `);
+  });
+
+  it("P: listed values outside the parent's range are refused; values inside narrow", async () => {
+    expect(refusal({ args: [{ arg: "amount", oneOf: [5, 500] }] }).message).toBe(
+      "attenuation may only narrow a capability: bound amount oneOf [5,500] adds [500], outside the parent's amount ≥ 1, amount ≤ 50",
+    );
+    expect(refusal({ args: [{ arg: "amount", oneOf: ["5"] }] }).component).toBe("args");
+    const child = attenuate(parent, { args: [{ arg: "amount", oneOf: [5, 10] }] }, { now });
+    const ask = (amount: number) => authority.approve(child, { op: "read", target: "path:/ws/a", args: { amount, currency: "usd" } });
+    expect(await ask(10)).toMatchObject({ allowed: true });
+    expect(await ask(11)).toMatchObject({ allowed: false, code: "arg_out_of_bounds", reason: "argument amount = 11 is not allowed; the grant allows amount ≥ 1, amount ≤ 50, amount one of [5,10]" });
   });
 
   it("E: a later expiry, and any child of an expired parent", () => {
