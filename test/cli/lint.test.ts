@@ -73,6 +73,11 @@ describe("toolgate lint", () => {
     expect(report.findings[0]).toMatchObject({ rule: "TG001", severity: "error", tool: "query", pointer: "/inputSchema" });
   });
 
+  it("--json is --format json", async () => {
+    const path = file("j.json", [clean, dirty]);
+    expect((await cli("lint", "--json", path)).out).toBe((await cli("lint", "--format", "json", path)).out);
+  });
+
   it("--format sarif prints SARIF 2.1.0 with rule ids and logical locations", async () => {
     const r = await cli("lint", "--format", "sarif", file("s.json", dirty));
     const sarif = JSON.parse(r.out);

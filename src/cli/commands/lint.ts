@@ -23,9 +23,10 @@ export function register(program: Command): void {
     .argument("[files...]", "JSON files to lint; - reads standard input")
     .addOption(new Option("--format <format>", "output format").choices(LINT_FORMATS as string[]).default("text"))
     .option("--mcp", "lint a live MCP server's tools/list (every page): lint --mcp -- CMD ARGS... or lint --mcp URL")
-    .action(async (files: string[], opts: { format: LintFormat; mcp?: boolean }) => {
+    .option("--json", "same as --format json (every command has --json)")
+    .action(async (files: string[], opts: { format: LintFormat; mcp?: boolean; json?: boolean }) => {
       const report = lintSources(opts.mcp ? [await mcpLintSource(files)] : readSources(files));
-      process.stdout.write(formatReport(report, opts.format));
+      process.stdout.write(formatReport(report, opts.json ? "json" : opts.format));
       process.exitCode = report.summary.errors > 0 ? EXIT.findings : EXIT.ok;
     });
 }
