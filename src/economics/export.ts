@@ -18,7 +18,14 @@ export interface CatalogExport {
  * not carry over (tools that cannot be strict and why; constraints a grammar cannot express);
  * `failed` is true when `strict` was asked and some tool cannot be strict.
  */
-export function exportCatalog(tools: readonly ToolDescriptor[], format: ExportFormat, options: { strict?: boolean } = {}): CatalogExport {
+export interface ExportOptions {
+  /** With "openai": check strict mode and set `strict` per tool. */
+  strict?: boolean;
+  /** With "gbnf": the largest length/item bound written as repetition (default 64). */
+  max_repeat?: number;
+}
+
+export function exportCatalog(tools: readonly ToolDescriptor[], format: ExportFormat, options: ExportOptions = {}): CatalogExport {
   if (options.strict && format !== "openai") throw new ToolgateError("invalid_input", `--strict applies to --format openai only; received --format ${format}`);
   switch (format) {
     case "mcp":
@@ -35,7 +42,7 @@ export function exportCatalog(tools: readonly ToolDescriptor[], format: ExportFo
       return { output: r.tools, notes, failed: bad.length > 0 };
     }
     case "gbnf": {
-      const r = toGbnf(tools);
+      const r = toGbnf(tools, options.max_repeat !== undefined ? { max_repeat: options.max_repeat } : {});
       const notes = r.gaps.map((g) => `${g.tool} ${g.pointer || "/"}: ${g.message}`);
       if (r.gaps.length > 0) notes.push(`${r.gaps.length} constraint(s) the grammar cannot express (listed above); the rest is exact`);
       return { output: r.grammar, notes, failed: false };

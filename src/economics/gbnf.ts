@@ -5,12 +5,14 @@
  * A call is `{"name": "<tool>", "arguments": {...}}`, keys in that order. Expressed exactly:
  * objects with fixed properties (required ones always, optional ones optionally, all of them
  * in the order `properties` declares them — JSON objects are unordered, a grammar is not),
- * strings (minLength/maxLength up to SMALL_BOUND via repetition), enum, const, number,
+ * strings (minLength/maxLength up to `max_repeat`, default 64, via repetition), enum, const, number,
  * integer (with its minimum/maximum, exclusive or not, as digit ranges — see gbnf-int.ts),
- * boolean, null, type arrays, anyOf, arrays (minItems/maxItems up to SMALL_BOUND),
+ * anchored patterns (see gbnf-pattern.ts), formats uuid and date,
+ * boolean, null, type arrays, anyOf, arrays (minItems/maxItems up to `max_repeat`),
  * nested objects, maps (additionalProperties as a schema) and local $ref to $defs/definitions
  * (recursion included). Not expressible, reported, and widened to the nearest expressible
- * form: pattern, format, ranges of non-integer numbers, multipleOf, bounds above SMALL_BOUND, oneOf
+ * form: patterns outside gbnf-pattern.ts's subset, formats other than uuid and date, ranges of
+ * non-integer numbers, multipleOf, length bounds beside a pattern, bounds above `max_repeat`, oneOf
  * exclusivity, allOf/not/if, uniqueItems, prefixItems, contains, min/maxProperties.
  * Additional properties of an object that declares properties are never admitted, even
  * when the schema leaves them open (the grammar is then stricter, and says so).
@@ -18,11 +20,27 @@
  * Whitespace between tokens follows llama.cpp's JSON grammars: nothing, one space, or a
  * newline and up to 20 spaces or tabs (unbounded whitespace lets a model loop).
  */
+import { ToolgateError } from "../schema/errors.js";
 import type { ToolDescriptor } from "./descriptor.js";
 import { integerRange } from "./gbnf-int.js";
+import { patternToGbnf } from "./gbnf-pattern.js";
 
-/** Largest length or item bound written out as repetition. */
-export const SMALL_BOUND = 64;
+/** Formats written as patterns: uuid exactly; date down to month 01–12 and day 01–31. */
+const FORMAT_PATTERNS: Record<string, string> = {
+  uuid: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+  date: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$",
+};
+const FORMAT_NOTES: Record<string, string> = {
+  date: "format \"date\" is written as YYYY-MM-DD with month 01–12 and day 01–31; days past a month's end (e.g. 2026-02-30) are admitted",
+};
+
+/** Default largest length or item bound written out as repetition (llama.cpp expands `x{0,n}` into n rules). */
+export const DEFAULT_MAX_REPEAT = 64;
+
+export interface GbnfOptions {
+  /** Largest minLength/maxLength/minItems/maxItems written as repetition; larger bounds are reported. */
+  max_repeat?: number;
+}
 
 export interface GbnfGap {
   tool: string;
@@ -81,6 +99,7 @@ class ToolGrammar {
     private readonly prefix: string,
     private readonly gaps: GbnfGap[],
     taken: Set<string>,
+    private readonly bound: number,
   ) {
     this.used = taken;
   }
@@ -188,15 +207,27 @@ class ToolGrammar {
   }
 
   private string(schema: Record<string, unknown>, ptr: string): string {
-    for (const k of ["pattern", "format"]) {
-      if (k in schema) this.gap(`${ptr}/${k}`, `${k} ${JSON.stringify(schema[k])} cannot be expressed; any string is admitted`);
+    // A pattern (or a format written as one) replaces the length bounds: a grammar cannot intersect the two.
+    const pattern = typeof schema.pattern === "string" ? schema.pattern : typeof schema.format === "string" ? FORMAT_PATTERNS[schema.format] : undefined;
+    if (typeof schema.format === "string") {
+      if (FORMAT_PATTERNS[schema.format] === undefined) this.gap(`${ptr}/format`, `format ${JSON.stringify(schema.format)} cannot be expressed; any string is admitted`);
+      else if (typeof schema.pattern === "string") this.gap(`${ptr}/format`, `format ${JSON.stringify(schema.format)} is not enforced together with a pattern`);
+      else if (FORMAT_NOTES[schema.format]) this.gap(`${ptr}/format`, FORMAT_NOTES[schema.format]!);
+    }
+    if (pattern !== undefined) {
+      const r = patternToGbnf(pattern);
+      if ("expr" in r) {
+        for (const k of ["minLength", "maxLength"]) if (k in schema) this.gap(`${ptr}/${k}`, `${k} is not enforced together with a pattern`);
+        return `"\\"" ${r.expr} "\\""`;
+      }
+      if (typeof schema.pattern === "string") this.gap(`${ptr}/pattern`, `pattern ${JSON.stringify(pattern)} cannot be expressed (${r.reason}); any string is admitted`);
     }
     const min = typeof schema.minLength === "number" ? schema.minLength : 0;
     const max = typeof schema.maxLength === "number" ? schema.maxLength : undefined;
-    if (min > SMALL_BOUND) this.gap(`${ptr}/minLength`, `minLength ${min} is above ${SMALL_BOUND}; not enforced`);
-    if (max !== undefined && max > SMALL_BOUND) this.gap(`${ptr}/maxLength`, `maxLength ${max} is above ${SMALL_BOUND}; not enforced`);
-    const lo = min > SMALL_BOUND ? 0 : min;
-    const hi = max !== undefined && max <= SMALL_BOUND ? max : undefined;
+    if (min > this.bound) this.gap(`${ptr}/minLength`, `minLength ${min} is above ${this.bound}; not enforced`);
+    if (max !== undefined && max > this.bound) this.gap(`${ptr}/maxLength`, `maxLength ${max} is above ${this.bound}; not enforced`);
+    const lo = min > this.bound ? 0 : min;
+    const hi = max !== undefined && max <= this.bound ? max : undefined;
     if (lo === 0 && hi === undefined) return "string";
     return `"\\"" char{${lo},${hi ?? ""}} "\\""`;
   }
@@ -209,12 +240,12 @@ class ToolGrammar {
     const item = isObject(schema.items) || typeof schema.items === "boolean" ? this.expr(schema.items, `${ptr}/items`, `${hint}-item`) : "value";
     let min = typeof schema.minItems === "number" ? schema.minItems : 0;
     let max = typeof schema.maxItems === "number" ? schema.maxItems : undefined;
-    if (min > SMALL_BOUND) {
-      this.gap(`${ptr}/minItems`, `minItems ${min} is above ${SMALL_BOUND}; not enforced`);
+    if (min > this.bound) {
+      this.gap(`${ptr}/minItems`, `minItems ${min} is above ${this.bound}; not enforced`);
       min = 0;
     }
-    if (max !== undefined && max > SMALL_BOUND) {
-      this.gap(`${ptr}/maxItems`, `maxItems ${max} is above ${SMALL_BOUND}; not enforced`);
+    if (max !== undefined && max > this.bound) {
+      this.gap(`${ptr}/maxItems`, `maxItems ${max} is above ${this.bound}; not enforced`);
       max = undefined;
     }
     if (max === 0) return `"[" ws "]"`;
@@ -258,7 +289,9 @@ class ToolGrammar {
 }
 
 /** The grammar for a catalog's calls, and what it could not express. */
-export function toGbnf(tools: readonly ToolDescriptor[]): GbnfResult {
+export function toGbnf(tools: readonly ToolDescriptor[], options: GbnfOptions = {}): GbnfResult {
+  const bound = options.max_repeat ?? DEFAULT_MAX_REPEAT;
+  if (!Number.isInteger(bound) || bound < 0) throw new ToolgateError("invalid_input", `max_repeat must be an integer ≥ 0; received ${String(bound)}`);
   const gaps: GbnfGap[] = [];
   const taken = new Set<string>(["root", ...BASE_RULES.map(([n]) => n)]);
   const toolRules: [string, string][] = [];
@@ -267,7 +300,7 @@ export function toGbnf(tools: readonly ToolDescriptor[]): GbnfResult {
     let prefix = `t-${ruleSafe(tool.name)}`;
     for (let i = 2; taken.has(prefix); i++) prefix = `t-${ruleSafe(tool.name)}-${i}`;
     taken.add(prefix);
-    const g = new ToolGrammar(tool, prefix, gaps, taken);
+    const g = new ToolGrammar(tool, prefix, gaps, taken, bound);
     const args = g.expr(tool.inputSchema, "", "args");
     const argsRule = g.rule(g.name("arguments"), args);
     toolRules.push([prefix, `"{" ws "\\"name\\"" ws ":" ws ${literal(JSON.stringify(tool.name))} ws "," ws "\\"arguments\\"" ws ":" ws ${argsRule} ws "}"`], ...g.rules);

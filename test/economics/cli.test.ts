@@ -224,6 +224,8 @@ describe("toolgate export", () => {
     expect(gbnf.code).toBe(0);
     expect(gbnf.out).toMatch(/^root ::= t-bash-execute \| t-file-view \| t-file-edit \| t-grep-search$/m);
     expect(gbnf.err).toMatch(/\d+ constraint\(s\) the grammar cannot express/);
+    const wide = await cli("export", seedListing5Path, "--format", "gbnf", "--max-repeat", "10000");
+    expect(wide.err).not.toContain("maxLength 8192");
   });
 
   it("--strict: exit 1 and the reasons on stderr when a tool cannot be strict", async () => {
@@ -240,8 +242,11 @@ describe("toolgate export", () => {
       ["export", seedListing5Path, "--format", "anthropic", "--strict"],
       ["export", seedListing5Path, seedListing5Path, "--format", "mcp"],
       ["export", seedListing5Path, "--catalog", "x.ts", "--format", "mcp"],
+      ["export", seedListing5Path, "--format", "gbnf", "--max-repeat", "many"],
+      ["export", seedListing5Path, "--format", "openai", "--max-repeat", "100"],
+      ["export", seedListing5Path, "--format", "gbnf", "--max-repeat", "-3"],
     );
-    expect(results.map((r) => r.code)).toEqual([2, 2, 2, 2, 2]);
+    expect(results.map((r) => r.code)).toEqual([2, 2, 2, 2, 2, 2, 2, 2]);
     expect(results.map((r) => r.err.split("\n")[0])).toMatchInlineSnapshot(`
       [
         "error: required option '--format <format>' not specified",
@@ -249,6 +254,9 @@ describe("toolgate export", () => {
         "toolgate: --strict applies to --format openai only; received --format anthropic",
         "toolgate: two tools are named bash_execute; an exported catalog needs unique names (export the files one at a time)",
         "toolgate: give one catalog source: FILE..., --mcp -- CMD ARGS... or --catalog MODULE [invalid_input]",
+        "toolgate: --max-repeat must be a number; received "many"",
+        "toolgate: --max-repeat applies to --format gbnf only; received --format openai",
+        "toolgate: max_repeat must be an integer ≥ 0; received -3 [invalid_input]",
       ]
     `);
   });

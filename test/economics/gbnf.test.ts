@@ -48,12 +48,28 @@ describe("toGbnf on the built-in coding catalog", () => {
         "file_edit /properties/path/maxLength: maxLength 1024 is above 64; not enforced",
         "file_edit /properties/old_str/maxLength: maxLength 100000 is above 64; not enforced",
         "file_edit /properties/new_str/maxLength: maxLength 100000 is above 64; not enforced",
-        "file_edit /properties/expected_version/pattern: pattern "^([0-9a-f]{64})?$" cannot be expressed; any string is admitted",
         "grep_search /properties/pattern/maxLength: maxLength 512 is above 64; not enforced",
         "grep_search /properties/path/maxLength: maxLength 1024 is above 64; not enforced",
         "grep_search /properties/glob/maxLength: maxLength 256 is above 64; not enforced",
       ]
     `);
+  });
+});
+
+describe("toGbnf max_repeat", () => {
+  const tool = toToolDescriptor({ name: "open", inputSchema: { type: "object", properties: { path: { type: "string", maxLength: 1024 } }, required: ["path"], additionalProperties: false } });
+
+  it("writes larger length bounds as repetition when asked", () => {
+    const wide = toGbnf([tool], { max_repeat: 1024 });
+    expect(wide.gaps).toEqual([]);
+    const rules = parseGbnf(wide.grammar);
+    expect(gbnfAccepts(rules, call("open", { path: "a".repeat(1024) }))).toBe(true);
+    expect(gbnfAccepts(rules, call("open", { path: "a".repeat(1025) }))).toBe(false);
+    expect(toGbnf([tool]).gaps.map((g) => g.message)).toEqual(["maxLength 1024 is above 64; not enforced"]);
+  });
+
+  it("rejects a bound that is not a count", () => {
+    expect(() => toGbnf([tool], { max_repeat: -1 })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: max_repeat must be an integer ≥ 0; received -1]`);
   });
 });
 
@@ -66,6 +82,7 @@ const exact: ToolDescriptor = {
     properties: {
       mode: { enum: ["car", "train", 3, null] },
       seats: { type: "integer", minimum: -5, exclusiveMaximum: 120 },
+      ticket: { type: "string", pattern: "^[A-Z]{2}-[0-9]{1,4}( \\(\"x\"\\))?$" },
       version: { const: 2 },
       code: { type: "string", minLength: 2, maxLength: 3 },
       stops: { type: "array", items: { $ref: "#/$defs/stop" }, minItems: 1, maxItems: 3 },
@@ -116,6 +133,10 @@ describe("toGbnf agrees with a JSON Schema validator where the schema is express
     { mode: "car", seats: 119, code: "ab", stops: [{ city: "A" }] },
     { mode: "car", seats: 120, code: "ab", stops: [{ city: "A" }] },
     { mode: "car", seats: -6, code: "ab", stops: [{ city: "A" }] },
+    { mode: "car", seats: 0, ticket: "AB-12", code: "ab", stops: [{ city: "A" }] },
+    { mode: "car", ticket: 'ZZ-9999 ("x")', code: "ab", stops: [{ city: "A" }] },
+    { mode: "car", ticket: "ab-12", code: "ab", stops: [{ city: "A" }] },
+    { mode: "car", ticket: "AB-12345", code: "ab", stops: [{ city: "A" }] },
   ];
 
   it("has nothing to report for it", () => {
@@ -130,7 +151,7 @@ describe("toGbnf agrees with a JSON Schema validator where the schema is express
 
   it("accepts both kinds of sample", () => {
     const verdicts = samples.map((s) => validate(s));
-    expect(verdicts.filter(Boolean).length).toBe(7);
+    expect(verdicts.filter(Boolean).length).toBe(9);
   });
 });
 
@@ -155,8 +176,7 @@ describe("toGbnf on schemas found in the wild", () => {
     expect(gaps.map((g) => `${g.pointer}: ${g.message}`)).toMatchInlineSnapshot(`
       [
         "/additionalProperties: the object is open, but the grammar admits only its declared properties",
-        "/properties/when/pattern: pattern "^\\\\d{4}$" cannot be expressed; any string is admitted",
-        "/properties/when/format: format "date" cannot be expressed; any string is admitted",
+        "/properties/when/format: format "date" is not enforced together with a pattern",
         "/properties/n/minimum: minimum on a number cannot be expressed; any number is admitted",
         "/properties/n/multipleOf: multipleOf on a number cannot be expressed; any number is admitted",
         "/properties/one/oneOf: oneOf's exactly-one rule cannot be expressed; branches are alternatives as in anyOf",

@@ -1,6 +1,6 @@
 /**
  * `toolgate export`: a catalog in another ecosystem's tool format.
- *   toolgate export [FILE... | --mcp -- CMD ARGS... | --catalog MODULE] --format mcp|openai|anthropic|vercel-ai|gbnf [--strict]
+ *   toolgate export [FILE... | --mcp -- CMD ARGS... | --catalog MODULE] --format mcp|openai|anthropic|vercel-ai|gbnf [--strict] [--max-repeat N]
  * With no source, the built-in coding catalog. The export goes to stdout; what does not carry
  * over goes to stderr: with `--format openai --strict`, each tool that cannot be strict and
  * why (those tools are emitted with strict: false, and the exit code is 1); with `gbnf`, what
@@ -11,10 +11,12 @@ import { exportCatalog } from "../../economics/export.js";
 import { EXPORT_FORMATS, type ExportFormat } from "../../economics/formats.js";
 import { loadCatalogs } from "../../economics/sources.js";
 import { CliError, EXIT, printJson } from "../io.js";
+import { numberOption } from "./breakeven.js";
 
 interface Options {
   format: ExportFormat;
   strict?: boolean;
+  maxRepeat?: string;
   mcp?: boolean;
   catalog?: string;
 }
@@ -26,6 +28,7 @@ export function register(program: Command): void {
     .argument("[files...]", "catalog files (descriptor, array, tools/list result, catalog file; - = stdin), or with --mcp the server command after --")
     .addOption(new Option("--format <format>", "target format").choices(EXPORT_FORMATS as string[]).makeOptionMandatory())
     .option("--strict", "with --format openai: check each tool against OpenAI strict mode and report those that cannot be strict")
+    .option("--max-repeat <n>", "with --format gbnf: largest length/item bound written as repetition (default 64)")
     .option("--mcp", "list the tools of the MCP server started by the command after --")
     .option("--catalog <module>", "a module exporting defineTool results")
     .action(async (files: string[], opts: Options) => {
@@ -37,7 +40,9 @@ export function register(program: Command): void {
         if (names.has(t.name)) throw new CliError(`two tools are named ${t.name}; an exported catalog needs unique names (export the files one at a time)`);
         names.add(t.name);
       }
-      const r = exportCatalog(tools, opts.format, { strict: opts.strict === true });
+      if (opts.maxRepeat !== undefined && opts.format !== "gbnf") throw new CliError(`--max-repeat applies to --format gbnf only; received --format ${opts.format}`);
+      const maxRepeat = numberOption("--max-repeat", opts.maxRepeat);
+      const r = exportCatalog(tools, opts.format, { strict: opts.strict === true, ...(maxRepeat !== undefined ? { max_repeat: maxRepeat } : {}) });
       if (typeof r.output === "string") process.stdout.write(r.output);
       else printJson(r.output);
       if (r.notes.length > 0) process.stderr.write(r.notes.join("\n") + "\n");
