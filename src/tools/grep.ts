@@ -42,36 +42,37 @@ interface Match {
 
 export async function grepSearch(ws: Workspace, args: GrepArgs, limits: GrepLimits = DEFAULT_GREP_LIMITS, signal?: AbortSignal): Promise<ToolResult<Record<string, JsonValue>>> {
   const path = await ws.resolve(args.path);
-  const rgArgs = ["--json", "--no-config", "--no-require-git", ...(args.glob ? ["--glob", args.glob] : []), "-e", args.pattern, "--", path];
+  // --sort path: ripgrep emits files in path order (lines in order within each), so the order
+  // is stable across pages and only the page's own events need parsing.
+  const rgArgs = ["--json", "--sort", "path", "--no-config", "--no-require-git", ...(args.glob ? ["--glob", args.glob] : []), "-e", args.pattern, "--", path];
   const { lines, stderr, code, stopped } = await runRipgrep(limits.binary, rgArgs, limits.max_matches, signal);
   if (code === 2 && lines.length === 0 && !stopped) {
     throw new NoEffectError(`ripgrep refused the search: ${stderr.trim() || "exit status 2"}`, /regex parse error|error parsing/i.test(stderr) ? "invalid_pattern" : "search_failed");
   }
-  const matches = parseMatches(lines, limits.text_chars);
-  matches.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line));
+  const total = lines.length;
   const cursor = args.cursor ?? 0;
-  const page = fitPage(matches.slice(cursor, cursor + limits.page), limits.page_tokens);
-  const nextCursor = cursor + page.length < matches.length ? cursor + page.length : null;
+  const page = fitPage(parseMatches(lines.slice(cursor, cursor + limits.page), limits.text_chars), limits.page_tokens);
+  const nextCursor = cursor + page.length < total ? cursor + page.length : null;
   const warnings = code === 2 ? stderr.trim().split("\n").slice(0, 3) : [];
   const output: Record<string, JsonValue> = {
     matches: page.map((m) => ({ ...m })),
-    total: matches.length,
+    total,
     total_is_lower_bound: stopped,
     cursor,
     next_cursor: nextCursor,
     ...(warnings.length ? { warnings } : {}),
   };
   const header =
-    matches.length === 0
+    total === 0
       ? `No matches for ${JSON.stringify(args.pattern)} under ${path}${args.glob ? ` (glob ${args.glob})` : ""}.`
-      : `${stopped ? "More than " : ""}${matches.length} matching lines under ${path}${stopped ? " (search stopped there: narrow the pattern, path or glob)" : ""}; showing ${cursor + 1}-${cursor + page.length}:`;
+      : `${stopped ? "More than " : ""}${total} matching lines under ${path}${stopped ? " (search stopped there: narrow the pattern, path or glob)" : ""}; showing ${cursor + 1}-${cursor + page.length}:`;
   const body = page.map(renderMatch).join("\n");
-  const footer = nextCursor === null ? "" : `\n[${matches.length - nextCursor} more: call grep_search again with cursor ${nextCursor}]`;
+  const footer = nextCursor === null ? "" : `\n[${total - nextCursor} more: call grep_search again with cursor ${nextCursor}]`;
   const warn = warnings.length ? `\n[ripgrep warnings: ${warnings.join("; ")}]` : "";
   return toolResult(output, {
     text: `${header}${body ? `\n${body}` : ""}${footer}${warn}`,
-    ...(nextCursor === null ? {} : { next: { arguments: { ...args, path, cursor: nextCursor } as Record<string, JsonValue>, hint: `${matches.length - nextCursor} more matches` } }),
-    ...(nextCursor === null ? {} : { truncated: { omitted: matches.length - nextCursor, unit: "matches" } }),
+    ...(nextCursor === null ? {} : { next: { arguments: { ...args, path, cursor: nextCursor } as Record<string, JsonValue>, hint: `${total - nextCursor} more matches` } }),
+    ...(nextCursor === null ? {} : { truncated: { omitted: total - nextCursor, unit: "matches" } }),
   });
 }
 
