@@ -11,6 +11,8 @@
  *    minItems, maxItems. Everything else (allOf, not, if/then/else, dependentRequired,
  *    dependentSchemas, patternProperties, unevaluatedProperties, propertyNames, min/maxProperties,
  *    minLength/maxLength, uniqueItems, contains, prefixItems, default, oneOf, …) is reported;
+ *    minLength/maxLength are reported because the documented string keywords are pattern and
+ *    format only (the original list named them unsupported, and still does for fine-tuned models);
  *  - format only from date-time, time, date, duration, email, hostname, ipv4, ipv6, uuid;
  *  - at most 5,000 object properties in total, 10 levels of object nesting, 1,000 enum values.
  */

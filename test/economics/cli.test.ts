@@ -218,6 +218,8 @@ describe("toolgate export", () => {
     expect(anthropic[0]).toMatchObject({ name: "bash_execute", input_schema: { type: "object" } });
     const vercel = JSON.parse((await cli("export", seedListing5Path, "--format", "vercel-ai")).out);
     expect(Object.keys(vercel)).toEqual(["bash_execute", "file_view", "file_edit", "grep_search"]);
+    const fromModule = JSON.parse((await cli("export", "--catalog", join(here, "fixtures", "catalog-module.ts"), "--format", "mcp")).out);
+    expect(fromModule.tools[0]).toMatchObject({ name: "get_order", annotations: { readOnlyHint: true, destructiveHint: false } });
     const mcp = JSON.parse((await cli("export", "--format", "mcp")).out);
     expect(mcp.tools[0].annotations).toMatchObject({ readOnlyHint: false });
     const gbnf = await cli("export", seedListing5Path, "--format", "gbnf");
