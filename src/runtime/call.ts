@@ -52,21 +52,42 @@ export class CallState {
     this.arrived = now;
   }
 
-  /** Runs one stage, recording its outcome ("ok" or the refusal code) and its latency. */
-  async stage<T>(name: StageName, run: () => T | Promise<T>): Promise<T> {
+  /**
+   * Runs one stage, recording its outcome ("ok", the refusal code, or "threw") and its latency.
+   * A synchronous stage stays synchronous: the A0 path allocates no promise per stage.
+   */
+  stage<T>(name: StageName, run: () => T | Promise<T>): T | Promise<T> {
     const t0 = performance.now();
+    const record = (outcome: string) => (this.stages[name] = { outcome, ms: performance.now() - t0 });
+    let value: T | Promise<T>;
     try {
-      const value = await run();
-      this.stages[name] = { outcome: isRefusal(value) ? value.code : "ok", ms: performance.now() - t0 };
-      return value;
+      value = run();
     } catch (err) {
-      // A throwing stage (a handler inside settle) is recorded before the error travels on.
-      this.stages[name] = { outcome: "threw", ms: performance.now() - t0 };
+      record("threw");
       throw err;
     }
+    if (!isThenable(value)) {
+      record(isRefusal(value) ? value.code : "ok");
+      return value;
+    }
+    return value.then(
+      (v) => {
+        record(isRefusal(v) ? v.code : "ok");
+        return v;
+      },
+      (err: unknown) => {
+        // A throwing stage (a handler inside settle) is recorded before the error travels on.
+        record("threw");
+        throw err;
+      },
+    );
   }
 
   elapsed(): number {
     return performance.now() - this.started;
   }
+}
+
+function isThenable<T>(v: T | Promise<T>): v is Promise<T> {
+  return typeof (v as { then?: unknown } | null)?.then === "function";
 }

@@ -15,7 +15,7 @@ import { renderError, type Rendered, type RenderOptions } from "../observation/r
 import { createRedactor } from "../observation/redact.js";
 import { createContinuationCache, type ContinuationOptions } from "../observation/continuations.js";
 import { READ_MORE, readMoreTool } from "./read-more.js";
-import { DEFAULT_AUDIT_PATH, createAuditSink, type AuditSink } from "./audit.js";
+import { DEFAULT_AUDIT_PATH, createAuditSink, type AuditSink, type PendingAudit } from "./audit.js";
 import { createApprovalsApi, DEFAULT_APPROVAL_TTL_MS } from "./approvals.js";
 import { approvalGate } from "./approval-gate.js";
 import { CallState, isRefusal, refuse, type Refusal } from "./call.js";
@@ -87,7 +87,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   // Last: every check above has passed, so a refused configuration leaves no open file behind.
   const sink = options.audit === false ? null : typeof options.audit === "object" ? options.audit : createAuditSink(options.audit ?? DEFAULT_AUDIT_PATH);
   const ttl_ms = options.approval_ttl_ms ?? DEFAULT_APPROVAL_TTL_MS;
-  const inflight = new Set<Promise<Observation>>();
+  // Calls in flight, and who waits for the count to reach zero (close).
+  let active = 0;
+  let onIdle: (() => void) | null = null;
   let closed = false;
 
   const renderOpts = (tool: ToolSpec | null, name: string): RenderOptions => ({
@@ -155,7 +157,7 @@ export function createGateway(options: GatewayOptions): Gateway {
 
     const lease_ms = Math.max(options.lease_ms ?? DEFAULT_LEASE_MS, (abort.timeout_ms ?? 0) + LEASE_MARGIN_MS);
     const settled = await c.stage("settle", () =>
-      settleStage({ store, tool, args, ctx, key: keyed.key, fingerprint: keyed.fingerprint, lease_ms, now: clock, run: () => c.stage("execute", () => execute(tool, args, ctx, abort)) }),
+      settleStage({ store, tool, args, ctx, key: keyed.key, fingerprint: keyed.fingerprint, lease_ms, now: clock, run: async () => c.stage("execute", () => execute(tool, args, ctx, abort)) }),
     );
     c.record_state = settled.record_state;
     if (isRefusal(settled)) return fail(c, settled);
@@ -195,8 +197,17 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   function audit(c: CallState, rendered: Rendered): void {
     if (!sink) return;
+    try {
+      sink.write(auditEntry(c, rendered));
+    } catch (err) {
+      // A call that outlived close() must still answer; its line is reported instead of thrown.
+      process.stderr.write(`toolgate: audit line for call ${String(c.proposal.call_id)} not written: ${(err as Error).message}\n`);
+    }
+  }
+
+  function auditEntry(c: CallState, rendered: Rendered): PendingAudit {
     const o = rendered.observation;
-    sink.write({
+    return {
       record: {
         ts: new Date(c.arrived).toISOString(),
         trajectory_id: String(c.proposal.trajectory_id),
@@ -218,20 +229,25 @@ export function createGateway(options: GatewayOptions): Gateway {
       },
       arguments: c.args !== undefined ? c.args : (c.proposal.arguments as JsonValue),
       observation_text: o.text,
-    });
+    };
   }
 
   async function run(proposal: Proposal, signal: AbortSignal | undefined): Promise<Observation> {
     const c = new CallState(proposal, clock());
-    let rendered: Rendered;
+    active++;
     try {
-      rendered = await pipeline(c, signal);
-    } catch (err) {
-      // A bug or a failing store outside settle: still an observation, never a throw across the boundary.
-      rendered = fail(c, refuse("internal_error", `toolgate could not complete this call (${(err as Error)?.message ?? String(err)}). ${c.key ? "Whether it took effect is unknown; check the state with a read-only tool before retrying." : "Nothing was executed; retry later."}`));
+      let rendered: Rendered;
+      try {
+        rendered = await pipeline(c, signal);
+      } catch (err) {
+        // A bug or a failing store outside settle: still an observation, never a throw across the boundary.
+        rendered = fail(c, refuse("internal_error", `toolgate could not complete this call (${(err as Error)?.message ?? String(err)}). ${c.key ? "Whether it took effect is unknown; check the state with a read-only tool before retrying." : "Nothing was executed; retry later."}`));
+      }
+      audit(c, rendered);
+      return rendered.observation;
+    } finally {
+      if (--active === 0) onIdle?.();
     }
-    audit(c, rendered);
-    return rendered.observation;
   }
 
   return {
@@ -243,18 +259,20 @@ export function createGateway(options: GatewayOptions): Gateway {
           fail(new CallState(proposal, clock()), refuse("internal_error", "This gateway is closed; nothing was executed. Reconnect to a running toolgate.")).observation,
         );
       }
-      const pending = run(proposal, callOptions?.signal);
-      inflight.add(pending);
-      void pending.finally(() => inflight.delete(pending));
-      return pending;
+      return run(proposal, callOptions?.signal);
     },
     async close(closeOptions = {}) {
       if (closed) return;
       closed = true;
       const grace = closeOptions.grace_ms ?? 5_000;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.allSettled([...inflight]), new Promise((r) => (timer = setTimeout(r, grace)))]);
-      clearTimeout(timer);
+      if (active > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        await new Promise<void>((done) => {
+          onIdle = done;
+          timer = setTimeout(done, grace);
+        });
+        clearTimeout(timer);
+      }
       await sink?.close();
       await store.close();
     },

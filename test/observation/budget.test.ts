@@ -10,7 +10,7 @@ const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}:
 describe("fitText", () => {
   it("leaves a text that fits untouched and does not count small texts", () => {
     const r = fitText("hello world", 100, marker);
-    expect(r).toEqual({ text: "hello world", omitted_tokens: 0, tokens: null });
+    expect(r).toEqual({ text: "hello world", omitted_tokens: 0, tokens: null, removed: "" });
   });
 
   it("counts a text whose bytes exceed the budget but whose tokens do not", () => {
