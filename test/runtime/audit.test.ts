@@ -57,3 +57,25 @@ describe("audit trail", () => {
     ).toThrow(/^audit sink .*closed\.jsonl is closed; create a new gateway to keep auditing$/);
   });
 });
+
+describe("close", () => {
+  it("waits for a call in flight, then writes its line and closes the store", async () => {
+    const path = join(dir, "close.jsonl");
+    const { call, gateway, store } = make({ audit: path });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    gateway.tools.get("add_order_note")!.handler = async () => {
+      await gate;
+      return { ok: true };
+    };
+    const pending = call("add_order_note", { order_id: "o_001", note: "late" });
+    await new Promise((r) => setImmediate(r));
+    const closing = gateway.close({ grace_ms: 60_000 });
+    release();
+    await closing;
+    expect((await pending).ok).toBe(true);
+    expect(readFileSync(path, "utf8").trimEnd().split("\n")).toHaveLength(1);
+    await expect(store.records.list({ now: 0 })).rejects.toThrow();
+    expect((await call("get_order", { order_id: "o_001" })).error?.code).toBe("internal_error");
+  });
+});
