@@ -105,6 +105,24 @@ export { createBubblewrap } from "./tools/sandbox/bubblewrap.js";
 export type { BubblewrapOptions } from "./tools/sandbox/bubblewrap.js";
 export type { SandboxLauncher, EnvelopeRun, EnvelopeLimits, LaunchPlan } from "./tools/sandbox/launcher.js";
 // mcp:
+export { createMcpServer } from "./mcp/server.js";
+export type { McpServerOptions } from "./mcp/server.js";
+export { serveStdio } from "./mcp/stdio.js";
+export type { StdioOptions, StdioHandle } from "./mcp/stdio.js";
+export { serveHttp } from "./mcp/http.js";
+export type { HttpOptions, HttpHandle } from "./mcp/http.js";
+export { runGatewayServer, parseListenAddress } from "./mcp/run.js";
+export type { RunOptions, ListenAddress } from "./mcp/run.js";
+export { createProxy } from "./mcp/proxy.js";
+export type { ProxyOptions, Proxy } from "./mcp/proxy.js";
+export { gatewayFromSettings } from "./mcp/bootstrap.js";
+export type { GatewaySettings } from "./mcp/bootstrap.js";
+export { loadCatalogModule } from "./mcp/catalog-module.js";
+export { listMcpTools } from "./mcp/list-tools.js";
+export type { UpstreamTarget } from "./mcp/upstream.js";
+export { toMcpTool } from "./mcp/listing.js";
+export { toCallToolResult, OBSERVATION_META } from "./mcp/result.js";
+export { META_KEYS } from "./mcp/meta.js";
 // economics:
 export { breakeven } from "./economics/breakeven.js";
 export type { BreakevenInput, BreakevenResult, BreakevenDecision } from "./economics/breakeven.js";
