@@ -3,6 +3,22 @@ import { gateways } from "./helpers.js";
 
 const make = gateways();
 
+describe("A1 idempotent", () => {
+  it("runs without an idempotency record: a repeat runs again, harmlessly", async () => {
+    const { gateway, propose, catalog, audit, store, clock } = make();
+    gateway.tools.get("get_order")!.effect = "idempotent";
+    const p = propose("get_order", { order_id: "o_001" }, { call_id: "i1" });
+    const [a, b] = [await gateway.call(p), await gateway.call(p)];
+    expect([a.authority, b.authority, a.replay, b.replay]).toEqual(["A1", "A1", undefined, undefined]);
+    expect(catalog.calls.get_order).toBe(2);
+    expect(await store.records.list({ now: clock.now })).toEqual([]);
+    expect(audit.records.map((r) => [r.authority, r.key, Object.keys(r.stages).includes("settle")])).toEqual([
+      ["A1", null, false],
+      ["A1", null, false],
+    ]);
+  });
+});
+
 describe("A2 settle", () => {
   it("names the new state after a write", async () => {
     const { call, catalog } = make();
