@@ -61,6 +61,10 @@ export interface Observation {
   tool: string;
   call_id: string;
   authority?: AuthorityLevel;
+  /**
+   * The tool's structured output, redacted but NOT cut: only `text` is bounded by the budget.
+   * A transport that shows structured output to a model should drop it when `truncated` is set.
+   */
   output?: JsonValue;
   error?: {
     code: ObservationErrorCode | string;
