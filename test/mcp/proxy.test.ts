@@ -11,9 +11,11 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { createGateway } from "../../src/runtime/gateway.js";
 import { openStore } from "../../src/idempotency/open.js";
 import { createMcpServer } from "../../src/mcp/server.js";
+import { serveHttp } from "../../src/mcp/http.js";
+import notesCatalog from "./fixtures/notes-catalog.js";
 import { createProxy, type Proxy } from "../../src/mcp/proxy.js";
 import { AUTHORITY } from "../../src/schema/types.js";
-import { ids, obsOf, tempDir, textOf } from "./support.js";
+import { executions, ids, obsOf, tempDir, textOf } from "./support.js";
 
 const wrapper = fileURLToPath(new URL("./fixtures/logging-wrapper.mjs", import.meta.url));
 const memoryServer = fileURLToPath(import.meta.resolve("@modelcontextprotocol/server-memory/dist/index.js"));
@@ -145,5 +147,40 @@ describe("proxy in front of server-filesystem", () => {
     const wrongType = await s.client.callTool({ name: "list_directory", arguments: { path: 42 } });
     expect(obsOf(wrongType).error?.code).toBe("invalid_arguments");
     expect(s.upstreamCalls().map((c) => c.name)).toEqual(["read_text_file"]);
+  });
+});
+
+describe("proxy in front of a Streamable HTTP upstream (--upstream-url)", () => {
+  it("proxies an HTTP MCP server: annotations become effects, retries with one call id run once upstream", async () => {
+    const notes = tempDir("http-upstream");
+    process.env.NOTES_DIR = notes;
+    const upstreamGateway = createGateway({ tools: notesCatalog, store: await openStore("memory:"), audit: false });
+    const upstream = await serveHttp(upstreamGateway, { port: 0 });
+    try {
+      proxy = await createProxy({
+        upstream: { url: upstream.url.href },
+        gateway: async (tools) => createGateway({ tools, store: await openStore("memory:"), audit: false }),
+        log: () => {},
+      });
+      expect(Object.fromEntries(proxy.tools.map((t) => [t.name, t.effect]))).toMatchObject({ note_read: "read", note_append: "write", note_delete: "destructive" });
+      const mcp = createMcpServer(proxy.gateway);
+      const [a, b] = InMemoryTransport.createLinkedPair();
+      await mcp.connect(a);
+      client = new Client({ name: "proxy-http-test", version: "1.0.0" });
+      await client.connect(b);
+      const args = { name: "u", line: "via proxy" };
+      const first = await client.callTool({ name: "note_append", arguments: args, _meta: ids("u1") });
+      const retry = await client.callTool({ name: "note_append", arguments: args, _meta: ids("u1") });
+      expect(first.structuredContent).toEqual({ name: "u", lines: 1 });
+      expect(obsOf(retry).replay).toBe(true);
+      expect(executions(notes)).toEqual(["note_append u via proxy"]);
+    } finally {
+      await client?.close();
+      await proxy?.close({ grace_ms: 100 });
+      client = undefined;
+      proxy = undefined;
+      await upstream.close();
+      await upstreamGateway.close();
+    }
   });
 });
