@@ -51,6 +51,8 @@ export default async function (h: Harness): Promise<void> {
       peer: { name: "createHmac chain + timingSafeEqual", fn: rawVerifier(token) },
       goal: { op: "<=", value: 1.5, label: "≤ 1.5×" },
       batch: 500,
+      rounds: 60,
+      warmup: 10,
     });
   }
 
