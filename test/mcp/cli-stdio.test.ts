@@ -2,6 +2,7 @@
  * `toolgate serve` as a client sees it: the real SDK Client spawns the CLI from source
  * (node + tsx, no build) and talks MCP over stdio.
  */
+import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -150,5 +151,69 @@ describe("toolgate serve --catalog (TypeScript module, no build) over stdio", { 
     expect(retry.structuredContent).toEqual({ name: "s", lines: 1 });
     expect(obsOf(retry).replay).toBe(true);
     expect(executions(notes)).toEqual(["note_slow s"]);
+  });
+});
+
+describe("toolgate serve over raw stdio: bad input", { timeout: 180_000 }, () => {
+  it("answers malformed JSON, non-JSON-RPC, an oversized message and an unknown method, and keeps serving", async () => {
+    const notes = tempDir("raw");
+    const child = spawn(process.execPath, ["--import", "tsx", join(projectRoot, "src/cli/main.ts"), "serve", "--catalog", NOTES_CATALOG, "--workspace", notes, "--store", "memory:"], {
+      cwd: projectRoot,
+      env: { ...process.env, NOTES_DIR: notes },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const replies: Array<{ id: unknown; error?: { code: number; message: string }; result?: unknown }> = [];
+    let buffered = "";
+    child.stdout.on("data", (d: Buffer) => {
+      buffered += d.toString("utf8");
+      let nl;
+      while ((nl = buffered.indexOf("\n")) !== -1) {
+        replies.push(JSON.parse(buffered.slice(0, nl)));
+        buffered = buffered.slice(nl + 1);
+      }
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    const send = (line: string) => child.stdin.write(line + "\n");
+    const until = async (pred: () => boolean) => {
+      while (!pred()) await new Promise((r) => setTimeout(r, 50));
+    };
+    send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }));
+    await until(() => replies.some((r) => r.id === 1));
+    send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+    send('{"jsonrpc":"2.0","id":2,"method":"tools/list"');
+    send(JSON.stringify({ id: 3, method: "tools/list" }));
+    send(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "note_append", arguments: { name: "big", line: "x".repeat(5 * 1024 * 1024) } } }));
+    send(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "resources/destroy", params: {} }));
+    send(JSON.stringify({ jsonrpc: "2.0", id: 6, method: "tools/call", params: { name: "note_append", arguments: { name: "ok", line: "still serving" } } }));
+    await until(() => replies.some((r) => r.id === 6));
+    child.stdin.end();
+    expect(await exited).toBe(0);
+    const errors = replies.filter((r) => r.error).map((r) => [r.id, r.error!.code, r.error!.message.slice(0, 60)]);
+    expect(errors).toMatchInlineSnapshot(`
+      [
+        [
+          null,
+          -32700,
+          "Parse error: the line is not valid JSON (Expected ',' or '}'",
+        ],
+        [
+          3,
+          -32600,
+          "Invalid Request: not a JSON-RPC 2.0 message; expected {"json",
+        ],
+        [
+          null,
+          -32600,
+          "Invalid Request: a message exceeds 4194304 bytes and was dis",
+        ],
+        [
+          5,
+          -32601,
+          "Method not found",
+        ],
+      ]
+    `);
+    expect(replies.find((r) => r.id === 6)?.result).toMatchObject({ structuredContent: { name: "ok", lines: 1 } });
+    expect(executions(notes)).toEqual(["note_append ok still serving"]);
   });
 });
