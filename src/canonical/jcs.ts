@@ -37,6 +37,20 @@ function quote(s: string): string | null {
   return isWellFormed(s) ? JSON.stringify(s) : null;
 }
 
+/** Quoted property names, reused across calls: tool arguments repeat the same few names. Bounded. */
+const quotedNames = new Map<string, string | null>();
+const MAX_CACHED_NAMES = 4096;
+const MAX_CACHED_NAME_LENGTH = 64;
+
+function quoteName(name: string): string | null {
+  let quoted = quotedNames.get(name);
+  if (quoted === undefined) {
+    quoted = quote(name);
+    if (name.length <= MAX_CACHED_NAME_LENGTH && quotedNames.size < MAX_CACHED_NAMES) quotedNames.set(name, quoted);
+  }
+  return quoted;
+}
+
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 /** Renders a path stack as JSONPath: `$.a.b[3]["odd key"]`. */
@@ -71,15 +85,24 @@ function describeRefusal(value: unknown): string {
   }
 }
 
+/** Thrown by the fast pass, which keeps no path: the value is walked again with paths to say where. */
+const LOCATE = Symbol("locate");
+
 class Canonicalizer {
-  /** Keys and indexes from the root to the value being written, for error paths. */
-  private readonly path: (string | number)[] = [];
   /** The containers currently open; a value already here is a cycle. */
   private readonly open: object[] = [];
 
-  constructor(private readonly root: string) {}
+  /**
+   * @param path keys and indexes from the root to the value being written; null in the fast
+   *   pass, where keeping it would cost every value two array operations for the rare error.
+   */
+  constructor(
+    private readonly root: string,
+    private readonly path: (string | number)[] | null,
+  ) {}
 
   fail(value: unknown, reason = describeRefusal(value)): never {
+    if (this.path === null) throw LOCATE;
     throw new CanonicalJsonError(renderPath(this.root, this.path), reason);
   }
 
@@ -117,11 +140,12 @@ class Canonicalizer {
 
   private array(value: readonly unknown[]): string {
     if (value.length === 0) return "[]";
+    const path = this.path;
     let out = "[";
     for (let i = 0; i < value.length; i++) {
-      this.path.push(i);
+      path?.push(i);
       out += (i === 0 ? "" : ",") + this.write(value[i]);
-      this.path.pop();
+      path?.pop();
     }
     return out + "]";
   }
@@ -130,13 +154,14 @@ class Canonicalizer {
     // Default sort compares UTF-16 code units, which is exactly RFC 8785 §3.2.3.
     const keys = Object.keys(value).sort();
     if (keys.length === 0) return "{}";
+    const path = this.path;
     let out = "{";
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!;
-      this.path.push(key);
-      const name = quote(key) ?? this.fail(key, "the property name contains a lone UTF-16 surrogate (RFC 8785 §3.2.2.2); rename it");
+      path?.push(key);
+      const name = quoteName(key) ?? this.fail(key, "the property name contains a lone UTF-16 surrogate (RFC 8785 §3.2.2.2); rename it");
       out += (i === 0 ? "" : ",") + name + ":" + this.write(value[key]);
-      this.path.pop();
+      path?.pop();
     }
     return out + "}";
   }
@@ -147,5 +172,11 @@ class Canonicalizer {
  * the first value that has no JSON form; `root` names the value in that path (default `$`).
  */
 export function canonicalize(value: unknown, root = "$"): string {
-  return new Canonicalizer(root).write(value);
+  try {
+    return new Canonicalizer(root, null).write(value);
+  } catch (err) {
+    if (err !== LOCATE) throw err;
+    // Same walk, same order, now keeping the path: it stops at the same first refusal.
+    return new Canonicalizer(root, []).write(value);
+  }
 }

@@ -83,6 +83,8 @@ describe("traps the vectors do not exercise", () => {
     expect(refusal(() => canonicalize("\uDC00"))).toContain("$: the string contains a lone UTF-16 surrogate");
     expect(refusal(() => canonicalize({ "k\uDBFF": 1 }))).toMatchInlineSnapshot(`"$["k\\udbff"]: the property name contains a lone UTF-16 surrogate (RFC 8785 §3.2.2.2); rename it"`);
     expect(canonicalize("\uD83D\uDE02")).toBe('"😂"');
+    // Property names are cached between calls: a refused name stays refused.
+    expect(refusal(() => canonicalize([{ ok: 1 }, { "k\uDBFF": 1 }]))).toContain('$[1]["k\\udbff"]: the property name');
   });
 
   it("refuses undefined, functions, symbols and bigint instead of dropping them", () => {
