@@ -5,6 +5,11 @@
  * issues, replay, truncation, post-state) rides in `_meta["toolgate/observation"]` so clients and
  * tests can act on it without parsing text; `structuredContent` carries only a successful output,
  * because a client validates it against the tool's outputSchema.
+ *
+ * Budgets bound the text. When the text was cut, `structuredContent` is left out — unless the
+ * tool declares an outputSchema, where MCP requires a conforming structured result and a cut
+ * object would not conform; clients that put structured results in front of a model should use
+ * the text for such tools (`_meta["toolgate/observation"].truncated` says it was cut).
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonValue } from "../schema/types.js";
@@ -29,13 +34,13 @@ export function observationMeta(obs: Observation): Record<string, JsonValue> {
   return meta;
 }
 
-/** The tools/call result for one observation. */
-export function toCallToolResult(obs: Observation): CallToolResult {
+/** The tools/call result for one observation; `hasOutputSchema`: the tool declares an outputSchema. */
+export function toCallToolResult(obs: Observation, hasOutputSchema = false): CallToolResult {
   const result: CallToolResult = {
     content: [{ type: "text", text: obs.text }],
     _meta: { [OBSERVATION_META]: observationMeta(obs) },
   };
   if (!obs.ok) result.isError = true;
-  else if (isObject(obs.output)) result.structuredContent = obs.output;
+  else if (isObject(obs.output) && (obs.truncated === undefined || hasOutputSchema)) result.structuredContent = obs.output;
   return result;
 }

@@ -76,7 +76,8 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     const obs = await gateway.call(proposal);
     const elicit = options.elicitApproval !== false;
     const timeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
-    return toCallToolResult(await approveByElicitation({ server, gateway, requestId: extra.requestId, timeoutMs, elicit }, proposal, obs));
+    const answered = await approveByElicitation({ server, gateway, requestId: extra.requestId, timeoutMs, elicit }, proposal, obs);
+    return toCallToolResult(answered, gateway.tools.get(name)?.outputSchema !== undefined);
   });
   return server;
 }
