@@ -10,11 +10,10 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import pg from "pg";
-import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/idempotency/open.js";
 import { POSTGRES_URL, REDIS_URL, projectRoot, serviceAvailable } from "../support/require.js";
+import { dropPgSchema, dropRedisPrefix } from "./fixtures/service-cleanup.js";
 
 const KEYS = 1000;
 /** Two child processes on a shared 2-core machine: generous, never a performance bound. */
@@ -31,18 +30,8 @@ const withParam = (url: string, param: string) => `${url}${url.includes("?") ? "
 
 afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
-  if (redisUp) {
-    const redis = new Redis(REDIS_URL);
-    const keys = await redis.keys(`${redisPrefix}*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
-  }
-  if (postgresUp) {
-    const client = new pg.Client({ connectionString: POSTGRES_URL });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS "${pgSchema}" CASCADE`);
-    await client.end();
-  }
+  if (redisUp) await dropRedisPrefix(redisPrefix);
+  if (postgresUp) await dropPgSchema(pgSchema);
 });
 
 interface Worker<T = Record<string, number>> {

@@ -1,9 +1,9 @@
 /** The PostgreSQL store against the real server: conformance, concurrent DDL, and a server that is down. */
 import { randomBytes } from "node:crypto";
-import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPostgresStore } from "../../../src/idempotency/stores/postgres.js";
 import { POSTGRES_URL, serviceAvailable } from "../../support/require.js";
+import { dropPgSchema } from "../fixtures/service-cleanup.js";
 import { describeStoreConformance } from "../store.conformance.js";
 
 const up = await serviceAvailable("PostgreSQL", new URL(POSTGRES_URL).hostname, Number(new URL(POSTGRES_URL).port || 5432));
@@ -11,12 +11,7 @@ const up = await serviceAvailable("PostgreSQL", new URL(POSTGRES_URL).hostname, 
 const schema = `tg_test_pg_${randomBytes(4).toString("hex")}`;
 
 describe.runIf(up)("postgres store", () => {
-  afterAll(async () => {
-    const client = new pg.Client({ connectionString: POSTGRES_URL });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await client.end();
-  });
+  afterAll(() => dropPgSchema(schema));
 
   describeStoreConformance("postgres", () => createPostgresStore({ url: POSTGRES_URL, schema }));
 

@@ -4,14 +4,13 @@
  * runs through a proxy the test cuts while the tool executes.
  */
 import { randomBytes } from "node:crypto";
-import pg from "pg";
-import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { settle } from "../../../src/idempotency/settle.js";
 import type { Store } from "../../../src/idempotency/store.js";
 import { createPostgresStore } from "../../../src/idempotency/stores/postgres.js";
 import { createRedisStore } from "../../../src/idempotency/stores/redis.js";
 import { POSTGRES_URL, REDIS_URL, serviceAvailable } from "../../support/require.js";
+import { dropPgSchema, dropRedisPrefix } from "../fixtures/service-cleanup.js";
 import { startTcpProxy } from "../fixtures/tcp-proxy.js";
 
 const redisUrl = new URL(REDIS_URL);
@@ -23,18 +22,8 @@ const redisPrefix = `tg-test-down-${run}:`;
 const pgSchema = `tg_test_down_${run}`;
 
 afterAll(async () => {
-  if (redisUp) {
-    const raw = new Redis(REDIS_URL);
-    const keys = await raw.keys(`${redisPrefix}*`);
-    if (keys.length) await raw.del(...keys);
-    raw.disconnect();
-  }
-  if (postgresUp) {
-    const client = new pg.Client({ connectionString: POSTGRES_URL });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS "${pgSchema}" CASCADE`);
-    await client.end();
-  }
+  if (redisUp) await dropRedisPrefix(redisPrefix);
+  if (postgresUp) await dropPgSchema(pgSchema);
 });
 
 /** Settles one key through `viaProxy`, cutting the connection while the tool runs; reads the record back through `direct`. */

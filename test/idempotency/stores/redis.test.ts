@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedisStore } from "../../../src/idempotency/stores/redis.js";
 import type { Store } from "../../../src/idempotency/store.js";
 import { REDIS_URL, serviceAvailable } from "../../support/require.js";
+import { dropRedisPrefix } from "../fixtures/service-cleanup.js";
 import { describeStoreConformance } from "../store.conformance.js";
 
 const up = await serviceAvailable("Redis", new URL(REDIS_URL).hostname, Number(new URL(REDIS_URL).port || 6379));
@@ -21,9 +22,8 @@ describe.runIf(up)("redis store", () => {
   });
   afterAll(async () => {
     await store?.close();
-    const keys = await raw.keys(`${prefix}*`);
-    if (keys.length) await raw.del(...keys);
     raw.disconnect();
+    await dropRedisPrefix(prefix);
   });
   const claim = (owner: string, now: number) => ({ owner, lease_until: now + 60_000, fingerprint: null, tool: null, now });
 
