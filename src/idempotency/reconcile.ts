@@ -18,7 +18,7 @@ export async function reconcile(
 ): Promise<SettleOutcome> {
   const { records, owner } = ctx;
   const mine = await records.takeOver(record, owner, ctx.now());
-  if (!mine) return busy(ctx);
+  if (!mine) return moved(ctx, runAgain);
 
   let outcome: ProbeOutcome;
   try {
@@ -37,12 +37,12 @@ export async function reconcile(
       }
       const now = ctx.now();
       const done = await records.complete(owner, "IN_DOUBT", stored.result, ctx.ttl_ms === null ? null : now + ctx.ttl_ms, now);
-      if (!done) return busy(ctx);
+      if (!done) return moved(ctx, runAgain);
       return { status: "replay", result: stored.result, record: done, settled_by: "probe" };
     }
     case "not_applied":
       // Nothing happened: free the key, then this very call claims and runs it.
-      if (!(await records.release(owner, "IN_DOUBT", "unknown"))) return busy(ctx);
+      if (!(await records.release(owner, "IN_DOUBT", "unknown"))) return moved(ctx, runAgain);
       return runAgain();
     case "unknown": {
       const detail = outcome.detail ? ` (${outcome.detail})` : "";
@@ -57,10 +57,19 @@ export async function reconcile(
   }
 }
 
-/** Someone else moved the record while we probed: report what it is now. */
-async function busy(ctx: SettleContext): Promise<SettleOutcome> {
-  const current = await ctx.records.get(ctx.now(), "unknown");
-  if (current?.state === "COMPLETED") return { status: "replay", result: current.result, record: current, settled_by: "stored" };
+/**
+ * Someone else moved the record while we probed: answer from what it is now. Released (another
+ * probe found the effect not applied) → this call claims and runs; COMPLETED → replay;
+ * IN_FLIGHT → refused like any repeat; still IN_DOUBT → another party is settling it.
+ */
+async function moved(ctx: SettleContext, runAgain: () => Promise<SettleOutcome>): Promise<SettleOutcome> {
+  const now = ctx.now();
+  const current = await ctx.records.get(now, "unknown");
+  if (current === null) return runAgain();
+  if (current.state === "COMPLETED") return { status: "replay", result: current.result, record: current, settled_by: "stored" };
+  if (current.state === "IN_FLIGHT" && current.lease_until > now) {
+    return { status: "in_flight", retry_after_ms: Math.max(1, Math.ceil(current.lease_until - now)), record: current };
+  }
   return {
     status: "in_doubt",
     cause: "probe_busy",

@@ -152,3 +152,28 @@ describe("settle: the texts callers show", () => {
     expect(await store.records.get("doubt", T0)).toMatchObject({ state: "IN_DOUBT" });
   });
 });
+
+describe("settle: two probers of one IN_DOUBT record", () => {
+  it("the later prober takes over; the earlier one, fenced out, answers from the record as it now is", async () => {
+    const store = createMemoryStore();
+    await settle(store, "k", () => Promise.reject(new Error("timeout")), { lease_ms: 1000, now: at(T0) });
+    const before = (await store.records.get("k", T0))!;
+    let effects = 0;
+    let release!: () => void;
+    const slow = new Promise<void>((r) => (release = r));
+    const first = settle(store, "k", () => ++effects, {
+      lease_ms: 1000,
+      now: at(T0 + 1),
+      probe: async () => {
+        await slow;
+        return { outcome: "not_applied" };
+      },
+    });
+    while ((await store.records.get("k", T0))!.owner === before.owner) await new Promise((r) => setTimeout(r, 1));
+    const second = await settle(store, "k", () => ++effects, { lease_ms: 1000, now: at(T0 + 2), probe: () => ({ outcome: "not_applied" }) });
+    expect(second).toMatchObject({ status: "executed", result: 1, after_probe: "not_applied" });
+    release();
+    expect(await first).toMatchObject({ status: "replay", settled_by: "stored", result: 1 });
+    expect(effects).toBe(1);
+  });
+});
