@@ -81,14 +81,43 @@ function repairTimes(calls: AuditCall[]): Map<AuditCall, number> {
   return times;
 }
 
+/** Largest sample `callsToDecide` looks at; beyond it the rate is too close to p_break to matter. */
+const MAX_SAMPLE = 10_000_000;
+
+/**
+ * How many calls, failing at the observed rate, would put the whole Wilson interval on one
+ * side of p_break; null when the rate equals p_break or more than MAX_SAMPLE would be needed.
+ */
+export function callsToDecide(rate: number, p_break: number): number | null {
+  const decided = (n: number) => {
+    const iv = wilsonInterval(Math.round(rate * n), n);
+    return iv.low > p_break || iv.high < p_break;
+  };
+  let hi = 1;
+  while (!decided(hi)) {
+    hi *= 2;
+    if (hi > MAX_SAMPLE) return null;
+  }
+  let lo = Math.max(1, hi / 2);
+  // Rounding makes `decided` not quite monotone in n; the search finds a sample size that decides.
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (decided(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  return hi;
+}
+
 function decide(p_err: Interval, p_break: number, failed: number, calls: number): { recommendation: Recommendation; reason: string } {
   const iv = `p_err ${(p_err.p * 100).toFixed(1)} % (95 % CI ${(p_err.low * 100).toFixed(1)}–${(p_err.high * 100).toFixed(1)} %, ${failed}/${calls})`;
   const pb = `p_break ${(p_break * 100).toFixed(1)} %`;
   if (p_err.low > p_break) return { recommendation: "constrain", reason: `${iv} lies above ${pb}: constrain decoding` };
   if (p_err.high < p_break) return { recommendation: "dont_constrain", reason: `${iv} lies below ${pb}: do not constrain` };
+  const needed = callsToDecide(p_err.p, p_break);
+  const more = needed === null ? "the observed rate is too close to p_break for any practical sample to decide" : `at this rate about ${needed.toLocaleString("en-US")} calls would decide`;
   return {
     recommendation: "not_enough_data",
-    reason: `warning: sample too small to decide — ${iv} straddles ${pb}; collect more calls`,
+    reason: `warning: sample too small to decide — ${iv} straddles ${pb}; ${more}`,
   };
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { breakevenFromAudit, MALFORMED_OUTCOMES } from "../../src/economics/breakeven-audit.js";
+import { breakevenFromAudit, callsToDecide, MALFORMED_OUTCOMES } from "../../src/economics/breakeven-audit.js";
+import { wilsonInterval } from "../../src/economics/wilson.js";
 import { readAudit } from "../../src/economics/audit-reader.js";
 import { jsonl, record, traffic } from "./support/audit.js";
 
@@ -81,7 +82,7 @@ describe("breakevenFromAudit", () => {
         },
       ]
     `);
-    expect(r.tools[2]!.reason).toMatchInlineSnapshot(`"warning: sample too small to decide — p_err 10.0 % (95 % CI 1.8–40.4 %, 1/10) straddles p_break 2.5 %; collect more calls"`);
+    expect(r.tools[2]!.reason).toMatchInlineSnapshot(`"warning: sample too small to decide — p_err 10.0 % (95 % CI 1.8–40.4 %, 1/10) straddles p_break 2.5 %; at this rate about 15 calls would decide"`);
   });
 
   it("uses the rest of a file with broken lines and reports each one", () => {
@@ -124,6 +125,16 @@ describe("breakevenFromAudit", () => {
     expect(() => breakevenFromAudit("oops\n\n")).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: the audit trail holds no usable record (1 broken line(s); line 1: not valid JSON (Unexpected token 'o', "oops" is not valid JSON)). Expected one AuditRecord JSON object per line, as the gateway writes to .toolgate/audit.jsonl.]`);
     expect(() => breakevenFromAudit(trail(), { mask_ms: 0 })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: mask_ms (t_mask) must be a number greater than 0; received 0. Pass --mask-ms, e.g. 0.5.]`);
     expect(() => breakevenFromAudit(trail(), { repair_ms: -5 })).toThrow(/repair_ms/);
+  });
+
+  it("says how many calls at the observed rate would decide", () => {
+    for (const [rate, p_break] of [[0.1, 0.025], [0.02, 0.025], [0, 0.01], [0.3, 0.2]] as const) {
+      const n = callsToDecide(rate, p_break)!;
+      const iv = wilsonInterval(Math.round(rate * n), n);
+      expect(iv.low > p_break || iv.high < p_break).toBe(true);
+    }
+    expect(callsToDecide(0, 0.01)).toBe(381);
+    expect(callsToDecide(0.025, 0.025)).toBeNull();
   });
 
   it("reads blank lines as nothing", () => {

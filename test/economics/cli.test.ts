@@ -88,7 +88,7 @@ describe("toolgate breakeven", () => {
       file_edit    200    20      10.0 % [6.6, 14.9]  80.0   2,000 ms  2.00 %   constrain
       grep_search  10     1       10.0 % [1.8, 40.4]  100.0  2,000 ms  2.50 %   not enough data
 
-      grep_search: warning: sample too small to decide — p_err 10.0 % (95 % CI 1.8–40.4 %, 1/10) straddles p_break 2.5 %; collect more calls
+      grep_search: warning: sample too small to decide — p_err 10.0 % (95 % CI 1.8–40.4 %, 1/10) straddles p_break 2.5 %; at this rate about 15 calls would decide
       210 record(s) read; failed = outcome invalid_arguments; t_mask = 0.5 ms
       "
     `);
