@@ -9,13 +9,12 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { Redis } from "ioredis";
-import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/idempotency/open.js";
 import { settle } from "../../src/idempotency/settle.js";
 import type { ProbeOutcome } from "../../src/schema/types.js";
 import { POSTGRES_URL, REDIS_URL, projectRoot, serviceAvailable } from "../support/require.js";
+import { dropPgSchema, dropRedisPrefix } from "./fixtures/service-cleanup.js";
 
 const child = join(projectRoot, "test", "idempotency", "fixtures", "crash-child.ts");
 const dir = mkdtempSync(join(tmpdir(), "toolgate-crash-"));
@@ -28,18 +27,8 @@ const pgSchema = `tg_test_crash_${run}`;
 
 afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
-  if (redisUp) {
-    const redis = new Redis(REDIS_URL);
-    const keys = await redis.keys(`${redisPrefix}*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
-  }
-  if (postgresUp) {
-    const client = new pg.Client({ connectionString: POSTGRES_URL });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS "${pgSchema}" CASCADE`);
-    await client.end();
-  }
+  if (redisUp) await dropRedisPrefix(redisPrefix);
+  if (postgresUp) await dropPgSchema(pgSchema);
 });
 
 /** Starts the child, waits until its effect has started, then SIGKILLs it. */
