@@ -7,6 +7,7 @@
  */
 import type { EffectiveGrant } from "./grant.js";
 import { parseObject, withinAny, type CapObject } from "./objects.js";
+import { memoByString } from "./memo.js";
 import { argViolation } from "./predicates.js";
 
 /** What a call asks of its capability (the runtime derives it from resolved arguments). */
@@ -85,15 +86,5 @@ export function checkRequest(g: EffectiveGrant, req: ApproveRequest): Denial | n
   return null;
 }
 
-const TARGET_CACHE_LIMIT = 1024;
-const targets = new Map<string, CapObject>();
-
-/** `parseObject` for request targets, cached by string: the same targets recur call after call. */
-function parseTarget(text: string): CapObject {
-  const hit = targets.get(text);
-  if (hit) return hit;
-  const parsed = parseObject(text);
-  if (targets.size >= TARGET_CACHE_LIMIT) targets.delete(targets.keys().next().value!);
-  targets.set(text, parsed);
-  return parsed;
-}
+/** `parseObject` for request targets, memoised: the same targets recur call after call. */
+const parseTarget = memoByString(1024, parseObject);

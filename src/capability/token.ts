@@ -16,6 +16,7 @@
 import { canonicalize } from "../canonical/jcs.js";
 import { checkBlock, MalformedError, type Block, type ParsedBlock } from "./block.js";
 import { effectiveGrant, type EffectiveGrant } from "./grant.js";
+import { memoByString } from "./memo.js";
 
 export const TOKEN_PREFIX = "tg1.";
 export const TAG_BYTES = 32;
@@ -80,15 +81,5 @@ export function decodeToken(text: string): ParsedToken {
   return { text, bytes, blocks, tag, grant: effectiveGrant(blocks) };
 }
 
-const CACHE_LIMIT = 1024;
-const cache = new Map<string, ParsedToken>();
-
-/** `decodeToken` with a bounded cache keyed by the exact string (parse once, verify every time). */
-export function parseToken(text: string): ParsedToken {
-  const hit = cache.get(text);
-  if (hit) return hit;
-  const parsed = decodeToken(text);
-  if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
-  cache.set(text, parsed);
-  return parsed;
-}
+/** `decodeToken` memoised by the exact string, up to 1024 tokens (parse once, verify every time). */
+export const parseToken: (text: string) => ParsedToken = memoByString(1024, decodeToken);
