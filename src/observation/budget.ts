@@ -68,8 +68,9 @@ export interface LineRange {
 function cutMiddle(text: string, tokens: number[], keep: number, marker: (omitted: number, cut: LineRange | null) => string): Omit<Fitted, "tokens"> {
   const headN = Math.floor(keep * HEAD_SHARE);
   const tailN = keep - headN;
-  let head = decodeTokens(tokens.slice(0, headN));
-  let tail = tailN > 0 ? decodeTokens(tokens.slice(tokens.length - tailN)) : "";
+  // A token slice can end inside a character (decoded as U+FFFD): keep only what is really text.
+  let head = exactPrefix(text, decodeTokens(tokens.slice(0, headN)));
+  let tail = tailN > 0 ? exactSuffix(text, decodeTokens(tokens.slice(tokens.length - tailN))) : "";
   // Prefer whole lines when a line break is close to the seam: a half line misleads more than a shorter head.
   const headBreak = head.lastIndexOf("\n");
   if (headBreak >= 0 && headBreak >= head.length * 0.6) head = head.slice(0, headBreak + 1);
@@ -80,9 +81,7 @@ function cutMiddle(text: string, tokens: number[], keep: number, marker: (omitte
   const line = marker(omitted, range);
   const sep = head.length === 0 || head.endsWith("\n") ? "" : "\n";
   const after = tail.length === 0 ? "" : "\n";
-  // Decoding a token slice can split a character; fall back to token arithmetic when head or tail is not exact.
-  const exact = text.startsWith(head) && text.endsWith(tail);
-  const removed = exact ? text.slice(head.length, text.length - tail.length) : decodeTokens(tokens.slice(headN, tokens.length - tailN));
+  const removed = text.slice(head.length, text.length - tail.length);
   return { text: `${head}${sep}${line}${after}${tail}`, omitted_tokens: omitted, removed };
 }
 
@@ -94,12 +93,35 @@ export function takeHead(text: string, budget: number): { head: string; rest: st
   if (surelyFits(text, budget)) return { head: text, rest: "" };
   const tokens = encodeTokens(text);
   if (tokens.length <= budget) return { head: text, rest: "" };
-  let head = decodeTokens(tokens.slice(0, Math.max(1, budget)));
+  let head = exactPrefix(text, decodeTokens(tokens.slice(0, Math.max(1, budget))));
   const br = head.lastIndexOf("\n");
   if (br >= head.length * 0.6) head = head.slice(0, br + 1);
-  if (!text.startsWith(head)) head = text.slice(0, Math.max(1, head.length - 1));
+  // Always make progress, even when the first token is part of a longer character.
+  if (head.length === 0) head = text.slice(0, text.codePointAt(0)! > 0xffff ? 2 : 1);
   return { head, rest: text.slice(head.length) };
 }
+
+/** The longest prefix of `text` that `decoded` agrees with (drops a split character's U+FFFD). */
+function exactPrefix(text: string, decoded: string): string {
+  let i = 0;
+  const n = Math.min(text.length, decoded.length);
+  while (i < n && text.charCodeAt(i) === decoded.charCodeAt(i)) i++;
+  // Never end between the two halves of a surrogate pair.
+  if (i > 0 && isHighSurrogate(text.charCodeAt(i - 1))) i--;
+  return text.slice(0, i);
+}
+
+/** The longest suffix of `text` that `decoded` agrees with. */
+function exactSuffix(text: string, decoded: string): string {
+  let i = 0;
+  const n = Math.min(text.length, decoded.length);
+  while (i < n && text.charCodeAt(text.length - 1 - i) === decoded.charCodeAt(decoded.length - 1 - i)) i++;
+  if (i > 0 && isLowSurrogate(text.charCodeAt(text.length - i))) i--;
+  return text.slice(text.length - i);
+}
+
+const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
+const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
 /** The cut lines when head ends and tail starts on a line boundary; null when a line was split. */
 function lineRange(text: string, head: string, tail: string): LineRange | null {

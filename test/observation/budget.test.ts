@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fitText, surelyFits } from "../../src/observation/budget.js";
+import { fitText, surelyFits, takeHead } from "../../src/observation/budget.js";
 import { countTokens } from "../../src/observation/tokens.js";
 
 const marker = (omitted: number, cut: { first: number; last: number; total: number } | null) =>
@@ -64,5 +64,52 @@ describe("fitText", () => {
       if (surelyFits(s, 12)) expect(countTokens(s)).toBeLessThanOrEqual(12);
     }
     expect(surelyFits("漢字漢字漢字", 12)).toBe(false);
+  });
+});
+
+describe("fitText properties", () => {
+  it("never exceeds the budget, keeps a prefix and a suffix, and its removed part is what is missing", async () => {
+    const fc = await import("fast-check");
+    const line = fc.string({ unit: "grapheme", maxLength: 60 });
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 120 }), fc.integer({ min: 40, max: 400 }), (lines, budget) => {
+        const text = lines.join("\n");
+        const r = fitText(text, budget, marker);
+        if (r.omitted_tokens === 0) return r.text === text;
+        expect(countTokens(r.text)).toBeLessThanOrEqual(budget);
+        const m = /\[cut \d+ tokens[^\]]*\]/.exec(r.text)!;
+        const head = r.text.slice(0, m.index).replace(/\n$/, "");
+        const tail = r.text.slice(m.index + m[0].length).replace(/^\n/, "");
+        expect(text.startsWith(head)).toBe(true);
+        expect(text.endsWith(tail)).toBe(true);
+        // What a continuation serves is exactly what the cut took out: head + removed + tail = text.
+        const before = r.text.slice(0, m.index);
+        const after = tail;
+        expect([before + r.removed + after, before.slice(0, -1) + r.removed + after]).toContain(text);
+        return true;
+      }),
+      { numRuns: 150, seed: 20261130 },
+    );
+  });
+});
+
+describe("takeHead", () => {
+  it("pages through any text in order: the pages concatenate back to it", async () => {
+    const fc = await import("fast-check");
+    fc.assert(
+      fc.property(fc.string({ unit: "grapheme", maxLength: 3000 }), fc.integer({ min: 1, max: 200 }), (text, page) => {
+        let rest = text;
+        let out = "";
+        for (let i = 0; rest.length > 0; i++) {
+          expect(i).toBeLessThan(text.length + 1);
+          const { head, rest: more } = takeHead(rest, page);
+          expect(head.length).toBeGreaterThan(0);
+          out += head;
+          rest = more;
+        }
+        return out === text;
+      }),
+      { numRuns: 100, seed: 7 },
+    );
   });
 });
