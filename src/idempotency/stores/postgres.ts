@@ -23,6 +23,8 @@ export interface PostgresStoreOptions {
   tablePrefix?: string;
   /** Connect timeout in ms; a server that does not answer in time fails with `store_unavailable`. Default 2000. */
   connectTimeoutMs?: number;
+  /** A query not answered within this many ms fails instead of waiting on a hung server. Default 10000. */
+  queryTimeoutMs?: number;
   /** Pool size. Default 10. */
   maxConnections?: number;
 }
@@ -41,6 +43,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const config: PoolConfig = {
     connectionString: options.url,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 2000,
+    query_timeout: options.queryTimeoutMs ?? 10_000,
     max: options.maxConnections ?? 10,
   };
   const pool: Pool = new pg.Pool(config);

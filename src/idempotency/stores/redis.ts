@@ -22,6 +22,8 @@ export interface RedisStoreOptions {
   prefix?: string;
   /** Connect timeout in ms; a store that does not answer in time fails with `store_unavailable`. Default 2000. */
   connectTimeoutMs?: number;
+  /** A command not answered within this many ms fails instead of waiting on a hung server. Default 10000. */
+  commandTimeoutMs?: number;
 }
 
 /** The scripts as ioredis commands (`defineCommand`: EVALSHA, EVAL on NOSCRIPT). */
@@ -41,6 +43,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
   const settings: RedisOptions = {
     lazyConnect: true,
     connectTimeout: options.connectTimeoutMs ?? 2000,
+    commandTimeout: options.commandTimeoutMs ?? 10_000,
     // Fail fast instead of queueing or retrying forever: a command that cannot reach Redis
     // rejects, and settle leaves the record as the store last saw it (never "completed").
     enableOfflineQueue: false,
@@ -50,12 +53,21 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
   const redis = new Redis(options.url, settings) as Scripted;
   let lastError: Error | null = null;
   redis.on("error", (err: Error) => (lastError = err));
+  const connectTimeout = options.connectTimeoutMs ?? 2000;
+  let timer: NodeJS.Timeout | undefined;
   try {
-    await redis.connect();
+    // connectTimeout bounds the TCP connect only; a server that accepts and never answers
+    // would hold the ready check forever, so the whole handshake gets the same bound.
+    const silent = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${connectTimeout} ms`)), connectTimeout);
+    });
+    await Promise.race([redis.connect(), silent]);
   } catch (err) {
     redis.disconnect();
     const reason = (lastError ?? (err as Error)).message;
     throw new ToolgateError("store_unavailable", `cannot reach the Redis store at ${where}: ${reason}; is Redis running there?`, { cause: err });
+  } finally {
+    clearTimeout(timer);
   }
   redis.defineCommand("tgClaimExisting", { numberOfKeys: 1, lua: lua.CLAIM_EXISTING });
   redis.defineCommand("tgTransition", { numberOfKeys: 1, lua: lua.TRANSITION });

@@ -68,3 +68,50 @@ describe("a store that goes down mid-call", () => {
     await Promise.all([viaProxy.close(), direct.close()]);
   });
 });
+
+describe("a store that hangs (accepts connections, never answers)", () => {
+  it.runIf(redisUp)("redis: opening fails within the connect timeout", async () => {
+    const proxy = await startTcpProxy(redisUrl.hostname, Number(redisUrl.port || 6379));
+    proxy.freeze();
+    await expect(createRedisStore({ url: `redis://127.0.0.1:${proxy.port}/0`, connectTimeoutMs: 300 })).rejects.toThrow(
+      `cannot reach the Redis store at redis://127.0.0.1:${proxy.port}/0: no answer within 300 ms; is Redis running there?`,
+    );
+    await proxy.cut();
+  });
+
+  it.runIf(postgresUp)("postgres: opening fails within the connect timeout", async () => {
+    const proxy = await startTcpProxy(pgUrl.hostname, Number(pgUrl.port || 5432));
+    proxy.freeze();
+    await expect(createPostgresStore({ url: `postgres://postgres@127.0.0.1:${proxy.port}/test`, connectTimeoutMs: 300 })).rejects.toMatchObject({
+      code: "store_unavailable",
+    });
+    await proxy.cut();
+  });
+
+  it.runIf(redisUp)("redis: a command that gets no answer fails after commandTimeoutMs, nothing COMPLETED", async () => {
+    const proxy = await startTcpProxy(redisUrl.hostname, Number(redisUrl.port || 6379));
+    const viaProxy = await createRedisStore({ url: `redis://127.0.0.1:${proxy.port}/0`, prefix: `${redisPrefix}hang:`, commandTimeoutMs: 300 });
+    const direct = await createRedisStore({ url: REDIS_URL, prefix: `${redisPrefix}hang:` });
+    const { executed, error, record } = await cutDuringExecute(viaProxy, direct, async () => proxy.freeze());
+    expect(executed).toBe(1);
+    expect(error).toMatchObject({ code: "store_unavailable", step: "complete", effect: "happened" });
+    expect(error?.message).toContain("Command timed out");
+    expect(record).toMatchObject({ state: "IN_FLIGHT", result: null });
+    await proxy.cut();
+    await Promise.all([viaProxy.close(), direct.close()]);
+  });
+
+  it.runIf(postgresUp)("postgres: a query that gets no answer fails after queryTimeoutMs, nothing COMPLETED", async () => {
+    const proxy = await startTcpProxy(pgUrl.hostname, Number(pgUrl.port || 5432));
+    const url = `postgres://postgres@127.0.0.1:${proxy.port}${pgUrl.pathname}`;
+    const viaProxy = await createPostgresStore({ url, schema: pgSchema, tablePrefix: "hang_", queryTimeoutMs: 300 });
+    const direct = await createPostgresStore({ url: POSTGRES_URL, schema: pgSchema, tablePrefix: "hang_" });
+    const { executed, error, record } = await cutDuringExecute(viaProxy, direct, async () => proxy.freeze());
+    expect(executed).toBe(1);
+    expect(error).toMatchObject({ code: "store_unavailable", step: "complete", effect: "happened" });
+    expect(error?.message).toContain("Query read timeout");
+    expect(record).toMatchObject({ state: "IN_FLIGHT", result: null });
+    await proxy.cut();
+    await Promise.all([viaProxy.close().catch(() => {}), direct.close()]);
+  });
+});
