@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Gateway } from "../runtime/types.js";
-import { createMcpServer, type McpServerOptions } from "./server.js";
+import { answersSent, createMcpServer, type McpServerOptions } from "./server.js";
 import { MAX_MESSAGE_BYTES } from "./stdio-transport.js";
 
 export interface HttpOptions extends McpServerOptions {
@@ -113,7 +113,10 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
     },
     async close() {
       draining = true;
-      await Promise.allSettled([...sessions.values()].map((s) => s.server.close()));
+      await Promise.allSettled([...sessions.values()].map(async (s) => {
+        await answersSent(s.server);
+        await s.server.close();
+      }));
       sessions.clear();
       const stopped = new Promise<void>((resolve) => listener.close(() => resolve()));
       // Idle keep-alive sockets and standalone SSE streams would hold close() open.

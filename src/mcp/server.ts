@@ -8,7 +8,7 @@
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import { ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Gateway } from "../runtime/types.js";
 import { approveByElicitation, DEFAULT_APPROVAL_TIMEOUT_MS } from "./approval.js";
@@ -38,6 +38,24 @@ const CallToolSchema = z.object({
   params: z.looseObject({ name: z.unknown(), arguments: z.unknown(), _meta: z.record(z.string(), z.unknown()).optional() }),
 });
 
+/** tools/call handlers still preparing an answer, per server (see `answersSent`). */
+const pending = new WeakMap<Server, Set<Promise<unknown>>>();
+
+/**
+ * Resolves once every tools/call this server is answering has handed its result to the
+ * transport, or after `timeoutMs` (a call may be waiting on a person's elicitation answer).
+ * Close a transport only after this: the SDK drops answers of requests still running at close.
+ */
+export async function answersSent(server: Server, timeoutMs = 2_000): Promise<void> {
+  const calls = [...(pending.get(server) ?? [])];
+  if (calls.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.allSettled(calls), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+  clearTimeout(timer);
+  // The SDK sends an answer a few microtasks after the handler resolves.
+  await new Promise((resolve) => setImmediate(resolve));
+}
+
 function metaRefusal(tool: string, issue: MetaIssue): CallToolResult {
   return {
     isError: true,
@@ -57,11 +75,23 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
   );
   const session = new SessionIds(options.sessionId);
   const tools = [...gateway.tools.values()].map(toMcpTool);
+  const inflight = new Set<Promise<unknown>>();
+  pending.set(server, inflight);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
 
   // Registered through Protocol, beneath Server's override that re-parses tools/call params.
-  Protocol.prototype.setRequestHandler.call(server, CallToolSchema, async (request, extra): Promise<CallToolResult> => {
-    const { name, arguments: args, _meta } = request.params;
+  Protocol.prototype.setRequestHandler.call(server, CallToolSchema, (request, extra): Promise<CallToolResult> => {
+    const answer = callTool(request.params, extra);
+    inflight.add(answer);
+    void answer.finally(() => inflight.delete(answer)).catch(() => {});
+    return answer;
+  });
+
+  async function callTool(
+    params: z.infer<typeof CallToolSchema>["params"],
+    extra: { requestId: RequestId; requestInfo?: { headers?: Record<string, string | string[] | undefined> } },
+  ): Promise<CallToolResult> {
+    const { name, arguments: args, _meta } = params;
     if (typeof name !== "string" || name === "") {
       throw new McpError(ErrorCode.InvalidParams, `tools/call params.name must be the name of a tool (a non-empty string); received ${JSON.stringify(name) ?? "nothing"}; call tools/list for the names`);
     }
@@ -78,6 +108,6 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     const timeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
     const answered = await approveByElicitation({ server, gateway, requestId: extra.requestId, timeoutMs, elicit }, proposal, obs);
     return toCallToolResult(answered, gateway.tools.get(name)?.outputSchema !== undefined);
-  });
+  }
   return server;
 }

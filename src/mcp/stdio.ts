@@ -6,7 +6,7 @@ import process from "node:process";
 import type { Readable, Writable } from "node:stream";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Gateway } from "../runtime/types.js";
-import { createMcpServer, type McpServerOptions } from "./server.js";
+import { answersSent, createMcpServer, type McpServerOptions } from "./server.js";
 import { LineStdioTransport } from "./stdio-transport.js";
 
 export interface StdioOptions extends McpServerOptions {
@@ -27,7 +27,7 @@ export interface StdioHandle {
    * still answers calls in flight; call `close()` once they are done (e.g. after `gateway.close`).
    */
   closed: Promise<void>;
-  /** Stops reading; the gateway stays open (close it with `gateway.close`). */
+  /** Sends the answers still being prepared, then closes the session; the gateway stays open (close it with `gateway.close`). */
   close(): Promise<void>;
 }
 
@@ -43,5 +43,12 @@ export async function serveStdio(gateway: Gateway, options: StdioOptions = {}): 
   });
   if (options.onError) server.onerror = options.onError;
   await server.connect(transport);
-  return { server, closed, close: () => server.close() };
+  return {
+    server,
+    closed,
+    async close() {
+      await answersSent(server);
+      await server.close();
+    },
+  };
 }

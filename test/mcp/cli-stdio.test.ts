@@ -217,3 +217,30 @@ describe("toolgate serve over raw stdio: bad input", { timeout: 180_000 }, () =>
     expect(executions(notes)).toEqual(["note_append ok still serving"]);
   });
 });
+
+describe("toolgate serve over raw stdio: a client that writes and hangs up", { timeout: 180_000 }, () => {
+  it("still answers the calls it sent before closing stdin, then exits 0", async () => {
+    const notes = tempDir("hangup");
+    const child = spawn(process.execPath, ["--import", "tsx", join(projectRoot, "src/cli/main.ts"), "serve", "--catalog", NOTES_CATALOG, "--workspace", notes], {
+      cwd: projectRoot,
+      env: { ...process.env, NOTES_DIR: notes },
+      stdio: ["pipe", "pipe", "ignore"],
+    });
+    let stdout = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d));
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    child.stdin.end(
+      [
+        { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "hangup", version: "1" } } },
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "note_slow", arguments: { name: "h", delay_ms: 300 } } },
+      ]
+        .map((m) => JSON.stringify(m) + "\n")
+        .join(""),
+    );
+    expect(await exited).toBe(0);
+    const answers = stdout.trim().split("\n").map((l) => JSON.parse(l) as { id: number; result?: { structuredContent?: unknown } });
+    expect(answers.find((a) => a.id === 2)?.result?.structuredContent).toEqual({ name: "h", lines: 1 });
+    expect(executions(notes)).toEqual(["note_slow h"]);
+  });
+});
