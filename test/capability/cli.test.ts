@@ -2,11 +2,13 @@
  * `toolgate cap …` end to end in process: issue → attenuate → inspect → verify → revoke, exit
  * codes, usage errors, and that no key ever appears in any output.
  */
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { runCli } from "../../src/cli/program.js";
+import { projectRoot } from "../support/require.js";
 
 const dir = mkdtempSync(join(tmpdir(), "toolgate-cap-cli-"));
 const keyFile = join(dir, "keys.json");
@@ -79,6 +81,16 @@ describe("toolgate cap", () => {
     const r = await cli("cap", "verify", child, "--keys", keyFile, "--op", "read", "--target", "path:/ws/src/a.ts", "--args", '{"amount":5}', "--store", storeUrl, "--json");
     expect(r.code).toBe(1);
     expect(JSON.parse(r.out)).toMatchObject({ allowed: false, code: "revoked" });
+    const inspected = await cli("cap", "inspect", child, "--keys", keyFile, "--store", storeUrl);
+    expect(inspected.out).toMatch(new RegExp(`^status: revoked \\(the capability cap_\\S+ is revoked: the grant it was delegated from \\(${id}\\) was revoked; ask for a new grant\\)\n`));
+  });
+
+  it("reads TOKEN from standard input with -", () => {
+    const tsx = join(projectRoot, "node_modules", ".bin", "tsx");
+    const r = spawnSync(tsx, [join(projectRoot, "src", "cli", "main.ts"), "cap", "inspect", "-", "--json"], { input: child + "\n", encoding: "utf8", env: { ...process.env, TOOLGATE_KEYS: "" } });
+    transcript.push(r.stdout, r.stderr);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ status: "unverified", grant: { objects: ["path:/ws/src"] } });
   });
 
   it("usage and input errors exit 2 with one line naming the fix", async () => {
