@@ -43,7 +43,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(url)?.[1]?.toLowerCase();
   switch (scheme) {
     case "memory":
-      if (url.length > "memory:".length) throw badUrl(url, `memory: takes no path; received ${JSON.stringify(url)}; use memory:`);
+      if (url.length > "memory:".length) throw badUrl(`memory: takes no path; received ${JSON.stringify(url)}; use memory:`);
       return createMemoryStore();
     case "sqlite":
       return createSqliteStore({ path: sqlitePath(url, options.workspace ?? process.cwd()) });
@@ -63,7 +63,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
       });
     }
     default:
-      throw badUrl(url, unknownScheme(url, scheme));
+      throw badUrl(unknownScheme(url, scheme));
   }
 }
 
@@ -80,7 +80,7 @@ function splitParams(url: string, names: string[]): { base: string; params: Reco
   try {
     parsed = new URL(url);
   } catch {
-    throw badUrl(url, `${redactUrl(url)} is not a valid URL; example ${url.startsWith("redis") ? "redis://127.0.0.1:6379/0" : "postgres://postgres@127.0.0.1:5432/test"}`);
+    throw badUrl(`${redactUrl(url)} is not a valid URL; example ${url.startsWith("redis") ? "redis://127.0.0.1:6379/0" : "postgres://postgres@127.0.0.1:5432/test"}`);
   }
   const params: Record<string, string | undefined> = {};
   for (const name of names) {
@@ -97,7 +97,7 @@ function unknownScheme(url: string, scheme: string | undefined): string {
   return `unknown store scheme "${scheme}:" in ${JSON.stringify(redactUrl(url))}${near ? `; did you mean "${near}:"?` : ""}; ${accepted}`;
 }
 
-function badUrl(_url: string, message: string): ToolgateError {
+function badUrl(message: string): ToolgateError {
   return new ToolgateError("bad_store_url", message);
 }
 

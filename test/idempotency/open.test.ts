@@ -83,6 +83,12 @@ describe("openStore: bad input", () => {
     );
   });
 
+  it("a URL that does not parse", async () => {
+    await expect(openStore("redis://[::1/0")).rejects.toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: redis://[::1/0 is not a valid URL; example redis://127.0.0.1:6379/0]`,
+    );
+  });
+
   it("memory: with a path", async () => {
     await expect(openStore("memory:cache")).rejects.toThrowErrorMatchingInlineSnapshot(`[ToolgateError: memory: takes no path; received "memory:cache"; use memory:]`);
   });
