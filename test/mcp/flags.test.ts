@@ -19,14 +19,14 @@ describe("--http HOST:PORT", () => {
 });
 
 describe("--budget-tokens", () => {
-  it("takes a positive whole number", () => {
+  it("takes a whole number from the minimum up", () => {
     expect(parseBudget("1500")).toBe(1500);
     expect(parseBudget(undefined)).toBeUndefined();
   });
-  it("refuses zero, fractions and words", () => {
-    expect(() => parseBudget("0")).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: --budget-tokens must be a positive whole number of o200k tokens; received "0"; example --budget-tokens 2000]`);
-    expect(() => parseBudget("1.5")).toThrow(/positive whole number/);
-    expect(() => parseBudget("lots")).toThrow(/positive whole number/);
+  it("refuses too few tokens, fractions and words", () => {
+    expect(() => parseBudget("100")).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: --budget-tokens must be a whole number of o200k tokens, at least 200 (a cut needs room for its marker); received "100"; example --budget-tokens 2000]`);
+    expect(() => parseBudget("1500.5")).toThrow(/whole number/);
+    expect(() => parseBudget("lots")).toThrow(/whole number/);
   });
 });
 
