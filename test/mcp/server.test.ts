@@ -143,6 +143,17 @@ describe("tools/call", () => {
     expect(executions(notes)).toEqual(["note_append r once"]);
   });
 
+  it("dedups on a client idempotency key from _meta, and refuses the key with other arguments", async () => {
+    await connect();
+    const key = { "toolgate/idempotency_key": "order-7f3a-append" };
+    await client.callTool({ name: "note_append", arguments: { name: "k", line: "one" }, _meta: key });
+    const again = await client.callTool({ name: "note_append", arguments: { name: "k", line: "one" }, _meta: key });
+    expect(obsOf(again).replay).toBe(true);
+    const reused = await client.callTool({ name: "note_append", arguments: { name: "k", line: "two" }, _meta: key });
+    expect([reused.isError, obsOf(reused).error?.code]).toEqual([true, "key_reused"]);
+    expect(executions(notes)).toEqual(["note_append k one"]);
+  });
+
   it("runs a retry without ids again: each request is its own call", async () => {
     await connect();
     await client.callTool({ name: "note_append", arguments: { name: "r", line: "twice" } });
