@@ -90,6 +90,8 @@ describe("serveHttp with the SDK client", () => {
     const client = await connect();
     const parse = await post("{not json");
     expect([parse.status, ((await parse.json()) as { error: { code: number } }).error.code]).toEqual([400, -32700]);
+    const notRpc = await post(JSON.stringify({ hello: "world" }));
+    expect([notRpc.status, ((await notRpc.json()) as { error: { message: string } }).error.message]).toEqual([400, "Parse error: Invalid JSON-RPC message"]);
     const big = await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { pad: "x".repeat(5000) } }));
     expect(big.status).toBe(413);
     const lost = await post(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }), { "mcp-session-id": "no-such-session" });
