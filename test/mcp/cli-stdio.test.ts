@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
@@ -164,6 +164,9 @@ describe("toolgate serve over raw stdio: bad input", { timeout: 180_000 }, () =>
       env: { ...process.env, NOTES_DIR: notes },
       stdio: ["pipe", "pipe", "pipe"],
     });
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    });
     const replies: Array<{ id: unknown; error?: { code: number; message: string }; result?: unknown }> = [];
     let buffered = "";
     child.stdout.on("data", (d: Buffer) => {
@@ -227,6 +230,9 @@ describe("toolgate serve over raw stdio: a client that writes and hangs up", { t
       cwd: projectRoot,
       env: { ...process.env, NOTES_DIR: notes },
       stdio: ["pipe", "pipe", "ignore"],
+    });
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     });
     let stdout = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d));

@@ -4,7 +4,7 @@
  */
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema, ErrorCode, McpError, ResultSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -145,6 +145,9 @@ describe("toolgate serve --http", () => {
     let stderr = "";
     let stdout = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d));
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    });
     const url = await new Promise<string>((resolve, reject) => {
       child.stderr.on("data", (d: Buffer) => {
         stderr += d;
