@@ -1,13 +1,28 @@
 /** Small facts about endpoint records shared by settle, settleRecord and the CLI. */
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 import type { IdempotencyRecord, RecordState } from "./store.js";
 
 /** COMPLETED records are kept this long by default: 24 h (issue 3). */
 export const DEFAULT_TTL_MS = 24 * 60 * 60 * 1000;
 
-/** A fresh owner token: 128 random bits, unguessable so nobody can forge a fence. */
+/**
+ * Random bytes drawn from the CSPRNG in one call per 256 tokens: a call into OpenSSL per token
+ * cost more than the rest of `settle` (the same batching `crypto.randomUUID` does). Each byte
+ * is handed out once, so tokens stay independent 128-bit secrets.
+ */
+const TOKEN_BYTES = 16;
+const pool = Buffer.alloc(TOKEN_BYTES * 256);
+let poolOffset = pool.length;
+
+/** A fresh owner token: 128 random bits as 32 hex digits, unguessable so nobody can forge a fence. */
 export function newOwnerToken(): string {
-  return randomBytes(16).toString("hex");
+  if (poolOffset === pool.length) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  const token = pool.toString("hex", poolOffset, poolOffset + TOKEN_BYTES);
+  poolOffset += TOKEN_BYTES;
+  return token;
 }
 
 /**
