@@ -22,21 +22,44 @@ export function editDistance(a: string, b: string, max = 8): number {
 
 const fold = (s: string) => s.toLowerCase().replace(/[-_\s]/g, "");
 
-/** The closest candidate to `name`, or undefined when none is close enough to be a likely typo. */
-export function closest(name: string, candidates: readonly string[]): string | undefined {
+function closestFolded(name: string, candidates: readonly string[], folded: readonly string[]): string | undefined {
   if (name.length > 200) return undefined;
-  const folded = fold(name);
-  const same = candidates.find((c) => fold(c) === folded);
-  if (same !== undefined) return same; // customerId vs customer_id
+  const target = fold(name);
+  const same = folded.indexOf(target);
+  if (same >= 0) return candidates[same]; // customerId vs customer_id
   const limit = Math.max(1, Math.floor(name.length / 3));
   let best: string | undefined;
   let bestD = limit + 1;
-  for (const c of candidates) {
-    const d = editDistance(fold(c), folded, limit);
+  for (let i = 0; i < candidates.length; i++) {
+    const d = editDistance(folded[i]!, target, limit);
     if (d < bestD) {
-      best = c;
+      best = candidates[i];
       bestD = d;
     }
   }
   return best;
+}
+
+/** The closest candidate to `name`, or undefined when none is close enough to be a likely typo. */
+export function closest(name: string, candidates: readonly string[]): string | undefined {
+  return closestFolded(name, candidates, candidates.map(fold));
+}
+
+/** Answers remembered per suggester: a model repeats the same few wrong names. Bounded. */
+const MAX_REMEMBERED = 256;
+
+/**
+ * `closest` over one fixed candidate list (a schema's property names or enum), for repeated
+ * use: the candidates are folded once and each name's answer is remembered, so a failing call
+ * does not recompute edit distances its schema location already answered.
+ */
+export function suggester(candidates: readonly string[]): (name: string) => string | undefined {
+  const folded = candidates.map(fold);
+  const answers = new Map<string, string | undefined>();
+  return (name) => {
+    if (answers.has(name)) return answers.get(name);
+    const answer = closestFolded(name, candidates, folded);
+    if (answers.size < MAX_REMEMBERED) answers.set(name, answer);
+    return answer;
+  };
 }

@@ -6,7 +6,7 @@
 import type { ErrorObject } from "ajv";
 import type { ObservationIssue } from "../runtime/types.js";
 import type { JsonValue } from "./types.js";
-import { closest } from "./closest.js";
+import { suggester } from "./closest.js";
 import { FORMAT_HINTS } from "./formats.js";
 import { codePoints, showTyped, showValue } from "./received.js";
 import { reduceUnions } from "./unions.js";
@@ -25,22 +25,68 @@ function exampleOf(schema: unknown): JsonValue | undefined {
   return undefined;
 }
 
-const join = (pointer: string, key: string) => `${pointer}/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`;
+/**
+ * Per schema location, what its issues always say: the allowed names (or values) and the
+ * "did you mean" answers. Keyed by the schema object Ajv hands back with each error, which is
+ * the compiled schema itself, so repeated failures at one location reuse the work.
+ */
+interface Choices {
+  list: string;
+  suggest: (name: string) => string | undefined;
+}
+const propertyChoices = new WeakMap<object, Choices>();
+const enumChoices = new WeakMap<object, Choices>();
+const NO_CHOICES: Choices = { list: "none", suggest: () => undefined };
+const NO_VALUES: Choices = { list: "", suggest: () => undefined };
+
+function propertiesOf(properties: unknown): Choices {
+  if (!isRecord(properties)) return NO_CHOICES;
+  let choices = propertyChoices.get(properties);
+  if (!choices) {
+    const allowed = Object.keys(properties);
+    const list = allowed.length === 0 ? "none" : allowed.length > 30 ? `${allowed.slice(0, 30).join(", ")}, …` : allowed.join(", ");
+    choices = { list, suggest: suggester(allowed) };
+    propertyChoices.set(properties, choices);
+  }
+  return choices;
+}
+
+function enumOf(allowed: unknown[]): Choices {
+  let choices = enumChoices.get(allowed);
+  if (!choices) {
+    choices = { list: listValues(allowed), suggest: suggester(allowed.filter((v): v is string => typeof v === "string")) };
+    enumChoices.set(allowed, choices);
+  }
+  return choices;
+}
+
+/** Field labels of recent instance paths: the same few paths fail again and again. Bounded. */
+const labels = new Map<string, string>();
+function label(pointer: string): string {
+  let text = labels.get(pointer);
+  if (text === undefined) {
+    text = fieldLabel(pointer);
+    if (labels.size < 1024) labels.set(pointer, text);
+  }
+  return text;
+}
+
+// Most names need no RFC 6901 escape: skip the two replaces for them.
+const join = (pointer: string, key: string) => `${pointer}/${key.includes("~") || key.includes("/") ? key.replace(/~/g, "~0").replace(/\//g, "~1") : key}`;
 
 /** Converts one Ajv error into an issue. `root` is the tool's input schema (for names and examples). */
 export function toIssue(e: ErrorObject): ObservationIssue {
   const path = e.instancePath;
-  const field = fieldLabel(path);
+  const field = label(path);
   const p = e.params as Record<string, unknown>;
   const parent = isRecord(e.parentSchema) ? e.parentSchema : {};
   switch (e.keyword) {
     case "additionalProperties":
     case "unevaluatedProperties": {
       const name = String(p.additionalProperty ?? p.unevaluatedProperty);
-      const allowed = isRecord(parent.properties) ? Object.keys(parent.properties) : [];
-      const guess = closest(name, allowed);
+      const { list, suggest } = propertiesOf(parent.properties);
+      const guess = suggest(name);
       const where = path === "" ? "" : ` in ${field}`;
-      const list = allowed.length === 0 ? "none" : allowed.length > 30 ? `${allowed.slice(0, 30).join(", ")}, …` : allowed.join(", ");
       return { path: join(path, name), code: "unknown_field", message: `unknown field${where}: ${name}; allowed: ${list}`, expected: `one of ${list}`, ...(guess ? { example: guess } : {}) };
     }
     case "required": {
@@ -48,16 +94,16 @@ export function toIssue(e: ErrorObject): ObservationIssue {
       const prop = isRecord(parent.properties) ? parent.properties[name] : undefined;
       const type = isRecord(prop) && prop.type !== undefined ? typePhrase(prop.type) : undefined;
       const example = exampleOf(prop);
-      return { path: join(path, name), code: "missing_field", message: `${fieldLabel(join(path, name))} is required`, ...(type ? { expected: type } : {}), ...(example !== undefined ? { example } : {}) };
+      return { path: join(path, name), code: "missing_field", message: `${label(join(path, name))} is required`, ...(type ? { expected: type } : {}), ...(example !== undefined ? { example } : {}) };
     }
     case "type": {
       const expected = typePhrase(p.type);
       return { path, code: "invalid_type", message: `${field} must be ${expected}`, expected, received: showTyped(e.data) };
     }
     case "enum": {
-      const allowed = Array.isArray(p.allowedValues) ? p.allowedValues : [];
-      const guess = typeof e.data === "string" ? closest(e.data, allowed.filter((v): v is string => typeof v === "string")) : undefined;
-      return { path, code: "invalid_enum", message: `${field} must be one of ${listValues(allowed)}`, expected: `one of ${listValues(allowed)}`, received: showValue(e.data), ...(guess ? { example: guess } : {}) };
+      const { list, suggest } = Array.isArray(p.allowedValues) ? enumOf(p.allowedValues) : NO_VALUES;
+      const guess = typeof e.data === "string" ? suggest(e.data) : undefined;
+      return { path, code: "invalid_enum", message: `${field} must be one of ${list}`, expected: `one of ${list}`, received: showValue(e.data), ...(guess ? { example: guess } : {}) };
     }
     case "const":
       return { path, code: "invalid_const", message: `${field} must be ${showValue(p.allowedValue)}`, expected: showValue(p.allowedValue), received: showValue(e.data), example: p.allowedValue as JsonValue };
@@ -114,12 +160,17 @@ export function issuesFrom(errors: readonly ErrorObject[], root: unknown): Obser
   const seen = new Set<string>();
   const items = reduceUnions(errors, root);
   // A value of the wrong type also fails its enum/format/…: the type error alone says what to fix.
-  const typeMiss = new Set(items.filter((i) => !("issue" in i) && i.keyword === "type").map((i) => i.instancePath));
   // zod publishes a date as format + a long pattern; the format says the same thing readably.
-  const formatMiss = new Set(items.filter((i) => !("issue" in i) && i.keyword === "format").map((i) => i.instancePath));
+  let typeMiss: Set<string> | undefined;
+  let formatMiss: Set<string> | undefined;
+  for (const i of items) {
+    if ("issue" in i) continue;
+    if (i.keyword === "type") (typeMiss ??= new Set()).add(i.instancePath);
+    else if (i.keyword === "format") (formatMiss ??= new Set()).add(i.instancePath);
+  }
   for (const item of items) {
-    if (!("issue" in item) && item.keyword !== "type" && typeMiss.has(item.instancePath) && item.keyword !== "required" && item.keyword !== "additionalProperties") continue;
-    if (!("issue" in item) && item.keyword === "pattern" && formatMiss.has(item.instancePath)) continue;
+    if (!("issue" in item) && item.keyword !== "type" && typeMiss?.has(item.instancePath) && item.keyword !== "required" && item.keyword !== "additionalProperties") continue;
+    if (!("issue" in item) && item.keyword === "pattern" && formatMiss?.has(item.instancePath)) continue;
     const issue = "issue" in item ? item.issue : toIssue(item);
     const key = `${issue.path}\0${issue.message}`;
     if (seen.has(key)) continue;
