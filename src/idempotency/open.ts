@@ -3,6 +3,7 @@
  * store (issue 3, "Stores"). The Redis and PostgreSQL factories import their drivers only when
  * such a URL is opened, so the root import never loads `ioredis` or `pg`.
  */
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { ToolgateError } from "../schema/errors.js";
 import type { Store } from "./store.js";
@@ -23,6 +24,12 @@ export interface OpenStoreOptions {
   tablePrefix?: string;
   /** Connect timeout for Redis and PostgreSQL, in ms. Default 2000. */
   connectTimeoutMs?: number;
+  /**
+   * Refuse a `sqlite:` file that does not exist instead of creating it (ToolgateError
+   * `store_missing`). For commands that read or decide existing state: a mistyped path must not
+   * read as an empty store nor leave a new database behind. Other schemes are unaffected.
+   */
+  mustExist?: boolean;
 }
 
 /** Where `sqlite:` with no path keeps its state, under the workspace. */
@@ -36,8 +43,8 @@ const SCHEMES = ["memory", "sqlite", "redis", "rediss", "postgres", "postgresql"
 /**
  * Opens the store a URL names: `memory:`, `sqlite:PATH` (`sqlite:` alone → `.toolgate/state.db`
  * under the workspace), `redis://…`, `rediss://…`, `postgres://…`, `postgresql://…`.
- * Throws ToolgateError `bad_store_url` for an unknown scheme and `store_unavailable` for a
- * store that does not answer.
+ * Throws ToolgateError `bad_store_url` for an unknown scheme, `store_unavailable` for a
+ * store that does not answer and, with `mustExist`, `store_missing` for an absent SQLite file.
  */
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
   const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(url)?.[1]?.toLowerCase();
@@ -45,8 +52,13 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     case "memory":
       if (url.length > "memory:".length) throw badUrl(`memory: takes no path; received ${JSON.stringify(url)}; use memory:`);
       return createMemoryStore();
-    case "sqlite":
-      return createSqliteStore({ path: sqlitePath(url, options.workspace ?? process.cwd()) });
+    case "sqlite": {
+      const path = sqlitePath(url, options.workspace ?? process.cwd());
+      if (options.mustExist && path !== ":memory:" && !existsSync(path)) {
+        throw new ToolgateError("store_missing", `no toolgate state at ${path}: nothing has been recorded there yet; check --store or run from the workspace`);
+      }
+      return createSqliteStore({ path });
+    }
     case "redis":
     case "rediss": {
       const { base, params } = splitParams(url, ["prefix"]);

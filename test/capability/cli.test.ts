@@ -3,7 +3,7 @@
  * codes, usage errors, and that no key ever appears in any output.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -83,6 +83,20 @@ describe("toolgate cap", () => {
     expect(JSON.parse(r.out)).toMatchObject({ allowed: false, code: "revoked" });
     const inspected = await cli("cap", "inspect", child, "--keys", keyFile, "--store", storeUrl);
     expect(inspected.out).toMatch(new RegExp(`^status: revoked \\(the capability cap_\\S+ is revoked: the grant it was delegated from \\(${id}\\) was revoked; ask for a new grant\\)\n`));
+  });
+
+  it("inspect --store refuses a missing SQLite file without creating it; revoke creates the store it writes to", async () => {
+    const missing = join(dir, "typo", "x.db");
+    expect(await cli("cap", "inspect", child, "--keys", keyFile, "--store", `sqlite:${missing}`)).toMatchObject({
+      code: 2,
+      out: "",
+      err: `toolgate: no toolgate state at ${missing}: nothing has been recorded there yet; check --store or run from the workspace [store_missing]\n`,
+    });
+    expect(existsSync(join(dir, "typo"))).toBe(false);
+    const id = JSON.parse((await cli("cap", "inspect", child, "--json")).out).grant.id as string;
+    const fresh = join(dir, "revocations", "x.db");
+    expect((await cli("cap", "revoke", id, "--store", `sqlite:${fresh}`)).code).toBe(0);
+    expect(existsSync(fresh)).toBe(true);
   });
 
   it("reads TOKEN from standard input with -", () => {

@@ -93,6 +93,21 @@ describe("openStore: bad input", () => {
     await expect(openStore("memory:cache")).rejects.toThrowErrorMatchingInlineSnapshot(`[ToolgateError: memory: takes no path; received "memory:cache"; use memory:]`);
   });
 
+  it("mustExist refuses a missing SQLite file, naming the path, and creates nothing", async () => {
+    const missing = join(dir, "no-such-dir", "x.db");
+    await expect(openStore(`sqlite:${missing}`, { mustExist: true })).rejects.toMatchObject({
+      code: "store_missing",
+      message: `no toolgate state at ${missing}: nothing has been recorded there yet; check --store or run from the workspace`,
+    });
+    expect(existsSync(join(dir, "no-such-dir"))).toBe(false);
+    await expect(openStore("sqlite:", { workspace: join(dir, "fresh"), mustExist: true })).rejects.toMatchObject({ code: "store_missing" });
+    expect(existsSync(join(dir, "fresh"))).toBe(false);
+    // An existing file opens as usual; memory: is unaffected.
+    await (await openStore(`sqlite:${join(dir, "exists.db")}`)).close();
+    await (await openStore(`sqlite:${join(dir, "exists.db")}`, { mustExist: true })).close();
+    expect((await openStore("memory:", { mustExist: true })).kind).toBe("memory");
+  });
+
   it("a Redis and a PostgreSQL that are down fail with store_unavailable", async () => {
     await expect(openStore("redis://127.0.0.1:1/0", { connectTimeoutMs: 500 })).rejects.toMatchObject({ code: "store_unavailable" });
     await expect(openStore("postgres://postgres@127.0.0.1:1/test", { connectTimeoutMs: 500 })).rejects.toMatchObject({ code: "store_unavailable" });

@@ -5,7 +5,8 @@
  *   toolgate approvals list [--state S] [--limit N] [--store URL] [--json]
  *   toolgate approvals approve ID [--approver NAME] [--note TEXT] [--store URL] [--json]
  *   toolgate approvals deny ID --reason TEXT [--approver NAME] [--store URL] [--json]
- * Exit 0; 2 for bad input, an unknown or already decided id, or a store that does not answer.
+ * Exit 0; 2 for bad input, an unknown or already decided id, a store that does not answer, or a SQLite
+ * file that does not exist (list, approve and deny never create one).
  */
 import type { Command } from "commander";
 import { userInfo } from "node:os";
@@ -22,8 +23,9 @@ interface Common {
   json?: boolean;
 }
 
+/** Listing and deciding need approvals that exist: a missing SQLite file is refused, never created. */
 async function withApprovals<T>(url: string, run: (api: ApprovalsApi) => Promise<T>): Promise<T> {
-  const store = await openStore(url);
+  const store = await openStore(url, { mustExist: true });
   try {
     return await run(createApprovalsApi(store.approvals, Date.now));
   } finally {

@@ -119,9 +119,10 @@ function optionalKeys(flags: { keys?: string }) {
   return flags.keys === undefined && !process.env.TOOLGATE_KEYS ? null : keysFrom(flags);
 }
 
-async function withStore<T>(url: string | undefined, run: (store: Store | undefined) => Promise<T>): Promise<T> {
+/** `mustExist` for commands that only read state (inspect); revoke creates the store it writes to. */
+async function withStore<T>(url: string | undefined, run: (store: Store | undefined) => Promise<T>, mustExist = false): Promise<T> {
   if (url === undefined) return run(undefined);
-  const store = await openStore(url);
+  const store = await openStore(url, { mustExist });
   try {
     return await run(store);
   } finally {
@@ -200,7 +201,7 @@ export function register(program: Command): void {
       const report = await withStore(flags.store, async (store) => {
         if (!keys) return { status: "unverified", reason: "no keys configured (--keys or TOOLGATE_KEYS)", blocks: parsed.blocks.map((b) => b.block), grant: viewGrant(parsed.grant) };
         return createCapabilityAuthority({ keys, ...(store ? { store } : {}) }).inspect(token);
-      });
+      }, true);
       if (flags.json) return printJson(report);
       const lines = [`status: ${report.status}${report.reason ? ` (${report.reason})` : ""}`, `grant: ${summariseGrant(parsed.grant)}`];
       report.blocks.forEach((b, i) => lines.push(`block ${i}: ${JSON.stringify(b)}`));

@@ -4,7 +4,8 @@
  *   toolgate records list [--state in_flight|completed|in_doubt] [--limit N] [--after KEY] [--store URL] [--json]
  *   toolgate records show KEY [--store URL] [--json]
  *   toolgate records settle KEY --outcome applied|not_applied [--result JSON] [--store URL] [--json]
- * Exit 0; 2 for bad input, an unknown key, a record that cannot be settled, or a store that does not answer.
+ * Exit 0; 2 for bad input, an unknown key, a record that cannot be settled, a store that does not answer,
+ * or a SQLite file that does not exist (read and settle never create one).
  */
 import type { Command } from "commander";
 import { DEFAULT_SQLITE_PATH, openStore } from "../../idempotency/open.js";
@@ -21,8 +22,9 @@ interface Common {
   json?: boolean;
 }
 
+/** Every records command needs records that exist: a missing SQLite file is refused, never created. */
 async function withStore<T>(url: string, run: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openStore(url);
+  const store = await openStore(url, { mustExist: true });
   try {
     return await run(store);
   } finally {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -44,6 +44,7 @@ describe("toolgate approvals", () => {
 
   it("bad input is named", async () => {
     const url = `sqlite:${join(dir, "empty.db")}`;
+    await (await openStore(url)).close(); // an existing, empty store
     expect((await runCommand(register, ["approvals", "list", "--store", url, "--state", "done"])).error?.message).toBe(
       `--state must be one of pending, approved, denied, consumed; received "done"`,
     );
@@ -52,5 +53,15 @@ describe("toolgate approvals", () => {
       "approval ap_x does not exist; run `toolgate approvals list` to see the ids",
     );
     expect((await runCommand(register, ["approvals", "list", "--store", url])).stdout).toBe("no approvals\n");
+  });
+
+  it("a missing SQLite file is refused by list, approve and deny, and none of them creates it", async () => {
+    const path = join(dir, "typo", "x.db");
+    const message = `no toolgate state at ${path}: nothing has been recorded there yet; check --store or run from the workspace`;
+    for (const argv of [["list"], ["approve", "ap_x"], ["deny", "ap_x", "--reason", "no"]]) {
+      const r = await runCommand(register, ["approvals", ...argv, "--store", `sqlite:${path}`]);
+      expect([argv[0], r.stdout, r.error?.message]).toEqual([argv[0], "", message]);
+    }
+    expect(existsSync(join(dir, "typo"))).toBe(false);
   });
 });

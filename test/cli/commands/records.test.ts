@@ -1,10 +1,12 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { register } from "../../../src/cli/commands/records.js";
 import { openStore } from "../../../src/idempotency/open.js";
 import { settle } from "../../../src/idempotency/settle.js";
+import { projectRoot } from "../../support/require.js";
 import { runCommand } from "./runtime-cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "toolgate-cli-records-"));
@@ -79,6 +81,7 @@ describe("toolgate records", () => {
 
   it("bad input is named", async () => {
     const url = `sqlite:${join(dir, "empty.db")}`;
+    await (await openStore(url)).close(); // an existing, empty store
     const err = async (argv: string[]) => (await runCommand(register, ["records", ...argv, "--store", url])).error?.message;
     expect(await err(["list", "--state", "done"])).toMatchInlineSnapshot(`"--state must be one of in_flight, completed, in_doubt; received "done""`);
     expect(await err(["list", "--limit", "x"])).toMatchInlineSnapshot(`"--limit must be a positive integer; received "x""`);
@@ -91,5 +94,26 @@ describe("toolgate records", () => {
       `"no record for key k: it was never claimed, was released, or was COMPLETED and passed its TTL"`,
     );
     expect((await runCommand(register, ["records", "list", "--store", "sqlit:x.db"])).error?.message).toMatch(/sqlit/);
+  });
+
+  it("a missing SQLite file is refused by list, show and settle, and none of them creates it", async () => {
+    const path = join(dir, "typo", "x.db");
+    const message = `no toolgate state at ${path}: nothing has been recorded there yet; check --store or run from the workspace`;
+    for (const argv of [["list"], ["show", "k"], ["settle", "k", "--outcome", "not_applied"]]) {
+      const r = await runCommand(register, ["records", ...argv, "--store", `sqlite:${path}`]);
+      expect([argv[0], r.stdout, r.error?.message]).toEqual([argv[0], "", message]);
+    }
+    expect(existsSync(join(dir, "typo"))).toBe(false);
+  });
+
+  it("records list in a directory with no .toolgate/ exits 2 with one line and leaves the directory empty", () => {
+    const fresh = mkdtempSync(join(dir, "fresh-"));
+    const r = spawnSync(join(projectRoot, "node_modules", ".bin", "tsx"), [join(projectRoot, "src", "cli", "main.ts"), "records", "list"], { cwd: fresh, encoding: "utf8" });
+    expect([r.status, r.stdout, r.stderr]).toEqual([
+      2,
+      "",
+      `toolgate: no toolgate state at ${join(fresh, ".toolgate", "state.db")}: nothing has been recorded there yet; check --store or run from the workspace [store_missing]\n`,
+    ]);
+    expect(readdirSync(fresh)).toEqual([]);
   });
 });
