@@ -4,8 +4,9 @@
  *   toolgate records list [--state in_flight|completed|in_doubt] [--limit N] [--after KEY] [--store URL] [--json]
  *   toolgate records show KEY [--store URL] [--json]
  *   toolgate records settle KEY --outcome applied|not_applied [--result JSON] [--store URL] [--json]
- * Exit 0; 2 for bad input, an unknown key, a record that cannot be settled, a store that does not answer,
- * or a SQLite file that does not exist (read and settle never create one).
+ * Exit 0; 1 when `show` finds no record for the key; 2 for bad input, settling an unknown key, a
+ * record that cannot be settled, a store that does not answer, or a SQLite file that does not exist
+ * (read and settle never create one).
  */
 import type { Command } from "commander";
 import { DEFAULT_SQLITE_PATH, openStore } from "../../idempotency/open.js";
@@ -13,7 +14,7 @@ import { listRecords, showRecord, type RecordView } from "../../idempotency/insp
 import { settleRecord, type ManualOutcome } from "../../idempotency/manual.js";
 import type { RecordState, Store } from "../../idempotency/store.js";
 import type { JsonValue } from "../../schema/types.js";
-import { CliError, parseJson, printJson } from "../io.js";
+import { CliError, EXIT, parseJson, printJson } from "../io.js";
 
 const STATES: Record<string, RecordState> = { in_flight: "IN_FLIGHT", completed: "COMPLETED", in_doubt: "IN_DOUBT" };
 
@@ -87,7 +88,8 @@ export function register(program: Command): void {
   common(cmd.command("show <key>").description("one record: state, timestamps, why it is in doubt, stored result"))
     .action(async (key: string, opts: Common) => {
       const record = await withStore(opts.store, (store) => showRecord(store, key, Date.now()));
-      if (!record) throw new CliError(`no record for key ${key} in ${opts.store}: it was never claimed, was released, or was COMPLETED and passed its TTL`);
+      // Not found is an answer about the store, not a usage error: exit 1, like a finding.
+      if (!record) throw new CliError(`no record for key ${key} in ${opts.store}: it was never claimed, was released, or was COMPLETED and passed its TTL`, EXIT.findings);
       if (opts.json) return printJson(record);
       process.stdout.write(renderRecord(record) + "\n");
     });

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { register } from "../../../src/cli/commands/records.js";
+import type { CliError } from "../../../src/cli/io.js";
 import { openStore } from "../../../src/idempotency/open.js";
 import { settle } from "../../../src/idempotency/settle.js";
 import { projectRoot } from "../../support/require.js";
@@ -56,9 +57,10 @@ describe("toolgate records", () => {
     expect(doubt.stdout).toContain("  settle: toolgate records settle b-doubt --outcome applied --result JSON | --outcome not_applied\n");
     const done = await runCommand(register, ["records", "show", "a-done", "--store", url, "--json"]);
     expect(JSON.parse(done.stdout)).toMatchObject({ key: "a-done", state: "COMPLETED", reads_as: "COMPLETED", result: { refund_id: "r_1" } });
-    expect((await runCommand(register, ["records", "show", "zz", "--store", url])).error?.message).toBe(
-      `no record for key zz in ${url}: it was never claimed, was released, or was COMPLETED and passed its TTL`,
-    );
+    const missing = (await runCommand(register, ["records", "show", "zz", "--store", url])).error;
+    expect(missing?.message).toBe(`no record for key zz in ${url}: it was never claimed, was released, or was COMPLETED and passed its TTL`);
+    // Not found is a result (exit 1), not a usage error (exit 2).
+    expect([missing?.name, (missing as CliError).exitCode]).toEqual(["CliError", 1]);
   });
 
   it("settle: applied stores the result repeats receive; not_applied releases the key", async () => {
