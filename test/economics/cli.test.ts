@@ -187,8 +187,9 @@ describe("toolgate cost", () => {
       ["cost", "--shape", "80x350"],
       ["cost", "--shape", "80 tools", "--shape", "4x250"],
       ["cost", "--mcp"],
+      ["cost", "--shape", "80x"],
     );
-    expect(results.map((r) => r.code)).toEqual([2, 2, 2, 2, 2, 2, 2, 2]);
+    expect(results.map((r) => r.code)).toEqual([2, 2, 2, 2, 2, 2, 2, 2, 2]);
     expect(results.map((r) => r.err.replace(dir, "DIR"))).toMatchInlineSnapshot(`
       [
         "toolgate: --turns must be an integer ≥ 1; received "0"
@@ -206,6 +207,8 @@ describe("toolgate cost", () => {
         "toolgate: --shape must be K×S (tools × tokens each), e.g. 80x350; received "80 tools"
       ",
         "toolgate: --mcp needs the server command after --, e.g. --mcp -- npx @modelcontextprotocol/server-memory [invalid_input]
+      ",
+        "toolgate: --shape must be K×S (tools × tokens each), e.g. 80x350; received "80x"
       ",
       ]
     `);

@@ -55,8 +55,10 @@ export function register(program: Command): void {
       const turns = Number(opts.turns);
       if (!Number.isInteger(turns) || turns < 1) throw new CliError(`--turns must be an integer ≥ 1; received ${JSON.stringify(opts.turns)}`);
       if (opts.shape) {
-        if (opts.shape.length !== 2 || files.length > 0 || opts.mcp || opts.catalog) throw new CliError("--shape compares exactly two shapes: --shape 80x350 --shape 4x250, and takes no catalog");
-        const cmp = compareCatalogShapes(parseShape(opts.shape[0]!), parseShape(opts.shape[1]!), turns);
+        // Each shape is read first, so a malformed one is named rather than miscounted.
+        const shapes = opts.shape.map(parseShape);
+        if (shapes.length !== 2 || files.length > 0 || opts.mcp || opts.catalog) throw new CliError("--shape compares exactly two shapes: --shape 80x350 --shape 4x250, and takes no catalog");
+        const cmp = compareCatalogShapes(shapes[0]!, shapes[1]!, turns);
         if (opts.json) printJson(cmp);
         else process.stdout.write(renderComparison(cmp));
         return;
