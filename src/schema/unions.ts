@@ -56,6 +56,76 @@ function branchPrefixes(union: ErrorObject, i: number, root: unknown): string[] 
 const within = (path: string, base: string) => path === base || path.startsWith(base + "/");
 const isNullOnly = (s: unknown) => isRecord(s) && (s.type === "null" || s.const === null);
 
+/**
+ * What a union's issues need from its schema alone (resolved branches, where their errors
+ * appear, the discriminator, the type list), computed on its first failure and kept per
+ * input schema and union location: a failing call then pays only for its own data.
+ */
+interface UnionPlan {
+  schema: unknown[];
+  branches: unknown[];
+  prefixes: string[][];
+  nullOnly: boolean[];
+  /** The one branch that is not `null`-only, for `T | null`; -1 otherwise. */
+  soleNonNull: number;
+  /** Computed on first use (only records meet the discriminator check). */
+  tag?: { name: string; keys: string[]; literals: unknown[]; list: string; segment: string } | null;
+  /** `typePhrase` of every branch type, or null when the branches name none. */
+  types?: string | null;
+}
+
+const plans = new WeakMap<object, Map<string, UnionPlan>>();
+
+function planOf(u: ErrorObject & { schema: unknown[] }, root: unknown, resolve: ReturnType<typeof resolver>): UnionPlan {
+  const byPath = isRecord(root) ? (plans.get(root) ?? new Map<string, UnionPlan>()) : undefined;
+  const known = byPath?.get(u.schemaPath);
+  if (known && known.schema === u.schema) return known;
+  const branches = u.schema.map((b) => resolve(b)?.schema ?? b);
+  const nullOnly = branches.map(isNullOnly);
+  const nonNull = nullOnly.flatMap((n, i) => (n ? [] : [i]));
+  const plan: UnionPlan = {
+    schema: u.schema,
+    branches,
+    prefixes: branches.map((_, i) => branchPrefixes(u, i, root)),
+    nullOnly,
+    soleNonNull: nonNull.length === 1 ? nonNull[0]! : -1,
+  };
+  if (byPath && isRecord(root)) {
+    byPath.set(u.schemaPath, plan);
+    plans.set(root, byPath);
+  }
+  return plan;
+}
+
+function tagOf(plan: UnionPlan, resolve: ReturnType<typeof resolver>): UnionPlan["tag"] {
+  if (plan.tag !== undefined) return plan.tag;
+  const objects = plan.branches.filter(isRecord);
+  const disc = objects.length === plan.branches.length ? discriminatorOf(objects, (s) => resolve(s)) : undefined;
+  if (!disc) return (plan.tag = null);
+  const literals = objects.map((b) => {
+    const props = b.properties as Record<string, unknown>;
+    return literalOf(resolve(props[disc])?.schema)?.value;
+  });
+  const list = literals.map((l) => showValue(l)).join(", ");
+  return (plan.tag = { name: disc, keys: literals.map((l) => JSON.stringify(l)), literals, list, segment: disc.replace(/~/g, "~0").replace(/\//g, "~1") });
+}
+
+function typesOfPlan(plan: UnionPlan): string | null {
+  if (plan.types !== undefined) return plan.types;
+  const types = [...new Set(plan.branches.flatMap((b) => (isRecord(b) ? typesOf(b) : [])))];
+  return (plan.types = types.length > 0 ? typePhrase(types) : null);
+}
+
+/** The branch whose prefixes contain `schemaPath` (or name it exactly: `prefix` is `schemaPath` + "/"), or -1. */
+function branchOf(prefixes: string[][], schemaPath: string): number {
+  for (let i = 0; i < prefixes.length; i++) {
+    for (const p of prefixes[i]!) {
+      if (schemaPath.startsWith(p) || (p.length === schemaPath.length + 1 && p.endsWith("/") && p.startsWith(schemaPath))) return i;
+    }
+  }
+  return -1;
+}
+
 export function reduceUnions(errors: readonly ErrorObject[], root: unknown): readonly Item[] {
   if (!errors.some(isUnionError)) return errors;
   let items: Item[] = [...errors];
@@ -63,66 +133,58 @@ export function reduceUnions(errors: readonly ErrorObject[], root: unknown): rea
   for (let k = 0; k < items.length; k++) {
     const u = items[k]!;
     if (!isUnionError(u) || !Array.isArray(u.schema)) continue;
-    const branches = (u.schema as unknown[]).map((b) => resolve(b)?.schema ?? b);
-    const prefixes = branches.map((_, i) => branchPrefixes(u, i, root));
-    const members: { item: Item; branch: number }[] = [];
+    const plan = planOf(u as ErrorObject & { schema: unknown[] }, root, resolve);
+    const groups: Item[][] = plan.branches.map(() => []);
     const rest: Item[] = [];
-    items.slice(0, k).forEach((item) => {
-      const sp = item.schemaPath;
-      const branch = within(item.instancePath, u.instancePath) ? prefixes.findIndex((ps) => ps.some((p) => sp.startsWith(p) || sp + "/" === p)) : -1;
-      if (branch >= 0) members.push({ item, branch });
+    for (let j = 0; j < k; j++) {
+      const item = items[j]!;
+      const branch = within(item.instancePath, u.instancePath) ? branchOf(plan.prefixes, item.schemaPath) : -1;
+      if (branch >= 0) groups[branch]!.push(item);
       else rest.push(item);
-    });
-    const chosen = choose(u, branches, members, resolve);
+    }
+    const chosen = choose(u, plan, groups, resolve);
     items = [...rest, ...chosen, ...items.slice(k + 1)];
     k = rest.length + chosen.length - 1;
   }
   return items;
 }
 
-function choose(u: ErrorObject, branches: unknown[], members: { item: Item; branch: number }[], resolve: ReturnType<typeof resolver>): Item[] {
-  const of = (i: number) => members.filter((m) => m.branch === i).map((m) => m.item);
+function choose(u: ErrorObject, plan: UnionPlan, groups: Item[][], resolve: ReturnType<typeof resolver>): Item[] {
   const data = u.data;
-  const nonNull = branches.map((b, i) => (isNullOnly(b) ? -1 : i)).filter((i) => i >= 0);
-  if (data !== null && nonNull.length === 1) return of(nonNull[0]!);
-  const objects = branches.filter(isRecord);
-  if (isRecord(data) && objects.length === branches.length) {
-    const disc = discriminatorOf(objects, (s) => resolve(s));
-    if (disc) {
-      const literals = objects.map((b) => {
-        const props = b.properties as Record<string, unknown>;
-        return literalOf(resolve(props[disc])?.schema)?.value;
-      });
-      const idx = literals.findIndex((l) => JSON.stringify(l) === JSON.stringify(data[disc]));
-      if (idx >= 0) return of(idx);
-      const path = `${u.instancePath}/${disc.replace(/~/g, "~0").replace(/\//g, "~1")}`;
-      const list = literals.map((l) => showValue(l)).join(", ");
-      const missing = !(disc in data);
+  if (data !== null && plan.soleNonNull >= 0) return groups[plan.soleNonNull]!;
+  if (isRecord(data)) {
+    const tag = tagOf(plan, resolve);
+    if (tag) {
+      const idx = tag.keys.indexOf(JSON.stringify(data[tag.name]));
+      if (idx >= 0) return groups[idx]!;
+      const path = `${u.instancePath}/${tag.segment}`;
+      const list = tag.list;
+      const missing = !(tag.name in data);
       return [synthetic(u, {
         path,
         code: missing ? "missing_field" : "invalid_union_tag",
         message: missing ? `${fieldLabel(path)} is required: it says which kind of ${fieldLabel(u.instancePath)} this is (one of ${list})` : `${fieldLabel(path)} must be one of ${list}`,
         expected: `one of ${list}`,
-        ...(missing ? {} : { received: showValue(data[disc]) }),
-        example: literals[0] as JsonValue,
+        ...(missing ? {} : { received: showValue(data[tag.name]) }),
+        example: tag.literals[0] as JsonValue,
       })];
     }
   }
-  const rootTypeMiss = (i: number) => of(i).some((e) => !("issue" in e) && e.keyword === "type" && e.instancePath === u.instancePath);
-  if (branches.every((_, i) => rootTypeMiss(i) || isNullOnly(branches[i]))) {
-    const types = [...new Set(branches.flatMap((b) => (isRecord(b) ? typesOf(b) : [])))];
-    if (types.length > 0) {
-      const expected = typePhrase(types);
+  const rootTypeMiss = (i: number) => groups[i]!.some((e) => !("issue" in e) && e.keyword === "type" && e.instancePath === u.instancePath);
+  const skipped = plan.branches.map((_, i) => rootTypeMiss(i) || plan.nullOnly[i]!);
+  if (skipped.every(Boolean)) {
+    const expected = typesOfPlan(plan);
+    if (expected !== null) {
       return [synthetic(u, { path: u.instancePath, code: "invalid_type", message: `${fieldLabel(u.instancePath)} must be ${expected}`, expected, received: showTyped(data) })];
     }
   }
   // Untagged: the branch of the right type with the fewest errors is most likely the one meant.
   let best = -1;
-  for (let i = 0; i < branches.length; i++) {
-    if (rootTypeMiss(i) || isNullOnly(branches[i])) continue;
-    if (best < 0 || of(i).length < of(best).length) best = i;
+  for (let i = 0; i < plan.branches.length; i++) {
+    if (skipped[i]) continue;
+    if (best < 0 || groups[i]!.length < groups[best]!.length) best = i;
   }
-  return best >= 0 && of(best).length > 0 ? of(best) : [u];
+  return best >= 0 && groups[best]!.length > 0 ? groups[best]! : [u];
 }
 
 function synthetic(u: ErrorObject, issue: ObservationIssue): Synthetic {
