@@ -10,7 +10,7 @@
  * prevent it too, but it belongs to no tool). `check_failed`, `denied` and the rest are
  * not counted: the call parsed and validated, and no grammar would have stopped it.
  */
-import { breakeven, type BreakevenResult } from "./breakeven.js";
+import { breakeven, fmtMs, type BreakevenResult } from "./breakeven.js";
 import { readAudit, type AuditCall, type BrokenLine } from "./audit-reader.js";
 import { wilsonInterval, type Interval } from "./wilson.js";
 import { ToolgateError } from "../schema/errors.js";
@@ -37,7 +37,15 @@ export interface ToolBreakeven {
   repairs_timed: number;
   /** Where T_repair came from: this tool's repairs, the whole trail's mean repair, the repair_ms option, or nowhere. */
   t_repair_source: "measured" | "trail" | "option" | null;
+  /**
+   * L_gen · t_mask / T_repair when it is a rate below 100 %; null when unmeasured or when it is
+   * ≥ 1 (see `constraining_never_pays`), so no consumer reads a rate above 100 %.
+   */
   p_break: number | null;
+  /** L_gen · t_mask / T_repair as computed, unbounded (4.26 means masking one call costs 4.26 repair turns); null when unmeasured. */
+  p_break_raw: number | null;
+  /** p_break ≥ 100 %: a repair turn costs no more than masking one call, so constraining never pays (seed 000, equation 1). */
+  constraining_never_pays: boolean;
   recommendation: Recommendation;
   /** Why the recommendation, or the warning when the sample is too small to decide. */
   reason: string;
@@ -166,11 +174,17 @@ export function breakevenFromCalls(calls: AuditCall[], options: AuditBreakevenOp
         l_gen <= 0
           ? "argument_tokens are all 0, so L_gen is unknown"
           : "no failed call in the trail was followed by another call of its trajectory, so T_repair is unmeasured; pass --repair-ms to assume one";
-      tools.push({ ...base, p_break: null, recommendation: "not_enough_data", reason: `warning: ${why}`, breakeven: null });
+      tools.push({ ...base, p_break: null, p_break_raw: null, constraining_never_pays: false, recommendation: "not_enough_data", reason: `warning: ${why}`, breakeven: null });
       continue;
     }
     const be = breakeven({ tokens: l_gen, mask_ms, repair_ms: t_repair, observed_rate: p_err.p });
-    tools.push({ ...base, p_break: be.p_break, ...decide(p_err, be.p_break, failedCalls.length, list.length), breakeven: be });
+    if (be.p_break >= 1) {
+      // No rate can exceed p_break, so no sample size changes the answer (e.g. scripted clients replying within ms).
+      const reason = `p_break ≥ 100 %: a repair turn (T_repair ${fmtMs(t_repair)}) costs less than masking one call (L_gen · t_mask = ${fmtMs(be.mask_cost_ms)}); don't constrain`;
+      tools.push({ ...base, p_break: null, p_break_raw: be.p_break, constraining_never_pays: true, recommendation: "dont_constrain", reason, breakeven: be });
+      continue;
+    }
+    tools.push({ ...base, p_break: be.p_break, p_break_raw: be.p_break, constraining_never_pays: false, ...decide(p_err, be.p_break, failedCalls.length, list.length), breakeven: be });
   }
   return { mask_ms, tools, unknown_tool_calls, malformed_outcomes: MALFORMED_OUTCOMES };
 }

@@ -105,7 +105,9 @@ export function breakeven(input: BreakevenInput): BreakevenResult {
       : decision === "constrain"
         ? `observed ${percent(rate!)} > ${percent(p_break)}: constrain decoding`
         : decision === "dont_constrain"
-          ? `observed ${percent(rate!)} < ${percent(p_break)}: do not constrain; repair turns are cheaper`
+          ? p_break >= 1
+            ? `observed ${percent(rate!)}: do not constrain; repair turns are cheaper`
+            : `observed ${percent(rate!)} < ${percent(p_break)}: do not constrain; repair turns are cheaper`
           : `observed rate equals p_break: both cost the same`;
   return {
     tokens: input.tokens,

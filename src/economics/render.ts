@@ -18,7 +18,8 @@ export function table(header: string[], rows: string[][]): string {
 
 export function renderBreakeven(r: BreakevenResult): string {
   const lines = [
-    `p_break = L_gen · t_mask / T_repair = ${r.tokens.toLocaleString("en-US", { maximumFractionDigits: 2 })} × ${fmtMs(r.mask_ms)} / ${fmtMs(r.repair_ms)} = ${fmtMs(r.mask_cost_ms)} / ${fmtMs(r.repair_ms)} = ${(r.p_break * 100).toFixed(2)} %` +
+    `p_break = L_gen · t_mask / T_repair = ${r.tokens.toLocaleString("en-US", { maximumFractionDigits: 2 })} × ${fmtMs(r.mask_ms)} / ${fmtMs(r.repair_ms)} = ${fmtMs(r.mask_cost_ms)} / ${fmtMs(r.repair_ms)}` +
+      (r.p_break >= 1 ? " ≥ 100 % (a repair turn costs less than masking one call)" : ` = ${(r.p_break * 100).toFixed(2)} %`) +
       (r.one_in !== null ? ` (about one time in ${r.one_in})` : ""),
     `T_constrained = L_gen · (t_decode + t_mask) = ${fmtMs(r.constrained_ms)}${r.decode_ms === 0 ? " (mask overhead only; pass --decode-ms for the full time)" : ""}`,
   ];
@@ -38,13 +39,13 @@ export function renderAuditBreakeven(r: AuditBreakeven): string {
     `${(t.p_err.p * 100).toFixed(1)} % [${(t.p_err.low * 100).toFixed(1)}, ${(t.p_err.high * 100).toFixed(1)}]`,
     dec(t.l_gen),
     t.t_repair_ms === null ? "—" : `${int(t.t_repair_ms)} ms${t.t_repair_source === "measured" ? "" : ` (${t.t_repair_source})`}`,
-    t.p_break === null ? "—" : `${(t.p_break * 100).toFixed(2)} %`,
+    t.constraining_never_pays ? "≥ 100 %" : t.p_break === null ? "—" : `${(t.p_break * 100).toFixed(2)} %`,
     { constrain: "constrain", dont_constrain: "don't constrain", not_enough_data: "not enough data" }[t.recommendation],
   ]);
   const out = [
     table(["tool", "calls", "failed", "p_err [95 % CI]", "L_gen", "T_repair", "p_break", "recommendation"], rows),
     "",
-    ...r.tools.filter((t) => t.recommendation === "not_enough_data").map((t) => `${t.tool}: ${t.reason}`),
+    ...r.tools.filter((t) => t.recommendation === "not_enough_data" || t.constraining_never_pays).map((t) => `${t.tool}: ${t.reason}`),
     `${r.records} record(s) read; failed = outcome ${r.malformed_outcomes.join(" or ")}; t_mask = ${fmtMs(r.mask_ms)}` +
       (r.unknown_tool_calls > 0 ? `; ${r.unknown_tool_calls} call(s) to unknown tools not attributed` : ""),
   ];

@@ -6,6 +6,7 @@
 import { performance } from "node:perf_hooks";
 import type { AuthorityLevel, JsonValue, ToolContext, ToolSpec } from "../schema/types.js";
 import type { AuditRecord, ObservationIssue, Proposal } from "./types.js";
+import type { ExecutionAborted } from "./execute.js";
 
 /** A stage's refusal or failure: what the model is told. */
 export interface Refusal {
@@ -37,6 +38,8 @@ export class CallState {
   authority: AuthorityLevel | null = null;
   args: JsonValue | undefined;
   ctx: ToolContext | null = null;
+  /** The call's abort (set once the tool is resolved): the gateway's shutdown cancels it. */
+  abort: { cancel(err: ExecutionAborted): void } | null = null;
   readonly stages: AuditRecord["stages"] = {};
   validation_codes: string[] = [];
   grant_code: string | null = null;

@@ -6,6 +6,7 @@
  */
 import type { JsonValue, ToolContext, ToolSpec } from "../schema/types.js";
 import { isToolResult } from "../schema/types.js";
+import { NoEffectError } from "../schema/errors.js";
 
 /** A handler's return in the one shape the gateway stores and shapes. JSON all the way down. */
 export interface Executed {
@@ -16,13 +17,19 @@ export interface Executed {
   truncated?: { omitted: number; unit: string };
 }
 
+const ABORT_MESSAGES = {
+  timeout: "did not finish within {ms} ms and was aborted",
+  cancelled: "was cancelled by the caller",
+  shutdown: "was still running when toolgate shut down (after its grace period) and was aborted",
+} as const;
+
 /** Thrown when the call's signal aborts before the handler settles. */
 export class ExecutionAborted extends Error {
   constructor(
-    readonly reason: "timeout" | "cancelled",
+    readonly reason: "timeout" | "cancelled" | "shutdown",
     readonly timeout_ms: number | null,
   ) {
-    super(reason === "timeout" ? `did not finish within ${timeout_ms} ms and was aborted` : "was cancelled by the caller");
+    super(ABORT_MESSAGES[reason].replace("{ms}", String(timeout_ms)));
     this.name = "ExecutionAborted";
   }
 }
@@ -31,9 +38,13 @@ export class ExecutionAborted extends Error {
  * The per-call abort: the caller's signal and the time bound, combined. The AbortController is
  * made only when a handler reads `ctx.signal`, and the timer only when a handler returns a
  * promise: a synchronous handler cannot be interrupted anyway, so the A0 fast path allocates neither.
+ * A promise is always wrapped, so the gateway's shutdown (`cancel`) can end it.
  */
 export class CallAbort {
   private controller: AbortController | null = null;
+  /** Set by `cancel`: the abort every later or pending `run` rejects with. */
+  private cancelled: ExecutionAborted | null = null;
+  private onCancel: ((err: ExecutionAborted) => void) | null = null;
 
   constructor(
     readonly timeout_ms: number | null,
@@ -45,15 +56,29 @@ export class CallAbort {
     if (!this.controller) {
       const controller = (this.controller = new AbortController());
       if (this.caller?.aborted) controller.abort(new ExecutionAborted("cancelled", null));
+      else if (this.cancelled) controller.abort(this.cancelled);
     }
     return this.controller.signal;
+  }
+
+  /**
+   * Aborts the call from the gateway's side (shutdown): the tool's signal fires and a pending
+   * `run` rejects now, even when the handler ignores the signal. A `run` not yet started refuses
+   * to start with a NoEffectError, so an idempotency key it would have claimed is released.
+   */
+  cancel(err: ExecutionAborted): void {
+    if (this.cancelled) return;
+    this.cancelled = err;
+    this.controller?.abort(err);
+    this.onCancel?.(err);
   }
 
   /** Runs `work` under the bound; rejects with `ExecutionAborted` when the bound passes or the caller aborts. */
   run<T>(work: () => T | Promise<T>): T | Promise<T> {
     if (this.caller?.aborted) throw new ExecutionAborted("cancelled", null);
+    if (this.cancelled) throw new NoEffectError(`toolgate is shutting down; the call was not started`, "shutting_down");
     const value = work();
-    if (!isThenable(value) || (this.timeout_ms === null && !this.caller)) return value;
+    if (!isThenable(value)) return value;
     return new Promise<T>((resolve, reject) => {
       const caller = this.caller;
       const fail = (err: ExecutionAborted) => {
@@ -61,9 +86,11 @@ export class CallAbort {
         this.controller?.abort(err);
         reject(err);
       };
+      this.onCancel = fail;
       const onCaller = () => fail(new ExecutionAborted("cancelled", null));
       const timer = this.timeout_ms === null ? null : setTimeout(() => fail(new ExecutionAborted("timeout", this.timeout_ms)), this.timeout_ms);
       const cleanup = () => {
+        this.onCancel = null;
         if (timer) clearTimeout(timer);
         caller?.removeEventListener("abort", onCaller);
       };

@@ -19,7 +19,7 @@ import { DEFAULT_AUDIT_PATH, createAuditSink, type AuditSink, type PendingAudit 
 import { createApprovalsApi, DEFAULT_APPROVAL_TTL_MS } from "./approvals.js";
 import { approvalGate } from "./approval-gate.js";
 import { CallState, isRefusal, refuse, type Refusal } from "./call.js";
-import { CallAbort, execute } from "./execute.js";
+import { CallAbort, ExecutionAborted, execute } from "./execute.js";
 import { thrownRefusal } from "./failures.js";
 import { grant } from "./grant.js";
 import { resolve } from "./resolve.js";
@@ -64,6 +64,8 @@ export interface GatewayOptions {
 const DEFAULT_LEASE_MS = 60_000;
 const DEFAULT_TIMEOUT_MS = 60_000;
 const LEASE_MARGIN_MS = 5_000;
+/** After the grace period: how long aborted calls get to record IN_DOUBT and answer (store writes are bounded by the store's own timeouts). */
+const SETTLE_AFTER_ABORT_MS = 5_000;
 
 export function createGateway(options: GatewayOptions): Gateway {
   const tools = new Map<string, ToolSpec>();
@@ -87,10 +89,12 @@ export function createGateway(options: GatewayOptions): Gateway {
   // Last: every check above has passed, so a refused configuration leaves no open file behind.
   const sink = options.audit === false ? null : typeof options.audit === "object" ? options.audit : createAuditSink(options.audit ?? DEFAULT_AUDIT_PATH);
   const ttl_ms = options.approval_ttl_ms ?? DEFAULT_APPROVAL_TTL_MS;
-  // Calls in flight, and who waits for the count to reach zero (close).
-  let active = 0;
+  // Calls in flight, and who waits for them to end (close).
+  const active = new Set<CallState>();
   let onIdle: (() => void) | null = null;
   let closed = false;
+  // Set when close() gives up waiting: calls still running are aborted with it.
+  let shutdown: ExecutionAborted | null = null;
 
   const renderOpts = (tool: ToolSpec | null, name: string): RenderOptions => ({
     budget_tokens: budgetFor(tool, name, options.budgets),
@@ -104,7 +108,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     if (isRefusal(tool)) return fail(c, tool);
     c.tool = tool;
     c.authority = AUTHORITY[tool.effect];
-    const abort = new CallAbort(tool.timeout_ms ?? (options.timeout_ms === undefined ? DEFAULT_TIMEOUT_MS : options.timeout_ms), signal);
+    const abort = (c.abort = new CallAbort(tool.timeout_ms ?? (options.timeout_ms === undefined ? DEFAULT_TIMEOUT_MS : options.timeout_ms), signal));
+    if (shutdown) abort.cancel(shutdown);
     const ctx: ToolContext = {
       get signal() {
         return abort.signal;
@@ -232,9 +237,22 @@ export function createGateway(options: GatewayOptions): Gateway {
     };
   }
 
+  /** Resolves true once no call is in flight, false when `ms` passes first. */
+  async function idle(ms: number): Promise<boolean> {
+    if (active.size === 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const done = await new Promise<boolean>((resolve) => {
+      onIdle = () => resolve(true);
+      timer = setTimeout(() => resolve(false), ms);
+    });
+    clearTimeout(timer);
+    onIdle = null;
+    return done;
+  }
+
   async function run(proposal: Proposal, signal: AbortSignal | undefined): Promise<Observation> {
     const c = new CallState(proposal, clock());
-    active++;
+    active.add(c);
     try {
       let rendered: Rendered;
       try {
@@ -246,7 +264,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       audit(c, rendered);
       return rendered.observation;
     } finally {
-      if (--active === 0) onIdle?.();
+      active.delete(c);
+      if (active.size === 0) onIdle?.();
     }
   }
 
@@ -265,13 +284,13 @@ export function createGateway(options: GatewayOptions): Gateway {
       if (closed) return;
       closed = true;
       const grace = closeOptions.grace_ms ?? 5_000;
-      if (active > 0) {
-        let timer: NodeJS.Timeout | undefined;
-        await new Promise<void>((done) => {
-          onIdle = done;
-          timer = setTimeout(done, grace);
-        });
-        clearTimeout(timer);
+      if (!(await idle(grace))) {
+        // Grace is over: abort what still runs through its signal (an A2/A3 call whose handler
+        // started ends IN_DOUBT; one not yet started is released) and let each call settle its
+        // record, answer and write its audit line before the sink and the store close.
+        shutdown = new ExecutionAborted("shutdown", null);
+        for (const c of active) c.abort?.cancel(shutdown);
+        await idle(SETTLE_AFTER_ABORT_MS);
       }
       await sink?.close();
       await store.close();

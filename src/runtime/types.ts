@@ -103,7 +103,11 @@ export interface Gateway {
   /** Runs one proposal through resolve → validate → grant → settle → execute → shape → audit. Never throws for a bad call: refusals are observations. */
   call(proposal: Proposal, options?: { signal?: AbortSignal }): Promise<Observation>;
   readonly approvals: ApprovalsApi;
-  /** Waits for in-flight calls (up to `grace_ms`), then closes the store and audit sink. */
+  /**
+   * Refuses new calls and waits for in-flight calls (up to `grace_ms`); calls still running then
+   * are aborted through their AbortSignal and settle (A2/A3: IN_DOUBT, or COMPLETED if they
+   * finished) and answer; then the audit sink is flushed and closed, then the store.
+   */
   close(options?: { grace_ms?: number }): Promise<void>;
 }
 

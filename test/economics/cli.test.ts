@@ -101,6 +101,33 @@ describe("toolgate breakeven", () => {
     expect(JSON.parse(j.out)).toMatchObject({ mask_ms: 0.25, records: 210, broken: [{ line: 211 }] });
   });
 
+  it("a trail whose repairs come within ms (scripted clients) says constraining never pays, not a rate above 100 %", async () => {
+    const trail = file("fast.jsonl", jsonl(traffic("file_edit", { calls: 50, failed: 5, tokens: 80, repair_ms: 3 })));
+    const r = await cli("breakeven", "--audit", trail);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatchInlineSnapshot(`
+      "tool       calls  failed  p_err [95 % CI]     L_gen  T_repair  p_break  recommendation
+      file_edit  50     5       10.0 % [4.3, 21.4]  80.0   3 ms      ≥ 100 %  don't constrain
+
+      file_edit: p_break ≥ 100 %: a repair turn (T_repair 3 ms) costs less than masking one call (L_gen · t_mask = 40 ms); don't constrain
+      50 record(s) read; failed = outcome invalid_arguments; t_mask = 0.5 ms
+      "
+    `);
+    expect(r.out).not.toMatch(/\d{3,}\.\d+ %/);
+    const t = JSON.parse((await cli("breakeven", "--audit", trail, "--json")).out).tools[0];
+    expect(t).toMatchObject({ p_break: null, constraining_never_pays: true, recommendation: "dont_constrain", t_repair_ms: 3 });
+    expect(t.p_break_raw).toBeCloseTo((80 * 0.5) / 3, 12);
+    const direct = await cli("breakeven", "--tokens", "80", "--mask-ms", "0.5", "--repair-ms", "3", "--observed-rate", "0.1");
+    expect(direct.out).toMatchInlineSnapshot(`
+      "p_break = L_gen · t_mask / T_repair = 80 × 0.5 ms / 3 ms = 40 ms / 3 ms ≥ 100 % (a repair turn costs less than masking one call)
+      T_constrained = L_gen · (t_decode + t_mask) = 40 ms (mask overhead only; pass --decode-ms for the full time)
+      E[T_free] = L_gen · t_decode + p_err · T_repair = 0.3 ms at p_err = 10.0 %
+      decision: do not constrain
+      p_break = 40 ms / 3 ms ≥ 100 %: masking costs more than a repair turn, so constraining never pays on latency; observed 10.0 %: do not constrain; repair turns are cheaper.
+      "
+    `);
+  });
+
   it("exits 2 for a trail with nothing usable", async () => {
     const r = await cli("breakeven", "--audit", file("bad.jsonl", "nope\n{}\n"));
     expect(r.code).toBe(2);

@@ -3,6 +3,7 @@
  * for bad input, and `toolgate serve --http` shutting down cleanly on SIGTERM.
  */
 import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -168,6 +169,43 @@ describe("toolgate serve --http", () => {
     expect(stdout).toBe("");
     expect(stderr).toContain("SIGTERM: finishing in-flight calls");
     expect(executions(dir)).toEqual(["note_slow t"]);
+    await client.close().catch(() => {});
+  });
+
+  it("on SIGTERM aborts a call still running after the grace period: the client gets an in-doubt answer, the audit line and record are written", async () => {
+    const dir = tempDir("sigterm-abort");
+    const child = spawn(process.execPath, ["--import", "tsx", join(projectRoot, "src/cli/main.ts"), "serve", "--http", "127.0.0.1:0", "--workspace", dir, "--grace-ms", "500"], {
+      cwd: projectRoot,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    });
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stderr.on("data", (d: Buffer) => {
+        stderr += d;
+        const m = /on (http:\/\/[^\s;]+)/.exec(stderr);
+        if (m) resolve(m[1]!);
+      });
+      child.once("exit", (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    const client = new Client({ name: "sigterm-abort-test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    const pending = client.callTool({ name: "bash_execute", arguments: { command: "sleep 25; date >> slow.txt", timeout_ms: 60000 }, _meta: ids("term-abort-1") });
+    await new Promise((r) => setTimeout(r, 1500));
+    child.kill("SIGTERM");
+    const result = await pending;
+    expect(result.isError).toBe(true);
+    expect(obsOf(result).error?.code).toBe("tool_failed");
+    expect(obsOf(result).error?.detail?.record_state).toBe("IN_DOUBT");
+    expect(obsOf(result).error?.message).toMatch(/^bash_execute was still running when toolgate shut down \(after its grace period\) and was aborted\./);
+    expect(await exited).toBe(0);
+    expect(stderr).not.toContain("not written");
+    expect(existsSync(join(dir, "slow.txt"))).toBe(false);
+    const audit = readFileSync(join(dir, ".toolgate/audit.jsonl"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as { call_id: string; outcome: string; record_state: string });
+    expect(audit).toEqual([expect.objectContaining({ call_id: "term-abort-1", outcome: "tool_failed", record_state: "IN_DOUBT" })]);
     await client.close().catch(() => {});
   });
 });

@@ -78,4 +78,46 @@ describe("close", () => {
     await expect(store.records.list({ now: 0 })).rejects.toThrow();
     expect((await call("get_order", { order_id: "o_001" })).error?.code).toBe("internal_error");
   });
+
+  it("after grace_ms aborts a call still running through its signal: IN_DOUBT, answered, audited, then the store closes", async () => {
+    const path = join(dir, "abort.jsonl");
+    const { call, gateway, store } = make({ audit: path });
+    let seen: AbortSignal | undefined;
+    gateway.tools.get("add_order_note")!.handler = (_args, ctx) => {
+      seen = ctx.signal;
+      // Ends only when aborted, like a killed process tree.
+      return new Promise((_resolve, reject) => ctx.signal.addEventListener("abort", () => reject(new Error("killed"))));
+    };
+    const pending = call("add_order_note", { order_id: "o_001", note: "late" });
+    await new Promise((r) => setImmediate(r));
+    let recordState: string | undefined;
+    const originalClose = store.close.bind(store);
+    store.close = async () => {
+      recordState = (await store.records.list({ now: 0 }))[0]?.state;
+      await originalClose();
+    };
+    await gateway.close({ grace_ms: 20 });
+    const o = await pending;
+    expect(seen?.aborted).toBe(true);
+    expect(o.error?.code).toBe("tool_failed");
+    expect(o.error?.detail?.record_state).toBe("IN_DOUBT");
+    expect(o.error?.message).toMatch(/^add_order_note was still running when toolgate shut down \(after its grace period\) and was aborted\. Whether its effect happened is unknown/);
+    expect(recordState).toBe("IN_DOUBT");
+    const lines = readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as { outcome: string; record_state: string });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ outcome: "tool_failed", record_state: "IN_DOUBT" });
+  });
+
+  it("after grace_ms a handler that ignores its signal is not waited for; a read call answers too", async () => {
+    const { call, gateway, audit } = make();
+    gateway.tools.get("add_order_note")!.handler = () => new Promise(() => {});
+    gateway.tools.get("get_order")!.handler = () => new Promise(() => {});
+    const write = call("add_order_note", { order_id: "o_001", note: "late" });
+    const read = call("get_order", { order_id: "o_001" });
+    await new Promise((r) => setImmediate(r));
+    await gateway.close({ grace_ms: 20 });
+    expect((await write).error?.detail?.record_state).toBe("IN_DOUBT");
+    expect((await read).error?.code).toBe("tool_failed");
+    expect(audit.records.map((r) => r.outcome)).toEqual(["tool_failed", "tool_failed"]);
+  });
 });

@@ -15,6 +15,13 @@ import { parseBudget, type GatewayFlags } from "../../mcp/flags.js";
 interface ServeFlags extends GatewayFlags {
   workspace?: string;
   catalog?: string;
+  graceMs?: string;
+}
+
+function parseGrace(text: string): number {
+  const ms = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(ms)) throw new CliError(`--grace-ms must be a whole number of milliseconds, e.g. 10000; received ${JSON.stringify(text)}`);
+  return ms;
 }
 
 function workspaceDir(dir: string | undefined): string {
@@ -41,6 +48,7 @@ export function register(program: Command): void {
     .option("--audit <file>", "audit trail JSONL (default <workspace>/.toolgate/audit.jsonl)")
     .option("--budget-tokens <n>", "default observation budget in o200k tokens (default 2000)")
     .option("--http <host:port>", "serve MCP Streamable HTTP on this address (loopback by default) instead of stdio")
+    .option("--grace-ms <ms>", "on SIGINT/SIGTERM, how long in-flight calls may finish before they are aborted (default 10000)")
     .action(async (flags: ServeFlags) => {
       const workspace = workspaceDir(flags.workspace);
       const budgetTokens = parseBudget(flags.budgetTokens);
@@ -55,6 +63,7 @@ export function register(program: Command): void {
       });
       await runGatewayServer(gateway, {
         ...(http ? { http } : {}),
+        ...(flags.graceMs !== undefined ? { graceMs: parseGrace(flags.graceMs) } : {}),
         ...(flags.capability !== undefined ? { capability: flags.capability } : {}),
         onListening: (where) =>
           process.stderr.write(`toolgate serve: ${gateway.tools.size} tools (${[...gateway.tools.keys()].join(", ")}) on ${where}; workspace ${workspace}\n`),
