@@ -135,29 +135,34 @@ describe("serveHttp with the SDK client", () => {
   });
 });
 
+/** `toolgate serve --http` on an ephemeral port, killed if a test fails midway. */
+async function spawnServe(args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ["--import", "tsx", join(projectRoot, "src/cli/main.ts"), "serve", "--http", "127.0.0.1:0", ...args], {
+    cwd: projectRoot,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const out = { stdout: "", stderr: "" };
+  child.stdout.on("data", (d: Buffer) => (out.stdout += d));
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.on("data", (d: Buffer) => {
+      out.stderr += d;
+      const m = /on (http:\/\/[^\s;]+)/.exec(out.stderr);
+      if (m) resolve(m[1]!);
+    });
+    child.once("exit", (code) => reject(new Error(`serve exited ${code}: ${out.stderr}`)));
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return { child, url, exited, out };
+}
+
 describe("toolgate serve --http", () => {
   it("on SIGTERM finishes the in-flight call, answers it, and exits 0", async () => {
     const dir = tempDir("sigterm");
-    const child = spawn(process.execPath, ["--import", "tsx", join(projectRoot, "src/cli/main.ts"), "serve", "--http", "127.0.0.1:0", "--catalog", "test/mcp/fixtures/notes-catalog.ts", "--workspace", dir], {
-      cwd: projectRoot,
-      env: { ...process.env, NOTES_DIR: dir },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stderr = "";
-    let stdout = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d));
-    onTestFinished(() => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    });
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stderr.on("data", (d: Buffer) => {
-        stderr += d;
-        const m = /on (http:\/\/[^\s;]+)/.exec(stderr);
-        if (m) resolve(m[1]!);
-      });
-      child.once("exit", (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
-    });
-    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    const { child, url, exited, out } = await spawnServe(["--catalog", "test/mcp/fixtures/notes-catalog.ts", "--workspace", dir], { NOTES_DIR: dir });
     const client = new Client({ name: "sigterm-test", version: "1.0.0" });
     await client.connect(new StreamableHTTPClientTransport(new URL(url)));
     const pending = client.callTool({ name: "note_slow", arguments: { name: "t", delay_ms: 1000 }, _meta: ids("term-1") });
@@ -166,31 +171,15 @@ describe("toolgate serve --http", () => {
     const result = await pending;
     expect(result.structuredContent).toEqual({ name: "t", lines: 1 });
     expect(await exited).toBe(0);
-    expect(stdout).toBe("");
-    expect(stderr).toContain("SIGTERM: finishing in-flight calls");
+    expect(out.stdout).toBe("");
+    expect(out.stderr).toContain("SIGTERM: finishing in-flight calls");
     expect(executions(dir)).toEqual(["note_slow t"]);
     await client.close().catch(() => {});
   });
 
   it("on SIGTERM aborts a call still running after the grace period: the client gets an in-doubt answer, the audit line and record are written", async () => {
     const dir = tempDir("sigterm-abort");
-    const child = spawn(process.execPath, ["--import", "tsx", join(projectRoot, "src/cli/main.ts"), "serve", "--http", "127.0.0.1:0", "--workspace", dir, "--grace-ms", "500"], {
-      cwd: projectRoot,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stderr = "";
-    onTestFinished(() => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    });
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stderr.on("data", (d: Buffer) => {
-        stderr += d;
-        const m = /on (http:\/\/[^\s;]+)/.exec(stderr);
-        if (m) resolve(m[1]!);
-      });
-      child.once("exit", (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
-    });
-    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    const { child, url, exited, out } = await spawnServe(["--workspace", dir, "--grace-ms", "500"]);
     const client = new Client({ name: "sigterm-abort-test", version: "1.0.0" });
     await client.connect(new StreamableHTTPClientTransport(new URL(url)));
     const pending = client.callTool({ name: "bash_execute", arguments: { command: "sleep 25; date >> slow.txt", timeout_ms: 60000 }, _meta: ids("term-abort-1") });
@@ -202,7 +191,8 @@ describe("toolgate serve --http", () => {
     expect(obsOf(result).error?.detail?.record_state).toBe("IN_DOUBT");
     expect(obsOf(result).error?.message).toMatch(/^bash_execute was still running when toolgate shut down \(after its grace period\) and was aborted\./);
     expect(await exited).toBe(0);
-    expect(stderr).not.toContain("not written");
+    expect(out.stdout).toBe("");
+    expect(out.stderr).not.toContain("not written");
     expect(existsSync(join(dir, "slow.txt"))).toBe(false);
     const audit = readFileSync(join(dir, ".toolgate/audit.jsonl"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as { call_id: string; outcome: string; record_state: string });
     expect(audit).toEqual([expect.objectContaining({ call_id: "term-abort-1", outcome: "tool_failed", record_state: "IN_DOUBT" })]);
