@@ -105,6 +105,28 @@ describe("toolgate lint", () => {
     expect([none.code, none.err]).toEqual([2, "toolgate: lint needs at least one FILE (or - for standard input)\n"]);
   });
 
+  it("exit 2 with one clear line for an empty catalog, in each shape", async () => {
+    for (const [name, value] of [["empty-array.json", []], ["empty-tools.json", { tools: [] }]] as const) {
+      const r = await cli("lint", file(name, value));
+      expect([r.code, r.out, r.err.replaceAll(dir, "DIR")]).toEqual([2, "", `toolgate: no tool descriptors found in DIR/${name}: expected a tool, an array of tools or {"tools": [...]}\n`]);
+    }
+  });
+
+  it("warns on a description too short to tell the model when to use the tool (TG010), with the fix", async () => {
+    const r = await cli("lint", file("short.json", { ...clean, description: "x" }));
+    expect(r.code).toBe(0);
+    expect(r.out.replaceAll(dir, "DIR")).toMatchInlineSnapshot(`
+      "DIR/short.json · get_order
+        warning TG010 /description
+                the description "x" is too short to tell the model when to use the tool (fewer than 3 words or 12 characters)
+                fix: say what the tool does, when to use it rather than its neighbours, and what it returns, e.g. "Search a customer's orders by status; use it to find the order_id before refund_order"
+
+      1 tool, 0 clean, 0 errors, 1 warning
+        TG010     1  naming and description: valid name, a description, every property described
+      "
+    `);
+  });
+
   it("reads standard input with -", () => {
     const r = spawnSync(process.execPath, ["--import", "tsx", join(projectRoot, "src/cli/main.ts"), "lint", "--format", "json", "-"], { input: JSON.stringify([dirty]), encoding: "utf8", cwd: projectRoot });
     expect(r.status).toBe(1);

@@ -1,12 +1,12 @@
 /**
  * `toolgate lint FILE... [--format text|json|sarif]`: lints tool descriptors, `tools/list`
  * results and catalog files (`-` = stdin). Exit 0 without error-level findings, 1 with, 2 for
- * usage or input errors. (`--mcp -- CMD`, linting a live server, is added by the MCP area:
+ * usage or input errors (an empty catalog is one). (`--mcp -- CMD`, linting a live server, is added by the MCP area:
  * it builds `LintSource`s from the server's tools and calls the same `lintSources`.)
  */
 import { Option, type Command } from "commander";
 import { formatReport, LINT_FORMATS, type LintFormat } from "../../schema/lint/format.js";
-import { lintSources, type LintSource } from "../../schema/lint/report.js";
+import { lintSources, toolsOf, type LintSource } from "../../schema/lint/report.js";
 import { mcpLintSource } from "../../mcp/list-tools.js";
 import { CliError, EXIT, parseJson, readInput } from "../io.js";
 
@@ -14,6 +14,16 @@ import { CliError, EXIT, parseJson, readInput } from "../io.js";
 export function readSources(files: readonly string[]): LintSource[] {
   if (files.length === 0) throw new CliError("lint needs at least one FILE (or - for standard input)");
   return files.map((file) => ({ source: file, value: parseJson(readInput(file), file === "-" ? "standard input" : file) }));
+}
+
+/**
+ * An empty catalog would otherwise print "0 tools, 0 clean": almost always the wrong file (or a
+ * server that lists nothing), so it stops with exit 2. Checked here, not in `lintSources`, so
+ * the proxy still serves an upstream that lists no tools.
+ */
+function refuseEmpty(sources: readonly LintSource[]): void {
+  const empty = sources.find((s) => toolsOf(s.value, s.source).length === 0);
+  if (empty) throw new CliError(`no tool descriptors found in ${empty.source}: expected a tool, an array of tools or {"tools": [...]}`);
 }
 
 export function register(program: Command): void {
@@ -25,7 +35,9 @@ export function register(program: Command): void {
     .option("--mcp", "lint a live MCP server's tools/list (every page): lint --mcp -- CMD ARGS... or lint --mcp URL")
     .option("--json", "same as --format json (every command has --json)")
     .action(async (files: string[], opts: { format: LintFormat; mcp?: boolean; json?: boolean }) => {
-      const report = lintSources(opts.mcp ? [await mcpLintSource(files)] : readSources(files));
+      const sources = opts.mcp ? [await mcpLintSource(files)] : readSources(files);
+      refuseEmpty(sources);
+      const report = lintSources(sources);
       process.stdout.write(formatReport(report, opts.json ? "json" : opts.format));
       process.exitCode = report.summary.errors > 0 ? EXIT.findings : EXIT.ok;
     });

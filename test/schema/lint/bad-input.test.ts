@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { lintTool } from "../../../src/schema/lint/index.js";
 
-const tool = (inputSchema: unknown, extra: Record<string, unknown> = {}) => ({ name: "t", description: "A tool.", annotations: { readOnlyHint: true }, inputSchema, ...extra });
+const tool = (inputSchema: unknown, extra: Record<string, unknown> = {}) => ({ name: "t", description: "A tool the linter tests.", annotations: { readOnlyHint: true }, inputSchema, ...extra });
 const text = (t: unknown) => lintTool(t).map((f) => `${f.severity} ${f.rule} ${f.pointer}: ${f.message}`);
 
 describe("bad input", () => {
@@ -30,7 +30,7 @@ describe("bad input", () => {
         "error TG000 : a tool descriptor must be an object; found null",
       ]
     `);
-    expect(text({ name: "t", description: "d", effect: "read" })).toMatchInlineSnapshot(`
+    expect(text({ name: "t", description: "A tool the linter tests.", effect: "read" })).toMatchInlineSnapshot(`
       [
         "error TG000 : the tool has no input schema (inputSchema, parameters or input_schema)",
       ]

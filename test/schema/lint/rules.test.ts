@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { lintCatalog, lintTool } from "../../../src/schema/lint/index.js";
 
 const ann = { readOnlyHint: true };
-const mcp = (inputSchema: unknown, extra: Record<string, unknown> = {}) => ({ name: "t", description: "A tool.", annotations: ann, inputSchema, ...extra });
+const mcp = (inputSchema: unknown, extra: Record<string, unknown> = {}) => ({ name: "t", description: "A tool the linter tests.", annotations: ann, inputSchema, ...extra });
 const obj = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ type: "object", properties, required: Object.keys(properties), additionalProperties: false, ...extra });
 const str = (description = "A value.") => ({ type: "string", maxLength: 64, description });
 const rules = (t: unknown) => lintTool(t).map((f) => `${f.severity} ${f.rule} ${f.pointer}`);
@@ -137,10 +137,10 @@ describe("TG005 tagged unions", () => {
 describe("TG006 side effect", () => {
   it("accepts any MCP hint or a toolgate effect; refuses none or an unknown effect", () => {
     const schema = obj({});
-    expect(rules({ name: "t", description: "d", inputSchema: schema, annotations: { destructiveHint: true } })).toEqual([]);
-    expect(rules({ name: "t", description: "d", inputSchema: schema, effect: "idempotent" })).toEqual([]);
-    expect(rules({ name: "t", description: "d", inputSchema: schema, annotations: { title: "T" } })).toEqual(["error TG006 /annotations"]);
-    expect(lintTool({ name: "t", description: "d", inputSchema: schema, effect: "delete" }).map((f) => f.message)).toMatchInlineSnapshot(`
+    expect(rules({ name: "t", description: "A tool the linter tests.", inputSchema: schema, annotations: { destructiveHint: true } })).toEqual([]);
+    expect(rules({ name: "t", description: "A tool the linter tests.", inputSchema: schema, effect: "idempotent" })).toEqual([]);
+    expect(rules({ name: "t", description: "A tool the linter tests.", inputSchema: schema, annotations: { title: "T" } })).toEqual(["error TG006 /annotations"]);
+    expect(lintTool({ name: "t", description: "A tool the linter tests.", inputSchema: schema, effect: "delete" }).map((f) => f.message)).toMatchInlineSnapshot(`
       [
         "effect must be one of read, idempotent, write, destructive; found "delete"",
       ]
@@ -187,9 +187,9 @@ describe("TG010 naming and description", () => {
 describe("descriptor forms", () => {
   it("reads MCP, the seed's parameters, Anthropic's input_schema and OpenAI's function form with pointers into each", () => {
     const schema = { type: "object", properties: { q: { type: "string" } } };
-    expect(lintTool({ name: "a", description: "d", parameters: schema, effect: "read" })[0]!.pointer).toBe("/parameters");
-    expect(lintTool({ name: "a", description: "d", input_schema: schema, effect: "read" })[0]!.pointer).toBe("/input_schema");
-    expect(lintTool({ type: "function", function: { name: "a", description: "d", parameters: schema }, effect: "read" })[0]!.pointer).toBe("/function/parameters");
+    expect(lintTool({ name: "a", description: "A tool the linter tests.", parameters: schema, effect: "read" })[0]!.pointer).toBe("/parameters");
+    expect(lintTool({ name: "a", description: "A tool the linter tests.", input_schema: schema, effect: "read" })[0]!.pointer).toBe("/input_schema");
+    expect(lintTool({ type: "function", function: { name: "a", description: "A tool the linter tests.", parameters: schema }, effect: "read" })[0]!.pointer).toBe("/function/parameters");
   });
   it("lintCatalog refuses two tools with one name", () => {
     const t = { name: "get", description: "Gets one record by id.", inputSchema: obj({}), annotations: ann };
@@ -206,7 +206,13 @@ describe("descriptor forms", () => {
       ]
     `);
   });
+  it("a tool description under 3 words or 12 characters is a warning; longer prose is not judged", () => {
+    const described = (description: string) => lintTool({ ...mcp(obj({})), description }).filter((f) => f.rule === "TG010").map((f) => f.message);
+    for (const d of ["x", "TODO", "Runs it.", "List files", "Read a file", "   Runs   it   "]) expect([d, described(d)]).toEqual([d, [expect.stringMatching(/ is too short to tell the model when to use the tool \(fewer than 3 words or 12 characters\)$/)]]);
+    for (const d of ["Returns one order.", "Read a file from the workspace."]) expect([d, described(d)]).toEqual([d, []]);
+    expect(described("x".repeat(5000))).toEqual(["the description is 5000 characters, sent with every turn"]);
+  });
   it("lintCatalog names tools without a name by position", () => {
-    expect(lintCatalog([{ description: "d", inputSchema: obj({}), annotations: ann }]).map((f) => `${f.tool} ${f.rule}`)).toEqual(["#0 TG010"]);
+    expect(lintCatalog([{ description: "A tool the linter tests.", inputSchema: obj({}), annotations: ann }]).map((f) => `${f.tool} ${f.rule}`)).toEqual(["#0 TG010"]);
   });
 });

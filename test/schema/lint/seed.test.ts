@@ -62,7 +62,7 @@ describe("seed 000 listings, linted as written", () => {
 describe("seed 000 Table 1 anti-patterns", () => {
   const tool = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
     name: "t",
-    description: "A tool.",
+    description: "A tool the linter tests.",
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     inputSchema: { type: "object", properties, required: Object.keys(properties), additionalProperties: false },
     ...extra,

@@ -10,6 +10,14 @@ import { descriptionOf, short } from "../util.js";
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 /** Past this a description costs more context on every turn than it earns (seed 000, "The token cost of a catalog"). */
 export const MAX_DESCRIPTION_CHARS = 4096;
+/**
+ * Below either of these a tool description cannot say what the tool does *and* when to use it
+ * (seed 003, "The contract": the model selects by the description). Placeholders such as
+ * "x", "TODO", "Runs it", "List files" or "Read a file" are flagged; "Returns one order." is
+ * not (the floor catches placeholders; it does not judge prose).
+ */
+export const MIN_DESCRIPTION_CHARS = 12;
+export const MIN_DESCRIPTION_WORDS = 3;
 
 export const toolNaming: ToolRule = (tool, ctx) => {
   const name = tool.rawName;
@@ -21,6 +29,14 @@ export const toolNaming: ToolRule = (tool, ctx) => {
     ctx.report({ rule: "TG010", severity: "error", pointer: "/description", message: "the tool has no description, so the model must guess when to use it", fix: "say what the tool does, when to use it rather than its neighbours, and what it returns" });
   } else if (d.length > MAX_DESCRIPTION_CHARS) {
     ctx.report({ rule: "TG010", severity: "warning", pointer: "/description", message: `the description is ${d.length} characters, sent with every turn`, fix: `cut it below ${MAX_DESCRIPTION_CHARS} characters: say what the tool does and when to use it; move the rest to documentation` });
+  } else if (d.trim().length < MIN_DESCRIPTION_CHARS || d.trim().split(/\s+/).length < MIN_DESCRIPTION_WORDS) {
+    ctx.report({
+      rule: "TG010",
+      severity: "warning",
+      pointer: "/description",
+      message: `the description ${JSON.stringify(short(d.trim()))} is too short to tell the model when to use the tool (fewer than ${MIN_DESCRIPTION_WORDS} words or ${MIN_DESCRIPTION_CHARS} characters)`,
+      fix: "say what the tool does, when to use it rather than its neighbours, and what it returns, e.g. \"Search a customer's orders by status; use it to find the order_id before refund_order\"",
+    });
   }
 };
 
