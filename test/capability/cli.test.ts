@@ -99,6 +99,18 @@ describe("toolgate cap", () => {
     expect(existsSync(fresh)).toBe(true);
   });
 
+  it("issue warns on stderr for a right outside read, write, execute, connect, and still issues it; --help lists them", async () => {
+    const r = await cli("cap", "issue", "--keys", keyFile, "--rights", "read,fly", "--objects", "path:/ws", "--ttl", "1h");
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^tg1\./);
+    const [warning, ...rest] = r.err.split("\n");
+    expect(warning).toBe("toolgate: warning: right 'fly' is not one of read, write, execute, connect; it is accepted as a custom right");
+    expect(rest.join("\n")).toMatch(/^grant cap_\S+: /);
+    expect((await cli("cap", "issue", "--keys", keyFile, "--rights", "read,write,execute,connect", "--objects", "path:/ws", "--ttl", "1h")).err).not.toContain("warning");
+    const help = await cli("cap", "issue", "--help");
+    expect(help.out.replace(/\s+/g, " ")).toContain("standard: read, write, execute, connect (bash_execute needs execute on path:<workspace>); others are accepted as custom rights");
+  });
+
   it("reads TOKEN from standard input with -", () => {
     const tsx = join(projectRoot, "node_modules", ".bin", "tsx");
     const r = spawnSync(tsx, [join(projectRoot, "src", "cli", "main.ts"), "cap", "inspect", "-", "--json"], { input: child + "\n", encoding: "utf8", env: { ...process.env, TOOLGATE_KEYS: "" } });

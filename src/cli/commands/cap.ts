@@ -28,6 +28,22 @@ import { CliError, EXIT, parseJson, printJson, readInput } from "../io.js";
 
 const DEFAULT_STORE = "sqlite:";
 
+/**
+ * The rights toolgate's own tools request (file_view/grep_search read, file_edit write,
+ * bash_execute execute on path:<workspace>; connect for network objects). Rights are free-form
+ * by design, so another one is accepted, with a warning: a typo would otherwise match nothing.
+ */
+export const STANDARD_RIGHTS = ["read", "write", "execute", "connect"] as const;
+
+/** One stderr warning per right outside STANDARD_RIGHTS. */
+function warnCustomRights(rights: readonly string[]): void {
+  for (const r of rights) {
+    if (!(STANDARD_RIGHTS as readonly string[]).includes(r)) {
+      process.stderr.write(`toolgate: warning: right '${r}' is not one of ${STANDARD_RIGHTS.join(", ")}; it is accepted as a custom right\n`);
+    }
+  }
+}
+
 interface GrantFlags {
   rights?: string;
   objects?: string;
@@ -92,7 +108,7 @@ export function grantInput(f: GrantFlags): NarrowerInput {
 
 function grantOptions(cmd: Command): Command {
   return cmd
-    .option("--rights <list>", "comma-separated rights, e.g. read,write")
+    .option("--rights <list>", `comma-separated rights; standard: ${STANDARD_RIGHTS.join(", ")} (bash_execute needs execute on path:<workspace>); others are accepted as custom rights`)
     .option("--objects <list>", "comma-separated objects, e.g. path:/ws,host:*.example.com,repo:o/r,tenant:t,tool:NAME")
     .option("--max-cost <n>", "per-call cost ceiling")
     .option("--budget <n>", "cumulative budget, spent atomically in the store")
@@ -177,6 +193,7 @@ export function register(program: Command): void {
       const input = grantInput(flags);
       if (input.rights === undefined || input.objects === undefined) throw new CliError("cap issue needs --rights and --objects, e.g. --rights read --objects path:/ws");
       if (input.ttl_ms === undefined && input.expires_at === undefined) throw new CliError("cap issue needs --ttl (e.g. 1h) or --expires-at");
+      warnCustomRights(input.rights);
       const authority = createCapabilityAuthority({ keys: keysFrom(flags) });
       printGrant(authority.issue({ ...input, rights: input.rights, objects: input.objects, ...(flags.kid ? { kid: flags.kid } : {}) }), flags.json);
     });
