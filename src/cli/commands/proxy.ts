@@ -33,7 +33,7 @@ function upstreamTarget(argv: string[], url: string | undefined): UpstreamTarget
 export function register(program: Command): void {
   program
     .command("proxy")
-    .description("Serve another MCP server's tools through the gateway: validation, capability, idempotency, approval and budgets before the upstream sees a call")
+    .description("serve another MCP server's tools through the gateway: validation, capability, idempotency, approval and budgets before the upstream sees a call")
     .argument("[upstream...]", "the upstream server command after --, e.g. -- npx -y @modelcontextprotocol/server-memory")
     .option("--upstream-url <url>", "an upstream reached over Streamable HTTP instead of a command")
     .option("--store <url>", "idempotency/approval store: sqlite: (default, ./.toolgate/state.db), sqlite:PATH, memory:, redis://…, postgres://…")

@@ -39,7 +39,7 @@ function workspaceDir(dir: string | undefined): string {
 export function register(program: Command): void {
   program
     .command("serve")
-    .description("Serve the four coding tools (or a catalog module) through the gateway over MCP stdio, or Streamable HTTP with --http")
+    .description("serve the four coding tools (or a catalog module) through the gateway over MCP stdio, or Streamable HTTP with --http")
     .option("--workspace <dir>", "workspace root the coding tools are confined to (default: the current directory)")
     .option("--catalog <module>", "serve the tools a JS/TS module exports (defineTool results) instead of the coding tools")
     .option("--store <url>", "idempotency/approval store: sqlite: (default, <workspace>/.toolgate/state.db), sqlite:PATH, memory:, redis://…, postgres://…")
