@@ -8,7 +8,7 @@
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import { ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, ListToolsRequestSchema, type CallToolResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Gateway } from "../runtime/types.js";
 import { approveByElicitation, DEFAULT_APPROVAL_TIMEOUT_MS } from "./approval.js";
@@ -32,10 +32,14 @@ export interface McpServerOptions {
   approvalTimeoutMs?: number;
 }
 
-/** tools/call as it arrives, before anyone judges the arguments. */
+/**
+ * tools/call as it arrives, before anyone judges it: only the method is matched here. Every
+ * param is optional to zod (zod 4 treats a bare `z.unknown()` key as required), so a missing
+ * `arguments` reaches the gateway as `{}` and a missing `name` gets a clear -32602 below.
+ */
 const CallToolSchema = z.object({
   method: z.literal("tools/call"),
-  params: z.looseObject({ name: z.unknown(), arguments: z.unknown(), _meta: z.record(z.string(), z.unknown()).optional() }),
+  params: z.looseObject({ name: z.unknown().optional(), arguments: z.unknown().optional(), _meta: z.unknown().optional() }).optional(),
 });
 
 /** tools/call handlers still preparing an answer, per server (see `answersSent`). */
@@ -54,6 +58,14 @@ export async function answersSent(server: Server, timeoutMs = 2_000): Promise<vo
   clearTimeout(timer);
   // The SDK sends an answer a few microtasks after the handler resolves.
   await new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * A -32602 whose wire message is exactly `message` (an `McpError` would put its own
+ * "MCP error -32602:" prefix into the message, and the client adds another).
+ */
+function invalidParams(message: string): Error {
+  return Object.assign(new Error(message), { code: ErrorCode.InvalidParams });
 }
 
 function metaRefusal(tool: string, issue: MetaIssue): CallToolResult {
@@ -91,12 +103,15 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     params: z.infer<typeof CallToolSchema>["params"],
     extra: { requestId: RequestId; requestInfo?: { headers?: Record<string, string | string[] | undefined> } },
   ): Promise<CallToolResult> {
-    const { name, arguments: args, _meta } = params;
+    const { name, arguments: args, _meta } = params ?? {};
     if (typeof name !== "string" || name === "") {
-      throw new McpError(ErrorCode.InvalidParams, `tools/call params.name must be the name of a tool (a non-empty string); received ${JSON.stringify(name) ?? "nothing"}; call tools/list for the names`);
+      throw invalidParams(`tools/call params.name must be the name of a tool (a non-empty string); received ${JSON.stringify(name) ?? "nothing"}; call tools/list for the names`);
+    }
+    if (_meta !== undefined && (typeof _meta !== "object" || _meta === null || Array.isArray(_meta))) {
+      throw invalidParams(`tools/call params._meta must be an object; received ${JSON.stringify(_meta)}; e.g. {"toolgate/call_id": "c1"}`);
     }
     const bearer = bearerToken(extra.requestInfo?.headers?.authorization) ?? options.capability;
-    const parsed = idsFromMeta(_meta, session, bearer);
+    const parsed = idsFromMeta(_meta as Record<string, unknown> | undefined, session, bearer);
     if (!parsed.ok) return metaRefusal(name, parsed.issue);
     // MCP makes `arguments` optional: absent means a call without arguments.
     const proposal = { ...parsed.ids, tool: name, arguments: args === undefined ? {} : args };

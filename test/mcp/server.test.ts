@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, ElicitRequestSchema, ErrorCode, McpError, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { createGateway } from "../../src/runtime/gateway.js";
 import { openStore } from "../../src/idempotency/open.js";
 import { keyRingFromMap } from "../../src/capability/keys.js";
@@ -92,6 +92,31 @@ describe("tools/call", () => {
     const result = await client.callTool({ name: "note_read", arguments: "notes/a" as unknown as Record<string, unknown> });
     expect(result.isError).toBe(true);
     expect(obsOf(result).error?.code).toBe("invalid_arguments");
+  });
+
+  it("treats a missing arguments as {}: the validator names the missing required field in a tool result", async () => {
+    await connect();
+    const result = await client.request({ method: "tools/call", params: { name: "note_read" } }, CallToolResultSchema);
+    expect(result.isError).toBe(true);
+    expect(obsOf(result).error?.code).toBe("invalid_arguments");
+    expect(textOf(result)).toMatchInlineSnapshot(`
+      "error invalid_arguments: note_read (call mcp-call-1)
+      note_read was not run: 1 problem with the arguments.
+      - name is required
+      Fix it and call note_read again; nothing was changed."
+    `);
+    expect(executions(notes)).toEqual([]);
+  });
+
+  it("answers a tools/call without a name (or without params) with -32602 invalid params, not a zod dump", async () => {
+    await connect();
+    for (const params of [{ arguments: {} }, undefined]) {
+      const err = await client.request({ method: "tools/call", ...(params ? { params } : {}) } as never, CallToolResultSchema).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(McpError);
+      expect((err as McpError).code).toBe(ErrorCode.InvalidParams);
+      expect((err as McpError).message).toMatchInlineSnapshot(`"MCP error -32602: tools/call params.name must be the name of a tool (a non-empty string); received nothing; call tools/list for the names"`);
+    }
+    expect((await client.callTool({ name: "note_read", arguments: { name: "a" } })).isError).toBeUndefined();
   });
 
   it("answers an unknown tool with a tool result naming the tools", async () => {
