@@ -6,8 +6,8 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { runCli } from "../../src/cli/program.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cli as runCaptured, type CliRun } from "../support/cli.js";
 import { projectRoot } from "../support/require.js";
 
 const dir = mkdtempSync(join(tmpdir(), "toolgate-cap-cli-"));
@@ -16,19 +16,11 @@ const storeUrl = `sqlite:${join(dir, "state.db")}`;
 /** Everything any command printed, to search for key material at the end. */
 const transcript: string[] = [];
 
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const so = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => ((out += String(chunk)), true));
-  const se = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => ((err += String(chunk)), true));
-  try {
-    const code = await runCli(argv);
-    transcript.push(out, err);
-    return { code, out, err };
-  } finally {
-    so.mockRestore();
-    se.mockRestore();
-  }
+/** The shared in-process runner, recording every output for the key-leak check. */
+async function cli(...argv: string[]): Promise<CliRun> {
+  const run = await runCaptured(...argv);
+  transcript.push(run.out, run.err);
+  return run;
 }
 
 let root = "";

@@ -3,8 +3,8 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
-import { runCli } from "../../src/cli/program.js";
+import { describe, expect, it } from "vitest";
+import { cli } from "../support/cli.js";
 import { projectRoot, testdataAvailable, testdataDir } from "../support/require.js";
 
 const dir = mkdtempSync(join(tmpdir(), "toolgate-cli-lint-"));
@@ -16,24 +16,6 @@ const file = (name: string, value: unknown) => {
 
 const clean = { name: "get_order", description: "Returns one order.", annotations: { readOnlyHint: true }, inputSchema: { type: "object", properties: { order_id: { type: "string", maxLength: 32, description: "Order id." } }, required: ["order_id"], additionalProperties: false } };
 const dirty = { name: "query", description: "Runs a query.", inputSchema: { type: "object", properties: { q: { type: "string", description: "SQL." } }, required: ["q"] } };
-
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const o = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => ((out += String(chunk)), true));
-  const e = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => ((err += String(chunk)), true));
-  try {
-    const code = await runCli(argv);
-    return { code, out, err };
-  } finally {
-    o.mockRestore();
-    e.mockRestore();
-  }
-}
-
-afterEach(() => {
-  process.exitCode = undefined;
-});
 
 describe("toolgate lint", () => {
   it("exit 0 and a summary for a clean descriptor", async () => {

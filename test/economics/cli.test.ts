@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { testdataAvailable, testdataDir } from "../support/require.js";
 import { jsonl, traffic } from "./support/audit.js";
 import { seedListing5Path } from "./support/catalogs.js";
-import { cli } from "./support/cli.js";
+import { cli } from "../support/cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tg-econ-cli-"));
 const file = (name: string, text: string) => {
