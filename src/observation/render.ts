@@ -6,7 +6,7 @@
  */
 import type { AuthorityLevel, JsonValue } from "../schema/types.js";
 import type { Observation, ObservationIssue } from "../runtime/types.js";
-import { fitText, type LineRange } from "./budget.js";
+import { fitText, surelyFits, type LineRange } from "./budget.js";
 import { fenceMarks } from "./fence.js";
 import { countTokens } from "./tokens.js";
 import type { Redactor } from "./redact.js";
@@ -55,15 +55,7 @@ export function renderResult(parts: ResultParts, opts: RenderOptions): Rendered 
   const items = parts.text === undefined && Array.isArray(output) && output.length > 0 ? output.length : null;
   const fence = fenceMarks(body, { tool: parts.tool, call_id: parts.call_id, ...(parts.replay ? { note: "stored result of an earlier execution, replayed" } : {}) });
 
-  const head = [
-    parts.replay
-      ? `ok: ${parts.tool} (call ${parts.call_id}) — replayed: this call already ran; the stored result is shown and nothing was executed again.`
-      : `ok: ${parts.tool} (call ${parts.call_id})`,
-  ];
-  if (state) head.push(`state after the write: ${JSON.stringify(state)}`);
-  const tail: string[] = [];
-  if (parts.tool_truncated) tail.push(`the tool left out ${parts.tool_truncated.omitted} ${parts.tool_truncated.unit}.`);
-  if (next) tail.push(`more: call ${parts.tool} with ${JSON.stringify(next.arguments)} — ${next.hint}`);
+  const { head, tail } = frameLines(parts, state, next);
 
   const assemble = (content: string) => [...head, fence.open, content.endsWith("\n") ? content.slice(0, -1) : content, fence.close, ...tail].join("\n");
   const more = opts.continuations;
@@ -77,7 +69,11 @@ export function renderResult(parts: ResultParts, opts: RenderOptions): Rendered 
     `${fence.close}\n[toolgate cut ${omitted} tokens here${cutRange(cut, items)} to fit the ${opts.budget_tokens}-token budget. To get the rest: ${how}.]\n${fence.reopen}`;
 
   const frame = assemble("");
-  const fitted = fitText(body, Math.max(0, opts.budget_tokens - countTokensIfLong(frame, opts.budget_tokens) - SEAM_TOKENS), marker);
+  // Bytes bound the frame's tokens: enough when the body surely fits; counted exactly when it may
+  // not, so a tool that sized its text with `frameTokens` is never cut.
+  const frameBytes = Buffer.byteLength(frame, "utf8");
+  const frameCost = surelyFits(body, opts.budget_tokens - frameBytes - SEAM_TOKENS) ? frameBytes : countTokens(frame);
+  const fitted = fitText(body, Math.max(0, opts.budget_tokens - frameCost - SEAM_TOKENS), marker);
   let text = assemble(fitted.text);
   let omitted = fitted.omitted_tokens;
   if (cursor && fitted.removed) more!.cache.put(cursor, { tool: parts.tool, call_id: parts.call_id, text: fitted.removed });
@@ -110,6 +106,35 @@ export function renderResult(parts: ResultParts, opts: RenderOptions): Rendered 
     text,
   };
   return { observation, tokens };
+}
+
+/** The lines around the fenced output: header and post-state above, the tool's own cut and continuation below. */
+function frameLines(parts: Omit<ResultParts, "output">, state: Record<string, JsonValue> | undefined, next: ResultParts["next"]): { head: string[]; tail: string[] } {
+  const head = [
+    parts.replay
+      ? `ok: ${parts.tool} (call ${parts.call_id}) — replayed: this call already ran; the stored result is shown and nothing was executed again.`
+      : `ok: ${parts.tool} (call ${parts.call_id})`,
+  ];
+  if (state) head.push(`state after the write: ${JSON.stringify(state)}`);
+  const tail: string[] = [];
+  if (parts.tool_truncated) tail.push(`the tool left out ${parts.tool_truncated.omitted} ${parts.tool_truncated.unit}.`);
+  if (next) tail.push(`more: call ${parts.tool} with ${JSON.stringify(next.arguments)} — ${next.hint}`);
+  return { head, tail };
+}
+
+// A fence tag's tokens vary with its hex digits; a redacted value may render longer than it was.
+const FRAME_SLACK_TOKENS = 16;
+
+/**
+ * Tokens the gateway adds around a tool's text (header, post-state, fence lines, the tool's own
+ * cut and continuation lines), with a margin: a tool that bounds its own output (a window, a
+ * page) keeps its text within `ctx.budget_tokens` minus this, so the gateway never cuts it and
+ * the tool's continuation stays exact. Pass `next` and `tool_truncated` with their largest numbers.
+ */
+export function frameTokens(parts: Omit<ResultParts, "output" | "text">): number {
+  const { head, tail } = frameLines(parts, parts.state, parts.next);
+  const fence = fenceMarks("", { tool: parts.tool, call_id: parts.call_id, ...(parts.replay ? { note: "stored result of an earlier execution, replayed" } : {}) });
+  return countTokens([...head, fence.open, fence.close, ...tail].join("\n")) + SEAM_TOKENS + FRAME_SLACK_TOKENS;
 }
 
 /** An error observation: refusals and failures alike (seed 003: "An error is also an observation"). */
@@ -172,10 +197,4 @@ function cutRange(cut: LineRange | null, items: number | null): string {
   if (!cut) return "";
   if (items !== null && cut.first >= 2 && cut.last <= items + 1) return ` (items ${cut.first - 1}–${cut.last - 1} of ${items})`;
   return ` (lines ${cut.first}–${cut.last} of ${cut.total})`;
-}
-
-function countTokensIfLong(text: string, budget: number): number {
-  // The frame of a small observation is short: its byte length bounds its tokens without encoding.
-  const bytes = Buffer.byteLength(text, "utf8");
-  return bytes < budget / 4 ? bytes : countTokens(text);
 }

@@ -8,16 +8,22 @@ import type { ToolSpec } from "../schema/types.js";
 import type { KeyRing } from "../capability/keys.js";
 import { DEFAULT_BUDGET_TOKENS, MIN_BUDGET_TOKENS } from "../observation/budget.js";
 
+/**
+ * Observation budgets in o200k tokens. The operator's configuration wins over the catalog's:
+ * `per_tool[name]` > `default_tokens` (when set) > the tool's own `budget_tokens` > 2,000.
+ * The effective budget reaches the tool as `ctx.budget_tokens`, so tools that bound their own
+ * output (file_view's window, grep_search's page, bash_execute's capture) fit it exactly.
+ */
 export interface Budgets {
-  /** Tokens per observation when the tool sets none. Default 2,000. */
+  /** Tokens per observation for every tool without a `per_tool` entry; wins over a tool's own `budget_tokens`. Default: the tool's, else 2,000. */
   default_tokens?: number;
-  /** By tool name; wins over `default_tokens`, loses to the tool's own `budget_tokens`. */
+  /** By tool name; wins over everything else. */
   per_tool?: Record<string, number>;
 }
 
-/** The budget of one call's observation. `tool` is null for an unknown tool name. */
+/** The budget of one call's observation (precedence on `Budgets`). `tool` is null for an unknown tool name. */
 export function budgetFor(tool: ToolSpec | null, name: string, budgets: Budgets | undefined): number {
-  return tool?.budget_tokens ?? budgets?.per_tool?.[name] ?? budgets?.default_tokens ?? DEFAULT_BUDGET_TOKENS;
+  return budgets?.per_tool?.[name] ?? budgets?.default_tokens ?? tool?.budget_tokens ?? DEFAULT_BUDGET_TOKENS;
 }
 
 /** Refuses budgets too small for a marker and unknown tool names, at configuration time. */

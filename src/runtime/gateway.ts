@@ -38,7 +38,7 @@ export interface GatewayOptions {
   keys?: KeyRing;
   /** A ready authority (overrides `keys`). */
   authority?: CapabilityAuthority;
-  /** Observation budgets in o200k tokens: gateway default (2,000) and per tool. A tool's own `budget_tokens` wins. */
+  /** Observation budgets in o200k tokens: per tool > gateway default > the tool's own `budget_tokens` > 2,000 (see `Budgets`). */
   budgets?: Budgets;
   /** Audit sink: a JSONL path (default `.toolgate/audit.jsonl`), a sink, or false for none. */
   audit?: string | AuditSink | false;
@@ -118,6 +118,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       turn: p.turn,
       call_id: p.call_id,
       now: clock,
+      budget_tokens: budgetFor(tool, tool.name, options.budgets),
     };
     c.ctx = ctx;
 

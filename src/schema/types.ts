@@ -36,6 +36,12 @@ export interface ToolContext {
   call_id: string;
   /** Epoch milliseconds, from the gateway's injectable clock. */
   now: () => number;
+  /**
+   * The o200k token budget of this call's observation (the operator's configuration, else the
+   * tool's own `budget_tokens`, else 2,000). A tool that bounds its own output (a window, a page)
+   * sizes it to fit, leaving room for the gateway's frame, so its continuation stays exact.
+   */
+  budget_tokens: number;
 }
 
 /** The capability request a call makes: operation, target object and cost (seed 000, "The capability check"). */
@@ -104,7 +110,7 @@ export interface ToolSpec<A = Record<string, unknown>, O = unknown> {
   probe?: (args: A, ctx: ToolContext) => ProbeOutcome | Promise<ProbeOutcome>;
   /** Upper bound on one execution, milliseconds; the gateway aborts past it. */
   timeout_ms?: number;
-  /** Token budget for this tool's observations (o200k); overrides the gateway default. */
+  /** Token budget for this tool's observations (o200k) when the operator configured none (see `Budgets`). */
   budget_tokens?: number;
 }
 

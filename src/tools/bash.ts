@@ -10,6 +10,8 @@ import { sandboxDenials } from "./sandbox/denial.js";
 import type { EnvelopeLimits, SandboxLauncher } from "./sandbox/launcher.js";
 import { runInEnvelope, type RunOutcome } from "./sandbox/run.js";
 import { createUnsandboxed } from "./sandbox/unsandboxed.js";
+import { textBudget } from "./budget.js";
+import { MARKER_TOKENS } from "./sandbox/capture.js";
 
 export interface BashArgs {
   command: string;
@@ -43,7 +45,7 @@ export async function executeBash(
   workspace: string | { root: string; protected: readonly string[] },
   args: BashArgs,
   limits: BashLimits,
-  ctx?: Pick<ToolContext, "signal">,
+  ctx?: Pick<ToolContext, "signal"> & Partial<Pick<ToolContext, "budget_tokens" | "call_id">>,
 ): Promise<ToolResult<Record<string, JsonValue>>> {
   const launcher = await chooseLauncher();
   const timeout = args.timeout_ms ?? DEFAULT_TIMEOUT_MS;
@@ -51,7 +53,13 @@ export async function executeBash(
   const outcome = await runInEnvelope(
     launcher,
     { command: args.command, workspace: root, hidden, limits },
-    { timeout_ms: timeout, output_bytes: limits.output_bytes, output_tokens: limits.output_tokens, ...(ctx?.signal ? { signal: ctx.signal } : {}) },
+    {
+      timeout_ms: timeout,
+      output_bytes: limits.output_bytes,
+      output_tokens: limits.output_tokens,
+      ...(ctx?.budget_tokens !== undefined ? { total_tokens: streamTokens(ctx.budget_tokens, ctx.call_id ?? "", limits) } : {}),
+      ...(ctx?.signal ? { signal: ctx.signal } : {}),
+    },
   );
   if (outcome.aborted) {
     // The command may have done part of its work: the gateway records the call as in doubt.
@@ -72,6 +80,15 @@ export async function executeBash(
   };
   const omitted = outcome.stdout.omitted_bytes + outcome.stderr.omitted_bytes;
   return toolResult(output, { text: render(outcome, launcher, timeout, denied), ...(omitted > 0 ? { truncated: { omitted, unit: "bytes" } } : {}) });
+}
+
+/** Room for the status line, the stream labels, a sandbox-denial and a timeout line. */
+const TEXT_FRAME_TOKENS = 100;
+
+/** Tokens both streams may take under the call's budget: the gateway's frame (as if replayed) and the text's own lines left out. */
+function streamTokens(budget_tokens: number, call_id: string, limits: BashLimits): number {
+  const frame = { tool: "bash_execute", authority: "A2" as const, replay: true, tool_truncated: { omitted: 1e15, unit: "bytes" } };
+  return Math.max(2 * MARKER_TOKENS, textBudget({ budget_tokens, call_id }, frame, 2 * (limits.output_tokens + MARKER_TOKENS)) - TEXT_FRAME_TOKENS);
 }
 
 function render(o: RunOutcome, launcher: SandboxLauncher, timeout: number, denied: { message: string }[]): string {

@@ -81,7 +81,7 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     effect: "read",
     check: (args) => ws.check(args.path),
     grant: async (args) => ({ op: "read", target: await ws.target(args.path) }),
-    handler: (args) => viewPath(ws, args, viewLimits),
+    handler: (args, ctx) => viewPath(ws, args, viewLimits, ctx),
     timeout_ms: 60_000,
     // The window is token-bounded itself; the budget leaves room for the header and the fence.
     budget_tokens: viewLimits.window_tokens + 500,
@@ -123,7 +123,7 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     effect: "read",
     check: (args) => ws.check(args.path),
     grant: async (args) => ({ op: "read", target: await ws.target(args.path) }),
-    handler: (args, ctx) => grepSearch(ws, args, grepLimits, ctx.signal),
+    handler: (args, ctx) => grepSearch(ws, args, grepLimits, ctx.signal, ctx),
     timeout_ms: 60_000,
     budget_tokens: grepLimits.page_tokens + 500,
   });

@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import { countTokens } from "../observation/tokens.js";
 import { NoEffectError } from "../schema/errors.js";
 import { toolResult, type JsonValue, type ToolResult } from "../schema/types.js";
+import { fitCount, textBudget, type BudgetContext } from "./budget.js";
 import type { Workspace } from "./workspace.js";
 
 export interface GrepArgs {
@@ -40,7 +41,14 @@ interface Match {
   text: string;
 }
 
-export async function grepSearch(ws: Workspace, args: GrepArgs, limits: GrepLimits = DEFAULT_GREP_LIMITS, signal?: AbortSignal): Promise<ToolResult<Record<string, JsonValue>>> {
+/** `ctx` (from the gateway) bounds the page by the call's observation budget as well. */
+export async function grepSearch(
+  ws: Workspace,
+  args: GrepArgs,
+  limits: GrepLimits = DEFAULT_GREP_LIMITS,
+  signal?: AbortSignal,
+  ctx?: BudgetContext,
+): Promise<ToolResult<Record<string, JsonValue>>> {
   const path = await ws.resolve(args.path);
   // --sort path: ripgrep emits files in path order (lines in order within each), so the order
   // is stable across pages and only the page's own events need parsing.
@@ -51,9 +59,17 @@ export async function grepSearch(ws: Workspace, args: GrepArgs, limits: GrepLimi
   }
   const total = lines.length;
   const cursor = args.cursor ?? 0;
-  const page = fitPage(parseMatches(lines.slice(cursor, cursor + limits.page), limits.text_chars), limits.page_tokens);
-  const nextCursor = cursor + page.length < total ? cursor + page.length : null;
   const warnings = code === 2 ? stderr.trim().split("\n").slice(0, 3) : [];
+  const header = (shown: number) =>
+    total === 0
+      ? `No matches for ${JSON.stringify(args.pattern)} under ${path}${args.glob ? ` (glob ${args.glob})` : ""}.`
+      : `${stopped ? "More than " : ""}${total} matching lines under ${path}${stopped ? " (search stopped there: narrow the pattern, path or glob)" : ""}; showing ${cursor + 1}-${cursor + shown}:`;
+  const footer = (next: number | null) => (next === null ? "" : `\n[${total - next} more: call grep_search again with cursor ${next}]`);
+  const warn = warnings.length ? `\n[ripgrep warnings: ${warnings.join("; ")}]` : "";
+  const frame = { tool: "grep_search", authority: "A0" as const, next: { arguments: { ...args, path, cursor: total } as Record<string, JsonValue>, hint: `${total} more matches` }, tool_truncated: { omitted: total, unit: "matches" } };
+  const maxTokens = textBudget(ctx, frame, limits.page_tokens) - countTokens(header(total) + footer(total) + warn) - 2;
+  const page = fitPage(parseMatches(lines.slice(cursor, cursor + limits.page), limits.text_chars), maxTokens);
+  const nextCursor = cursor + page.length < total ? cursor + page.length : null;
   const output: Record<string, JsonValue> = {
     matches: page.map((m) => ({ ...m })),
     total,
@@ -62,15 +78,9 @@ export async function grepSearch(ws: Workspace, args: GrepArgs, limits: GrepLimi
     next_cursor: nextCursor,
     ...(warnings.length ? { warnings } : {}),
   };
-  const header =
-    total === 0
-      ? `No matches for ${JSON.stringify(args.pattern)} under ${path}${args.glob ? ` (glob ${args.glob})` : ""}.`
-      : `${stopped ? "More than " : ""}${total} matching lines under ${path}${stopped ? " (search stopped there: narrow the pattern, path or glob)" : ""}; showing ${cursor + 1}-${cursor + page.length}:`;
   const body = page.map(renderMatch).join("\n");
-  const footer = nextCursor === null ? "" : `\n[${total - nextCursor} more: call grep_search again with cursor ${nextCursor}]`;
-  const warn = warnings.length ? `\n[ripgrep warnings: ${warnings.join("; ")}]` : "";
   return toolResult(output, {
-    text: `${header}${body ? `\n${body}` : ""}${footer}${warn}`,
+    text: `${header(page.length)}${body ? `\n${body}` : ""}${footer(nextCursor)}${warn}`,
     ...(nextCursor === null ? {} : { next: { arguments: { ...args, path, cursor: nextCursor } as Record<string, JsonValue>, hint: `${total - nextCursor} more matches` } }),
     ...(nextCursor === null ? {} : { truncated: { omitted: total - nextCursor, unit: "matches" } }),
   });
@@ -83,9 +93,9 @@ function fitPage(page: Match[], maxTokens: number): Match[] {
   let tokens = 0;
   for (let i = 0; i < page.length; i++) {
     tokens += countTokens(renderMatch(page[i]!)) + 1;
-    if (i > 0 && tokens > maxTokens) return page.slice(0, i);
+    if (i > 0 && tokens > maxTokens) return page.slice(0, fitCount(i, (k) => page.slice(0, k).map(renderMatch).join("\n"), maxTokens));
   }
-  return page;
+  return page.slice(0, fitCount(page.length, (k) => page.slice(0, k).map(renderMatch).join("\n"), maxTokens));
 }
 
 function runRipgrep(binary: string, args: string[], maxMatches: number, signal?: AbortSignal): Promise<{ lines: string[]; stderr: string; code: number | null; stopped: boolean }> {

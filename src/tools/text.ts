@@ -69,3 +69,8 @@ export function numbered(lines: string[], first: number): string {
   const width = String(first + lines.length - 1).length;
   return lines.map((l, i) => `${String(first + i).padStart(width)}\t${l}`).join("\n");
 }
+
+/** "1 more line", "2 more lines": a count with its noun in the right number. */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

@@ -6,9 +6,10 @@
 import { constants } from "node:fs";
 import { open, readdir } from "node:fs/promises";
 import { countTokens } from "../observation/tokens.js";
+import { fitCount, textBudget, type BudgetContext } from "./budget.js";
 import { NoEffectError } from "../schema/errors.js";
 import { toolResult, type JsonValue, type ToolResult } from "../schema/types.js";
-import { binaryMarker, contentVersion, lineCount, lineEndings, linesFrom, numbered } from "./text.js";
+import { binaryMarker, contentVersion, lineCount, lineEndings, linesFrom, numbered, plural } from "./text.js";
 import type { Workspace } from "./workspace.js";
 
 export interface ViewArgs {
@@ -31,7 +32,8 @@ export const DEFAULT_VIEW_LIMITS: ViewLimits = { line_chars: 1000, window_tokens
 // A BOM is not shown (editors hide it too); file_edit keeps it in place.
 const decoder = new TextDecoder("utf-8", { fatal: false });
 
-export async function viewPath(ws: Workspace, args: ViewArgs, limits: ViewLimits = DEFAULT_VIEW_LIMITS): Promise<ToolResult<Record<string, JsonValue>>> {
+/** `ctx` (from the gateway) bounds the window by the call's observation budget as well. */
+export async function viewPath(ws: Workspace, args: ViewArgs, limits: ViewLimits = DEFAULT_VIEW_LIMITS, ctx?: BudgetContext): Promise<ToolResult<Record<string, JsonValue>>> {
   const path = await ws.resolve(args.path);
   const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch((err: NodeJS.ErrnoException) => {
     if (err.code === "ENOENT") throw new NoEffectError(`path ${path} does not exist; list its directory with file_view or find files with grep_search`, "not_found");
@@ -39,7 +41,7 @@ export async function viewPath(ws: Workspace, args: ViewArgs, limits: ViewLimits
   });
   try {
     const stat = await handle.stat();
-    if (stat.isDirectory()) return listDirectory(path, args);
+    if (stat.isDirectory()) return listDirectory(path, args, ctx);
     if (!stat.isFile()) throw new NoEffectError(`path ${path} is not a regular file or directory; file_view reads text files`, "not_a_file");
     if (stat.size > limits.file_bytes) {
       throw new NoEffectError(`${path} is ${stat.size} bytes, more than file_view reads (${limits.file_bytes}); search it with grep_search or read a part with bash_execute (e.g. sed -n '1,100p')`, "too_large");
@@ -49,17 +51,24 @@ export async function viewPath(ws: Workspace, args: ViewArgs, limits: ViewLimits
     if (nul !== -1) {
       throw new NoEffectError(`${path} is a binary file (NUL byte at offset ${nul}, ${bytes.length} bytes); file_view shows text only: inspect it with bash_execute, e.g. \`file ${path}\` or \`xxd ${path} | head\``, "binary_file");
     }
-    return window(path, decoder.decode(bytes), contentVersion(bytes), args, limits);
+    return window(path, decoder.decode(bytes), contentVersion(bytes), args, limits, ctx);
   } finally {
     await handle.close();
   }
 }
 
-function window(path: string, text: string, version: string, args: ViewArgs, limits: ViewLimits) {
+function window(path: string, text: string, version: string, args: ViewArgs, limits: ViewLimits, ctx: BudgetContext | undefined) {
   const total = lineCount(text);
   if (total === 0 ? args.offset > 1 : args.offset > total) {
     throw new NoEffectError(`offset ${args.offset} is past the end of ${path}, which has ${total} lines; use an offset from 1 to ${Math.max(total, 1)}`, "offset_out_of_range");
   }
+  const endings = lineEndings(text);
+  const header = (last: number) =>
+    total === 0 ? `${path} is empty (0 lines)` : `${path} · lines ${args.offset}-${last} of ${total}${endings === "none" ? "" : ` · ${endings} line endings`}`;
+  const footer = (last: number) => (last >= total ? (total === 0 ? "" : "\n[end of file]") : `\n[${plural(total - last, "more line")}: call file_view with offset ${last + 1}]`);
+  // The version is not repeated in the text: the gateway shows it on the state line.
+  const frame = { tool: "file_view", authority: "A0" as const, state: { path, version }, next: { arguments: { path, offset: total, limit: args.limit }, hint: plural(total, "more line") } };
+  const maxTokens = textBudget(ctx, frame, limits.window_tokens) - countTokens(header(total) + footer(1)) - 2;
   const shown: string[] = [];
   let tokens = 0;
   let cutLines = 0;
@@ -71,25 +80,23 @@ function window(path: string, text: string, version: string, args: ViewArgs, lim
     // The window ends on its token bound, so the gateway never cuts it in the middle; at least
     // one line is always shown, so a continuation never stalls.
     const cost = countTokens(line) + 2; // + the number and the tab
-    if (shown.length > 0 && tokens + cost > limits.window_tokens) break;
+    if (shown.length > 0 && tokens + cost > maxTokens) break;
     shown.push(line);
     tokens += cost;
   }
+  shown.length = fitCount(shown.length, (k) => numbered(shown.slice(0, k), args.offset), maxTokens);
   const last = args.offset + shown.length - 1;
   const nextOffset = last < total ? last + 1 : null;
   const content = numbered(shown, args.offset);
-  const endings = lineEndings(text);
-  const header = total === 0 ? `${path} is empty (0 lines) · version ${version}` : `${path} · lines ${args.offset}-${last} of ${total} · ${endings === "none" ? "" : `${endings} line endings · `}version ${version}`;
-  const footer = nextOffset === null ? (total === 0 ? "" : "\n[end of file]") : `\n[${total - last} more lines: call file_view with offset ${nextOffset}]`;
   const output = { path, kind: "file", version, total_lines: total, first_line: args.offset, last_line: last, next_offset: nextOffset, line_endings: endings, lines_cut: cutLines, content };
   return toolResult(output, {
-    text: `${header}\n${content}${footer}`,
+    text: `${header(last)}\n${content}${footer(last)}`,
     state: { path, version },
-    ...(nextOffset === null ? {} : { next: { arguments: { path, offset: nextOffset, limit: args.limit }, hint: `${total - last} more lines` } }),
+    ...(nextOffset === null ? {} : { next: { arguments: { path, offset: nextOffset, limit: args.limit }, hint: plural(total - last, "more line") } }),
   });
 }
 
-async function listDirectory(path: string, args: ViewArgs) {
+async function listDirectory(path: string, args: ViewArgs, ctx: BudgetContext | undefined) {
   const dirents = await readdir(path, { withFileTypes: true });
   const entries = dirents
     .map((d) => d.name + (d.isDirectory() ? "/" : d.isSymbolicLink() ? "@" : ""))
@@ -97,16 +104,26 @@ async function listDirectory(path: string, args: ViewArgs) {
   if (entries.length > 0 && args.offset > entries.length) {
     throw new NoEffectError(`offset ${args.offset} is past the end of the listing of ${path}, which has ${entries.length} entries; use an offset from 1 to ${entries.length}`, "offset_out_of_range");
   }
-  const shown = entries.slice(args.offset - 1, args.offset - 1 + args.limit);
+  const header = (last: number) => `${path} is a directory with ${entries.length} entries (/ marks a directory, @ a symlink)${last >= args.offset ? `; entries ${args.offset}-${last}` : ""}:`;
+  const footer = (last: number) => (last >= entries.length ? "" : `\n[${plural(entries.length - last, "more entry", "more entries")}: call file_view with offset ${last + 1}]`);
+  const frame = { tool: "file_view", authority: "A0" as const, next: { arguments: { path, offset: entries.length, limit: args.limit }, hint: plural(entries.length, "more entry", "more entries") } };
+  const maxTokens = textBudget(ctx, frame, Infinity) - countTokens(header(entries.length) + footer(1)) - 2;
+  const shown: string[] = [];
+  let tokens = 0;
+  for (const entry of entries.slice(args.offset - 1, args.offset - 1 + args.limit)) {
+    // Like a file window: ends on the budget, at least one entry, exact next offset.
+    tokens += countTokens(entry) + 1;
+    if (shown.length > 0 && tokens > maxTokens) break;
+    shown.push(entry);
+  }
+  shown.length = fitCount(shown.length, (k) => shown.slice(0, k).join("\n"), maxTokens);
   const last = args.offset + shown.length - 1;
   const nextOffset = last < entries.length ? last + 1 : null;
-  const header = `${path} is a directory with ${entries.length} entries (/ marks a directory, @ a symlink)${shown.length ? `; entries ${args.offset}-${last}` : ""}:`;
-  const footer = nextOffset === null ? "" : `\n[${entries.length - last} more entries: call file_view with offset ${nextOffset}]`;
   return toolResult(
     { path, kind: "directory", total_entries: entries.length, first_entry: args.offset, next_offset: nextOffset, entries: shown },
     {
-      text: `${header}\n${shown.join("\n")}${footer}`,
-      ...(nextOffset === null ? {} : { next: { arguments: { path, offset: nextOffset, limit: args.limit }, hint: `${entries.length - last} more entries` } }),
+      text: `${header(last)}\n${shown.join("\n")}${footer(last)}`,
+      ...(nextOffset === null ? {} : { next: { arguments: { path, offset: nextOffset, limit: args.limit }, hint: plural(entries.length - last, "more entry", "more entries") } }),
     },
   );
 }

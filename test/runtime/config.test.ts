@@ -26,15 +26,36 @@ describe("createGateway configuration", () => {
     expect(() => createGateway({ ...base(), tools: t })).toThrow(/search_customer_orders/);
   });
 
-  it("a tool's budget wins over per_tool, which wins over the default", async () => {
+  it("the operator's per_tool wins over the default, which wins over the tool's own budget_tokens, which wins over 2000", async () => {
     const t = tools();
-    const gw = createGateway({ ...base(), tools: t, budgets: { default_tokens: 300, per_tool: { tail_log: 250 } } });
+    t.find((x) => x.name === "tail_log")!.budget_tokens = 400;
     const p = { trajectory_id: "t", turn: 0, call_id: "c", tool: "tail_log", arguments: { lines: 500 } };
-    expect((await gw.call(p)).text).toContain("to fit the 250-token budget");
-    gw.tools.get("tail_log")!.budget_tokens = 400;
-    expect((await gw.call(p)).text).toContain("to fit the 400-token budget");
-    expect((await gw.call({ ...p, tool: "search_customer_orders", arguments: { customer_id: "c_7", limit: 50 } })).text).toContain("to fit the 300-token budget");
-    await gw.close();
+    const both = createGateway({ ...base(), tools: t, budgets: { default_tokens: 300, per_tool: { tail_log: 250 } } });
+    expect((await both.call(p)).text).toContain("to fit the 250-token budget");
+    await both.close();
+    const byDefault = createGateway({ ...base(), tools: t, budgets: { default_tokens: 300 } });
+    expect((await byDefault.call(p)).text).toContain("to fit the 300-token budget");
+    await byDefault.close();
+    const none = createGateway({ ...base(), tools: t });
+    expect((await none.call(p)).text).toContain("to fit the 400-token budget");
+    await none.close();
+    const plain = createGateway(base());
+    expect((await plain.call({ ...p, arguments: { lines: 5000 } })).text).toContain("to fit the 2000-token budget");
+    await plain.close();
+  });
+
+  it("hands the tool its effective budget as ctx.budget_tokens", async () => {
+    const t = tools();
+    const seen: number[] = [];
+    const log = t.find((x) => x.name === "tail_log")!;
+    log.budget_tokens = 400;
+    log.handler = (_args, ctx) => (seen.push(ctx.budget_tokens), "ok");
+    for (const budgets of [{ default_tokens: 300, per_tool: { tail_log: 250 } }, { default_tokens: 300 }, undefined]) {
+      const gw = createGateway({ ...base(), tools: t, ...(budgets ? { budgets } : {}) });
+      await gw.call({ trajectory_id: "t", turn: 0, call_id: "c", tool: "tail_log", arguments: { lines: 5 } });
+      await gw.close();
+    }
+    expect(seen).toEqual([250, 300, 400]);
   });
 
   it("a closed gateway answers with an observation, not a throw", async () => {

@@ -7,7 +7,7 @@ import { lintTool } from "../../src/schema/lint/index.js";
 import { createValidator } from "../../src/schema/validate.js";
 import type { ToolContext } from "../../src/schema/types.js";
 
-const ctx: ToolContext = { signal: new AbortController().signal, trajectory_id: "tr", turn: 0, call_id: "c1", now: () => 0 };
+const ctx: ToolContext = { signal: new AbortController().signal, trajectory_id: "tr", turn: 0, call_id: "c1", now: () => 0, budget_tokens: 2000 };
 
 const input = z.object({
   customer_id: z.string().max(64).describe("Customer id, e.g. c_7."),

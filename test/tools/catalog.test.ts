@@ -12,7 +12,7 @@ import { makeWorkspace, stable } from "./fixtures.js";
 
 const s = makeWorkspace("catalog");
 afterAll(() => s.cleanup());
-const ctx: ToolContext = { signal: new AbortController().signal, trajectory_id: "t", turn: 0, call_id: "c", now: Date.now };
+const ctx: ToolContext = { signal: new AbortController().signal, trajectory_id: "t", turn: 0, call_id: "c", now: Date.now, budget_tokens: 100_000 };
 
 describe("the coding catalog", () => {
   const tools = createCodingCatalog({ workspace: s.root });

@@ -23,7 +23,7 @@ symlinkSync(secretFile, `${s.root}/secret-link.txt`);
 
 const ready = binaryAvailable("bwrap") && binaryAvailable("rg");
 const tools = ready ? new Map(createCodingCatalog({ workspace: s.root, limits: { bash: { max_processes: 64 } } }).map((t) => [t.name, t])) : new Map<string, ToolSpec>();
-const ctx = (): ToolContext => ({ signal: new AbortController().signal, trajectory_id: "t-escape", turn: 0, call_id: "c", now: Date.now });
+const ctx = (): ToolContext => ({ signal: new AbortController().signal, trajectory_id: "t-escape", turn: 0, call_id: "c", now: Date.now, budget_tokens: 100_000 });
 
 interface BashOut {
   exit_code: number | null;

@@ -27,7 +27,7 @@ describe("file_view", () => {
     expect(r.output).toMatchObject({ total_lines: 10, first_line: 1, last_line: 3, next_offset: 4, version: contentVersion(lines(10)) });
     expect(r.next).toEqual({ arguments: { path: ten, offset: 4, limit: 3 }, hint: "7 more lines" });
     expect(stable(r.text!, s).replace(/[0-9a-f]{64}/, "<sha>")).toMatchInlineSnapshot(`
-      "<tmp>/ws/ten.txt · lines 1-3 of 10 · LF line endings · version <sha>
+      "<tmp>/ws/ten.txt · lines 1-3 of 10 · LF line endings
       1	line 1
       2	line 2
       3	line 3

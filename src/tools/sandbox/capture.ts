@@ -3,7 +3,7 @@
  * first and the last bytes, counts what fell between, and renders the kept text with a marker
  * that says how much was cut, first to a byte bound while reading, then to a token bound.
  */
-import { decodeTokens, encodeTokens } from "../../observation/tokens.js";
+import { countTokens, decodeTokens, encodeTokens } from "../../observation/tokens.js";
 
 /** Keeps at most `limitBytes` of a stream: the first half and the last half. */
 export class HeadTailCapture {
@@ -70,10 +70,31 @@ export function boundCapture(capture: HeadTailCapture, maxTokens: number, stream
   const headText = decodeTokens(keptHead);
   const tailText = decodeTokens(keptTail);
   const omitted = capture.total - Buffer.byteLength(headText) - Buffer.byteLength(tailText);
-  const marker = `[… ${omitted} bytes cut from the middle of ${stream} (${capture.total} bytes in all) …]`;
+  const marker = cutMarker(omitted, capture.total, stream);
   return {
     text: `${headText}${headText.endsWith("\n") ? "" : "\n"}${marker}\n${tailText}`,
     omitted_bytes: omitted,
     omitted_tokens: tokens - keptHead.length - keptTail.length,
   };
+}
+
+const cutMarker = (omitted: number, total: number, stream: string) => `[… ${omitted} bytes cut from the middle of ${stream} (${total} bytes in all) …]`;
+
+/** The most tokens a cut marker line takes (its numbers at their largest), which `boundCapture` adds to its bound. */
+export const MARKER_TOKENS = countTokens(cutMarker(1e15, 1e15, "stdout")) + 2;
+
+/**
+ * Splits `total` tokens between two streams, markers included: a stream whose bytes fit in half
+ * (so its tokens do, with no cut) takes what it needs and the other gets the rest. Returns each
+ * stream's bound for `boundCapture` (marker excluded), at most `perStream`.
+ */
+export function shareTokens(a: HeadTailCapture, b: HeadTailCapture, total: number, perStream: number): [number, number] {
+  const half = Math.floor(total / 2);
+  const exact = (c: HeadTailCapture) => (c.total <= half ? countTokens(c.result().head) : null);
+  const [na, nb] = [exact(a), exact(b)];
+  const bound = (n: number) => Math.max(1, Math.min(perStream, n - MARKER_TOKENS));
+  if (na !== null && nb !== null) return [Math.min(perStream, Math.max(na, 1)), Math.min(perStream, Math.max(nb, 1))];
+  if (nb !== null) return [bound(total - nb), Math.max(nb, 1)];
+  if (na !== null) return [Math.max(na, 1), bound(total - na)];
+  return [bound(half), bound(total - half)];
 }

@@ -4,7 +4,7 @@
  */
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
-import { boundCapture, HeadTailCapture, type BoundedText } from "./capture.js";
+import { boundCapture, HeadTailCapture, shareTokens, type BoundedText } from "./capture.js";
 import type { EnvelopeRun, SandboxLauncher } from "./launcher.js";
 
 export interface RunBounds {
@@ -13,6 +13,8 @@ export interface RunBounds {
   output_bytes: number;
   /** o200k tokens kept per stream in the observation (head + tail). */
   output_tokens: number;
+  /** When set, o200k tokens of both streams together, cut markers included (a stream needing less leaves the rest to the other). */
+  total_tokens?: number;
   /** Aborts the run like a timeout (the gateway's own bound, or the caller going away). */
   signal?: AbortSignal;
   /** Clock for duration_ms; default performance.now. */
@@ -84,6 +86,7 @@ export function runInEnvelope(launcher: SandboxLauncher, run: EnvelopeRun, bound
       const finished = plan.finish ? await plan.finish() : { process_limit_hit: false };
       // bash reports a child killed by signal N as exit status 128+N (and bwrap passes it on).
       const fromShell = code !== null && code > 128 && code < 128 + 65 ? (SIGNAL_NAMES.get(code - 128) ?? null) : null;
+      const [outTokens, errTokens] = bounds.total_tokens === undefined ? [bounds.output_tokens, bounds.output_tokens] : shareTokens(stdout, stderr, bounds.total_tokens, bounds.output_tokens);
       done({
         exit_code: code,
         signal: signal ?? fromShell,
@@ -91,8 +94,8 @@ export function runInEnvelope(launcher: SandboxLauncher, run: EnvelopeRun, bound
         aborted,
         process_limit_hit: finished.process_limit_hit,
         duration_ms,
-        stdout: boundCapture(stdout, bounds.output_tokens, "stdout"),
-        stderr: boundCapture(stderr, bounds.output_tokens, "stderr"),
+        stdout: boundCapture(stdout, outTokens, "stdout"),
+        stderr: boundCapture(stderr, errTokens, "stderr"),
       });
     });
   });
