@@ -25,7 +25,7 @@ export interface BreakevenInput {
   decode_ms?: number;
 }
 
-/** "constrain": p_err > p_break; "dont_constrain": p_err < p_break; "either": equal; "measure": no rate given. */
+/** "constrain": p_err > p_break; "dont_constrain": p_err < p_break, or p_break > 1 (whatever the rate); "either": equal; "measure": no rate given. */
 export type BreakevenDecision = "constrain" | "dont_constrain" | "either" | "measure";
 
 export interface BreakevenResult {
@@ -35,7 +35,10 @@ export interface BreakevenResult {
   decode_ms: number;
   /** L_gen · t_mask, milliseconds. */
   mask_cost_ms: number;
+  /** L_gen · t_mask / T_repair as computed; ≥ 1 (shown as "≥ 100 %") means `constraining_never_pays`. */
   p_break: number;
+  /** p_break ≥ 1: a repair turn costs no more than masking one call, so no malformation rate makes constraining pay. */
+  constraining_never_pays: boolean;
   /** N = round(1 / p_break): "about one time in N"; null when p_break is 0 or ≥ 1 makes it meaningless. */
   one_in: number | null;
   observed_rate: number | null;
@@ -93,7 +96,8 @@ export function breakeven(input: BreakevenInput): BreakevenResult {
   const constrained_ms = input.tokens * (decode + input.mask_ms);
   const rate = input.observed_rate ?? null;
   const expected_free_ms = rate === null ? null : input.tokens * decode + rate * input.repair_ms;
-  const decision: BreakevenDecision = rate === null ? "measure" : rate > p_break ? "constrain" : rate < p_break ? "dont_constrain" : "either";
+  // Above 100 % no rate can exceed p_break, so there is nothing left to measure.
+  const decision: BreakevenDecision = p_break > 1 ? "dont_constrain" : rate === null ? "measure" : rate > p_break ? "constrain" : rate < p_break ? "dont_constrain" : "either";
 
   const threshold =
     p_break >= 1
@@ -106,7 +110,7 @@ export function breakeven(input: BreakevenInput): BreakevenResult {
         ? `observed ${percent(rate!)} > ${percent(p_break)}: constrain decoding`
         : decision === "dont_constrain"
           ? p_break >= 1
-            ? `observed ${percent(rate!)}: do not constrain; repair turns are cheaper`
+            ? `${rate === null ? "no rate is needed" : `observed ${percent(rate)}`}: do not constrain; repair turns are cheaper`
             : `observed ${percent(rate!)} < ${percent(p_break)}: do not constrain; repair turns are cheaper`
           : `observed rate equals p_break: both cost the same`;
   return {
@@ -116,6 +120,7 @@ export function breakeven(input: BreakevenInput): BreakevenResult {
     decode_ms: decode,
     mask_cost_ms,
     p_break,
+    constraining_never_pays: p_break >= 1,
     one_in,
     observed_rate: rate,
     expected_free_ms,

@@ -117,6 +117,8 @@ describe("toolgate breakeven", () => {
     const t = JSON.parse((await cli("breakeven", "--audit", trail, "--json")).out).tools[0];
     expect(t).toMatchObject({ p_break: null, constraining_never_pays: true, recommendation: "dont_constrain", t_repair_ms: 3 });
     expect(t.p_break_raw).toBeCloseTo((80 * 0.5) / 3, 12);
+    expect(JSON.parse((await cli("breakeven", "--tokens", "80", "--mask-ms", "0.5", "--repair-ms", "3", "--json")).out)).toMatchObject({ constraining_never_pays: true, decision: "dont_constrain", summary: expect.stringMatching(/never pays on latency; no rate is needed: do not constrain; repair turns are cheaper\.$/) });
+    expect(JSON.parse((await cli("breakeven", "--tokens", "80", "--mask-ms", "0.5", "--repair-ms", "1800", "--json")).out)).toMatchObject({ constraining_never_pays: false });
     const direct = await cli("breakeven", "--tokens", "80", "--mask-ms", "0.5", "--repair-ms", "3", "--observed-rate", "0.1");
     expect(direct.out).toMatchInlineSnapshot(`
       "p_break = L_gen · t_mask / T_repair = 80 × 0.5 ms / 3 ms = 40 ms / 3 ms ≥ 100 % (a repair turn costs less than masking one call)
