@@ -91,12 +91,13 @@ export function renderResult(parts: ResultParts, opts: RenderOptions): Rendered 
     call_id: parts.call_id,
     ...(parts.authority ? { authority: parts.authority } : {}),
     output,
-    ...(omitted > 0
+    ...(omitted > 0 || parts.tool_truncated
       ? {
           truncated: {
             omitted_tokens: omitted,
-            hint: `To get the rest: ${how}.`,
+            hint: omitted > 0 ? `To get the rest: ${how}.` : toolCutHint(parts.tool, parts.tool_truncated!, next),
             ...(cursor && fitted.removed ? { continuation: { tool: more!.tool, arguments: { cursor } } } : {}),
+            ...(parts.tool_truncated ? { by_tool: parts.tool_truncated } : {}),
           },
         }
       : {}),
@@ -135,6 +136,12 @@ export function frameTokens(parts: Omit<ResultParts, "output" | "text">): number
   const { head, tail } = frameLines(parts, parts.state, parts.next);
   const fence = fenceMarks("", { tool: parts.tool, call_id: parts.call_id, ...(parts.replay ? { note: "stored result of an earlier execution, replayed" } : {}) });
   return countTokens([...head, fence.open, fence.close, ...tail].join("\n")) + SEAM_TOKENS + FRAME_SLACK_TOKENS;
+}
+
+/** How to get what the tool itself left out: its continuation, or a narrower call. */
+function toolCutHint(tool: string, cut: { omitted: number; unit: string }, next: ResultParts["next"]): string {
+  const what = `the tool left out ${cut.omitted} ${cut.unit}`;
+  return next ? `${what}; to get the rest call ${tool} with ${JSON.stringify(next.arguments)}.` : `${what}; to see them, narrow the call (e.g. a more specific query, or pipe output through head, tail or grep).`;
 }
 
 /** An error observation: refusals and failures alike (seed 003: "An error is also an observation"). */

@@ -73,9 +73,15 @@ export interface Observation {
     /** Grant denial component, e.g. `expired`; approval id for `approval_required`; retry hint. */
     detail?: Record<string, JsonValue>;
   };
-  /** Set when the rendering was cut to the budget: how much, and how to get the rest. */
+  /**
+   * Set when the result is incomplete: the gateway cut the rendering to the budget
+   * (`omitted_tokens` > 0) or the tool cut its own result (`by_tool`); how to get the rest.
+   */
   truncated?: {
+    /** Tokens the gateway cut from the rendering; 0 when only the tool cut. */
     omitted_tokens: number;
+    /** What the tool itself left out (ToolResult `truncated`), e.g. `{ omitted: 24751, unit: "bytes" }`. */
+    by_tool?: { omitted: number; unit: string };
     hint: string;
     /** The call that returns the cut part (the gateway's `read_more`), when the gateway keeps it. */
     continuation?: { tool: string; arguments: Record<string, JsonValue> };

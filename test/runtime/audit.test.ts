@@ -5,6 +5,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createAuditSink } from "../../src/runtime/audit.js";
 import { countTokens } from "../../src/observation/tokens.js";
 import { gateways } from "./helpers.js";
+import { aggregate } from "../../src/runtime/stats.js";
+import { annotationsFor, toolResult, type ToolSpec } from "../../src/schema/types.js";
 
 const make = gateways();
 const dir = mkdtempSync(join(tmpdir(), "toolgate-runtime-audit-"));
@@ -119,5 +121,62 @@ describe("close", () => {
     expect((await write).error?.detail?.record_state).toBe("IN_DOUBT");
     expect((await read).error?.code).toBe("tool_failed");
     expect(audit.records.map((r) => r.outcome)).toEqual(["tool_failed", "tool_failed"]);
+  });
+});
+
+describe("a result the tool cut itself", () => {
+  // Two tools that bound their own output: one with a continuation (a page), one without (a capture).
+  const paged: ToolSpec = {
+    name: "list_pages",
+    description: "Lists items, 10 per page.",
+    inputSchema: { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: { cursor: { type: "integer" } }, additionalProperties: false },
+    effect: "read",
+    annotations: annotationsFor("read"),
+    handler: () => toolResult({ items: [1, 2] }, { text: "items 1-2 of 12", next: { arguments: { cursor: 2 }, hint: "10 more items" }, truncated: { omitted: 10, unit: "items" } }),
+  };
+  const captured: ToolSpec = {
+    ...paged,
+    name: "run_capture",
+    description: "Runs and captures output, head and tail.",
+    handler: () => toolResult({ stdout: "head … tail" }, { text: "head\n[… 24751 bytes cut …]\ntail", truncated: { omitted: 24751, unit: "bytes" } }),
+  };
+
+  it("is marked truncated in the observation (by_tool, with how to get the rest) and in the audit record, so stats count it", async () => {
+    const { gateway, audit } = make({ tools: [paged, captured] });
+    const p = await gateway.call({ trajectory_id: "t", turn: 0, call_id: "p1", tool: "list_pages", arguments: {} });
+    const c = await gateway.call({ trajectory_id: "t", turn: 0, call_id: "c1", tool: "run_capture", arguments: {} });
+    expect(p.truncated).toMatchInlineSnapshot(`
+      {
+        "by_tool": {
+          "omitted": 10,
+          "unit": "items",
+        },
+        "hint": "the tool left out 10 items; to get the rest call list_pages with {"cursor":2}.",
+        "omitted_tokens": 0,
+      }
+    `);
+    expect(c.truncated).toMatchInlineSnapshot(`
+      {
+        "by_tool": {
+          "omitted": 24751,
+          "unit": "bytes",
+        },
+        "hint": "the tool left out 24751 bytes; to see them, narrow the call (e.g. a more specific query, or pipe output through head, tail or grep).",
+        "omitted_tokens": 0,
+      }
+    `);
+    expect(c.text).toContain("the tool left out 24751 bytes.");
+    expect(audit.records.map((r) => [r.tool, r.truncated])).toEqual([
+      ["list_pages", true],
+      ["run_capture", true],
+    ]);
+    expect(aggregate(audit.records).overall.truncation_rate).toBe(1);
+  });
+
+  it("a complete result is not marked truncated", async () => {
+    const { call, audit } = make();
+    const o = await call("get_order", { order_id: "o_001" });
+    expect(o.truncated).toBeUndefined();
+    expect(audit.records[0]!.truncated).toBe(false);
   });
 });
