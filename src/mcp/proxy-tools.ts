@@ -12,6 +12,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Effect, GrantRequest, JsonValue, ToolSpec } from "../schema/types.js";
 import { toolResult } from "../schema/types.js";
+import { NoEffectError } from "../schema/errors.js";
 
 export function effectFromAnnotations(a: Tool["annotations"]): Effect {
   if (a?.readOnlyHint === true) return "read";
@@ -48,12 +49,20 @@ function textOf(result: CallToolResult): string {
 /** Time bound the SDK applies to one upstream request, ms, unless the gateway aborts sooner. */
 const UPSTREAM_TIMEOUT_MS = 10 * 60_000;
 
+/** The upstream a proxied tool calls: a fixed client, or a link that reconnects (`UpstreamLink`). */
+export type UpstreamClient = Client | { get(tool: string): Promise<Client> };
+
+/** The SDK's answer to a request made while its transport is closed: it was never sent. */
+const NOT_CONNECTED = "Not connected";
+
 /**
- * ToolSpec for one upstream tool. A thrown error — upstream `isError`, a disconnect, a timeout —
- * is a normal failure to the gateway, which marks an A2/A3 call IN_DOUBT rather than release
- * its key: the upstream may have acted before it failed (seed 000, "The endpoint record").
+ * ToolSpec for one upstream tool. A request that never left the proxy (the upstream is down)
+ * throws `NoEffectError`, so its key is released and the model reads that it did not run.
+ * Any other failure — upstream `isError`, a disconnect while the call was in flight, a
+ * timeout — is a normal failure to the gateway, which marks an A2/A3 call IN_DOUBT rather than
+ * release its key: the upstream may have acted before it failed (seed 000, "The endpoint record").
  */
-export function proxyToolSpec(client: Client, tool: Tool): ToolSpec {
+export function proxyToolSpec(upstream: UpstreamClient, tool: Tool): ToolSpec {
   const effect = effectFromAnnotations(tool.annotations);
   const { title: annTitle, ...hints } = tool.annotations ?? {};
   const title = tool.title ?? annTitle;
@@ -65,6 +74,7 @@ export function proxyToolSpec(client: Client, tool: Tool): ToolSpec {
     annotations: { ...hints, ...(title !== undefined ? { title } : {}) },
     grant: (args) => proxyGrant(tool.name, effect, args),
     handler: async (args, ctx) => {
+      const client = "get" in upstream ? await upstream.get(tool.name) : upstream;
       let result: CallToolResult;
       try {
         result = (await client.callTool({ name: tool.name, arguments: args }, undefined, {
@@ -73,8 +83,9 @@ export function proxyToolSpec(client: Client, tool: Tool): ToolSpec {
         })) as CallToolResult;
       } catch (err) {
         const message = (err as Error).message;
-        // The SDK says "Not connected" once the upstream's transport has closed.
-        if (message === "Not connected") throw new UpstreamError(`the upstream MCP server has disconnected (it exited or closed the connection), so ${tool.name} did not run; its tools stay unavailable until toolgate proxy is restarted`);
+        if (message === NOT_CONNECTED) {
+          throw new NoEffectError(`the upstream MCP server is disconnected (it exited or closed the connection), so ${tool.name} was not sent and did not run; call again to start it again, or restart toolgate proxy`, "upstream_down");
+        }
         throw new UpstreamError(`the upstream MCP server did not answer ${tool.name}: ${message}`);
       }
       const text = textOf(result);

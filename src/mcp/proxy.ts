@@ -1,6 +1,6 @@
 /**
- * `toolgate proxy`: toolgate in front of any MCP server. The upstream's catalog is read once
- * (every page), linted (findings and a summary line for the operator), turned into ToolSpecs
+ * `toolgate proxy`: toolgate in front of any MCP server. The upstream's catalog is read at start
+ * (every page; again when a dead upstream is restarted, see `UpstreamLink`), linted (findings and a summary line for the operator), turned into ToolSpecs
  * and handed to a real Gateway, so every call meets validation, capability, idempotency,
  * approval and budgets before the upstream sees it. Serve the result with `serveStdio` or
  * `serveHttp` like any gateway.
@@ -12,6 +12,7 @@ import { AUTHORITY, type AuthorityLevel, type ToolSpec } from "../schema/types.j
 import type { Gateway } from "../runtime/types.js";
 import { proxyToolSpec } from "./proxy-tools.js";
 import { connectUpstream, describeTarget, listAllTools, type UpstreamTarget } from "./upstream.js";
+import { catalogFingerprint, UpstreamLink } from "./upstream-link.js";
 
 export interface ProxyOptions {
   upstream: UpstreamTarget;
@@ -26,7 +27,8 @@ export interface Proxy {
   tools: ToolSpec[];
   /** The upstream catalog's lint report, as logged at start. */
   lint: LintReport;
-  client: Client;
+  /** The upstream client now connected; null while the upstream is down (the next call restarts it). */
+  readonly client: Client | null;
   /** Closes the gateway (waiting up to `grace_ms` for in-flight calls), then the upstream. */
   close(options?: { grace_ms?: number }): Promise<void>;
 }
@@ -43,35 +45,33 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
   const log = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
   const target = describeTarget(options.upstream);
   const client = await connectUpstream(options.upstream);
-  let closing = false;
-  client.onclose = () => {
-    if (!closing) log(`toolgate proxy: the upstream ${target} closed the connection; its tools now fail with a tool error and in-flight writes are IN_DOUBT`);
-  };
+  let link: UpstreamLink | null = null;
   try {
     const listed = await listAllTools(client);
     // The same report `toolgate lint --mcp` prints; the proxy serves the tools regardless.
     const lint = lintSources([{ source: `mcp:${target}`, value: { tools: listed } }]);
     if (lint.findings.length > 0) log(formatReport(lint, "text").trimEnd());
-    const tools = listed.map((t) => proxyToolSpec(client, t));
+    link = new UpstreamLink(options.upstream, client, catalogFingerprint(listed), log);
+    const tools = listed.map((t) => proxyToolSpec(link!, t));
     log(summary(target, tools, lint));
     const gateway = await options.gateway(tools);
     return {
       gateway,
       tools,
       lint,
-      client,
+      get client() {
+        return link!.client;
+      },
       async close(closeOptions) {
-        closing = true;
         try {
           await gateway.close(closeOptions);
         } finally {
-          await client.close();
+          await link!.close();
         }
       },
     };
   } catch (err) {
-    closing = true;
-    await client.close();
+    await (link ? link.close() : client.close());
     throw err;
   }
 }
