@@ -71,7 +71,7 @@ export async function settleStage(input: SettleStageInput): Promise<Settled | (R
       return {
         ...refuse(
           "in_flight",
-          `This call is already running in another attempt (key ${key}); it was not run a second time. Send the same call again in about ${s} s to receive its result.`,
+          `This call was started by an earlier attempt (key ${key}) that is still running or whose executor died; it was not run a second time. Send the same call again in about ${s} s: you will get its result if it finished, or an in_doubt answer to settle if it did not.`,
           { detail: { key, retry_after_ms: outcome.retry_after_ms } },
         ),
         record_state: "IN_FLIGHT",

@@ -148,7 +148,7 @@ describe("A2 settle", () => {
     expect(second.error?.code).toBe("in_flight");
     expect(second.text).toMatchInlineSnapshot(`
       "error in_flight: add_order_note (call f1)
-      This call is already running in another attempt (key 64443bff8ed3f5c0ab5ad5f73cc4480dc78d0e142c97dce008afa70738ce2902); it was not run a second time. Send the same call again in about 65 s to receive its result."
+      This call was started by an earlier attempt (key 64443bff8ed3f5c0ab5ad5f73cc4480dc78d0e142c97dce008afa70738ce2902) that is still running or whose executor died; it was not run a second time. Send the same call again in about 65 s: you will get its result if it finished, or an in_doubt answer to settle if it did not."
     `);
     release();
     expect((await first).ok).toBe(true);
