@@ -116,7 +116,8 @@ function frameLines(parts: Omit<ResultParts, "output">, state: Record<string, Js
       ? `ok: ${parts.tool} (call ${parts.call_id}) — replayed: this call already ran; the stored result is shown and nothing was executed again.`
       : `ok: ${parts.tool} (call ${parts.call_id})`,
   ];
-  if (state) head.push(`state after the write: ${JSON.stringify(state)}`);
+  // Only a write has a post-state (seed 003, "Silent writes"); a read's state is what it read.
+  if (state) head.push(`${parts.authority === "A0" ? "state" : "state after the write"}: ${JSON.stringify(state)}`);
   const tail: string[] = [];
   if (parts.tool_truncated) tail.push(`the tool left out ${parts.tool_truncated.omitted} ${parts.tool_truncated.unit}.`);
   if (next) tail.push(`more: call ${parts.tool} with ${JSON.stringify(next.arguments)} — ${next.hint}`);

@@ -22,6 +22,13 @@ describe("renderResult", () => {
     }
   });
 
+  it("labels a read's state as state, and only a write's as the state after the write", () => {
+    const read = renderResult({ tool: "file_view", call_id: "c1", authority: "A0", output: "1\ta", state: { version: "v1" } }, opts(2000));
+    const write = renderResult({ tool: "file_edit", call_id: "c2", authority: "A2", output: "done", state: { version: "v2" } }, opts(2000));
+    expect(read.observation.text.split("\n").slice(0, 2)).toEqual(["ok: file_view (call c1)", 'state: {"version":"v1"}']);
+    expect(write.observation.text.split("\n").slice(0, 2)).toEqual(["ok: file_edit (call c2)", 'state after the write: {"version":"v2"}']);
+  });
+
   it("a frame larger than the budget is cut as a whole, still within the budget", () => {
     const state = Object.fromEntries(Array.from({ length: 80 }, (_, i) => [`field_${i}`, `value ${i}`]));
     const { observation, tokens } = renderResult({ tool: "t", call_id: "c", output: "x".repeat(3000), state }, opts(200));
