@@ -41,6 +41,74 @@ export interface CodingCatalogOptions {
 
 const path = (what: string) => z.string().min(1).max(1024).describe(what);
 
+/**
+ * Output schemas: exactly what each handler returns as `output` (bash.ts, view.ts, edit.ts,
+ * grep.ts), published as the MCP outputSchema; `structuredContent` conforms to them
+ * (test/mcp/output-schema.test.ts). Not part of the catalog's token figure, which counts what a
+ * model reads per turn: name, description and inputSchema.
+ */
+const count = (what: string) => z.int().min(0).describe(what);
+const version = z.string().describe("sha256 of the file's bytes, for file_edit's expected_version.");
+
+const bashOutput = z.object({
+  exit_code: z.int().nullable().describe("Exit status; null when killed by a signal."),
+  signal: z.string().nullable().describe("Signal that ended it, e.g. SIGKILL; null if none."),
+  timed_out: z.boolean().describe("Killed at timeout_ms."),
+  duration_ms: z.number().min(0).describe("Wall time."),
+  sandbox: z.string().describe("Envelope that ran it."),
+  stdout: z.string().describe("Captured stdout, long output cut and marked."),
+  stderr: z.string().describe("Captured stderr, long output cut and marked."),
+  stdout_omitted_bytes: count("stdout bytes cut."),
+  stderr_omitted_bytes: count("stderr bytes cut."),
+  sandbox_denied: z.array(z.object({ code: z.string().describe("Stable code."), message: z.string().describe("What was denied.") })).describe("Sandbox denials recognised in the output."),
+});
+
+const viewOutput = z.object({
+  path: z.string().describe("Resolved absolute path."),
+  kind: z.enum(["file", "directory"]).describe("What the path is."),
+  version: version.optional(),
+  total_lines: count("Lines in the file.").optional(),
+  first_line: z.int().min(1).describe("First line shown.").optional(),
+  last_line: z.int().min(0).describe("Last line shown.").optional(),
+  line_endings: z.string().describe("lf, crlf, mixed or none.").optional(),
+  lines_cut: count("Shown lines cut at the line length bound.").optional(),
+  content: z.string().describe("Numbered lines.").optional(),
+  total_entries: count("Entries in the directory.").optional(),
+  first_entry: z.int().min(1).describe("First entry shown.").optional(),
+  entries: z.array(z.string()).describe("Entry names; / marks a directory, @ a symlink.").optional(),
+  next_offset: z.int().min(1).nullable().describe("offset for the next window; null at the end."),
+});
+
+/** The fields after `version` are absent when a retry's probe found the edit applied (`probed: true`). */
+const editOutput = z.object({
+  path: z.string().describe("Resolved absolute path."),
+  version,
+  previous_version: z.string().describe("version before the edit.").optional(),
+  replacements: z.int().min(1).describe("Blocks replaced.").optional(),
+  changed_lines: z.object({ start: z.int().min(0).describe("First changed line."), end: z.int().min(0).describe("Last changed line.") }).describe("Where the change landed.").optional(),
+  total_lines: count("Lines after the edit.").optional(),
+  snippet: z.string().describe("Numbered lines around the change.").optional(),
+  probed: z.literal(true).describe("The result comes from a probe after an interrupted attempt.").optional(),
+});
+
+const grepOutput = z.object({
+  matches: z
+    .array(
+      z.object({
+        path: z.string().describe("File path."),
+        line: z.int().min(1).describe("1-based line."),
+        column: z.int().min(1).describe("1-based column of the match."),
+        text: z.string().describe("The line, cut around the match when long."),
+      }),
+    )
+    .describe("This page of matches."),
+  total: count("Matching lines."),
+  total_is_lower_bound: z.boolean().describe("The search stopped at its match bound."),
+  cursor: count("This page's cursor."),
+  next_cursor: z.int().min(0).nullable().describe("cursor of the next page; null on the last."),
+  warnings: z.array(z.string()).describe("ripgrep warnings, at most 3.").optional(),
+});
+
 /** Builds the four tools over one workspace. Throws if the workspace does not exist. */
 export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
   const ws = openWorkspace(options.workspace, options.protectedPaths);
@@ -62,6 +130,7 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
       command: z.string().min(1).max(8192).describe("Bash command line."),
       timeout_ms: z.int().min(1000).max(300_000).default(DEFAULT_TIMEOUT_MS).describe("Kill it after this many milliseconds; default 30000."),
     }),
+    output: bashOutput,
     effect: "write",
     grant: () => ({ op: "execute", target: `path:${ws.root}` }),
     handler: (args, ctx) => executeBash(chooseLauncher, ws, args, bashLimits, ctx),
@@ -78,6 +147,7 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
       offset: z.int().min(1).max(100_000_000).describe("First line, 1-based."),
       limit: z.int().min(1).max(500).describe("Max lines."),
     }),
+    output: viewOutput,
     effect: "read",
     check: (args) => ws.check(args.path),
     grant: async (args) => ({ op: "read", target: await ws.target(args.path) }),
@@ -102,6 +172,7 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
         .default("")
         .describe("version from file_view; refused if the file changed. Empty (default): no check."),
     }),
+    output: editOutput,
     effect: "write",
     check: (args) => ws.check(args.path),
     grant: async (args) => ({ op: "write", target: await ws.target(args.path) }),
@@ -120,6 +191,7 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
       glob: z.string().max(256).default("").describe("File filter, e.g. '*.ts'; empty (default): all files."),
       cursor: z.int().min(0).max(1_000_000).default(0).describe("next_cursor of the previous page; default 0."),
     }),
+    output: grepOutput,
     effect: "read",
     check: (args) => ws.check(args.path),
     grant: async (args) => ({ op: "read", target: await ws.target(args.path) }),
