@@ -23,7 +23,47 @@ export interface MemoryStoreOptions {
   defaultListLimit?: number;
 }
 
-const copy = <T>(value: T): T => structuredClone(value);
+/** The fast copy met something that is not plain JSON-shaped data. */
+const NOT_PLAIN = Symbol("not plain");
+/** Deeper than this, the fast copy gives way (a cycle, or data no store would keep). */
+const MAX_PLAIN_DEPTH = 64;
+
+/**
+ * Deep copy of plain JSON-shaped data (what records and approvals hold): several times cheaper
+ * than structuredClone, which was most of a memory-store operation. Anything else (a Date, a
+ * class instance, a sparse array, a `__proto__` key, a cycle) returns NOT_PLAIN and the whole
+ * value goes through structuredClone as before.
+ */
+function plainCopy(value: unknown, depth: number): unknown {
+  if (typeof value !== "object" || value === null) return typeof value === "function" || typeof value === "symbol" ? NOT_PLAIN : value;
+  if (depth > MAX_PLAIN_DEPTH) return NOT_PLAIN;
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto === Array.prototype) {
+    const list = value as unknown[];
+    if (Object.keys(list).length !== list.length) return NOT_PLAIN; // holes or extra properties
+    const out = new Array<unknown>(list.length);
+    for (let i = 0; i < list.length; i++) {
+      const item = plainCopy(list[i], depth + 1);
+      if (item === NOT_PLAIN) return NOT_PLAIN;
+      out[i] = item;
+    }
+    return out;
+  }
+  if (proto !== Object.prototype) return NOT_PLAIN;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    if (key === "__proto__") return NOT_PLAIN;
+    const item = plainCopy((value as Record<string, unknown>)[key], depth + 1);
+    if (item === NOT_PLAIN) return NOT_PLAIN;
+    out[key] = item;
+  }
+  return out;
+}
+
+const copy = <T>(value: T): T => {
+  const out = plainCopy(value, 0);
+  return out === NOT_PLAIN ? structuredClone(value) : (out as T);
+};
 
 /** A COMPLETED record past its TTL is treated as absent everywhere. */
 const expired = (r: IdempotencyRecord, now: number): boolean => r.state === "COMPLETED" && r.expires_at !== null && r.expires_at <= now;

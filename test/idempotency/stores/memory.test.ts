@@ -42,4 +42,30 @@ describe("memory store", () => {
     result.items.push(2);
     expect(await store.records.get("k", now)).toMatchObject({ state: "COMPLETED", result: { items: [1] } });
   });
+
+  it("copies nested results deeply in and out, and values that are not plain data as structuredClone does", async () => {
+    const store = createMemoryStore();
+    const now = Date.now();
+    await store.records.claim("k", { owner: "o", lease_until: now + 1000, fingerprint: null, tool: null, now });
+    const result = { rows: [{ id: 1, tags: ["a"] }], none: null, deep: { n: -0 } };
+    const written = await store.records.transition("k", "o", "IN_FLIGHT", { state: "COMPLETED", result, expires_at: null, now });
+    result.rows[0]!.tags.push("b");
+    (written!.result as { rows: Array<{ tags: string[] }> }).rows[0]!.tags.push("c");
+    const read = (await store.records.get("k", now))!.result as typeof result;
+    expect(read).toEqual({ rows: [{ id: 1, tags: ["a"] }], none: null, deep: { n: -0 } });
+    expect(Object.is(read.deep.n, -0)).toBe(true);
+
+    // Not JSON-shaped (the contract says JSON, but the copy must not alias or lose what it is given):
+    // a sparse array, a Date and a `__proto__` own key go through structuredClone.
+    await store.records.claim("odd", { owner: "o", lease_until: now + 1000, fingerprint: null, tool: null, now });
+    const sparse = [1, 2, 3];
+    delete sparse[1];
+    const odd = { sparse, at: new Date(0), own: JSON.parse('{"__proto__": 1}') as unknown };
+    await store.records.transition("odd", "o", "IN_FLIGHT", { state: "COMPLETED", result: odd as never, expires_at: null, now });
+    const back = (await store.records.get("odd", now))!.result as unknown as typeof odd;
+    expect(1 in back.sparse).toBe(false);
+    expect(back.at).toBeInstanceOf(Date);
+    expect(back.at).not.toBe(odd.at);
+    expect(Object.keys(back.own as object)).toEqual(["__proto__"]);
+  });
 });
