@@ -25,11 +25,17 @@ export interface GatewaySettings {
   env?: NodeJS.ProcessEnv;
 }
 
+/** Whether these settings give the gateway capability keys (`--keys FILE` or `TOOLGATE_KEYS`). */
+export function keysConfigured(settings: Pick<GatewaySettings, "keys" | "env"> = {}): boolean {
+  const env = settings.env ?? process.env;
+  return settings.keys !== undefined || Boolean(env.TOOLGATE_KEYS);
+}
+
 /** Opens the store and builds a gateway over `tools` with the settings above. */
 export async function gatewayFromSettings(tools: ToolSpec[], settings: GatewaySettings = {}): Promise<Gateway> {
   const workspace = resolve(settings.workspace ?? process.cwd());
   const env = settings.env ?? process.env;
-  const keys = settings.keys !== undefined || env.TOOLGATE_KEYS ? loadKeys({ ...(settings.keys !== undefined ? { file: settings.keys } : {}), env }) : undefined;
+  const keys = keysConfigured(settings) ? loadKeys({ ...(settings.keys !== undefined ? { file: settings.keys } : {}), env }) : undefined;
   const store = await openStore(settings.store ?? "sqlite:", { workspace });
   try {
     return createGateway({

@@ -65,7 +65,7 @@ export async function runGatewayServer(gateway: Gateway, options: RunOptions = {
   const grace_ms = options.graceMs ?? DEFAULT_GRACE_MS;
   try {
     if (options.http) {
-      const handle = await serveHttp(gateway, { ...options, host: options.http.host, port: options.http.port, onError });
+      const handle = await serveHttp(gateway, { warn: log, ...options, host: options.http.host, port: options.http.port, onError });
       options.onListening?.(handle.url.href);
       const why = await stop;
       log(`toolgate: ${why}: finishing in-flight calls (up to ${grace_ms} ms), then closing`);
@@ -73,7 +73,7 @@ export async function runGatewayServer(gateway: Gateway, options: RunOptions = {
       await gateway.close({ grace_ms });
       await handle.close();
     } else {
-      const handle = await serveStdio(gateway, { ...options, onError });
+      const handle = await serveStdio(gateway, { warn: log, ...options, onError });
       options.onListening?.("stdio");
       const why = await Promise.race([handle.closed.then(() => "stdin closed"), stop]);
       // Requests read just before the end of input reach the gateway a few microtasks later.

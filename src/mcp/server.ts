@@ -10,10 +10,10 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { ErrorCode, ListToolsRequestSchema, type CallToolResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { Gateway } from "../runtime/types.js";
+import type { Gateway, Observation } from "../runtime/types.js";
 import { approveByElicitation, DEFAULT_APPROVAL_TIMEOUT_MS } from "./approval.js";
 import { toMcpTool } from "./listing.js";
-import { bearerToken, idsFromMeta, SessionIds, type MetaIssue } from "./meta.js";
+import { bearerToken, idsFromMeta, META_KEYS, SessionIds, type MetaIssue } from "./meta.js";
 import { OBSERVATION_META, toCallToolResult } from "./result.js";
 
 export interface McpServerOptions {
@@ -30,6 +30,13 @@ export interface McpServerOptions {
   elicitApproval?: boolean;
   /** How long a person has to answer an elicitation, ms. Default 10 minutes. */
   approvalTimeoutMs?: number;
+  /**
+   * The gateway enforces no capabilities (no keys): a capability a call carries is ignored, and
+   * the first such call of the session prints one warning through `warn`.
+   */
+  capabilitiesIgnored?: boolean;
+  /** Operator warnings; default stderr (never stdout: over stdio that is the protocol). */
+  warn?: (line: string) => void;
 }
 
 /**
@@ -68,6 +75,16 @@ function invalidParams(message: string): Error {
   return Object.assign(new Error(message), { code: ErrorCode.InvalidParams });
 }
 
+/**
+ * The runtime's denial for a missing capability says "send it with the call"; over MCP the model
+ * (and the person configuring the client) needs to know where: `_meta`, or over HTTP the header.
+ */
+function withCapabilityHint(obs: Observation, http: boolean): Observation {
+  if (obs.error?.detail?.code !== "missing_capability") return obs;
+  const where = `_meta["${META_KEYS.capability}"] of tools/call${http ? " or an Authorization: Bearer header" : ""}`;
+  return { ...obs, text: `${obs.text}\nOver MCP, send the token in ${where}.` };
+}
+
 function metaRefusal(tool: string, issue: MetaIssue): CallToolResult {
   return {
     isError: true,
@@ -86,6 +103,8 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     { capabilities: { tools: { listChanged: false } }, ...(options.instructions ? { instructions: options.instructions } : {}) },
   );
   const session = new SessionIds(options.sessionId);
+  const warn = options.warn ?? ((line: string) => void process.stderr.write(line + "\n"));
+  let warnedIgnored = false;
   const tools = [...gateway.tools.values()].map(toMcpTool);
   const inflight = new Set<Promise<unknown>>();
   pending.set(server, inflight);
@@ -110,15 +129,20 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     if (_meta !== undefined && (typeof _meta !== "object" || _meta === null || Array.isArray(_meta))) {
       throw invalidParams(`tools/call params._meta must be an object; received ${JSON.stringify(_meta)}; e.g. {"toolgate/call_id": "c1"}`);
     }
-    const bearer = bearerToken(extra.requestInfo?.headers?.authorization) ?? options.capability;
+    const header = bearerToken(extra.requestInfo?.headers?.authorization);
+    const bearer = header ?? options.capability;
     const parsed = idsFromMeta(_meta as Record<string, unknown> | undefined, session, bearer);
     if (!parsed.ok) return metaRefusal(name, parsed.issue);
+    if (options.capabilitiesIgnored && !warnedIgnored && (header !== undefined || (_meta as Record<string, unknown> | undefined)?.[META_KEYS.capability] !== undefined)) {
+      warnedIgnored = true;
+      warn(`toolgate: a call in session ${session.trajectory_id} carries a capability, but this server has no capability keys (--keys or TOOLGATE_KEYS), so capabilities are ignored and every call is allowed; this warning is printed once per session`);
+    }
     // MCP makes `arguments` optional: absent means a call without arguments.
     const proposal = { ...parsed.ids, tool: name, arguments: args === undefined ? {} : args };
     // The transport's abort signal is not forwarded: a client that goes away mid-call does not
     // cut a write in half; the call settles (bounded by the tool's timeout) and a retry with the
     // same ids receives the stored result.
-    const obs = await gateway.call(proposal);
+    const obs = withCapabilityHint(await gateway.call(proposal), extra.requestInfo !== undefined);
     const elicit = options.elicitApproval !== false;
     const timeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
     const answered = await approveByElicitation({ server, gateway, requestId: extra.requestId, timeoutMs, elicit }, proposal, obs);

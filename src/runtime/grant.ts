@@ -35,7 +35,7 @@ export async function grant(
   if (token === undefined) {
     return refuse(
       "denied",
-      `This call needs a capability (the call's \`capability\` field, a tg1.… token) granting ${needs}; none was supplied. Nothing was executed; ask the operator for a capability that covers it.`,
+      `This call needs a capability token (tg1.…) granting ${needs}; none was sent with the call. Nothing was executed; ask the operator for a capability that covers it and send it with the call.`,
       { detail: { code: "missing_capability", op: request.op, target: request.target, cost } },
     );
   }

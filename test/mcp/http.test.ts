@@ -18,7 +18,7 @@ import type { Store } from "../../src/idempotency/store.js";
 import { serveHttp, type HttpHandle } from "../../src/mcp/http.js";
 import { projectRoot } from "../support/require.js";
 import catalog from "./fixtures/notes-catalog.js";
-import { executions, ids, obsOf, tempDir } from "./support.js";
+import { executions, ids, obsOf, tempDir, textOf } from "./support.js";
 
 let notes: string;
 let store: Store;
@@ -73,7 +73,9 @@ describe("serveHttp with the SDK client", () => {
     const keys = await start({ keys: true });
     const token = createCapabilityAuthority({ keys: keys! }).issue({ rights: ["read"], objects: ["tool:note_read"], ttl_ms: 60_000 });
     const anonymous = await connect();
-    expect(obsOf(await anonymous.callTool({ name: "note_read", arguments: { name: "a" } })).error?.code).toBe("denied");
+    const denied = await anonymous.callTool({ name: "note_read", arguments: { name: "a" } });
+    expect(obsOf(denied).error?.code).toBe("denied");
+    expect(textOf(denied).split("\n").at(-1)).toBe('Over MCP, send the token in _meta["toolgate/capability"] of tools/call or an Authorization: Bearer header.');
     const bearer = await connect({ headers: { authorization: `Bearer ${token}` } });
     expect((await bearer.callTool({ name: "note_read", arguments: { name: "a" } })).structuredContent).toEqual({ name: "a", text: null });
   });

@@ -27,7 +27,7 @@ describe("grant", () => {
     expect(o.error?.detail).toEqual({ code: "missing_capability", op: "read", target: "tool:get_order", cost: 1 });
     expect(o.text).toMatchInlineSnapshot(`
       "error denied: get_order (call call-1)
-      This call needs a capability (the call's \`capability\` field, a tg1.… token) granting read on tool:get_order; none was supplied. Nothing was executed; ask the operator for a capability that covers it."
+      This call needs a capability token (tg1.…) granting read on tool:get_order; none was sent with the call. Nothing was executed; ask the operator for a capability that covers it and send it with the call."
     `);
     expect(catalog.calls.get_order).toBeUndefined();
   });

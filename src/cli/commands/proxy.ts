@@ -3,7 +3,7 @@
  * gateway. The upstream's catalog is linted at start (findings and a summary on stderr).
  */
 import type { Command } from "commander";
-import { gatewayFromSettings } from "../../mcp/bootstrap.js";
+import { gatewayFromSettings, keysConfigured } from "../../mcp/bootstrap.js";
 import { parseBudget, type GatewayFlags } from "../../mcp/flags.js";
 import { createProxy } from "../../mcp/proxy.js";
 import { parseListenAddress, runGatewayServer } from "../../mcp/run.js";
@@ -61,6 +61,7 @@ export function register(program: Command): void {
           name: "toolgate-proxy",
           ...(http ? { http } : {}),
           ...(flags.capability !== undefined ? { capability: flags.capability } : {}),
+          capabilitiesIgnored: !keysConfigured(flags),
           onListening: (where) => process.stderr.write(`toolgate proxy: serving on ${where}\n`),
         });
       } finally {

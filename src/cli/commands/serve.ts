@@ -5,7 +5,7 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { gatewayFromSettings } from "../../mcp/bootstrap.js";
+import { gatewayFromSettings, keysConfigured } from "../../mcp/bootstrap.js";
 import { loadCatalogModule } from "../../mcp/catalog-module.js";
 import { parseListenAddress, runGatewayServer } from "../../mcp/run.js";
 import { createCodingCatalog } from "../../tools/catalog.js";
@@ -65,6 +65,7 @@ export function register(program: Command): void {
         ...(http ? { http } : {}),
         ...(flags.graceMs !== undefined ? { graceMs: parseGrace(flags.graceMs) } : {}),
         ...(flags.capability !== undefined ? { capability: flags.capability } : {}),
+        capabilitiesIgnored: !keysConfigured(flags),
         onListening: (where) =>
           process.stderr.write(`toolgate serve: ${gateway.tools.size} tools (${[...gateway.tools.keys()].join(", ")}) on ${where}; workspace ${workspace}\n`),
       });
