@@ -70,12 +70,18 @@ export function openWorkspace(root: string, protectedPaths: string[] = PROTECTED
     protected: guarded,
     resolve,
     async check(path, field = "path") {
+      const expected = `an absolute path under ${real}/`;
+      // The renderer adds "; received …; example …" from the issue's fields: the message must not say them again.
+      if (typeof path !== "string" || !isAbsolute(path)) {
+        return [{ path: `/${field}`, code: "invalid_path", message: `${field} must be an absolute path inside the workspace ${real}`, expected, received: path, example: `${real}/README.md` }];
+      }
       try {
         await resolve(path, field);
         return [];
       } catch (err) {
         if (!(err instanceof NoEffectError)) throw err;
-        return [{ path: `/${field}`, code: err.code, message: err.message, expected: `an absolute path under ${real}/`, received: path }];
+        // These messages name the path as given and where it resolves: no separate `received`.
+        return [{ path: `/${field}`, code: err.code, message: err.message, expected }];
       }
     },
     async target(path) {

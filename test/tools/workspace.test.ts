@@ -1,6 +1,7 @@
 import { symlinkSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { NoEffectError } from "../../src/schema/errors.js";
+import { fromCheckIssue, renderIssue } from "../../src/schema/render.js";
 import { makeWorkspace, stable } from "./fixtures.js";
 
 const s = makeWorkspace("wsconf");
@@ -52,7 +53,11 @@ describe("workspace confinement", () => {
   it("check() returns the refusal as an issue and target() the capability object", async () => {
     expect(await s.ws.check(`${s.root}/src/a.ts`)).toEqual([]);
     const [issue] = await s.ws.check("/etc/passwd");
-    expect(issue).toMatchObject({ path: "/path", code: "outside_workspace", received: "/etc/passwd" });
+    expect(issue).toMatchObject({ path: "/path", code: "outside_workspace", message: expect.stringContaining('path "/etc/passwd" resolves to /etc/passwd') });
+    // The message names the path already: the rendered line does not repeat it as "received".
+    expect(issue).not.toHaveProperty("received");
+    expect(stable(renderIssue(fromCheckIssue((await s.ws.check("a.txt"))[0]!)), s)).toMatchInlineSnapshot(`"path must be an absolute path inside the workspace <tmp>/ws; received a.txt; example <tmp>/ws/README.md"`);
+    expect(stable(renderIssue(fromCheckIssue(issue!)), s)).toMatchInlineSnapshot(`"path "/etc/passwd" resolves to /etc/passwd, which is outside the workspace <tmp>/ws; use a path under <tmp>/ws/"`);
     expect(await s.ws.target(`${s.root}/src-link/a.ts`)).toBe(`path:${s.root}/src/a.ts`);
   });
 });
