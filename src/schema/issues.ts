@@ -8,6 +8,7 @@ import type { ObservationIssue } from "../runtime/types.js";
 import type { JsonValue } from "./types.js";
 import { suggester } from "./closest.js";
 import { FORMAT_HINTS } from "./formats.js";
+import { exampleForPattern } from "./pattern-example.js";
 import { codePoints, showTyped, showValue } from "./received.js";
 import { reduceUnions } from "./unions.js";
 import { fieldLabel, typePhrase } from "./labels.js";
@@ -22,6 +23,40 @@ function exampleOf(schema: unknown): JsonValue | undefined {
   if ("const" in schema) return schema.const as JsonValue;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0] as JsonValue;
   if (typeof schema.format === "string") return FORMAT_HINTS[schema.format]?.example;
+  return undefined;
+}
+
+/** A value's type and bounds as a phrase: `an integer from 1 to 500`, `a string of 1 to 8192 characters`. */
+function describeValue(schema: Record<string, unknown>): string | undefined {
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return `one of ${listValues(schema.enum)}`;
+  if (schema.type === undefined) return undefined;
+  const parts = [typePhrase(schema.type)];
+  const [min, max] = [schema.minimum, schema.maximum].map((v) => (typeof v === "number" ? v : undefined));
+  if (min !== undefined && max !== undefined) parts.push(`from ${min} to ${max}`);
+  else if (min !== undefined) parts.push(`of at least ${min}`);
+  else if (max !== undefined) parts.push(`of at most ${max}`);
+  if (typeof schema.exclusiveMinimum === "number") parts.push(`greater than ${schema.exclusiveMinimum}`);
+  if (typeof schema.exclusiveMaximum === "number") parts.push(`less than ${schema.exclusiveMaximum}`);
+  const [minL, maxL] = [schema.minLength, schema.maxLength].map((v) => (typeof v === "number" ? v : undefined));
+  if (minL !== undefined && maxL !== undefined) parts.push(`of ${minL} to ${maxL} characters`);
+  else if (maxL !== undefined) parts.push(`of at most ${maxL} characters`);
+  else if (minL !== undefined && minL > 0) parts.push(`of at least ${minL} character${minL === 1 ? "" : "s"}`);
+  if (typeof schema.pattern === "string") parts.push(`matching ${schema.pattern}`);
+  return parts.join(" ");
+}
+
+/** The schema's own example, else one derived from it: a pattern's, or the lower bound of a number. */
+function requiredExample(schema: Record<string, unknown>): JsonValue | undefined {
+  const own = exampleOf(schema);
+  if (own !== undefined && own !== "") return own;
+  if (typeof schema.pattern === "string") return exampleForPattern(schema.pattern);
+  if (schema.type === "integer" || schema.type === "number") {
+    const lo = typeof schema.minimum === "number" ? schema.minimum : typeof schema.exclusiveMinimum === "number" ? Math.floor(schema.exclusiveMinimum) + 1 : undefined;
+    const hi = typeof schema.maximum === "number" ? schema.maximum : typeof schema.exclusiveMaximum === "number" ? Math.ceil(schema.exclusiveMaximum) - 1 : undefined;
+    const pick = lo ?? Math.min(0, hi ?? 0);
+    // Only an example that satisfies both bounds (and a multipleOf) is given.
+    return hi !== undefined && pick > hi ? undefined : typeof schema.multipleOf === "number" && pick % schema.multipleOf !== 0 ? undefined : pick;
+  }
   return undefined;
 }
 
@@ -92,9 +127,16 @@ export function toIssue(e: ErrorObject): ObservationIssue {
     case "required": {
       const name = String(p.missingProperty);
       const prop = isRecord(parent.properties) ? parent.properties[name] : undefined;
-      const type = isRecord(prop) && prop.type !== undefined ? typePhrase(prop.type) : undefined;
-      const example = exampleOf(prop);
-      return { path: join(path, name), code: "missing_field", message: `${label(join(path, name))} is required`, ...(type ? { expected: type } : {}), ...(example !== undefined ? { example } : {}) };
+      // Say what to send, like every other issue: the type with its bounds, and an example.
+      const expected = isRecord(prop) ? describeValue(prop) : undefined;
+      const example = isRecord(prop) ? requiredExample(prop) : undefined;
+      return {
+        path: join(path, name),
+        code: "missing_field",
+        message: `${label(join(path, name))} is required${expected ? `: ${expected}` : ""}`,
+        ...(expected ? { expected } : {}),
+        ...(example !== undefined ? { example } : {}),
+      };
     }
     case "type": {
       const expected = typePhrase(p.type);
@@ -112,8 +154,12 @@ export function toIssue(e: ErrorObject): ObservationIssue {
       const expected = hint?.expected ?? `a ${String(p.format)} value`;
       return { path, code: "invalid_format", message: `${field} must be ${expected}`, expected, received: showValue(e.data), ...(hint ? { example: hint.example } : {}) };
     }
-    case "pattern":
-      return { path, code: "invalid_pattern", message: `${field} must match the pattern ${showValue(p.pattern)}`, expected: `a string matching ${String(p.pattern)}`, received: showValue(e.data), ...(exampleOf(parent) !== undefined ? { example: exampleOf(parent) } : {}) };
+    case "pattern": {
+      // An empty default says nothing about the pattern: generate one from it (or give none).
+      const own = exampleOf(parent);
+      const example = own !== undefined && own !== "" ? own : exampleForPattern(String(p.pattern));
+      return { path, code: "invalid_pattern", message: `${field} must match the pattern ${showValue(p.pattern)}`, expected: `a string matching ${String(p.pattern)}`, received: showValue(e.data), ...(example !== undefined ? { example } : {}) };
+    }
     case "maxLength":
     case "minLength": {
       const n = Number(p.limit);

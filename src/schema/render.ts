@@ -17,7 +17,9 @@ const SUGGESTS = new Set(["unknown_field", "invalid_enum"]);
 export function renderIssue(issue: ObservationIssue): string {
   let line = issue.message;
   if (issue.received !== undefined) line += `; received ${issue.received}`;
-  if (issue.example !== undefined) line += SUGGESTS.has(issue.code) ? `; did you mean ${showValue(issue.example)}?` : `; example ${showValue(issue.example)}`;
+  // An empty example (e.g. an empty default) shows nothing: leave the clause out.
+  const example = issue.example === undefined ? "" : showValue(issue.example);
+  if (example !== "") line += SUGGESTS.has(issue.code) ? `; did you mean ${example}?` : `; example ${example}`;
   return line;
 }
 

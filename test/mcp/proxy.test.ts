@@ -79,7 +79,7 @@ describe("proxy in front of server-memory", () => {
     expect(textOf(bad)).toMatchInlineSnapshot(`
       "error invalid_arguments: create_entities (call mcp-call-1)
       create_entities was not run: 1 problem with the arguments.
-      - entities[0].observations is required
+      - entities[0].observations is required: an array
       Fix it and call create_entities again; nothing was changed."
     `);
     const graph = await s.client.callTool({ name: "read_graph", arguments: {} });

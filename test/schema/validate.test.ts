@@ -2,7 +2,7 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it, vi } from "vitest";
 import { createValidator } from "../../src/schema/validate.js";
-import { renderIssues } from "../../src/schema/render.js";
+import { renderIssue, renderIssues } from "../../src/schema/render.js";
 import type { ObservationIssue } from "../../src/runtime/types.js";
 
 /** seed 003, "The contract": search_customer_orders, with since declared as an ISO date. */
@@ -88,9 +88,9 @@ describe("issue texts", () => {
     };
     expect(text({ tags: ["a", "a", "B"], opts: { depth: 0 } }, spec)).toMatchInlineSnapshot(`
       "t was not run: 5 problems with the arguments.
-      - n is required
+      - n is required: an integer from 1 to 10; example 1
       - tags must have at most 2 items; received 3 items
-      - tags[2] must match the pattern ^[a-z]+$; received B
+      - tags[2] must match the pattern ^[a-z]+$; received B; example a
       - tags must not repeat items; items 0 and 1 are equal
       - opts.depth must be greater than 0; received 0
       Fix them and call t again; nothing was changed."
@@ -98,7 +98,7 @@ describe("issue texts", () => {
     expect(text({ n: 11, opts: {} }, spec)).toMatchInlineSnapshot(`
       "t was not run: 2 problems with the arguments.
       - n must be at most 10; received 11; example 10
-      - opts.depth is required
+      - opts.depth is required: a number greater than 0; example 1
       Fix them and call t again; nothing was changed."
     `);
     expect(text([], spec)).toMatchInlineSnapshot(`
@@ -156,7 +156,7 @@ describe("unions name the branch by its discriminator", () => {
     expect(text({ target: { kind: "file", path: 7 } }, spec)).toContain("- target.path must be a string; received 7 (integer)\n");
     expect(text({ target: { kind: "dir" } }, spec)).toMatchInlineSnapshot(`
       "move was not run: 1 problem with the arguments.
-      - target.recursive is required
+      - target.recursive is required: true or false
       Fix it and call move again; nothing was changed."
     `);
   });
@@ -227,5 +227,41 @@ describe("compilation", () => {
     let inner: Record<string, unknown> = { type: "string", maxLength: 1 };
     for (let i = 0; i < 10_000; i++) inner = { type: "object", properties: { a: inner }, additionalProperties: false };
     expect(() => createValidator().validate({ name: "deep", inputSchema: inner }, {})).toThrow(/tool deep: its input schema is nested too deeply to compile/);
+  });
+});
+
+describe("required fields and examples", () => {
+  const spec = {
+    name: "file_tool",
+    inputSchema: {
+      type: "object",
+      properties: {
+        command: { type: "string", minLength: 1, maxLength: 8192 },
+        offset: { type: "integer", minimum: 1, maximum: 100000000 },
+        expected_version: { type: "string", pattern: "^([0-9a-f]{64})?$", default: "" },
+        lookahead: { type: "string", pattern: "^(?!x)[a-z]+$", default: "" },
+      },
+      required: ["command", "offset"],
+      additionalProperties: false,
+    },
+  };
+
+  it("a missing field names its type and bounds, with an example when the schema gives or implies one", () => {
+    expect(text({}, spec)).toMatchInlineSnapshot(`
+      "file_tool was not run: 2 problems with the arguments.
+      - command is required: a string of 1 to 8192 characters
+      - offset is required: an integer from 1 to 100000000; example 1
+      Fix them and call file_tool again; nothing was changed."
+    `);
+  });
+
+  it("an empty default is never shown as an example: one is generated from a simple pattern, else the clause is left out", () => {
+    expect(renderIssue({ path: "/a", code: "invalid_pattern", message: "a must match the pattern ^x?$", received: "y", example: "" })).toBe("a must match the pattern ^x?$; received y");
+    expect(text({ command: "ls", offset: 1, expected_version: "abc", lookahead: "x1" }, spec)).toMatchInlineSnapshot(`
+      "file_tool was not run: 2 problems with the arguments.
+      - expected_version must match the pattern ^([0-9a-f]{64})?$; received abc; example 0000000000000000000000000000000000000000000000000000000000000000
+      - lookahead must match the pattern ^(?!x)[a-z]+$; received x1
+      Fix them and call file_tool again; nothing was changed."
+    `);
   });
 });
