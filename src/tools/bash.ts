@@ -79,7 +79,7 @@ export async function executeBash(
     sandbox_denied: denied.map((d) => ({ ...d })),
   };
   const omitted = outcome.stdout.omitted_bytes + outcome.stderr.omitted_bytes;
-  return toolResult(output, { text: render(outcome, launcher, timeout, denied), ...(omitted > 0 ? { truncated: { omitted, unit: "bytes" } } : {}) });
+  return toolResult(output, { text: render(outcome, launcher, timeout, denied), ...(omitted > 0 ? { truncated: { omitted, unit: omitted === 1 ? "byte" : "bytes" } } : {}) });
 }
 
 /** Room for the status line, the stream labels, a sandbox-denial and a timeout line. */

@@ -9,6 +9,7 @@ import { countTokens } from "../observation/tokens.js";
 import { NoEffectError } from "../schema/errors.js";
 import { toolResult, type JsonValue, type ToolResult } from "../schema/types.js";
 import { fitCount, textBudget, type BudgetContext } from "./budget.js";
+import { plural } from "./text.js";
 import type { Workspace } from "./workspace.js";
 
 export interface GrepArgs {
@@ -81,8 +82,8 @@ export async function grepSearch(
   const body = page.map(renderMatch).join("\n");
   return toolResult(output, {
     text: `${header(page.length)}${body ? `\n${body}` : ""}${footer(nextCursor)}${warn}`,
-    ...(nextCursor === null ? {} : { next: { arguments: { ...args, path, cursor: nextCursor } as Record<string, JsonValue>, hint: `${total - nextCursor} more matches` } }),
-    ...(nextCursor === null ? {} : { truncated: { omitted: total - nextCursor, unit: "matches" } }),
+    ...(nextCursor === null ? {} : { next: { arguments: { ...args, path, cursor: nextCursor } as Record<string, JsonValue>, hint: plural(total - nextCursor, "more match", "more matches") } }),
+    ...(nextCursor === null ? {} : { truncated: { omitted: total - nextCursor, unit: total - nextCursor === 1 ? "match" : "matches" } }),
   });
 }
 

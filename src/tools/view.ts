@@ -74,7 +74,7 @@ function window(path: string, text: string, version: string, args: ViewArgs, lim
   let cutLines = 0;
   for (let line of linesFrom(text, args.offset, args.limit)) {
     if (line.length > limits.line_chars) {
-      line = `${line.slice(0, limits.line_chars)}… [line cut: ${line.length - limits.line_chars} more characters]`;
+      line = `${line.slice(0, limits.line_chars)}… [line cut: ${plural(line.length - limits.line_chars, "more character")}]`;
       cutLines++;
     }
     // The window ends on its token bound, so the gateway never cuts it in the middle; at least

@@ -35,6 +35,12 @@ describe("file_view", () => {
     `);
   });
 
+  it("says 1 more line, in the singular", async () => {
+    const r = await viewPath(s.ws, { path: ten, offset: 1, limit: 9 });
+    expect(r.next?.hint).toBe("1 more line");
+    expect(r.text!.split("\n").at(-1)).toMatchInlineSnapshot(`"[1 more line: call file_view with offset 10]"`);
+  });
+
   it("ends exactly at the last line without a next offset (range at the end edge)", async () => {
     const r = await viewPath(s.ws, { path: ten, offset: 8, limit: 3 });
     expect(r.output).toMatchObject({ first_line: 8, last_line: 10, next_offset: null });
