@@ -56,7 +56,10 @@ export async function grepSearch(
   const rgArgs = ["--json", "--sort", "path", "--no-config", "--no-require-git", ...(args.glob ? ["--glob", args.glob] : []), "-e", args.pattern, "--", path];
   const { lines, stderr, code, stopped } = await runRipgrep(limits.binary, rgArgs, limits.max_matches, signal);
   if (code === 2 && lines.length === 0 && !stopped) {
-    throw new NoEffectError(`ripgrep refused the search: ${stderr.trim() || "exit status 2"}`, /regex parse error|error parsing/i.test(stderr) ? "invalid_pattern" : "search_failed");
+    const invalid = /regex parse error|error parsing/i.test(stderr);
+    // ripgrep explains where the regex broke; the model also needs to know how to fix it.
+    const advice = invalid ? `\n${PATTERN_ADVICE}` : "";
+    throw new NoEffectError(`ripgrep refused the search: ${stderr.trim() || "exit status 2"}${advice}`, invalid ? "invalid_pattern" : "search_failed");
   }
   const total = lines.length;
   const cursor = args.cursor ?? 0;
@@ -86,6 +89,9 @@ export async function grepSearch(
     ...(nextCursor === null ? {} : { truncated: { omitted: total - nextCursor, unit: total - nextCursor === 1 ? "match" : "matches" } }),
   });
 }
+
+const PATTERN_ADVICE =
+  "pattern is a Rust regex: to find any of ( ) [ ] { } . * + ? | ^ $ \\ as plain text, put a backslash before it (foo\\( finds the text foo(), then call grep_search again.";
 
 const renderMatch = (m: Match) => `${m.path}:${m.line}:${m.column}: ${m.text}`;
 

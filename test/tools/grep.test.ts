@@ -91,7 +91,8 @@ describe.runIf(binaryAvailable("rg"))("grep_search", () => {
       "invalid_pattern: ripgrep refused the search: regex parse error:
           foo(
              ^
-      error: unclosed group"
+      error: unclosed group
+      pattern is a Rust regex: to find any of ( ) [ ] { } . * + ? | ^ $ \\ as plain text, put a backslash before it (foo\\( finds the text foo(), then call grep_search again."
     `);
   });
 
