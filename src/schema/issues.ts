@@ -8,7 +8,7 @@ import type { ObservationIssue } from "../runtime/types.js";
 import type { JsonValue } from "./types.js";
 import { suggester } from "./closest.js";
 import { FORMAT_HINTS } from "./formats.js";
-import { exampleForPattern } from "./pattern-example.js";
+import { exampleForPattern as generateExample } from "./pattern-example.js";
 import { codePoints, showTyped, showValue } from "./received.js";
 import { reduceUnions } from "./unions.js";
 import { fieldLabel, typePhrase } from "./labels.js";
@@ -24,6 +24,19 @@ function exampleOf(schema: unknown): JsonValue | undefined {
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0] as JsonValue;
   if (typeof schema.format === "string") return FORMAT_HINTS[schema.format]?.example;
   return undefined;
+}
+
+/**
+ * Pattern examples already generated, per pattern text: generating one parses the pattern and
+ * compiles it to check the result (~14 µs), and a failing call meets the same few patterns
+ * again and again. Bounded.
+ */
+const patternExamples = new Map<string, string | undefined>();
+function exampleForPattern(pattern: string): string | undefined {
+  if (patternExamples.has(pattern)) return patternExamples.get(pattern);
+  const example = generateExample(pattern);
+  if (patternExamples.size < 1024) patternExamples.set(pattern, example);
+  return example;
 }
 
 /** A value's type and bounds as a phrase: `an integer from 1 to 500`, `a string of 1 to 8192 characters`. */
