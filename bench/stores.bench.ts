@@ -50,7 +50,9 @@ function storeOps(store: Store, tag: string, complete: boolean) {
  * operations alone (what the store itself costs), and the claim alone (one op vs one op).
  */
 async function againstRaw(h: Harness, kind: string, store: Store, peer: { name: string; fn: () => unknown }, sizes: { batch: number; rounds: number }) {
-  await h.compare({ area: "stores", hot_path: `settle (claim+complete) · ${kind}`, toolgate: settler(store, kind), peer, goal: GOAL_RAW, ...sizes });
+  // The first row per backend also pays the JIT warm-up of the store's code paths; on two busy
+  // cores that takes longer than the default 3 warm-up batches, so warm this row up longer.
+  await h.compare({ area: "stores", hot_path: `settle (claim+complete) · ${kind}`, toolgate: settler(store, kind), peer, goal: GOAL_RAW, ...sizes, warmup: 10 });
   await h.compare({
     area: "stores",
     hot_path: `claim + complete, store ops only · ${kind}`,
