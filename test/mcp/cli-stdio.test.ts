@@ -3,7 +3,7 @@
  * (node + tsx, no build) and talks MCP over stdio.
  */
 import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -92,6 +92,22 @@ describe("toolgate serve (default coding catalog) over stdio", { timeout: 180_00
     expect(allowed.isError).toBeUndefined();
     const write = await client.callTool({ name: "file_edit", arguments: { path: join(ws, "a.txt"), old_str: "alpha", new_str: "beta" }, _meta: { "toolgate/capability": token } });
     expect(obsOf(write).error?.code).toBe("denied");
+  });
+
+  it.runIf(binaryAvailable("bwrap"))("on SIGTERM aborts a bash_execute still running after --grace-ms: in-doubt answer, audit line written, the command's effect never happens", async () => {
+    const ws = tempDir("ws-sigterm");
+    const client = await serve(["--workspace", ws, "--grace-ms", "500"]);
+    const pid = (client.transport as StdioClientTransport).pid!;
+    const pending = client.callTool({ name: "bash_execute", arguments: { command: "sleep 25; date >> slow.txt", timeout_ms: 60000 }, _meta: ids("stdio-term-1") });
+    await new Promise((r) => setTimeout(r, 1500));
+    process.kill(pid, "SIGTERM");
+    const result = await pending;
+    expect(result.isError).toBe(true);
+    expect(obsOf(result).error?.code).toBe("tool_failed");
+    expect(obsOf(result).error?.detail?.record_state).toBe("IN_DOUBT");
+    const audit = readFileSync(join(ws, ".toolgate/audit.jsonl"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as { call_id: string; outcome: string; record_state: string });
+    expect(audit).toEqual([expect.objectContaining({ call_id: "stdio-term-1", outcome: "tool_failed", record_state: "IN_DOUBT" })]);
+    expect(existsSync(join(ws, "slow.txt"))).toBe(false);
   });
 });
 
