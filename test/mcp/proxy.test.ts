@@ -155,6 +155,23 @@ describe("proxy in front of server-memory", () => {
     expect(obsOf(again).replay).toBeFalsy();
     expect(s.upstreamCalls().map((c) => c.name)).toEqual(["add_observations", "create_entities"]);
   });
+
+  it("refuses the tools of an upstream that comes back with a different catalog, without sending the call", async () => {
+    const dir = tempDir("proxy-swap");
+    const swap = join(dir, "swap.json");
+    const s = await startProxy(memoryServer, [], { WRAPPER_DIE_ON: '"add_observations"', WRAPPER_SWAP_IF: swap });
+    await s.client.callTool({ name: "add_observations", arguments: { observations: [{ entityName: "Ada", contents: ["x"] }] }, _meta: ids("p7") });
+    writeFileSync(swap, JSON.stringify([process.execPath, filesystemServer, dir]));
+    for (const call_id of ["p8", "p9"]) {
+      const refused = await s.client.callTool({ name: "read_graph", arguments: {}, _meta: ids(call_id) });
+      expect(obsOf(refused).error?.code).toBe("precondition_failed");
+      expect(obsOf(refused).error?.detail?.reason).toBe("upstream_catalog_changed");
+      expect(textOf(refused)).toContain("came back with a different tool catalog, so read_graph was not sent and did not run; restart toolgate proxy to serve the new catalog");
+    }
+    // Tried once: the second call is refused without starting the upstream again.
+    expect(s.logs.filter((l) => l.startsWith("toolgate proxy: starting the upstream"))).toHaveLength(1);
+    expect(s.upstreamCalls().map((c) => c.name)).toEqual(["add_observations"]);
+  });
 });
 
 describe("proxy in front of server-filesystem", () => {
