@@ -10,7 +10,8 @@
  */
 import type { Command } from "commander";
 import { userInfo } from "node:os";
-import { openStore, DEFAULT_SQLITE_PATH } from "../../idempotency/open.js";
+import { DEFAULT_SQLITE_PATH } from "../../idempotency/open.js";
+import { withExistingStore } from "../store.js";
 import type { ApprovalRecord, ApprovalState } from "../../idempotency/store.js";
 import { createApprovalsApi } from "../../runtime/approvals.js";
 import type { ApprovalsApi } from "../../runtime/types.js";
@@ -24,13 +25,8 @@ interface Common {
 }
 
 /** Listing and deciding need approvals that exist: a missing SQLite file is refused, never created. */
-async function withApprovals<T>(url: string, run: (api: ApprovalsApi) => Promise<T>): Promise<T> {
-  const store = await openStore(url, { mustExist: true });
-  try {
-    return await run(createApprovalsApi(store.approvals, Date.now));
-  } finally {
-    await store.close();
-  }
+function withApprovals<T>(url: string, run: (api: ApprovalsApi) => Promise<T>): Promise<T> {
+  return withExistingStore(url, (store) => run(createApprovalsApi(store.approvals, Date.now)));
 }
 
 function defaultApprover(): string {

@@ -9,10 +9,11 @@
  * (read and settle never create one).
  */
 import type { Command } from "commander";
-import { DEFAULT_SQLITE_PATH, openStore } from "../../idempotency/open.js";
+import { DEFAULT_SQLITE_PATH } from "../../idempotency/open.js";
+import { withExistingStore } from "../store.js";
 import { listRecords, showRecord, type RecordView } from "../../idempotency/inspect.js";
 import { settleRecord, type ManualOutcome } from "../../idempotency/manual.js";
-import type { RecordState, Store } from "../../idempotency/store.js";
+import type { RecordState } from "../../idempotency/store.js";
 import type { JsonValue } from "../../schema/types.js";
 import { CliError, EXIT, parseJson, printJson } from "../io.js";
 
@@ -23,15 +24,6 @@ interface Common {
   json?: boolean;
 }
 
-/** Every records command needs records that exist: a missing SQLite file is refused, never created. */
-async function withStore<T>(url: string, run: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openStore(url, { mustExist: true });
-  try {
-    return await run(store);
-  } finally {
-    await store.close();
-  }
-}
 
 const iso = (ms: number | null) => (ms === null ? "never" : new Date(ms).toISOString());
 
@@ -80,14 +72,14 @@ export function register(program: Command): void {
       if (opts.state !== undefined && !state) throw new CliError(`--state must be one of ${Object.keys(STATES).join(", ")}; received ${JSON.stringify(opts.state)}`);
       const limit = Number(opts.limit);
       if (!Number.isInteger(limit) || limit < 1) throw new CliError(`--limit must be a positive integer; received ${JSON.stringify(opts.limit)}`);
-      const list = await withStore(opts.store, (store) => listRecords(store, { limit, now: Date.now(), ...(state ? { state } : {}), ...(opts.after !== undefined ? { after: opts.after } : {}) }));
+      const list = await withExistingStore(opts.store, (store) => listRecords(store, { limit, now: Date.now(), ...(state ? { state } : {}), ...(opts.after !== undefined ? { after: opts.after } : {}) }));
       if (opts.json) return printJson(list);
       process.stdout.write(list.length ? list.map(renderRecordLine).join("\n") + "\n" : "no records\n");
     });
 
   common(cmd.command("show <key>").description("one record: state, timestamps, why it is in doubt, stored result"))
     .action(async (key: string, opts: Common) => {
-      const record = await withStore(opts.store, (store) => showRecord(store, key, Date.now()));
+      const record = await withExistingStore(opts.store, (store) => showRecord(store, key, Date.now()));
       // Not found is an answer about the store, not a usage error: exit 1, like a finding.
       if (!record) throw new CliError(`no record for key ${key} in ${opts.store}: it was never claimed, was released, or was COMPLETED and passed its TTL`, EXIT.findings);
       if (opts.json) return printJson(record);
@@ -99,7 +91,7 @@ export function register(program: Command): void {
     .option("--result <json>", "with applied: the result repeats of the call receive (default null)")
     .action(async (key: string, opts: Common & { outcome: string; result?: string }) => {
       const outcome = parseOutcome(opts.outcome, opts.result);
-      const settled = await withStore(opts.store, (store) => settleRecord(store, key, outcome));
+      const settled = await withExistingStore(opts.store, (store) => settleRecord(store, key, outcome));
       if (opts.json) return printJson(settled);
       process.stdout.write(settled.settled === "completed" ? `${key} settled: COMPLETED; repeats receive ${JSON.stringify(settled.record.result)}\n` : `${key} settled: released; the next call runs\n`);
     });

@@ -17,6 +17,7 @@ import type {
   RevocationStore,
   Store,
 } from "../store.js";
+import { claimedRecord, completedExpired } from "./rows.js";
 
 export interface MemoryStoreOptions {
   /** Default page size of `records.list` when the query gives none. Default 100. */
@@ -66,7 +67,7 @@ const copy = <T>(value: T): T => {
 };
 
 /** A COMPLETED record past its TTL is treated as absent everywhere. */
-const expired = (r: IdempotencyRecord, now: number): boolean => r.state === "COMPLETED" && r.expires_at !== null && r.expires_at <= now;
+const expired = (r: IdempotencyRecord, now: number): boolean => completedExpired(r.state, r.expires_at, now);
 
 function memoryRecords(open: () => void, defaultLimit: number): RecordStore {
   const records = new Map<string, IdempotencyRecord>();
@@ -83,19 +84,7 @@ function memoryRecords(open: () => void, defaultLimit: number): RecordStore {
       open();
       const existing = live(key, input.now);
       if (existing) return { claimed: false, record: copy(existing) };
-      const record: IdempotencyRecord = {
-        key,
-        state: "IN_FLIGHT",
-        owner: input.owner,
-        fingerprint: input.fingerprint,
-        tool: input.tool,
-        lease_until: input.lease_until,
-        result: null,
-        error: null,
-        expires_at: null,
-        created_at: input.now,
-        updated_at: input.now,
-      };
+      const record = claimedRecord(key, input);
       records.set(key, record);
       return { claimed: true, record: copy(record) };
     },
