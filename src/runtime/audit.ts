@@ -1,8 +1,9 @@
 /**
  * The audit trail (issue 5, "Audit and stats"): one JSON line per call with every stage's
- * outcome. Writes are buffered and flushed after the current tick, so the call path never waits
- * on the disk; token counts are computed at flush time, off the call path. `close()` and process
- * exit flush synchronously, so no line is lost.
+ * outcome. Writes are buffered and flushed in batches (at most `FLUSH_DELAY_MS` after a call, or
+ * as soon as `FLUSH_BATCH` lines wait), so the call path never waits on the disk and a busy server
+ * pays one write per batch, not one per call; token counts are computed at flush time, off the
+ * call path. `close()`, `flush()` and process exit flush synchronously, so no line is lost.
  */
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
@@ -11,6 +12,11 @@ import type { AuditRecord } from "./types.js";
 
 /** Default location, relative to the working directory. */
 export const DEFAULT_AUDIT_PATH = ".toolgate/audit.jsonl";
+
+/** Longest a buffered line waits before it is written, ms (a reader of a live trail lags by this much). */
+export const FLUSH_DELAY_MS = 25;
+/** Lines that trigger a flush on the next turn of the event loop instead of waiting for the delay. */
+export const FLUSH_BATCH = 256;
 
 /**
  * A record whose token counts may be filled in later: when `argument_tokens` or
@@ -32,12 +38,28 @@ export interface AuditSink {
   close(): Promise<void>;
 }
 
+// Agents repeat arguments (`{}`, the same id, the same path) far more than observations: exact
+// counts of recent argument texts are kept, keyed by the text itself, so a repeat costs a lookup.
+const ARGUMENT_COUNTS_MAX = 1024;
+const argumentCounts = new Map<string, number>();
+
+function argumentTokens(args: unknown): number {
+  const text = JSON.stringify(args) ?? "";
+  let n = argumentCounts.get(text);
+  if (n === undefined) {
+    n = countTokens(text);
+    if (argumentCounts.size >= ARGUMENT_COUNTS_MAX) argumentCounts.clear();
+    if (text.length <= 4096) argumentCounts.set(text, n);
+  }
+  return n;
+}
+
 /** Fills in lazily counted token figures. */
 export function completeRecord(entry: PendingAudit): AuditRecord {
   const r = entry.record;
   return {
     ...r,
-    argument_tokens: r.argument_tokens ?? countTokens(JSON.stringify(entry.arguments) ?? ""),
+    argument_tokens: r.argument_tokens ?? argumentTokens(entry.arguments),
     observation_tokens: r.observation_tokens ?? countTokens(entry.observation_text),
   };
 }
@@ -46,11 +68,14 @@ export function completeRecord(entry: PendingAudit): AuditRecord {
 export function createAuditSink(path: string = DEFAULT_AUDIT_PATH): AuditSink {
   let fd: number | null = null;
   let buffer: PendingAudit[] = [];
-  let scheduled = false;
+  let timer: NodeJS.Timeout | null = null;
+  let immediate: NodeJS.Immediate | null = null;
   let closed = false;
 
   const flush = () => {
-    scheduled = false;
+    if (timer !== null) clearTimeout(timer);
+    if (immediate !== null) clearImmediate(immediate);
+    timer = immediate = null;
     if (buffer.length === 0) return;
     const batch = buffer;
     buffer = [];
@@ -68,10 +93,9 @@ export function createAuditSink(path: string = DEFAULT_AUDIT_PATH): AuditSink {
     write(entry) {
       if (closed) throw new Error(`audit sink ${path} is closed; create a new gateway to keep auditing`);
       buffer.push(entry);
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
+      if (buffer.length >= FLUSH_BATCH) immediate ??= setImmediate(flush);
+      // Unreferenced: a pending line never keeps the process alive (exit and close flush it).
+      else timer ??= setTimeout(flush, FLUSH_DELAY_MS).unref();
     },
     flush,
     async close() {

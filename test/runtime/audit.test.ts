@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createAuditSink } from "../../src/runtime/audit.js";
+import { createAuditSink, FLUSH_BATCH, FLUSH_DELAY_MS } from "../../src/runtime/audit.js";
 import { countTokens } from "../../src/observation/tokens.js";
 import { gateways } from "./helpers.js";
 import { aggregate } from "../../src/runtime/stats.js";
@@ -57,6 +57,25 @@ describe("audit trail", () => {
     expect(() =>
       sink.write({ record: {} as never, arguments: {}, observation_text: "" }),
     ).toThrow(/^audit sink .*closed\.jsonl is closed; create a new gateway to keep auditing$/);
+  });
+
+  it("batches lines: a live trail is written within FLUSH_DELAY_MS without close, and a full batch on the next turn", async () => {
+    const path = join(dir, "live.jsonl");
+    const sink = createAuditSink(path);
+    const entry = (i: number) => ({ record: { call_id: `c${i}`, argument_tokens: null, observation_tokens: null } as never, arguments: { i }, observation_text: `text ${i}` });
+    sink.write(entry(0));
+    await new Promise((r) => setTimeout(r, FLUSH_DELAY_MS + 50));
+    const first = readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+    expect(first).toEqual([{ call_id: "c0", argument_tokens: countTokens('{"i":0}'), observation_tokens: countTokens("text 0") }]);
+    for (let i = 1; i <= FLUSH_BATCH; i++) sink.write(entry(i));
+    await new Promise((r) => setImmediate(r));
+    expect(readFileSync(path, "utf8").trimEnd().split("\n")).toHaveLength(1 + FLUSH_BATCH);
+    sink.write(entry(0));
+    sink.flush();
+    const lines = readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+    // A repeated argument text is counted exactly (served from the per-text cache).
+    expect(lines.at(-1)).toEqual(first[0]);
+    await sink.close();
   });
 });
 
