@@ -67,7 +67,7 @@ export function register(program: Command): void {
         ...(flags.capability !== undefined ? { capability: flags.capability } : {}),
         capabilitiesIgnored: !keysConfigured(flags),
         onListening: (where) =>
-          process.stderr.write(`toolgate serve: ${gateway.tools.size} tools (${[...gateway.tools.keys()].join(", ")}) on ${where}; workspace ${workspace}\n`),
+          process.stderr.write(`toolgate serve: ${gateway.tools.size} tool${gateway.tools.size === 1 ? "" : "s"} (${[...gateway.tools.keys()].join(", ")}) on ${where}; workspace ${workspace}\n`),
       });
     });
 }
