@@ -1,24 +1,16 @@
 import { spawnSync } from "node:child_process";
 import { chmodSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
-import { NoEffectError } from "../../src/schema/errors.js";
 import { editFile, probeEdit } from "../../src/tools/edit.js";
 import { contentVersion } from "../../src/tools/text.js";
 import { viewPath } from "../../src/tools/view.js";
 import { binaryAvailable } from "../support/require.js";
-import { makeWorkspace, stable } from "./fixtures.js";
+import { makeWorkspace, refusalText, stable } from "./fixtures.js";
 
 const s = makeWorkspace("edit");
 afterAll(() => s.cleanup());
 
-async function refusal(p: Promise<unknown>): Promise<string> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(NoEffectError);
-  return `${(err as NoEffectError).code}: ${stable((err as Error).message, s)}`;
-}
+const refusal = (p: Promise<unknown>): Promise<string> => refusalText(p, s);
 
 const PY = "def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x + 1\n";
 

@@ -3,6 +3,8 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { realpathSync } from "node:fs";
+import { expect } from "vitest";
+import { NoEffectError } from "../../src/schema/errors.js";
 import { openWorkspace, type Workspace } from "../../src/tools/workspace.js";
 
 export interface Sandbox {
@@ -39,4 +41,14 @@ export function makeWorkspace(prefix: string): Sandbox {
 /** Replaces the per-run temp folder in a message with a stable name for inline snapshots. */
 export function stable(text: string, s: Sandbox): string {
   return text.replaceAll(s.base, "<tmp>");
+}
+
+/** Awaits a refusal: it must be a NoEffectError (the edit did not happen); returns "code: message" with stable paths. */
+export async function refusalText(p: Promise<unknown>, s: Sandbox): Promise<string> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(NoEffectError);
+  return `${(err as NoEffectError).code}: ${stable((err as Error).message, s)}`;
 }

@@ -1,20 +1,12 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { NoEffectError } from "../../src/schema/errors.js";
 import { DEFAULT_GREP_LIMITS, grepSearch } from "../../src/tools/grep.js";
 import { binaryAvailable } from "../support/require.js";
-import { makeWorkspace, stable } from "./fixtures.js";
+import { makeWorkspace, refusalText, stable } from "./fixtures.js";
 
 const s = makeWorkspace("grep");
 afterAll(() => s.cleanup());
 
-async function refusal(p: Promise<unknown>): Promise<string> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(NoEffectError);
-  return `${(err as NoEffectError).code}: ${stable((err as Error).message, s)}`;
-}
+const refusal = (p: Promise<unknown>): Promise<string> => refusalText(p, s);
 
 describe.runIf(binaryAvailable("rg"))("grep_search", () => {
   s.write("b.ts", "const needle = 1;\nlet other = 2;\nneedle();\n");

@@ -1,23 +1,15 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { countTokens } from "../../src/observation/tokens.js";
-import { NoEffectError } from "../../src/schema/errors.js";
 import { contentVersion } from "../../src/tools/text.js";
 import { DEFAULT_VIEW_LIMITS, viewPath } from "../../src/tools/view.js";
-import { makeWorkspace, stable } from "./fixtures.js";
+import { makeWorkspace, refusalText, stable } from "./fixtures.js";
 
 const s = makeWorkspace("view");
 afterAll(() => s.cleanup());
 
 const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`).join("\n") + "\n";
 
-async function refusal(p: Promise<unknown>): Promise<string> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(NoEffectError);
-  return `${(err as NoEffectError).code}: ${stable((err as Error).message, s)}`;
-}
+const refusal = (p: Promise<unknown>): Promise<string> => refusalText(p, s);
 
 describe("file_view", () => {
   const ten = s.write("ten.txt", lines(10));
