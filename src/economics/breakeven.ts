@@ -8,6 +8,7 @@
  * Constraining pays when the observed malformation rate exceeds p_break.
  */
 import { ToolgateError } from "../schema/errors.js";
+import { aboutOneIn, roundOneIn } from "./one-in.js";
 
 export interface BreakevenInput {
   /** L_gen: output tokens of one call (a mean is fine, so need not be an integer); > 0. */
@@ -39,8 +40,13 @@ export interface BreakevenResult {
   p_break: number;
   /** p_break ≥ 1: a repair turn costs no more than masking one call, so no malformation rate makes constraining pay. */
   constraining_never_pays: boolean;
-  /** N = round(1 / p_break): "about one time in N"; null when p_break is 0 or ≥ 1 makes it meaningless. */
+  /** round(1 / p_break), the exact "1 in N"; null when p_break ≥ 1 makes it meaningless. */
   one_in: number | null;
+  /**
+   * The N of the summary's "about one time in N": 1 / p_break rounded down to a round number
+   * (`one-in.ts`: 45 → 40, as seed 000 says "about one time in forty"); null when 1 / p_break < 2.
+   */
+  about_one_in: number | null;
   observed_rate: number | null;
   /** E[T_free] with one repair allowed; null without an observed rate. */
   expected_free_ms: number | null;
@@ -93,6 +99,9 @@ export function breakeven(input: BreakevenInput): BreakevenResult {
   const mask_cost_ms = input.tokens * input.mask_ms;
   const p_break = mask_cost_ms / input.repair_ms;
   const one_in = p_break < 1 ? oneIn(p_break) : null;
+  // T_repair / (L · t_mask) is 1 / p_break without the rounding of a division followed by another.
+  const ratio = input.repair_ms / mask_cost_ms;
+  const about = aboutOneIn(ratio);
   const constrained_ms = input.tokens * (decode + input.mask_ms);
   const rate = input.observed_rate ?? null;
   const expected_free_ms = rate === null ? null : input.tokens * decode + rate * input.repair_ms;
@@ -102,7 +111,7 @@ export function breakeven(input: BreakevenInput): BreakevenResult {
   const threshold =
     p_break >= 1
       ? `p_break = ${fmtMs(mask_cost_ms)} / ${fmtMs(input.repair_ms)} ≥ 100 %: masking costs more than a repair turn, so constraining never pays on latency`
-      : `p_break = ${fmtMs(mask_cost_ms)} / ${fmtMs(input.repair_ms)} ≈ ${percent(p_break)}: constraining pays when calls fail to parse more often than about one time in ${one_in}`;
+      : `p_break = ${fmtMs(mask_cost_ms)} / ${fmtMs(input.repair_ms)} ≈ ${percent(p_break)}: constraining pays when calls fail to parse more often than ${about ?? `${percent(p_break)} of the time`}`;
   const verdict =
     decision === "measure"
       ? "measure the tool's own malformation rate (--observed-rate) to decide"
@@ -122,6 +131,7 @@ export function breakeven(input: BreakevenInput): BreakevenResult {
     p_break,
     constraining_never_pays: p_break >= 1,
     one_in,
+    about_one_in: roundOneIn(ratio),
     observed_rate: rate,
     expected_free_ms,
     constrained_ms,

@@ -20,7 +20,7 @@ export function renderBreakeven(r: BreakevenResult): string {
   const lines = [
     `p_break = L_gen · t_mask / T_repair = ${r.tokens.toLocaleString("en-US", { maximumFractionDigits: 2 })} × ${fmtMs(r.mask_ms)} / ${fmtMs(r.repair_ms)} = ${fmtMs(r.mask_cost_ms)} / ${fmtMs(r.repair_ms)}` +
       (r.p_break >= 1 ? " ≥ 100 % (a repair turn costs less than masking one call)" : ` = ${(r.p_break * 100).toFixed(2)} %`) +
-      (r.one_in !== null ? ` (about one time in ${r.one_in})` : ""),
+      (r.one_in !== null ? ` (1 in ${r.one_in.toLocaleString("en-US")})` : ""),
     `T_constrained = L_gen · (t_decode + t_mask) = ${fmtMs(r.constrained_ms)}${r.decode_ms === 0 ? " (mask overhead only; pass --decode-ms for the full time)" : ""}`,
   ];
   if (r.expected_free_ms !== null) {

@@ -7,10 +7,11 @@ describe("breakeven (seed 000, equation 1)", () => {
     expect(r.mask_cost_ms).toBe(40);
     expect(r.p_break).toBe(40 / 1800);
     expect((r.p_break * 100).toFixed(1)).toBe("2.2");
-    // N = round(1 / p_break) = round(45) — the seed rounds the bound to "one time in forty".
+    // 1 / p_break = 45 exactly; the seed says "about one time in forty" (rounded down to a round number).
     expect(r.one_in).toBe(45);
+    expect(r.about_one_in).toBe(40);
     expect(r.decision).toBe("measure");
-    expect(r.summary).toMatchInlineSnapshot(`"p_break = 40 ms / 1,800 ms ≈ 2.2 %: constraining pays when calls fail to parse more often than about one time in 45; measure the tool's own malformation rate (--observed-rate) to decide."`);
+    expect(r.summary).toMatchInlineSnapshot(`"p_break = 40 ms / 1,800 ms ≈ 2.2 %: constraining pays when calls fail to parse more often than about one time in forty; measure the tool's own malformation rate (--observed-rate) to decide."`);
   });
 
   it("decides from an observed rate on either side of p_break, and computes both latencies", () => {
@@ -22,7 +23,7 @@ describe("breakeven (seed 000, equation 1)", () => {
     const below = breakeven({ tokens: 80, mask_ms: 0.5, repair_ms: 1800, observed_rate: 0.01, decode_ms: 20 });
     expect(below.decision).toBe("dont_constrain");
     expect(below.expected_free_ms!).toBeLessThan(below.constrained_ms);
-    expect(below.summary).toMatchInlineSnapshot(`"p_break = 40 ms / 1,800 ms ≈ 2.2 %: constraining pays when calls fail to parse more often than about one time in 45; observed 1.0 % < 2.2 %: do not constrain; repair turns are cheaper."`);
+    expect(below.summary).toMatchInlineSnapshot(`"p_break = 40 ms / 1,800 ms ≈ 2.2 %: constraining pays when calls fail to parse more often than about one time in forty; observed 1.0 % < 2.2 %: do not constrain; repair turns are cheaper."`);
     // At the break-even point both sides cost the same (equation 1 is their equality).
     const tie = breakeven({ tokens: 80, mask_ms: 0.5, repair_ms: 2000, observed_rate: 0.02, decode_ms: 10 });
     expect(tie.decision).toBe("either");
@@ -33,6 +34,7 @@ describe("breakeven (seed 000, equation 1)", () => {
     const r = breakeven({ tokens: 4000, mask_ms: 1, repair_ms: 1000, observed_rate: 0.9 });
     expect(r.p_break).toBe(4);
     expect(r.one_in).toBeNull();
+    expect(r.about_one_in).toBeNull();
     expect(r.decision).toBe("dont_constrain");
   });
 

@@ -30,10 +30,10 @@ describe("toolgate breakeven", () => {
     const r = await cli("breakeven", "--tokens", "80", "--mask-ms", "0.5", "--repair-ms", "1800");
     expect(r.code).toBe(0);
     expect(r.out).toMatchInlineSnapshot(`
-      "p_break = L_gen · t_mask / T_repair = 80 × 0.5 ms / 1,800 ms = 40 ms / 1,800 ms = 2.22 % (about one time in 45)
+      "p_break = L_gen · t_mask / T_repair = 80 × 0.5 ms / 1,800 ms = 40 ms / 1,800 ms = 2.22 % (1 in 45)
       T_constrained = L_gen · (t_decode + t_mask) = 40 ms (mask overhead only; pass --decode-ms for the full time)
       decision: measure p_err to decide
-      p_break = 40 ms / 1,800 ms ≈ 2.2 %: constraining pays when calls fail to parse more often than about one time in 45; measure the tool's own malformation rate (--observed-rate) to decide.
+      p_break = 40 ms / 1,800 ms ≈ 2.2 %: constraining pays when calls fail to parse more often than about one time in forty; measure the tool's own malformation rate (--observed-rate) to decide.
       "
     `);
   });
