@@ -80,7 +80,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
 }
 
 /** `sqlite:` → default path; `sqlite:rel/x.db` → under the workspace; `sqlite:/abs.db` or `sqlite:///abs.db` as given. */
-function sqlitePath(url: string, workspace: string): string {
+export function sqlitePath(url: string, workspace: string): string {
   let path = url.slice("sqlite:".length);
   if (path.startsWith("//")) path = path.slice(2);
   return path === ":memory:" ? path : resolve(workspace, path === "" ? DEFAULT_SQLITE_PATH : path);

@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openStore } from "../../src/idempotency/open.js";
 import { cli as runCaptured, type CliRun } from "../support/cli.js";
 import { projectRoot } from "../support/require.js";
 
@@ -26,6 +27,8 @@ async function cli(...argv: string[]): Promise<CliRun> {
 let root = "";
 let child = "";
 beforeAll(async () => {
+  // The runtime's store, as a first `toolgate serve` leaves it: verify and inspect never create one.
+  await (await openStore(storeUrl)).close();
   expect((await cli("cap", "keygen", "--out", keyFile)).code).toBe(0);
   const issued = await cli("cap", "issue", "--keys", keyFile, "--rights", "read,write", "--objects", "path:/ws,host:api.example.com", "--max-cost", "10", "--budget", "3", "--arg-max", "amount=100", "--ttl", "1h");
   expect(issued).toMatchObject({ code: 0, out: expect.stringMatching(/^tg1\.[A-Za-z0-9_.-]+\n$/) });
@@ -77,18 +80,29 @@ describe("toolgate cap", () => {
     expect(inspected.out).toMatch(new RegExp(`^status: revoked \\(the capability cap_\\S+ is revoked: the grant it was delegated from \\(${id}\\) was revoked; ask for a new grant\\)\n`));
   });
 
-  it("inspect --store refuses a missing SQLite file without creating it; revoke creates the store it writes to", async () => {
+  it("inspect and verify --store refuse a missing SQLite file without creating it", async () => {
     const missing = join(dir, "typo", "x.db");
-    expect(await cli("cap", "inspect", child, "--keys", keyFile, "--store", `sqlite:${missing}`)).toMatchObject({
-      code: 2,
-      out: "",
-      err: `toolgate: no toolgate state at ${missing}: nothing has been recorded there yet; check --store or run from the workspace [store_missing]\n`,
-    });
+    const refusal = { code: 2, out: "", err: `toolgate: no toolgate state at ${missing}: nothing has been recorded there yet; check --store or run from the workspace [store_missing]\n` };
+    expect(await cli("cap", "inspect", child, "--keys", keyFile, "--store", `sqlite:${missing}`)).toMatchObject(refusal);
+    expect(await cli("cap", "verify", child, "--keys", keyFile, "--op", "read", "--target", "path:/ws/src/a.ts", "--args", '{"amount":5}', "--store", `sqlite:${missing}`)).toMatchObject(refusal);
+    expect(await cli("cap", "verify", root, "--keys", keyFile, "--op", "write", "--target", "path:/elsewhere", "--store", `sqlite:${missing}`, "--json")).toMatchObject(refusal);
     expect(existsSync(join(dir, "typo"))).toBe(false);
+  });
+
+  it("revoke creates a missing store and says so on stderr; into an existing one it says nothing more", async () => {
     const id = JSON.parse((await cli("cap", "inspect", child, "--json")).out).grant.id as string;
     const fresh = join(dir, "revocations", "x.db");
-    expect((await cli("cap", "revoke", id, "--store", `sqlite:${fresh}`)).code).toBe(0);
+    const first = await cli("cap", "revoke", id, "--store", `sqlite:${fresh}`, "--json");
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.out)).toMatchObject({ revoked: id, created_store: fresh });
+    expect(first.err).toBe(
+      `toolgate: note: created a new store at ${fresh} (there was none); the revocation takes effect only where the runtime uses this same store (toolgate serve --store); if you meant an existing one, pass it with --store\n`,
+    );
     expect(existsSync(fresh)).toBe(true);
+    const again = await cli("cap", "revoke", id, "--store", `sqlite:${fresh}`);
+    expect(again).toMatchObject({ code: 0, out: `revoked ${id} (and every grant attenuated from it)\n`, err: "" });
+    const verified = await cli("cap", "verify", child, "--keys", keyFile, "--op", "read", "--target", "path:/ws/src/a.ts", "--args", '{"amount":5}', "--store", `sqlite:${fresh}`, "--json");
+    expect([verified.code, JSON.parse(verified.out).code]).toEqual([1, "revoked"]);
   });
 
   it("issue warns on stderr for a right outside read, write, execute, connect, and still issues it; --help lists them", async () => {

@@ -7,8 +7,9 @@
  *   cap issue --rights read,write --objects path:/ws,host:api.example.com --ttl 1h [--max-cost N] [--budget N]
  *   cap attenuate TOKEN [--rights …] [--objects …] [--ttl 10m] …   (no key needed)
  *   cap inspect TOKEN [--json]                 blocks and the effective grant; verified when keys are there
- *   cap verify TOKEN --op OP --target OBJ [--cost N] [--json]   exit 0 allowed, 1 denied, 2 usage
+ *   cap verify TOKEN --op OP --target OBJ [--cost N] [--store URL] [--json]   exit 0 allowed, 1 denied, 2 usage
  *   cap revoke ID|TOKEN [--reason R] [--store URL]
+ * inspect and verify refuse a missing SQLite store (never create one); revoke creates it, with a note.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { Command } from "commander";
@@ -21,7 +22,7 @@ import { generateKey, keyRingFromMap, loadKeys } from "../../capability/keys.js"
 import type { ArgBound, Primitive } from "../../capability/predicates.js";
 import { revokeGrant } from "../../capability/revoke.js";
 import { parseToken, TOKEN_PREFIX } from "../../capability/token.js";
-import { openStore } from "../../idempotency/open.js";
+import { openStore, sqlitePath } from "../../idempotency/open.js";
 import type { Store } from "../../idempotency/store.js";
 import { ToolgateError } from "../../schema/errors.js";
 import { CliError, EXIT, parseJson, printJson, readInput } from "../io.js";
@@ -135,15 +136,40 @@ function optionalKeys(flags: { keys?: string }) {
   return flags.keys === undefined && !process.env.TOOLGATE_KEYS ? null : keysFrom(flags);
 }
 
-/** `mustExist` for commands that only read state (inspect); revoke creates the store it writes to. */
-async function withStore<T>(url: string | undefined, run: (store: Store | undefined) => Promise<T>, mustExist = false): Promise<T> {
+/**
+ * Opens `--store` for inspect and verify: a missing SQLite file is refused, never created (a
+ * mistyped path must not read as a store where nothing was revoked or spent).
+ */
+async function withStore<T>(url: string | undefined, run: (store: Store | undefined) => Promise<T>): Promise<T> {
   if (url === undefined) return run(undefined);
-  const store = await openStore(url, { mustExist });
+  return withOpenStore(await openStore(url, { mustExist: true }), run);
+}
+
+async function withOpenStore<T>(store: Store, run: (store: Store) => Promise<T>): Promise<T> {
   try {
     return await run(store);
   } finally {
     await store.close();
   }
+}
+
+/**
+ * Opens the store `cap revoke` writes to. A missing SQLite file is created — a grant may be
+ * revoked before the runtime's first run — and that is said on stderr, because a revocation in a
+ * new file protects nothing unless the runtime uses that same store. Returns the created path.
+ */
+async function openRevocationStore(url: string): Promise<{ store: Store; created: string | null }> {
+  try {
+    return { store: await openStore(url, { mustExist: true }), created: null };
+  } catch (err) {
+    if (!(err instanceof ToolgateError && err.code === "store_missing")) throw err;
+  }
+  const created = sqlitePath(url, process.cwd());
+  const store = await openStore(url);
+  process.stderr.write(
+    `toolgate: note: created a new store at ${created} (there was none); the revocation takes effect only where the runtime uses this same store (toolgate serve --store); if you meant an existing one, pass it with --store\n`,
+  );
+  return { store, created };
 }
 
 function printGrant(token: string, json: boolean | undefined): void {
@@ -218,7 +244,7 @@ export function register(program: Command): void {
       const report = await withStore(flags.store, async (store) => {
         if (!keys) return { status: "unverified", reason: "no keys configured (--keys or TOOLGATE_KEYS)", blocks: parsed.blocks.map((b) => b.block), grant: viewGrant(parsed.grant) };
         return createCapabilityAuthority({ keys, ...(store ? { store } : {}) }).inspect(token);
-      }, true);
+      });
       if (flags.json) return printJson(report);
       const lines = [`status: ${report.status}${report.reason ? ` (${report.reason})` : ""}`, `grant: ${summariseGrant(parsed.grant)}`];
       report.blocks.forEach((b, i) => lines.push(`block ${i}: ${JSON.stringify(b)}`));
@@ -235,7 +261,7 @@ export function register(program: Command): void {
     .option("--tool <name>", "the calling tool")
     .option("--args <json>", "the call's arguments, for argument bounds")
     .option("--keys <file>", "key file (default: TOOLGATE_KEYS)")
-    .option("--store <url>", "check revocation and spend budgets in this store (a real approval)")
+    .option("--store <url>", "check revocation and spend budgets in this existing store (a real approval; a missing SQLite file is an error, not created)")
     .option("--json", "print JSON")
     .action(async (arg: string, flags: { op: string; target: string; cost?: string; tool?: string; args?: string; keys?: string; store?: string; json?: boolean }) => {
       const token = readToken(arg);
@@ -264,7 +290,7 @@ export function register(program: Command): void {
     .description("revoke a grant id (or a token's own id) and every grant attenuated from it")
     .argument("<id>", "grant id (cap_…) or a whole token")
     .option("--reason <text>", "why, kept with the revocation")
-    .option("--store <url>", `store shared with the runtime (default ${DEFAULT_STORE}, i.e. .toolgate/state.db)`)
+    .option("--store <url>", `store shared with the runtime (default ${DEFAULT_STORE}, i.e. .toolgate/state.db); a missing SQLite file is created, with a note on stderr`)
     .option("--json", "print JSON")
     .action(async (arg: string, flags: { reason?: string; store?: string; json?: boolean }) => {
       let id = arg;
@@ -274,8 +300,9 @@ export function register(program: Command): void {
         id = g.id;
         until = g.exp;
       }
-      await withStore(flags.store ?? DEFAULT_STORE, (store) => revokeGrant(store!, id, { reason: flags.reason ?? null, until, now: Date.now() }));
-      if (flags.json) printJson({ revoked: id, until });
+      const { store, created } = await openRevocationStore(flags.store ?? DEFAULT_STORE);
+      await withOpenStore(store, (s) => revokeGrant(s, id, { reason: flags.reason ?? null, until, now: Date.now() }));
+      if (flags.json) printJson({ revoked: id, until, created_store: created });
       else process.stdout.write(`revoked ${id} (and every grant attenuated from it)\n`);
     });
 }
