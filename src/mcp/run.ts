@@ -7,7 +7,7 @@
 import process from "node:process";
 import type { Gateway } from "../runtime/types.js";
 import { ToolgateError } from "../schema/errors.js";
-import { serveHttp } from "./http.js";
+import { serveHttp, type HttpOptions } from "./http.js";
 import type { McpServerOptions } from "./server.js";
 import { serveStdio } from "./stdio.js";
 
@@ -30,7 +30,7 @@ export function parseListenAddress(text: string): ListenAddress {
   return { host, port };
 }
 
-export interface RunOptions extends McpServerOptions {
+export interface RunOptions extends McpServerOptions, Pick<HttpOptions, "sessionIdleMs"> {
   /** Serve Streamable HTTP here instead of stdio. */
   http?: ListenAddress;
   graceMs?: number;

@@ -15,7 +15,7 @@ import { keyRingFromMap } from "../../src/capability/keys.js";
 import { createCapabilityAuthority } from "../../src/capability/authority.js";
 import type { Gateway } from "../../src/runtime/types.js";
 import type { Store } from "../../src/idempotency/store.js";
-import { serveHttp, type HttpHandle } from "../../src/mcp/http.js";
+import { serveHttp, type HttpHandle, type HttpOptions } from "../../src/mcp/http.js";
 import { projectRoot } from "../support/require.js";
 import catalog from "./fixtures/notes-catalog.js";
 import { executions, ids, obsOf, tempDir, textOf } from "./support.js";
@@ -26,11 +26,12 @@ let gateway: Gateway;
 let http: HttpHandle;
 const clients: Client[] = [];
 
-async function start(options: { keys?: boolean; maxRequestBytes?: number } = {}) {
+async function start(options: { keys?: boolean } & Pick<HttpOptions, "maxRequestBytes" | "sessionIdleMs" | "sweepMs" | "now"> = {}) {
+  const { keys: withKeys, ...httpOptions } = options;
   store = await openStore("memory:");
-  const keys = options.keys ? keyRingFromMap({ k1: Buffer.alloc(32, 9).toString("base64") }, "test") : undefined;
+  const keys = withKeys ? keyRingFromMap({ k1: Buffer.alloc(32, 9).toString("base64") }, "test") : undefined;
   gateway = createGateway({ tools: catalog, store, audit: false, ...(keys ? { keys } : {}) });
-  http = await serveHttp(gateway, { port: 0, ...(options.maxRequestBytes ? { maxRequestBytes: options.maxRequestBytes } : {}) });
+  http = await serveHttp(gateway, { port: 0, ...httpOptions });
   return keys;
 }
 
@@ -104,7 +105,7 @@ describe("serveHttp with the SDK client", () => {
         {
           "error": {
             "code": -32001,
-            "message": "Session not found: no-such-session is unknown or closed; start a new session with initialize",
+            "message": "Session not found: no-such-session is unknown, expired or closed; start a new session with initialize",
           },
           "id": null,
           "jsonrpc": "2.0",
@@ -134,6 +135,118 @@ describe("serveHttp with the SDK client", () => {
     }
     expect([retry.structuredContent, obsOf(retry).replay]).toEqual([{ name: "s", lines: 1 }, true]);
     expect(executions(notes)).toEqual(["note_slow s"]);
+  });
+});
+
+/** One turn of the event loop: lets the server see a response end or a connection close. */
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A raw initialize (+ initialized notification): a session with no stream left open. Returns its id. */
+async function rawSession(): Promise<string> {
+  const init = await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }));
+  await init.text();
+  const sid = init.headers.get("mcp-session-id")!;
+  const headers = { "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" };
+  expect((await post(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }), headers)).status).toBe(202);
+  await turn();
+  return sid;
+}
+
+describe("serveHttp session idle expiry (clock injected, swept on demand)", () => {
+  const IDLE = 60_000;
+  let t = 0;
+  /** tools/list in session `sid`, read to the end; the HTTP status. */
+  const listTools = async (sid: string) => {
+    const res = await post(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list" }), { "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" });
+    await res.text();
+    await turn();
+    return res.status;
+  };
+
+  it("closes a session idle for sessionIdleMs; its id then gets 404 and a new session works", async () => {
+    t = 1_000;
+    await start({ sessionIdleMs: IDLE, sweepMs: 0, now: () => t });
+    const sid = await rawSession();
+    expect(http.sessions).toBe(1);
+    t += IDLE - 1;
+    expect(await http.expireIdle()).toBe(0);
+    expect(await listTools(sid)).toBe(200);
+    t += IDLE - 1; // idle time counts from the last request, not from the first
+    expect(await http.expireIdle()).toBe(0);
+    t += 1;
+    expect(await http.expireIdle()).toBe(1);
+    expect(http.sessions).toBe(0);
+    const gone = await post(JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/list" }), { "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" });
+    expect([gone.status, ((await gone.json()) as { error: { code: number; message: string } }).error]).toEqual([
+      404,
+      { code: -32001, message: `Session not found: ${sid} is unknown, expired or closed; start a new session with initialize` },
+    ]);
+    const client = await connect();
+    expect((await client.listTools()).tools).toHaveLength(catalog.length);
+  });
+
+  it("keeps a session while a request of it is open (a GET stream), and expires it once the client has gone", async () => {
+    t = 0;
+    await start({ sessionIdleMs: IDLE, sweepMs: 0, now: () => t });
+    const sid = await rawSession();
+    const gone = new AbortController();
+    const stream = await fetch(http.url, { headers: { accept: "text/event-stream", "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" }, signal: gone.signal });
+    expect(stream.status).toBe(200);
+    t += 10 * IDLE;
+    expect(await http.expireIdle()).toBe(0);
+    expect(await listTools(sid)).toBe(200);
+    gone.abort();
+    // The server learns of the closed stream on a later turn; until then the session stays open.
+    let expired = 0;
+    while (expired === 0) {
+      await turn();
+      t += IDLE;
+      expired = await http.expireIdle();
+    }
+    expect([expired, http.sessions, await listTools(sid)]).toEqual([1, 0, 404]);
+  });
+
+  it("lets the call of a client that went away finish before the session closes, so a retry replays it", async () => {
+    t = 0;
+    await start({ sessionIdleMs: IDLE, sweepMs: 0, now: () => t });
+    const client = await connect();
+    const abort = new AbortController();
+    const args = { name: "e", delay_ms: 300 };
+    const pending = client.callTool({ name: "note_slow", arguments: args, _meta: ids("idle-1") }, undefined, { signal: abort.signal }).catch((e: Error) => e);
+    // Abandon the call once the gateway has it (its idempotency record is claimed).
+    while ((await store.records.list({ limit: 1, now: Date.now() })).length === 0) await turn();
+    abort.abort();
+    expect(await pending).toBeInstanceOf(Error);
+    await client.close();
+    let expired = 0;
+    while (expired === 0) {
+      await turn();
+      t += IDLE;
+      expired = await http.expireIdle();
+    }
+    const other = await connect();
+    let retry = await other.callTool({ name: "note_slow", arguments: args, _meta: ids("idle-1") });
+    while (obsOf(retry).error?.code === "in_flight") {
+      await new Promise((r) => setTimeout(r, 50));
+      retry = await other.callTool({ name: "note_slow", arguments: args, _meta: ids("idle-1") });
+    }
+    expect([retry.structuredContent, obsOf(retry).replay]).toEqual([{ name: "e", lines: 1 }, true]);
+    expect(executions(notes)).toEqual(["note_slow e"]);
+  });
+
+  it("sweeps on its own every sweepMs", async () => {
+    t = 0;
+    await start({ sessionIdleMs: IDLE, sweepMs: 5, now: () => t });
+    await rawSession();
+    t += IDLE;
+    while (http.sessions > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(http.sessions).toBe(0);
+  });
+
+  it("refuses a sessionIdleMs that is not greater than 0", async () => {
+    const g = createGateway({ tools: catalog, store: await openStore("memory:"), audit: false });
+    await expect(serveHttp(g, { sessionIdleMs: 0 })).rejects.toThrow("sessionIdleMs must be a number of milliseconds greater than 0; received 0; e.g. 1800000");
+    await g.close();
   });
 });
 

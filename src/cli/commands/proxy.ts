@@ -10,9 +10,11 @@ import { parseListenAddress, runGatewayServer } from "../../mcp/run.js";
 import { targetFromArgv } from "../../mcp/list-tools.js";
 import type { UpstreamTarget } from "../../mcp/upstream.js";
 import { CliError } from "../io.js";
+import { parseSessionIdle } from "../ms-flag.js";
 
 interface ProxyFlags extends GatewayFlags {
   upstreamUrl?: string;
+  sessionIdleMs?: string;
 }
 
 function upstreamTarget(argv: string[], url: string | undefined): UpstreamTarget {
@@ -42,10 +44,12 @@ export function register(program: Command): void {
     .option("--audit <file>", "audit trail JSONL (default ./.toolgate/audit.jsonl)")
     .option("--budget-tokens <n>", "default observation budget in o200k tokens (default 2000)")
     .option("--http <host:port>", "serve MCP Streamable HTTP on this address (loopback by default) instead of stdio")
+    .option("--session-idle-ms <ms>", "with --http: close a session after this long without a request (default 1800000, 30 minutes); its client gets 404 and starts a new one")
     .action(async (argv: string[], flags: ProxyFlags) => {
       const upstream = upstreamTarget(argv, flags.upstreamUrl);
       const budgetTokens = parseBudget(flags.budgetTokens);
       const http = flags.http !== undefined ? parseListenAddress(flags.http) : undefined;
+      const sessionIdleMs = parseSessionIdle(flags.sessionIdleMs, http !== undefined);
       const proxy = await createProxy({
         upstream,
         gateway: (tools) =>
@@ -60,6 +64,7 @@ export function register(program: Command): void {
         await runGatewayServer(proxy.gateway, {
           name: "toolgate-proxy",
           ...(http ? { http } : {}),
+          ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {}),
           ...(flags.capability !== undefined ? { capability: flags.capability } : {}),
           capabilitiesIgnored: !keysConfigured(flags),
           onListening: (where) => process.stderr.write(`toolgate proxy: serving on ${where}\n`),

@@ -10,18 +10,14 @@ import { loadCatalogModule } from "../../mcp/catalog-module.js";
 import { parseListenAddress, runGatewayServer } from "../../mcp/run.js";
 import { createCodingCatalog } from "../../tools/catalog.js";
 import { CliError } from "../io.js";
+import { parseMsFlag, parseSessionIdle } from "../ms-flag.js";
 import { parseBudget, type GatewayFlags } from "../../mcp/flags.js";
 
 interface ServeFlags extends GatewayFlags {
   workspace?: string;
   catalog?: string;
   graceMs?: string;
-}
-
-function parseGrace(text: string): number {
-  const ms = Number(text);
-  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(ms)) throw new CliError(`--grace-ms must be a whole number of milliseconds, e.g. 10000; received ${JSON.stringify(text)}`);
-  return ms;
+  sessionIdleMs?: string;
 }
 
 function workspaceDir(dir: string | undefined): string {
@@ -49,10 +45,13 @@ export function register(program: Command): void {
     .option("--budget-tokens <n>", "default observation budget in o200k tokens (default 2000)")
     .option("--http <host:port>", "serve MCP Streamable HTTP on this address (loopback by default) instead of stdio")
     .option("--grace-ms <ms>", "on SIGINT/SIGTERM, how long in-flight calls may finish before they are aborted (default 10000)")
+    .option("--session-idle-ms <ms>", "with --http: close a session after this long without a request (default 1800000, 30 minutes); its client gets 404 and starts a new one")
     .action(async (flags: ServeFlags) => {
       const workspace = workspaceDir(flags.workspace);
       const budgetTokens = parseBudget(flags.budgetTokens);
       const http = flags.http !== undefined ? parseListenAddress(flags.http) : undefined;
+      const sessionIdleMs = parseSessionIdle(flags.sessionIdleMs, http !== undefined);
+      const graceMs = flags.graceMs !== undefined ? parseMsFlag("--grace-ms", flags.graceMs, { min: 0, example: 10_000 }) : undefined;
       const tools = flags.catalog ? await loadCatalogModule(flags.catalog) : createCodingCatalog({ workspace });
       const gateway = await gatewayFromSettings(tools, {
         workspace,
@@ -63,7 +62,8 @@ export function register(program: Command): void {
       });
       await runGatewayServer(gateway, {
         ...(http ? { http } : {}),
-        ...(flags.graceMs !== undefined ? { graceMs: parseGrace(flags.graceMs) } : {}),
+        ...(graceMs !== undefined ? { graceMs } : {}),
+        ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {}),
         ...(flags.capability !== undefined ? { capability: flags.capability } : {}),
         capabilitiesIgnored: !keysConfigured(flags),
         onListening: (where) =>
