@@ -122,6 +122,12 @@ function label(pointer: string): string {
 // Most names need no RFC 6901 escape: skip the two replaces for them.
 const join = (pointer: string, key: string) => `${pointer}/${key.includes("~") || key.includes("/") ? key.replace(/~/g, "~0").replace(/\//g, "~1") : key}`;
 
+/** Sets `example` when there is one (cheaper than spreading a conditional object in). */
+function withExample(issue: ObservationIssue, example: JsonValue | undefined): ObservationIssue {
+  if (example !== undefined) issue.example = example;
+  return issue;
+}
+
 /** Converts one Ajv error into an issue. `root` is the tool's input schema (for names and examples). */
 export function toIssue(e: ErrorObject): ObservationIssue {
   const path = e.instancePath;
@@ -135,7 +141,7 @@ export function toIssue(e: ErrorObject): ObservationIssue {
       const { list, suggest } = propertiesOf(parent.properties);
       const guess = suggest(name);
       const where = path === "" ? "" : ` in ${field}`;
-      return { path: join(path, name), code: "unknown_field", message: `unknown field${where}: ${name}; allowed: ${list}`, expected: `one of ${list}`, ...(guess ? { example: guess } : {}) };
+      return withExample({ path: join(path, name), code: "unknown_field", message: `unknown field${where}: ${name}; allowed: ${list}`, expected: `one of ${list}` }, guess || undefined);
     }
     case "required": {
       const name = String(p.missingProperty);
@@ -143,13 +149,10 @@ export function toIssue(e: ErrorObject): ObservationIssue {
       // Say what to send, like every other issue: the type with its bounds, and an example.
       const expected = isRecord(prop) ? describeValue(prop) : undefined;
       const example = isRecord(prop) ? requiredExample(prop) : undefined;
-      return {
-        path: join(path, name),
-        code: "missing_field",
-        message: `${label(join(path, name))} is required${expected ? `: ${expected}` : ""}`,
-        ...(expected ? { expected } : {}),
-        ...(example !== undefined ? { example } : {}),
-      };
+      const at = join(path, name);
+      const issue: ObservationIssue = { path: at, code: "missing_field", message: `${label(at)} is required${expected ? `: ${expected}` : ""}` };
+      if (expected) issue.expected = expected;
+      return withExample(issue, example);
     }
     case "type": {
       const expected = typePhrase(p.type);
@@ -158,20 +161,20 @@ export function toIssue(e: ErrorObject): ObservationIssue {
     case "enum": {
       const { list, suggest } = Array.isArray(p.allowedValues) ? enumOf(p.allowedValues) : NO_VALUES;
       const guess = typeof e.data === "string" ? suggest(e.data) : undefined;
-      return { path, code: "invalid_enum", message: `${field} must be one of ${list}`, expected: `one of ${list}`, received: showValue(e.data), ...(guess ? { example: guess } : {}) };
+      return withExample({ path, code: "invalid_enum", message: `${field} must be one of ${list}`, expected: `one of ${list}`, received: showValue(e.data) }, guess || undefined);
     }
     case "const":
       return { path, code: "invalid_const", message: `${field} must be ${showValue(p.allowedValue)}`, expected: showValue(p.allowedValue), received: showValue(e.data), example: p.allowedValue as JsonValue };
     case "format": {
       const hint = FORMAT_HINTS[String(p.format)];
       const expected = hint?.expected ?? `a ${String(p.format)} value`;
-      return { path, code: "invalid_format", message: `${field} must be ${expected}`, expected, received: showValue(e.data), ...(hint ? { example: hint.example } : {}) };
+      return withExample({ path, code: "invalid_format", message: `${field} must be ${expected}`, expected, received: showValue(e.data) }, hint?.example);
     }
     case "pattern": {
       // An empty default says nothing about the pattern: generate one from it (or give none).
       const own = exampleOf(parent);
       const example = own !== undefined && own !== "" ? own : exampleForPattern(String(p.pattern));
-      return { path, code: "invalid_pattern", message: `${field} must match the pattern ${showValue(p.pattern)}`, expected: `a string matching ${String(p.pattern)}`, received: showValue(e.data), ...(example !== undefined ? { example } : {}) };
+      return withExample({ path, code: "invalid_pattern", message: `${field} must match the pattern ${showValue(p.pattern)}`, expected: `a string matching ${String(p.pattern)}`, received: showValue(e.data) }, example);
     }
     case "maxLength":
     case "minLength": {
@@ -186,8 +189,8 @@ export function toIssue(e: ErrorObject): ObservationIssue {
       const words = { maximum: "at most", minimum: "at least", exclusiveMaximum: "less than", exclusiveMinimum: "greater than" }[e.keyword];
       const expected = `${words} ${String(p.limit)}`;
       // The bound itself is an example only when it is allowed (not for exclusive bounds).
-      const example = e.keyword.startsWith("exclusive") ? {} : { example: p.limit as JsonValue };
-      return { path, code: e.keyword.toLowerCase().includes("max") ? "too_big" : "too_small", message: `${field} must be ${expected}`, expected, received: showValue(e.data), ...example };
+      const example = e.keyword.startsWith("exclusive") ? undefined : (p.limit as JsonValue);
+      return withExample({ path, code: e.keyword.toLowerCase().includes("max") ? "too_big" : "too_small", message: `${field} must be ${expected}`, expected, received: showValue(e.data) }, example);
     }
     case "multipleOf":
       return { path, code: "not_multiple", message: `${field} must be a multiple of ${String(p.multipleOf)}`, expected: `a multiple of ${String(p.multipleOf)}`, received: showValue(e.data) };
@@ -213,10 +216,14 @@ export function toIssue(e: ErrorObject): ObservationIssue {
   }
 }
 
+const keyOf = (i: ObservationIssue) => `${i.path}\0${i.message}`;
+
 /** All issues of one failed validation, unions reduced, duplicates dropped. */
 export function issuesFrom(errors: readonly ErrorObject[], root: unknown): ObservationIssue[] {
   const out: ObservationIssue[] = [];
-  const seen = new Set<string>();
+  // Duplicates (same path and message): a scan of the few issues so far is cheaper than hashing
+  // fresh key strings; a Set once there are many.
+  let keys: Set<string> | undefined;
   const items = reduceUnions(errors, root);
   // A value of the wrong type also fails its enum/format/…: the type error alone says what to fix.
   // zod publishes a date as format + a long pattern; the format says the same thing readably.
@@ -231,9 +238,12 @@ export function issuesFrom(errors: readonly ErrorObject[], root: unknown): Obser
     if (!("issue" in item) && item.keyword !== "type" && typeMiss?.has(item.instancePath) && item.keyword !== "required" && item.keyword !== "additionalProperties") continue;
     if (!("issue" in item) && item.keyword === "pattern" && formatMiss?.has(item.instancePath)) continue;
     const issue = "issue" in item ? item.issue : toIssue(item);
-    const key = `${issue.path}\0${issue.message}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
+    if (out.length > 16) {
+      keys ??= new Set(out.map(keyOf));
+      const key = keyOf(issue);
+      if (keys.has(key)) continue;
+      keys.add(key);
+    } else if (out.some((o) => o.path === issue.path && o.message === issue.message)) continue;
     out.push(issue);
   }
   return out;

@@ -4,6 +4,8 @@
 export const RECEIVED_MAX = 80;
 
 export function cut(text: string, max = RECEIVED_MAX): string {
+  // No more UTF-16 units than the bound: no more code points either.
+  if (text.length <= max) return text;
   // Slice the UTF-16 string first so a 5 MB value costs no more than its head.
   const head = Array.from(text.length > max * 2 + 2 ? text.slice(0, max * 2 + 2) : text);
   if (head.length <= max) return text;

@@ -5,10 +5,17 @@
  */
 import type { ObservationIssue } from "../runtime/types.js";
 import type { CheckIssue } from "./types.js";
-import { showValue } from "./received.js";
+import { RECEIVED_MAX, showValue } from "./received.js";
 
 /** At most this many issues are listed; the rest are counted. */
 export const MAX_RENDERED_ISSUES = 10;
+
+/**
+ * A received value as `showValue`/`showTyped` leave a cut one: its head, then `… (N characters)`
+ * and maybe the type. Shown as it is: cutting it again would count the cut text, not the value.
+ */
+const ALREADY_CUT = /… \(\d+ characters\)(?: \([a-z]+\))?$/;
+const shown = (received: unknown) => (typeof received === "string" && received.length <= 2 * RECEIVED_MAX + 48 && ALREADY_CUT.test(received) ? received : showValue(received));
 
 /** Codes whose example is the closest allowed name or value to what was sent: a likely typo. */
 const SUGGESTS = new Set(["unknown_field", "invalid_enum"]);
@@ -25,25 +32,18 @@ export function renderIssue(issue: ObservationIssue): string {
 
 /** The observation text for a call refused before it ran, for schema issues and `check` issues alike. */
 export function renderIssues(tool: string, issues: readonly (ObservationIssue | CheckIssue)[]): string {
-  const shown = issues.slice(0, MAX_RENDERED_ISSUES).map((i) => `- ${renderIssue(fromCheckIssue(i))}`);
-  const more = issues.length - shown.length;
-  const count = issues.length === 1 ? "1 problem" : `${issues.length} problems`;
-  return [
-    `${tool} was not run: ${count} with the arguments.`,
-    ...shown,
-    ...(more > 0 ? [`- … and ${more} more`] : []),
-    `Fix ${issues.length === 1 ? "it" : "them"} and call ${tool} again; nothing was changed.`,
-  ].join("\n");
+  const n = issues.length;
+  let text = `${tool} was not run: ${n === 1 ? "1 problem" : `${n} problems`} with the arguments.\n`;
+  for (let i = 0; i < n && i < MAX_RENDERED_ISSUES; i++) text += `- ${renderIssue(fromCheckIssue(issues[i]!))}\n`;
+  if (n > MAX_RENDERED_ISSUES) text += `- … and ${n - MAX_RENDERED_ISSUES} more\n`;
+  return `${text}Fix ${n === 1 ? "it" : "them"} and call ${tool} again; nothing was changed.`;
 }
 
-/** A `check` failure as an issue: same shape, received cut to the same bound. */
+/** A `check` failure as an issue: same shape, received cut to the same bound (once: a received value already cut stays as it is). */
 export function fromCheckIssue(issue: CheckIssue): ObservationIssue {
-  return {
-    path: issue.path,
-    code: issue.code,
-    message: issue.message,
-    ...(issue.expected !== undefined ? { expected: issue.expected } : {}),
-    ...(issue.received !== undefined ? { received: showValue(issue.received) } : {}),
-    ...(issue.example !== undefined ? { example: issue.example as ObservationIssue["example"] } : {}),
-  };
+  const out: ObservationIssue = { path: issue.path, code: issue.code, message: issue.message };
+  if (issue.expected !== undefined) out.expected = issue.expected;
+  if (issue.received !== undefined) out.received = shown(issue.received);
+  if (issue.example !== undefined) out.example = issue.example as ObservationIssue["example"];
+  return out;
 }

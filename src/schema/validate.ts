@@ -1,6 +1,8 @@
 /**
  * The validator: Ajv, each tool's input schema compiled once and cached by schema identity.
- * The valid path is one cached-function call; issues are built only on failure. Foreign
+ * The valid path is one cached-function call. The verdict costs what Ajv's does: a refusal
+ * keeps Ajv's errors and builds its issues on first read (then keeps them), the way Ajv's
+ * own `errorsText` is a separate step. Foreign
  * schemas compile too: draft-07 (by `$schema`) on the draft-07 Ajv, strict mode off, unknown
  * formats ignored, and patterns Ajv's unicode mode rejects retried without it.
  */
@@ -15,6 +17,11 @@ import { issuesFrom } from "./issues.js";
 // ajv-formats is CommonJS: under NodeNext its default import is the module namespace.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv | Ajv2020) => void;
 
+/**
+ * The verdict. On a refusal, `issues` is built from Ajv's errors when first read and kept:
+ * it describes the arguments as they were at that read, so read it before changing them.
+ * It is a getter: a spread or `Object.keys` sees `ok` only (JSON.stringify sees both).
+ */
 export type ValidationResult<T = unknown> = { ok: true; value: T } | { ok: false; issues: ObservationIssue[] };
 
 export interface Validator {
@@ -25,6 +32,32 @@ export interface Validator {
 }
 
 const TOO_DEEP: ObservationIssue = { path: "", code: "too_deep", message: "arguments are nested too deeply to validate", expected: "arguments nested at most a few hundred levels" };
+
+/**
+ * A refusal whose issues are built from Ajv's errors (a fresh array per call) on first read.
+ * `issues` is an accessor on the prototype: an own accessor per object costs V8 ~1 µs, more
+ * than the whole validation. `toJSON` keeps the issues in a serialisation; a spread copies
+ * only `ok`, so read `issues` by name.
+ */
+class Rejection {
+  readonly ok = false as const;
+  readonly #errors: readonly ErrorObject[];
+  readonly #root: Record<string, unknown>;
+  #issues: ObservationIssue[] | undefined;
+  constructor(errors: readonly ErrorObject[], root: Record<string, unknown>) {
+    this.#errors = errors;
+    this.#root = root;
+  }
+  get issues(): ObservationIssue[] {
+    return (this.#issues ??= issuesFrom(this.#errors, this.#root));
+  }
+  set issues(value: ObservationIssue[]) {
+    this.#issues = value;
+  }
+  toJSON(): { ok: false; issues: ObservationIssue[] } {
+    return { ok: false, issues: this.issues };
+  }
+}
 
 const DRAFT07 = /json-schema\.org\/draft-0[4-7]\/schema/;
 
@@ -113,7 +146,7 @@ export function createValidator(): Validator {
         throw err;
       }
       if (valid) return { ok: true, value: args as T };
-      return { ok: false, issues: issuesFrom(fn.errors as ErrorObject[], spec.inputSchema) };
+      return new Rejection(fn.errors as ErrorObject[], spec.inputSchema);
     },
     compile(spec) {
       get(spec.name, spec.inputSchema);

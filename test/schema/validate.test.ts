@@ -193,6 +193,25 @@ describe("check issues go through the same renderer", () => {
   });
 });
 
+describe("the verdict and its issues", () => {
+  it("builds a refusal's issues on first read, keeps them, and is not changed by a later call", () => {
+    const v = createValidator();
+    const first = v.validate(orders, { customer_id: "c_7", since: "3/5/26" });
+    const second = v.validate(orders, { customer_id: 7 });
+    if (first.ok || second.ok) throw new Error("expected two rejections");
+    expect(first.issues.map((i) => i.message)).toEqual(["since must be YYYY-MM-DD"]);
+    expect(second.issues.map((i) => i.message)).toEqual(["customer_id must be a string"]);
+    expect(first.issues).toBe(first.issues);
+    expect(JSON.parse(JSON.stringify(first))).toEqual({ ok: false, issues: first.issues });
+  });
+  it("a received value already cut is rendered as it is, counting the value, not the cut text", () => {
+    const spec = { name: "t", inputSchema: { type: "object", properties: { n: { type: "integer" }, k: { enum: ["a"] } }, additionalProperties: false } };
+    const lines = text({ n: "b".repeat(300), k: "y".repeat(150) }, spec).split("\n");
+    expect(lines[1]).toBe(`- n must be an integer; received "${"b".repeat(79)}… (302 characters) (string)`);
+    expect(lines[2]).toBe(`- k must be one of a; received ${"y".repeat(80)}… (150 characters)`);
+  });
+});
+
 describe("compilation", () => {
   it("compiles each schema once and reuses it", () => {
     const spy = vi.spyOn(Ajv2020.prototype, "compile");
