@@ -26,11 +26,14 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export async function approvalGate(store: Store, input: ApprovalGateInput): Promise<null | Refusal> {
   const { binding: b } = input;
   if (input.approval_id === undefined) {
-    const record = await requestApproval(store.approvals, { ...b, arguments: input.arguments, trajectory_id: input.trajectory_id, now: input.now, ttl_ms: input.ttl_ms });
+    const { record, reused } = await requestApproval(store.approvals, { ...b, arguments: input.arguments, trajectory_id: input.trajectory_id, now: input.now, ttl_ms: input.ttl_ms });
+    const requested = reused
+      ? `Approval ${record.id}, requested earlier for exactly these arguments, is still pending: no person has decided yet; it expires at ${iso(record.expires_at)}.`
+      : `Approval ${record.id} was requested for exactly these arguments and expires at ${iso(record.expires_at)}.`;
     return refuse(
       "approval_required",
-      `${b.tool} is destructive (A3) and needs a person's approval before it runs; nothing was executed. Approval ${record.id} was requested for exactly these arguments and expires at ${iso(record.expires_at)}. Once it is approved, propose the same call again with approval_id "${record.id}" and the same arguments.`,
-      { detail: { approval_id: record.id, expires_at: iso(record.expires_at), state: "pending" } },
+      `${b.tool} is destructive (A3) and needs a person's approval before it runs; nothing was executed. ${requested} Once it is approved, propose the same call again with approval_id "${record.id}" and the same arguments.`,
+      { detail: { approval_id: record.id, expires_at: iso(record.expires_at), state: "pending", ...(reused ? { reused: true } : {}) } },
     );
   }
   const id = input.approval_id;

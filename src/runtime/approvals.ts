@@ -25,11 +25,15 @@ export type Redemption =
   | { ok: true; record: ApprovalRecord }
   | { ok: false; reason: "unknown" | "pending" | "denied" | "expired" | "used" | "mismatch"; record: ApprovalRecord | null; field?: "tool" | "arguments" | "capability" };
 
-/** Creates a pending approval for a proposed A3 call. */
+/**
+ * Creates a pending approval for a proposed A3 call, or returns the one still pending for the same
+ * call (tool, arguments, capability, trajectory), so a model that re-proposes it does not flood the
+ * operator's queue. `reused` says which.
+ */
 export async function requestApproval(
   approvals: ApprovalStore,
   input: ApprovalBinding & { arguments: JsonValue; trajectory_id: string; now: number; ttl_ms: number },
-): Promise<ApprovalRecord> {
+): Promise<{ record: ApprovalRecord; reused: boolean }> {
   const record: ApprovalRecord = {
     id: `ap_${randomBytes(12).toString("base64url")}`,
     tool: input.tool,
@@ -44,8 +48,8 @@ export async function requestApproval(
     approver: null,
     note: null,
   };
-  await approvals.create(record);
-  return record;
+  const pending = await approvals.createOrReuse(record, input.now);
+  return { record: pending, reused: pending.id !== record.id };
 }
 
 /** Checks the binding without consuming (a consumed approval may still be shown for a replay). */

@@ -23,7 +23,8 @@ const SUGGESTS = new Set(["unknown_field", "invalid_enum"]);
 /** One line: `since must be YYYY-MM-DD; received 3/5/26; example 2026-03-05`. */
 export function renderIssue(issue: ObservationIssue): string {
   let line = issue.message;
-  if (issue.received !== undefined) line += `; received ${issue.received}`;
+  // An empty string would leave "received" saying nothing: show it as "".
+  if (issue.received !== undefined) line += `; received ${issue.received === "" ? '""' : issue.received}`;
   // An empty example (e.g. an empty default) shows nothing: leave the clause out.
   const example = issue.example === undefined ? "" : showValue(issue.example);
   if (example !== "") line += SUGGESTS.has(issue.code) ? `; did you mean ${example}?` : `; example ${example}`;

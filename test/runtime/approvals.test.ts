@@ -19,6 +19,34 @@ describe("A3 approvals", () => {
     expect(catalog.calls.refund_order).toBeUndefined();
   });
 
+  it("re-proposing the same call while its approval is pending returns that approval instead of queueing another", async () => {
+    const { call, gateway, clock } = make();
+    const first = (await call("refund_order", REFUND)).error!.detail!.approval_id as string;
+    clock.now += 60_000;
+    const again = await call("refund_order", REFUND);
+    expect(again.error?.detail).toMatchObject({ approval_id: first, state: "pending", reused: true, expires_at: "2026-03-05T10:15:00.000Z" });
+    expect(stable(again.text)).toMatchInlineSnapshot(`
+      "error approval_required: refund_order (call call-2)
+      refund_order is destructive (A3) and needs a person's approval before it runs; nothing was executed. Approval ap_<id>, requested earlier for exactly these arguments, is still pending: no person has decided yet; it expires at 2026-03-05T10:15:00.000Z. Once it is approved, propose the same call again with approval_id "ap_<id>" and the same arguments."
+    `);
+    const many = await Promise.all(Array.from({ length: 5 }, () => call("refund_order", REFUND)));
+    expect(new Set(many.map((o) => o.error!.detail!.approval_id))).toEqual(new Set([first]));
+    expect((await gateway.approvals.list({ state: "pending" })).map((a) => a.id)).toEqual([first]);
+
+    // Another call is another request: other arguments, another trajectory.
+    const changed = (await call("refund_order", { ...REFUND, amount_cents: 1 })).error!.detail!.approval_id;
+    const elsewhere = (await call("refund_order", REFUND, { trajectory_id: "traj-2" })).error!.detail!.approval_id;
+    expect(new Set([first, changed, elsewhere]).size).toBe(3);
+
+    // Once decided, or expired, the next proposal asks anew.
+    await gateway.approvals.deny(first, { reason: "wrong order" });
+    const afterDenial = (await call("refund_order", REFUND)).error!.detail!.approval_id as string;
+    expect(afterDenial).not.toBe(first);
+    clock.now += 15 * 60_000;
+    const afterExpiry = (await call("refund_order", REFUND)).error!.detail!;
+    expect([afterExpiry.approval_id === afterDenial, afterExpiry.reused]).toEqual([false, undefined]);
+  });
+
   it("approve → the re-proposal runs exactly once; the same call again replays; another call cannot reuse it", async () => {
     const { call, gateway, catalog } = make();
     const id = (await call("refund_order", REFUND)).error!.detail!.approval_id as string;

@@ -210,6 +210,9 @@ describe("the verdict and its issues", () => {
     expect(lines[1]).toBe(`- n must be an integer; received "${"b".repeat(79)}… (302 characters) (string)`);
     expect(lines[2]).toBe(`- k must be one of a; received ${"y".repeat(80)}… (150 characters)`);
   });
+  it("an empty received string is shown as \"\"", () => {
+    expect(renderIssue({ path: "/path", code: "invalid_path", message: "path must be an absolute path", received: "" })).toBe('path must be an absolute path; received ""');
+  });
 });
 
 describe("compilation", () => {

@@ -3,6 +3,7 @@
  * Every operation runs synchronously inside its promise, so each is atomic with respect to
  * every other caller in the process. Values are copied in and out, as a real store would.
  */
+import { approvalBinding, isPendingAt } from "./approval-binding.js";
 import type {
   ApprovalRecord,
   ApprovalState,
@@ -172,11 +173,24 @@ function memoryBudgets(open: () => void): BudgetStore {
 
 function memoryApprovals(open: () => void): ApprovalStore {
   const approvals = new Map<string, ApprovalRecord>();
+  /** approvalBinding → id of the newest approval created pending with it. */
+  const latest = new Map<string, string>();
+  const create = (record: ApprovalRecord) => {
+    if (approvals.has(record.id)) throw new Error(`approval ${record.id} already exists; approval ids are single-use`);
+    approvals.set(record.id, copy(record));
+    if (record.state === "pending") latest.set(approvalBinding(record), record.id);
+  };
   return {
     async create(record) {
       open();
-      if (approvals.has(record.id)) throw new Error(`approval ${record.id} already exists; approval ids are single-use`);
-      approvals.set(record.id, copy(record));
+      create(record);
+    },
+    async createOrReuse(record, now) {
+      open();
+      const current = approvals.get(latest.get(approvalBinding(record)) ?? "");
+      if (current && isPendingAt(current, now)) return copy(current);
+      create(record);
+      return copy(record);
     },
     async get(id) {
       open();

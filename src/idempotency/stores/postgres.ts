@@ -7,7 +7,8 @@
 import { createHash } from "node:crypto";
 import type { Pool, PoolConfig, QueryResult, QueryResultRow } from "pg";
 import { ToolgateError } from "../../schema/errors.js";
-import type { ApprovalStore, BudgetStore, RecordStore, RevocationStore, Store } from "../store.js";
+import type { ApprovalRecord, ApprovalStore, BudgetStore, RecordStore, RevocationStore, Store } from "../store.js";
+import { approvalBinding } from "./approval-binding.js";
 import { importDriver, redactUrl } from "./driver.js";
 import { checkIdentifiers, postgresDdl, postgresSql } from "./postgres-schema.js";
 import type { PostgresSql } from "./postgres-schema.js";
@@ -67,7 +68,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     records: postgresRecords(query),
     revocations: postgresRevocations(query),
     budgets: postgresBudgets(query),
-    approvals: postgresApprovals(query),
+    approvals: postgresApprovals(query, pool, texts, `${schema}.${prefix}`),
     async close() {
       if (closed) return;
       closed = true;
@@ -166,13 +167,34 @@ function postgresBudgets(query: Query): BudgetStore {
   };
 }
 
-function postgresApprovals(query: Query): ApprovalStore {
+function postgresApprovals(query: Query, pool: Pool, texts: PostgresSql, namespace: string): ApprovalStore {
+  const values = (record: ApprovalRecord) => {
+    const r = approvalToRow(record);
+    return [r.id, r.tool, r.args_hash, r.arguments, r.capability_id, r.trajectory_id, r.state, r.created_at, r.expires_at, r.decided_at, r.approver, r.note];
+  };
+  const exists = (record: ApprovalRecord) => new ToolgateError("approval_exists", `approval ${record.id} already exists; create each approval once with a fresh id`);
   return {
     async create(record) {
-      const r = approvalToRow(record);
-      const values = [r.id, r.tool, r.args_hash, r.arguments, r.capability_id, r.trajectory_id, r.state, r.created_at, r.expires_at, r.decided_at, r.approver, r.note];
-      if ((await query("createApproval", values)).rowCount !== 1) {
-        throw new ToolgateError("approval_exists", `approval ${record.id} already exists; create each approval once with a fresh id`);
+      if ((await query("createApproval", values(record))).rowCount !== 1) throw exists(record);
+    },
+    async createOrReuse(record, now) {
+      // Look-up and insert in one transaction holding an advisory lock on the call, so two
+      // replicas proposing it at once serialise; READ COMMITTED lets the second see the first's row.
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`toolgate-approval:${namespace}:${approvalBinding(record)}`]);
+        const found = await client.query<ApprovalRow>(texts.pendingApproval, [record.trajectory_id, record.tool, record.args_hash, record.capability_id, now]);
+        const created = found.rows.length === 0 ? (await client.query(texts.createApproval, values(record))).rowCount === 1 : false;
+        await client.query("COMMIT");
+        if (found.rows[0]) return approvalFromRow(found.rows[0]);
+        if (!created) throw exists(record);
+        return record;
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => {});
+        throw err;
+      } finally {
+        client.release();
       }
     },
     async get(id) {

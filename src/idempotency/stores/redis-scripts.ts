@@ -101,11 +101,25 @@ redis.call('HSET', KEYS[1], ARGV[1], string.format('%.17g', total))
 return {1, string.format('%.17g', total)}
 `;
 
-/** KEYS: approval, index. ARGV: id, created_at, then field/value pairs. Returns 0 when the id exists. */
+/**
+ * KEYS: approval, index, latest (the id of the newest approval created pending for the same call).
+ * ARGV: id, created_at, now ("" = create without looking), key prefix of approvals, latest's TTL in
+ * ms ("0" = not pending: leave latest), then field/value pairs. Returns the latest approval's
+ * HGETALL when it is still pending at now (nothing created), else 1 created, 0 the id exists.
+ */
 export const CREATE_APPROVAL = `
+if ARGV[3] ~= '' then
+  local id = redis.call('GET', KEYS[3])
+  if id then
+    local key = ARGV[4] .. id
+    local found = redis.call('HMGET', key, 'state', 'expires_at')
+    if found[1] == 'pending' and tonumber(found[2]) > tonumber(ARGV[3]) then return redis.call('HGETALL', key) end
+  end
+end
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+redis.call('HSET', KEYS[1], unpack(ARGV, 6))
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+if tonumber(ARGV[5]) > 0 then redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[5]) end
 return 1
 `;
 

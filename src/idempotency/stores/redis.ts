@@ -6,7 +6,9 @@
  */
 import type { Redis, RedisOptions } from "ioredis";
 import { ToolgateError } from "../../schema/errors.js";
-import type { ApprovalStore, BudgetStore, RecordStore, RevocationStore, Store } from "../store.js";
+import { createHash } from "node:crypto";
+import type { ApprovalRecord, ApprovalStore, BudgetStore, RecordStore, RevocationStore, Store } from "../store.js";
+import { approvalBinding } from "./approval-binding.js";
 import { importDriver, redactUrl } from "./driver.js";
 import { approvalFromRow, approvalToRow, checkSpend, claimedRecord, completedExpired } from "./rows.js";
 import type { ApprovalRow } from "./rows.js";
@@ -32,7 +34,7 @@ interface Scripted extends Redis {
   tgTransition(rec: string, ...argv: string[]): Promise<[string, string?] | null>;
   tgRelease(rec: string, owner: string, from: string): Promise<number>;
   tgSpend(budgets: string, ...argv: string[]): Promise<[number, string]>;
-  tgCreateApproval(rec: string, index: string, ...argv: string[]): Promise<number>;
+  tgCreateApproval(rec: string, index: string, latest: string, ...argv: string[]): Promise<number | string[]>;
   tgUpdateApproval(rec: string, ...argv: string[]): Promise<string[] | null>;
 }
 
@@ -73,7 +75,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
   redis.defineCommand("tgTransition", { numberOfKeys: 1, lua: lua.TRANSITION });
   redis.defineCommand("tgRelease", { numberOfKeys: 1, lua: lua.RELEASE });
   redis.defineCommand("tgSpend", { numberOfKeys: 1, lua: lua.SPEND });
-  redis.defineCommand("tgCreateApproval", { numberOfKeys: 2, lua: lua.CREATE_APPROVAL });
+  redis.defineCommand("tgCreateApproval", { numberOfKeys: 3, lua: lua.CREATE_APPROVAL });
   redis.defineCommand("tgUpdateApproval", { numberOfKeys: 1, lua: lua.UPDATE_APPROVAL });
 
   const prefix = options.prefix ?? "toolgate:";
@@ -188,12 +190,21 @@ function redisApprovals(redis: Scripted, prefix: string): ApprovalStore {
   const recKey = (id: string) => `${prefix}apr:${id}`;
   const index = `${prefix}apr-index`;
   const fromHash = (hash: Record<string, string>) => approvalFromRow(hash as unknown as ApprovalRow);
+  /** One script creates, or with `now` first returns the approval still pending for the same call. */
+  const create = async (record: ApprovalRecord, now: number | null): Promise<ApprovalRecord> => {
+    const fields = Object.entries(approvalToRow(record)).flatMap(([field, value]) => (value === null ? [] : [field, String(value)]));
+    const latest = `${prefix}apr-latest:${createHash("sha256").update(approvalBinding(record)).digest("base64url")}`;
+    const ttl = record.state === "pending" ? Math.max(0, record.expires_at - record.created_at) : 0;
+    const reply = await redis.tgCreateApproval(recKey(record.id), index, latest, record.id, String(record.created_at), now === null ? "" : String(now), recKey(""), String(ttl), ...fields);
+    if (Array.isArray(reply)) return fromHash(hashFromPairs(reply));
+    if (reply !== 1) throw new ToolgateError("approval_exists", `approval ${record.id} already exists; create each approval once with a fresh id`);
+    return record;
+  };
   return {
     async create(record) {
-      const fields = Object.entries(approvalToRow(record)).flatMap(([field, value]) => (value === null ? [] : [field, String(value)]));
-      const created = await redis.tgCreateApproval(recKey(record.id), index, record.id, String(record.created_at), ...fields);
-      if (created !== 1) throw new ToolgateError("approval_exists", `approval ${record.id} already exists; create each approval once with a fresh id`);
+      await create(record, null);
     },
+    createOrReuse: create,
     async get(id) {
       const hash = await redis.hgetall(recKey(id));
       return hash.id ? fromHash(hash) : null;

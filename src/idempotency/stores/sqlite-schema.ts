@@ -43,6 +43,7 @@ CREATE TABLE IF NOT EXISTS approvals (
   note TEXT
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS approvals_created ON approvals (created_at, id);
+CREATE INDEX IF NOT EXISTS approvals_binding ON approvals (trajectory_id, tool, args_hash);
 `;
 
 const RECORD_COLUMNS = "key, state, owner, fingerprint, tool, lease_until, result, error, expires_at, created_at, updated_at";
@@ -83,6 +84,11 @@ export const SQLITE_SQL = {
   createApproval: `INSERT INTO approvals (id, tool, args_hash, arguments, capability_id, trajectory_id, state, created_at, expires_at, decided_at, approver, note)
     VALUES (@id, @tool, @args_hash, @arguments, @capability_id, @trajectory_id, @state, @created_at, @expires_at, @decided_at, @approver, @note)`,
   getApproval: `SELECT * FROM approvals WHERE id = ?`,
+  /** The newest approval pending for the same call at @now (store.ts `createOrReuse`). */
+  pendingApproval: `SELECT * FROM approvals
+    WHERE trajectory_id = @trajectory_id AND tool = @tool AND args_hash = @args_hash AND capability_id IS @capability_id
+      AND state = 'pending' AND expires_at > @now
+    ORDER BY created_at DESC, id DESC LIMIT 1`,
   updateApproval: `UPDATE approvals SET
       state = CASE WHEN @set_state THEN @state ELSE state END,
       decided_at = CASE WHEN @set_decided THEN @decided_at ELSE decided_at END,

@@ -47,7 +47,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<St
     records: sqliteRecords(sql),
     revocations: sqliteRevocations(sql),
     budgets: sqliteBudgets(db, sql),
-    approvals: sqliteApprovals(sql),
+    approvals: sqliteApprovals(db, sql),
     async close() {
       if (closed) return;
       closed = true;
@@ -130,17 +130,31 @@ function sqliteBudgets(db: BetterSqlite3.Database, sql: Statements): BudgetStore
   };
 }
 
-function sqliteApprovals(sql: Statements): ApprovalStore {
+function sqliteApprovals(db: BetterSqlite3.Database, sql: Statements): ApprovalStore {
+  const create = (record: ApprovalRecord) => {
+    try {
+      sql.createApproval.run(approvalToRow(record));
+    } catch (err) {
+      if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
+        throw new ToolgateError("approval_exists", `approval ${record.id} already exists; create each approval once with a fresh id`, { cause: err });
+      }
+      throw err;
+    }
+  };
+  // Look-up and insert under BEGIN IMMEDIATE: two processes proposing one call serialise on the write lock.
+  const createOrReuse = db.transaction((record: ApprovalRecord, now: number): ApprovalRecord => {
+    const { tool, args_hash, capability_id, trajectory_id } = record;
+    const row = sql.pendingApproval.get({ tool, args_hash, capability_id, trajectory_id, now }) as ApprovalRow | undefined;
+    if (row) return approvalFromRow(row);
+    create(record);
+    return record;
+  });
   return {
     async create(record: ApprovalRecord) {
-      try {
-        sql.createApproval.run(approvalToRow(record));
-      } catch (err) {
-        if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
-          throw new ToolgateError("approval_exists", `approval ${record.id} already exists; create each approval once with a fresh id`, { cause: err });
-        }
-        throw err;
-      }
+      create(record);
+    },
+    async createOrReuse(record, now) {
+      return createOrReuse.immediate(record, now);
     },
     async get(id) {
       const row = sql.getApproval.get(id) as ApprovalRow | undefined;

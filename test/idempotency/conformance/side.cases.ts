@@ -97,6 +97,39 @@ export function sideCases(c: ConformanceContext): void {
       expect(await c.store().approvals.update(c.key("appr-ghost"), "pending", { state: "approved" })).toBeNull();
     });
 
+    it("createOrReuse returns the approval still pending for the same call; another call, a decision or expiry makes a new one", async () => {
+      const t = Date.now();
+      const traj = c.key("appr-reuse-traj");
+      const mine = (id: string, at: number, extra: Partial<ApprovalRecord> = {}) => approval(c.key(id), at, { trajectory_id: traj, ...extra });
+      const first = mine("appr-r0", t);
+      expect(await c.store().approvals.createOrReuse(first, t)).toEqual(first);
+      const retry = mine("appr-r1", t + 1);
+      expect(await c.store().approvals.createOrReuse(retry, t + 1)).toEqual(first);
+      expect(await c.store().approvals.get(retry.id)).toBeNull();
+      // Each component of the binding tells calls apart: arguments, capability, tool, trajectory.
+      const others = [{ args_hash: "b".repeat(64) }, { capability_id: null }, { tool: "orders.refund" }, { trajectory_id: `${traj}-2` }].map((extra, i) => mine(`appr-r-other${i}`, t + 2, extra));
+      for (const other of others) expect((await c.store().approvals.createOrReuse(other, t + 2)).id).toBe(other.id);
+      // A null capability matches a null capability.
+      expect((await c.store().approvals.createOrReuse(mine("appr-r-nocap", t + 3, { capability_id: null }), t + 3)).id).toBe(others[1]!.id);
+      // Expired at `now` (now ≥ expires_at): a new approval.
+      const late = mine("appr-r-late", first.expires_at);
+      expect((await c.store().approvals.createOrReuse(late, first.expires_at)).id).toBe(late.id);
+      // Decided: a new approval.
+      await c.store().approvals.update(late.id, "pending", { state: "denied", decided_at: late.created_at + 1, note: "no" });
+      const after = mine("appr-r-after", late.created_at + 2);
+      expect((await c.store().approvals.createOrReuse(after, late.created_at + 2)).id).toBe(after.id);
+    });
+
+    it(`${c.concurrency} concurrent createOrReuse of one call share one approval`, async () => {
+      const t = Date.now();
+      const traj = c.key("appr-race-traj");
+      const all = Array.from({ length: c.concurrency }, (_, i) => approval(c.key(`appr-race-${i}`), t, { trajectory_id: traj }));
+      const got = await Promise.all(all.map((a) => c.store().approvals.createOrReuse(a, t)));
+      expect(new Set(got.map((g) => g.id)).size).toBe(1);
+      const created = await Promise.all(all.map((a) => c.store().approvals.get(a.id)));
+      expect(created.filter((r) => r !== null).map((r) => r!.id)).toEqual([got[0]!.id]);
+    });
+
     it("list is newest first and filters by state", async () => {
       const t = Date.now();
       const ids = [c.key("appr-l0"), c.key("appr-l1"), c.key("appr-l2")];
