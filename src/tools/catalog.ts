@@ -39,7 +39,7 @@ export interface CodingCatalogOptions {
   limits?: { bash?: Partial<BashLimits>; view?: Partial<ViewLimits>; grep?: Partial<GrepLimits> };
 }
 
-const path = (what: string) => z.string().min(1).max(1024).describe(what);
+const path = (what: string) => z.string().max(1024).describe(what);
 
 /**
  * Output schemas: exactly what each handler returns as `output` (bash.ts, view.ts, edit.ts,
@@ -125,10 +125,10 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
   const bash = defineTool({
     name: "bash_execute",
     description:
-      "Runs a bash command in the sandbox: the workspace is the working directory and the only lasting writable tree; no network; fresh /tmp and HOME; background processes end with the call. Returns exit_code, signal, duration_ms, stdout and stderr (long output cut, marked).",
+      "Runs bash in a sandbox: the workspace is cwd and the only lasting writable tree; no network; background processes end with the call. Returns exit_code, stdout and stderr.",
     input: z.object({
-      command: z.string().min(1).max(8192).describe("Bash command line."),
-      timeout_ms: z.int().min(1000).max(300_000).default(DEFAULT_TIMEOUT_MS).describe("Kill it after this many milliseconds; default 30000."),
+      command: z.string().min(1).max(8192).describe("Bash command."),
+      timeout_ms: z.int().min(1000).max(300_000).default(DEFAULT_TIMEOUT_MS).describe("Time limit."),
     }),
     output: bashOutput,
     effect: "write",
@@ -141,7 +141,7 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
   const view = defineTool({
     name: "file_view",
     description:
-      "Returns numbered lines of a text file, its line count, its version (for file_edit) and the next offset. A directory lists its entries.",
+      "Returns numbered lines of a text file with its line count, version (for file_edit) and next offset; a directory lists its entries.",
     input: z.object({
       path: path("Absolute path in the workspace."),
       offset: z.int().min(1).max(100_000_000).describe("First line, 1-based."),
@@ -160,17 +160,17 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
   const edit = defineTool({
     name: "file_edit",
     description:
-      "Replaces an exact block of text in a file. old_str must match exactly one block unless allow_multiple; otherwise the file is unchanged and the error names the match count and lines, or the closest near-match. Returns the new version and changed lines.",
+      "Replaces exact text in a file. old_str must match once (or set allow_multiple), else nothing changes and the error says why. Returns the new version and changed lines.",
     input: z.object({
       path: path("Absolute path in the workspace."),
-      old_str: z.string().min(1).max(100_000).describe("Exact text to replace, with indentation and newlines."),
+      old_str: z.string().min(1).max(100_000).describe("Exact text, indentation included."),
       new_str: z.string().max(100_000).describe("Replacement; empty deletes."),
       allow_multiple: z.boolean().default(false).describe("Replace every match."),
       expected_version: z
         .string()
         .regex(/^([0-9a-f]{64})?$/)
         .default("")
-        .describe("version from file_view; refused if the file changed. Empty (default): no check."),
+        .describe("version from file_view; refuses if the file changed."),
     }),
     output: editOutput,
     effect: "write",
@@ -184,12 +184,12 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
   const grep = defineTool({
     name: "grep_search",
     description:
-      "Searches file contents with a Rust regex, skipping hidden and .gitignored files. Returns path, line, column and text per match, sorted, 100 per page, with the total and next_cursor.",
+      "Searches files with a Rust regex, skipping hidden and .gitignored ones. Returns path, line, column and text per match, 100 per page, with the total and next_cursor.",
     input: z.object({
-      pattern: z.string().min(1).max(512).describe("Regular expression."),
+      pattern: z.string().min(1).max(512).describe("Regex."),
       path: path("Absolute directory or file in the workspace."),
-      glob: z.string().max(256).default("").describe("File filter, e.g. '*.ts'; empty (default): all files."),
-      cursor: z.int().min(0).max(1_000_000).default(0).describe("next_cursor of the previous page; default 0."),
+      glob: z.string().max(256).default("").describe("File glob, e.g. *.ts."),
+      cursor: z.int().min(0).max(1_000_000).default(0).describe("Previous page's next_cursor."),
     }),
     output: grepOutput,
     effect: "read",

@@ -56,27 +56,27 @@ describe("catalogCost", () => {
       [
         {
           "name": "bash_execute",
-          "tokens": 163,
+          "tokens": 131,
         },
         {
           "name": "file_view",
-          "tokens": 151,
+          "tokens": 144,
         },
         {
           "name": "file_edit",
-          "tokens": 242,
+          "tokens": 210,
         },
         {
           "name": "grep_search",
-          "tokens": 203,
+          "tokens": 182,
         },
       ]
     `);
     expect([c.k, c.per_turn, c.total]).toMatchInlineSnapshot(`
       [
         4,
-        759,
-        30360,
+        667,
+        26680,
       ]
     `);
   });

@@ -30,10 +30,10 @@ describe("the coding catalog", () => {
     expect(lintCatalog(tools)).toEqual([]);
   });
 
-  it("costs 759 o200k tokens as the compact JSON of each tool's name, description and inputSchema (≤ 800)", () => {
+  it("costs 667 o200k tokens as the compact JSON of each tool's name, description and inputSchema (≤ 800)", () => {
     const perTool = tools.map((t) => countTokens(JSON.stringify({ name: t.name, description: t.description, inputSchema: t.inputSchema })));
-    expect(perTool).toEqual([163, 151, 242, 203]);
-    expect(perTool.reduce((a, b) => a + b, 0)).toBe(759);
+    expect(perTool).toEqual([131, 144, 210, 182]);
+    expect(perTool.reduce((a, b) => a + b, 0)).toBe(667);
   });
 
   it("grants on the resolved path: read, write and execute", async () => {
