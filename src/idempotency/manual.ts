@@ -62,7 +62,7 @@ export async function settleRecord(store: Store, key: string, input: ManualOutco
     return { settled: "released", key };
   }
   const t = now();
-  const done = await records.complete(operator, "IN_DOUBT", result, ttl === null ? null : t + ttl, t);
+  const done = await records.complete(mine, result, ttl === null ? null : t + ttl, t);
   if (!done) throw changed(key);
   return { settled: "completed", record: done };
 }

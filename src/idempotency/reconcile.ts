@@ -36,7 +36,7 @@ export async function reconcile(
         return { status: "in_doubt", cause: "probe_failed", reason, record: mine, probe: outcome };
       }
       const now = ctx.now();
-      const done = await records.complete(owner, "IN_DOUBT", stored.result, ctx.ttl_ms === null ? null : now + ctx.ttl_ms, now);
+      const done = await records.complete(mine, stored.result, ctx.ttl_ms === null ? null : now + ctx.ttl_ms, now);
       if (!done) return moved(ctx, runAgain);
       return { status: "replay", result: stored.result, record: done, settled_by: "probe" };
     }

@@ -1,6 +1,6 @@
 /** Small facts about endpoint records shared by settle, settleRecord and the CLI. */
 import { randomFillSync } from "node:crypto";
-import type { IdempotencyRecord, RecordState } from "./store.js";
+import type { IdempotencyRecord, RecordPatch, RecordState } from "./store.js";
 
 /** COMPLETED records are kept this long by default: 24 h (issue 3). */
 export const DEFAULT_TTL_MS = 24 * 60 * 60 * 1000;
@@ -31,4 +31,22 @@ export function newOwnerToken(): string {
  */
 export function effectiveState(record: IdempotencyRecord, now: number): RecordState {
   return record.state === "IN_FLIGHT" && record.lease_until <= now ? "IN_DOUBT" : record.state;
+}
+
+/**
+ * The record after `patch` applied to `record`: an absent patch field keeps the value, an
+ * explicit null clears it (store.ts `RecordPatch`). What a store holds once a fenced
+ * `transition` on `record` succeeded, so no store has to read it back.
+ */
+export function applyPatch(record: IdempotencyRecord, patch: RecordPatch): IdempotencyRecord {
+  return {
+    ...record,
+    state: patch.state,
+    owner: patch.owner ?? record.owner,
+    lease_until: patch.lease_until ?? record.lease_until,
+    result: patch.result !== undefined ? patch.result : record.result,
+    error: patch.error !== undefined ? patch.error : record.error,
+    expires_at: patch.expires_at !== undefined ? patch.expires_at : record.expires_at,
+    updated_at: patch.now,
+  };
 }

@@ -125,19 +125,19 @@ async function run(ctx: SettleContext, execute: (claim: SettleClaim) => unknown,
       return lost(ctx, undefined, error);
     }
     const reason = `the tool threw before confirming its effect: ${(error as Error)?.message ?? String(error)}`;
-    const record = await records.markInDoubt(owner, "IN_FLIGHT", reason, ctx.now());
+    const record = await records.markInDoubt(claimed, reason, ctx.now());
     if (!record) return lost(ctx, undefined, error);
     return { status: "in_doubt", cause: "execute_failed", reason: `${reason}; the effect may have happened, so the key stays claimed; ${settleHint(ctx.key)}`, record, error };
   }
   const stored = storableResult(value);
   if (!stored.ok) {
     const reason = `the tool ran but its result is not JSON (${stored.reason}), so it cannot be stored for repeats`;
-    const record = await records.markInDoubt(owner, "IN_FLIGHT", reason, ctx.now(), "happened");
+    const record = await records.markInDoubt(claimed, reason, ctx.now(), "happened");
     if (!record) return lost(ctx, undefined);
     return { status: "in_doubt", cause: "result_not_json", reason: `${reason}; the effect happened; return JSON data from the tool, then ${settleHint(ctx.key)}`, record };
   }
   const now = ctx.now();
-  const record = await records.complete(owner, "IN_FLIGHT", stored.result, ctx.ttl_ms === null ? null : now + ctx.ttl_ms, now);
+  const record = await records.complete(claimed, stored.result, ctx.ttl_ms === null ? null : now + ctx.ttl_ms, now);
   if (!record) return lost(ctx, stored.result);
   return { status: "executed", result: stored.result, record };
 }

@@ -90,10 +90,12 @@ export interface RecordStore {
   get(key: string, now: number): Promise<IdempotencyRecord | null>;
   /**
    * Compare-and-set fenced by owner and state: applies `patch` only when the record exists,
-   * its owner equals `owner` and its state equals `from`. Returns the new record, or null
-   * when the fence did not hold (someone else settled it; nothing changed).
+   * its owner equals `owner` and its state equals `from`. Returns whether it applied; false
+   * when the fence did not hold (someone else settled it; nothing changed). One write and
+   * nothing read back: the caller fenced on a record it holds, and the fence holding means
+   * that record plus `patch` is what is stored now (`applyPatch` in `record.ts`).
    */
-  transition(key: string, owner: string, from: RecordState, patch: RecordPatch): Promise<IdempotencyRecord | null>;
+  transition(key: string, owner: string, from: RecordState, patch: RecordPatch): Promise<boolean>;
   /**
    * Deletes the record when owner and state match (a no-effect failure, or a probe that
    * found the effect not applied). Returns whether it was deleted.

@@ -6,7 +6,8 @@
 import { canonicalize } from "../canonical/jcs.js";
 import type { JsonValue } from "../schema/types.js";
 import { StoreUnavailableError } from "./errors.js";
-import type { IdempotencyRecord, RecordState, Store } from "./store.js";
+import { applyPatch } from "./record.js";
+import type { IdempotencyRecord, RecordPatch, RecordState, Store } from "./store.js";
 
 type Effect = StoreUnavailableError["effect"];
 
@@ -33,18 +34,23 @@ export class RecordTransitions {
     return this.call("read", effect, () => this.store.records.get(this.key, now));
   }
 
-  /** IN_FLIGHT → COMPLETED by the executor that holds the claim. */
-  complete(owner: string, from: RecordState, result: JsonValue, expires_at: number | null, now: number) {
-    return this.call("complete", "happened", () =>
-      this.store.records.transition(this.key, owner, from, { state: "COMPLETED", result, error: null, expires_at, now }),
-    );
+  /**
+   * One fenced write from `record` (the record this party holds): the new record when the
+   * fence held, built here from `record` and `patch` rather than read back; null when it did not.
+   */
+  private async fenced(step: string, effect: Effect, record: IdempotencyRecord, patch: RecordPatch): Promise<IdempotencyRecord | null> {
+    const applied = await this.call(step, effect, () => this.store.records.transition(this.key, record.owner, record.state, patch));
+    return applied ? applyPatch(record, patch) : null;
+  }
+
+  /** IN_FLIGHT (or a taken-over IN_DOUBT) → COMPLETED by the party that holds `record`. */
+  complete(record: IdempotencyRecord, result: JsonValue, expires_at: number | null, now: number) {
+    return this.fenced("complete", "happened", record, { state: "COMPLETED", result, error: null, expires_at, now });
   }
 
   /** → IN_DOUBT with the reason; IN_DOUBT never expires. */
-  markInDoubt(owner: string, from: RecordState, error: string, now: number, effect: Effect = "unknown") {
-    return this.call("mark in doubt", effect, () =>
-      this.store.records.transition(this.key, owner, from, { state: "IN_DOUBT", error, expires_at: null, now }),
-    );
+  markInDoubt(record: IdempotencyRecord, error: string, now: number, effect: Effect = "unknown") {
+    return this.fenced("mark in doubt", effect, record, { state: "IN_DOUBT", error, expires_at: null, now });
   }
 
   /**
@@ -53,7 +59,7 @@ export class RecordTransitions {
    */
   expireLease(record: IdempotencyRecord, now: number) {
     const reason = `the lease ended at ${new Date(record.lease_until).toISOString()} without completion; the executor may have died partway through`;
-    return this.markInDoubt(record.owner, "IN_FLIGHT", reason, now);
+    return this.markInDoubt(record, reason, now);
   }
 
   /**
@@ -61,7 +67,7 @@ export class RecordTransitions {
    * only one party settles it, and an executor that comes back late is fenced out.
    */
   takeOver(record: IdempotencyRecord, owner: string, now: number) {
-    return this.call("take over", "unknown", () => this.store.records.transition(this.key, record.owner, "IN_DOUBT", { state: "IN_DOUBT", owner, now }));
+    return this.fenced("take over", "unknown", record, { state: "IN_DOUBT", owner, now });
   }
 
   /** Deletes the record (no effect happened), fenced by owner and state. */

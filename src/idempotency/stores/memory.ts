@@ -97,7 +97,7 @@ function memoryRecords(open: () => void, defaultLimit: number): RecordStore {
     async transition(key: string, owner: string, from: RecordState, patch: RecordPatch) {
       open();
       const r = live(key, patch.now);
-      if (!r || r.owner !== owner || r.state !== from) return null;
+      if (!r || r.owner !== owner || r.state !== from) return false;
       r.state = patch.state;
       if (patch.owner !== undefined) r.owner = patch.owner;
       if (patch.lease_until !== undefined) r.lease_until = patch.lease_until;
@@ -105,7 +105,7 @@ function memoryRecords(open: () => void, defaultLimit: number): RecordStore {
       if (patch.error !== undefined) r.error = patch.error;
       if (patch.expires_at !== undefined) r.expires_at = patch.expires_at;
       r.updated_at = patch.now;
-      return copy(r);
+      return true;
     },
     async release(key: string, owner: string, from: RecordState) {
       open();

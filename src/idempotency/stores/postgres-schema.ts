@@ -78,16 +78,19 @@ export function postgresSql(schema: string, prefix: string) {
         created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at
       WHERE r.state = 'COMPLETED' AND r.expires_at IS NOT NULL AND r.expires_at <= EXCLUDED.updated_at`,
     get: `SELECT * FROM ${t("records")} WHERE key = $1`,
-    transition: `UPDATE ${t("records")} SET state = $4,
-        owner = CASE WHEN $5::boolean THEN $6::text ELSE owner END,
-        lease_until = CASE WHEN $7::boolean THEN $8::bigint ELSE lease_until END,
-        result = CASE WHEN $9::boolean THEN $10::text ELSE result END,
-        error = CASE WHEN $11::boolean THEN $12::text ELSE error END,
-        expires_at = CASE WHEN $13::boolean THEN $14::bigint ELSE expires_at END,
-        updated_at = $15
-      WHERE key = $1 AND owner = $2 AND state = $3
-        AND NOT (state = 'COMPLETED' AND expires_at IS NOT NULL AND expires_at <= $15)
-      RETURNING *`,
+    /**
+     * The fenced transition (store.ts `transition`): one UPDATE, nothing returned. Parameters in
+     * the order of rows.ts `transitionParams`, which the SQLite store shares.
+     */
+    transition: `UPDATE ${t("records")} SET state = $1,
+        owner = CASE WHEN $2::boolean THEN $3::text ELSE owner END,
+        lease_until = CASE WHEN $4::boolean THEN $5::bigint ELSE lease_until END,
+        result = CASE WHEN $6::boolean THEN $7::text ELSE result END,
+        error = CASE WHEN $8::boolean THEN $9::text ELSE error END,
+        expires_at = CASE WHEN $10::boolean THEN $11::bigint ELSE expires_at END,
+        updated_at = $12
+      WHERE key = $13 AND owner = $14 AND state = $15
+        AND NOT (state = 'COMPLETED' AND expires_at IS NOT NULL AND expires_at <= $16::bigint)`,
     release: `DELETE FROM ${t("records")} WHERE key = $1 AND owner = $2 AND state = $3`,
     list: `SELECT * FROM ${t("records")}
       WHERE ($1::text IS NULL OR key > $1::text) AND ($2::text IS NULL OR state = $2::text)

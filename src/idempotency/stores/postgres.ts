@@ -12,7 +12,7 @@ import { approvalBinding } from "./approval-binding.js";
 import { importDriver, redactUrl } from "./driver.js";
 import { checkIdentifiers, postgresDdl, postgresSql } from "./postgres-schema.js";
 import type { PostgresSql } from "./postgres-schema.js";
-import { DEFAULT_LIST_LIMIT, approvalFromRow, claimedRecord, approvalPatchParams, approvalToRow, checkSpend, completedExpired, patchParams, recordFromRow } from "./rows.js";
+import { DEFAULT_LIST_LIMIT, approvalFromRow, claimedRecord, approvalPatchParams, approvalToRow, checkSpend, completedExpired, recordFromRow, transitionParams } from "./rows.js";
 import type { ApprovalRow, RecordRow } from "./rows.js";
 
 export interface PostgresStoreOptions {
@@ -113,17 +113,7 @@ function postgresRecords(query: Query): RecordStore {
       return completedExpired(record.state, record.expires_at, now) ? null : record;
     },
     async transition(key, owner, from, patch) {
-      const p = patchParams(patch);
-      const [row] = await rowsOf(query<RecordRow>("transition", [
-        key, owner, from, p.state,
-        p.set_owner === 1, p.owner,
-        p.set_lease === 1, p.lease_until,
-        p.set_result === 1, p.result,
-        p.set_error === 1, p.error,
-        p.set_expires === 1, p.expires_at,
-        p.now,
-      ]));
-      return row ? recordFromRow(row) : null;
+      return (await query("transition", transitionParams(key, owner, from, patch))).rowCount === 1;
     },
     async release(key, owner, from) {
       return (await query("release", [key, owner, from])).rowCount === 1;

@@ -50,32 +50,32 @@ return 1
 
 /**
  * KEYS: record. ARGV: fence owner (JSON), from (JSON), state (JSON), then as JSON text or ""
- * to keep: owner, lease_until, result, error, expires_at; then now. Returns {head} (result set
- * by the caller) or {head, result}, or false when the fence failed. A COMPLETED record with an
- * expiry is written with PX (the backend-native TTL of store.ts); any other value is written
+ * to keep: owner, lease_until, result, error, expires_at; then now. Returns 1 when applied, 0
+ * when the fence failed; nothing is sent back (store.ts `transition`). A COMPLETED record with
+ * an expiry is written with PX (the backend-native TTL of store.ts); any other value is written
  * without one, so IN_DOUBT never expires.
  */
 export const TRANSITION = `${FIELDS}
 local v = redis.call('GET', KEYS[1])
-if not v then return false end
+if not v then return 0 end
 local f, pos = fields(v, 9)
-if f[2] ~= ARGV[1] or f[1] ~= ARGV[2] or expired(f, ARGV[9]) then return false end
-local result = string.sub(v, pos)
+if f[2] ~= ARGV[1] or f[1] ~= ARGV[2] or expired(f, ARGV[9]) then return 0 end
+local result = ARGV[6]
+if result == '' then result = string.sub(v, pos) end
 f[1] = ARGV[3]
 if ARGV[4] ~= '' then f[2] = ARGV[4] end
 if ARGV[5] ~= '' then f[3] = ARGV[5] end
-if ARGV[6] ~= '' then result = ARGV[6] end
 if ARGV[7] ~= '' then f[7] = ARGV[7] end
 if ARGV[8] ~= '' then f[4] = ARGV[8] end
 f[9] = ARGV[9]
-local head = table.concat(f, '\\31')
+f[10] = result
+local value = table.concat(f, '\\31')
 if ARGV[3] == '"COMPLETED"' and f[4] ~= 'null' then
-  redis.call('SET', KEYS[1], head .. '\\31' .. result, 'PX', math.max(1, tonumber(f[4]) - tonumber(ARGV[9])))
+  redis.call('SET', KEYS[1], value, 'PX', math.max(1, tonumber(f[4]) - tonumber(ARGV[9])))
 else
-  redis.call('SET', KEYS[1], head .. '\\31' .. result)
+  redis.call('SET', KEYS[1], value)
 end
-if ARGV[6] ~= '' then return {head} end
-return {head, result}
+return 1
 `;
 
 /** KEYS: record. ARGV: owner (JSON), from (JSON). Deletes when owner and state match; returns 1 or 0. */

@@ -31,7 +31,7 @@ export interface RedisStoreOptions {
 /** The scripts as ioredis commands (`defineCommand`: EVALSHA, EVAL on NOSCRIPT). */
 interface Scripted extends Redis {
   tgClaimExisting(rec: string, value: string, now: string): Promise<1 | string>;
-  tgTransition(rec: string, ...argv: string[]): Promise<[string, string?] | null>;
+  tgTransition(rec: string, ...argv: string[]): Promise<0 | 1>;
   tgRelease(rec: string, owner: string, from: string): Promise<number>;
   tgSpend(budgets: string, ...argv: string[]): Promise<[number, string]>;
   tgCreateApproval(rec: string, index: string, latest: string, ...argv: string[]): Promise<number | string[]>;
@@ -115,23 +115,19 @@ function redisRecords(redis: Scripted, prefix: string): RecordStore {
       return completedExpired(record.state, record.expires_at, now) ? null : record;
     },
     async transition(key, owner, from, patch) {
-      const resultText = keepOr(patch.result);
-      const reply = await redis.tgTransition(
+      const applied = await redis.tgTransition(
         recPrefix + key,
         JSON.stringify(owner),
         JSON.stringify(from),
         JSON.stringify(patch.state),
         keepOr(patch.owner),
         keepOr(patch.lease_until),
-        resultText,
+        keepOr(patch.result),
         keepOr(patch.error),
         keepOr(patch.expires_at),
         String(patch.now),
       );
-      if (!reply) return null;
-      const [head, text] = reply;
-      // When this patch set the result the script does not send it back: decode our own copy.
-      return decodeRecord(key, head, { text: text ?? resultText });
+      return applied === 1;
     },
     async release(key, owner, from) {
       return (await redis.tgRelease(recPrefix + key, JSON.stringify(owner), JSON.stringify(from))) === 1;

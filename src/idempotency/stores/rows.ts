@@ -74,25 +74,32 @@ export function completedExpired(state: string, expiresAt: number | null, now: n
 }
 
 /**
- * The parameters of a fenced transition with "keep the current value" flags, so one cached
- * statement serves every patch shape: an absent patch field keeps the column, an explicit
- * `null` clears it.
+ * The positional parameters of the fenced transition statement of both SQL stores, in their
+ * order: state; then for owner, lease_until, result, error, expires_at a keep flag (1 = set,
+ * 0 = keep the column) and the value, so one cached statement serves every patch shape (an
+ * absent field keeps the column, an explicit `null` clears it); then updated_at, key, the owner
+ * fence, from, and now for the expiry check. Flags are 1/0: SQLite binds no booleans, and
+ * PostgreSQL reads '1'/'0' as booleans.
  */
-export function patchParams(patch: RecordPatch) {
-  return {
-    state: patch.state,
-    set_owner: patch.owner !== undefined ? 1 : 0,
-    owner: patch.owner ?? null,
-    set_lease: patch.lease_until !== undefined ? 1 : 0,
-    lease_until: patch.lease_until ?? null,
-    set_result: patch.result !== undefined ? 1 : 0,
-    result: jsonText(patch.result),
-    set_error: patch.error !== undefined ? 1 : 0,
-    error: patch.error ?? null,
-    set_expires: patch.expires_at !== undefined ? 1 : 0,
-    expires_at: patch.expires_at ?? null,
-    now: patch.now,
-  };
+export function transitionParams(key: string, owner: string, from: RecordState, patch: RecordPatch): unknown[] {
+  return [
+    patch.state,
+    patch.owner !== undefined ? 1 : 0,
+    patch.owner ?? null,
+    patch.lease_until !== undefined ? 1 : 0,
+    patch.lease_until ?? null,
+    patch.result !== undefined ? 1 : 0,
+    jsonText(patch.result),
+    patch.error !== undefined ? 1 : 0,
+    patch.error ?? null,
+    patch.expires_at !== undefined ? 1 : 0,
+    patch.expires_at ?? null,
+    patch.now,
+    key,
+    owner,
+    from,
+    patch.now,
+  ];
 }
 
 /** An approval as the backends keep it (`arguments` as JSON text). */

@@ -50,24 +50,31 @@ const RECORD_COLUMNS = "key, state, owner, fingerprint, tool, lease_until, resul
 
 /** Every statement of the store, prepared once at open. */
 export const SQLITE_SQL = {
-  /** Set-if-absent, or re-claim of an expired COMPLETED record, in one statement (store.ts `claim`). */
+  /**
+   * Set-if-absent, or re-claim of an expired COMPLETED record, in one statement (store.ts `claim`).
+   * Positional parameters, as every statement on the settle path: binding by name cost a lookup
+   * per parameter. Parameters: key, owner, fingerprint, tool, lease_until, now, now.
+   */
   claim: `INSERT INTO idem_records (${RECORD_COLUMNS})
-    VALUES (@key, 'IN_FLIGHT', @owner, @fingerprint, @tool, @lease_until, NULL, NULL, NULL, @now, @now)
+    VALUES (?, 'IN_FLIGHT', ?, ?, ?, ?, NULL, NULL, NULL, ?, ?)
     ON CONFLICT (key) DO UPDATE SET state = 'IN_FLIGHT', owner = excluded.owner, fingerprint = excluded.fingerprint,
       tool = excluded.tool, lease_until = excluded.lease_until, result = NULL, error = NULL, expires_at = NULL,
       created_at = excluded.created_at, updated_at = excluded.updated_at
     WHERE idem_records.state = 'COMPLETED' AND idem_records.expires_at IS NOT NULL AND idem_records.expires_at <= excluded.updated_at`,
   get: `SELECT * FROM idem_records WHERE key = ?`,
-  transition: `UPDATE idem_records SET state = @state,
-      owner = CASE WHEN @set_owner THEN @owner ELSE owner END,
-      lease_until = CASE WHEN @set_lease THEN @lease_until ELSE lease_until END,
-      result = CASE WHEN @set_result THEN @result ELSE result END,
-      error = CASE WHEN @set_error THEN @error ELSE error END,
-      expires_at = CASE WHEN @set_expires THEN @expires_at ELSE expires_at END,
-      updated_at = @now
-    WHERE key = @key AND owner = @fence AND state = @from
-      AND NOT (state = 'COMPLETED' AND expires_at IS NOT NULL AND expires_at <= @now)
-    RETURNING *`,
+  /**
+   * The fenced transition (store.ts `transition`): one UPDATE, nothing returned. Each column is
+   * a keep-flag and a value (rows.ts `transitionParams`), then updated_at, key, owner fence, from, now.
+   */
+  transition: `UPDATE idem_records SET state = ?,
+      owner = CASE WHEN ? THEN ? ELSE owner END,
+      lease_until = CASE WHEN ? THEN ? ELSE lease_until END,
+      result = CASE WHEN ? THEN ? ELSE result END,
+      error = CASE WHEN ? THEN ? ELSE error END,
+      expires_at = CASE WHEN ? THEN ? ELSE expires_at END,
+      updated_at = ?
+    WHERE key = ? AND owner = ? AND state = ?
+      AND NOT (state = 'COMPLETED' AND expires_at IS NOT NULL AND expires_at <= ?)`,
   release: `DELETE FROM idem_records WHERE key = ? AND owner = ? AND state = ?`,
   list: `SELECT * FROM idem_records
     WHERE (@after IS NULL OR key > @after) AND (@state IS NULL OR state = @state)

@@ -48,9 +48,9 @@ describe("memory store", () => {
     const now = Date.now();
     await store.records.claim("k", { owner: "o", lease_until: now + 1000, fingerprint: null, tool: null, now });
     const result = { rows: [{ id: 1, tags: ["a"] }], none: null, deep: { n: -0 } };
-    const written = await store.records.transition("k", "o", "IN_FLIGHT", { state: "COMPLETED", result, expires_at: null, now });
+    expect(await store.records.transition("k", "o", "IN_FLIGHT", { state: "COMPLETED", result, expires_at: null, now })).toBe(true);
     result.rows[0]!.tags.push("b");
-    (written!.result as { rows: Array<{ tags: string[] }> }).rows[0]!.tags.push("c");
+    ((await store.records.get("k", now))!.result as { rows: Array<{ tags: string[] }> }).rows[0]!.tags.push("c");
     const read = (await store.records.get("k", now))!.result as typeof result;
     expect(read).toEqual({ rows: [{ id: 1, tags: ["a"] }], none: null, deep: { n: -0 } });
     expect(Object.is(read.deep.n, -0)).toBe(true);

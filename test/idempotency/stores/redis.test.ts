@@ -52,7 +52,8 @@ describe.runIf(up)("redis store", () => {
     const now = Date.now();
     await store.records.claim("after-flush", claim("a", now));
     await raw.script("FLUSH");
-    expect(await store.records.transition("after-flush", "a", "IN_FLIGHT", { state: "COMPLETED", result: 1, now })).toMatchObject({ state: "COMPLETED", result: 1 });
+    expect(await store.records.transition("after-flush", "a", "IN_FLIGHT", { state: "COMPLETED", result: 1, now })).toBe(true);
+    expect(await store.records.get("after-flush", now)).toMatchObject({ state: "COMPLETED", result: 1 });
   });
 
   it("a record is one value: fields as JSON text split by U+001F, the result last and untouched", async () => {
