@@ -22,20 +22,29 @@ const SUGGESTS = new Set(["unknown_field", "invalid_enum"]);
 
 /** One line: `since must be YYYY-MM-DD; received 3/5/26; example 2026-03-05`. */
 export function renderIssue(issue: ObservationIssue): string {
-  let line = issue.message;
+  return line(issue, issue.received);
+}
+
+/** An issue's line with its received value already shown. */
+function line(issue: CheckIssue, received: string | undefined): string {
+  let text = issue.message;
   // An empty string would leave "received" saying nothing: show it as "".
-  if (issue.received !== undefined) line += `; received ${issue.received === "" ? '""' : issue.received}`;
+  if (received !== undefined) text += `; received ${received === "" ? '""' : received}`;
   // An empty example (e.g. an empty default) shows nothing: leave the clause out.
   const example = issue.example === undefined ? "" : showValue(issue.example);
-  if (example !== "") line += SUGGESTS.has(issue.code) ? `; did you mean ${example}?` : `; example ${example}`;
-  return line;
+  if (example !== "") text += SUGGESTS.has(issue.code) ? `; did you mean ${example}?` : `; example ${example}`;
+  return text;
 }
 
 /** The observation text for a call refused before it ran, for schema issues and `check` issues alike. */
 export function renderIssues(tool: string, issues: readonly (ObservationIssue | CheckIssue)[]): string {
   const n = issues.length;
   let text = `${tool} was not run: ${n === 1 ? "1 problem" : `${n} problems`} with the arguments.\n`;
-  for (let i = 0; i < n && i < MAX_RENDERED_ISSUES; i++) text += `- ${renderIssue(fromCheckIssue(issues[i]!))}\n`;
+  for (let i = 0; i < n && i < MAX_RENDERED_ISSUES; i++) {
+    const issue = issues[i]!;
+    // The line of `fromCheckIssue(issue)`, without building it.
+    text += `- ${line(issue, issue.received === undefined ? undefined : shown(issue.received))}\n`;
+  }
   if (n > MAX_RENDERED_ISSUES) text += `- … and ${n - MAX_RENDERED_ISSUES} more\n`;
   return `${text}Fix ${n === 1 ? "it" : "them"} and call ${tool} again; nothing was changed.`;
 }
