@@ -28,6 +28,18 @@ export interface PostgresStoreOptions {
   queryTimeoutMs?: number;
   /** Pool size. Default 10. */
   maxConnections?: number;
+  /**
+   * Commit every record write after the claim (fenced transitions, releases) with
+   * `synchronous_commit = off`, on a second pool of the same size: such a commit returns without
+   * waiting for its WAL flush, which takes a settle from two disk flushes to one. The claim is
+   * always flushed before the call runs, and a later flushed commit flushes every earlier one.
+   * The trade: a PostgreSQL or OS crash may lose the last moments (up to 3 × wal_writer_delay)
+   * of these writes, and a lost write leaves the record as it was before it. A lost completion
+   * leaves the claim, which reads IN_DOUBT once its lease passes: nothing runs twice, but a
+   * repeat is refused until a probe or an operator settles it instead of getting the replay.
+   * Default false (every write flushed).
+   */
+  asyncTransitions?: boolean;
 }
 
 type Query = <R extends QueryResultRow>(name: keyof PostgresSql, values: unknown[]) => Promise<QueryResult<R>>;
@@ -60,19 +72,25 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   // Named prepared statements: parsed once per connection. The name carries a hash of the
   // text so stores with other schemas or prefixes on the same pool never collide.
   const tag = createHash("sha256").update(`${schema}.${prefix}`).digest("hex").slice(0, 12);
-  const query: Query = (name, values) => pool.query({ name: `tg_${tag}_${name}`, text: texts[name], values });
+  const queryOn =
+    (on: Pool): Query =>
+    (name, values) =>
+      on.query({ name: `tg_${tag}_${name}`, text: texts[name], values });
+  const query = queryOn(pool);
+  const asyncPool = options.asyncTransitions ? new pg.Pool({ ...config, options: "-c synchronous_commit=off" }) : null;
+  asyncPool?.on("error", () => {});
   let closed = false;
   return {
     kind: "postgres",
     capabilities: { shared: true, durable: true },
-    records: postgresRecords(query),
+    records: postgresRecords(query, asyncPool ? queryOn(asyncPool) : query),
     revocations: postgresRevocations(query),
     budgets: postgresBudgets(query),
     approvals: postgresApprovals(query, pool, texts, `${schema}.${prefix}`),
     async close() {
       if (closed) return;
       closed = true;
-      await pool.end();
+      await Promise.all([pool.end(), asyncPool?.end()]);
     },
   };
 }
@@ -94,7 +112,8 @@ async function createTables(pool: Pool, schema: string, prefix: string): Promise
   }
 }
 
-function postgresRecords(query: Query): RecordStore {
+/** `write` runs the writes after the claim (`asyncTransitions`); everything else runs on `query`. */
+function postgresRecords(query: Query, write: Query): RecordStore {
   return {
     async claim(key, input) {
       // The record can vanish between a refused claim and the read (released meanwhile): claim again.
@@ -113,10 +132,10 @@ function postgresRecords(query: Query): RecordStore {
       return completedExpired(record.state, record.expires_at, now) ? null : record;
     },
     async transition(key, owner, from, patch) {
-      return (await query("transition", transitionParams(key, owner, from, patch))).rowCount === 1;
+      return (await write("transition", transitionParams(key, owner, from, patch))).rowCount === 1;
     },
     async release(key, owner, from) {
-      return (await query("release", [key, owner, from])).rowCount === 1;
+      return (await write("release", [key, owner, from])).rowCount === 1;
     },
     async list(q) {
       const rows = await rowsOf(query<RecordRow>("list", [q.after ?? null, q.state ?? null, q.now, q.limit ?? DEFAULT_LIST_LIMIT]));

@@ -14,6 +14,9 @@ describe.runIf(up)("postgres store", () => {
   afterAll(() => dropPgSchema(schema));
 
   describeStoreConformance("postgres", () => createPostgresStore({ url: POSTGRES_URL, schema }));
+  // Writes after the claim on a second pool without waiting for the WAL flush: each one is still
+  // visible to the claim's pool as soon as it returns, so every case holds unchanged.
+  describeStoreConformance("postgres (asyncTransitions)", () => createPostgresStore({ url: POSTGRES_URL, schema, tablePrefix: "async_", asyncTransitions: true }));
 
   it("several stores opening at once on fresh tables all succeed (advisory-locked DDL)", async () => {
     const stores = await Promise.all(Array.from({ length: 6 }, () => createPostgresStore({ url: POSTGRES_URL, schema, tablePrefix: "race_" })));
