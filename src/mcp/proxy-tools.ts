@@ -50,7 +50,7 @@ function textOf(result: CallToolResult): string {
 const UPSTREAM_TIMEOUT_MS = 10 * 60_000;
 
 /** The upstream a proxied tool calls: a fixed client, or a link that reconnects (`UpstreamLink`). */
-export type UpstreamClient = Client | { get(tool: string): Promise<Client> };
+export type UpstreamClient = Client | { get(tool: string): Client | Promise<Client> };
 
 /** The SDK's answer to a request made while its transport is closed: it was never sent. */
 const NOT_CONNECTED = "Not connected";
@@ -74,7 +74,8 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool): ToolSpec {
     annotations: { ...hints, ...(title !== undefined ? { title } : {}) },
     grant: (args) => proxyGrant(tool.name, effect, args),
     handler: async (args, ctx) => {
-      const client = "get" in upstream ? await upstream.get(tool.name) : upstream;
+      const live = "get" in upstream ? upstream.get(tool.name) : upstream;
+      const client = live instanceof Promise ? await live : live;
       let result: CallToolResult;
       try {
         result = (await client.callTool({ name: tool.name, arguments: args }, undefined, {

@@ -11,7 +11,7 @@ import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { ErrorCode, ListToolsRequestSchema, type CallToolResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Gateway, Observation } from "../runtime/types.js";
-import { approveByElicitation, DEFAULT_APPROVAL_TIMEOUT_MS } from "./approval.js";
+import { approveByElicitation, DEFAULT_APPROVAL_TIMEOUT_MS, pendingApprovalId } from "./approval.js";
 import { toMcpTool } from "./listing.js";
 import { bearerToken, idsFromMeta, META_KEYS, SessionIds, type MetaIssue } from "./meta.js";
 import { OBSERVATION_META, toCallToolResult } from "./result.js";
@@ -40,17 +40,42 @@ export interface McpServerOptions {
 }
 
 /**
- * tools/call as it arrives, before anyone judges it: only the method is matched here. Every
- * param is optional to zod (zod 4 treats a bare `z.unknown()` key as required), so a missing
- * `arguments` reaches the gateway as `{}` and a missing `name` gets a clear -32602 below.
+ * tools/call as it arrives, before anyone judges it: only the method is matched here, and the
+ * params pass through unparsed (the transport has checked they are an object, or absent). A
+ * missing `arguments` reaches the gateway as `{}` and a missing `name` gets a clear -32602 below.
  */
-const CallToolSchema = z.object({
-  method: z.literal("tools/call"),
-  params: z.looseObject({ name: z.unknown().optional(), arguments: z.unknown().optional(), _meta: z.unknown().optional() }).optional(),
-});
+const CallToolSchema = z.looseObject({ method: z.literal("tools/call") });
 
-/** tools/call handlers still preparing an answer, per server (see `answersSent`). */
-const pending = new WeakMap<Server, Set<Promise<unknown>>>();
+interface CallToolParams {
+  name?: unknown;
+  arguments?: unknown;
+  _meta?: unknown;
+}
+
+/**
+ * tools/call handlers still preparing an answer, per server (see `answersSent`): a count, and
+ * who waits for it to reach zero. Counting keeps the call path free of per-call promises.
+ */
+class Inflight {
+  private count = 0;
+  private waiters: Array<() => void> = [];
+  enter(): void {
+    this.count += 1;
+  }
+  leave(): void {
+    this.count -= 1;
+    if (this.count === 0 && this.waiters.length > 0) for (const wake of this.waiters.splice(0)) wake();
+  }
+  /** Resolves when no call is in flight (at once when none is). */
+  idle(): Promise<void> {
+    return this.count === 0 ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
+  }
+  get size(): number {
+    return this.count;
+  }
+}
+
+const pending = new WeakMap<Server, Inflight>();
 
 /**
  * Resolves once every tools/call this server is answering has handed its result to the
@@ -58,10 +83,10 @@ const pending = new WeakMap<Server, Set<Promise<unknown>>>();
  * Close a transport only after this: the SDK drops answers of requests still running at close.
  */
 export async function answersSent(server: Server, timeoutMs = 2_000): Promise<void> {
-  const calls = [...(pending.get(server) ?? [])];
-  if (calls.length === 0) return;
+  const inflight = pending.get(server);
+  if (!inflight || inflight.size === 0) return;
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([Promise.allSettled(calls), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+  await Promise.race([inflight.idle(), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
   clearTimeout(timer);
   // The SDK sends an answer a few microtasks after the handler resolves.
   await new Promise((resolve) => setImmediate(resolve));
@@ -106,20 +131,22 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
   const warn = options.warn ?? ((line: string) => void process.stderr.write(line + "\n"));
   let warnedIgnored = false;
   const tools = [...gateway.tools.values()].map(toMcpTool);
-  const inflight = new Set<Promise<unknown>>();
+  const inflight = new Inflight();
   pending.set(server, inflight);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
 
   // Registered through Protocol, beneath Server's override that re-parses tools/call params.
-  Protocol.prototype.setRequestHandler.call(server, CallToolSchema, (request, extra): Promise<CallToolResult> => {
-    const answer = callTool(request.params, extra);
-    inflight.add(answer);
-    void answer.finally(() => inflight.delete(answer)).catch(() => {});
-    return answer;
+  Protocol.prototype.setRequestHandler.call(server, CallToolSchema, async (request, extra): Promise<CallToolResult> => {
+    inflight.enter();
+    try {
+      return await callTool(request.params as CallToolParams | undefined, extra);
+    } finally {
+      inflight.leave();
+    }
   });
 
   async function callTool(
-    params: z.infer<typeof CallToolSchema>["params"],
+    params: CallToolParams | undefined,
     extra: { requestId: RequestId; requestInfo?: { headers?: Record<string, string | string[] | undefined> } },
   ): Promise<CallToolResult> {
     const { name, arguments: args, _meta } = params ?? {};
@@ -143,10 +170,12 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     // cut a write in half; the call settles (bounded by the tool's timeout) and a retry with the
     // same ids receives the stored result.
     const obs = withCapabilityHint(await gateway.call(proposal), extra.requestInfo !== undefined);
+    const hasOutputSchema = gateway.tools.get(name)?.outputSchema !== undefined;
+    if (pendingApprovalId(obs) === null) return toCallToolResult(obs, hasOutputSchema);
     const elicit = options.elicitApproval !== false;
     const timeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
     const answered = await approveByElicitation({ server, gateway, requestId: extra.requestId, timeoutMs, elicit }, proposal, obs);
-    return toCallToolResult(answered, gateway.tools.get(name)?.outputSchema !== undefined);
+    return toCallToolResult(answered, hasOutputSchema);
   }
   return server;
 }

@@ -48,11 +48,15 @@ export class UpstreamLink {
   }
 
   /**
-   * The live client, reconnecting first when the upstream has gone. Throws `NoEffectError`
-   * when it cannot: nothing was sent, so nothing happened.
+   * The live client (at once, without a promise, while it is connected), reconnecting first
+   * when the upstream has gone. Rejects with `NoEffectError` when it cannot: nothing was sent,
+   * so nothing happened.
    */
-  async get(tool: string): Promise<Client> {
-    if (this.current) return this.current;
+  get(tool: string): Client | Promise<Client> {
+    return this.current ?? this.revive(tool);
+  }
+
+  private async revive(tool: string): Promise<Client> {
     if (this.closing) throw new NoEffectError(`toolgate proxy is shutting down, so ${tool} was not sent to the upstream MCP server and did not run`, "upstream_down");
     if (this.changed) throw this.changedError(tool);
     this.connecting ??= this.reconnect().finally(() => (this.connecting = null));

@@ -1,6 +1,6 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { LineStdioTransport } from "../../src/mcp/stdio-transport.js";
 
 function harness(maxMessageBytes?: number) {
@@ -106,6 +106,36 @@ describe("LineStdioTransport", () => {
       }
     `);
     expect(h.received.map((m) => (m as { id: number }).id)).toEqual([4]);
+  });
+
+  it("delivers every message exactly as the SDK's JSON-RPC schema reads it, and refuses what it refuses", async () => {
+    const h = harness();
+    await h.transport.start();
+    const lines = [
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t", arguments: { a: [1, { b: null }] }, _meta: { "toolgate/call_id": "c1" } } },
+      { jsonrpc: "2.0", id: "s-2", method: "ping" },
+      { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "t", _meta: { progressToken: 7 } } },
+      { jsonrpc: "2.0", id: 4, method: "tools/call", params: { _meta: { "io.modelcontextprotocol/related-task": { taskId: "x" } } } },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { jsonrpc: "2.0", id: 5, result: { ok: true } },
+      { jsonrpc: "2.0", id: 6, error: { code: -1, message: "no" } },
+      // Refused: an unknown envelope key, a fractional id, params that are not an object, a
+      // progress token of the wrong type, the wrong version.
+      { jsonrpc: "2.0", id: 7, method: "ping", extra: 1 },
+      { jsonrpc: "2.0", id: 8.5, method: "ping" },
+      { jsonrpc: "2.0", id: 9, method: "ping", params: [1] },
+      { jsonrpc: "2.0", id: 10, method: "ping", params: { _meta: { progressToken: true } } },
+      { jsonrpc: "1.0", id: 11, method: "ping" },
+    ];
+    h.input.write(lines.map((l) => JSON.stringify(l)).join("\r\n") + "\n");
+    await h.flush();
+    const accepted = lines.flatMap((l) => {
+      const r = JSONRPCMessageSchema.safeParse(l);
+      return r.success ? [r.data] : [];
+    });
+    expect(accepted).toHaveLength(7);
+    expect(h.received).toEqual(accepted);
+    expect(h.replies.map((r) => (r as { id: unknown; error: { code: number } }).id)).toEqual([7, 8.5, 9, 10, 11]);
   });
 
   it("closes when the input ends, once", async () => {
