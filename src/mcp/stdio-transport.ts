@@ -9,7 +9,7 @@
 import process from "node:process";
 import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { JSONRPCMessageSchema, RELATED_TASK_META_KEY, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 
 /** Default bound on one JSON-RPC message, bytes (the SDK's HTTP transport uses the same 4 MiB). */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
@@ -17,29 +17,6 @@ export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 export interface LineTransportOptions {
   /** Bound on one message (one line), bytes. Default 4 MiB. */
   maxMessageBytes?: number;
-}
-
-const BLANK = /^\s*$/;
-const REQUEST_KEYS: ReadonlySet<string> = new Set(["jsonrpc", "id", "method", "params"]);
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-
-/**
- * The common case, checked by hand: a request that `JSONRPCMessageSchema` surely accepts as it
- * is (strict envelope, id a string or safe integer, params an object whose `_meta` holds no
- * field the SDK types). Anything else goes through the schema, which decides and reports.
- */
-function isPlainRequest(json: unknown): json is JSONRPCMessage {
-  if (!isRecord(json) || json.jsonrpc !== "2.0" || typeof json.method !== "string") return false;
-  const id = json.id;
-  if (typeof id !== "string" && !Number.isSafeInteger(id)) return false;
-  for (const key in json) if (!REQUEST_KEYS.has(key)) return false;
-  const params = json.params;
-  if (params === undefined) return true;
-  if (!isRecord(params)) return false;
-  const meta = params._meta;
-  if (meta === undefined) return true;
-  return isRecord(meta) && meta.progressToken === undefined && meta[RELATED_TASK_META_KEY] === undefined;
 }
 
 export class LineStdioTransport implements Transport {
@@ -86,6 +63,7 @@ export class LineStdioTransport implements Transport {
       rest = rest.subarray(nl + 1);
       if (this.discarding) this.discarding = false;
       else if (this.size + head.length > this.maxBytes) this.tooLarge();
+      // A line that arrived in one chunk is read in place, not copied.
       else this.handleLine(this.chunks.length === 0 ? head : Buffer.concat([...this.chunks, head]));
       this.chunks = [];
       this.size = 0;
@@ -107,18 +85,13 @@ export class LineStdioTransport implements Transport {
   }
 
   private handleLine(line: Buffer): void {
-    const raw = line.toString("utf8");
-    const text = raw.charCodeAt(raw.length - 1) === 13 ? raw.slice(0, -1) : raw;
-    if (BLANK.test(text)) return;
+    const text = line.toString("utf8").replace(/\r$/, "");
+    if (text.trim() === "") return;
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch (err) {
       this.reply(null, -32700, `Parse error: the line is not valid JSON (${(err as Error).message})`);
-      return;
-    }
-    if (isPlainRequest(json)) {
-      this.onmessage?.(json);
       return;
     }
     const parsed = JSONRPCMessageSchema.safeParse(json);
