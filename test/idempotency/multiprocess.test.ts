@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { openStore } from "../../src/idempotency/open.js";
 import { POSTGRES_URL, REDIS_URL, projectRoot, serviceAvailable } from "../support/require.js";
 import { dropPgSchema, dropRedisPrefix } from "./fixtures/service-cleanup.js";
@@ -55,11 +55,15 @@ function startWorker<T = Record<string, number>>(script: string, args: string[],
     seen.push(line);
     if (line === "ready") onReady();
   });
+  // "close", not "exit": at "exit" the child's stdout may still hold its last line (the counts).
   const done = new Promise<T>((resolve, reject) => {
-    child.on("exit", (code) => {
+    child.on("close", (code) => {
       if (code !== 0) reject(new Error(`worker ${name} exited ${code}: ${stderr}`));
       else resolve(JSON.parse(seen[seen.length - 1]!) as T);
     });
+  });
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   });
   return { ready: Promise.race([ready, done.then(() => undefined)]), go: () => child.stdin.end("go\n"), done };
 }
