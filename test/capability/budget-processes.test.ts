@@ -41,8 +41,9 @@ function start(url: string, token: string) {
     const poll = setInterval(() => out.includes("ready\n") && (clearInterval(poll), done()), 20);
     child.once("exit", (code) => (clearInterval(poll), fail(new Error(`worker exited ${code} before ready: ${err}`))));
   });
+  // "close", not "exit": at "exit" the child's stdout may still hold its last line (the outcome).
   const result = new Promise<Outcome>((done, fail) =>
-    child.once("exit", (code) => (code === 0 ? done(JSON.parse(out.split("\n").filter(Boolean).pop()!) as Outcome) : fail(new Error(`worker exited ${code}: ${err}`)))),
+    child.once("close", (code) => (code === 0 ? done(JSON.parse(out.split("\n").filter(Boolean).pop()!) as Outcome) : fail(new Error(`worker exited ${code}: ${err}`)))),
   );
   return { child, ready, result };
 }
