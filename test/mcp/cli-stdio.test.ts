@@ -10,7 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { binaryAvailable, projectRoot } from "../support/require.js";
-import { executions, ids, obsOf, tempDir, textOf } from "./support.js";
+import { executions, ids, obsOf, started, tempDir, textOf, until } from "./support.js";
 
 const NOTES_CATALOG = join(projectRoot, "test/mcp/fixtures/notes-catalog.ts");
 const open: Client[] = [];
@@ -98,8 +98,8 @@ describe("toolgate serve (default coding catalog) over stdio", { timeout: 180_00
     const ws = tempDir("ws-sigterm");
     const client = await serve(["--workspace", ws, "--grace-ms", "500"]);
     const pid = (client.transport as StdioClientTransport).pid!;
-    const pending = client.callTool({ name: "bash_execute", arguments: { command: "sleep 25; date >> slow.txt", timeout_ms: 60000 }, _meta: ids("stdio-term-1") });
-    await new Promise((r) => setTimeout(r, 1500));
+    const pending = client.callTool({ name: "bash_execute", arguments: { command: "touch started; sleep 25; date >> slow.txt", timeout_ms: 60000 }, _meta: ids("stdio-term-1") });
+    await until(() => existsSync(join(ws, "started"))); // the command is running in its sandbox
     process.kill(pid, "SIGTERM");
     const result = await pending;
     expect(result.isError).toBe(true);
@@ -153,18 +153,19 @@ describe("toolgate serve --catalog (TypeScript module, no build) over stdio", { 
     const notes = tempDir("notes");
     const args = ["--catalog", NOTES_CATALOG, "--workspace", notes];
     const leaving = await serve(args, { env: { NOTES_DIR: notes } });
-    const pending = leaving.callTool({ name: "note_slow", arguments: { name: "s", delay_ms: 1500 }, _meta: ids("slow-1") }).catch((e: Error) => e);
-    await new Promise((r) => setTimeout(r, 300));
+    const pending = leaving.callTool({ name: "note_slow", arguments: { name: "s", delay_ms: 500 }, _meta: ids("slow-1") }).catch((e: Error) => e);
+    await until(() => started(notes).length > 0); // the handler is running: the call is in flight
     await leaving.close();
     // Closing ends the server's stdin: it finishes the call and writes the answer, which this
     // client may or may not still read; either way the effect happened once and is recorded.
     await pending;
     const back = await serve(args, { env: { NOTES_DIR: notes } });
-    let retry = await back.callTool({ name: "note_slow", arguments: { name: "s", delay_ms: 1500 }, _meta: ids("slow-1") });
-    // The first server may still be finishing (the client gives it 2 s before SIGTERM); in_flight says so.
+    let retry = await back.callTool({ name: "note_slow", arguments: { name: "s", delay_ms: 500 }, _meta: ids("slow-1") });
+    // The first server may still be finishing (the client gives it 2 s before SIGTERM, which
+    // finishes the call too); in_flight says so. The handler's 500 ms keep that well within reach.
     while (obsOf(retry).error?.code === "in_flight") {
       await new Promise((r) => setTimeout(r, 200));
-      retry = await back.callTool({ name: "note_slow", arguments: { name: "s", delay_ms: 1500 }, _meta: ids("slow-1") });
+      retry = await back.callTool({ name: "note_slow", arguments: { name: "s", delay_ms: 500 }, _meta: ids("slow-1") });
     }
     expect(retry.structuredContent).toEqual({ name: "s", lines: 1 });
     expect(obsOf(retry).replay).toBe(true);
@@ -193,11 +194,9 @@ describe("toolgate serve over raw stdio: bad input", { timeout: 180_000 }, () =>
         buffered = buffered.slice(nl + 1);
       }
     });
-    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    // "close", not "exit": at "exit" the last of the server's stdout may still be unread.
+    const exited = new Promise<number | null>((resolve) => child.once("close", resolve));
     const send = (line: string) => child.stdin.write(line + "\n");
-    const until = async (pred: () => boolean) => {
-      while (!pred()) await new Promise((r) => setTimeout(r, 50));
-    };
     send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }));
     await until(() => replies.some((r) => r.id === 1));
     send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
@@ -252,7 +251,8 @@ describe("toolgate serve over raw stdio: a client that writes and hangs up", { t
     });
     let stdout = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d));
-    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    // "close", not "exit": at "exit" the last of the server's stdout may still be unread.
+    const exited = new Promise<number | null>((resolve) => child.once("close", resolve));
     child.stdin.end(
       [
         { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "hangup", version: "1" } } },

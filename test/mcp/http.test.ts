@@ -18,7 +18,7 @@ import type { Store } from "../../src/idempotency/store.js";
 import { serveHttp, type HttpHandle, type HttpOptions } from "../../src/mcp/http.js";
 import { projectRoot } from "../support/require.js";
 import catalog from "./fixtures/notes-catalog.js";
-import { executions, ids, obsOf, tempDir, textOf } from "./support.js";
+import { executions, ids, obsOf, started, tempDir, textOf, until } from "./support.js";
 
 let notes: string;
 let store: Store;
@@ -124,7 +124,9 @@ describe("serveHttp with the SDK client", () => {
     const client = await connect();
     const abort = new AbortController();
     const pending = client.callTool({ name: "note_slow", arguments: { name: "s", delay_ms: 800 }, _meta: ids("gone-1") }, undefined, { signal: abort.signal }).catch((e: Error) => e);
-    await new Promise((r) => setTimeout(r, 150));
+    // Abandon the call once the gateway has it (its idempotency record is claimed), not after a
+    // guessed delay: on a loaded machine the request may not have reached the server yet.
+    while ((await store.records.list({ limit: 1, now: Date.now() })).length === 0) await turn();
     abort.abort();
     expect(await pending).toBeInstanceOf(Error);
     const other = await connect();
@@ -270,18 +272,21 @@ async function spawnServe(args: string[], env: Record<string, string> = {}) {
     });
     child.once("exit", (code) => reject(new Error(`serve exited ${code}: ${out.stderr}`)));
   });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  // "close", not "exit": at "exit" the last of stdout and stderr may still be unread.
+  const exited = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
   return { child, url, exited, out };
 }
 
-describe("toolgate serve --http", () => {
+// Each test starts the CLI from source (node + tsx): most of a minute on a loaded two-core machine.
+describe("toolgate serve --http", { timeout: 180_000 }, () => {
   it("on SIGTERM finishes the in-flight call, answers it, and exits 0", async () => {
     const dir = tempDir("sigterm");
-    const { child, url, exited, out } = await spawnServe(["--catalog", "test/mcp/fixtures/notes-catalog.ts", "--workspace", dir], { NOTES_DIR: dir });
+    // The grace is only an upper bound (serve exits as soon as the call is done): generous, for a loaded machine.
+    const { child, url, exited, out } = await spawnServe(["--catalog", "test/mcp/fixtures/notes-catalog.ts", "--workspace", dir, "--grace-ms", "60000"], { NOTES_DIR: dir });
     const client = new Client({ name: "sigterm-test", version: "1.0.0" });
     await client.connect(new StreamableHTTPClientTransport(new URL(url)));
     const pending = client.callTool({ name: "note_slow", arguments: { name: "t", delay_ms: 1000 }, _meta: ids("term-1") });
-    await new Promise((r) => setTimeout(r, 300));
+    await until(() => started(dir).length > 0); // the handler is running: the call is in flight
     child.kill("SIGTERM");
     const result = await pending;
     expect(result.structuredContent).toEqual({ name: "t", lines: 1 });
@@ -297,8 +302,8 @@ describe("toolgate serve --http", () => {
     const { child, url, exited, out } = await spawnServe(["--workspace", dir, "--grace-ms", "500"]);
     const client = new Client({ name: "sigterm-abort-test", version: "1.0.0" });
     await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-    const pending = client.callTool({ name: "bash_execute", arguments: { command: "sleep 25; date >> slow.txt", timeout_ms: 60000 }, _meta: ids("term-abort-1") });
-    await new Promise((r) => setTimeout(r, 1500));
+    const pending = client.callTool({ name: "bash_execute", arguments: { command: "touch started; sleep 25; date >> slow.txt", timeout_ms: 60000 }, _meta: ids("term-abort-1") });
+    await until(() => existsSync(join(dir, "started"))); // the command is running in its sandbox
     child.kill("SIGTERM");
     const result = await pending;
     expect(result.isError).toBe(true);

@@ -15,6 +15,21 @@ export function executions(dir: string): string[] {
   return existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean) : [];
 }
 
+/** Lines of `started.log` in a notes dir: which slow handlers have begun (see note_slow). */
+export function started(dir: string): string[] {
+  const log = join(dir, "started.log");
+  return existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean) : [];
+}
+
+/**
+ * Waits until `condition()` holds, checking every 20 ms: for a state another process reaches
+ * (a handler started, a file written), instead of sleeping a guessed time. The test's timeout
+ * bounds the wait.
+ */
+export async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((r) => setTimeout(r, 20));
+}
+
 export interface ObservationMeta {
   ok: boolean;
   tool: string;
