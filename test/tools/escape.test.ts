@@ -119,13 +119,16 @@ describe.runIf(ready)("escape suite", () => {
   });
 
   it("an orphan `sleep &` does not outlive the call, on timeout or on normal exit", async () => {
-    const timed = await bash(`sleep 1003.${tag.length}1 & sleep 60`, 1000);
+    // Durations unique to this run, so another run's orphans on the same machine are not counted.
+    const [first, second] = [1, 2].map((n) => `sleep 1003.${parseInt(tag, 16)}${n}`) as [string, string];
+    const timed = await bash(`${first} & sleep 60`, 1000);
     expect(timed.out.timed_out).toBe(true);
-    const exited = await bash(`nohup sleep 1003.${tag.length}2 >/dev/null 2>&1 & disown; echo left`);
+    const exited = await bash(`nohup ${second} >/dev/null 2>&1 & disown; echo left`);
     expect(exited.out.stdout).toBe("left\n");
-    await new Promise((r) => setTimeout(r, 200));
-    expect(pgrep(`sleep 1003.${tag.length}1`)).toBe("");
-    expect(pgrep(`sleep 1003.${tag.length}2`)).toBe("");
+    // Without a pids cgroup to wait on, the kernel tears the sandbox's PID namespace down
+    // asynchronously: wait for it rather than guess how long it takes (a survivor hangs the test).
+    while (pgrep(first) !== "" || pgrep(second) !== "") await new Promise((r) => setTimeout(r, 50));
+    expect([pgrep(first), pgrep(second)]).toEqual(["", ""]);
   });
 
   it("a symlink inside the workspace pointing outside is refused by file_view, file_edit and grep_search", async () => {
