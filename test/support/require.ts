@@ -37,7 +37,11 @@ export function binaryAvailable(name: string, args: string[] = ["--version"]): b
   return verdict(`binary ${name}`, r.error ? `${name} not on PATH (apt-get install -y ${name === "bwrap" ? "bubblewrap" : name === "rg" ? "ripgrep" : name})` : null) === null;
 }
 
-/** A TCP service (Redis, PostgreSQL) reachable on host:port. */
+/**
+ * A TCP service (Redis, PostgreSQL) reachable on host:port. A local server answers at once and
+ * a closed port is refused at once; the timeout only bounds a host that drops packets, so it is
+ * generous: on a loaded machine a short one could expire before the worker sees the connect.
+ */
 export async function serviceAvailable(name: string, host: string, port: number): Promise<boolean> {
   const ok = await new Promise<boolean>((done) => {
     const socket = net.connect({ host, port });
@@ -45,7 +49,7 @@ export async function serviceAvailable(name: string, host: string, port: number)
       socket.destroy();
       done(v);
     };
-    socket.setTimeout(1500, () => finish(false));
+    socket.setTimeout(10_000, () => finish(false));
     socket.once("connect", () => finish(true));
     socket.once("error", () => finish(false));
   });
