@@ -45,7 +45,7 @@ describe("a store that goes down mid-call", () => {
     const proxied = new URL(REDIS_URL);
     proxied.hostname = "127.0.0.1";
     proxied.port = String(proxy.port);
-    const viaProxy = await createRedisStore({ url: proxied.toString(), prefix: redisPrefix, connectTimeoutMs: 500 });
+    const viaProxy = await createRedisStore({ url: proxied.toString(), prefix: redisPrefix, connectTimeoutMs: 10_000 });
     const direct = await createRedisStore({ url: REDIS_URL, prefix: redisPrefix });
     const { executed, error, record } = await cutDuringExecute(viaProxy, direct, () => proxy.cut());
     expect(executed).toBe(1);
@@ -59,7 +59,7 @@ describe("a store that goes down mid-call", () => {
     const proxied = new URL(POSTGRES_URL);
     proxied.hostname = "127.0.0.1";
     proxied.port = String(proxy.port);
-    const viaProxy = await createPostgresStore({ url: proxied.toString(), schema: pgSchema, connectTimeoutMs: 500 });
+    const viaProxy = await createPostgresStore({ url: proxied.toString(), schema: pgSchema, connectTimeoutMs: 10_000 });
     const direct = await createPostgresStore({ url: POSTGRES_URL, schema: pgSchema });
     const { executed, error, record } = await cutDuringExecute(viaProxy, direct, () => proxy.cut());
     expect(executed).toBe(1);
@@ -70,6 +70,9 @@ describe("a store that goes down mid-call", () => {
 });
 
 describe("a store that hangs (accepts connections, never answers)", () => {
+  /** commandTimeoutMs / queryTimeoutMs of the proxied stores below. */
+  const HANG_MS = 2000;
+
   it.runIf(redisUp)("redis: opening fails within the connect timeout", async () => {
     const proxy = await startTcpProxy(redisUrl.hostname, Number(redisUrl.port || 6379));
     proxy.freeze();
@@ -90,7 +93,9 @@ describe("a store that hangs (accepts connections, never answers)", () => {
 
   it.runIf(redisUp)("redis: a command that gets no answer fails after commandTimeoutMs, nothing COMPLETED", async () => {
     const proxy = await startTcpProxy(redisUrl.hostname, Number(redisUrl.port || 6379));
-    const viaProxy = await createRedisStore({ url: `redis://127.0.0.1:${proxy.port}/0`, prefix: `${redisPrefix}hang:`, commandTimeoutMs: 300 });
+    // The bound applies to every command through the proxy, the claim before the freeze too: short
+    // enough to keep the test quick, long enough that a loaded machine still answers the claim.
+    const viaProxy = await createRedisStore({ url: `redis://127.0.0.1:${proxy.port}/0`, prefix: `${redisPrefix}hang:`, commandTimeoutMs: HANG_MS });
     const direct = await createRedisStore({ url: REDIS_URL, prefix: `${redisPrefix}hang:` });
     const { executed, error, record } = await cutDuringExecute(viaProxy, direct, async () => proxy.freeze());
     expect(executed).toBe(1);
@@ -104,8 +109,10 @@ describe("a store that hangs (accepts connections, never answers)", () => {
   it.runIf(postgresUp)("postgres: a query that gets no answer fails after queryTimeoutMs, nothing COMPLETED", async () => {
     const proxy = await startTcpProxy(pgUrl.hostname, Number(pgUrl.port || 5432));
     const url = `postgres://postgres@127.0.0.1:${proxy.port}${pgUrl.pathname}`;
-    const viaProxy = await createPostgresStore({ url, schema: pgSchema, tablePrefix: "hang_", queryTimeoutMs: 300 });
+    // The direct store creates the tables first, so the proxied one's bound (which applies to its
+    // own DDL and the claim too) only meets quick statements before the freeze.
     const direct = await createPostgresStore({ url: POSTGRES_URL, schema: pgSchema, tablePrefix: "hang_" });
+    const viaProxy = await createPostgresStore({ url, schema: pgSchema, tablePrefix: "hang_", queryTimeoutMs: HANG_MS });
     const { executed, error, record } = await cutDuringExecute(viaProxy, direct, async () => proxy.freeze());
     expect(executed).toBe(1);
     expect(error).toMatchObject({ code: "store_unavailable", step: "complete", effect: "happened" });
