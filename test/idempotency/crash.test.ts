@@ -20,6 +20,8 @@ const child = join(projectRoot, "test", "idempotency", "fixtures", "crash-child.
 const dir = mkdtempSync(join(tmpdir(), "toolgate-crash-"));
 const run = randomBytes(4).toString("hex");
 const LEASE = 5_000;
+/** Each test starts a child from source (node + tsx): most of a minute on a loaded two-core machine. */
+const SLOW = 180_000;
 const redisUp = await serviceAvailable("Redis", new URL(REDIS_URL).hostname, Number(new URL(REDIS_URL).port || 6379));
 const postgresUp = await serviceAvailable("PostgreSQL", new URL(POSTGRES_URL).hostname, Number(new URL(POSTGRES_URL).port || 5432));
 const redisPrefix = `tg-test-crash-${run}:`;
@@ -57,7 +59,7 @@ const stores: Array<[string, string, boolean]> = [
   ["postgres", `${POSTGRES_URL}?schema=${pgSchema}`, postgresUp],
 ];
 
-describe.each(stores)("crash: the executor is SIGKILLed mid-effect (%s, a durable store)", (label, url, up) => {
+describe.each(stores)("crash: the executor is SIGKILLed mid-effect (%s, a durable store)", { timeout: SLOW }, (label, url, up) => {
 
   it.runIf(up)("after the lease the record is IN_DOUBT, repeats are refused, and the probe settles it as applied", async () => {
     const key = `crash-${run}-${label}-after`;

@@ -24,7 +24,9 @@ const lines = Array.from({ length: 500 }, (_, i) => `${String(i + 1).padStart(4,
 const big = s.write("src/big.txt", lines.join("\n") + "\n");
 for (let i = 0; i < 60; i++) s.write(`dir/entry-with-a-long-name-${String(i).padStart(3, "0")}.txt`, "x\n");
 
-describe.runIf(binaryAvailable("bwrap") && binaryAvailable("rg")).each([300, 2000])("budget %i", (budget) => {
+// Paging grep_search under budget 300 runs ripgrep once per page (dozens of child processes):
+// seconds on a quiet machine, more than a minute on a loaded two-core one.
+describe.runIf(binaryAvailable("bwrap") && binaryAvailable("rg")).each([300, 2000])("budget %i", { timeout: 180_000 }, (budget) => {
   const gateway = createGateway({
     tools: createCodingCatalog({ workspace: s.root, sandbox: { launcher: createBubblewrap() } }),
     store: createMemoryStore(),
