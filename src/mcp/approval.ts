@@ -9,7 +9,11 @@
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { ToolgateError } from "../schema/errors.js";
 import type { Gateway, Observation, Proposal } from "../runtime/types.js";
+
+/** Errors of `approve`/`deny` that mean the approval was settled by someone else (or by time). */
+const DECIDED_ELSEWHERE = new Set(["approval_decided", "approval_expired"]);
 
 /** How long a person has to answer an elicitation before the call stays pending. */
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 10 * 60_000;
@@ -78,12 +82,23 @@ export async function approveByElicitation(ctx: ElicitContext, proposal: Proposa
   const client = ctx.server.getClientVersion()?.name ?? "client";
   const approver = `mcp-elicitation:${client}`;
   const note = typeof answer.content?.note === "string" && answer.content.note !== "" ? answer.content.note : undefined;
-  if (answer.action === "accept") {
-    await ctx.gateway.approvals.approve(approvalId, note === undefined ? { approver } : { approver, note });
-  } else if (answer.action === "decline") {
-    await ctx.gateway.approvals.deny(approvalId, { approver, reason: note ?? "declined by the person asked through MCP elicitation" });
-  } else {
-    return withCliHint(obs, approvalId);
+  if (answer.action !== "accept" && answer.action !== "decline") return withCliHint(obs, approvalId);
+  try {
+    if (answer.action === "accept") {
+      await ctx.gateway.approvals.approve(approvalId, note === undefined ? { approver } : { approver, note });
+    } else {
+      await ctx.gateway.approvals.deny(approvalId, { approver, reason: note ?? "declined by the person asked through MCP elicitation" });
+    }
+  } catch (err) {
+    // Decided meanwhile — a repeated proposal shares one pending approval, and a person or the
+    // CLI may have answered first, or it expired: the gateway reports the approval's real state
+    // when the call is proposed again. Anything else stays a readable tool result, never a
+    // JSON-RPC error.
+    if (!(err instanceof ToolgateError) || !DECIDED_ELSEWHERE.has(err.code)) {
+      const reason = err instanceof Error ? err.message : String(err);
+      return withCliHint({ ...obs, text: `${obs.text}
+The answer could not be recorded (${reason}); the approval is still pending.` }, approvalId);
+    }
   }
   return ctx.gateway.call({ ...proposal, approval_id: approvalId });
 }

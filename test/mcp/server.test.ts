@@ -245,6 +245,34 @@ describe("A3 approval", () => {
     expect(approval).toMatchObject({ state: "consumed", approver: "mcp-elicitation:test-client", note: "fine" });
   });
 
+  it("two identical calls asked at once share one approval: one runs, the other gets a tool result, not a protocol error", async () => {
+    let release: () => void = () => {};
+    const bothAsked = new Promise<void>((r) => (release = r));
+    let asked = 0;
+    store = await openStore("memory:");
+    gateway = createGateway({ tools: catalog, store, audit: false });
+    const server = createMcpServer(gateway);
+    const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    client = new Client({ name: "test-client", version: "1.0.0" }, { capabilities: { elicitation: { form: {} } } });
+    client.setRequestHandler(ElicitRequestSchema, async () => {
+      if (++asked === 2) release();
+      await bothAsked;
+      return { action: "accept" };
+    });
+    await client.connect(clientSide);
+    const results = await Promise.all([
+      client.callTool({ name: "note_delete", arguments: { name: "twice" } }),
+      client.callTool({ name: "note_delete", arguments: { name: "twice" } }),
+    ]);
+    expect(asked).toBe(2);
+    expect(results.filter((r) => r.isError !== true)).toHaveLength(1);
+    const refused = results.find((r) => r.isError === true)!;
+    expect(obsOf(refused).ok).toBe(false);
+    expect(executions(notes)).toEqual(["note_delete twice"]);
+    expect(await gateway.approvals.list({ state: "pending" })).toHaveLength(0);
+  });
+
   it("denies on decline and runs nothing", async () => {
     await connect({ elicit: () => ({ action: "decline" }) });
     const result = await client.callTool({ name: "note_delete", arguments: { name: "kept" } });
