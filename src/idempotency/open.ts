@@ -22,6 +22,11 @@ export interface OpenStoreOptions {
   schema?: string;
   /** PostgreSQL table-name prefix (also `?table_prefix=`). Default `toolgate_`. */
   tablePrefix?: string;
+  /**
+   * PostgreSQL: commit the writes after the claim without waiting for their WAL flush (also
+   * `?async_transitions=on`); see `PostgresStoreOptions.asyncTransitions` for the trade. Default off.
+   */
+  asyncTransitions?: boolean;
   /** Connect timeout for Redis and PostgreSQL, in ms. Default 2000. */
   connectTimeoutMs?: number;
   /**
@@ -66,11 +71,12 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     }
     case "postgres":
     case "postgresql": {
-      const { base, params } = splitParams(url, ["schema", "table_prefix"]);
+      const { base, params } = splitParams(url, ["schema", "table_prefix", "async_transitions"]);
       return createPostgresStore({
         url: base,
         schema: options.schema ?? params.schema,
         tablePrefix: options.tablePrefix ?? params.table_prefix,
+        asyncTransitions: options.asyncTransitions ?? onOff("async_transitions", params.async_transitions),
         connectTimeoutMs: options.connectTimeoutMs,
       });
     }
@@ -100,6 +106,15 @@ function splitParams(url: string, names: string[]): { base: string; params: Reco
     parsed.searchParams.delete(name);
   }
   return { base: parsed.toString(), params };
+}
+
+/** A boolean URL parameter: on/off, true/false, 1/0 (absent → undefined); anything else is refused. */
+function onOff(name: string, value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  const v = value.toLowerCase();
+  if (v === "on" || v === "true" || v === "1") return true;
+  if (v === "off" || v === "false" || v === "0") return false;
+  throw badUrl(`?${name}= must be on or off (also true/false, 1/0); received ${JSON.stringify(value)}; example ?${name}=on`);
 }
 
 function unknownScheme(url: string, scheme: string | undefined): string {

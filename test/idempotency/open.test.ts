@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/idempotency/open.js";
+import { settle } from "../../src/idempotency/settle.js";
 import { importDriver } from "../../src/idempotency/stores/driver.js";
 import { POSTGRES_URL, REDIS_URL, projectRoot, serviceAvailable } from "../support/require.js";
 
@@ -61,9 +62,29 @@ describe("openStore: URL forms", () => {
     await client.end();
     expect(rows).toEqual([{ key: "k" }]);
   });
+
+  it.runIf(postgresUp)("postgres://…?async_transitions=on opens a store whose writes after the claim are not flushed one by one, and it settles", async () => {
+    const schema = `tg_test_open_${randomBytes(4).toString("hex")}`;
+    const store = await openStore(`${POSTGRES_URL}?schema=${schema}&async_transitions=on`);
+    const out = await settle(store, "k-async", () => ({ done: true }), { lease_ms: 60_000 });
+    expect(out).toMatchObject({ status: "executed", result: { done: true } });
+    expect(await store.records.get("k-async", Date.now())).toMatchObject({ state: "COMPLETED" });
+    await store.close();
+    const { default: pg } = await import("pg");
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    await client.query(`DROP SCHEMA "${schema}" CASCADE`);
+    await client.end();
+  });
 });
 
 describe("openStore: bad input", () => {
+  it("?async_transitions= takes on or off, and says so otherwise (before connecting)", async () => {
+    await expect(openStore("postgres://postgres@127.0.0.1:5432/test?async_transitions=maybe")).rejects.toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: ?async_transitions= must be on or off (also true/false, 1/0); received "maybe"; example ?async_transitions=on]`,
+    );
+  });
+
   it("a typo'd scheme names the scheme, the nearest one and every accepted form", async () => {
     await expect(openStore("reddis://127.0.0.1:6379/0")).rejects.toThrowErrorMatchingInlineSnapshot(
       `[ToolgateError: unknown store scheme "reddis:" in "reddis://127.0.0.1:6379/0"; did you mean "redis:"?; accepted: memory:, sqlite:PATH, redis://HOST:PORT/DB, rediss://HOST:PORT/DB, postgres://USER@HOST:PORT/DB, postgresql://…]`,
