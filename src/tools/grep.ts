@@ -63,6 +63,12 @@ export async function grepSearch(
   }
   const total = lines.length;
   const cursor = args.cursor ?? 0;
+  // Like file_view's offset past the end: an empty page headed "showing 101-100" would read as
+  // "no more matches" when the cursor was simply wrong.
+  if (total > 0 && cursor >= total) {
+    const reach = stopped ? `; the search stops after ${total} matches, so narrow the pattern, path or glob to reach later ones` : "";
+    throw new NoEffectError(`cursor ${cursor} is past the last of the ${total} matches; use a cursor from 0 to ${total - 1} (0 is the first page; each page's next_cursor continues it)${reach}`, "cursor_out_of_range");
+  }
   const warnings = code === 2 ? stderr.trim().split("\n").slice(0, 3) : [];
   const header = (shown: number) =>
     total === 0
