@@ -64,5 +64,12 @@ export function renderCost(c: CatalogCost, source: string): string {
 
 export function renderComparison(c: ShapeComparison): string {
   const side = (label: string, s: ShapeComparison["a"]) => `${label}: ${s.k} tools × ${int(s.s)} tokens = ${int(s.per_turn)} per turn, ${int(s.total)} over ${c.turns} turns`;
-  return [side("A", c.a), side("B", c.b), `B sends ${(c.reduction * 100).toFixed(1)} % less than A`].join("\n") + "\n";
+  return [side("A", c.a), side("B", c.b), verdict(c)].join("\n") + "\n";
+}
+
+/** B against A in words: "less" or "more" (never a negative "less"), the same, or A sending nothing. */
+function verdict(c: ShapeComparison): string {
+  if (c.a.total === c.b.total) return `A and B send the same: ${int(c.a.total)} tokens each over ${c.turns} turns`;
+  if (c.a.total === 0) return `B sends ${int(c.b.total)} tokens over ${c.turns} turns; A sends none`;
+  return c.reduction > 0 ? `B sends ${dec(c.reduction * 100)} % less than A` : `B sends ${dec(-c.reduction * 100)} % more than A`;
 }
