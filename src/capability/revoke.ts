@@ -6,7 +6,8 @@
 import type { Store } from "../idempotency/store.js";
 import { ToolgateError } from "../schema/errors.js";
 
-const ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** What `newGrantId` makes: `cap_` and 16 URL-safe characters. Anything else is a typo, not a grant. */
+const ID = /^cap_[A-Za-z0-9_-]{16}$/;
 
 /** Marks `id` revoked. `until` lets the store forget it after the grant would have expired anyway. */
 export async function revokeGrant(store: Store, id: string, input: { reason: string | null; until: number | null; now: number }): Promise<void> {
