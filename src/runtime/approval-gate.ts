@@ -26,6 +26,10 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export async function approvalGate(store: Store, input: ApprovalGateInput): Promise<null | Refusal> {
   const { binding: b } = input;
   if (input.approval_id === undefined) {
+    // The same call re-sent after it ran (its answer lost, or over MCP elicitation, where the
+    // client never held an approval id): settle answers with the stored result. Asking a person
+    // again would queue a decision about a call that will not run.
+    if ((await store.records.get(input.key, input.now))?.state === "COMPLETED") return null;
     const { record, reused } = await requestApproval(store.approvals, { ...b, arguments: input.arguments, trajectory_id: input.trajectory_id, now: input.now, ttl_ms: input.ttl_ms });
     const requested = reused
       ? `Approval ${record.id}, requested earlier for exactly these arguments, is still pending: no person has decided yet; it expires at ${iso(record.expires_at)}.`
