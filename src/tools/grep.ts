@@ -56,10 +56,10 @@ export async function grepSearch(
   const rgArgs = ["--json", "--sort", "path", "--no-config", "--no-require-git", ...(args.glob ? ["--glob", args.glob] : []), "-e", args.pattern, "--", path];
   const { lines, stderr, code, stopped } = await runRipgrep(limits.binary, rgArgs, limits.max_matches, signal);
   if (code === 2 && lines.length === 0 && !stopped) {
-    const invalid = /regex parse error|error parsing/i.test(stderr);
-    // ripgrep explains where the regex broke; the model also needs to know how to fix it.
-    const advice = invalid ? `\n${PATTERN_ADVICE}` : "";
-    throw new NoEffectError(`ripgrep refused the search: ${stderr.trim() || "exit status 2"}${advice}`, invalid ? "invalid_pattern" : "search_failed");
+    // ripgrep explains where the regex (or the glob) broke; the model also needs to know how to fix it.
+    const reason = /error parsing glob/i.test(stderr) ? "invalid_glob" : /regex parse error|error parsing/i.test(stderr) ? "invalid_pattern" : "search_failed";
+    const advice = reason === "invalid_glob" ? `\n${GLOB_ADVICE}` : reason === "invalid_pattern" ? `\n${PATTERN_ADVICE}` : "";
+    throw new NoEffectError(`ripgrep refused the search: ${stderr.trim() || "exit status 2"}${advice}`, reason);
   }
   const total = lines.length;
   const cursor = args.cursor ?? 0;
@@ -98,6 +98,9 @@ export async function grepSearch(
 
 const PATTERN_ADVICE =
   "pattern is a Rust regex: to find any of ( ) [ ] { } . * + ? | ^ $ \\ as plain text, put a backslash before it (foo\\( finds the text foo(), then call grep_search again.";
+
+const GLOB_ADVICE =
+  "glob is a gitignore-style file name pattern (*.ts, src/**/*.py, *.{js,ts}): close every { and [, or write a literal { or [ as [{] or [[], then call grep_search again.";
 
 const renderMatch = (m: Match) => `${m.path}:${m.line}:${m.column}: ${m.text}`;
 
