@@ -3,6 +3,7 @@
  * (STYLE.md 10). Usage and input errors exit 2 with one clear line, never a stack trace.
  */
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { ToolgateError } from "../schema/errors.js";
 
 /** Exit codes shared by every command. */
@@ -25,7 +26,8 @@ export function readInput(file: string): string {
     return file === "-" ? readFileSync(0, "utf8") : readFileSync(file, "utf8");
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    throw new CliError(`cannot read ${file === "-" ? "standard input" : file}: ${e.code === "ENOENT" ? "no such file" : e.message}`);
+    const why = e.code === "ENOENT" ? "no such file" : e.code === "EISDIR" ? `it is a directory; pass a file (e.g. ${join(file, "catalog.json")}) or - for standard input` : e.message;
+    throw new CliError(`cannot read ${file === "-" ? "standard input" : file}: ${why}`);
   }
 }
 
