@@ -17,6 +17,8 @@ export interface ToolDefinition<I extends z.ZodType, R> {
   /** `^[a-zA-Z0-9_-]{1,64}$`, a verb and an object (seed 003: `search_customer_orders`, not `query`). */
   name: string;
   title?: string;
+  /** MCP openWorldHint: false when the tool reaches nothing outside its own domain (MCP assumes true when absent). */
+  openWorldHint?: boolean;
   /** What the tool does, when to use it rather than its neighbours, what it returns. */
   description: string;
   /** zod v4 object schema of the arguments. */
@@ -69,7 +71,11 @@ export function defineTool<I extends z.ZodType, R = unknown>(def: ToolDefinition
     inputSchema: publishSchema(name, "input", def.input),
     ...(def.output ? { outputSchema: publishSchema(name, "output", def.output) } : {}),
     effect: def.effect,
-    annotations: { ...(def.title !== undefined ? { title: def.title } : {}), ...annotationsFor(def.effect) },
+    annotations: {
+      ...(def.title !== undefined ? { title: def.title } : {}),
+      ...annotationsFor(def.effect),
+      ...(def.openWorldHint !== undefined ? { openWorldHint: def.openWorldHint } : {}),
+    },
     // zod refinements the JSON Schema cannot say run here, as check issues, before the user's check.
     check: async (args, ctx) => {
       const r = parseArgs(args);

@@ -124,6 +124,8 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
 
   const bash = defineTool({
     name: "bash_execute",
+    title: "Run a shell command in the sandbox",
+    openWorldHint: false,
     description:
       "Runs bash in a sandbox: the workspace is cwd and the only lasting writable tree; no network; background processes end with the call. Returns exit_code, stdout and stderr.",
     input: z.object({
@@ -140,6 +142,8 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
 
   const view = defineTool({
     name: "file_view",
+    title: "View a file or directory",
+    openWorldHint: false,
     description:
       "Returns numbered lines of a text file with its line count, version (for file_edit) and next offset; a directory lists its entries.",
     input: z.object({
@@ -159,6 +163,8 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
 
   const edit = defineTool({
     name: "file_edit",
+    title: "Edit a file by exact replacement",
+    openWorldHint: false,
     description:
       "Replaces exact text in a file. old_str must match once (or set allow_multiple), else nothing changes and the error says why. Returns the new version and changed lines.",
     input: z.object({
@@ -183,6 +189,8 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
 
   const grep = defineTool({
     name: "grep_search",
+    title: "Search files with ripgrep",
+    openWorldHint: false,
     description:
       "Searches files with a Rust regex, skipping hidden and .gitignored ones. Returns path, line, column and text per match, 100 per page, with the total and next_cursor.",
     input: z.object({
