@@ -106,13 +106,13 @@ describe.runIf(ready)("escape suite", () => {
     // Once the limit is reached no fork succeeds (bash retries them), so the waiting and
     // counting after it use builtins only: read -t on a FIFO, a glob over /proc, echo.
     const counted = await bash(
-      "mkfifo /tmp/wait; (for i in $(seq 150); do sleep 30 & done) 2>/dev/null & read -t 2 <>/tmp/wait; n=0; for p in /proc/[0-9]*; do n=$((n+1)); done; echo $n",
+      "mkfifo /tmp/wait; (for i in $(seq 150); do sleep 30 & done) 2>/dev/null & read -t 4 <>/tmp/wait; n=0; for p in /proc/[0-9]*; do n=$((n+1)); done; echo $n",
       10_000,
     );
     const seen = Number(counted.out.stdout.trim());
     expect(seen).toBeGreaterThan(40);
     expect(seen).toBeLessThanOrEqual(64 + 4);
-    const bomb = await bash(":(){ :|:& };:; sleep 10", 2000);
+    const bomb = await bash(":(){ :|:& };:; sleep 10", 4000);
     expect(bomb.out.timed_out).toBe(true);
     expect(bomb.out.sandbox_denied.map((d) => d.code)).toContain("process_limit");
     expect(bomb.text).toContain("[sandbox denied: the sandbox's process limit (64 processes) refused to start more]");
