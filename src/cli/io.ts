@@ -2,7 +2,7 @@
  * Shared CLI plumbing: commands parse and print around functions that return data
  * (STYLE.md 10). Usage and input errors exit 2 with one clear line, never a stack trace.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { ToolgateError } from "../schema/errors.js";
 
@@ -20,10 +20,34 @@ export class CliError extends Error {
   }
 }
 
+/**
+ * Everything readable from `fd` up to end of file. Standard input may be a non-blocking pipe
+ * (Node makes it one once anything touches process.stdin, as the ESM facade of node:process
+ * does), where readFileSync fails with EAGAIN as soon as the writer is slower than the reader
+ * (`curl … | toolgate lint -`); this waits for the data instead.
+ */
+export function readAllSync(fd: number): string {
+  const chunks: Buffer[] = [];
+  const buf = Buffer.alloc(1 << 16);
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(fd, buf, 0, buf.length, null);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
+      Atomics.wait(pause, 0, 0, 5);
+      continue;
+    }
+    if (n === 0) return Buffer.concat(chunks).toString("utf8");
+    chunks.push(Buffer.from(buf.subarray(0, n)));
+  }
+}
+
 /** Reads a file argument; `-` reads standard input. */
 export function readInput(file: string): string {
   try {
-    return file === "-" ? readFileSync(0, "utf8") : readFileSync(file, "utf8");
+    return file === "-" ? readAllSync(0) : readFileSync(file, "utf8");
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     const why = e.code === "ENOENT" ? "no such file" : e.code === "EISDIR" ? `it is a directory; pass a file (e.g. ${join(file, "catalog.json")}) or - for standard input` : e.message;
