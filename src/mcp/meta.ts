@@ -10,6 +10,7 @@
  * without sending `toolgate/call_id` gets no deduplication across attempts.
  */
 import { randomUUID } from "node:crypto";
+import { MAX_TOKEN_CHARS } from "../capability/token.js";
 import type { Proposal } from "../runtime/types.js";
 
 export const META_KEYS = {
@@ -45,13 +46,18 @@ type Ids = Omit<Proposal, "tool" | "arguments">;
 
 const MAX_ID = 512;
 
+/** A capability grows by a block per delegation, past any id's length: it has the token's own limit. */
+const MAX_CHARS: Partial<Record<string, number>> = { [META_KEYS.capability]: MAX_TOKEN_CHARS };
+
 function stringField(meta: Record<string, unknown>, key: string): string | undefined | MetaIssue {
   const value = meta[key];
   if (value === undefined) return undefined;
-  if (typeof value === "string" && value.length > 0 && value.length <= MAX_ID) return value;
+  const max = MAX_CHARS[key] ?? MAX_ID;
+  if (typeof value === "string" && value.length > 0 && value.length <= max) return value;
+  const example = key === META_KEYS.capability ? "tg1.…" : "c-1";
   return {
     field: `_meta["${key}"]`,
-    message: `_meta["${key}"] must be a non-empty string of at most ${MAX_ID} characters; received ${describe(value)}; example "c-1"`,
+    message: `_meta["${key}"] must be a non-empty string of at most ${max} characters; received ${describe(value)}; example "${example}"`,
   };
 }
 
