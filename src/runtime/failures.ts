@@ -40,3 +40,15 @@ export function thrownRefusal(tool: ToolSpec, error: unknown, known: EffectKnowl
       );
   }
 }
+
+/**
+ * An A0/A1 result that JSON cannot carry (a cycle, a BigInt): the tool ran, so "nothing was
+ * executed" would be false, and repeating it fails the same way until the tool is fixed.
+ */
+export function unrenderableRefusal(tool: ToolSpec, error: unknown): Refusal {
+  return refuse(
+    "tool_failed",
+    `${tool.name} ran but returned a result that is not JSON data (the reason is below), so it cannot be shown. ${tool.effect === "read" ? "It only reads" : "It is idempotent"}, so calling again is safe, but it will fail the same way until the tool returns plain JSON data; tell the user or the tool's author.`,
+    { untrusted: (error as Error)?.message ?? String(error) },
+  );
+}

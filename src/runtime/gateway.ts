@@ -20,7 +20,7 @@ import { createApprovalsApi, DEFAULT_APPROVAL_TTL_MS } from "./approvals.js";
 import { approvalGate } from "./approval-gate.js";
 import { CallState, isRefusal, refuse, type Refusal } from "./call.js";
 import { CallAbort, ExecutionAborted, execute } from "./execute.js";
-import { thrownRefusal } from "./failures.js";
+import { thrownRefusal, unrenderableRefusal } from "./failures.js";
 import { grant } from "./grant.js";
 import { resolve } from "./resolve.js";
 import { settleStage } from "./settle.js";
@@ -146,7 +146,12 @@ export function createGateway(options: GatewayOptions): Gateway {
     if (c.authority === "A0" || c.authority === "A1") {
       const result = await c.stage("execute", () => execute(tool, args, ctx, abort).catch((err: unknown) => thrownRefusal(tool, err, { effect: "safe" })));
       if (isRefusal(result)) return fail(c, result);
-      return c.stage("shape", () => shape({ tool: tool.name, call_id: p.call_id, authority: c.authority!, result, replay: false }, renderOpts(tool, tool.name)));
+      try {
+        return c.stage("shape", () => shape({ tool: tool.name, call_id: p.call_id, authority: c.authority!, result, replay: false }, renderOpts(tool, tool.name)));
+      } catch (err) {
+        // Rendering threw on the tool's own result (A2/A3 results are checked by settle before they are stored).
+        return fail(c, unrenderableRefusal(tool, err));
+      }
     }
 
     const keyed = idempotency(tool, args, p);
