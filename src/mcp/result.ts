@@ -44,3 +44,18 @@ export function toCallToolResult(obs: Observation, hasOutputSchema = false): Cal
   else if (isObject(obs.output) && (obs.truncated === undefined || hasOutputSchema)) result.structuredContent = obs.output;
   return result;
 }
+
+/**
+ * An ok observation whose output breaks the tool's outputSchema (`problems`, from
+ * output-check.ts): the text the model reads plus what did not match, as an `isError` result,
+ * since a client rejects such a `structuredContent`. A write says that it ran.
+ */
+export function outputMismatchResult(obs: Observation, problems: readonly string[]): CallToolResult {
+  const ran = obs.authority === "A2" || obs.authority === "A3" ? " The call was not refused: it ran and its effect happened, so do not call it again to retry." : "";
+  const message = `${obs.tool} ran, but its result does not match the outputSchema it publishes in tools/list:\n${problems.map((p) => `- ${p}`).join("\n")}\nThe result is shown above as text only.${ran} Tell the tool's author.`;
+  return {
+    content: [{ type: "text", text: `${obs.text}\n${message}` }],
+    _meta: { [OBSERVATION_META]: { ...observationMeta(obs), ok: false, error: { code: "output_invalid", message } } },
+    isError: true,
+  };
+}

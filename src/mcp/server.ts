@@ -14,7 +14,8 @@ import type { Gateway, Observation } from "../runtime/types.js";
 import { approveByElicitation, DEFAULT_APPROVAL_TIMEOUT_MS, pendingApprovalId } from "./approval.js";
 import { toMcpTool } from "./listing.js";
 import { bearerToken, idsFromMeta, META_KEYS, SessionIds, type MetaIssue } from "./meta.js";
-import { OBSERVATION_META, toCallToolResult } from "./result.js";
+import { outputCheck } from "./output-check.js";
+import { OBSERVATION_META, outputMismatchResult, toCallToolResult } from "./result.js";
 
 export interface McpServerOptions {
   /** Reported in `serverInfo`; default "toolgate". */
@@ -130,6 +131,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
   const session = new SessionIds(options.sessionId);
   const warn = options.warn ?? ((line: string) => void process.stderr.write(line + "\n"));
   let warnedIgnored = false;
+  const checkOutput = outputCheck();
   const tools = [...gateway.tools.values()].map(toMcpTool);
   const inflight = new Inflight();
   pending.set(server, inflight);
@@ -170,12 +172,19 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     // cut a write in half; the call settles (bounded by the tool's timeout) and a retry with the
     // same ids receives the stored result.
     const obs = withCapabilityHint(await gateway.call(proposal), extra.requestInfo !== undefined);
-    const hasOutputSchema = gateway.tools.get(name)?.outputSchema !== undefined;
-    if (pendingApprovalId(obs) === null) return toCallToolResult(obs, hasOutputSchema);
+    if (pendingApprovalId(obs) === null) return callResult(name, obs);
     const elicit = options.elicitApproval !== false;
     const timeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
     const answered = await approveByElicitation({ server, gateway, requestId: extra.requestId, timeoutMs, elicit }, proposal, obs);
-    return toCallToolResult(answered, hasOutputSchema);
+    return callResult(name, answered);
+  }
+
+  /** The tools/call result; an output that breaks the tool's own outputSchema is an isError result. */
+  function callResult(name: string, obs: Observation): CallToolResult {
+    const outputSchema = gateway.tools.get(name)?.outputSchema;
+    if (outputSchema === undefined) return toCallToolResult(obs, false);
+    const problems = obs.ok ? checkOutput(name, outputSchema, obs.output) : null;
+    return problems ? outputMismatchResult(obs, problems) : toCallToolResult(obs, true);
   }
   return server;
 }
