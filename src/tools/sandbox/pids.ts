@@ -5,7 +5,7 @@
  * where toolgate may create cgroups (root, or a delegated subtree) each run gets its own with
  * `pids.max`, and bwrap is moved into it before it starts anything.
  */
-import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** One run's cgroup: the file to write the launcher's pid into, and how to read and remove it. */
@@ -38,6 +38,7 @@ export function findPidsCgroupBase(mountinfo = "/proc/self/mountinfo", cgroupFil
     }
     if (base === null) return null;
     mkdirSync(base, { recursive: true });
+    removeLeftovers(base);
     return base;
   } catch {
     return null;
@@ -59,16 +60,45 @@ export function createRunCgroup(base: string, maxTasks: number): RunCgroup {
       } catch {
         // No events file (an older kernel): fall back to the shell's fork messages.
       }
-      // The namespace's last tasks may still be exiting when bwrap has: retry briefly.
-      for (let attempt = 0; attempt < 20; attempt++) {
-        try {
-          rmdirSync(dir);
-          break;
-        } catch {
-          await new Promise((r) => setTimeout(r, 50));
-        }
-      }
+      // The namespace's last tasks may still be exiting when bwrap has: the cgroup is removed in
+      // the background once they are gone, so the call's answer does not wait for it.
+      removeWhenEmpty(dir);
       return hit;
     },
   };
+}
+
+/**
+ * Removes an empty cgroup now, or retries in the background (every 10 ms, for up to 5 s) while
+ * its last tasks exit. The timers do not keep the process alive.
+ */
+export function removeWhenEmpty(dir: string, attempt = 0): void {
+  try {
+    rmdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT" || attempt >= 500) return;
+    setTimeout(() => removeWhenEmpty(dir, attempt + 1), 10).unref();
+  }
+}
+
+/** Removes the empty run cgroups a process that has since exited left behind (its background removal never ran). */
+function removeLeftovers(base: string): void {
+  for (const name of readdirSync(base)) {
+    const pid = Number(/^run-(\d+)-\d+$/.exec(name)?.[1]);
+    if (!pid || pid === process.pid || alive(pid)) continue;
+    try {
+      rmdirSync(join(base, name));
+    } catch {
+      // Still has tasks, or not ours to remove: leave it.
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
