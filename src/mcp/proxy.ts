@@ -6,6 +6,8 @@
  * `serveHttp` like any gateway.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { closeOpenObjects } from "../schema/close.js";
 import { formatReport } from "../schema/lint/format.js";
 import { lintSources, type LintReport } from "../schema/lint/report.js";
 import { AUTHORITY, type AuthorityLevel, type ToolSpec } from "../schema/types.js";
@@ -20,6 +22,12 @@ export interface ProxyOptions {
   gateway: (tools: ToolSpec[]) => Gateway | Promise<Gateway>;
   /** Operator log (lint findings, the summary, upstream exit); default stderr. Never stdout. */
   log?: (line: string) => void;
+  /**
+   * Validate against the upstream's schemas exactly as declared. Default false: object schemas
+   * the upstream left open (no `additionalProperties`) are closed (`schema/close.ts`), so an
+   * unknown field is refused with toolgate's error before the upstream sees it.
+   */
+  openSchemas?: boolean;
 }
 
 export interface Proxy {
@@ -33,11 +41,27 @@ export interface Proxy {
   close(options?: { grace_ms?: number }): Promise<void>;
 }
 
-function summary(target: string, tools: ToolSpec[], lint: LintReport): string {
+function summary(target: string, tools: ToolSpec[], lint: LintReport, closed: { objects: number; tools: number }): string {
   const levels: Record<AuthorityLevel, number> = { A0: 0, A1: 0, A2: 0, A3: 0 };
   for (const t of tools) levels[AUTHORITY[t.effect]] += 1;
   const levelText = (Object.keys(levels) as AuthorityLevel[]).map((l) => `${l} ${levels[l]}`).join(", ");
-  return `toolgate proxy: ${tools.length} tools from ${target} (${levelText}); lint: ${lint.summary.errors} errors, ${lint.summary.warnings} warnings`;
+  const closedText = closed.objects === 0 ? "" : `; closed ${closed.objects} open object schema${closed.objects === 1 ? "" : "s"} in ${closed.tools} tool${closed.tools === 1 ? "" : "s"} (unknown fields are refused before the upstream sees them; --open-schemas keeps them as declared)`;
+  return `toolgate proxy: ${tools.length} tools from ${target} (${levelText}); lint: ${lint.summary.errors} errors, ${lint.summary.warnings} warnings${closedText}`;
+}
+
+/** The tools as served: open object schemas closed unless the operator keeps them open. */
+function servedTools(listed: Tool[], open: boolean): { tools: Tool[]; objects: number; closedTools: number } {
+  if (open) return { tools: listed, objects: 0, closedTools: 0 };
+  let objects = 0;
+  let closedTools = 0;
+  const tools = listed.map((tool) => {
+    const { schema, closed } = closeOpenObjects(tool.inputSchema as Record<string, unknown>);
+    if (closed.length === 0) return tool;
+    objects += closed.length;
+    closedTools += 1;
+    return { ...tool, inputSchema: schema as Tool["inputSchema"] };
+  });
+  return { tools, objects, closedTools };
 }
 
 /** Starts (or reaches) the upstream, reads and lints its catalog, and builds the gateway. */
@@ -52,8 +76,9 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     const lint = lintSources([{ source: `mcp:${target}`, value: { tools: listed } }]);
     if (lint.findings.length > 0) log(formatReport(lint, "text").trimEnd());
     link = new UpstreamLink(options.upstream, client, catalogFingerprint(listed), log);
-    const tools = listed.map((t) => proxyToolSpec(link!, t));
-    log(summary(target, tools, lint));
+    const served = servedTools(listed, options.openSchemas === true);
+    const tools = served.tools.map((t) => proxyToolSpec(link!, t));
+    log(summary(target, tools, lint, { objects: served.objects, tools: served.closedTools }));
     const gateway = await options.gateway(tools);
     return {
       gateway,

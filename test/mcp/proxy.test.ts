@@ -32,7 +32,7 @@ interface Started {
   upstreamCalls: () => Array<{ name: string; arguments: unknown }>;
 }
 
-async function startProxy(server: string, serverArgs: string[], env: Record<string, string> = {}): Promise<Started> {
+async function startProxy(server: string, serverArgs: string[], env: Record<string, string> = {}, options: { openSchemas?: boolean } = {}): Promise<Started> {
   const dir = tempDir("proxy");
   const log = join(dir, "upstream.jsonl");
   const logs: string[] = [];
@@ -40,6 +40,7 @@ async function startProxy(server: string, serverArgs: string[], env: Record<stri
     upstream: { command: process.execPath, args: [wrapper, process.execPath, server, ...serverArgs], env: { WRAPPER_LOG: log, MEMORY_FILE_PATH: join(dir, "memory.jsonl"), ...env } },
     gateway: async (tools) => createGateway({ tools, store: await openStore("memory:"), audit: false }),
     log: (line) => logs.push(line),
+    ...options,
   });
   const mcp = createMcpServer(proxy.gateway);
   const [a, b] = InMemoryTransport.createLinkedPair();
@@ -68,7 +69,7 @@ describe("proxy in front of server-memory", () => {
     expect(levels).toMatchObject({ create_entities: "A2", add_observations: "A2", delete_entities: "A3", read_graph: "A0", search_nodes: "A0" });
     const listed = await s.client.listTools();
     expect(listed.tools.map((t) => t.name)).toEqual(s.proxy.tools.map((t) => t.name));
-    expect(s.logs.at(-1)).toMatch(/^toolgate proxy: \d+ tools from .* \(A0 \d+, A1 \d+, A2 \d+, A3 \d+\); lint: \d+ errors, \d+ warnings$/);
+    expect(s.logs.at(-1)).toMatch(/^toolgate proxy: \d+ tools from .* \(A0 \d+, A1 \d+, A2 \d+, A3 \d+\); lint: \d+ errors, \d+ warnings(; closed \d+ open object schemas? in \d+ tools? \(.*\))?$/);
   });
 
   it("stops invalid arguments before the upstream sees them", async () => {
@@ -189,6 +190,27 @@ describe("proxy in front of server-filesystem", () => {
     const wrongType = await s.client.callTool({ name: "list_directory", arguments: { path: 42 } });
     expect(obsOf(wrongType).error?.code).toBe("invalid_arguments");
     expect(s.upstreamCalls().map((c) => c.name)).toEqual(["read_text_file"]);
+  });
+
+  it("refuses a field the upstream's open schema does not declare, before the upstream sees it; --open-schemas passes it on", async () => {
+    const root = tempDir("fsroot");
+    writeFileSync(join(root, "hello.txt"), "hello\n");
+    const path = join(root, "hello.txt");
+    const s = await startProxy(filesystemServer, [root]);
+    const listed = (await s.client.listTools()).tools.find((t) => t.name === "read_text_file")!;
+    expect(listed.inputSchema).toMatchObject({ additionalProperties: false });
+    const bad = await s.client.callTool({ name: "read_text_file", arguments: { path, bogus: 1 } });
+    expect(obsOf(bad).error?.code).toBe("invalid_arguments");
+    expect(textOf(bad)).toContain("unknown field: bogus");
+    expect(s.upstreamCalls()).toEqual([]);
+    expect(s.logs.at(-1)).toMatch(/; closed \d+ open object schemas? in \d+ tools? \(unknown fields are refused before the upstream sees them; --open-schemas keeps them as declared\)$/);
+    await client?.close();
+    await proxy?.close({ grace_ms: 100 });
+
+    const open = await startProxy(filesystemServer, [root], {}, { openSchemas: true });
+    const passed = await open.client.callTool({ name: "read_text_file", arguments: { path, bogus: 1 } });
+    expect(passed.isError).toBeUndefined();
+    expect(open.upstreamCalls()).toEqual([{ name: "read_text_file", arguments: { path, bogus: 1 } }]);
   });
 });
 

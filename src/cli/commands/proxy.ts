@@ -15,6 +15,7 @@ import { parseSessionIdle } from "../ms-flag.js";
 interface ProxyFlags extends GatewayFlags {
   upstreamUrl?: string;
   sessionIdleMs?: string;
+  openSchemas?: boolean;
 }
 
 function upstreamTarget(argv: string[], url: string | undefined): UpstreamTarget {
@@ -44,6 +45,7 @@ export function register(program: Command): void {
     .option("--audit <file>", "audit trail JSONL (default ./.toolgate/audit.jsonl)")
     .option("--budget-tokens <n>", "default observation budget in o200k tokens (default 2000)")
     .option("--http <host:port>", "serve MCP Streamable HTTP on this address (loopback by default) instead of stdio")
+    .option("--open-schemas", "validate against the upstream's schemas exactly as declared (default: objects left open, without additionalProperties, are closed so unknown fields are refused before the upstream sees them)")
     .option("--session-idle-ms <ms>", "with --http: close a session after this long without a request (default 1800000, 30 minutes); its client gets 404 and starts a new one")
     .action(async (argv: string[], flags: ProxyFlags) => {
       const upstream = upstreamTarget(argv, flags.upstreamUrl);
@@ -52,6 +54,7 @@ export function register(program: Command): void {
       const sessionIdleMs = parseSessionIdle(flags.sessionIdleMs, http !== undefined);
       const proxy = await createProxy({
         upstream,
+        openSchemas: flags.openSchemas === true,
         gateway: (tools) =>
           gatewayFromSettings(tools, {
             ...(flags.store !== undefined ? { store: flags.store } : {}),
