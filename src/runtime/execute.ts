@@ -47,9 +47,19 @@ export class CallAbort {
   private onCancel: ((err: ExecutionAborted) => void) | null = null;
 
   constructor(
-    readonly timeout_ms: number | null,
+    private bound: number | null,
     private readonly caller?: AbortSignal,
   ) {}
+
+  /** The bound `run` applies, ms; null = unbounded. */
+  get timeout_ms(): number | null {
+    return this.bound;
+  }
+
+  /** Lowers the bound to `ms` (a call's own bound, known once its arguments are valid); never raises it. */
+  narrow(ms: number): void {
+    if (Number.isFinite(ms) && ms > 0 && (this.bound === null || ms < this.bound)) this.bound = ms;
+  }
 
   /** The signal handed to the tool; aborted with an `ExecutionAborted` as its reason. */
   get signal(): AbortSignal {

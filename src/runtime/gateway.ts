@@ -132,6 +132,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       return fail(c, valid);
     }
     const args = (c.args = valid.value);
+    if (tool.timeoutFor) narrowBound(abort, tool, args);
 
     if (authority) {
       const granted = await c.stage("grant", () => grant(authority, tool, args, p.capability, ctx));
@@ -302,4 +303,14 @@ export function createGateway(options: GatewayOptions): Gateway {
       await store.close();
     },
   };
+}
+
+/** Applies a tool's per-call bound; a `timeoutFor` that throws or answers nonsense leaves the tool's own bound. */
+function narrowBound(abort: CallAbort, tool: ToolSpec, args: JsonValue): void {
+  try {
+    const ms = tool.timeoutFor!(args as Record<string, unknown>);
+    if (typeof ms === "number") abort.narrow(ms);
+  } catch {
+    // The tool's own timeout_ms still bounds the call.
+  }
 }

@@ -32,6 +32,8 @@ export interface ToolDefinition<I extends z.ZodType, R> {
   grant?: (args: z.output<I>, ctx: ToolContext) => GrantRequest | Promise<GrantRequest>;
   probe?: (args: z.output<I>, ctx: ToolContext) => ProbeOutcome | Promise<ProbeOutcome>;
   timeout_ms?: number;
+  /** This call's own bound from its arguments, ms (can only lower `timeout_ms`); see `ToolSpec.timeoutFor`. */
+  timeoutFor?: (args: z.output<I>) => number | undefined;
   budget_tokens?: number;
 }
 
@@ -86,6 +88,7 @@ export function defineTool<I extends z.ZodType, R = unknown>(def: ToolDefinition
     ...(def.grant ? { grant: (args: Record<string, unknown>, ctx: ToolContext) => def.grant!(parse(args), ctx) } : {}),
     ...(def.probe ? { probe: (args: Record<string, unknown>, ctx: ToolContext) => def.probe!(parse(args), ctx) } : {}),
     ...(def.timeout_ms !== undefined ? { timeout_ms: def.timeout_ms } : {}),
+    ...(def.timeoutFor ? { timeoutFor: (args: Record<string, unknown>) => def.timeoutFor!(parse(args)) } : {}),
     ...(def.budget_tokens !== undefined ? { budget_tokens: def.budget_tokens } : {}),
   };
 

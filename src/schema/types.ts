@@ -110,6 +110,12 @@ export interface ToolSpec<A = Record<string, unknown>, O = unknown> {
   probe?: (args: A, ctx: ToolContext) => ProbeOutcome | Promise<ProbeOutcome>;
   /** Upper bound on one execution, milliseconds; the gateway aborts past it. */
   timeout_ms?: number;
+  /**
+   * This call's own bound, from its validated arguments (e.g. a shell command's `timeout_ms` plus
+   * the time to kill it), ms; it can only lower `timeout_ms`. The lease of an A2/A3 call follows
+   * it, so a retry of a short call is not told to wait for the longest one the tool allows.
+   */
+  timeoutFor?: (args: A) => number | undefined;
   /** Token budget for this tool's observations (o200k) when the operator configured none (see `Budgets`). */
   budget_tokens?: number;
 }

@@ -137,6 +137,8 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     grant: () => ({ op: "execute", target: `path:${ws.root}` }),
     handler: (args, ctx) => executeBash(chooseLauncher, ws, args, bashLimits, ctx),
     timeout_ms: 305_000,
+    // The sandbox kills the command at its own timeout_ms; 5 s more covers the kill and the capture.
+    timeoutFor: (args) => (args.timeout_ms ?? DEFAULT_TIMEOUT_MS) + 5_000,
     budget_tokens: 2 * bashLimits.output_tokens + 500,
   });
 

@@ -190,6 +190,45 @@ describe("execute", () => {
     `);
   });
 
+  it("a tool's timeoutFor bounds one call by its own arguments, and can only lower the tool's bound", async () => {
+    const { call, gateway } = make();
+    const slow = gateway.tools.get("slow_report")!;
+    const reasons: string[] = [];
+    slow.handler = (_args, ctx) => {
+      ctx.signal.addEventListener("abort", () => reasons.push((ctx.signal.reason as Error).message));
+      return new Promise(() => {});
+    };
+    slow.timeoutFor = () => 10;
+    expect((await call("slow_report", {})).error?.code).toBe("timeout");
+    slow.timeoutFor = () => 60_000; // above the tool's 30 ms: ignored
+    expect((await call("slow_report", {})).error?.code).toBe("timeout");
+    slow.timeoutFor = () => {
+      throw new Error("bad hook");
+    };
+    expect((await call("slow_report", {})).error?.code).toBe("timeout");
+    expect(reasons).toEqual(["did not finish within 10 ms and was aborted", "did not finish within 30 ms and was aborted", "did not finish within 30 ms and was aborted"]);
+  });
+
+  it("an A2 call's lease follows its own bound: a short call is not leased for the longest one the tool allows", async () => {
+    const leases: number[] = [];
+    const { call, gateway, store, clock } = make();
+    const note = gateway.tools.get("add_order_note")!;
+    const run = note.handler;
+    note.handler = async (args, ctx) => {
+      const [record] = await store.records.list({ state: "IN_FLIGHT", limit: 1, now: clock.now });
+      leases.push(record!.lease_until! - clock.now);
+      return run(args, ctx);
+    };
+    note.timeout_ms = 305_000;
+    await call("add_order_note", { order_id: "o_001", note: "no per-call bound" });
+    note.timeoutFor = () => 2_000;
+    await call("add_order_note", { order_id: "o_001", note: "short" });
+    note.timeoutFor = () => 100_000;
+    await call("add_order_note", { order_id: "o_001", note: "long" });
+    // bound + 5 s, at least the default lease of 60 s
+    expect(leases).toEqual([310_000, 60_000, 105_000]);
+  });
+
   it("a synchronous throw from a read is tool_failed with the message fenced", async () => {
     const { call, gateway } = make();
     gateway.tools.get("get_order")!.handler = () => {

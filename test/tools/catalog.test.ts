@@ -45,6 +45,14 @@ describe("the coding catalog", () => {
     expect(await byName.get("bash_execute")!.grant!({ command: "true" }, ctx)).toEqual({ op: "execute", target: `path:${s.root}` });
   });
 
+  it("bounds a bash_execute call by its own timeout_ms plus 5 s (the tool's 305 s is only the ceiling)", () => {
+    const bash = tools.find((t) => t.name === "bash_execute")!;
+    expect(bash.timeout_ms).toBe(305_000);
+    expect(bash.timeoutFor!({ command: "true", timeout_ms: 2_000 })).toBe(7_000);
+    expect(bash.timeoutFor!({ command: "true" })).toBe(35_000);
+    expect(tools.filter((t) => t.timeoutFor).map((t) => t.name)).toEqual(["bash_execute"]);
+  });
+
   it("prints a warning when the unsandboxed opt-out is given", () => {
     const warnings: string[] = [];
     createCodingCatalog({ workspace: s.root, sandbox: { allowUnsandboxed: true, warn: (m) => warnings.push(m) } });
