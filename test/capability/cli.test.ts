@@ -134,6 +134,11 @@ describe("toolgate cap", () => {
     expect((await cli("cap", "attenuate", root, "--rights", "execute")).err).toBe("toolgate: attenuation may only narrow a capability: rights execute are not held by the parent (it holds read,write) [attenuation_widens]\n");
     expect((await cli("cap", "verify", "nope", "--keys", keyFile, "--op", "read", "--target", "path:/ws")).err).toMatch(/TOKEN must be a tg1\.… capability token/);
     expect((await cli("cap", "verify", root, "--op", "read")).code).toBe(2);
+    expect(await cli("cap", "verify", root, "--keys", keyFile, "--op", "read", "--target", "/ws/a.txt")).toMatchObject({
+      code: 2,
+      out: "",
+      err: expect.stringMatching(/^toolgate: --target: object "\/ws\/a\.txt" has no known kind \(expected one of path, host, repo, tenant, tool\); write it as kind:value, e\.g\. path:\/ws/),
+    });
     expect((await cli("cap", "issue", "--keys", join(dir, "missing.json"), "--rights", "read", "--objects", "path:/ws", "--ttl", "1h")).err).toMatch(
       /cannot read key file .*missing\.json: no such file \(create one with toolgate cap keygen --out FILE\)/,
     );

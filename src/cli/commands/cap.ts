@@ -20,6 +20,7 @@ import { summariseGrant, viewGrant } from "../../capability/grant.js";
 import type { NarrowerInput } from "../../capability/input.js";
 import { generateKey, keyRingFromMap, loadKeys } from "../../capability/keys.js";
 import type { ArgBound, Primitive } from "../../capability/predicates.js";
+import { parseObject } from "../../capability/objects.js";
 import { revokeGrant } from "../../capability/revoke.js";
 import { parseToken, TOKEN_PREFIX } from "../../capability/token.js";
 import { openStore, sqlitePath } from "../../idempotency/open.js";
@@ -266,6 +267,12 @@ export function register(program: Command): void {
     .action(async (arg: string, flags: { op: string; target: string; cost?: string; tool?: string; args?: string; keys?: string; store?: string; json?: boolean }) => {
       const token = readToken(arg);
       const keys = keysFrom(flags);
+      try {
+        parseObject(flags.target);
+      } catch (err) {
+        // A malformed --target is the operator's typo, not a denial by the grant.
+        throw new CliError(`--target: ${(err as Error).message}`);
+      }
       const request = {
         op: flags.op,
         target: flags.target,
