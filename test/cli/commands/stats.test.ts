@@ -36,6 +36,19 @@ describe("toolgate stats", () => {
     expect(table.stdout).toContain("5 line(s), 1 broken: line 5");
   });
 
+  it("a file of only broken lines is an input error (the wrong file), an empty one is zero calls", async () => {
+    const wrong = join(dir, "wrong.jsonl");
+    writeFileSync(wrong, "garbage\n{bad\n");
+    const r = await runCommand(register, ["stats", "--audit", wrong]);
+    expect(r.stdout).toBe("");
+    expect(r.error?.message).toMatch(/^the audit trail holds no usable record \(2 broken line\(s\); line 1: not JSON .*check --audit$/);
+    const empty = join(dir, "empty.jsonl");
+    writeFileSync(empty, "");
+    const e = await runCommand(register, ["stats", "--audit", empty, "--json"]);
+    expect(e.error).toBeNull();
+    expect(JSON.parse(e.stdout).overall.calls).toBe(0);
+  });
+
   it("a missing file is a usage error naming it", async () => {
     const r = await runCommand(register, ["stats", "--audit", join(dir, "none.jsonl")]);
     expect(r.error?.message).toBe(`cannot read ${join(dir, "none.jsonl")}: no such file`);
