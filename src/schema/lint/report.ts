@@ -38,8 +38,21 @@ export function toolsOf(value: unknown, source: string): unknown[] {
     if (Array.isArray(value.tools)) return value.tools;
     if (isRecord(value.result) && Array.isArray(value.result.tools)) return value.result.tools;
     if ("name" in value || "inputSchema" in value || "parameters" in value || "input_schema" in value || "function" in value) return [value];
+    const vercel = vercelTools(value);
+    if (vercel) return vercel;
   }
   throw new ToolgateError("lint_input", `${source}: expected a tool descriptor, an array of them, or {"tools": [...]}; found ${Array.isArray(value) ? "an array" : value === null ? "null" : typeof value === "object" ? `an object with keys ${Object.keys(value).slice(0, 5).join(", ") || "(none)"}` : typeof value}`);
+}
+
+/**
+ * `toolgate export --format vercel-ai`'s shape, `{ [name]: { description, inputSchema } }`: every
+ * value a descriptor without a name of its own. Read back as `[{ name, ...descriptor }]`.
+ */
+function vercelTools(value: Record<string, unknown>): unknown[] | undefined {
+  const entries = Object.entries(value);
+  if (entries.length === 0) return undefined;
+  const isEntry = (v: unknown) => isRecord(v) && !("name" in v) && ("inputSchema" in v || "parameters" in v);
+  return entries.every(([, v]) => isEntry(v)) ? entries.map(([name, v]) => ({ name, ...(v as Record<string, unknown>) })) : undefined;
 }
 
 export function lintSources(sources: readonly LintSource[]): LintReport {
