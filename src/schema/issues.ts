@@ -40,9 +40,16 @@ function exampleForPattern(pattern: string): string | undefined {
 }
 
 /** A value's type and bounds as a phrase: `an integer from 1 to 500`, `a string of 1 to 8192 characters`. */
-function describeValue(schema: Record<string, unknown>): string | undefined {
+function describeValue(schema: Record<string, unknown>, depth = 0): string | undefined {
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return `one of ${listValues(schema.enum)}`;
-  if (schema.type === undefined) return undefined;
+  if ("const" in schema) return `exactly ${showValue(schema.const)}`;
+  if (schema.type === undefined) {
+    // A union (nullable, anyOf, oneOf): each branch's phrase, once each; two levels at most.
+    const branches = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : undefined;
+    if (!branches || branches.length === 0 || depth > 1) return undefined;
+    const each = branches.map((b) => (isRecord(b) ? describeValue(b, depth + 1) : undefined));
+    return each.every((d) => d !== undefined) ? [...new Set(each)].join(" or ") : undefined;
+  }
   const parts = [typePhrase(schema.type)];
   const [min, max] = [schema.minimum, schema.maximum].map((v) => (typeof v === "number" ? v : undefined));
   if (min !== undefined && max !== undefined) parts.push(`from ${min} to ${max}`);
