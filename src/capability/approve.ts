@@ -71,7 +71,10 @@ export function checkRequest(g: EffectiveGrant, req: ApproveRequest): Denial | n
       return deny("object_outside", `the target ${target.text} is outside the capability's objects: ${list(g.objects)}`, g.id);
     }
   }
-  if (g.tools !== null && (typeof req.tool !== "string" || !g.tools.includes(req.tool))) {
+  if (g.tools !== null && typeof req.tool !== "string") {
+    return deny("object_outside", `the capability is limited to the tools ${g.tools.join(", ") || "none"}, and the request names no tool; pass the calling tool's name as tool (e.g. tool: ${JSON.stringify(g.tools[0] ?? "file_view")})`, g.id);
+  }
+  if (g.tools !== null && !g.tools.includes(req.tool as string)) {
     return deny("object_outside", `the tool ${JSON.stringify(req.tool ?? null)} is not one the capability names: ${g.tools.join(", ") || "none"}`, g.id);
   }
   const cost = req.cost ?? 1;

@@ -66,6 +66,10 @@ describe("approve: each component refuses with a reason a model can act on", () 
       code: "object_outside",
       reason: 'the tool "bash_execute" is not one the capability names: file_view',
     });
+    expect(await authority.approve(child, { op: "read", target: "path:/ws/a", args })).toMatchObject({
+      code: "object_outside",
+      reason: 'the capability is limited to the tools file_view, and the request names no tool; pass the calling tool\'s name as tool (e.g. tool: "file_view")',
+    });
     expect((await authority.inspect(child)).grant).toMatchObject({ objects: ["path:/ws"], tools: ["file_view"] });
     // Once a block names tools, a later block can only pick among them.
     expect(() => attenuate(child, { objects: ["tool:bash_execute"] }, { now: () => T0 })).toThrow(/object tool:bash_execute is not within the parent's objects/);
