@@ -61,6 +61,9 @@ export interface SettleContext {
 function context(store: Store, key: string, options: SettleOptions): SettleContext {
   // Derived keys always pass; a client-supplied key that slipped past the gateway is refused here, before any store call.
   validateClientKey(key, "key");
+  if (typeof options !== "object" || options === null) {
+    throw new ToolgateError("invalid_option", `settle: options must be an object with lease_ms; received ${options === null ? "null" : typeof options}; e.g. settle(store, key, run, { lease_ms: 30000 })`);
+  }
   if (!Number.isFinite(options.lease_ms) || options.lease_ms <= 0) {
     throw new ToolgateError("invalid_option", `settle: lease_ms must be a positive number of milliseconds; received ${String(options.lease_ms)}; e.g. 30000`);
   }
