@@ -4,7 +4,7 @@
  */
 import { ToolgateError } from "../schema/errors.js";
 import type { ToolDescriptor } from "./descriptor.js";
-import { toAnthropic, toMcp, toOpenAI, toVercelAI, type ExportFormat } from "./formats.js";
+import { EXPORT_FORMATS, toAnthropic, toMcp, toOpenAI, toVercelAI, type ExportFormat } from "./formats.js";
 import { toGbnf } from "./gbnf.js";
 
 export interface CatalogExport {
@@ -26,6 +26,7 @@ export interface ExportOptions {
 }
 
 export function exportCatalog(tools: readonly ToolDescriptor[], format: ExportFormat, options: ExportOptions = {}): CatalogExport {
+  if (!EXPORT_FORMATS.includes(format)) throw new ToolgateError("invalid_input", `format must be one of ${EXPORT_FORMATS.join(", ")}; received ${JSON.stringify(format) ?? "nothing"}`);
   if (options.strict && format !== "openai") throw new ToolgateError("invalid_input", `--strict applies to --format openai only; received --format ${format}`);
   switch (format) {
     case "mcp":

@@ -69,6 +69,10 @@ describe("export formats", () => {
     expect(r.notes.at(-1)).toMatchInlineSnapshot(`"2 constraint(s) the grammar cannot express (listed above); the rest is exact"`);
   });
 
+  it("refuses a format it does not know (a JavaScript caller), naming the accepted ones", () => {
+    expect(() => exportCatalog([tool], "xml" as never)).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: format must be one of mcp, openai, anthropic, vercel-ai, gbnf; received "xml"]`);
+  });
+
   it("refuses --strict outside openai", () => {
     expect(() => exportCatalog([tool], "anthropic", { strict: true })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: --strict applies to --format openai only; received --format anthropic]`);
   });
