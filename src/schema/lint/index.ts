@@ -21,6 +21,10 @@ export function lintTool(descriptor: unknown, index = 0): LintFinding[] {
 
 /** Lints a catalog: every tool, then the catalog-level rules (e.g. overlap between tools). */
 export function lintCatalog(tools: readonly unknown[]): LintFinding[] {
+  if (!Array.isArray(tools)) {
+    const found = isRecord(tools) ? `an object with keys ${Object.keys(tools).slice(0, 5).join(", ") || "(none)"}` : tools === null ? "null" : typeof tools;
+    return [{ rule: "TG000", severity: "error", tool: "(catalog)", pointer: "", message: `a catalog must be an array of tool descriptors; found ${found}`, fix: "pass the array (e.g. the tools of a tools/list result), or lintSources for a file's contents in any shape" }];
+  }
   const descriptors = tools.map((t, i) => toDescriptor(t, i));
   const findings = descriptors.flatMap((d) => lintDescriptor(d));
   for (const rule of catalogRules) {

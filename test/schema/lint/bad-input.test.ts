@@ -1,6 +1,6 @@
 /** Schemas found in the wild must never crash or hang the linter: each bad input is a clear finding. */
 import { describe, expect, it } from "vitest";
-import { lintTool } from "../../../src/schema/lint/index.js";
+import { lintCatalog, lintTool } from "../../../src/schema/lint/index.js";
 
 const tool = (inputSchema: unknown, extra: Record<string, unknown> = {}) => ({ name: "t", description: "A tool the linter tests.", annotations: { readOnlyHint: true }, inputSchema, ...extra });
 const text = (t: unknown) => lintTool(t).map((f) => `${f.severity} ${f.rule} ${f.pointer}: ${f.message}`);
@@ -101,6 +101,12 @@ describe("bad input", () => {
         "warning TG010 /description: the description is 5242880 characters, sent with every turn",
       ]
     `);
+  });
+
+  it("a catalog that is not an array is a finding, not a TypeError", () => {
+    expect(lintCatalog({ tools: [] } as never).map((f) => `${f.severity} ${f.rule} ${f.tool}: ${f.message}`)).toEqual([
+      "error TG000 (catalog): a catalog must be an array of tool descriptors; found an object with keys tools",
+    ]);
   });
 
   it("garbage in every keyword position never throws", () => {
