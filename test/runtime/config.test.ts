@@ -12,6 +12,11 @@ describe("createGateway configuration", () => {
     expect(() => createGateway({ ...base(), tools: [...t, t[0]!] })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: tools: two tools are named "search_customer_orders"; tool names must be unique]`);
   });
 
+  it("refuses a missing store, or an openStore promise not awaited, by name", () => {
+    expect(() => createGateway({ ...base(), store: undefined as never })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: store: expected a store, e.g. await openStore("sqlite:.toolgate/state.db") or createMemoryStore(); received nothing]`);
+    expect(() => createGateway({ ...base(), store: Promise.resolve(createMemoryStore()) as never })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: store: expected a store, e.g. await openStore("sqlite:.toolgate/state.db") or createMemoryStore(); received a Promise (openStore is async: await it)]`);
+  });
+
   it("refuses budgets too small for a marker and budgets for unknown tools", () => {
     expect(() => createGateway({ ...base(), budgets: { default_tokens: 50 } })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: budgets.default_tokens must be an integer of at least 200 tokens (a cut needs room for its marker); received 50; e.g. 2000]`);
     expect(() => createGateway({ ...base(), budgets: { per_tool: { grep: 500 } } })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: budgets.per_tool names "grep", which is not a tool of this gateway (tools: search_customer_orders, get_order, add_order_note, sync_inventory, refund_order, slow_report, show_config, tail_log)]`);
