@@ -129,6 +129,8 @@ function label(pointer: string): string {
 // Most names need no RFC 6901 escape: skip the two replaces for them.
 const join = (pointer: string, key: string) => `${pointer}/${key.includes("~") || key.includes("/") ? key.replace(/~/g, "~0").replace(/\//g, "~1") : key}`;
 
+const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? "" : "s"}`;
+
 /** Sets `example` when there is one (cheaper than spreading a conditional object in). */
 function withExample(issue: ObservationIssue, example: JsonValue | undefined): ObservationIssue {
   if (example !== undefined) issue.example = example;
@@ -187,7 +189,7 @@ export function toIssue(e: ErrorObject): ObservationIssue {
     case "minLength": {
       const n = Number(p.limit);
       const expected = `${e.keyword === "maxLength" ? "at most" : "at least"} ${n} character${n === 1 ? "" : "s"}`;
-      return { path, code: e.keyword === "maxLength" ? "too_long" : "too_short", message: `${field} must be ${expected}`, expected, received: `${typeof e.data === "string" ? codePoints(e.data) : "?"} characters` };
+      return { path, code: e.keyword === "maxLength" ? "too_long" : "too_short", message: `${field} must be ${expected}`, expected, received: typeof e.data === "string" ? plural(codePoints(e.data), "character") : "? characters" };
     }
     case "maximum":
     case "minimum":
@@ -209,7 +211,7 @@ export function toIssue(e: ErrorObject): ObservationIssue {
       const n = Number(p.limit);
       const expected = `${e.keyword.startsWith("max") ? "at most" : "at least"} ${n} ${unit}${n === 1 ? "" : "s"}`;
       const count = Array.isArray(e.data) ? e.data.length : isRecord(e.data) ? Object.keys(e.data).length : 0;
-      return { path, code: e.keyword.startsWith("max") ? "too_many" : "too_few", message: `${field} must have ${expected}`, expected, received: `${count} ${unit}s` };
+      return { path, code: e.keyword.startsWith("max") ? "too_many" : "too_few", message: `${field} must have ${expected}`, expected, received: plural(count, unit) };
     }
     case "uniqueItems":
       return { path, code: "duplicate_items", message: `${field} must not repeat items; items ${Math.min(Number(p.i), Number(p.j))} and ${Math.max(Number(p.i), Number(p.j))} are equal`, expected: "unique items" };

@@ -1,4 +1,4 @@
-/** A missing field whose schema is a union (nullable, anyOf, oneOf) or a const still says what to send. */
+/** A missing union field still says what to send; counts in "received" agree in number. */
 import { describe, expect, it } from "vitest";
 import { createValidator } from "../../src/schema/validate.js";
 import { renderIssues } from "../../src/schema/render.js";
@@ -32,5 +32,22 @@ describe("a missing union field", () => {
       - deep is required: a string of at most 3 characters or null
       Fix them and call t again; nothing was changed."
     `);
+  });
+});
+
+describe("counts in received", () => {
+  it("say 1 character, 1 item, 1 field in the singular", () => {
+    const counted = {
+      name: "t",
+      inputSchema: {
+        type: "object",
+        properties: { s: { type: "string", minLength: 3, maxLength: 9 }, a: { type: "array", minItems: 2, maxItems: 3, items: { type: "integer" } }, m: { type: "object", minProperties: 2, maxProperties: 4, additionalProperties: { type: "integer" } } },
+        required: ["s", "a", "m"],
+        additionalProperties: false,
+      },
+    };
+    const r = createValidator().validate(counted, { s: "x", a: [1], m: { k: 1 } });
+    if (r.ok) throw new Error("expected a rejection");
+    expect(r.issues.map((i) => `${i.path}: ${i.received}`)).toEqual(["/s: 1 character", "/a: 1 item", "/m: 1 field"]);
   });
 });
