@@ -4,7 +4,7 @@
  * tools can do). Every path a tool touches is absolute and, after resolving symlinks, lies
  * inside the workspace root; tools then operate on the resolved path, never on the one given.
  */
-import { realpathSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, resolve as resolveLexically } from "node:path";
 import { NoEffectError } from "../schema/errors.js";
@@ -39,7 +39,14 @@ export const PROTECTED_DEFAULT = [".toolgate"];
 /** Opens a workspace at `root` (which must exist; symlinks in it are resolved once, now). */
 export function openWorkspace(root: string, protectedPaths: string[] = PROTECTED_DEFAULT): Workspace {
   if (!isAbsolute(root)) throw new NoEffectError(`workspace root must be an absolute path; received ${JSON.stringify(root)}`, "invalid_path");
-  const real = realpathSync(root);
+  let real: string;
+  try {
+    real = realpathSync(root);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new NoEffectError(`workspace root ${JSON.stringify(root)} ${code === "ENOENT" ? "does not exist" : `cannot be opened (${code ?? (err as Error).message})`}; create the folder first (mkdir -p) or pass an existing one`, "invalid_path");
+  }
+  if (!statSync(real).isDirectory()) throw new NoEffectError(`workspace root ${JSON.stringify(root)} is not a folder; pass the folder the tools work in`, "invalid_path");
   const within = (p: string, dir: string) => dir === "/" || p === dir || p.startsWith(dir + "/");
   const inside = (p: string) => within(p, real);
   const guarded = protectedPaths.map((p) => resolveLexically(real, p));

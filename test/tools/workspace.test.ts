@@ -2,6 +2,7 @@ import { symlinkSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { NoEffectError } from "../../src/schema/errors.js";
 import { fromCheckIssue, renderIssue } from "../../src/schema/render.js";
+import { openWorkspace } from "../../src/tools/workspace.js";
 import { makeWorkspace, stable } from "./fixtures.js";
 
 const s = makeWorkspace("wsconf");
@@ -18,6 +19,21 @@ async function refusal(path: string): Promise<string> {
   expect(err).toBeInstanceOf(NoEffectError);
   return `${(err as NoEffectError).code}: ${stable((err as Error).message, s)}`;
 }
+
+describe("opening a workspace", () => {
+  it("a root that does not exist, or is a file, is refused with invalid_path naming it", () => {
+    const open = (root: string) => {
+      try {
+        openWorkspace(root);
+        return "opened";
+      } catch (e) {
+        return `${(e as NoEffectError).code}: ${stable((e as Error).message, s)}`;
+      }
+    };
+    expect(open(`${s.root}/missing`)).toBe('invalid_path: workspace root "<tmp>/ws/missing" does not exist; create the folder first (mkdir -p) or pass an existing one');
+    expect(open(`${s.root}/src/a.ts`)).toBe('invalid_path: workspace root "<tmp>/ws/src/a.ts" is not a folder; pass the folder the tools work in');
+  });
+});
 
 describe("workspace confinement", () => {
   it("resolves existing files, new files under existing folders and symlinks that stay inside", async () => {
