@@ -15,7 +15,7 @@
  * a parent budget refuses after a child's was charged, the child's charge stands (a conservative
  * over-count; no budget is ever exceeded).
  */
-import type { Store } from "../idempotency/store.js";
+import { assertStore, type Store } from "../idempotency/store.js";
 import { ToolgateError } from "../schema/errors.js";
 import { checkExpiry, checkRequest, deny, type ApproveRequest, type Decision, type Denial } from "./approve.js";
 import { attenuate as attenuateOffline } from "./attenuate.js";
@@ -61,6 +61,7 @@ type Verified = { ok: true; token: ParsedToken } | { ok: false; denial: Denial }
 
 export function createCapabilityAuthority(options: CapabilityAuthorityOptions): CapabilityAuthority {
   const { keys, store } = options;
+  if (store !== undefined) assertStore(store, "store");
   const now = options.now ?? Date.now;
   const skew_ms = options.skew_ms ?? 0;
 

@@ -1,3 +1,4 @@
+import { ToolgateError } from "../schema/errors.js";
 import type { JsonValue } from "../schema/types.js";
 
 /**
@@ -169,4 +170,15 @@ export interface ApprovalStore {
   update(id: string, from: ApprovalState, patch: Partial<Pick<ApprovalRecord, "state" | "decided_at" | "approver" | "note">>): Promise<ApprovalRecord | null>;
   /** Newest first; `state` filters. */
   list(query: { state?: ApprovalState; limit?: number }): Promise<ApprovalRecord[]>;
+}
+
+/**
+ * Refuses what is not a store, by the option's name: a missing one, or an `openStore(…)` promise
+ * not awaited, fails at construction with the fix instead of a TypeError on the first call.
+ */
+export function assertStore(store: unknown, option: string): asserts store is Store {
+  const s = store as Partial<Store> | null | undefined;
+  if (typeof s === "object" && s !== null && typeof s.records === "object" && typeof s.approvals === "object") return;
+  const received = s === undefined ? "nothing" : s === null ? "null" : typeof (s as { then?: unknown }).then === "function" ? "a Promise (openStore is async: await it)" : typeof s === "object" ? `an object with keys ${Object.keys(s).slice(0, 5).join(", ") || "(none)"}` : typeof s;
+  throw new ToolgateError("invalid_config", `${option}: expected a store, e.g. await openStore("sqlite:.toolgate/state.db") or createMemoryStore(); received ${received}`);
 }

@@ -7,7 +7,7 @@
  */
 import { AUTHORITY, type JsonValue, type ToolContext, type ToolSpec } from "../schema/types.js";
 import { ToolgateError } from "../schema/errors.js";
-import type { Store } from "../idempotency/store.js";
+import { assertStore, type Store } from "../idempotency/store.js";
 import { createCapabilityAuthority, type CapabilityAuthority } from "../capability/authority.js";
 import type { KeyRing } from "../capability/keys.js";
 import { deriveIdempotencyKey, fingerprint, validateClientKey } from "../canonical/key.js";
@@ -67,14 +67,6 @@ const LEASE_MARGIN_MS = 5_000;
 /** After the grace period: how long aborted calls get to record IN_DOUBT and answer (store writes are bounded by the store's own timeouts). */
 const SETTLE_AFTER_ABORT_MS = 5_000;
 
-/** The store is used on every call: a missing one (or an un-awaited `openStore`) fails here, by name. */
-function checkStore(store: unknown): void {
-  const s = store as Partial<Store> | null | undefined;
-  if (typeof s === "object" && s !== null && typeof s.records === "object" && typeof s.approvals === "object") return;
-  const received = s === undefined ? "nothing" : s === null ? "null" : typeof (s as { then?: unknown }).then === "function" ? "a Promise (openStore is async: await it)" : typeof s === "object" ? `an object with keys ${Object.keys(s).slice(0, 5).join(", ") || "(none)"}` : typeof s;
-  throw new ToolgateError("invalid_config", `store: expected a store, e.g. await openStore("sqlite:.toolgate/state.db") or createMemoryStore(); received ${received}`);
-}
-
 export function createGateway(options: GatewayOptions): Gateway {
   const tools = new Map<string, ToolSpec>();
   for (const t of options.tools) {
@@ -82,7 +74,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     tools.set(t.name, t);
   }
   const { store } = options;
-  checkStore(store);
+  assertStore(store, "store");
   const clock = options.clock ?? Date.now;
   const more = options.continuations ? createContinuationCache({ ...(options.continuations === true ? {} : options.continuations), now: clock }) : null;
   if (more) {

@@ -76,6 +76,13 @@ describe("approve: each component refuses with a reason a model can act on", () 
   });
 });
 
+describe("createCapabilityAuthority options", () => {
+  it("an openStore promise not awaited is refused by name, not a TypeError on the first approve", () => {
+    const { keys } = testAuthority();
+    expect(() => createCapabilityAuthority({ keys, store: Promise.resolve({}) as never })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: store: expected a store, e.g. await openStore("sqlite:.toolgate/state.db") or createMemoryStore(); received a Promise (openStore is async: await it)]`);
+  });
+});
+
 describe("expiry", () => {
   it("expires after E (plus the configured skew), and an expired parent takes its child with it", async () => {
     const { authority, token, clock, now } = setup();
