@@ -15,7 +15,7 @@ import type { JsonValue, ProbeOutcome } from "../schema/types.js";
 import { settleHint, type SettleOutcome } from "./outcome.js";
 import { DEFAULT_TTL_MS, newOwnerToken } from "./record.js";
 import { resolveRepeat } from "./repeat.js";
-import type { IdempotencyRecord, Store } from "./store.js";
+import { assertStore, type IdempotencyRecord, type Store } from "./store.js";
 import { RecordTransitions, storableResult } from "./transitions.js";
 
 export interface SettleOptions {
@@ -60,6 +60,7 @@ export interface SettleContext {
 
 function context(store: Store, key: string, options: SettleOptions): SettleContext {
   // Derived keys always pass; a client-supplied key that slipped past the gateway is refused here, before any store call.
+  assertStore(store, "settle: store");
   validateClientKey(key, "key");
   if (typeof options !== "object" || options === null) {
     throw new ToolgateError("invalid_option", `settle: options must be an object with lease_ms; received ${options === null ? "null" : typeof options}; e.g. settle(store, key, run, { lease_ms: 30000 })`);

@@ -71,6 +71,9 @@ describe("settle: options", () => {
       `"settle: lease_ms must be a positive number of milliseconds; received 0; e.g. 30000"`,
     );
     expect((await rejection(settle(store, "k", () => 1, { lease_ms: NaN }))).message).toContain("received NaN");
+    expect((await rejection(settle(Promise.resolve(store) as never, "k", () => 1, { lease_ms: 10 }))).message).toBe(
+      'settle: store: expected a store, e.g. await openStore("sqlite:.toolgate/state.db") or createMemoryStore(); received a Promise (openStore is async: await it)',
+    );
     // A JavaScript caller that leaves the options out is told what to pass, not a TypeError.
     expect((await rejection(settle(store, "k", () => 1, undefined as never))).message).toBe(
       "settle: options must be an object with lease_ms; received undefined; e.g. settle(store, key, run, { lease_ms: 30000 })",
