@@ -4,7 +4,7 @@
  */
 import { countTokens, type TokenizerName } from "../observation/tokens.js";
 import { ToolgateError } from "../schema/errors.js";
-import { definitionText, type ToolDescriptor } from "./descriptor.js";
+import { definitionText, toToolDescriptors, type ToolDescriptor } from "./descriptor.js";
 
 export interface CatalogCostOptions {
   /** N, turns in the trajectory (default 40, the seed's illustration). */
@@ -43,7 +43,8 @@ export function catalogCost(tools: readonly ToolDescriptor[], options: CatalogCo
   const turns = options.turns ?? DEFAULT_TURNS;
   const tokenizer = options.tokenizer ?? "o200k";
   checkTurns(turns);
-  const counted = tools.map((t, i) => {
+  // A library caller may hand over tools in any accepted form (OpenAI, Anthropic, a ToolSpec): read each one.
+  const counted = toToolDescriptors(tools).map((t, i) => {
     const tokens = countTokens(definitionText(t), tokenizer);
     options.onProgress?.(i + 1, tools.length);
     return { name: t.name, tokens };

@@ -3,7 +3,7 @@
  * honest account of what did not carry over.
  */
 import { ToolgateError } from "../schema/errors.js";
-import type { ToolDescriptor } from "./descriptor.js";
+import { toToolDescriptors, type ToolDescriptor } from "./descriptor.js";
 import { EXPORT_FORMATS, toAnthropic, toMcp, toOpenAI, toVercelAI, type ExportFormat } from "./formats.js";
 import { toGbnf } from "./gbnf.js";
 
@@ -25,8 +25,10 @@ export interface ExportOptions {
   max_repeat?: number;
 }
 
-export function exportCatalog(tools: readonly ToolDescriptor[], format: ExportFormat, options: ExportOptions = {}): CatalogExport {
+export function exportCatalog(catalog: readonly ToolDescriptor[], format: ExportFormat, options: ExportOptions = {}): CatalogExport {
   if (!EXPORT_FORMATS.includes(format)) throw new ToolgateError("invalid_input", `format must be one of ${EXPORT_FORMATS.join(", ")}; received ${JSON.stringify(format) ?? "nothing"}`);
+  // A library caller may hand over tools in any accepted form (OpenAI, Anthropic, a ToolSpec): read each one.
+  const tools = toToolDescriptors(catalog);
   if (options.strict && format !== "openai") throw new ToolgateError("invalid_input", `--strict applies to --format openai only; received --format ${format}`);
   switch (format) {
     case "mcp":
