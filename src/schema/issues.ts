@@ -132,6 +132,17 @@ const join = (pointer: string, key: string) => `${pointer}/${key.includes("~") |
 const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? "" : "s"}`;
 
 /** Sets `example` when there is one (cheaper than spreading a conditional object in). */
+/** True for a string whose text is a JSON object (arguments double-encoded, as OpenAI's function.arguments arrive). */
+function holdsJsonObject(data: unknown): boolean {
+  if (typeof data !== "string" || !data.trimStart().startsWith("{")) return false;
+  try {
+    const parsed: unknown = JSON.parse(data);
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed);
+  } catch {
+    return false;
+  }
+}
+
 function withExample(issue: ObservationIssue, example: JsonValue | undefined): ObservationIssue {
   if (example !== undefined) issue.example = example;
   return issue;
@@ -165,7 +176,11 @@ export function toIssue(e: ErrorObject): ObservationIssue {
     }
     case "type": {
       const expected = typePhrase(p.type);
-      return { path, code: "invalid_type", message: `${field} must be ${expected}`, expected, received: showTyped(e.data) };
+      const issue: ObservationIssue = { path, code: "invalid_type", message: `${field} must be ${expected}`, expected, received: showTyped(e.data) };
+      if (p.type === "object" && holdsJsonObject(e.data)) {
+        issue.message += ", and this string holds one as JSON text: send the parsed object, not the string (e.g. JSON.parse an OpenAI tool call's function.arguments first)";
+      }
+      return issue;
     }
     case "enum": {
       const { list, suggest } = Array.isArray(p.allowedValues) ? enumOf(p.allowedValues) : NO_VALUES;

@@ -106,6 +106,13 @@ describe("issue texts", () => {
       - arguments must be an object; received [] (array)
       Fix it and call t again; nothing was changed."
     `);
+    // Double-encoded arguments (OpenAI's function.arguments is JSON text): say to parse them.
+    expect(text('{"n": 1}', spec)).toMatchInlineSnapshot(`
+      "t was not run: 1 problem with the arguments.
+      - arguments must be an object, and this string holds one as JSON text: send the parsed object, not the string (e.g. JSON.parse an OpenAI tool call's function.arguments first); received "{\\"n\\": 1}" (string)
+      Fix it and call t again; nothing was changed."
+    `);
+    expect(text("not json", spec)).not.toContain("JSON text");
   });
   it("nested unknown fields say where; field names with / and ~ are labelled as written", () => {
     const spec = { name: "t", inputSchema: { type: "object", properties: { opts: { type: "object", properties: { depth: { type: "integer" } }, additionalProperties: false }, "a/b~c": { type: "integer" } }, additionalProperties: false } };
