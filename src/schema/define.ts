@@ -6,7 +6,7 @@
  */
 import type { z } from "zod";
 import { NoEffectError, ToolgateError } from "./errors.js";
-import { EFFECTS } from "./lint/finding.js";
+import { EFFECTS, type LintFinding } from "./lint/finding.js";
 import { lintTool } from "./lint/index.js";
 import { fieldLabel } from "./labels.js";
 import { publishSchema } from "./publish.js";
@@ -94,10 +94,41 @@ export function defineTool<I extends z.ZodType, R = unknown>(def: ToolDefinition
 
   const errors = lintTool(spec).filter((f) => f.severity === "error");
   if (errors.length > 0) {
-    const lines = errors.map((f) => `  ${f.rule} ${f.pointer || "(tool)"}: ${f.message}. Fix: ${f.fix}`);
+    const lines = errors.map((f) => `  ${f.rule} ${f.pointer || "(tool)"}: ${f.message}. Fix: ${f.fix}${inZod(f)}`);
     throw new ToolgateError("tool_lint", `tool ${name} is refused: its published schema fails ${errors.length} lint rule${errors.length === 1 ? "" : "s"}:\n${lines.join("\n")}`);
   }
   return spec;
+}
+
+/**
+ * The same fix said in zod, for a finding on a schema defineTool published from zod: the rules
+ * speak JSON Schema (any catalog's language), the author writes `.max()` and `.default()`.
+ */
+function inZod(f: LintFinding): string {
+  const hint = zodHint(f);
+  return hint ? ` (in zod: ${hint})` : "";
+}
+
+function zodHint(f: LintFinding): string | undefined {
+  const m = f.message;
+  switch (f.rule) {
+    case "TG002":
+      return m.startsWith("required lists") ? undefined : "drop .optional(), or give the field .default(value), or say in .describe() what leaving it out means";
+    case "TG003":
+      if (m.includes(" is a string ")) return ".max(N) on the z.string(), or z.enum([...]) when the values are known";
+      if (m.includes(" is an array ")) return ".max(N) on the z.array()";
+      if (m.includes(" is a map ")) return "z.record(...).meta({ maxProperties: N }), or a z.object() with the keys named";
+      if (/ is an? (number|integer) /.test(m)) return ".min(a).max(b) on the number";
+      return undefined;
+    case "TG005":
+      return 'z.discriminatedUnion("kind", [...]) with a z.literal() kind in every branch';
+    case "TG007":
+      return "a z.object() naming its fields, not z.record(), z.any(), z.unknown() or z.looseObject()";
+    case "TG010":
+      return f.pointer === "/name" || f.pointer === "/description" ? undefined : ".describe() on the field";
+    default:
+      return undefined;
+  }
 }
 
 function zodIssue(issue: z.core.$ZodIssue): CheckIssue {

@@ -96,10 +96,36 @@ describe("defineTool", () => {
     expect((err as ToolgateError).code).toBe("tool_lint");
     expect((err as Error).message).toMatchInlineSnapshot(`
       "tool grep is refused: its published schema fails 3 lint rules:
-        TG002 /inputSchema/properties/glob: glob has no default and is not in required, and nothing says what a missing glob means. Fix: add "glob" to required, or give it a "default" (say in its description what the default means)
-        TG003 /inputSchema/properties/pattern: property pattern is a string with no maxLength, enum, const, bounded format or anchored bounded pattern. Fix: add "maxLength" (e.g. 1024 for a path, 256 for a name), or an enum if the values are known
-        TG003 /inputSchema/properties/glob: property glob is a string with no maxLength, enum, const, bounded format or anchored bounded pattern. Fix: add "maxLength" (e.g. 1024 for a path, 256 for a name), or an enum if the values are known"
+        TG002 /inputSchema/properties/glob: glob has no default and is not in required, and nothing says what a missing glob means. Fix: add "glob" to required, or give it a "default" (say in its description what the default means) (in zod: drop .optional(), or give the field .default(value), or say in .describe() what leaving it out means)
+        TG003 /inputSchema/properties/pattern: property pattern is a string with no maxLength, enum, const, bounded format or anchored bounded pattern. Fix: add "maxLength" (e.g. 1024 for a path, 256 for a name), or an enum if the values are known (in zod: .max(N) on the z.string(), or z.enum([...]) when the values are known)
+        TG003 /inputSchema/properties/glob: property glob is a string with no maxLength, enum, const, bounded format or anchored bounded pattern. Fix: add "maxLength" (e.g. 1024 for a path, 256 for a name), or an enum if the values are known (in zod: .max(N) on the z.string(), or z.enum([...]) when the values are known)"
     `);
+  });
+
+  it("says each refusal's fix in zod too: numbers, arrays, maps and unions", () => {
+    const err = (() => {
+      try {
+        defineTool({
+          name: "t",
+          description: "Does one small thing for the tests.",
+          input: z.object({
+            n: z.number().describe("A count."),
+            tags: z.array(z.string().max(5)).describe("Tags."),
+            env: z.record(z.string().max(5), z.string().max(5)).describe("Variables."),
+            pick: z.union([z.object({ a: z.string().max(5) }), z.object({ b: z.string().max(5) })]).describe("One of two."),
+          }),
+          effect: "read",
+          handler: () => 1,
+        });
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return "";
+    })();
+    expect(err).toContain("(in zod: .min(a).max(b) on the number)");
+    expect(err).toContain("(in zod: .max(N) on the z.array())");
+    expect(err).toContain("(in zod: z.record(...).meta({ maxProperties: N }), or a z.object() with the keys named)");
+    expect(err).toContain('(in zod: z.discriminatedUnion("kind", [...]) with a z.literal() kind in every branch)');
   });
 
   it("refuses types JSON Schema cannot say, and a non-zod input", () => {
