@@ -1,29 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { auditStats, percentile, renderStats } from "../../src/runtime/stats.js";
 import type { AuditRecord } from "../../src/runtime/types.js";
+import { auditRecord } from "../support/audit-record.js";
 
-function rec(over: Partial<AuditRecord>): AuditRecord {
-  return {
-    ts: "2026-03-05T10:00:00.000Z",
-    trajectory_id: "t",
-    turn: 1,
-    call_id: "c",
-    tool: "file_view",
-    authority: "A0",
-    outcome: "ok",
-    stages: {},
-    validation_codes: [],
-    grant_code: null,
-    key: null,
-    record_state: null,
-    replay: false,
-    argument_tokens: 10,
-    observation_tokens: 100,
-    truncated: false,
-    latency_ms: 1,
-    ...over,
-  };
-}
+const rec = (over: Partial<AuditRecord>): AuditRecord => auditRecord({ turn: 1, ...over });
 
 describe("percentile", () => {
   it("is nearest-rank", () => {

@@ -1,30 +1,22 @@
 /** Builds audit trails (the runtime's AuditRecord lines) for the economics tests. */
 import type { AuditRecord } from "../../../src/runtime/types.js";
+import { auditRecord } from "../../support/audit-record.js";
 
 const T0 = Date.parse("2026-11-30T10:00:00.000Z");
 
 export function record(over: Partial<AuditRecord> & { at_ms?: number }): AuditRecord {
   const { at_ms = 0, ...rest } = over;
-  return {
+  return auditRecord({
     ts: new Date(T0 + at_ms).toISOString(),
     trajectory_id: "traj-0",
-    turn: 0,
     call_id: "c0",
     tool: "file_edit",
     authority: "A2",
-    outcome: "ok",
-    stages: {},
-    validation_codes: [],
-    grant_code: null,
-    key: null,
-    record_state: null,
-    replay: false,
     argument_tokens: 80,
     observation_tokens: 20,
-    truncated: false,
     latency_ms: 5,
     ...rest,
-  };
+  });
 }
 
 /**
