@@ -6,6 +6,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { ToolgateError } from "../schema/errors.js";
+import { editDistance } from "../schema/closest.js";
 import type { Store } from "./store.js";
 import { redactUrl } from "./stores/driver.js";
 import { createMemoryStore } from "./stores/memory.js";
@@ -126,15 +127,4 @@ function unknownScheme(url: string, scheme: string | undefined): string {
 
 function badUrl(message: string): ToolgateError {
   return new ToolgateError("bad_store_url", message);
-}
-
-/** Levenshtein distance, for the "did you mean" hint on a typo'd scheme. */
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[b.length]!;
 }

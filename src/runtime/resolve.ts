@@ -3,6 +3,7 @@
  * naming the closest tool and the available ones (seed 003, "Overlapping tools": the model must
  * be able to choose again without guessing).
  */
+import { editDistance } from "../schema/closest.js";
 import type { ToolSpec } from "../schema/types.js";
 import { refuse, type Refusal } from "./call.js";
 import type { Proposal } from "./types.js";
@@ -54,7 +55,7 @@ export function closestName(name: string, names: readonly string[]): string | nu
   let best: string | null = null;
   let bestD = Infinity;
   for (const n of names) {
-    const d = n.toLowerCase() === q ? 0 : editDistance(q, n.toLowerCase());
+    const d = n.toLowerCase() === q ? 0 : editDistance(q, n.toLowerCase(), Number.MAX_SAFE_INTEGER);
     if (d < bestD) {
       best = n;
       bestD = d;
@@ -66,20 +67,3 @@ export function closestName(name: string, names: readonly string[]): string | nu
   return bestD <= allowed || (contains && q.length >= 3) ? best : null;
 }
 
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  let prevPrev: number[] | undefined;
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      // Adjacent transposition counts as one edit: "file_veiw" is one slip from "file_view".
-      let d = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, (prevPrev?.[j - 2] ?? Infinity) + 1);
-      cur.push(d);
-    }
-    prevPrev = prev;
-    prev = cur;
-  }
-  return prev[b.length]!;
-}
