@@ -8,6 +8,7 @@ import type { JsonValue } from "../schema/types.js";
 import type { Store } from "../idempotency/store.js";
 import { redeemApproval, requestApproval, type ApprovalBinding } from "./approvals.js";
 import { refuse, type Refusal } from "./call.js";
+import { NoEffectError } from "../schema/errors.js";
 
 export interface ApprovalGateInput {
   binding: ApprovalBinding;
@@ -22,14 +23,29 @@ export interface ApprovalGateInput {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** null when the call may proceed to settle; otherwise what the model is told. */
-export async function approvalGate(store: Store, input: ApprovalGateInput): Promise<null | Refusal> {
+/**
+ * The call may reach settle only to be answered from its record: this exact call already ran
+ * under an approval. Settle must not run it again even if the record has meanwhile expired
+ * (between this read and settle's claim): the gateway then hands settle `refuseRun`.
+ */
+export const REPLAY_ONLY = "replay_only";
+
+/** The `run` settle gets for a REPLAY_ONLY call: if settle claims the key after all, nothing runs and the key is released. */
+export function refuseRun(tool: string): never {
+  throw new NoEffectError(
+    `${tool} is destructive (A3) and this call's earlier run is no longer on record (it expired), so it cannot be replayed and was not run again; nothing was executed. Propose the call without approval_id to request a new approval.`,
+    "approval_required",
+  );
+}
+
+/** null when the call may proceed to settle, REPLAY_ONLY when settle may only replay it; otherwise what the model is told. */
+export async function approvalGate(store: Store, input: ApprovalGateInput): Promise<null | typeof REPLAY_ONLY | Refusal> {
   const { binding: b } = input;
   if (input.approval_id === undefined) {
     // The same call re-sent after it ran (its answer lost, or over MCP elicitation, where the
     // client never held an approval id): settle answers with the stored result. Asking a person
     // again would queue a decision about a call that will not run.
-    if ((await store.records.get(input.key, input.now))?.state === "COMPLETED") return null;
+    if ((await store.records.get(input.key, input.now))?.state === "COMPLETED") return REPLAY_ONLY;
     const { record, reused } = await requestApproval(store.approvals, { ...b, arguments: input.arguments, trajectory_id: input.trajectory_id, now: input.now, ttl_ms: input.ttl_ms });
     const requested = reused
       ? `Approval ${record.id}, requested earlier for exactly these arguments, is still pending: no person has decided yet; it expires at ${iso(record.expires_at)}.`
@@ -71,7 +87,7 @@ export async function approvalGate(store: Store, input: ApprovalGateInput): Prom
       return refuse("approval_invalid", `Approval ${id} expired at ${iso(r.record!.expires_at)}. ${again}`, { detail: { approval_id: id, reason: "expired" } });
     case "used":
       // The same call re-sent after it ran: settle answers with the stored result, never a second run.
-      if (await store.records.get(input.key, input.now)) return null;
+      if (await store.records.get(input.key, input.now)) return REPLAY_ONLY;
       return refuse("approval_invalid", `Approval ${id} was already used: an approval runs one call exactly once. ${again}`, { detail: { approval_id: id, reason: "used" } });
   }
 }

@@ -17,7 +17,7 @@ import { createContinuationCache, type ContinuationOptions } from "../observatio
 import { READ_MORE, readMoreTool } from "./read-more.js";
 import { DEFAULT_AUDIT_PATH, createAuditSink, type AuditSink, type PendingAudit } from "./audit.js";
 import { createApprovalsApi, DEFAULT_APPROVAL_TTL_MS } from "./approvals.js";
-import { approvalGate } from "./approval-gate.js";
+import { approvalGate, REPLAY_ONLY, refuseRun } from "./approval-gate.js";
 import { CallState, isRefusal, refuse, type Refusal } from "./call.js";
 import { CallAbort, ExecutionAborted, execute } from "./execute.js";
 import { thrownRefusal, unrenderableRefusal } from "./failures.js";
@@ -160,17 +160,19 @@ export function createGateway(options: GatewayOptions): Gateway {
     if (isRefusal(keyed)) return fail(c, keyed);
     c.key = keyed.key;
 
+    let replayOnly = false;
     if (c.authority === "A3") {
       const binding = { tool: tool.name, args_hash: keyed.fingerprint, capability_id: c.grant_id };
       const gate = await c.stage("approve", () =>
         approvalGate(store, { binding, arguments: args, trajectory_id: p.trajectory_id, approval_id: p.approval_id, key: keyed.key, now: clock(), ttl_ms }),
       );
-      if (gate) return fail(c, gate);
+      if (gate === REPLAY_ONLY) replayOnly = true;
+      else if (gate) return fail(c, gate);
     }
 
     const lease_ms = Math.max(options.lease_ms ?? DEFAULT_LEASE_MS, (abort.timeout_ms ?? 0) + LEASE_MARGIN_MS);
     const settled = await c.stage("settle", () =>
-      settleStage({ store, tool, args, ctx, key: keyed.key, fingerprint: keyed.fingerprint, lease_ms, now: clock, run: async () => c.stage("execute", () => execute(tool, args, ctx, abort)) }),
+      settleStage({ store, tool, args, ctx, key: keyed.key, fingerprint: keyed.fingerprint, lease_ms, now: clock, run: async () => (replayOnly ? refuseRun(tool.name) : c.stage("execute", () => execute(tool, args, ctx, abort))) }),
     );
     c.record_state = settled.record_state;
     if (isRefusal(settled)) return fail(c, settled);

@@ -31,3 +31,30 @@ describe("A3: a completed call re-sent without approval_id", () => {
     expect((await call("refund_order", { ...REFUND, amount_cents: 1 }, { call_id: "r1" })).error?.code).toBe("approval_required");
   });
 });
+
+// The gate reads the record, settle claims later: a record that expires in between must not let
+// the destructive call run again without an approval. The window is forced here: the clock is
+// past the record's TTL, so `claim` finds it expired, while `get` still shows it COMPLETED.
+describe("A3: the record expires between the approval gate and settle", () => {
+  for (const withId of [false, true]) {
+    it(`runs nothing and releases the key (re-sent ${withId ? "with its used approval_id" : "without approval_id"})`, async () => {
+      const { store, ...first } = make();
+      const id = (await first.call("refund_order", REFUND, { call_id: "r1" })).error!.detail!.approval_id as string;
+      await first.gateway.approvals.approve(id, { approver: "alice" });
+      expect((await first.call("refund_order", REFUND, { approval_id: id, call_id: "r1" })).ok).toBe(true);
+      const [done] = await store.records.list({ state: "COMPLETED", limit: 1, now: first.clock.now });
+      const stale = { ...store, records: Object.assign(Object.create(store.records) as typeof store.records, { get: async () => done! }) };
+      const { call, catalog, clock } = make({ store: stale });
+      clock.now = done!.expires_at! + 1;
+
+      const again = await call("refund_order", REFUND, { call_id: "r1", ...(withId ? { approval_id: id } : {}) });
+      expect(again.ok).toBe(false);
+      expect(catalog.calls.refund_order ?? 0).toBe(0);
+      expect(await store.records.get(done!.key, clock.now)).toBeNull();
+      if (!withId) {
+        expect(again.text).toContain("cannot be replayed and was not run again; nothing was executed. Propose the call without approval_id to request a new approval.");
+        expect(await first.gateway.approvals.list({ state: "pending" })).toEqual([]);
+      }
+    });
+  }
+});
