@@ -4,7 +4,8 @@
  * field: limit", not reach the tool). JSON Schema leaves an object open when it says nothing
  * about `additionalProperties`, and most MCP servers say nothing, so a model's misspelt or
  * invented field would pass validation and reach the upstream, which usually ignores it in
- * silence. `toolgate proxy` validates against the closed copy instead.
+ * silence. `toolgate proxy` validates against the closed copy instead, and `defineTool` publishes
+ * zod's output through it (zod leaves a plain `z.object` open on input).
  *
  * An object is closed (`additionalProperties: false` added) only when closing cannot refuse a
  * call the upstream declared valid: it lists `properties`, says nothing of `additionalProperties`,
@@ -13,9 +14,9 @@
  * objects (`additionalProperties: true` or a schema) stay as declared. The input is not changed.
  */
 
-type Json = Record<string, unknown>;
+import { escapeToken as escape, isRecord as isObject } from "./lint/util.js";
 
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+type Json = Record<string, unknown>;
 
 /** Keywords whose value is a map of subschemas. */
 const SCHEMA_MAPS = ["properties", "$defs", "definitions", "dependentSchemas"];
@@ -72,8 +73,4 @@ function closable(node: Json): boolean {
   if (COMBINED.some((k) => k in node)) return false;
   const type = node.type;
   return type === undefined || type === "object" || (Array.isArray(type) && type.includes("object"));
-}
-
-function escape(name: string): string {
-  return name.replace(/~/g, "~0").replace(/\//g, "~1");
 }
