@@ -19,6 +19,7 @@ import type {
   Store,
 } from "../store.js";
 import { claimedRecord, completedExpired } from "./rows.js";
+import { applyPatch } from "../record.js";
 
 export interface MemoryStoreOptions {
   /** Default page size of `records.list` when the query gives none. Default 100. */
@@ -98,13 +99,8 @@ function memoryRecords(open: () => void, defaultLimit: number): RecordStore {
       open();
       const r = live(key, patch.now);
       if (!r || r.owner !== owner || r.state !== from) return false;
-      r.state = patch.state;
-      if (patch.owner !== undefined) r.owner = patch.owner;
-      if (patch.lease_until !== undefined) r.lease_until = patch.lease_until;
-      if (patch.result !== undefined) r.result = copy(patch.result);
-      if (patch.error !== undefined) r.error = patch.error;
-      if (patch.expires_at !== undefined) r.expires_at = patch.expires_at;
-      r.updated_at = patch.now;
+      // The reference semantics of a fenced write are `applyPatch` itself; the result is copied so the caller cannot change it later.
+      records.set(key, applyPatch(r, patch.result === undefined ? patch : { ...patch, result: copy(patch.result) }));
       return true;
     },
     async release(key: string, owner: string, from: RecordState) {
