@@ -37,7 +37,8 @@ const TOO_DEEP: ObservationIssue = { path: "", code: "too_deep", message: "argum
  * A refusal whose issues are built from Ajv's errors (a fresh array per call) on first read.
  * `issues` is an accessor on the prototype: an own accessor per object costs V8 ~1 µs, more
  * than the whole validation. `toJSON` keeps the issues in a serialisation; a spread copies
- * only `ok`, so read `issues` by name.
+ * only `ok`, so read `issues` by name. Ajv's errors point into the arguments: read `issues`
+ * before changing them (the gateway reads them at once).
  */
 class Rejection {
   readonly ok = false as const;
@@ -50,9 +51,6 @@ class Rejection {
   }
   get issues(): ObservationIssue[] {
     return (this.#issues ??= issuesFrom(this.#errors, this.#root));
-  }
-  set issues(value: ObservationIssue[]) {
-    this.#issues = value;
   }
   toJSON(): { ok: false; issues: ObservationIssue[] } {
     return { ok: false, issues: this.issues };
