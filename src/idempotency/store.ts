@@ -1,4 +1,5 @@
 import { ToolgateError } from "../schema/errors.js";
+import { shapeOf } from "../schema/lint/util.js";
 import type { JsonValue } from "../schema/types.js";
 
 /**
@@ -179,6 +180,6 @@ export interface ApprovalStore {
 export function assertStore(store: unknown, option: string): asserts store is Store {
   const s = store as Partial<Store> | null | undefined;
   if (typeof s === "object" && s !== null && typeof s.records === "object" && typeof s.approvals === "object") return;
-  const received = s === undefined ? "nothing" : s === null ? "null" : typeof (s as { then?: unknown }).then === "function" ? "a Promise (openStore is async: await it)" : typeof s === "object" ? `an object with keys ${Object.keys(s).slice(0, 5).join(", ") || "(none)"}` : typeof s;
+  const received = s === undefined ? "nothing" : s === null ? "null" : typeof (s as { then?: unknown }).then === "function" ? "a Promise (openStore is async: await it)" : shapeOf(s);
   throw new ToolgateError("invalid_config", `${option}: expected a store, e.g. await openStore("sqlite:.toolgate/state.db") or createMemoryStore(); received ${received}`);
 }

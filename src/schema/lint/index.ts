@@ -6,7 +6,7 @@
 import type { FindingInput, LintContext, LintDescriptor, LintFinding } from "./finding.js";
 import { toDescriptor } from "./descriptor.js";
 import { catalogRules, schemaRules, toolRules } from "./rules.js";
-import { isRecord } from "./util.js";
+import { isRecord, shapeOf } from "./util.js";
 import { localRefPath, lookup, walkSchema } from "./walk.js";
 
 /** How many `$ref` hops a rule follows before giving up (a ref cycle has no end). */
@@ -22,7 +22,7 @@ export function lintTool(descriptor: unknown, index = 0): LintFinding[] {
 /** Lints a catalog: every tool, then the catalog-level rules (e.g. overlap between tools). */
 export function lintCatalog(tools: readonly unknown[]): LintFinding[] {
   if (!Array.isArray(tools)) {
-    const found = isRecord(tools) ? `an object with keys ${Object.keys(tools).slice(0, 5).join(", ") || "(none)"}` : tools === null ? "null" : typeof tools;
+    const found = shapeOf(tools);
     return [{ rule: "TG000", severity: "error", tool: "(catalog)", pointer: "", message: `a catalog must be an array of tool descriptors; found ${found}`, fix: "pass the array (e.g. the tools of a tools/list result), or lintSources for a file's contents in any shape" }];
   }
   const descriptors = tools.map((t, i) => toDescriptor(t, i));

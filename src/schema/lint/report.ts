@@ -6,7 +6,7 @@
 import { ToolgateError } from "../errors.js";
 import type { LintFinding } from "./finding.js";
 import { lintCatalog } from "./index.js";
-import { isRecord } from "./util.js";
+import { isRecord, shapeOf } from "./util.js";
 
 export interface LintSource {
   /** File name, `-` for standard input, or a label such as `mcp:CMD`. */
@@ -41,7 +41,7 @@ export function toolsOf(value: unknown, source: string): unknown[] {
     const vercel = vercelTools(value);
     if (vercel) return vercel;
   }
-  throw new ToolgateError("lint_input", `${source}: expected a tool descriptor, an array of them, or {"tools": [...]}; found ${Array.isArray(value) ? "an array" : value === null ? "null" : typeof value === "object" ? `an object with keys ${Object.keys(value).slice(0, 5).join(", ") || "(none)"}` : typeof value}`);
+  throw new ToolgateError("lint_input", `${source}: expected a tool descriptor, an array of them, or {"tools": [...]}; found ${shapeOf(value)}`);
 }
 
 /**

@@ -53,6 +53,13 @@ export function isUntyped(schema: unknown): boolean {
   return !TYPING_KEYWORDS.some((k) => k in schema);
 }
 
+/** What arrived instead of the expected shape: "null", "an array", "an object with keys a, b", or its type. */
+export function shapeOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? `an object with keys ${Object.keys(value).slice(0, 5).join(", ") || "(none)"}` : typeof value;
+}
+
 export function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
