@@ -6,7 +6,7 @@
  */
 import type { Redis } from "ioredis";
 import type { IdempotencyRecord, RecordStore } from "../store.js";
-import { decodeRecord, splitValue } from "./redis-record.js";
+import { decodeRecord } from "./redis-record.js";
 import { DEFAULT_LIST_LIMIT, completedExpired } from "./rows.js";
 
 const BATCH = 200;
@@ -37,8 +37,7 @@ export async function listRecords(redis: Redis, recPrefix: string, query: Parame
     batch.forEach((key, j) => {
       const value = values[j];
       if (value === null || value === undefined || out.length >= limit) return; // gone meanwhile (TTL, release)
-      const { head, text } = splitValue(value);
-      const record = decodeRecord(key, head, { text });
+      const record = decodeRecord(key, value);
       if (completedExpired(record.state, record.expires_at, query.now)) return;
       if (query.state === undefined || record.state === query.state) out.push(record);
     });

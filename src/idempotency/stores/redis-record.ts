@@ -31,9 +31,11 @@ export function encodeClaim(input: ClaimInput): string {
   ].join(SEP);
 }
 
-/** Decodes a stored value: `head` holds the first nine fields, `result.text` is the result's JSON text. */
-export function decodeRecord(key: string, head: string, result: { text: string }): IdempotencyRecord {
-  const f = head.split(SEP);
+/** Decodes a whole stored value: nine fields, then the result's JSON text (which may hold the separator). */
+export function decodeRecord(key: string, value: string): IdempotencyRecord {
+  let at = -1;
+  for (let i = 0; i < 9; i++) at = value.indexOf(SEP, at + 1);
+  const f = value.slice(0, at).split(SEP);
   return {
     key,
     state: JSON.parse(f[0]!) as RecordState,
@@ -45,15 +47,8 @@ export function decodeRecord(key: string, head: string, result: { text: string }
     error: JSON.parse(f[6]!) as string | null,
     created_at: Number(f[7]),
     updated_at: Number(f[8]),
-    result: JSON.parse(result.text) as JsonValue | null,
+    result: JSON.parse(value.slice(at + 1)) as JsonValue | null,
   };
-}
-
-/** Splits a whole stored value into its head (nine fields) and the result's JSON text. */
-export function splitValue(value: string): { head: string; text: string } {
-  let at = -1;
-  for (let i = 0; i < 9; i++) at = value.indexOf(SEP, at + 1);
-  return { head: value.slice(0, at), text: value.slice(at + 1) };
 }
 
 /** JSON text of a patch field, or "" to keep the stored one. */

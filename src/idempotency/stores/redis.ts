@@ -15,7 +15,7 @@ import type { ApprovalRow } from "./rows.js";
 import * as lua from "./redis-scripts.js";
 import { encodeOptional as enc, hashFromPairs } from "./redis-scripts.js";
 import { listRecords } from "./redis-list.js";
-import { decodeRecord, encodeClaim, keepOr, splitValue } from "./redis-record.js";
+import { decodeRecord, encodeClaim, keepOr } from "./redis-record.js";
 
 export interface RedisStoreOptions {
   /** `redis://[user:password@]HOST:PORT/DB` or `rediss://…` (TLS). */
@@ -104,14 +104,12 @@ function redisRecords(redis: Scripted, prefix: string): RecordStore {
       if ((await redis.set(recPrefix + key, value, "NX")) === "OK") return { claimed: true, record: claimedRecord(key, input) };
       const existing = await redis.tgClaimExisting(recPrefix + key, value, String(input.now));
       if (existing === 1) return { claimed: true, record: claimedRecord(key, input) };
-      const { head, text } = splitValue(existing);
-      return { claimed: false, record: decodeRecord(key, head, { text }) };
+      return { claimed: false, record: decodeRecord(key, existing) };
     },
     async get(key, now) {
       const value = await redis.get(recPrefix + key);
       if (value === null) return null;
-      const { head, text } = splitValue(value);
-      const record = decodeRecord(key, head, { text });
+      const record = decodeRecord(key, value);
       return completedExpired(record.state, record.expires_at, now) ? null : record;
     },
     async transition(key, owner, from, patch) {
