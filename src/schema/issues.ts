@@ -131,7 +131,6 @@ const join = (pointer: string, key: string) => `${pointer}/${key.includes("~") |
 
 const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? "" : "s"}`;
 
-/** Sets `example` when there is one (cheaper than spreading a conditional object in). */
 /** True for a string whose text is a JSON object (arguments double-encoded, as OpenAI's function.arguments arrive). */
 function holdsJsonObject(data: unknown): boolean {
   if (typeof data !== "string" || !data.trimStart().startsWith("{")) return false;
@@ -143,6 +142,7 @@ function holdsJsonObject(data: unknown): boolean {
   }
 }
 
+/** Sets `example` when there is one (cheaper than spreading a conditional object in). */
 function withExample(issue: ObservationIssue, example: JsonValue | undefined): ObservationIssue {
   if (example !== undefined) issue.example = example;
   return issue;
