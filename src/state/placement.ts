@@ -58,7 +58,7 @@ export function placeState(input: StatePlacementInput): StatePlacement {
   const dbFile = sqliteFile(input.store, workspace, stateDir);
   const audit = input.audit === false ? false : resolve(workspace, input.audit ?? join(stateDir(), AUDIT_FILE));
 
-  if (input.keys !== undefined && input.guard) checkKeyFileOutside(resolve(input.keys), workspace);
+  if (input.keys !== undefined && input.guard) checkKeyFileOutside(resolve(input.keys), workspace, env);
   const folders = [...new Set([dbFile, audit].filter((p): p is string => typeof p === "string").map(dirname))];
   const hidden: string[] = [];
   for (const folder of folders) {
@@ -125,7 +125,7 @@ function checkInWorkspaceFolder(folder: string, real: string, workspace: string,
 }
 
 /** Refuses a key file whose path or real path lies inside the workspace. */
-export function checkKeyFileOutside(file: string, workspace: string): void {
+export function checkKeyFileOutside(file: string, workspace: string, env: NodeJS.ProcessEnv = process.env): void {
   let real = file;
   try {
     real = realpathSync(file);
@@ -133,15 +133,16 @@ export function checkKeyFileOutside(file: string, workspace: string): void {
     // loadKeys reports a missing file
   }
   if (!isInside(file, workspace) && !isInside(real, workspace)) return;
+  const moveTo = defaultKeyFileOr(env);
   throw new ToolgateError(
     "key_file_in_workspace",
-    `the capability key file ${file}${real !== file ? ` (${real})` : ""} is inside the workspace ${workspace}: anything the agent runs there can read it (e.g. bash_execute "base64 keys.json") and mint any capability. Move it outside the workspace, e.g. mkdir -p -m 700 ${dirname(defaultKeyFileOr())} && mv ${file} ${defaultKeyFileOr()}, and pass --keys with the new path (or set TOOLGATE_KEYS); toolgate cap keygen without --out writes there`,
+    `the capability key file ${file}${real !== file ? ` (${real})` : ""} is inside the workspace ${workspace}: anything the agent runs there can read it (e.g. bash_execute "base64 keys.json") and mint any capability. Move it outside the workspace, e.g. mkdir -p -m 700 ${dirname(moveTo)} && mv ${file} ${moveTo}, and pass --keys with the new path (or set TOOLGATE_KEYS); toolgate cap keygen without --out writes there`,
   );
 }
 
-function defaultKeyFileOr(): string {
+function defaultKeyFileOr(env: NodeJS.ProcessEnv): string {
   try {
-    return defaultKeyFile();
+    return defaultKeyFile(env);
   } catch {
     return "/etc/toolgate/keys.json";
   }
