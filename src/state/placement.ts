@@ -116,10 +116,16 @@ function checkInWorkspaceFolder(folder: string, real: string, workspace: string,
       `a state file directly in the workspace root ${workspace} is open to the agent; keep state outside the workspace (the default), or in a folder of its own directly under the root (--state-dir .toolgate), which toolgate creates at start and hides from the tools`,
     );
   }
-  if (dirname(real) !== workspace || real !== folder) {
+  if (real !== folder) {
     throw new ToolgateError(
       "unsafe_state_path",
-      `the state folder ${folder} is inside the workspace ${workspace} but not directly under its root${real !== folder ? ` (it resolves to ${real})` : ""}: the agent could rename a folder on its path and put anything in its place; use a folder directly under the root (e.g. --state-dir .toolgate) or one outside the workspace`,
+      `the state folder ${folder} is reached through a symbolic link inside the workspace ${workspace} (it resolves to ${real}), which the agent could point elsewhere; name a real folder directly under the root (e.g. --state-dir .toolgate) or one outside the workspace`,
+    );
+  }
+  if (dirname(real) !== workspace) {
+    throw new ToolgateError(
+      "unsafe_state_path",
+      `the state folder ${folder} is inside the workspace ${workspace} but not directly under its root: the agent could rename a folder on its path and put anything in its place; use a folder directly under the root (e.g. --state-dir .toolgate) or one outside the workspace`,
     );
   }
 }
