@@ -139,19 +139,22 @@ export function checkKeyFileOutside(file: string, workspace: string, env: NodeJS
     // loadKeys reports a missing file
   }
   if (!isInside(file, workspace) && !isInside(real, workspace)) return;
-  const moveTo = defaultKeyFileOr(env);
+  const moveTo = keyFileOutside(workspace, env);
   throw new ToolgateError(
     "key_file_in_workspace",
-    `the capability key file ${file}${real !== file ? ` (${real})` : ""} is inside the workspace ${workspace}: anything the agent runs there can read it (e.g. bash_execute "base64 keys.json") and mint any capability. Move it outside the workspace, e.g. mkdir -p -m 700 ${dirname(moveTo)} && mv ${file} ${moveTo}, and pass --keys with the new path (or set TOOLGATE_KEYS); toolgate cap keygen without --out writes there`,
+    `the capability key file ${file}${real !== file ? ` (${real})` : ""} is inside the workspace ${workspace}: anything the agent runs there can read it (e.g. bash_execute "base64 keys.json") and mint any capability. Move it outside the workspace, e.g. mkdir -p -m 700 ${dirname(moveTo.file)} && mv ${file} ${moveTo.file}, and pass --keys with the new path (or set TOOLGATE_KEYS)${moveTo.isDefault ? "; toolgate cap keygen without --out writes there" : ""}`,
   );
 }
 
-function defaultKeyFileOr(env: NodeJS.ProcessEnv): string {
+/** Where to suggest moving a key file: the default one, unless that is inside the workspace too (e.g. the workspace is the home folder). */
+function keyFileOutside(workspace: string, env: NodeJS.ProcessEnv): { file: string; isDefault: boolean } {
   try {
-    return defaultKeyFile(env);
+    const file = defaultKeyFile(env);
+    if (!isInside(realish(file), workspace)) return { file, isDefault: true };
   } catch {
-    return "/etc/toolgate/keys.json";
+    // no home folder
   }
+  return { file: "/etc/toolgate/keys.json", isDefault: false };
 }
 
 /** A note when the workspace still holds a store from a version that kept it there, and this one uses another. */

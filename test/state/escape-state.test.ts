@@ -152,3 +152,16 @@ describe("the capability key file is not in the agent's reach", () => {
     await expect(intoWorkspace).rejects.toMatchObject({ code: "key_file_in_workspace" });
   });
 });
+
+describe("the capability key file, when the workspace holds the home folder", () => {
+  it("the refusal does not suggest a default key file that is inside the workspace too", async () => {
+    const ws = tempDir("home-as-ws");
+    const env = { XDG_STATE_HOME: join(tempDir("state"), "s"), XDG_CONFIG_HOME: join(ws, ".config") };
+    writeFileSync(join(ws, "keys.json"), "{}");
+    const started = gatewayFromSettings([readNote], { workspace: ws, store: "memory:", audit: false, keys: join(ws, "keys.json"), env });
+    await expect(started).rejects.toMatchObject({
+      code: "key_file_in_workspace",
+      message: expect.stringMatching(/Move it outside the workspace, e\.g\. mkdir -p -m 700 \/etc\/toolgate && mv \S+\/keys\.json \/etc\/toolgate\/keys\.json, and pass --keys with the new path \(or set TOOLGATE_KEYS\)$/),
+    });
+  });
+});

@@ -5,6 +5,8 @@
  *   toolgate approvals list [--state S] [--limit N] [--store URL] [--json]
  *   toolgate approvals approve ID [--approver NAME] [--note TEXT] [--store URL] [--json]
  *   toolgate approvals deny ID --reason TEXT [--approver NAME] [--store URL] [--json]
+ * `--store` defaults to `sqlite:`, the store toolgate serve keeps for the workspace (the current
+ * folder, or `--workspace DIR`; `--state-dir DIR` as serve had it).
  * Exit 0; 2 for bad input, an unknown or already decided id, a store that does not answer, or a SQLite
  * file that does not exist (list, approve and deny never create one).
  */

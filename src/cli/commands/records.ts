@@ -4,6 +4,8 @@
  *   toolgate records list [--state in_flight|completed|in_doubt] [--limit N] [--after KEY] [--store URL] [--json]
  *   toolgate records show KEY [--store URL] [--json]
  *   toolgate records settle KEY --outcome applied|not_applied [--result JSON] [--store URL] [--json]
+ * `--store` defaults to `sqlite:`, the store toolgate serve keeps for the workspace (the current
+ * folder, or `--workspace DIR`; `--state-dir DIR` as serve had it).
  * Exit 0; 1 when `show` finds no record for the key; 2 for bad input, settling an unknown key, a
  * record that cannot be settled, a store that does not answer, or a SQLite file that does not exist
  * (read and settle never create one).
