@@ -96,17 +96,26 @@ export function createAuditSink(path: string = join(defaultStateDir(process.cwd(
     fd ??= open();
     writeSync(fd, batch.map((e) => JSON.stringify(completeRecord(e)) + "\n").join(""));
   };
+  // From a timer, where a throw would end the process: a trail that cannot be opened (say, a
+  // link planted at its name) loses that batch and says so on stderr. flush() and close() throw.
+  const flushSoon = () => {
+    try {
+      flush();
+    } catch (err) {
+      process.stderr.write(`toolgate: audit lines not written to ${path}: ${(err as Error).message}\n`);
+    }
+  };
   // A process that exits without closing the gateway still gets its last lines written.
-  const onExit = () => flush();
+  const onExit = () => flushSoon();
   process.on("exit", onExit);
 
   return {
     write(entry) {
       if (closed) throw new Error(`audit sink ${path} is closed; create a new gateway to keep auditing`);
       buffer.push(entry);
-      if (buffer.length >= FLUSH_BATCH) immediate ??= setImmediate(flush);
+      if (buffer.length >= FLUSH_BATCH) immediate ??= setImmediate(flushSoon);
       // Unreferenced: a pending line never keeps the process alive (exit and close flush it).
-      else timer ??= setTimeout(flush, FLUSH_DELAY_MS).unref();
+      else timer ??= setTimeout(flushSoon, FLUSH_DELAY_MS).unref();
     },
     flush,
     async close() {
