@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { gatewayFromSettings } from "../../src/mcp/bootstrap.js";
+import { gatewayFromSettings, prepareState } from "../../src/mcp/bootstrap.js";
 import { openStore } from "../../src/idempotency/open.js";
 import { createGateway } from "../../src/runtime/gateway.js";
 import type { Gateway } from "../../src/runtime/types.js";
@@ -163,5 +163,20 @@ describe("the capability key file, when the workspace holds the home folder", ()
       code: "key_file_in_workspace",
       message: expect.stringMatching(/Move it outside the workspace, e\.g\. mkdir -p -m 700 \/etc\/toolgate && mv \S+\/keys\.json \/etc\/toolgate\/keys\.json, and pass --keys with the new path \(or set TOOLGATE_KEYS\)$/),
     });
+  });
+});
+
+describe("a store left in <workspace>/.toolgate/ by an earlier version", () => {
+  it("is not read, and serve says so at start with the mv that keeps it", () => {
+    const ws = tempDir("ws");
+    const env = userHome();
+    mkdirSync(join(ws, ".toolgate"));
+    writeFileSync(join(ws, ".toolgate", "state.db"), "");
+    const state = prepareState({ workspace: ws, env });
+    const db = join(defaultStateDir(ws, env), "state.db");
+    expect(state.notes).toEqual([
+      `note: ${ws}/.toolgate/state.db is not used: toolgate keeps its state outside the workspace, in ${db}, where the agent cannot write. Anything in the workspace may have been written by the agent or shipped with the repository; if toolgate itself wrote that file and you trust it, stop toolgate and move it: mv ${ws}/.toolgate/state.db ${db}`,
+    ]);
+    expect(prepareState({ workspace: tempDir("ws"), env }).notes).toEqual([]);
   });
 });
