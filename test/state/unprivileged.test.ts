@@ -1,9 +1,11 @@
 /**
- * `toolgate proxy` started from `/` by an ordinary user, as an MCP client may start it: its state
- * goes to that user's state folder, not to the working directory (which the user cannot write),
- * and without a usable home folder the start fails with the fix. The child runs under setpriv as
- * uid/gid 65534; this test needs root to switch to it.
+ * toolgate run by an ordinary user (a child under setpriv as uid/gid 65534; these tests need
+ * root to switch to it). `toolgate proxy` started from `/`, as an MCP client may start it, keeps
+ * its state in that user's state folder, not in the working directory (which the user cannot
+ * write), and without a usable home folder the start fails with the fix. An in-workspace state
+ * folder belongs to that user like everything the agent writes, so only the sandbox hides it.
  */
+import { spawn } from "node:child_process";
 import { chownSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -61,5 +63,30 @@ describe.runIf(asRoot && binaryAvailable("setpriv", ["--version"]))("toolgate pr
       2,
       "toolgate: toolgate keeps its state and keys under your home folder, and there is none: HOME is unset and the user database gives no absolute home for uid 54321; set XDG_STATE_HOME (or HOME) to an absolute folder you own, or name the place explicitly (--state-dir DIR, --store URL, --audit FILE, --keys FILE) [state_dir_unusable]\n",
     ]);
+  });
+});
+
+describe.runIf(asRoot && binaryAvailable("setpriv", ["--version"]) && binaryAvailable("bwrap"))("--state-dir .toolgate as an unprivileged user", { timeout: 120_000 }, () => {
+  it("the folder (theirs, like everything the agent writes) is hidden from the first bash_execute by the sandbox alone", async () => {
+    const home = tempDir("nobody-home");
+    const ws = tempDir("nobody-ws");
+    chownSync(home, 65534, 65534);
+    chownSync(ws, 65534, 65534);
+    const fixture = join(import.meta.dirname, "fixtures", "first-call.ts");
+    const command = "id -u; ls -A .toolgate | wc -l; cat .toolgate/.toolgate-dir 2>&1; rm -rf .toolgate 2>&1 | head -1; ls -A .toolgate | wc -l";
+    const r = await new Promise<{ code: number | null; out: string; err: string }>((done) => {
+      const child = spawn("setpriv", [...setpriv(65534).slice(1), process.execPath, "--import", import.meta.resolve("tsx"), fixture, ws, ".toolgate", command], { cwd: "/", env: { PATH: process.env.PATH!, HOME: home } });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (d: Buffer) => (out += d));
+      child.stderr.on("data", (d: Buffer) => (err += d));
+      child.on("close", (code) => done({ code, out, err }));
+    });
+    expect(r.code, r.err).toBe(0);
+    const lines = r.out.split("\n");
+    expect([lines[0], lines[1]]).toEqual(["65534", "0"]);
+    expect(r.out).toContain("No such file or directory");
+    expect(listTree(join(ws, ".toolgate"))).toEqual([".toolgate-dir", "audit.jsonl", "state.db"]);
+    expect(statSync(join(ws, ".toolgate")).uid).toBe(65534);
   });
 });
