@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // Per-user state and key defaults go to a temporary folder, not the real home.
+    globalSetup: ["test/support/state-home.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Store suites share real Redis/PostgreSQL servers; files use distinct key prefixes,

@@ -3,8 +3,8 @@
  * - `toolgate serve --catalog` with a no-op read tool vs a bare SDK McpServer with the same tool (goal ≤ 1.10×);
  * - a no-op write (A2: idempotency key claimed and settled in the default SQLite store) vs the bare server (goal ≤ 1.3×);
  * - `toolgate proxy` in front of the bare server vs calling the bare server directly.
- * Both servers are child processes with default settings (SQLite store and audit trail under a
- * temporary workspace). toolgate runs as it ships: `src/` compiled by tsc (tsconfig.build.json)
+ * Both servers are child processes with default settings (SQLite store and audit trail in the
+ * state folder of a temporary workspace, with XDG_STATE_HOME in that run's temporary folder). toolgate runs as it ships: `src/` compiled by tsc (tsconfig.build.json)
  * into a private folder for this run, started with plain `node`, like the bare server's `.mjs`.
  * Not under tsx: tsx transpiles with esbuild's keepNames, which wraps every closure the call
  * path creates in an Object.defineProperty, about a quarter of the gateway's CPU per call that a
@@ -59,9 +59,9 @@ function buildToolgate(): string {
   return join(dir, "dist");
 }
 
-async function connect(command: string, args: string[], cwd: string): Promise<Client> {
+async function connect(command: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Client> {
   const client = new Client({ name: "bench", version: "1.0.0" });
-  await client.connect(new StdioClientTransport({ command, args, cwd, env: getDefaultEnvironment(), stderr: "ignore" }));
+  await client.connect(new StdioClientTransport({ command, args, cwd, env: { ...getDefaultEnvironment(), ...env }, stderr: "ignore" }));
   await client.listTools(); // caches output validators on both sides alike
   return client;
 }
@@ -87,8 +87,12 @@ export default async function (h: Harness): Promise<void> {
     const toolgate = [process.execPath, join(build, "cli/main.js")];
     const load = <T>(path: string) => import(pathToFileURL(join(build!, path)).href) as Promise<T>;
     const direct = await connect(process.execPath, [bare], root);
-    const served = await connect(toolgate[0]!, [...toolgate.slice(1), "serve", "--workspace", ws, "--catalog", join(root, "test/mcp/fixtures/notes-catalog.ts")], root);
-    const proxied = await connect(toolgate[0]!, [...toolgate.slice(1), "proxy", "--store", `sqlite:${join(ws, "proxy.db")}`, "--audit", join(ws, "proxy-audit.jsonl"), "--", process.execPath, bare], root);
+    // The default state folder inside this run's temporary folder, not the real home.
+    const stateHome = { XDG_STATE_HOME: join(ws, "state-home") };
+    const project = join(ws, "project");
+    mkdirSync(project);
+    const served = await connect(toolgate[0]!, [...toolgate.slice(1), "serve", "--workspace", project, "--catalog", join(root, "test/mcp/fixtures/notes-catalog.ts")], root, stateHome);
+    const proxied = await connect(toolgate[0]!, [...toolgate.slice(1), "proxy", "--store", `sqlite:${join(ws, "proxy.db")}`, "--audit", join(ws, "proxy-audit.jsonl"), "--", process.execPath, bare], root, stateHome);
     clients.push(direct, served, proxied);
 
     const read = (c: Client) => () => c.callTool({ name: "noop_read", arguments: {} });

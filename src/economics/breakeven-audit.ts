@@ -196,7 +196,7 @@ export function breakevenFromAudit(text: string, options: AuditBreakevenOptions 
     const first = read.broken[0];
     throw new ToolgateError(
       "invalid_input",
-      `the audit trail holds no usable record (${read.broken.length} broken line(s)${first ? `; line ${first.line}: ${first.reason}` : ""}). Expected one AuditRecord JSON object per line, as the gateway writes to .toolgate/audit.jsonl.`,
+      `the audit trail holds no usable record (${read.broken.length} broken line(s)${first ? `; line ${first.line}: ${first.reason}` : ""}). Expected one AuditRecord JSON object per line, as the gateway writes to its audit trail.`,
     );
   }
   return { ...breakevenFromCalls(read.calls, options), records: read.calls.length, broken: read.broken };

@@ -4,7 +4,7 @@
  * such a URL is opened, so the root import never loads `ioredis` or `pg`.
  */
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { defaultStateDir, sqliteUrlPath } from "../state/location.js";
 import { ToolgateError } from "../schema/errors.js";
 import { editDistance } from "../schema/closest.js";
 import type { Store } from "./store.js";
@@ -15,8 +15,10 @@ import { createRedisStore } from "./stores/redis.js";
 import { createSqliteStore } from "./stores/sqlite.js";
 
 export interface OpenStoreOptions {
-  /** Directory a relative `sqlite:PATH` (and the default `sqlite:`) resolves against. Default: the current directory. */
+  /** Directory a relative `sqlite:PATH` resolves against, and whose state `sqlite:` alone opens. Default: the current directory. */
   workspace?: string;
+  /** Folder `sqlite:` alone keeps `state.db` in. Default `defaultStateDir(workspace)`, outside the workspace. */
+  stateDir?: string;
   /** Redis key prefix (also `?prefix=` in the URL). Default `toolgate:`. */
   prefix?: string;
   /** PostgreSQL schema (also `?schema=`). Default `public`. */
@@ -38,17 +40,14 @@ export interface OpenStoreOptions {
   mustExist?: boolean;
 }
 
-/** Where `sqlite:` with no path keeps its state, under the workspace. */
-export const DEFAULT_SQLITE_PATH = ".toolgate/state.db";
-
 /** The accepted URL forms, as error messages list them. */
 export const STORE_URL_FORMS = ["memory:", "sqlite:PATH", "redis://HOST:PORT/DB", "rediss://HOST:PORT/DB", "postgres://USER@HOST:PORT/DB", "postgresql://…"];
 
 const SCHEMES = ["memory", "sqlite", "redis", "rediss", "postgres", "postgresql"];
 
 /**
- * Opens the store a URL names: `memory:`, `sqlite:PATH` (`sqlite:` alone → `.toolgate/state.db`
- * under the workspace), `redis://…`, `rediss://…`, `postgres://…`, `postgresql://…`.
+ * Opens the store a URL names: `memory:`, `sqlite:PATH` (`sqlite:` alone → `state.db` in the
+ * workspace's state folder, `defaultStateDir(workspace)`, outside the workspace), `redis://…`, `rediss://…`, `postgres://…`, `postgresql://…`.
  * Throws ToolgateError `bad_store_url` for an unknown scheme, `store_unavailable` for a
  * store that does not answer and, with `mustExist`, `store_missing` for an absent SQLite file.
  */
@@ -59,9 +58,9 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
       if (url.length > "memory:".length) throw badUrl(`memory: takes no path; received ${JSON.stringify(url)}; use memory:`);
       return createMemoryStore();
     case "sqlite": {
-      const path = sqlitePath(url, options.workspace ?? process.cwd());
+      const path = sqlitePath(url, options.workspace ?? process.cwd(), options.stateDir);
       if (options.mustExist && path !== ":memory:" && !existsSync(path)) {
-        throw new ToolgateError("store_missing", `no toolgate state at ${path}: nothing has been recorded there yet; check --store or run from the workspace`);
+        throw new ToolgateError("store_missing", `no toolgate state at ${path}: nothing has been recorded there yet; run from the workspace toolgate serves (or pass --workspace DIR), or name the store with --store`);
       }
       return createSqliteStore({ path });
     }
@@ -86,11 +85,9 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   }
 }
 
-/** `sqlite:` → default path; `sqlite:rel/x.db` → under the workspace; `sqlite:/abs.db` or `sqlite:///abs.db` as given. */
-export function sqlitePath(url: string, workspace: string): string {
-  let path = url.slice("sqlite:".length);
-  if (path.startsWith("//")) path = path.slice(2);
-  return path === ":memory:" ? path : resolve(workspace, path === "" ? DEFAULT_SQLITE_PATH : path);
+/** `sqlite:` → `state.db` in the state folder; `sqlite:rel/x.db` → under the workspace; `sqlite:/abs.db` or `sqlite:///abs.db` as given. */
+export function sqlitePath(url: string, workspace: string, stateDir?: string): string {
+  return sqliteUrlPath(url, workspace, () => stateDir ?? defaultStateDir(workspace));
 }
 
 /** Removes toolgate's own query parameters so the driver never sees them. */

@@ -5,13 +5,12 @@
  * pays one write per batch, not one per call; token counts are computed at flush time, off the
  * call path. `close()`, `flush()` and process exit flush synchronously, so no line is lost.
  */
-import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
-import { dirname } from "node:path";
+import { closeSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { countTokens } from "../observation/tokens.js";
+import { AUDIT_FILE, defaultStateDir } from "../state/location.js";
+import { ensurePrivateDir, openPrivateAppend } from "../state/private.js";
 import type { AuditRecord } from "./types.js";
-
-/** Default location, relative to the working directory. */
-export const DEFAULT_AUDIT_PATH = ".toolgate/audit.jsonl";
 
 /** Longest a buffered line waits before it is written, ms (a reader of a live trail lags by this much). */
 export const FLUSH_DELAY_MS = 25;
@@ -64,9 +63,24 @@ export function completeRecord(entry: PendingAudit): AuditRecord {
   };
 }
 
-/** A JSON-lines file sink; the folder is created on first write. */
-export function createAuditSink(path: string = DEFAULT_AUDIT_PATH): AuditSink {
+export interface AuditFileOptions {
+  /** Open (and create) the file now, so a path that cannot be used fails here, not at the first call. Default false: on first write. */
+  openNow?: boolean;
+}
+
+/**
+ * A JSON-lines file sink. Default path: `audit.jsonl` in the state folder of the current
+ * directory (`defaultStateDir(process.cwd())`), outside it. The folder is created 0700 when
+ * absent and must be ours alone; the file is 0600 and opened without following a link
+ * (state/private.ts), so nothing that can write beside it can redirect the lines elsewhere.
+ */
+export function createAuditSink(path: string = join(defaultStateDir(process.cwd()), AUDIT_FILE), options: AuditFileOptions = {}): AuditSink {
   let fd: number | null = null;
+  const open = () => {
+    ensurePrivateDir(dirname(path), "the audit trail's folder");
+    return openPrivateAppend(path, "the audit trail");
+  };
+  if (options.openNow) fd = open();
   let buffer: PendingAudit[] = [];
   let timer: NodeJS.Timeout | null = null;
   let immediate: NodeJS.Immediate | null = null;
@@ -79,23 +93,29 @@ export function createAuditSink(path: string = DEFAULT_AUDIT_PATH): AuditSink {
     if (buffer.length === 0) return;
     const batch = buffer;
     buffer = [];
-    if (fd === null) {
-      mkdirSync(dirname(path), { recursive: true });
-      fd = openSync(path, "a");
-    }
+    fd ??= open();
     writeSync(fd, batch.map((e) => JSON.stringify(completeRecord(e)) + "\n").join(""));
   };
+  // From a timer, where a throw would end the process: a trail that cannot be opened (say, a
+  // link planted at its name) loses that batch and says so on stderr. flush() and close() throw.
+  const flushSoon = () => {
+    try {
+      flush();
+    } catch (err) {
+      process.stderr.write(`toolgate: audit lines not written to ${path}: ${(err as Error).message}\n`);
+    }
+  };
   // A process that exits without closing the gateway still gets its last lines written.
-  const onExit = () => flush();
+  const onExit = () => flushSoon();
   process.on("exit", onExit);
 
   return {
     write(entry) {
       if (closed) throw new Error(`audit sink ${path} is closed; create a new gateway to keep auditing`);
       buffer.push(entry);
-      if (buffer.length >= FLUSH_BATCH) immediate ??= setImmediate(flush);
+      if (buffer.length >= FLUSH_BATCH) immediate ??= setImmediate(flushSoon);
       // Unreferenced: a pending line never keeps the process alive (exit and close flush it).
-      else timer ??= setTimeout(flush, FLUSH_DELAY_MS).unref();
+      else timer ??= setTimeout(flushSoon, FLUSH_DELAY_MS).unref();
     },
     flush,
     async close() {

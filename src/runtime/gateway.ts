@@ -15,7 +15,7 @@ import { renderError, type Rendered, type RenderOptions } from "../observation/r
 import { createRedactor } from "../observation/redact.js";
 import { createContinuationCache, type ContinuationOptions } from "../observation/continuations.js";
 import { READ_MORE, readMoreTool } from "./read-more.js";
-import { DEFAULT_AUDIT_PATH, createAuditSink, type AuditSink, type PendingAudit } from "./audit.js";
+import { createAuditSink, type AuditSink, type PendingAudit } from "./audit.js";
 import { createApprovalsApi, DEFAULT_APPROVAL_TTL_MS } from "./approvals.js";
 import { approvalGate, REPLAY_ONLY, refuseRun } from "./approval-gate.js";
 import { CallState, isRefusal, refuse, type Refusal } from "./call.js";
@@ -40,7 +40,7 @@ export interface GatewayOptions {
   authority?: CapabilityAuthority;
   /** Observation budgets in o200k tokens: per tool > gateway default > the tool's own `budget_tokens` > 2,000 (see `Budgets`). */
   budgets?: Budgets;
-  /** Audit sink: a JSONL path (default `.toolgate/audit.jsonl`), a sink, or false for none. */
+  /** Audit sink: a JSONL path (default `audit.jsonl` in the current directory's state folder, outside it: `createAuditSink`), a sink, or false for none. */
   audit?: string | AuditSink | false;
   /** Epoch ms, for approvals, leases and timestamps. Default `Date.now`. */
   clock?: () => number;
@@ -88,7 +88,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const redactor = createRedactor([...(options.secrets ?? []), ...keySecrets(options.keys)]);
   const authority = options.authority ?? (options.keys ? createCapabilityAuthority({ keys: options.keys, store, now: clock }) : null);
   // Last: every check above has passed, so a refused configuration leaves no open file behind.
-  const sink = options.audit === false ? null : typeof options.audit === "object" ? options.audit : createAuditSink(options.audit ?? DEFAULT_AUDIT_PATH);
+  const sink = options.audit === false ? null : typeof options.audit === "object" ? options.audit : createAuditSink(options.audit);
   const ttl_ms = options.approval_ttl_ms ?? DEFAULT_APPROVAL_TTL_MS;
   // Calls in flight, and who waits for them to end (close).
   const active = new Set<CallState>();

@@ -123,7 +123,7 @@ export interface StageOutcome {
   ms: number;
 }
 
-/** One JSON line of the audit trail (`.toolgate/audit.jsonl`), one per call. */
+/** One JSON line of the audit trail (`audit.jsonl` in the state folder), one per call. */
 export interface AuditRecord {
   /** ISO-8601 timestamp when the call arrived. */
   ts: string;

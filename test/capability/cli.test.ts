@@ -82,7 +82,7 @@ describe("toolgate cap", () => {
 
   it("inspect and verify --store refuse a missing SQLite file without creating it", async () => {
     const missing = join(dir, "typo", "x.db");
-    const refusal = { code: 2, out: "", err: `toolgate: no toolgate state at ${missing}: nothing has been recorded there yet; check --store or run from the workspace [store_missing]\n` };
+    const refusal = { code: 2, out: "", err: `toolgate: no toolgate state at ${missing}: nothing has been recorded there yet; run from the workspace toolgate serves (or pass --workspace DIR), or name the store with --store [store_missing]\n` };
     expect(await cli("cap", "inspect", child, "--keys", keyFile, "--store", `sqlite:${missing}`)).toMatchObject(refusal);
     expect(await cli("cap", "verify", child, "--keys", keyFile, "--op", "read", "--target", "path:/ws/src/a.ts", "--args", '{"amount":5}', "--store", `sqlite:${missing}`)).toMatchObject(refusal);
     expect(await cli("cap", "verify", root, "--keys", keyFile, "--op", "write", "--target", "path:/elsewhere", "--store", `sqlite:${missing}`, "--json")).toMatchObject(refusal);

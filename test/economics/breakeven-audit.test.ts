@@ -122,7 +122,7 @@ describe("breakevenFromAudit", () => {
   });
 
   it("rejects a trail with no usable record and bad options", () => {
-    expect(() => breakevenFromAudit("oops\n\n")).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: the audit trail holds no usable record (1 broken line(s); line 1: not valid JSON (Unexpected token 'o', "oops" is not valid JSON)). Expected one AuditRecord JSON object per line, as the gateway writes to .toolgate/audit.jsonl.]`);
+    expect(() => breakevenFromAudit("oops\n\n")).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: the audit trail holds no usable record (1 broken line(s); line 1: not valid JSON (Unexpected token 'o', "oops" is not valid JSON)). Expected one AuditRecord JSON object per line, as the gateway writes to its audit trail.]`);
     expect(() => breakevenFromAudit(trail(), { mask_ms: 0 })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: mask_ms (t_mask) must be a number greater than 0; received 0. Pass --mask-ms, e.g. 0.5.]`);
     expect(() => breakevenFromAudit(trail(), { repair_ms: -5 })).toThrow(/repair_ms/);
   });

@@ -134,7 +134,7 @@ describe("toolgate breakeven", () => {
     const r = await cli("breakeven", "--audit", file("bad.jsonl", "nope\n{}\n"));
     expect(r.code).toBe(2);
     expect(r.err).toMatchInlineSnapshot(`
-      "toolgate: the audit trail holds no usable record (2 broken line(s); line 1: not valid JSON (Unexpected token 'o', "nope" is not valid JSON)). Expected one AuditRecord JSON object per line, as the gateway writes to .toolgate/audit.jsonl. [invalid_input]
+      "toolgate: the audit trail holds no usable record (2 broken line(s); line 1: not valid JSON (Unexpected token 'o', "nope" is not valid JSON)). Expected one AuditRecord JSON object per line, as the gateway writes to its audit trail. [invalid_input]
       "
     `);
   });

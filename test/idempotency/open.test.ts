@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/idempotency/open.js";
+import { defaultStateDir } from "../../src/state/location.js";
 import { settle } from "../../src/idempotency/settle.js";
 import { importDriver } from "../../src/idempotency/stores/driver.js";
 import { POSTGRES_URL, REDIS_URL, projectRoot, serviceAvailable } from "../support/require.js";
@@ -22,11 +23,14 @@ describe("openStore: URL forms", () => {
     expect([store.kind, store.capabilities]).toEqual(["memory", { shared: false, durable: false }]);
   });
 
-  it("sqlite: alone puts the database at .toolgate/state.db under the workspace, creating the directory", async () => {
+  it("sqlite: alone puts the database in the workspace's state folder, outside it (or in stateDir), creating the folder", async () => {
     const store = await openStore("sqlite:", { workspace: join(dir, "ws") });
     expect(store.kind).toBe("sqlite");
     await store.close();
-    expect(existsSync(join(dir, "ws", ".toolgate", "state.db"))).toBe(true);
+    expect(existsSync(join(defaultStateDir(join(dir, "ws")), "state.db"))).toBe(true);
+    expect(existsSync(join(dir, "ws"))).toBe(false);
+    await (await openStore("sqlite:", { workspace: join(dir, "ws"), stateDir: join(dir, "chosen") })).close();
+    expect(existsSync(join(dir, "chosen", "state.db"))).toBe(true);
   });
 
   it("sqlite:PATH resolves a relative path against the workspace; sqlite:///abs is absolute", async () => {
@@ -118,11 +122,11 @@ describe("openStore: bad input", () => {
     const missing = join(dir, "no-such-dir", "x.db");
     await expect(openStore(`sqlite:${missing}`, { mustExist: true })).rejects.toMatchObject({
       code: "store_missing",
-      message: `no toolgate state at ${missing}: nothing has been recorded there yet; check --store or run from the workspace`,
+      message: `no toolgate state at ${missing}: nothing has been recorded there yet; run from the workspace toolgate serves (or pass --workspace DIR), or name the store with --store`,
     });
     expect(existsSync(join(dir, "no-such-dir"))).toBe(false);
     await expect(openStore("sqlite:", { workspace: join(dir, "fresh"), mustExist: true })).rejects.toMatchObject({ code: "store_missing" });
-    expect(existsSync(join(dir, "fresh"))).toBe(false);
+    expect(existsSync(defaultStateDir(join(dir, "fresh")))).toBe(false);
     // An existing file opens as usual; memory: is unaffected.
     await (await openStore(`sqlite:${join(dir, "exists.db")}`)).close();
     await (await openStore(`sqlite:${join(dir, "exists.db")}`, { mustExist: true })).close();

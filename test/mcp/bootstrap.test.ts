@@ -1,21 +1,27 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { gatewayFromSettings } from "../../src/mcp/bootstrap.js";
+import { defaultStateDir } from "../../src/state/location.js";
 import { readNote } from "./fixtures/notes-catalog.js";
 import { tempDir } from "./support.js";
 
 const call = { trajectory_id: "t", turn: 0, call_id: "c1", tool: "note_read", arguments: { name: "long" } };
 
 describe("gatewayFromSettings (the gateway behind serve and proxy)", () => {
-  it("defaults to SQLite and an audit trail under the workspace's .toolgate/", async () => {
+  it("defaults to SQLite and an audit trail in the workspace's state folder outside it, 0600 files in a 0700 folder", async () => {
     const ws = tempDir("boot");
+    const env = { XDG_STATE_HOME: tempDir("boot-state") };
     process.env.NOTES_DIR = ws;
-    const gateway = await gatewayFromSettings([readNote], { workspace: ws, env: {} });
+    const gateway = await gatewayFromSettings([readNote], { workspace: ws, env });
     expect((await gateway.call(call)).ok).toBe(true);
     await gateway.close();
-    expect(existsSync(join(ws, ".toolgate/state.db"))).toBe(true);
-    expect(readFileSync(join(ws, ".toolgate/audit.jsonl"), "utf8")).toContain('"tool":"note_read"');
+    const dir = defaultStateDir(ws, env);
+    expect(dir.startsWith(join(env.XDG_STATE_HOME, "toolgate") + "/")).toBe(true);
+    expect(existsSync(join(ws, ".toolgate"))).toBe(false);
+    expect(readFileSync(join(dir, "audit.jsonl"), "utf8")).toContain('"tool":"note_read"');
+    const mode = (file: string) => (statSync(join(dir, file)).mode & 0o777).toString(8);
+    expect({ dir: mode(""), db: mode("state.db"), audit: mode("audit.jsonl") }).toEqual({ dir: "700", db: "600", audit: "600" });
   });
 
   it("applies --budget-tokens to observations", async () => {
@@ -34,6 +40,7 @@ describe("gatewayFromSettings (the gateway behind serve and proxy)", () => {
     const obs = await gateway.call(call);
     await gateway.close();
     expect(obs.error?.code).toBe("denied");
-    await expect(gatewayFromSettings([readNote], { workspace: ws, keys: join(ws, "missing.json"), env: {} })).rejects.toThrow(/cannot read key file .*missing\.json: no such file/);
+    const elsewhere = tempDir("boot-keys");
+    await expect(gatewayFromSettings([readNote], { workspace: ws, store: "memory:", audit: false, keys: join(elsewhere, "missing.json"), env: {} })).rejects.toThrow(/cannot read key file .*missing\.json: no such file/);
   });
 });

@@ -18,9 +18,11 @@ const pagingServer = fileURLToPath(new URL("./fixtures/paging-server.mjs", impor
 describe("toolgate proxy and lint --mcp as commands", { timeout: 180_000 }, () => {
   it("proxy serves the upstream's tools over stdio and reports the lint summary on stderr", async () => {
     const dir = tempDir("cli-proxy");
+    // The audit trail outside the folder the proxy runs in: a state file directly in it is refused.
+    const audit = join(tempDir("cli-proxy-state"), "audit.jsonl");
     const transport = new StdioClientTransport({
       command: cli[0]!,
-      args: [...cli.slice(1), "proxy", "--store", "memory:", "--audit", join(dir, "audit.jsonl"), "--", process.execPath, memoryServer],
+      args: [...cli.slice(1), "proxy", "--store", "memory:", "--audit", audit, "--", process.execPath, memoryServer],
       cwd: dir,
       env: { ...getDefaultEnvironment(), MEMORY_FILE_PATH: join(dir, "memory.jsonl") },
       stderr: "pipe",

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import { defaultStateDir } from "../../src/state/location.js";
 import { binaryAvailable, projectRoot } from "../support/require.js";
 import { executions, ids, obsOf, started, tempDir, textOf, until } from "./support.js";
 
@@ -20,7 +21,8 @@ async function serve(args: string[], options: { env?: Record<string, string>; el
     command: process.execPath,
     args: ["--import", "tsx", join(projectRoot, "src/cli/main.ts"), "serve", ...args],
     cwd: projectRoot,
-    env: { ...getDefaultEnvironment(), ...options.env },
+    // The per-user state folder of the test run (test/support/state-home.ts), not the real home.
+    env: { ...getDefaultEnvironment(), XDG_STATE_HOME: process.env.XDG_STATE_HOME!, XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME!, ...options.env },
     stderr: "pipe",
   });
   const client = new Client({ name: "stdio-test", version: "1.0.0" }, { capabilities: options.elicit ? { elicitation: { form: {} } } : {} });
@@ -79,7 +81,7 @@ describe("toolgate serve (default coding catalog) over stdio", { timeout: 180_00
 
   it("needs a capability when started with --keys and takes one from _meta", async () => {
     const ws = tempDir("ws");
-    const keyFile = join(ws, "keys.json");
+    const keyFile = join(tempDir("keys"), "keys.json"); // outside the workspace: serve refuses a key file inside it
     writeFileSync(keyFile, JSON.stringify({ k1: Buffer.alloc(32, 3).toString("base64") }));
     const { createCapabilityAuthority } = await import("../../src/capability/authority.js");
     const { loadKeys } = await import("../../src/capability/keys.js");
@@ -105,7 +107,7 @@ describe("toolgate serve (default coding catalog) over stdio", { timeout: 180_00
     expect(result.isError).toBe(true);
     expect(obsOf(result).error?.code).toBe("tool_failed");
     expect(obsOf(result).error?.detail?.record_state).toBe("IN_DOUBT");
-    const audit = readFileSync(join(ws, ".toolgate/audit.jsonl"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as { call_id: string; outcome: string; record_state: string });
+    const audit = readFileSync(join(defaultStateDir(ws), "audit.jsonl"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as { call_id: string; outcome: string; record_state: string });
     expect(audit).toEqual([expect.objectContaining({ call_id: "stdio-term-1", outcome: "tool_failed", record_state: "IN_DOUBT" })]);
     expect(existsSync(join(ws, "slow.txt"))).toBe(false);
   });

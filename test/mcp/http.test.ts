@@ -16,6 +16,7 @@ import { createCapabilityAuthority } from "../../src/capability/authority.js";
 import type { Gateway } from "../../src/runtime/types.js";
 import type { Store } from "../../src/idempotency/store.js";
 import { serveHttp, type HttpHandle, type HttpOptions } from "../../src/mcp/http.js";
+import { defaultStateDir } from "../../src/state/location.js";
 import { projectRoot } from "../support/require.js";
 import catalog from "./fixtures/notes-catalog.js";
 import { executions, ids, obsOf, started, tempDir, textOf, until } from "./support.js";
@@ -314,7 +315,7 @@ describe("toolgate serve --http", { timeout: 180_000 }, () => {
     expect(out.stdout).toBe("");
     expect(out.stderr).not.toContain("not written");
     expect(existsSync(join(dir, "slow.txt"))).toBe(false);
-    const audit = readFileSync(join(dir, ".toolgate/audit.jsonl"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as { call_id: string; outcome: string; record_state: string });
+    const audit = readFileSync(join(defaultStateDir(dir), "audit.jsonl"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as { call_id: string; outcome: string; record_state: string });
     expect(audit).toEqual([expect.objectContaining({ call_id: "term-abort-1", outcome: "tool_failed", record_state: "IN_DOUBT" })]);
     await client.close().catch(() => {});
   });

@@ -5,13 +5,14 @@
  *   toolgate approvals list [--state S] [--limit N] [--store URL] [--json]
  *   toolgate approvals approve ID [--approver NAME] [--note TEXT] [--store URL] [--json]
  *   toolgate approvals deny ID --reason TEXT [--approver NAME] [--store URL] [--json]
+ * `--store` defaults to `sqlite:`, the store toolgate serve keeps for the workspace (the current
+ * folder, or `--workspace DIR`; `--state-dir DIR` as serve had it).
  * Exit 0; 2 for bad input, an unknown or already decided id, a store that does not answer, or a SQLite
  * file that does not exist (list, approve and deny never create one).
  */
 import type { Command } from "commander";
 import { userInfo } from "node:os";
-import { DEFAULT_SQLITE_PATH } from "../../idempotency/open.js";
-import { withExistingStore } from "../store.js";
+import { stateFlags, withExistingStore, type StateFlags } from "../store.js";
 import type { ApprovalRecord, ApprovalState } from "../../idempotency/store.js";
 import { createApprovalsApi } from "../../runtime/approvals.js";
 import type { ApprovalsApi } from "../../runtime/types.js";
@@ -19,14 +20,14 @@ import { CliError, printJson } from "../io.js";
 
 const STATES: ApprovalState[] = ["pending", "approved", "denied", "consumed"];
 
-interface Common {
+interface Common extends StateFlags {
   store: string;
   json?: boolean;
 }
 
 /** Listing and deciding need approvals that exist: a missing SQLite file is refused, never created. */
-function withApprovals<T>(url: string, run: (api: ApprovalsApi) => Promise<T>): Promise<T> {
-  return withExistingStore(url, (store) => run(createApprovalsApi(store.approvals, Date.now)));
+function withApprovals<T>(url: string, flags: StateFlags, run: (api: ApprovalsApi) => Promise<T>): Promise<T> {
+  return withExistingStore(url, flags, (store) => run(createApprovalsApi(store.approvals, Date.now)));
 }
 
 function defaultApprover(): string {
@@ -58,7 +59,8 @@ function print(value: ApprovalRecord | ApprovalRecord[], json: boolean | undefin
 
 export function register(program: Command): void {
   const cmd = program.command("approvals").description("list, approve and deny A3 (destructive) calls waiting for a person");
-  const storeOption = (c: Command) => c.option("--store <url>", `state store (memory:, sqlite:PATH, redis://…, postgres://…)`, `sqlite:${DEFAULT_SQLITE_PATH}`).option("--json", "print JSON");
+  const storeOption = (c: Command) =>
+    stateFlags(c.option("--store <url>", "state store: sqlite: (toolgate serve's default: state.db in the workspace's state folder), sqlite:PATH, memory:, redis://…, postgres://…", "sqlite:")).option("--json", "print JSON");
 
   storeOption(cmd.command("list").description("approvals, newest first"))
     .option("--state <state>", `only this state: ${STATES.join(", ")}`)
@@ -69,7 +71,7 @@ export function register(program: Command): void {
       }
       const limit = Number(opts.limit);
       if (!Number.isInteger(limit) || limit < 1) throw new CliError(`--limit must be a positive integer; received ${JSON.stringify(opts.limit)}`);
-      const list = await withApprovals(opts.store, (api) => api.list({ ...(opts.state ? { state: opts.state as ApprovalState } : {}), limit }));
+      const list = await withApprovals(opts.store, opts, (api) => api.list({ ...(opts.state ? { state: opts.state as ApprovalState } : {}), limit }));
       print(list, opts.json);
     });
 
@@ -78,7 +80,7 @@ export function register(program: Command): void {
     .option("--note <text>", "why")
     .action(async (id: string, opts: Common & { approver?: string; note?: string }) => {
       const approver = opts.approver ?? defaultApprover();
-      const record = await withApprovals(opts.store, (api) => api.approve(id, { approver, ...(opts.note !== undefined ? { note: opts.note } : {}) }));
+      const record = await withApprovals(opts.store, opts, (api) => api.approve(id, { approver, ...(opts.note !== undefined ? { note: opts.note } : {}) }));
       print(record, opts.json);
     });
 
@@ -87,7 +89,7 @@ export function register(program: Command): void {
     .option("--approver <name>", "who denies (default: the current user)")
     .action(async (id: string, opts: Common & { reason: string; approver?: string }) => {
       const approver = opts.approver ?? defaultApprover();
-      const record = await withApprovals(opts.store, (api) => api.deny(id, { reason: opts.reason, approver }));
+      const record = await withApprovals(opts.store, opts, (api) => api.deny(id, { reason: opts.reason, approver }));
       print(record, opts.json);
     });
 }

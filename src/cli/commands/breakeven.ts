@@ -2,7 +2,7 @@
  * `toolgate breakeven`: when constrained decoding pays (seed 000, "When to Constrain
  * Decoding", equation 1) — from given figures, or per tool from an audit trail.
  *   toolgate breakeven --tokens L --mask-ms t --repair-ms T [--observed-rate p] [--decode-ms d] [--json]
- *   toolgate breakeven --audit FILE [--mask-ms t] [--repair-ms T] [--json]
+ *   toolgate breakeven --audit [FILE] [--mask-ms t] [--repair-ms T] [--json]   (no FILE: the trail toolgate serve writes for the current folder)
  * Exit 0; 2 for bad input (zero or negative times, a rate outside [0, 1], an unreadable trail).
  */
 import type { Command } from "commander";
@@ -10,6 +10,7 @@ import { breakeven } from "../../economics/breakeven.js";
 import { breakevenFromAudit } from "../../economics/breakeven-audit.js";
 import { renderAuditBreakeven, renderBreakeven } from "../../economics/render.js";
 import { CliError, printJson, readInput } from "../io.js";
+import { defaultAuditFile } from "../store.js";
 
 interface Options {
   tokens?: string;
@@ -17,7 +18,7 @@ interface Options {
   repairMs?: string;
   observedRate?: string;
   decodeMs?: string;
-  audit?: string;
+  audit?: string | true;
   json?: boolean;
 }
 
@@ -38,20 +39,21 @@ export function register(program: Command): void {
     .option("--repair-ms <T>", "latency of one repair turn, ms (T_repair; with --audit: used when no repair can be timed)")
     .option("--observed-rate <p>", "measured malformation rate p_err in [0, 1]")
     .option("--decode-ms <d>", "decode time per token, ms (t_decode; only shifts both latencies)")
-    .option("--audit <file>", "estimate per tool from an audit trail (JSON Lines of AuditRecord)")
+    .option("--audit [file]", "estimate per tool from an audit trail (JSON Lines of AuditRecord); without FILE, the one toolgate serve writes for the current folder")
     .option("--json", "print the result as JSON")
     .action((opts: Options) => {
       const mask_ms = numberOption("--mask-ms", opts.maskMs);
       const repair_ms = numberOption("--repair-ms", opts.repairMs);
       if (opts.audit !== undefined) {
+        const audit = opts.audit === true ? defaultAuditFile({}) : opts.audit;
         for (const [flag, v] of [["--tokens", opts.tokens], ["--observed-rate", opts.observedRate], ["--decode-ms", opts.decodeMs]] as const) {
           if (v !== undefined) throw new CliError(`${flag} does not apply with --audit: L_gen and p_err are measured from the trail`);
         }
-        const result = breakevenFromAudit(readInput(opts.audit), { ...(mask_ms !== undefined ? { mask_ms } : {}), ...(repair_ms !== undefined ? { repair_ms } : {}) });
+        const result = breakevenFromAudit(readInput(audit), { ...(mask_ms !== undefined ? { mask_ms } : {}), ...(repair_ms !== undefined ? { repair_ms } : {}) });
         if (result.broken.length > 0) {
           const shown = result.broken.slice(0, 5).map((b) => `  line ${b.line}: ${b.reason}`);
           process.stderr.write(
-            `toolgate: ${result.broken.length} broken line(s) in ${opts.audit} skipped, ${result.records} used:\n${shown.join("\n")}${result.broken.length > 5 ? `\n  … and ${result.broken.length - 5} more` : ""}\n`,
+            `toolgate: ${result.broken.length} broken line(s) in ${audit} skipped, ${result.records} used:\n${shown.join("\n")}${result.broken.length > 5 ? `\n  … and ${result.broken.length - 5} more` : ""}\n`,
           );
         }
         if (opts.json) printJson(result);

@@ -3,30 +3,35 @@
  * key file. Each subcommand parses flags, calls the capability API and prints. Keys come from
  * `--keys FILE` or `TOOLGATE_KEYS` and never appear in any output.
  *
- *   cap keygen --out FILE [--kid K]            create a key file, or add a kid to it (rotation)
+ *   cap keygen [--out FILE] [--kid K]          create a key file (default ~/.config/toolgate/keys.json), or add a kid to it (rotation)
  *   cap issue --rights read,write --objects path:/ws,host:api.example.com --ttl 1h [--max-cost N] [--budget N]
  *   cap attenuate TOKEN [--rights …] [--objects …] [--ttl 10m] …   (no key needed)
  *   cap inspect TOKEN [--json]                 blocks and the effective grant; verified when keys are there
  *   cap verify TOKEN --op OP --target OBJ [--cost N] [--store URL] [--json]   exit 0 allowed, 1 denied, 2 usage
  *   cap revoke ID|TOKEN [--reason R] [--store URL]
+ * Keys: `--keys FILE`, else TOOLGATE_KEYS, else the default key file when it exists. `sqlite:` is the
+ * state toolgate serve keeps for the workspace (`--workspace`, `--state-dir` as serve had them).
  * inspect and verify refuse a missing SQLite store (never create one); revoke creates it, with a note.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { attenuate } from "../../capability/attenuate.js";
 import { createCapabilityAuthority } from "../../capability/authority.js";
 import { parseDuration } from "../../capability/duration.js";
 import { summariseGrant, viewGrant } from "../../capability/grant.js";
 import type { NarrowerInput } from "../../capability/input.js";
-import { generateKey, keyRingFromMap, loadKeys } from "../../capability/keys.js";
+import { loadKeys } from "../../capability/keys.js";
 import type { ArgBound, Primitive } from "../../capability/predicates.js";
 import { parseObject } from "../../capability/objects.js";
 import { revokeGrant } from "../../capability/revoke.js";
 import { parseToken, TOKEN_PREFIX } from "../../capability/token.js";
-import { openStore, sqlitePath } from "../../idempotency/open.js";
+import { sqlitePath } from "../../idempotency/open.js";
 import type { Store } from "../../idempotency/store.js";
 import { ToolgateError } from "../../schema/errors.js";
+import { defaultKeyFile } from "../../state/location.js";
 import { CliError, EXIT, parseJson, printJson, readInput } from "../io.js";
+import { openStoreFor, stateFlags, stateLocation, type StateFlags } from "../store.js";
+import { keygen } from "../keygen.js";
 
 const DEFAULT_STORE = "sqlite:";
 
@@ -128,22 +133,34 @@ function readToken(arg: string): string {
   return text;
 }
 
+/** `--keys`, else TOOLGATE_KEYS, else the default key file (`cap keygen`'s) when there is one. */
+function keyFileFlag(flags: { keys?: string }): string | undefined {
+  if (flags.keys !== undefined || process.env.TOOLGATE_KEYS) return flags.keys;
+  try {
+    const file = defaultKeyFile();
+    return existsSync(file) ? file : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function keysFrom(flags: { keys?: string }) {
-  return loadKeys(flags.keys !== undefined ? { file: flags.keys } : {});
+  const file = keyFileFlag(flags);
+  return loadKeys(file !== undefined ? { file } : {});
 }
 
 /** Keys when configured, else null (inspect works unverified without them). */
 function optionalKeys(flags: { keys?: string }) {
-  return flags.keys === undefined && !process.env.TOOLGATE_KEYS ? null : keysFrom(flags);
+  return keyFileFlag(flags) === undefined && !process.env.TOOLGATE_KEYS ? null : keysFrom(flags);
 }
 
 /**
  * Opens `--store` for inspect and verify: a missing SQLite file is refused, never created (a
  * mistyped path must not read as a store where nothing was revoked or spent).
  */
-async function withStore<T>(url: string | undefined, run: (store: Store | undefined) => Promise<T>): Promise<T> {
+async function withStore<T>(url: string | undefined, flags: StateFlags, run: (store: Store | undefined) => Promise<T>): Promise<T> {
   if (url === undefined) return run(undefined);
-  return withOpenStore(await openStore(url, { mustExist: true }), run);
+  return withOpenStore(await openStoreFor(url, flags, { mustExist: true }), run);
 }
 
 async function withOpenStore<T>(store: Store, run: (store: Store) => Promise<T>): Promise<T> {
@@ -159,14 +176,15 @@ async function withOpenStore<T>(store: Store, run: (store: Store) => Promise<T>)
  * revoked before the runtime's first run — and that is said on stderr, because a revocation in a
  * new file protects nothing unless the runtime uses that same store. Returns the created path.
  */
-async function openRevocationStore(url: string): Promise<{ store: Store; created: string | null }> {
+async function openRevocationStore(url: string, flags: StateFlags): Promise<{ store: Store; created: string | null }> {
   try {
-    return { store: await openStore(url, { mustExist: true }), created: null };
+    return { store: await openStoreFor(url, flags, { mustExist: true }), created: null };
   } catch (err) {
     if (!(err instanceof ToolgateError && err.code === "store_missing")) throw err;
   }
-  const created = sqlitePath(url, process.cwd());
-  const store = await openStore(url);
+  const { workspace, stateDir } = stateLocation(flags);
+  const created = sqlitePath(url, workspace, stateDir);
+  const store = await openStoreFor(url, flags);
   process.stderr.write(
     `toolgate: note: created a new store at ${created} (there was none); the revocation takes effect only where the runtime uses this same store (toolgate serve --store); if you meant an existing one, pass it with --store\n`,
   );
@@ -182,39 +200,24 @@ function printGrant(token: string, json: boolean | undefined): void {
   }
 }
 
-/** Creates or extends a key file (mode 0600). Returns the kids now in it; never the keys. */
-export function keygen(file: string, kid: string | undefined): { file: string; kid: string; kids: string[] } {
-  const map: Record<string, string> = existsSync(file) ? (parseJson(readFileSync(file, "utf8"), file) as Record<string, string>) : {};
-  keyRingFromMapOrEmpty(map, file);
-  const chosen = kid ?? `k${Object.keys(map).length + 1}`;
-  if (Object.hasOwn(map, chosen)) throw new CliError(`${file} already has kid ${chosen}; choose another with --kid`);
-  map[chosen] = generateKey();
-  writeFileSync(file, JSON.stringify(map, null, 2) + "\n", { mode: 0o600 });
-  return { file, kid: chosen, kids: Object.keys(map) };
-}
-
-function keyRingFromMapOrEmpty(map: unknown, file: string): void {
-  if (typeof map === "object" && map !== null && Object.keys(map).length === 0) return;
-  keyRingFromMap(map, `key file ${file}`);
-}
-
 export function register(program: Command): void {
   const cap = program.command("cap").description("capability tokens C = (R, O, P, E): issue, attenuate, inspect, verify, revoke");
 
   cap
     .command("keygen")
     .description("create a key file (JSON kid → base64 key, mode 0600), or add a new kid to it for rotation")
-    .requiredOption("--out <file>", "key file to create or extend")
+    .option("--out <file>", "key file to create or extend, outside every workspace toolgate serves (default $XDG_CONFIG_HOME/toolgate/keys.json, i.e. ~/.config/toolgate/keys.json, in a 0700 folder)")
     .option("--kid <kid>", "key id (default k1, k2, …)")
     .option("--json", "print JSON")
-    .action((flags: { out: string; kid?: string; json?: boolean }) => {
+    .action((flags: { out?: string; kid?: string; json?: boolean }) => {
       const r = keygen(flags.out, flags.kid);
-      if (flags.json) printJson(r);
+      if (r.warning) process.stderr.write(`toolgate: warning: ${r.warning}\n`);
+      if (flags.json) printJson({ file: r.file, kid: r.kid, kids: r.kids });
       else process.stdout.write(`wrote kid ${r.kid} to ${r.file} (kids: ${r.kids.join(", ")}; cap issue signs with the last one)\n`);
     });
 
   grantOptions(cap.command("issue").description("issue a root grant; prints the token"))
-    .option("--keys <file>", "key file (default: TOOLGATE_KEYS)")
+    .option("--keys <file>", "key file (default: TOOLGATE_KEYS, else ~/.config/toolgate/keys.json when it exists)")
     .option("--kid <kid>", "sign with this kid (default: the last in the key file)")
     .action((flags: GrantFlags & { keys?: string; kid?: string }) => {
       const input = grantInput(flags);
@@ -231,18 +234,20 @@ export function register(program: Command): void {
       printGrant(attenuate(readToken(token), grantInput(flags)), flags.json);
     });
 
-  cap
-    .command("inspect")
-    .description("show the blocks and the effective grant; verified when keys are configured")
-    .argument("<token>", "token (- reads standard input)")
-    .option("--keys <file>", "key file (default: TOOLGATE_KEYS; without keys the token is shown unverified)")
-    .option("--store <url>", "also check revocation in this store")
+  stateFlags(
+    cap
+      .command("inspect")
+      .description("show the blocks and the effective grant; verified when keys are configured")
+      .argument("<token>", "token (- reads standard input)")
+      .option("--keys <file>", "key file (default: TOOLGATE_KEYS, else ~/.config/toolgate/keys.json when it exists; without keys the token is shown unverified)")
+      .option("--store <url>", "also check revocation in this store (sqlite: is the one toolgate serve uses for the workspace)"),
+  )
     .option("--json", "print JSON")
-    .action(async (arg: string, flags: { keys?: string; store?: string; json?: boolean }) => {
+    .action(async (arg: string, flags: StateFlags & { keys?: string; store?: string; json?: boolean }) => {
       const token = readToken(arg);
       const parsed = parseToken(token);
       const keys = optionalKeys(flags);
-      const report = await withStore(flags.store, async (store) => {
+      const report = await withStore(flags.store, flags, async (store) => {
         if (!keys) return { status: "unverified", reason: "no keys configured (--keys or TOOLGATE_KEYS)", blocks: parsed.blocks.map((b) => b.block), grant: viewGrant(parsed.grant) };
         return createCapabilityAuthority({ keys, ...(store ? { store } : {}) }).inspect(token);
       });
@@ -252,7 +257,8 @@ export function register(program: Command): void {
       process.stdout.write(lines.join("\n") + "\n");
     });
 
-  cap
+  stateFlags(
+    cap
     .command("verify")
     .description("the capability check for one request: exit 0 allowed, 1 denied (prints code and reason)")
     .argument("<token>", "token (- reads standard input)")
@@ -261,10 +267,11 @@ export function register(program: Command): void {
     .option("--cost <n>", "cost of the call (default 1)")
     .option("--tool <name>", "the calling tool")
     .option("--args <json>", "the call's arguments, for argument bounds")
-    .option("--keys <file>", "key file (default: TOOLGATE_KEYS)")
-    .option("--store <url>", "check revocation and spend budgets in this existing store (a real approval; a missing SQLite file is an error, not created)")
+    .option("--keys <file>", "key file (default: TOOLGATE_KEYS, else ~/.config/toolgate/keys.json when it exists)")
+    .option("--store <url>", "check revocation and spend budgets in this existing store (a real approval; a missing SQLite file is an error, not created; sqlite: is the one toolgate serve uses for the workspace)"),
+  )
     .option("--json", "print JSON")
-    .action(async (arg: string, flags: { op: string; target: string; cost?: string; tool?: string; args?: string; keys?: string; store?: string; json?: boolean }) => {
+    .action(async (arg: string, flags: StateFlags & { op: string; target: string; cost?: string; tool?: string; args?: string; keys?: string; store?: string; json?: boolean }) => {
       const token = readToken(arg);
       const keys = keysFrom(flags);
       try {
@@ -280,7 +287,7 @@ export function register(program: Command): void {
         ...(flags.tool !== undefined ? { tool: flags.tool } : {}),
         ...(flags.args !== undefined ? { args: parseJson(flags.args, "--args") } : {}),
       };
-      const decision = await withStore(flags.store, (store) => createCapabilityAuthority({ keys, ...(store ? { store } : {}) }).approve(token, request)).catch((err: unknown) => {
+      const decision = await withStore(flags.store, flags, (store) => createCapabilityAuthority({ keys, ...(store ? { store } : {}) }).approve(token, request)).catch((err: unknown) => {
         if (err instanceof ToolgateError && err.code === "store_required") {
           throw new CliError("this capability is bounded by a budget: pass --store URL (the runtime's store) to check and spend it");
         }
@@ -292,14 +299,16 @@ export function register(program: Command): void {
       process.exitCode = decision.allowed ? EXIT.ok : EXIT.findings;
     });
 
-  cap
-    .command("revoke")
-    .description("revoke a grant id (or a token's own id) and every grant attenuated from it")
-    .argument("<id>", "grant id (cap_…) or a whole token")
-    .option("--reason <text>", "why, kept with the revocation")
-    .option("--store <url>", `store shared with the runtime (default ${DEFAULT_STORE}, i.e. .toolgate/state.db); a missing SQLite file is created, with a note on stderr`)
+  stateFlags(
+    cap
+      .command("revoke")
+      .description("revoke a grant id (or a token's own id) and every grant attenuated from it")
+      .argument("<id>", "grant id (cap_…) or a whole token")
+      .option("--reason <text>", "why, kept with the revocation")
+      .option("--store <url>", `store shared with the runtime (default ${DEFAULT_STORE}, the one toolgate serve uses for the workspace); a missing SQLite file is created, with a note on stderr`),
+  )
     .option("--json", "print JSON")
-    .action(async (arg: string, flags: { reason?: string; store?: string; json?: boolean }) => {
+    .action(async (arg: string, flags: StateFlags & { reason?: string; store?: string; json?: boolean }) => {
       let id = arg;
       let until: number | null = null;
       if (arg.startsWith(TOKEN_PREFIX) || arg === "-") {
@@ -307,7 +316,7 @@ export function register(program: Command): void {
         id = g.id;
         until = g.exp;
       }
-      const { store, created } = await openRevocationStore(flags.store ?? DEFAULT_STORE);
+      const { store, created } = await openRevocationStore(flags.store ?? DEFAULT_STORE, flags);
       await withOpenStore(store, (s) => revokeGrant(s, id, { reason: flags.reason ?? null, until, now: Date.now() }));
       if (flags.json) printJson({ revoked: id, until, created_store: created });
       else process.stdout.write(`revoked ${id} (and every grant attenuated from it)\n`);

@@ -3,7 +3,8 @@
  * gateway. The upstream's catalog is linted at start (findings and a summary on stderr).
  */
 import type { Command } from "commander";
-import { gatewayFromSettings, keysConfigured } from "../../mcp/bootstrap.js";
+import { gatewayFromSettings, keysConfigured, prepareState, type GatewaySettings } from "../../mcp/bootstrap.js";
+import { cwdCountsAsWorkspace } from "../../state/placement.js";
 import { parseBudget, type GatewayFlags } from "../../mcp/flags.js";
 import { createProxy } from "../../mcp/proxy.js";
 import { parseListenAddress, runGatewayServer } from "../../mcp/run.js";
@@ -11,9 +12,11 @@ import { targetFromArgv } from "../../mcp/list-tools.js";
 import type { UpstreamTarget } from "../../mcp/upstream.js";
 import { CliError } from "../io.js";
 import { parseSessionIdle } from "../ms-flag.js";
+import { stateDirHelp, stateWhere } from "../store.js";
 
 interface ProxyFlags extends GatewayFlags {
   upstreamUrl?: string;
+  stateDir?: string;
   sessionIdleMs?: string;
   openSchemas?: boolean;
 }
@@ -39,10 +42,11 @@ export function register(program: Command): void {
     .description("serve another MCP server's tools through the gateway: validation, capability, idempotency, approval and budgets before the upstream sees a call")
     .argument("[upstream...]", "the upstream server command after --, e.g. -- npx -y @modelcontextprotocol/server-memory")
     .option("--upstream-url <url>", "an upstream reached over Streamable HTTP instead of a command")
-    .option("--store <url>", "idempotency/approval store: sqlite: (default, ./.toolgate/state.db), sqlite:PATH, memory:, redis://…, postgres://…")
-    .option("--keys <file>", "capability key file; calls then need a capability (default: TOOLGATE_KEYS when set, else none)")
+    .option("--state-dir <dir>", stateDirHelp("current folder"))
+    .option("--store <url>", "idempotency/approval store: sqlite: (default, state.db in the state folder), sqlite:PATH, memory:, redis://…, postgres://…")
+    .option("--keys <file>", "capability key file, outside the current folder (e.g. ~/.config/toolgate/keys.json); calls then need a capability (default: TOOLGATE_KEYS when set, else none)")
     .option("--capability <token>", "capability for calls that carry none in _meta or an Authorization header")
-    .option("--audit <file>", "audit trail JSONL (default ./.toolgate/audit.jsonl)")
+    .option("--audit <file>", "audit trail JSONL (default audit.jsonl in the state folder)")
     .option("--budget-tokens <n>", "default observation budget in o200k tokens (default 2000)")
     .option("--http <host:port>", "serve MCP Streamable HTTP on this address (loopback by default) instead of stdio")
     .option("--open-schemas", "validate against the upstream's schemas exactly as declared (default: objects left open, without additionalProperties, are closed so unknown fields are refused before the upstream sees them)")
@@ -52,16 +56,20 @@ export function register(program: Command): void {
       const budgetTokens = parseBudget(flags.budgetTokens);
       const http = flags.http !== undefined ? parseListenAddress(flags.http) : undefined;
       const sessionIdleMs = parseSessionIdle(flags.sessionIdleMs, http !== undefined);
+      const settings: GatewaySettings = {
+        ...(flags.stateDir !== undefined ? { stateDir: flags.stateDir } : {}),
+        ...(flags.store !== undefined ? { store: flags.store } : {}),
+        ...(flags.keys !== undefined ? { keys: flags.keys } : {}),
+        ...(flags.audit !== undefined ? { audit: flags.audit } : {}),
+        ...(budgetTokens !== undefined ? { budgetTokens } : {}),
+      };
+      // The proxy's workspace is the folder it runs in (state is kept outside it), prepared before the upstream starts.
+      const state = prepareState(settings, { guard: cwdCountsAsWorkspace(process.cwd()) });
+      for (const note of state.notes) process.stderr.write(`toolgate proxy: ${note}\n`);
       const proxy = await createProxy({
         upstream,
         openSchemas: flags.openSchemas === true,
-        gateway: (tools) =>
-          gatewayFromSettings(tools, {
-            ...(flags.store !== undefined ? { store: flags.store } : {}),
-            ...(flags.keys !== undefined ? { keys: flags.keys } : {}),
-            ...(flags.audit !== undefined ? { audit: flags.audit } : {}),
-            ...(budgetTokens !== undefined ? { budgetTokens } : {}),
-          }),
+        gateway: (tools) => gatewayFromSettings(tools, settings, state),
       });
       try {
         await runGatewayServer(proxy.gateway, {
@@ -70,7 +78,7 @@ export function register(program: Command): void {
           ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {}),
           ...(flags.capability !== undefined ? { capability: flags.capability } : {}),
           capabilitiesIgnored: !keysConfigured(flags),
-          onListening: (where) => process.stderr.write(`toolgate proxy: serving on ${where}\n`),
+          onListening: (where) => process.stderr.write(`toolgate proxy: serving on ${where}; state in ${stateWhere(state)}\n`),
         });
       } finally {
         await proxy.close();

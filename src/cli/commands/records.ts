@@ -4,13 +4,14 @@
  *   toolgate records list [--state in_flight|completed|in_doubt] [--limit N] [--after KEY] [--store URL] [--json]
  *   toolgate records show KEY [--store URL] [--json]
  *   toolgate records settle KEY --outcome applied|not_applied [--result JSON] [--store URL] [--json]
+ * `--store` defaults to `sqlite:`, the store toolgate serve keeps for the workspace (the current
+ * folder, or `--workspace DIR`; `--state-dir DIR` as serve had it).
  * Exit 0; 1 when `show` finds no record for the key; 2 for bad input, settling an unknown key, a
  * record that cannot be settled, a store that does not answer, or a SQLite file that does not exist
  * (read and settle never create one).
  */
 import type { Command } from "commander";
-import { DEFAULT_SQLITE_PATH } from "../../idempotency/open.js";
-import { withExistingStore } from "../store.js";
+import { stateFlags, withExistingStore, type StateFlags } from "../store.js";
 import { listRecords, showRecord, type RecordView } from "../../idempotency/inspect.js";
 import { settleRecord, type ManualOutcome } from "../../idempotency/manual.js";
 import type { RecordState } from "../../idempotency/store.js";
@@ -19,7 +20,7 @@ import { CliError, EXIT, parseJson, printJson } from "../io.js";
 
 const STATES: Record<string, RecordState> = { in_flight: "IN_FLIGHT", completed: "COMPLETED", in_doubt: "IN_DOUBT" };
 
-interface Common {
+interface Common extends StateFlags {
   store: string;
   json?: boolean;
 }
@@ -61,7 +62,7 @@ export function parseOutcome(outcome: string, result: string | undefined): Manua
 export function register(program: Command): void {
   const cmd = program.command("records").description("inspect and settle idempotency records (IN_FLIGHT, COMPLETED, IN_DOUBT)");
   const common = (c: Command) =>
-    c.option("--store <url>", "state store (memory:, sqlite:PATH, redis://…, postgres://…)", `sqlite:${DEFAULT_SQLITE_PATH}`).option("--json", "print JSON");
+    stateFlags(c.option("--store <url>", "state store: sqlite: (toolgate serve's default: state.db in the workspace's state folder), sqlite:PATH, memory:, redis://…, postgres://…", "sqlite:")).option("--json", "print JSON");
 
   common(cmd.command("list").description("records in key order; an IN_FLIGHT record past its lease lists as in_doubt"))
     .option("--state <state>", `only this state: ${Object.keys(STATES).join(", ")}`)
@@ -72,14 +73,14 @@ export function register(program: Command): void {
       if (opts.state !== undefined && !state) throw new CliError(`--state must be one of ${Object.keys(STATES).join(", ")}; received ${JSON.stringify(opts.state)}`);
       const limit = Number(opts.limit);
       if (!Number.isInteger(limit) || limit < 1) throw new CliError(`--limit must be a positive integer; received ${JSON.stringify(opts.limit)}`);
-      const list = await withExistingStore(opts.store, (store) => listRecords(store, { limit, now: Date.now(), ...(state ? { state } : {}), ...(opts.after !== undefined ? { after: opts.after } : {}) }));
+      const list = await withExistingStore(opts.store, opts, (store) => listRecords(store, { limit, now: Date.now(), ...(state ? { state } : {}), ...(opts.after !== undefined ? { after: opts.after } : {}) }));
       if (opts.json) return printJson(list);
       process.stdout.write(list.length ? list.map(renderRecordLine).join("\n") + "\n" : "no records\n");
     });
 
   common(cmd.command("show <key>").description("one record: state, timestamps, why it is in doubt, stored result"))
     .action(async (key: string, opts: Common) => {
-      const record = await withExistingStore(opts.store, (store) => showRecord(store, key, Date.now()));
+      const record = await withExistingStore(opts.store, opts, (store) => showRecord(store, key, Date.now()));
       // Not found is an answer about the store, not a usage error: exit 1, like a finding.
       if (!record) throw new CliError(`no record for key ${key} in ${opts.store}: it was never claimed, was released, or was COMPLETED and passed its TTL`, EXIT.findings);
       if (opts.json) return printJson(record);
@@ -91,7 +92,7 @@ export function register(program: Command): void {
     .option("--result <json>", "with applied: the result repeats of the call receive (default null)")
     .action(async (key: string, opts: Common & { outcome: string; result?: string }) => {
       const outcome = parseOutcome(opts.outcome, opts.result);
-      const settled = await withExistingStore(opts.store, (store) => settleRecord(store, key, outcome));
+      const settled = await withExistingStore(opts.store, opts, (store) => settleRecord(store, key, outcome));
       if (opts.json) return printJson(settled);
       process.stdout.write(settled.settled === "completed" ? `${key} settled: COMPLETED; repeats receive ${JSON.stringify(settled.record.result)}\n` : `${key} settled: released; the next call runs\n`);
     });

@@ -1,27 +1,34 @@
 /**
- * `toolgate stats --audit FILE [--json]`: per tool and overall — calls, validation-error rate,
+ * `toolgate stats [--audit FILE | --workspace DIR [--state-dir DIR]] [--json]`: per tool and overall — calls, validation-error rate,
  * denial rate, replays, in-doubt count, p50/p95 latency, argument and observation tokens,
  * truncation rate (seed 003: "Measure selection accuracy, validation-error rate, result tokens").
  * Exit 0 (an empty trail too: no calls yet); 2 when the file cannot be read, or when it has lines
  * and none of them is a record (the wrong file). Other broken lines are counted and named.
  */
+import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { auditStats, renderStats } from "../../runtime/stats.js";
-import { DEFAULT_AUDIT_PATH } from "../../runtime/audit.js";
 import { CliError, printJson, readInput } from "../io.js";
+import { defaultAuditFile, stateFlags, type StateFlags } from "../store.js";
 
 export function register(program: Command): void {
-  program
-    .command("stats")
-    .description("aggregate an audit trail: per-tool calls, error and denial rates, replays, in-doubt, latency and token percentiles")
-    .option("--audit <file>", "audit trail (JSON Lines); - reads standard input", DEFAULT_AUDIT_PATH)
+  stateFlags(
+    program
+      .command("stats")
+      .description("aggregate an audit trail: per-tool calls, error and denial rates, replays, in-doubt, latency and token percentiles")
+      .option("--audit <file>", "audit trail (JSON Lines); - reads standard input (default: the one toolgate serve writes for the workspace, audit.jsonl in its state folder)"),
+  )
     .option("--json", "print the result as JSON")
-    .action((opts: { audit: string; json?: boolean }) => {
-      const stats = auditStats(readInput(opts.audit));
+    .action((opts: StateFlags & { audit?: string; json?: boolean }) => {
+      const audit = opts.audit ?? defaultAuditFile(opts);
+      if (opts.audit === undefined && !existsSync(audit)) {
+        throw new CliError(`no audit trail at ${audit}: toolgate serve has recorded no call for this workspace yet; run from the folder serve was started in, or pass --workspace DIR (and --state-dir DIR) as serve had them, or --audit FILE`);
+      }
+      const stats = auditStats(readInput(audit));
       if (stats.broken_lines > 0 && stats.broken_lines === stats.lines) {
         const first = stats.broken[0];
         throw new CliError(
-          `the audit trail holds no usable record (${stats.broken_lines} broken line(s)${first ? `; line ${first.line}: ${first.reason}` : ""}). Expected one AuditRecord JSON object per line, as the gateway writes to ${DEFAULT_AUDIT_PATH}; check --audit`,
+          `the audit trail holds no usable record (${stats.broken_lines} broken line(s)${first ? `; line ${first.line}: ${first.reason}` : ""}). Expected one AuditRecord JSON object per line, as the gateway writes to its audit trail; check --audit`,
         );
       }
       if (opts.json) printJson(stats);

@@ -3,10 +3,10 @@
  * several OS processes on one machine. Every transition is one statement, so SQLite's write
  * lock makes it atomic across processes; `busy_timeout` makes a writer wait instead of failing.
  */
-import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { ToolgateError } from "../../schema/errors.js";
+import { checkPrivateFileIfPresent, checkSameFile, ensurePrivateDir, preparePrivateFile, type FileId } from "../../state/private.js";
 import type { ApprovalRecord, ApprovalStore, BudgetStore, RecordStore, RevocationStore, Store } from "../store.js";
 import { importDriver } from "./driver.js";
 import { DEFAULT_LIST_LIMIT, approvalFromRow, claimedRecord, approvalPatchParams, approvalToRow, checkSpend, completedExpired, recordFromRow, transitionParams } from "./rows.js";
@@ -14,7 +14,11 @@ import type { ApprovalRow, RecordRow } from "./rows.js";
 import { SQLITE_DDL, SQLITE_SQL } from "./sqlite-schema.js";
 
 export interface SqliteStoreOptions {
-  /** Path of the database file; its directory is created. `:memory:` for a private in-process database. */
+  /**
+   * Path of the database file; `:memory:` for a private in-process database. Its folder is
+   * created (0700) when absent and must be ours alone; the file is created 0600, and a symbolic
+   * link, a non-regular file or one owned by another user is refused (state/private.ts).
+   */
   path: string;
   /** How long a writer waits for another process's write lock before failing, in ms. Default 5000. */
   busyTimeoutMs?: number;
@@ -25,7 +29,7 @@ type Statements = { [K in keyof typeof SQLITE_SQL]: BetterSqlite3.Statement };
 /** Opens (and creates, idempotently) the SQLite store at `options.path`. */
 export async function createSqliteStore(options: SqliteStoreOptions): Promise<Store> {
   const { default: Database } = await importDriver("sqlite", "better-sqlite3", 12, () => import("better-sqlite3"));
-  if (options.path !== ":memory:") mkdirSync(dirname(options.path), { recursive: true });
+  const id = options.path === ":memory:" ? null : preparePath(options.path);
   let db: BetterSqlite3.Database;
   try {
     db = new Database(options.path);
@@ -38,6 +42,15 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<St
     db.transaction(() => db.exec(SQLITE_DDL)).immediate();
   } catch (err) {
     throw new ToolgateError("store_unavailable", `cannot open the SQLite store at ${options.path}: ${(err as Error).message}`, { cause: err });
+  }
+  if (id !== null) {
+    try {
+      // better-sqlite3 opens by name, following links: the name must still be the file checked above.
+      checkSameFile(options.path, id, "the SQLite store");
+    } catch (err) {
+      db.close();
+      throw err;
+    }
   }
   const sql = Object.fromEntries(Object.entries(SQLITE_SQL).map(([name, text]) => [name, db.prepare(text)])) as Statements;
   let closed = false;
@@ -54,6 +67,17 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<St
       db.close();
     },
   };
+}
+
+/** SQLite's own files beside the database, which it opens by name too. */
+const COMPANIONS = ["-wal", "-shm", "-journal"];
+
+/** Checks the folder and the files SQLite will open, creating the database file 0600 when absent. */
+function preparePath(path: string): FileId {
+  ensurePrivateDir(dirname(path), "the SQLite store's folder");
+  for (const suffix of COMPANIONS) checkPrivateFileIfPresent(path + suffix, "the SQLite store's companion file");
+  // SQLite gives its -wal and -shm files the database file's mode, so 0600 here makes them 0600 too.
+  return preparePrivateFile(path, "the SQLite store");
 }
 
 function sqliteRecords(sql: Statements): RecordStore {

@@ -57,7 +57,7 @@ describe("toolgate approvals", () => {
 
   it("a missing SQLite file is refused by list, approve and deny, and none of them creates it", async () => {
     const path = join(dir, "typo", "x.db");
-    const message = `no toolgate state at ${path}: nothing has been recorded there yet; check --store or run from the workspace`;
+    const message = `no toolgate state at ${path}: nothing has been recorded there yet; run from the workspace toolgate serves (or pass --workspace DIR), or name the store with --store`;
     for (const argv of [["list"], ["approve", "ap_x"], ["deny", "ap_x", "--reason", "no"]]) {
       const r = await runCommand(register, ["approvals", ...argv, "--store", `sqlite:${path}`]);
       expect([argv[0], r.stdout, r.error?.message]).toEqual([argv[0], "", message]);

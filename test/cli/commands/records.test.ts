@@ -7,6 +7,7 @@ import { register } from "../../../src/cli/commands/records.js";
 import type { CliError } from "../../../src/cli/io.js";
 import { openStore } from "../../../src/idempotency/open.js";
 import { settle } from "../../../src/idempotency/settle.js";
+import { defaultStateDir } from "../../../src/state/location.js";
 import { projectRoot } from "../../support/require.js";
 import { runCommand } from "./runtime-cli.js";
 
@@ -100,7 +101,7 @@ describe("toolgate records", () => {
 
   it("a missing SQLite file is refused by list, show and settle, and none of them creates it", async () => {
     const path = join(dir, "typo", "x.db");
-    const message = `no toolgate state at ${path}: nothing has been recorded there yet; check --store or run from the workspace`;
+    const message = `no toolgate state at ${path}: nothing has been recorded there yet; run from the workspace toolgate serves (or pass --workspace DIR), or name the store with --store`;
     for (const argv of [["list"], ["show", "k"], ["settle", "k", "--outcome", "not_applied"]]) {
       const r = await runCommand(register, ["records", ...argv, "--store", `sqlite:${path}`]);
       expect([argv[0], r.stdout, r.error?.message]).toEqual([argv[0], "", message]);
@@ -108,14 +109,15 @@ describe("toolgate records", () => {
     expect(existsSync(join(dir, "typo"))).toBe(false);
   });
 
-  it("records list in a directory with no .toolgate/ exits 2 with one line and leaves the directory empty", () => {
+  it("records list where toolgate serve never ran exits 2 with one line and creates nothing", () => {
     const fresh = mkdtempSync(join(dir, "fresh-"));
     const r = spawnSync(join(projectRoot, "node_modules", ".bin", "tsx"), [join(projectRoot, "src", "cli", "main.ts"), "records", "list"], { cwd: fresh, encoding: "utf8" });
     expect([r.status, r.stdout, r.stderr]).toEqual([
       2,
       "",
-      `toolgate: no toolgate state at ${join(fresh, ".toolgate", "state.db")}: nothing has been recorded there yet; check --store or run from the workspace [store_missing]\n`,
+      `toolgate: no toolgate state at ${join(defaultStateDir(fresh), "state.db")}: nothing has been recorded there yet; run from the workspace toolgate serves (or pass --workspace DIR), or name the store with --store [store_missing]\n`,
     ]);
     expect(readdirSync(fresh)).toEqual([]);
+    expect(existsSync(defaultStateDir(fresh))).toBe(false);
   });
 });
