@@ -4,11 +4,11 @@
  * match count (and, for 0, the closest near-match; for several, the line of each). The write is
  * atomic and keeps the mode, the CRLF line endings and the final newline as they were.
  */
-import { constants } from "node:fs";
-import { open } from "node:fs/promises";
+import type { Stats } from "node:fs";
 import { NoEffectError } from "../schema/errors.js";
 import { toolResult, type JsonValue, type ProbeOutcome, type ToolResult } from "../schema/types.js";
-import { writeAtomically } from "./atomic.js";
+import { writeAtomically, type HeldName } from "./atomic.js";
+import { readHeld, specialKind } from "./fs/read.js";
 import { nearestMatch } from "./nearmatch.js";
 import { binaryMarker, contentVersion, lineAt, lineCount, lineEndings, linesFrom, numbered } from "./text.js";
 import type { Workspace } from "./workspace.js";
@@ -21,14 +21,29 @@ export interface EditArgs {
   expected_version?: string;
 }
 
+export interface EditLimits {
+  /** Largest file file_edit reads and rewrites, bytes. Default 16 MiB. */
+  file_bytes: number;
+}
+
+export const DEFAULT_EDIT_LIMITS: EditLimits = { file_bytes: 16 * 1024 * 1024 };
+
 const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const SNIPPET_CONTEXT = 3;
 const SNIPPET_MAX_LINES = 12;
 const LISTED_MATCHES = 20;
 
-export async function editFile(ws: Workspace, args: EditArgs): Promise<ToolResult<Record<string, JsonValue>>> {
-  const path = await ws.resolve(args.path);
-  const { bytes, stat } = await readRegular(path);
+export async function editFile(ws: Workspace, args: EditArgs, limits: EditLimits = DEFAULT_EDIT_LIMITS): Promise<ToolResult<Record<string, JsonValue>>> {
+  const opened = await ws.open(args.path, "write");
+  try {
+    const { bytes, stat, at } = await readRegular(opened, limits);
+    return await edit(opened.path, bytes, stat, at, args);
+  } finally {
+    await opened.close();
+  }
+}
+
+async function edit(path: string, bytes: Buffer, stat: Stats, held: HeldName, args: EditArgs): Promise<ToolResult<Record<string, JsonValue>>> {
   const version = contentVersion(bytes);
   if (args.expected_version && args.expected_version !== version) {
     throw new NoEffectError(
@@ -50,7 +65,7 @@ export async function editFile(ws: Workspace, args: EditArgs): Promise<ToolResul
   const newStr = crlf ? args.new_str.replaceAll("\r\n", "\n") : args.new_str;
 
   const starts = occurrences(text, oldStr);
-  if (starts.length === 0) throw new NoEffectError(noMatchMessage(path, text, oldStr), "no_match");
+  if (starts.length === 0) throw new NoEffectError(await noMatchMessage(path, text, oldStr), "no_match");
   if (starts.length > 1 && !args.allow_multiple) {
     const lines = starts.slice(0, LISTED_MATCHES).map((s) => lineAt(text, s));
     const more = starts.length > LISTED_MATCHES ? ` and ${starts.length - LISTED_MATCHES} more` : "";
@@ -60,12 +75,12 @@ export async function editFile(ws: Workspace, args: EditArgs): Promise<ToolResul
     );
   }
 
-  let edited = text.split(oldStr).join(newStr);
+  let edited = replaceAt(text, starts, oldStr.length, newStr);
   // The final newline stays as it was: an edit that swallowed it gets it back.
   if (/\n$/.test(text) && edited.length > 0 && !edited.endsWith("\n")) edited += "\n";
   const out = crlf ? edited.replaceAll("\n", "\r\n") : edited;
   const outBytes = Buffer.from(out, "utf8");
-  await writeAtomically(path, outBytes, stat);
+  await writeAtomically(held, path, outBytes, stat);
 
   const newVersion = contentVersion(outBytes);
   // Where the change landed in the new text: shift each start by the growth of earlier replacements.
@@ -90,18 +105,36 @@ export async function editFile(ws: Workspace, args: EditArgs): Promise<ToolResul
   });
 }
 
-async function readRegular(path: string) {
-  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === "ENOENT") throw new NoEffectError(`path ${path} does not exist; file_edit changes existing files (create one with bash_execute, e.g. printf '...' > ${path})`, "not_found");
-    throw err;
-  });
-  try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) throw new NoEffectError(`path ${path} is not a regular file; file_edit edits text files`, "not_a_file");
-    return { bytes: await handle.readFile(), stat };
-  } finally {
-    await handle.close();
+async function readRegular(opened: Awaited<ReturnType<Workspace["open"]>>, limits: EditLimits): Promise<{ bytes: Buffer; stat: Stats; at: HeldName }> {
+  const path = opened.path;
+  if (opened.kind === "missing") {
+    const why = opened.notDir ? " (a folder on the way is a file)" : "";
+    throw new NoEffectError(`path ${path} does not exist${why}; file_edit changes existing files (create one with bash_execute, e.g. printf '...' > ${path})`, "not_found");
   }
+  if (!opened.stat.isFile() || opened.parent === null) {
+    const what = opened.stat.isDirectory() ? "a directory" : (specialKind(opened.stat) ?? "not a regular file");
+    throw new NoEffectError(`path ${path} is ${what}, not a regular file; file_edit edits text files`, "not_a_file");
+  }
+  const read = await readHeld(opened.fd, limits.file_bytes);
+  if ("tooLarge" in read) {
+    throw new NoEffectError(
+      `${path} is ${read.tooLarge} bytes, more than file_edit rewrites (${limits.file_bytes}); change it with bash_execute (e.g. sed -i), or ask the operator to raise limits.edit.file_bytes`,
+      "too_large",
+    );
+  }
+  return { ...read, at: opened.parent };
+}
+
+/** `text` with the `length` characters at each of `starts` (ascending, non-overlapping) replaced by `replacement`. */
+function replaceAt(text: string, starts: number[], length: number, replacement: string): string {
+  const parts: string[] = [];
+  let from = 0;
+  for (const s of starts) {
+    parts.push(text.slice(from, s), replacement);
+    from = s + length;
+  }
+  parts.push(text.slice(from));
+  return parts.join("");
 }
 
 /** Start offsets of the non-overlapping occurrences of `needle`, left to right. */
@@ -111,9 +144,12 @@ function occurrences(text: string, needle: string): number[] {
   return found;
 }
 
-function noMatchMessage(path: string, text: string, oldStr: string): string {
+async function noMatchMessage(path: string, text: string, oldStr: string): Promise<string> {
   const base = `old_str matches 0 blocks in ${path}; the file is unchanged.`;
-  const near = nearestMatch(text, oldStr);
+  const near = await nearestMatch(text, oldStr);
+  if (near !== null && "skipped" in near) {
+    return `${base} No near-match is named: ${near.skipped}. Find the exact text with grep_search or file_view and copy it, including indentation.`;
+  }
   if (near === null) return `${base} No similar block was found; view the file with file_view and copy the exact text, including indentation.`;
   const how = near.differs === "content" ? `a similar block (similarity ${near.similarity})` : `the same text with different ${near.differs}`;
   const shown = snippetAround(text, near.line, near.line + Math.min(near.lines, 5) - 1, 0);
@@ -133,16 +169,19 @@ function snippetAround(text: string, from: number, to: number, context = SNIPPET
  * and a non-empty new_str absent → not applied; anything else (new_str contains old_str, or an
  * empty new_str with old_str present) cannot be told apart → unknown, for a person to settle.
  */
-export async function probeEdit(ws: Workspace, args: EditArgs): Promise<ProbeOutcome> {
-  const path = await ws.resolve(args.path);
+export async function probeEdit(ws: Workspace, args: EditArgs, limits: EditLimits = DEFAULT_EDIT_LIMITS): Promise<ProbeOutcome> {
+  const opened = await ws.open(args.path, "read");
+  const path = opened.path;
   let text: string;
   let version: string;
   try {
-    const { bytes } = await readRegular(path);
+    const { bytes } = await readRegular(opened, limits);
     text = strict.decode(bytes).replaceAll("\r\n", "\n");
     version = contentVersion(bytes);
   } catch (err) {
     return { outcome: "unknown", detail: `could not read ${path}: ${(err as Error).message}` };
+  } finally {
+    await opened.close();
   }
   const oldStr = args.old_str.replaceAll("\r\n", "\n");
   const newStr = args.new_str.replaceAll("\r\n", "\n");

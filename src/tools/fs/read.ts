@@ -1,0 +1,50 @@
+/**
+ * Reading an entry a walk reached (fs/walk.ts): reopened through its own descriptor, so the bytes
+ * come from the very file the walk checked, whatever its name points at by now, and read with a
+ * bound, so a file that grows while it is read cannot make the read unbounded.
+ */
+import { constants, type Stats } from "node:fs";
+import { open } from "node:fs/promises";
+import { at } from "./sys.js";
+
+/** What a non-regular entry is, for a refusal ("a FIFO (named pipe)"); undefined for a regular file or directory. */
+export function specialKind(st: Stats): string | undefined {
+  if (st.isFile() || st.isDirectory()) return undefined;
+  if (st.isFIFO()) return "a FIFO (named pipe)";
+  if (st.isSocket()) return "a socket";
+  if (st.isCharacterDevice()) return "a character device";
+  if (st.isBlockDevice()) return "a block device";
+  return "not a regular file";
+}
+
+export type Read = { bytes: Buffer; stat: Stats } | { tooLarge: number };
+
+/**
+ * Reads the regular file held by `fd` (an O_PATH descriptor whose stat said "regular file"),
+ * at most `limit` bytes: a larger one (by its size, or by what a read finds past the limit) is
+ * `{ tooLarge: size }` and nothing more is read.
+ */
+export async function readHeld(fd: number, limit: number): Promise<Read> {
+  // The magic link reopens the same inode; O_NONBLOCK and O_NOCTTY guard the open even so.
+  const handle = await open(at(fd), constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  try {
+    const stat = await handle.stat();
+    if (stat.size > limit) return { tooLarge: stat.size };
+    // One byte more than the size: a file that grew since the stat shows it on the first read.
+    let buffer = Buffer.allocUnsafe(stat.size + 1);
+    let length = 0;
+    for (;;) {
+      if (length === buffer.length) {
+        const grown = Buffer.allocUnsafe(Math.min(limit + 1, buffer.length * 2));
+        buffer.copy(grown, 0, 0, length);
+        buffer = grown;
+      }
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) return { bytes: buffer.subarray(0, length), stat };
+      length += bytesRead;
+      if (length > limit) return { tooLarge: length };
+    }
+  } finally {
+    await handle.close();
+  }
+}
