@@ -145,9 +145,7 @@ export function openWorkspace(root: string, options: WorkspaceOptions = {}): Wor
     const hit = hidden.containing(w.path) ?? (purpose === "write" ? readOnly.containing(w.path) : undefined);
     if (hit !== undefined) {
       if (w.kind === "reached") await w.close();
-      throw hidden.places.includes(hit)
-        ? new NoEffectError(`${field} ${JSON.stringify(path)} resolves to ${w.path}, inside ${hit}, which holds toolgate's own state and is closed to tools; use another path in ${real}/`, "protected_path")
-        : readOnlyError(field, path, w.path, hit);
+      throw hidden.places.includes(hit) ? hiddenError(field, path, w.path, hit, real) : readOnlyError(field, path, w.path, hit);
     }
     if (w.kind === "guarded") throw new Error(`unreachable: a guarded walk at ${w.path} passed the path check`);
     return w.kind === "reached" ? w : { ...w, close: async () => undefined };
@@ -191,6 +189,11 @@ export function openWorkspace(root: string, options: WorkspaceOptions = {}): Wor
       }
     },
   };
+}
+
+function hiddenError(field: string, path: string, resolved: string, place: string, root: string): NoEffectError {
+  const what = resolved === place ? "which toolgate keeps for itself (its state or keys)" : `inside ${place}, which holds toolgate's own state`;
+  return new NoEffectError(`${field} ${JSON.stringify(path)} resolves to ${resolved}, ${what} and is closed to tools; use another path in ${root}/`, "protected_path");
 }
 
 function guardedError(field: string, path: string, walked: string, guard: string, isHidden: boolean, root: string): NoEffectError {
