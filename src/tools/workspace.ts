@@ -104,8 +104,8 @@ export function openWorkspace(root: string, options: WorkspaceOptions = {}): Wor
   const rootFd = openSync(real, O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   const hidden = new Guards(hiddenList);
   const readOnly = new Guards(readOnlyList);
-  hidden.lookSync();
-  readOnly.lookSync();
+  hidden.lookFirst();
+  readOnly.lookFirst();
 
   const open = async (path: string, purpose: "read" | "write", field = "path"): Promise<Opened> => {
     if (typeof path !== "string" || !isAbsolute(path)) {
@@ -121,8 +121,8 @@ export function openWorkspace(root: string, options: WorkspaceOptions = {}): Wor
       if (!within(resolved, real)) throw outside(resolved);
       lexical = resolved;
     }
-    const places = purpose === "write" ? [hidden, readOnly] : [hidden];
-    await Promise.all(places.map((g) => g.look()));
+    hidden.look();
+    if (purpose === "write") readOnly.look();
     const guardOf = (st: { dev: number; ino: number }) => hidden.placeOf(st) ?? (purpose === "write" ? readOnly.placeOf(st) : undefined);
     let w;
     try {
@@ -144,7 +144,7 @@ export function openWorkspace(root: string, options: WorkspaceOptions = {}): Wor
     }
     const hit = hidden.containing(w.path) ?? (purpose === "write" ? readOnly.containing(w.path) : undefined);
     if (hit !== undefined) {
-      if (w.kind === "reached") await w.close();
+      if (w.kind === "reached") void w.close();
       throw hidden.places.includes(hit) ? hiddenError(field, path, w.path, hit, real) : readOnlyError(field, path, w.path, hit);
     }
     if (w.kind === "guarded") throw new Error(`unreachable: a guarded walk at ${w.path} passed the path check`);

@@ -7,7 +7,6 @@
  * guarded one.
  */
 import { lstatSync, type Stats } from "node:fs";
-import { lstat } from "node:fs/promises";
 import { identity } from "./sys.js";
 
 /** Identities kept per guard set; past it the oldest are forgotten (each look adds at most one per place). */
@@ -21,13 +20,16 @@ export class Guards {
   /** `places`: absolute paths (they may not exist yet). */
   constructor(readonly places: readonly string[]) {}
 
-  /** Records what is at each place now; missing places are skipped. */
-  async look(): Promise<void> {
-    this.record(await Promise.all(this.places.map((p) => lstat(p).catch(() => null))));
+  /**
+   * Records what is at each place now; missing places are skipped. Synchronous on purpose: a
+   * few lstat calls of fixed paths take microseconds, less than one trip through the thread pool.
+   */
+  look(): void {
+    this.record(this.places.map(lstatOrNull));
   }
 
-  /** `look`, synchronously: for the first look, taken before any tool runs. */
-  lookSync(): void {
+  /** The first look, taken when the workspace opens, before any tool runs: never forgotten. */
+  lookFirst(): void {
     this.places.forEach((p) => {
       const st = lstatOrNull(p);
       if (st !== null) this.first.set(identity(st), p);
@@ -61,7 +63,8 @@ export class Guards {
 
 function lstatOrNull(path: string): Stats | null {
   try {
-    return lstatSync(path);
+    // throwIfNoEntry: a missing place (the usual case) costs no exception.
+    return lstatSync(path, { throwIfNoEntry: false }) ?? null;
   } catch {
     return null;
   }

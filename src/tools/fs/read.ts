@@ -40,9 +40,10 @@ export async function readHeld(fd: number, limit: number): Promise<Read> {
         buffer = grown;
       }
       const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
-      if (bytesRead === 0) return { bytes: buffer.subarray(0, length), stat };
       length += bytesRead;
       if (length > limit) return { tooLarge: length };
+      // At the size the stat gave, or at the end: the bound is what matters, not a file still being written.
+      if (bytesRead === 0 || length === stat.size) return { bytes: buffer.subarray(0, length), stat };
     }
   } finally {
     await handle.close();

@@ -18,11 +18,15 @@ export function at(fd: number, name?: string): string {
 const openRaw = promisify(open);
 const fstatRaw = promisify(fstat);
 const readlinkRaw = promisify(readlink);
-const closeRaw = promisify(close);
 
 /** Opens `name` in the held directory `dir` without following it if it is a symlink (O_PATH: no read, no side effects). */
 export function openEntry(dir: number, name: string): Promise<number> {
   return openRaw(at(dir, name), O_PATH | constants.O_NOFOLLOW);
+}
+
+/** Opens `name` in `dir` only if it is a directory itself (ENOTDIR for a symlink or a file). */
+export function openDirectoryEntry(dir: number, name: string): Promise<number> {
+  return openRaw(at(dir, name), O_PATH | constants.O_DIRECTORY | constants.O_NOFOLLOW);
 }
 
 /** Opens a directory path itself (a root the operator gave), never through a final symlink. */
@@ -35,8 +39,13 @@ export const statFd = (fd: number): Promise<Stats> => fstatRaw(fd);
 /** The target of the symlink `name` in the held directory `dir` (EINVAL when it is no longer a symlink). */
 export const readlinkIn = (dir: number, name: string): Promise<string> => readlinkRaw(at(dir, name));
 
-/** Closes a descriptor; a failure to close is not the caller's concern (it was only read). */
-export const closeFd = (fd: number): Promise<void> => closeRaw(fd).catch(() => undefined);
+/**
+ * Closes a descriptor without waiting for it: nothing is read through it again, and a failure
+ * to close a descriptor that was only looked through is not the caller's concern.
+ */
+export function closeFd(fd: number): void {
+  close(fd, () => undefined);
+}
 
 /** The (device, inode) pair that names a file whatever path reaches it. */
 export const identity = (st: Pick<Stats, "dev" | "ino">): string => `${st.dev}:${st.ino}`;

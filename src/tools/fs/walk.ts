@@ -8,7 +8,7 @@
  */
 import { join, relative, resolve as resolveLexically } from "node:path";
 import type { Stats } from "node:fs";
-import { closeFd, errno, openEntry, readlinkIn, statFd } from "./sys.js";
+import { closeFd, errno, openDirectoryEntry, openEntry, readlinkIn, statFd } from "./sys.js";
 
 /** Symlinks followed in one walk before it is called a loop (Linux's own bound is 40). */
 export const MAX_HOPS = 40;
@@ -58,6 +58,26 @@ export async function walk(root: WalkRoot, parts: readonly string[]): Promise<Wa
   const queue = [...parts];
   const dir = () => held.at(-1) ?? root.fd;
   const here = (...more: string[]) => join(root.path, ...names, ...more);
+  const rest = () => queue.some((q) => q !== "" && q !== ".");
+  // Directories on the way are checked against the guards while the walk goes on (their stat
+  // runs beside the next open); a descriptor left behind is closed only once its check is done.
+  const checks: Promise<void>[] = [];
+  const retired: number[] = [];
+  let hit: { path: string; guard: string } | undefined;
+  const check = (fd: number, path: string) =>
+    checks.push(
+      statFd(fd).then((st) => {
+        const guard = root.guardOf(st);
+        if (guard !== undefined && hit === undefined) hit = { path, guard };
+      }),
+    );
+  /** The answer once every check is in: a guarded directory on the way overrides it. */
+  const settle = async (w: Walk): Promise<Walk> => {
+    await Promise.all(checks);
+    if (hit === undefined) return w;
+    if (w.kind === "reached") await w.close();
+    return { kind: "guarded", ...hit };
+  };
   let hops = 0;
   let retries = 0;
   let kept = false;
@@ -68,25 +88,37 @@ export async function walk(root: WalkRoot, parts: readonly string[]): Promise<Wa
       if (name === "..") {
         if (names.length === 0) return { kind: "outside", to: resolveLexically(root.path, "..", ...queue) };
         names.pop();
-        await closeFd(held.pop()!);
+        retired.push(held.pop()!);
         continue;
+      }
+      if (rest()) {
+        // On the way: a real directory opens in one call (O_DIRECTORY | O_NOFOLLOW fails on a symlink or a file).
+        const fd = await openDirectoryEntry(dir(), name).catch((err: unknown) => err);
+        if (typeof fd === "number") {
+          check(fd, here(name, ...queue));
+          held.push(fd);
+          names.push(name);
+          continue;
+        }
+        if (errno(fd) === "ENOENT") return await settle(missing(root, here(name, ...queue), false));
+        if (errno(fd) !== "ENOTDIR") throw fd;
       }
       let fd: number;
       try {
         fd = await openEntry(dir(), name);
       } catch (err) {
         if (errno(err) !== "ENOENT") throw err;
-        return missing(root, here(name, ...queue), false);
+        return await settle(missing(root, here(name, ...queue), false));
       }
       let stat: Stats;
       try {
         stat = await statFd(fd);
       } catch (err) {
-        await closeFd(fd);
+        closeFd(fd);
         throw err;
       }
       if (stat.isSymbolicLink()) {
-        await closeFd(fd);
+        closeFd(fd);
         let target: string;
         try {
           target = await readlinkIn(dir(), name);
@@ -104,7 +136,7 @@ export async function walk(root: WalkRoot, parts: readonly string[]): Promise<Wa
           const to = resolveLexically(target);
           if (!within(to, root.path)) return { kind: "outside", to: join(to, ...queue) };
           // An absolute link into the root: start again from the root descriptor, not from the link's path.
-          while (held.length > 0) await closeFd(held.pop()!);
+          retired.push(...held.splice(0));
           names.length = 0;
           queue.unshift(...relative(root.path, to).split("/"));
         } else {
@@ -114,30 +146,34 @@ export async function walk(root: WalkRoot, parts: readonly string[]): Promise<Wa
       }
       const guard = root.guardOf(stat);
       if (guard !== undefined) {
-        await closeFd(fd);
-        return { kind: "guarded", path: here(name, ...queue), guard };
+        closeFd(fd);
+        return await settle({ kind: "guarded", path: here(name, ...queue), guard });
       }
       if (stat.isDirectory()) {
         held.push(fd);
         names.push(name);
         continue;
       }
-      if (queue.some((q) => q !== "" && q !== ".")) {
-        await closeFd(fd);
-        return missing(root, here(name, ...queue), true);
+      if (rest()) {
+        closeFd(fd);
+        return await settle(missing(root, here(name, ...queue), true));
       }
       kept = true;
-      return reached(here(name), fd, stat, { fd: dir(), name }, held);
+      return await settle(reached(here(name), fd, stat, { fd: dir(), name }, held));
     }
     // The walk ends in a directory: the last one held, or the root.
     const last = held.at(-1);
     const stat = await statFd(last ?? root.fd);
+    const guard = root.guardOf(stat);
+    if (guard !== undefined) return await settle({ kind: "guarded", path: here(), guard });
     kept = true;
-    if (last === undefined) return reached(root.path, root.fd, stat, null, held, false);
+    if (last === undefined) return await settle(reached(root.path, root.fd, stat, null, held, false));
     held.pop();
-    return reached(here(), last, stat, { fd: dir(), name: names.at(-1)! }, held);
+    return await settle(reached(here(), last, stat, { fd: dir(), name: names.at(-1)! }, held));
   } finally {
-    if (!kept) for (const fd of held) await closeFd(fd);
+    await Promise.allSettled(checks);
+    for (const fd of retired) closeFd(fd);
+    if (!kept) for (const fd of held) closeFd(fd);
   }
 }
 
@@ -153,7 +189,7 @@ function reached(path: string, fd: number, stat: Stats, parent: Reached["parent"
     async close() {
       if (closed) return;
       closed = true;
-      for (const d of release) await closeFd(d);
+      for (const d of release) closeFd(d);
     },
   };
 }
