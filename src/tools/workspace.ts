@@ -129,7 +129,9 @@ export function openWorkspace(root: string, options: WorkspaceOptions = {}): Wor
       w = await walk({ fd: rootFd, path: real, guardOf }, relative(real, lexical).split("/"));
     } catch (err) {
       // The walk only opened and read names: whatever failed, nothing changed.
-      throw new NoEffectError(`${field} ${JSON.stringify(path)} cannot be opened: ${(err as Error).message}`, errno(err) === "EACCES" ? "permission_denied" : "invalid_path");
+      const code = errno(err);
+      const why = code === "EACCES" ? "a folder on the way is closed to toolgate's user (permission denied)" : code === "ENAMETOOLONG" ? "a name in it is too long (ENAMETOOLONG)" : (code ?? (err as Error).message);
+      throw new NoEffectError(`${field} ${JSON.stringify(path)} cannot be opened: ${why}; use another path in ${real}/`, code === "EACCES" ? "permission_denied" : "invalid_path");
     }
     switch (w.kind) {
       case "outside":

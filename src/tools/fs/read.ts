@@ -5,7 +5,8 @@
  */
 import { constants, type Stats } from "node:fs";
 import { open } from "node:fs/promises";
-import { at } from "./sys.js";
+import { NoEffectError } from "../../schema/errors.js";
+import { at, errno } from "./sys.js";
 
 /** What a non-regular entry is, for a refusal ("a FIFO (named pipe)"); undefined for a regular file or directory. */
 export function specialKind(st: Stats): string | undefined {
@@ -22,11 +23,16 @@ export type Read = { bytes: Buffer; stat: Stats } | { tooLarge: number };
 /**
  * Reads the regular file held by `fd` (an O_PATH descriptor whose stat said "regular file"),
  * at most `limit` bytes: a larger one (by its size, or by what a read finds past the limit) is
- * `{ tooLarge: size }` and nothing more is read.
+ * `{ tooLarge: size }` and nothing more is read. A file that cannot be read is a `NoEffectError`
+ * naming `path` (reading changes nothing).
  */
-export async function readHeld(fd: number, limit: number): Promise<Read> {
+export async function readHeld(fd: number, limit: number, path: string): Promise<Read> {
   // The magic link reopens the same inode; O_NONBLOCK and O_NOCTTY guard the open even so.
-  const handle = await open(at(fd), constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  const handle = await open(at(fd), constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY).catch((err: unknown) => {
+    const code = errno(err);
+    const why = code === "EACCES" || code === "EPERM" ? "toolgate's user may not read it (permission denied)" : (code ?? (err as Error).message);
+    throw new NoEffectError(`${path} cannot be read: ${why}; nothing was changed`, code === "EACCES" || code === "EPERM" ? "permission_denied" : "read_failed");
+  });
   try {
     const stat = await handle.stat();
     if (stat.size > limit) return { tooLarge: stat.size };
