@@ -10,7 +10,8 @@ import { toolResult, type JsonValue, type ProbeOutcome, type ToolResult } from "
 import { writeAtomically, type HeldName } from "./atomic.js";
 import { readHeld, specialKind } from "./fs/read.js";
 import { nearestMatch } from "./nearmatch.js";
-import { binaryMarker, contentVersion, lineAt, lineCount, lineEndings, linesFrom, numbered } from "./text.js";
+import { lineNumbers, lineStart, lineStats, occurrences, versionOf, yieldLoop } from "./scan.js";
+import { binaryMarker, linesFromOffset, numbered } from "./text.js";
 import type { Workspace } from "./workspace.js";
 
 export interface EditArgs {
@@ -32,6 +33,8 @@ const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const SNIPPET_CONTEXT = 3;
 const SNIPPET_MAX_LINES = 12;
 const LISTED_MATCHES = 20;
+/** Pieces joined at once when many blocks are replaced. */
+const REPLACE_GROUP = 20_000;
 
 export async function editFile(ws: Workspace, args: EditArgs, limits: EditLimits = DEFAULT_EDIT_LIMITS): Promise<ToolResult<Record<string, JsonValue>>> {
   const opened = await ws.open(args.path, "write");
@@ -44,7 +47,7 @@ export async function editFile(ws: Workspace, args: EditArgs, limits: EditLimits
 }
 
 async function edit(path: string, bytes: Buffer, stat: Stats, held: HeldName, args: EditArgs): Promise<ToolResult<Record<string, JsonValue>>> {
-  const version = contentVersion(bytes);
+  const version = await versionOf(bytes);
   if (args.expected_version && args.expected_version !== version) {
     throw new NoEffectError(
       `expected_version ${args.expected_version} does not match ${path}, which is now at version ${version}: the file changed since it was viewed; view it again with file_view and retry with the new version`,
@@ -59,15 +62,15 @@ async function edit(path: string, bytes: Buffer, stat: Stats, held: HeldName, ar
     throw new NoEffectError(`${path} is not valid UTF-8, so replacing text could corrupt it; edit it with bash_execute (e.g. sed) instead`, "not_utf8");
   }
   // A CRLF file is edited in LF form (file_view shows lines without "\r") and written back as CRLF.
-  const crlf = lineEndings(raw) === "CRLF";
+  const crlf = (await lineStats(raw)).endings === "CRLF";
   const text = crlf ? raw.replaceAll("\r\n", "\n") : raw;
   const oldStr = crlf ? args.old_str.replaceAll("\r\n", "\n") : args.old_str;
   const newStr = crlf ? args.new_str.replaceAll("\r\n", "\n") : args.new_str;
 
-  const starts = occurrences(text, oldStr);
+  const starts = await occurrences(text, oldStr);
   if (starts.length === 0) throw new NoEffectError(await noMatchMessage(path, text, oldStr), "no_match");
   if (starts.length > 1 && !args.allow_multiple) {
-    const lines = starts.slice(0, LISTED_MATCHES).map((s) => lineAt(text, s));
+    const lines = await lineNumbers(text, starts.slice(0, LISTED_MATCHES));
     const more = starts.length > LISTED_MATCHES ? ` and ${starts.length - LISTED_MATCHES} more` : "";
     throw new NoEffectError(
       `old_str matches ${starts.length} blocks in ${path} (starting at lines ${lines.join(", ")}${more}); the file is unchanged. Include more surrounding lines in old_str so it matches exactly one block, or set allow_multiple to true to replace all ${starts.length}`,
@@ -75,21 +78,21 @@ async function edit(path: string, bytes: Buffer, stat: Stats, held: HeldName, ar
     );
   }
 
-  let edited = replaceAt(text, starts, oldStr.length, newStr);
+  let edited = await replaceAt(text, starts, oldStr.length, newStr);
   // The final newline stays as it was: an edit that swallowed it gets it back.
   if (/\n$/.test(text) && edited.length > 0 && !edited.endsWith("\n")) edited += "\n";
   const out = crlf ? edited.replaceAll("\n", "\r\n") : edited;
   const outBytes = Buffer.from(out, "utf8");
   await writeAtomically(held, path, outBytes, stat);
 
-  const newVersion = contentVersion(outBytes);
+  const newVersion = await versionOf(outBytes);
   // Where the change landed in the new text: shift each start by the growth of earlier replacements.
   const delta = newStr.length - oldStr.length;
-  const firstLine = lineAt(edited, starts[0]!);
   const lastStart = starts[starts.length - 1]! + delta * (starts.length - 1);
-  const lastLine = Math.max(firstLine, lineAt(edited, lastStart + Math.max(newStr.length - 1, 0)));
-  const snippet = snippetAround(edited, firstLine, Math.min(lastLine, firstLine + SNIPPET_MAX_LINES - 1));
-  const total = lineCount(edited);
+  const [firstLine, lastAt] = (await lineNumbers(edited, [starts[0]!, lastStart + Math.max(newStr.length - 1, 0)])) as [number, number];
+  const lastLine = Math.max(firstLine, lastAt);
+  const snippet = await snippetAround(edited, firstLine, Math.min(lastLine, firstLine + SNIPPET_MAX_LINES - 1));
+  const total = (await lineStats(edited)).count;
   const output = {
     path,
     version: newVersion,
@@ -126,22 +129,23 @@ async function readRegular(opened: Awaited<ReturnType<Workspace["open"]>>, limit
 }
 
 /** `text` with the `length` characters at each of `starts` (ascending, non-overlapping) replaced by `replacement`. */
-function replaceAt(text: string, starts: number[], length: number, replacement: string): string {
-  const parts: string[] = [];
+async function replaceAt(text: string, starts: number[], length: number, replacement: string): Promise<string> {
+  // Joined a group at a time: one join of millions of pieces would hold the event loop.
+  const groups: string[] = [];
+  let parts: string[] = [];
   let from = 0;
   for (const s of starts) {
     parts.push(text.slice(from, s), replacement);
     from = s + length;
+    if (parts.length >= REPLACE_GROUP) {
+      groups.push(parts.join(""));
+      parts = [];
+      await yieldLoop();
+    }
   }
   parts.push(text.slice(from));
-  return parts.join("");
-}
-
-/** Start offsets of the non-overlapping occurrences of `needle`, left to right. */
-function occurrences(text: string, needle: string): number[] {
-  const found: number[] = [];
-  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) found.push(i);
-  return found;
+  groups.push(parts.join(""));
+  return groups.join("");
 }
 
 async function noMatchMessage(path: string, text: string, oldStr: string): Promise<string> {
@@ -152,14 +156,14 @@ async function noMatchMessage(path: string, text: string, oldStr: string): Promi
   }
   if (near === null) return `${base} No similar block was found; view the file with file_view and copy the exact text, including indentation.`;
   const how = near.differs === "content" ? `a similar block (similarity ${near.similarity})` : `the same text with different ${near.differs}`;
-  const shown = snippetAround(text, near.line, near.line + Math.min(near.lines, 5) - 1, 0);
+  const shown = await snippetAround(text, near.line, near.line + Math.min(near.lines, 5) - 1, 0);
   return `${base} Closest near-match: ${how} at line ${near.line}:\n${shown}\nCopy the exact text from the file (file_view shows it) and retry.`;
 }
 
 /** Numbered lines from..to with `context` lines either side. */
-function snippetAround(text: string, from: number, to: number, context = SNIPPET_CONTEXT): string {
+async function snippetAround(text: string, from: number, to: number, context = SNIPPET_CONTEXT): Promise<string> {
   const first = Math.max(1, from - context);
-  const lines = linesFrom(text, first, to + context - first + 1);
+  const lines = linesFromOffset(text, await lineStart(text, first), to + context - first + 1);
   return lines.length === 0 ? "(file is now empty)" : numbered(lines, first);
 }
 
@@ -177,7 +181,7 @@ export async function probeEdit(ws: Workspace, args: EditArgs, limits: EditLimit
   try {
     const { bytes } = await readRegular(opened, limits);
     text = strict.decode(bytes).replaceAll("\r\n", "\n");
-    version = contentVersion(bytes);
+    version = await versionOf(bytes);
   } catch (err) {
     return { outcome: "unknown", detail: `could not read ${path}: ${(err as Error).message}` };
   } finally {

@@ -37,7 +37,7 @@ export const FUZZY_MAX_WORK = 8_000_000;
 const FUZZY_LINE_CHARS = 2000;
 const MIN_SIMILARITY = 0.5;
 /** Units of work (characters, or bigram comparisons) between two yields to the event loop: a few ms each. */
-const SLICE = 250_000;
+const SLICE = 100_000;
 
 const yieldLoop = () => new Promise<void>((done) => setImmediate(done));
 

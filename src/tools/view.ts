@@ -10,7 +10,8 @@ import { NoEffectError } from "../schema/errors.js";
 import { toolResult, type JsonValue, type ToolResult } from "../schema/types.js";
 import { readHeld, specialKind } from "./fs/read.js";
 import { at } from "./fs/sys.js";
-import { binaryMarker, contentVersion, lineCount, lineEndings, linesFrom, numbered, plural } from "./text.js";
+import { decodeLines, lineStart, lineStats, versionOf } from "./scan.js";
+import { binaryMarker, numbered, plural } from "./text.js";
 import type { Workspace } from "./workspace.js";
 
 export interface ViewArgs {
@@ -30,8 +31,7 @@ export interface ViewLimits {
 
 export const DEFAULT_VIEW_LIMITS: ViewLimits = { line_chars: 1000, window_tokens: 5000, file_bytes: 64 * 1024 * 1024 };
 
-// A BOM is not shown (editors hide it too); file_edit keeps it in place.
-const decoder = new TextDecoder("utf-8", { fatal: false });
+// A BOM is not shown (decodeLines drops it, as editors hide it); file_edit keeps it in place.
 
 /** `ctx` (from the gateway) bounds the window by the call's observation budget as well. */
 export async function viewPath(ws: Workspace, args: ViewArgs, limits: ViewLimits = DEFAULT_VIEW_LIMITS, ctx?: BudgetContext): Promise<ToolResult<Record<string, JsonValue>>> {
@@ -56,18 +56,19 @@ export async function viewPath(ws: Workspace, args: ViewArgs, limits: ViewLimits
     if (nul !== -1) {
       throw new NoEffectError(`${path} is a binary file (NUL byte at offset ${nul}, ${bytes.length} bytes); file_view shows text only: inspect it with bash_execute, e.g. \`file ${path}\` or \`xxd ${path} | head\``, "binary_file");
     }
-    return window(path, decoder.decode(bytes), contentVersion(bytes), args, limits, ctx);
+    return await window(path, bytes, await versionOf(bytes), args, limits, ctx);
   } finally {
     await opened.close();
   }
 }
 
-function window(path: string, text: string, version: string, args: ViewArgs, limits: ViewLimits, ctx: BudgetContext | undefined) {
-  const total = lineCount(text);
+async function window(path: string, bytes: Buffer, version: string, args: ViewArgs, limits: ViewLimits, ctx: BudgetContext | undefined) {
+  // A 64 MiB file holds millions of lines: counting them and finding the offset work on the
+  // bytes and yield as they go, and only the window's lines are decoded.
+  const { count: total, endings } = await lineStats(bytes);
   if (total === 0 ? args.offset > 1 : args.offset > total) {
     throw new NoEffectError(`offset ${args.offset} is past the end of ${path}, which has ${total} lines; use an offset from 1 to ${Math.max(total, 1)}`, "offset_out_of_range");
   }
-  const endings = lineEndings(text);
   const header = (last: number) =>
     total === 0 ? `${path} is empty (0 lines)` : `${path} · lines ${args.offset}-${last} of ${total}${endings === "none" ? "" : ` · ${endings} line endings`}`;
   const footer = (last: number) => (last >= total ? (total === 0 ? "" : "\n[end of file]") : `\n[${plural(total - last, "more line")}: call file_view with offset ${last + 1}]`);
@@ -77,7 +78,7 @@ function window(path: string, text: string, version: string, args: ViewArgs, lim
   const shown: string[] = [];
   let tokens = 0;
   let cutLines = 0;
-  for (let line of linesFrom(text, args.offset, args.limit)) {
+  for (let line of decodeLines(bytes, await lineStart(bytes, args.offset), args.limit)) {
     if (line.length > limits.line_chars) {
       line = `${line.slice(0, limits.line_chars)}… [line cut: ${plural(line.length - limits.line_chars, "more character")}]`;
       cutLines++;

@@ -118,3 +118,20 @@ describe("near-match bounds", () => {
     expect(ticks).toBeGreaterThan(2);
   });
 });
+
+describe("large files, scanned a slice at a time (test/tools/scan.test.ts shows the scans yield)", () => {
+  it("file_view of a window near the end of a 1.5-million-line file is exact", async () => {
+    const p = s.write("long.txt", Array.from({ length: 1_500_000 }, (_, i) => `line ${i + 1}`).join("\n") + "\n");
+    const result = await viewPath(s.ws, { path: p, offset: 1_499_999, limit: 5 });
+    expect(result.output).toMatchObject({ total_lines: 1_500_000, first_line: 1_499_999, content: "1499999\tline 1499999\n1500000\tline 1500000" });
+  });
+
+  it("file_edit of a long repetitive file: no match, named; two million replacements, all made", async () => {
+    const p = s.write("rep.txt", "a".repeat(12 * 1024 * 1024) + "\n");
+    expect(await refusal(editFile(s.ws, { path: p, old_str: "a".repeat(50_000) + "b", new_str: "x" }))).toContain("no_match: old_str matches 0 blocks");
+    const many = s.write("many.txt", "x\n".repeat(2_000_000));
+    const r = await editFile(s.ws, { path: many, old_str: "x\n", new_str: "y\n", allow_multiple: true });
+    expect(r.output).toMatchObject({ replacements: 2_000_000, changed_lines: { start: 1, end: 2_000_000 }, total_lines: 2_000_000 });
+    expect(readFileSync(many, "utf8")).toBe("y\n".repeat(2_000_000));
+  });
+});
