@@ -118,14 +118,14 @@ async function readRegular(opened: Awaited<ReturnType<Workspace["open"]>>, limit
     const what = opened.stat.isDirectory() ? "a directory" : (specialKind(opened.stat) ?? "not a regular file");
     throw new NoEffectError(`path ${path} is ${what}, not a regular file; file_edit edits text files`, "not_a_file");
   }
-  const read = await readHeld(opened.fd, limits.file_bytes, path);
+  const read = await readHeld(opened.fd, opened.stat, limits.file_bytes, path);
   if ("tooLarge" in read) {
     throw new NoEffectError(
       `${path} is ${read.tooLarge} bytes, more than file_edit rewrites (${limits.file_bytes}); change it with bash_execute (e.g. sed -i), or ask the operator to raise limits.edit.file_bytes`,
       "too_large",
     );
   }
-  return { ...read, at: opened.parent };
+  return { bytes: read.bytes, stat: opened.stat, at: opened.parent };
 }
 
 /** `text` with the `length` characters at each of `starts` (ascending, non-overlapping) replaced by `replacement`. */

@@ -47,7 +47,7 @@ export async function viewPath(ws: Workspace, args: ViewArgs, limits: ViewLimits
       // Never opened: a FIFO would block the read forever, a device could act on the open itself.
       throw new NoEffectError(`path ${path} is ${special}, not a regular file or directory; file_view reads text files and does not open pipes, sockets or devices`, "not_a_file");
     }
-    const read = await readHeld(opened.fd, limits.file_bytes, path);
+    const read = await readHeld(opened.fd, opened.stat, limits.file_bytes, path);
     if ("tooLarge" in read) {
       throw new NoEffectError(`${path} is ${read.tooLarge} bytes, more than file_view reads (${limits.file_bytes}); search it with grep_search or read a part with bash_execute (e.g. sed -n '1,100p')`, "too_large");
     }

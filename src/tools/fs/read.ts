@@ -18,15 +18,16 @@ export function specialKind(st: Stats): string | undefined {
   return "not a regular file";
 }
 
-export type Read = { bytes: Buffer; stat: Stats } | { tooLarge: number };
+export type Read = { bytes: Buffer } | { tooLarge: number };
 
 /**
- * Reads the regular file held by `fd` (an O_PATH descriptor whose stat said "regular file"),
+ * Reads the regular file held by `fd` (an O_PATH descriptor; `stat` its fstat, which said "regular file"),
  * at most `limit` bytes: a larger one (by its size, or by what a read finds past the limit) is
  * `{ tooLarge: size }` and nothing more is read. A file that cannot be read is a `NoEffectError`
  * naming `path` (reading changes nothing).
  */
-export async function readHeld(fd: number, limit: number, path: string): Promise<Read> {
+export async function readHeld(fd: number, stat: Stats, limit: number, path: string): Promise<Read> {
+  if (stat.size > limit) return { tooLarge: stat.size };
   // The magic link reopens the same inode; O_NONBLOCK and O_NOCTTY guard the open even so.
   const handle = await open(at(fd), constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY).catch((err: unknown) => {
     const code = errno(err);
@@ -34,9 +35,7 @@ export async function readHeld(fd: number, limit: number, path: string): Promise
     throw new NoEffectError(`${path} cannot be read: ${why}; nothing was changed`, code === "EACCES" || code === "EPERM" ? "permission_denied" : "read_failed");
   });
   try {
-    const stat = await handle.stat();
-    if (stat.size > limit) return { tooLarge: stat.size };
-    // One byte more than the size: a file that grew since the stat shows it on the first read.
+    // The size is the walk's stat of this inode; one byte more shows, on the first read, a file that grew since.
     let buffer = Buffer.allocUnsafe(stat.size + 1);
     let length = 0;
     for (;;) {
@@ -49,9 +48,10 @@ export async function readHeld(fd: number, limit: number, path: string): Promise
       length += bytesRead;
       if (length > limit) return { tooLarge: length };
       // At the size the stat gave, or at the end: the bound is what matters, not a file still being written.
-      if (bytesRead === 0 || length === stat.size) return { bytes: buffer.subarray(0, length), stat };
+      if (bytesRead === 0 || length === stat.size) return { bytes: buffer.subarray(0, length) };
     }
   } finally {
-    await handle.close();
+    // Not waited for: nothing is read through it again.
+    void handle.close().catch(() => undefined);
   }
 }
