@@ -258,7 +258,8 @@ async function realLocation(p: string): Promise<string> {
     } catch (err) {
       const code = errno(err);
       if (code === "ELOOP") throw new NoEffectError(`${p} cannot be resolved: a symlink in it loops (ELOOP); use a path without the looping link`, "invalid_path");
-      if (code !== "ENOENT" && code !== "ENOTDIR") throw err;
+      // Not allowed to look (EACCES): the path as written is all a message can name.
+      if (code !== "ENOENT" && code !== "ENOTDIR") return tail.length ? resolveLexically(current, ...tail.reverse()) : current;
       const parent = dirname(current);
       if (parent === current) return p;
       tail.push(basename(current));

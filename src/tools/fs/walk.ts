@@ -49,7 +49,7 @@ export type Walk =
   /** The tree kept changing under the walk. */
   | { kind: "changed" };
 
-const within = (p: string, dir: string) => p === dir || p.startsWith(dir + "/");
+const within = (p: string, dir: string) => dir === "/" || p === dir || p.startsWith(dir + "/");
 
 /** Walks `parts` (names below the root; `.`, `..` and empty names allowed) from `root`. */
 export async function walk(root: WalkRoot, parts: readonly string[]): Promise<Walk> {
