@@ -111,6 +111,7 @@ export function openWorkspace(root: string, options: WorkspaceOptions = {}): Wor
     if (typeof path !== "string" || !isAbsolute(path)) {
       throw new NoEffectError(`${field} must be an absolute path inside the workspace ${real}; received ${JSON.stringify(path)}; example ${JSON.stringify(real + "/README.md")}`, "invalid_path");
     }
+    // TODO(escape): the path as given (JSON-quoted) and the walked paths are named in every refusal below; pass them through escapeUntrusted once it lands.
     const outside = (resolved: string) =>
       new NoEffectError(`${field} ${JSON.stringify(path)} resolves to ${resolved}, which is outside the workspace ${real}; use a path under ${real}/`, "outside_workspace");
     let lexical = resolveLexically(path);
