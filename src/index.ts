@@ -102,6 +102,7 @@ export type { Redactor } from "./observation/redact.js";
 // tools:
 export { createCodingCatalog } from "./tools/catalog.js";
 export type { CodingCatalogOptions } from "./tools/catalog.js";
+export { HIDDEN_DEFAULT, PROTECTED_DEFAULT } from "./tools/workspace.js";
 export { createBubblewrap } from "./tools/sandbox/bubblewrap.js";
 export type { BubblewrapOptions } from "./tools/sandbox/bubblewrap.js";
 export type { SandboxLauncher, EnvelopeRun, EnvelopeLimits, LaunchPlan } from "./tools/sandbox/launcher.js";

@@ -42,14 +42,14 @@ export function launcherChooser(launcher: SandboxLauncher, allowUnsandboxed: boo
 
 export async function executeBash(
   chooseLauncher: () => Promise<SandboxLauncher>,
-  workspace: string | { root: string; protected: readonly string[] },
+  workspace: string | { root: string; hidden: readonly string[] },
   args: BashArgs,
   limits: BashLimits,
   ctx?: Pick<ToolContext, "signal"> & Partial<Pick<ToolContext, "budget_tokens" | "call_id">>,
 ): Promise<ToolResult<Record<string, JsonValue>>> {
   const launcher = await chooseLauncher();
   const timeout = args.timeout_ms ?? DEFAULT_TIMEOUT_MS;
-  const [root, hidden] = typeof workspace === "string" ? [workspace, []] : [workspace.root, workspace.protected];
+  const [root, hidden] = typeof workspace === "string" ? [workspace, []] : [workspace.root, workspace.hidden];
   const outcome = await runInEnvelope(
     launcher,
     { command: args.command, workspace: root, hidden, limits },

@@ -9,7 +9,7 @@ import { z } from "zod";
 import { defineTool } from "../schema/define.js";
 import type { ToolSpec } from "../schema/types.js";
 import { DEFAULT_BASH_LIMITS, DEFAULT_TIMEOUT_MS, executeBash, launcherChooser, type BashLimits } from "./bash.js";
-import { editFile, probeEdit } from "./edit.js";
+import { DEFAULT_EDIT_LIMITS, editFile, probeEdit, type EditLimits } from "./edit.js";
 import { DEFAULT_GREP_LIMITS, grepSearch, type GrepLimits } from "./grep.js";
 import { createBubblewrap } from "./sandbox/bubblewrap.js";
 import type { SandboxLauncher } from "./sandbox/launcher.js";
@@ -31,12 +31,21 @@ export interface CodingCatalogOptions {
     warn?: (message: string) => void;
   };
   /**
-   * Folders (relative to the workspace) closed to every tool and hidden from bash_execute.
-   * Default [".toolgate"], where `toolgate serve` keeps its store and audit trail.
+   * Files and folders closed to every file tool and hidden from bash_execute: toolgate's state and
+   * key files. Absolute, or relative to the workspace. Default HIDDEN_DEFAULT ([".toolgate"], where
+   * `toolgate serve` keeps its store and audit trail when asked to keep them in the workspace).
+   */
+  hiddenPaths?: string[];
+  /**
+   * Files and folders (relative to the workspace) the agent may read but not change: file_edit
+   * refuses them and bash_execute sees them read-only. Default PROTECTED_DEFAULT: git hooks and
+   * config, .gitmodules, editor and agent settings, .envrc and shell start-up files, whose content
+   * runs on the host when a person next works in the repository. Replaces the default list; pass
+   * `[...PROTECTED_DEFAULT, "more"]` to extend it.
    */
   protectedPaths?: string[];
-  /** Output, window and process bounds; every field optional (defaults in bash.ts, view.ts, grep.ts). */
-  limits?: { bash?: Partial<BashLimits>; view?: Partial<ViewLimits>; grep?: Partial<GrepLimits> };
+  /** Output, window, size and process bounds; every field optional (defaults in bash.ts, view.ts, edit.ts, grep.ts). */
+  limits?: { bash?: Partial<BashLimits>; view?: Partial<ViewLimits>; edit?: Partial<EditLimits>; grep?: Partial<GrepLimits> };
 }
 
 const path = (what: string) => z.string().max(1024).describe(what);
@@ -111,9 +120,13 @@ const grepOutput = z.object({
 
 /** Builds the four tools over one workspace. Throws if the workspace does not exist. */
 export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
-  const ws = openWorkspace(options.workspace, options.protectedPaths);
+  const ws = openWorkspace(options.workspace, {
+    ...(options.hiddenPaths !== undefined ? { hiddenPaths: options.hiddenPaths } : {}),
+    ...(options.protectedPaths !== undefined ? { protectedPaths: options.protectedPaths } : {}),
+  });
   const bashLimits = { ...DEFAULT_BASH_LIMITS, ...options.limits?.bash };
   const viewLimits = { ...DEFAULT_VIEW_LIMITS, ...options.limits?.view };
+  const editLimits = { ...DEFAULT_EDIT_LIMITS, ...options.limits?.edit };
   const grepLimits = { ...DEFAULT_GREP_LIMITS, ...options.limits?.grep };
   const allowUnsandboxed = options.sandbox?.allowUnsandboxed === true;
   if (allowUnsandboxed) {
@@ -182,10 +195,10 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     }),
     output: editOutput,
     effect: "write",
-    check: (args) => ws.check(args.path),
+    check: (args) => ws.checkWrite(args.path),
     grant: async (args) => ({ op: "write", target: await ws.target(args.path) }),
-    handler: (args) => editFile(ws, args),
-    probe: (args) => probeEdit(ws, args),
+    handler: (args) => editFile(ws, args, editLimits),
+    probe: (args) => probeEdit(ws, args, editLimits),
     timeout_ms: 60_000,
   });
 

@@ -42,6 +42,11 @@ export function linesFrom(text: string, first: number, max: number): string[] {
     at = text.indexOf("\n", at);
     at = at === -1 ? -1 : at + 1;
   }
+  return linesFromOffset(text, at, max);
+}
+
+/** Up to `max` lines starting at character offset `at` (-1: none), as `linesFrom`. */
+export function linesFromOffset(text: string, at: number, max: number): string[] {
   const out: string[] = [];
   while (at !== -1 && at < text.length && out.length < max) {
     const end = text.indexOf("\n", at);
@@ -55,13 +60,6 @@ export function linesFrom(text: string, first: number, max: number): string[] {
 /** Every line of a text (see `linesFrom`). */
 export function splitLines(text: string): string[] {
   return linesFrom(text, 1, Infinity);
-}
-
-/** 1-based line number of character offset `index` in `text`. */
-export function lineAt(text: string, index: number): number {
-  let line = 1;
-  for (let i = text.indexOf("\n"); i !== -1 && i < index; i = text.indexOf("\n", i + 1)) line++;
-  return line;
 }
 
 /** `cat -n` style rendering of lines starting at 1-based `first`. */

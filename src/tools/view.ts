@@ -3,13 +3,15 @@
  * from 1, the total line count, the exact offset to continue, long lines cut with a marker,
  * binary files refused, invalid UTF-8 shown as U+FFFD, a directory answered with a listing.
  */
-import { constants } from "node:fs";
-import { open, readdir } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { countTokens } from "../observation/tokens.js";
 import { fitCount, textBudget, type BudgetContext } from "./budget.js";
 import { NoEffectError } from "../schema/errors.js";
 import { toolResult, type JsonValue, type ToolResult } from "../schema/types.js";
-import { binaryMarker, contentVersion, lineCount, lineEndings, linesFrom, numbered, plural } from "./text.js";
+import { readHeld, specialKind } from "./fs/read.js";
+import { at } from "./fs/sys.js";
+import { decodeLines, lineStart, lineStats, versionOf } from "./scan.js";
+import { binaryMarker, numbered, plural } from "./text.js";
 import type { Workspace } from "./workspace.js";
 
 export interface ViewArgs {
@@ -29,40 +31,44 @@ export interface ViewLimits {
 
 export const DEFAULT_VIEW_LIMITS: ViewLimits = { line_chars: 1000, window_tokens: 5000, file_bytes: 64 * 1024 * 1024 };
 
-// A BOM is not shown (editors hide it too); file_edit keeps it in place.
-const decoder = new TextDecoder("utf-8", { fatal: false });
+// A BOM is not shown (decodeLines drops it, as editors hide it); file_edit keeps it in place.
 
 /** `ctx` (from the gateway) bounds the window by the call's observation budget as well. */
 export async function viewPath(ws: Workspace, args: ViewArgs, limits: ViewLimits = DEFAULT_VIEW_LIMITS, ctx?: BudgetContext): Promise<ToolResult<Record<string, JsonValue>>> {
-  const path = await ws.resolve(args.path);
-  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === "ENOENT") throw new NoEffectError(`path ${path} does not exist; list its directory with file_view or find files with grep_search`, "not_found");
-    throw err;
-  });
+  const opened = await ws.open(args.path, "read");
+  const path = opened.path;
   try {
-    const stat = await handle.stat();
-    if (stat.isDirectory()) return listDirectory(path, args, ctx);
-    if (!stat.isFile()) throw new NoEffectError(`path ${path} is not a regular file or directory; file_view reads text files`, "not_a_file");
-    if (stat.size > limits.file_bytes) {
-      throw new NoEffectError(`${path} is ${stat.size} bytes, more than file_view reads (${limits.file_bytes}); search it with grep_search or read a part with bash_execute (e.g. sed -n '1,100p')`, "too_large");
+    if (opened.kind === "missing") {
+      throw new NoEffectError(`path ${path} does not exist${opened.notDir ? " (a folder on the way is a file)" : ""}; list its directory with file_view or find files with grep_search`, "not_found");
     }
-    const bytes = await handle.readFile();
+    if (opened.stat.isDirectory()) return await listDirectory(path, opened.fd, args, ctx);
+    const special = specialKind(opened.stat);
+    if (special !== undefined) {
+      // Never opened: a FIFO would block the read forever, a device could act on the open itself.
+      throw new NoEffectError(`path ${path} is ${special}, not a regular file or directory; file_view reads text files and does not open pipes, sockets or devices`, "not_a_file");
+    }
+    const read = await readHeld(opened.fd, opened.stat, limits.file_bytes, path);
+    if ("tooLarge" in read) {
+      throw new NoEffectError(`${path} is ${read.tooLarge} bytes, more than file_view reads (${limits.file_bytes}); search it with grep_search or read a part with bash_execute (e.g. sed -n '1,100p')`, "too_large");
+    }
+    const { bytes } = read;
     const nul = binaryMarker(bytes);
     if (nul !== -1) {
       throw new NoEffectError(`${path} is a binary file (NUL byte at offset ${nul}, ${bytes.length} bytes); file_view shows text only: inspect it with bash_execute, e.g. \`file ${path}\` or \`xxd ${path} | head\``, "binary_file");
     }
-    return window(path, decoder.decode(bytes), contentVersion(bytes), args, limits, ctx);
+    return await window(path, bytes, await versionOf(bytes), args, limits, ctx);
   } finally {
-    await handle.close();
+    await opened.close();
   }
 }
 
-function window(path: string, text: string, version: string, args: ViewArgs, limits: ViewLimits, ctx: BudgetContext | undefined) {
-  const total = lineCount(text);
+async function window(path: string, bytes: Buffer, version: string, args: ViewArgs, limits: ViewLimits, ctx: BudgetContext | undefined) {
+  // A 64 MiB file holds millions of lines: counting them and finding the offset work on the
+  // bytes and yield as they go, and only the window's lines are decoded.
+  const { count: total, endings } = await lineStats(bytes);
   if (total === 0 ? args.offset > 1 : args.offset > total) {
     throw new NoEffectError(`offset ${args.offset} is past the end of ${path}, which has ${total} lines; use an offset from 1 to ${Math.max(total, 1)}`, "offset_out_of_range");
   }
-  const endings = lineEndings(text);
   const header = (last: number) =>
     total === 0 ? `${path} is empty (0 lines)` : `${path} · lines ${args.offset}-${last} of ${total}${endings === "none" ? "" : ` · ${endings} line endings`}`;
   const footer = (last: number) => (last >= total ? (total === 0 ? "" : "\n[end of file]") : `\n[${plural(total - last, "more line")}: call file_view with offset ${last + 1}]`);
@@ -72,7 +78,7 @@ function window(path: string, text: string, version: string, args: ViewArgs, lim
   const shown: string[] = [];
   let tokens = 0;
   let cutLines = 0;
-  for (let line of linesFrom(text, args.offset, args.limit)) {
+  for (let line of decodeLines(bytes, await lineStart(bytes, args.offset), args.limit)) {
     if (line.length > limits.line_chars) {
       line = `${line.slice(0, limits.line_chars)}… [line cut: ${plural(line.length - limits.line_chars, "more character")}]`;
       cutLines++;
@@ -96,8 +102,9 @@ function window(path: string, text: string, version: string, args: ViewArgs, lim
   });
 }
 
-async function listDirectory(path: string, args: ViewArgs, ctx: BudgetContext | undefined) {
-  const dirents = await readdir(path, { withFileTypes: true });
+async function listDirectory(path: string, fd: number, args: ViewArgs, ctx: BudgetContext | undefined) {
+  // Lists the directory the walk holds, not whatever its path names by now.
+  const dirents = await readdir(at(fd), { withFileTypes: true });
   const entries = dirents
     .map((d) => d.name + (d.isDirectory() ? "/" : d.isSymbolicLink() ? "@" : ""))
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));

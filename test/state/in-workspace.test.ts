@@ -10,7 +10,6 @@ import { afterEach, describe, expect, it } from "vitest";
 import { codingCatalogOptions } from "../../src/cli/commands/serve.js";
 import { gatewayFromSettings, prepareState, type GatewaySettings } from "../../src/mcp/bootstrap.js";
 import type { Gateway } from "../../src/runtime/types.js";
-import * as catalogModule from "../../src/tools/catalog.js";
 import { createCodingCatalog } from "../../src/tools/catalog.js";
 import { binaryAvailable } from "../support/require.js";
 import { listTree, tempDir, userHome } from "./support.js";
@@ -72,9 +71,7 @@ describe("--state-dir inside the workspace", () => {
     expect(view.ok).toBe(false);
   });
 
-  // The coding catalog's hiddenPaths option (any folder name) comes with the file tools' rework;
-  // until then only ".toolgate", the catalog's default, is hidden.
-  it.runIf(binaryAvailable("bwrap") && "HIDDEN_DEFAULT" in catalogModule)("a folder of another name is hidden the same way (hiddenPaths)", async () => {
+  it.runIf(binaryAvailable("bwrap"))("a folder of another name is hidden the same way (hiddenPaths)", async () => {
     const ws = tempDir("ws");
     const gateway = await serve(ws, { stateDir: ".state", env: userHome() });
     const shell = await call(gateway, "bash_execute", { command: "ls -A .state | wc -l" });

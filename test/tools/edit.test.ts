@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { chmodSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { chmodSync, chownSync, lstatSync, readFileSync, readdirSync, statSync, symlinkSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { editFile, probeEdit } from "../../src/tools/edit.js";
 import { contentVersion } from "../../src/tools/text.js";
@@ -105,6 +105,22 @@ describe("file_edit", () => {
     await editFile(s.ws, { path: p, old_str: "hi", new_str: "ho" });
     expect(statSync(p).mode & 0o7777).toBe(0o751);
     expect(readdirSync(s.root).filter((f) => f.includes(".toolgate-"))).toEqual([]);
+  });
+
+  it.runIf(process.getuid?.() === 0)("keeps the file's owner and group (root may give the new file away)", async () => {
+    const p = s.write("owned.txt", "mine\n");
+    chownSync(p, 4321, 4322);
+    await editFile(s.ws, { path: p, old_str: "mine", new_str: "still mine" });
+    expect(statSync(p)).toMatchObject({ uid: 4321, gid: 4322 });
+  });
+
+  it("edits through a symlink that stays in the workspace: the target changes, the link stays a link", async () => {
+    const target = s.write("linked/real.txt", "old\n");
+    symlinkSync("linked/real.txt", `${s.root}/via-link.txt`);
+    const r = await editFile(s.ws, { path: `${s.root}/via-link.txt`, old_str: "old", new_str: "new" });
+    expect(r.output).toMatchObject({ path: target });
+    expect(readFileSync(target, "utf8")).toBe("new\n");
+    expect(lstatSync(`${s.root}/via-link.txt`).isSymbolicLink()).toBe(true);
   });
 
   it("refuses a stale expected_version; accepts the one file_view returned", async () => {

@@ -62,6 +62,33 @@ describe("workspace confinement", () => {
     expect(await refusal(`${s.root}/out-dir/new/file.txt`)).toContain("resolves to <tmp>/outside/new/file.txt");
   });
 
+  it("resolves symlinks itself: a relative link with .., an absolute link into the root, a chain; refuses a link that climbs out and a loop", async () => {
+    symlinkSync("../src", `${s.root}/src/up-link`);
+    symlinkSync(`${s.root}/src/a.ts`, `${s.root}/abs-link.ts`);
+    symlinkSync("abs-link.ts", `${s.root}/chain.ts`);
+    symlinkSync("../../outside", `${s.root}/src/climb`);
+    symlinkSync("loop-b", `${s.root}/loop-a`);
+    symlinkSync("loop-a", `${s.root}/loop-b`);
+    expect(await s.ws.resolve(`${s.root}/src/up-link/a.ts`)).toBe(`${s.root}/src/a.ts`);
+    expect(await s.ws.resolve(`${s.root}/chain.ts`)).toBe(`${s.root}/src/a.ts`);
+    expect(await s.ws.resolve(`${s.root}/src-link/new.ts`)).toBe(`${s.root}/src/new.ts`);
+    expect(await refusal(`${s.root}/src/climb/x`)).toMatchInlineSnapshot(
+      `"outside_workspace: path "<tmp>/ws/src/climb/x" resolves to <tmp>/outside/x, which is outside the workspace <tmp>/ws; use a path under <tmp>/ws/"`,
+    );
+    expect(await refusal(`${s.root}/loop-a`)).toMatchInlineSnapshot(`"invalid_path: <tmp>/ws/loop-a cannot be resolved: a symlink in it loops (ELOOP); use a path without the looping link"`);
+  });
+
+  it("a path that reaches the root through a link outside it is walked from the root", async () => {
+    symlinkSync(s.root, `${s.base}/alias`);
+    expect(await s.ws.resolve(`${s.base}/alias/src/a.ts`)).toBe(`${s.root}/src/a.ts`);
+  });
+
+  it("a file where a folder is expected: resolves to the path, and the tools say a folder on the way is a file", async () => {
+    expect(await s.ws.resolve(`${s.root}/src/a.ts/b`)).toBe(`${s.root}/src/a.ts/b`);
+    const opened = await s.ws.open(`${s.root}/src/a.ts/b`, "read");
+    expect(opened).toMatchObject({ kind: "missing", notDir: true });
+  });
+
   it("refuses a prefix sibling (ws-evil is not inside ws)", async () => {
     expect(await refusal(`${s.root}-evil/x`)).toContain("is outside the workspace <tmp>/ws;");
   });

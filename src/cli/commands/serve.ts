@@ -9,6 +9,7 @@ import { gatewayFromSettings, keysConfigured, prepareState, type GatewaySettings
 import { loadCatalogModule } from "../../mcp/catalog-module.js";
 import { parseListenAddress, runGatewayServer } from "../../mcp/run.js";
 import { createCodingCatalog, type CodingCatalogOptions } from "../../tools/catalog.js";
+import { HIDDEN_DEFAULT } from "../../tools/workspace.js";
 import type { StatePlacement } from "../../state/placement.js";
 import { CliError } from "../io.js";
 import { stateDirHelp, stateWhere } from "../store.js";
@@ -41,8 +42,8 @@ function workspaceDir(dir: string | undefined): string {
  */
 export function codingCatalogOptions(workspace: string, state: StatePlacement): CodingCatalogOptions {
   if (state.hidden.length === 0) return { workspace };
-  // The catalog's default (".toolgate") stays hidden too.
-  return { workspace, hiddenPaths: [".toolgate", ...state.hidden] } as CodingCatalogOptions;
+  // The catalog's default hidden places stay hidden too.
+  return { workspace, hiddenPaths: [...HIDDEN_DEFAULT, ...state.hidden] };
 }
 
 export function register(program: Command): void {
