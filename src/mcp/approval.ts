@@ -10,6 +10,7 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { ToolgateError } from "../schema/errors.js";
+import { escapeUntrusted, jsonForDisplay } from "../observation/escape.js";
 import type { Gateway, Observation, Proposal } from "../runtime/types.js";
 
 /** Errors of `approve`/`deny` that mean the approval was settled by someone else (or by time). */
@@ -35,14 +36,18 @@ export function pendingApprovalId(obs: Observation): string | null {
   return typeof id === "string" ? id : null;
 }
 
-/** The prompt a person reads: tool, authority and the exact arguments that will run. */
+/**
+ * The prompt a person reads: tool, authority and the exact arguments that will run. The
+ * arguments are the model's: a bidi override or an invisible character in them would make the
+ * person read something other than what runs, so they are shown as JSON escapes (`\u202e`).
+ */
 export function approvalMessage(proposal: Proposal, obs: Observation, approvalId: string): string {
   return [
     `Approve a destructive call (${obs.authority ?? "A3"})?`,
-    `tool: ${proposal.tool}`,
+    `tool: ${escapeUntrusted(proposal.tool)}`,
     `arguments (exactly what will run):`,
-    JSON.stringify(proposal.arguments, null, 2),
-    `approval id: ${approvalId}`,
+    jsonForDisplay(proposal.arguments, 2),
+    `approval id: ${escapeUntrusted(approvalId)}`,
     `Accept to approve and run it once; decline to deny it.`,
   ].join("\n");
 }

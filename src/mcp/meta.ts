@@ -11,6 +11,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { MAX_TOKEN_CHARS } from "../capability/token.js";
+import { escapeUntrusted, unsafeIdReason } from "../observation/escape.js";
 import type { Proposal } from "../runtime/types.js";
 
 export const META_KEYS = {
@@ -53,17 +54,23 @@ function stringField(meta: Record<string, unknown>, key: string): string | undef
   const value = meta[key];
   if (value === undefined) return undefined;
   const max = MAX_CHARS[key] ?? MAX_ID;
-  if (typeof value === "string" && value.length > 0 && value.length <= max) return value;
   const example = key === META_KEYS.capability ? "tg1.…" : "c-1";
+  if (typeof value === "string" && value.length > 0 && value.length <= max) {
+    const why = unsafeIdReason(value);
+    return why ? { field: `_meta["${key}"]`, message: `_meta["${key}"] ${why}` } : value;
+  }
   return {
     field: `_meta["${key}"]`,
     message: `_meta["${key}"] must be a non-empty string of at most ${max} characters; received ${describe(value)}; example "${example}"`,
   };
 }
 
+/** What arrived, short and safe to print (it is the client's text). */
 function describe(value: unknown): string {
-  if (typeof value === "string") return value.length > 40 ? `a string of ${value.length} characters` : JSON.stringify(value);
-  return value === null ? "null" : Array.isArray(value) ? "an array" : `${typeof value} ${JSON.stringify(value)}`;
+  if (typeof value === "string") return value.length > 40 ? `a string of ${value.length} characters` : escapeUntrusted(JSON.stringify(value));
+  const json = JSON.stringify(value) ?? String(value);
+  const shown = escapeUntrusted(json.length > 60 ? `${json.slice(0, 57)}…` : json);
+  return value === null ? "null" : Array.isArray(value) ? "an array" : `${typeof value} ${shown}`;
 }
 
 function isIssue(v: unknown): v is MetaIssue {

@@ -11,6 +11,7 @@ import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { ErrorCode, ListToolsRequestSchema, type CallToolResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Gateway, Observation } from "../runtime/types.js";
+import { escapeUntrusted } from "../observation/escape.js";
 import { approveByElicitation, DEFAULT_APPROVAL_TIMEOUT_MS, pendingApprovalId } from "./approval.js";
 import { toMcpTool } from "./listing.js";
 import { bearerToken, idsFromMeta, META_KEYS, SessionIds, type MetaIssue } from "./meta.js";
@@ -101,6 +102,12 @@ function invalidParams(message: string): Error {
   return Object.assign(new Error(message), { code: ErrorCode.InvalidParams });
 }
 
+/** A client's value in a JSON-RPC error message: short, and nothing in it a terminal would act on. */
+function shownJson(value: unknown): string {
+  const json = JSON.stringify(value) ?? "nothing";
+  return escapeUntrusted(json.length > 80 ? `${json.slice(0, 77)}…` : json);
+}
+
 /**
  * The runtime's denial for a missing capability says "send it with the call"; over MCP the model
  * (and the person configuring the client) needs to know where: `_meta`, or over HTTP the header.
@@ -111,7 +118,8 @@ function withCapabilityHint(obs: Observation, http: boolean): Observation {
   return { ...obs, text: `${obs.text}\nOver MCP, send the token in ${where}.` };
 }
 
-function metaRefusal(tool: string, issue: MetaIssue): CallToolResult {
+function metaRefusal(name: string, issue: MetaIssue): CallToolResult {
+  const tool = escapeUntrusted(name);
   return {
     isError: true,
     content: [{ type: "text", text: `${issue.message}. Fix the request metadata and call ${tool} again.` }],
@@ -153,10 +161,10 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
   ): Promise<CallToolResult> {
     const { name, arguments: args, _meta } = params ?? {};
     if (typeof name !== "string" || name === "") {
-      throw invalidParams(`tools/call params.name must be the name of a tool (a non-empty string); received ${JSON.stringify(name) ?? "nothing"}; call tools/list for the names`);
+      throw invalidParams(`tools/call params.name must be the name of a tool (a non-empty string); received ${shownJson(name)}; call tools/list for the names`);
     }
     if (_meta !== undefined && (typeof _meta !== "object" || _meta === null || Array.isArray(_meta))) {
-      throw invalidParams(`tools/call params._meta must be an object; received ${JSON.stringify(_meta)}; e.g. {"toolgate/call_id": "c1"}`);
+      throw invalidParams(`tools/call params._meta must be an object; received ${shownJson(_meta)}; e.g. {"toolgate/call_id": "c1"}`);
     }
     const header = bearerToken(extra.requestInfo?.headers?.authorization);
     const bearer = header ?? options.capability;

@@ -16,6 +16,7 @@ import type { ApprovalRecord, ApprovalState } from "../../idempotency/store.js";
 import { createApprovalsApi } from "../../runtime/approvals.js";
 import type { ApprovalsApi } from "../../runtime/types.js";
 import { CliError, printJson } from "../io.js";
+import { escapeUntrusted, jsonForDisplay } from "../../observation/escape.js";
 
 const STATES: ApprovalState[] = ["pending", "approved", "denied", "consumed"];
 
@@ -37,15 +38,20 @@ function defaultApprover(): string {
   }
 }
 
-/** One approval as a few lines an operator reads before deciding. */
+/**
+ * One approval as a few lines an operator reads before deciding. Every field but the times came
+ * from a client, a model or a store anyone with access could write: each is shown escaped, one
+ * line each, so none can end its line early, forge the next one or hide the arguments.
+ */
 export function renderApproval(a: ApprovalRecord, now: number): string {
+  const e = (text: string) => escapeUntrusted(text);
   const expired = a.state === "pending" && now >= a.expires_at ? " (expired)" : "";
   const lines = [
-    `${a.id}  ${a.state}${expired}  ${a.tool}  trajectory ${a.trajectory_id}`,
-    `  arguments: ${JSON.stringify(a.arguments)}`,
-    `  requested ${new Date(a.created_at).toISOString()}, expires ${new Date(a.expires_at).toISOString()}${a.capability_id ? `, capability ${a.capability_id}` : ""}`,
+    `${e(a.id)}  ${a.state}${expired}  ${e(a.tool)}  trajectory ${e(a.trajectory_id)}`,
+    `  arguments: ${jsonForDisplay(a.arguments)}`,
+    `  requested ${new Date(a.created_at).toISOString()}, expires ${new Date(a.expires_at).toISOString()}${a.capability_id ? `, capability ${e(a.capability_id)}` : ""}`,
   ];
-  if (a.decided_at !== null) lines.push(`  decided ${new Date(a.decided_at).toISOString()}${a.approver ? ` by ${a.approver}` : ""}${a.note ? `: ${a.note}` : ""}`);
+  if (a.decided_at !== null) lines.push(`  decided ${new Date(a.decided_at).toISOString()}${a.approver ? ` by ${e(a.approver)}` : ""}${a.note ? `: ${e(a.note)}` : ""}`);
   return lines.join("\n");
 }
 

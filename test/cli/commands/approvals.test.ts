@@ -42,6 +42,29 @@ describe("toolgate approvals", () => {
     expect(again.error?.message).toBe(`approval ${id} is already consumed (by alice); an approval is decided once`);
   });
 
+  it("lists an approval whose ids and arguments hold terminal sequences without forging lines or hiding the arguments", async () => {
+    const url = `sqlite:${join(dir, "hostile.db")}`;
+    const store = await openStore(url);
+    const now = Date.now();
+    // A trajectory id that ends its line, forges an arguments line, then conceals (SGR 8) what follows.
+    const trajectory = 'run-1\r\n  arguments: {"order_id":"o_harmless"}\n\x1b[8m';
+    await store.approvals.create({
+      id: "ap_hostile0000000000", tool: "refund_order\u202e", args_hash: "0".repeat(64), arguments: { order_id: "o_001\u2066", amount_cents: 999_999 },
+      capability_id: null, trajectory_id: trajectory, state: "pending", created_at: now, expires_at: now + 600_000, decided_at: null, approver: null, note: null,
+    });
+    await store.close();
+    const list = await runCommand(register, ["approvals", "list", "--store", url]);
+    expect(list.error).toBeNull();
+    const lines = list.stdout.trimEnd().split("\n");
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toBe('ap_hostile0000000000  pending  refund_order\\u{202E}  trajectory run-1\\u{000D}\\u{000A}  arguments: {"order_id":"o_harmless"}\\u{000A}\\u{001B}[8m');
+    expect(lines[1]).toBe('  arguments: {"order_id":"o_001\\u2066","amount_cents":999999}');
+    expect(list.stdout).not.toMatch(/(?!\n)[\p{Cc}\p{Cf}]/u);
+    const json = await runCommand(register, ["approvals", "list", "--store", url, "--json"]);
+    expect(json.stdout).not.toMatch(/(?!\n)[\p{Cc}\p{Cf}]/u);
+    expect(JSON.parse(json.stdout)[0].trajectory_id).toBe(trajectory);
+  });
+
   it("bad input is named", async () => {
     const url = `sqlite:${join(dir, "empty.db")}`;
     await (await openStore(url)).close(); // an existing, empty store
