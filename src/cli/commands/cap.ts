@@ -251,6 +251,7 @@ export function register(program: Command): void {
       // A holder writes its own blocks (offline attenuation): their text is shown escaped.
       const lines = [`status: ${report.status}${report.reason ? ` (${escapeUntrusted(report.reason)})` : ""}`, `grant: ${escapeUntrusted(summariseGrant(parsed.grant))}`];
       report.blocks.forEach((b, i) => lines.push(`block ${i}: ${jsonForDisplay(b)}`));
+      for (const b of "budgets" in report ? report.budgets : []) lines.push(`budget of block ${b.block_id}: ${b.spent === null ? "? (pass --store to read it)" : b.spent} of ${b.limit} spent`);
       process.stdout.write(lines.join("\n") + "\n");
     });
 
