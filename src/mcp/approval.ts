@@ -1,11 +1,17 @@
 /**
  * A3 approval by elicitation (seed 000, "Authority levels": destructive calls need a key and an
- * approval). When the gateway answers `approval_required` and the client declared the
- * elicitation capability, the person is asked through `elicitation/create`, shown the tool and
- * its exact arguments; their answer is recorded through `gateway.approvals` and the same
- * proposal is sent again with the approval id, so the gateway, not this adapter, decides.
- * Accept → approve; decline → deny; cancel or no answer → the call stays pending and the model
- * gets the `approval_required` observation with the id for `toolgate approvals approve ID`.
+ * approval). When the gateway answers `approval_required`, the operator lets elicitation approve
+ * (`approveVia`) and the client declared the elicitation capability, the person is asked through
+ * `elicitation/create`, shown the tool and its exact arguments; their answer is recorded through
+ * `gateway.approvals` and the same proposal is sent again with the approval id, so the gateway,
+ * not this adapter, decides. Accept → approve; decline → deny; cancel or no answer → the call
+ * stays pending and the model gets the `approval_required` observation with the id for
+ * `toolgate approvals approve ID`.
+ *
+ * Whoever answers is the MCP client, which may be the agent itself: the decision is recorded as
+ * the `elicitation` channel and the session's authenticated principal (its bearer credential or
+ * peer address over HTTP, the process that started toolgate over stdio); the name the client
+ * gives itself is kept only as an unverified label.
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
@@ -27,6 +33,10 @@ export interface ElicitContext {
   timeoutMs: number;
   /** False: never ask, always leave the approval pending for the CLI. */
   elicit: boolean;
+  /** The session's caller as the transport authenticated it: recorded as the approver. */
+  principal: string;
+  /** Approvals decided with `toolgate approvals` are redeemed: say so in a pending observation. */
+  cli: boolean;
 }
 
 /** The approval id an `approval_required` observation carries, if any. */
@@ -60,7 +70,7 @@ const NOTE_SCHEMA = {
 };
 
 /** A pending approval's observation, with the command a person runs to decide it added to the text. */
-export function withCliHint(obs: Observation, approvalId: string): Observation {
+export function withHint(obs: Observation, approvalId: string): Observation {
   const hint = `A person can decide it from a shell: toolgate approvals approve ${approvalId} (or toolgate approvals deny ${approvalId} --reason "…").`;
   return { ...obs, text: `${obs.text}\n${hint}` };
 }
@@ -73,6 +83,7 @@ export function withCliHint(obs: Observation, approvalId: string): Observation {
 export async function approveByElicitation(ctx: ElicitContext, proposal: Proposal, obs: Observation): Promise<Observation> {
   const approvalId = pendingApprovalId(obs);
   if (approvalId === null) return obs;
+  const withCliHint = (o: Observation, id: string) => (ctx.cli ? withHint(o, id) : o);
   if (!ctx.elicit || !ctx.server.getClientCapabilities()?.elicitation) return withCliHint(obs, approvalId);
   let answer;
   try {
@@ -84,15 +95,15 @@ export async function approveByElicitation(ctx: ElicitContext, proposal: Proposa
     // The client could not ask (no form support, disconnected, timed out): the approval stays pending.
     return withCliHint(obs, approvalId);
   }
-  const client = ctx.server.getClientVersion()?.name ?? "client";
-  const approver = `mcp-elicitation:${client}`;
+  const name = ctx.server.getClientVersion()?.name;
+  const by = { approver: ctx.principal, channel: "elicitation" as const, ...(typeof name === "string" && name !== "" ? { label: name } : {}) };
   const note = typeof answer.content?.note === "string" && answer.content.note !== "" ? answer.content.note : undefined;
   if (answer.action !== "accept" && answer.action !== "decline") return withCliHint(obs, approvalId);
   try {
     if (answer.action === "accept") {
-      await ctx.gateway.approvals.approve(approvalId, note === undefined ? { approver } : { approver, note });
+      await ctx.gateway.approvals.approve(approvalId, note === undefined ? by : { ...by, note });
     } else {
-      await ctx.gateway.approvals.deny(approvalId, { approver, reason: note ?? "declined by the person asked through MCP elicitation" });
+      await ctx.gateway.approvals.deny(approvalId, { ...by, reason: note ?? "declined by the person asked through MCP elicitation" });
     }
   } catch (err) {
     // Decided meanwhile — a repeated proposal shares one pending approval, and a person or the

@@ -10,6 +10,7 @@ import { openStore } from "../idempotency/open.js";
 import { createGateway } from "../runtime/gateway.js";
 import type { Gateway } from "../runtime/types.js";
 import type { ToolSpec } from "../schema/types.js";
+import type { ApproveVia } from "../runtime/approvals.js";
 
 export interface GatewaySettings {
   /** Root that relative store and audit paths resolve against. Default: the current directory. */
@@ -22,6 +23,8 @@ export interface GatewaySettings {
   audit?: string | false;
   /** Default observation budget, o200k tokens (a tool's own budget wins). */
   budgetTokens?: number;
+  /** Which channels' approvals run A3 calls (`--approve-via`); default both. */
+  approveVia?: ApproveVia;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -44,6 +47,7 @@ export async function gatewayFromSettings(tools: ToolSpec[], settings: GatewaySe
       ...(keys ? { keys } : {}),
       audit: settings.audit === false ? false : resolve(workspace, settings.audit ?? ".toolgate/audit.jsonl"),
       ...(settings.budgetTokens !== undefined ? { budgets: { default_tokens: settings.budgetTokens } } : {}),
+      ...(settings.approveVia !== undefined ? { approve_via: settings.approveVia } : {}),
     });
   } catch (err) {
     await store.close();

@@ -5,11 +5,11 @@
  * `toolgate/approval_id`, `toolgate/capability`. Over HTTP the capability may also arrive as
  * `Authorization: Bearer`; `_meta` wins because it is the more specific of the two.
  *
- * Without ids the session supplies them: the trajectory is the MCP session and every request
+ * Without ids the session supplies them: the trajectory is the MCP session (a digest of its id) and every request
  * gets a fresh call id. That makes each attempt a new logical call, so a client that retries
  * without sending `toolgate/call_id` gets no deduplication across attempts.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { MAX_TOKEN_CHARS } from "../capability/token.js";
 import { escapeUntrusted, unsafeIdReason } from "../observation/escape.js";
 import type { Proposal } from "../runtime/types.js";
@@ -26,10 +26,14 @@ export const META_KEYS = {
 /** Ids a session hands out when the client sends none. */
 export class SessionIds {
   private seq = 0;
-  /** `mcp-<session id>` so audit lines of one connection group together. */
+  /**
+   * `mcp-` and a one-way digest of the session id, so audit lines of one connection group
+   * together while the audit (and anyone who reads it) never holds a session id a request could
+   * present.
+   */
   readonly trajectory_id: string;
   constructor(sessionId: string = randomUUID()) {
-    this.trajectory_id = `mcp-${sessionId}`;
+    this.trajectory_id = `mcp-${createHash("sha256").update("toolgate trajectory\0").update(sessionId).digest("base64url").slice(0, 22)}`;
   }
   nextCallId(): string {
     this.seq += 1;

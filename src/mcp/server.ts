@@ -11,6 +11,7 @@ import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { ErrorCode, ListToolsRequestSchema, type CallToolResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Gateway, Observation } from "../runtime/types.js";
+import type { ApproveVia } from "../runtime/approvals.js";
 import { escapeUntrusted } from "../observation/escape.js";
 import { approveByElicitation, DEFAULT_APPROVAL_TIMEOUT_MS, pendingApprovalId } from "./approval.js";
 import { toMcpTool } from "./listing.js";
@@ -24,12 +25,23 @@ export interface McpServerOptions {
   /** Reported in `serverInfo`; default the package version. */
   version?: string;
   instructions?: string;
-  /** Session id the derived trajectory ids are built from; default a random UUID per server. */
+  /** Session id the derived trajectory ids are built from (one-way); default a random UUID per server. */
   sessionId?: string;
+  /**
+   * Who the session's caller is, as authenticated by the transport: recorded as the approver of
+   * an A3 call approved through this session's elicitation. Default `stdio client` (the process
+   * that started toolgate); over HTTP the bearer credential's digest or the peer address.
+   */
+  principal?: string;
   /** Capability used when a call carries neither `_meta["toolgate/capability"]` nor a bearer token. */
   capability?: string;
-  /** Ask for A3 approvals through elicitation when the client supports it. Default true. */
-  elicitApproval?: boolean;
+  /**
+   * Who may approve A3 calls: `cli` (a person with `toolgate approvals`, or the embedder's own
+   * code through `gateway.approvals`; the client is never asked), `elicitation` (the person the
+   * client asks through `elicitation/create`) or `both`. Default `both`; `serveHttp` makes it `cli`
+   * when the gateway requires no capability.
+   */
+  approveVia?: ApproveVia;
   /** How long a person has to answer an elicitation, ms. Default 10 minutes. */
   approvalTimeoutMs?: number;
   /**
@@ -181,9 +193,10 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     // same ids receives the stored result.
     const obs = withCapabilityHint(await gateway.call(proposal), extra.requestInfo !== undefined);
     if (pendingApprovalId(obs) === null) return callResult(name, obs);
-    const elicit = options.elicitApproval !== false;
+    const via = options.approveVia ?? "both";
     const timeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
-    const answered = await approveByElicitation({ server, gateway, requestId: extra.requestId, timeoutMs, elicit }, proposal, obs);
+    const principal = options.principal ?? "stdio client";
+    const answered = await approveByElicitation({ server, gateway, requestId: extra.requestId, timeoutMs, elicit: via !== "cli", cli: via !== "elicitation", principal }, proposal, obs);
     return callResult(name, answered);
   }
 

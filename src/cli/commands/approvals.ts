@@ -5,6 +5,7 @@
  *   toolgate approvals list [--state S] [--limit N] [--store URL] [--json]
  *   toolgate approvals approve ID [--approver NAME] [--note TEXT] [--store URL] [--json]
  *   toolgate approvals deny ID --reason TEXT [--approver NAME] [--store URL] [--json]
+ * The decision is recorded as `cli:<OS user (uid N)>`; `--approver NAME` adds an unverified label.
  * Exit 0; 2 for bad input, an unknown or already decided id, a store that does not answer, or a SQLite
  * file that does not exist (list, approve and deny never create one).
  */
@@ -30,12 +31,23 @@ function withApprovals<T>(url: string, run: (api: ApprovalsApi) => Promise<T>): 
   return withExistingStore(url, (store) => run(createApprovalsApi(store.approvals, Date.now)));
 }
 
-function defaultApprover(): string {
+/**
+ * Who runs this command, as the OS knows it (the user of the real uid, not `$USER`, which any
+ * caller can set): the approver recorded for the `cli` channel. `--approver` adds a label.
+ */
+export function osPrincipal(): string {
+  const uid = typeof process.getuid === "function" ? process.getuid() : null;
   try {
-    return process.env.USER || userInfo().username;
+    const name = userInfo().username;
+    return uid === null ? name : `${name} (uid ${uid})`;
   } catch {
-    return "operator";
+    return uid === null ? "unknown user" : `uid ${uid}`;
   }
+}
+
+/** The decider of `approve`/`deny`: the OS user, with `--approver NAME` as an unverified label. */
+function decider(label: string | undefined): { approver: string; channel: "cli"; label?: string } {
+  return { approver: osPrincipal(), channel: "cli", ...(label !== undefined ? { label } : {}) };
 }
 
 /**
@@ -80,20 +92,18 @@ export function register(program: Command): void {
     });
 
   storeOption(cmd.command("approve <id>").description("let the call run once, with exactly the arguments shown"))
-    .option("--approver <name>", "who approves (default: the current user)")
+    .option("--approver <name>", "a name to record beside the OS user who runs this (kept as an unverified label)")
     .option("--note <text>", "why")
     .action(async (id: string, opts: Common & { approver?: string; note?: string }) => {
-      const approver = opts.approver ?? defaultApprover();
-      const record = await withApprovals(opts.store, (api) => api.approve(id, { approver, ...(opts.note !== undefined ? { note: opts.note } : {}) }));
+      const record = await withApprovals(opts.store, (api) => api.approve(id, { ...decider(opts.approver), ...(opts.note !== undefined ? { note: opts.note } : {}) }));
       print(record, opts.json);
     });
 
   storeOption(cmd.command("deny <id>").description("refuse the call; the agent is told the reason"))
     .requiredOption("--reason <text>", "why (shown to the agent)")
-    .option("--approver <name>", "who denies (default: the current user)")
+    .option("--approver <name>", "a name to record beside the OS user who runs this (kept as an unverified label)")
     .action(async (id: string, opts: Common & { reason: string; approver?: string }) => {
-      const approver = opts.approver ?? defaultApprover();
-      const record = await withApprovals(opts.store, (api) => api.deny(id, { reason: opts.reason, approver }));
+      const record = await withApprovals(opts.store, (api) => api.deny(id, { reason: opts.reason, ...decider(opts.approver) }));
       print(record, opts.json);
     });
 }

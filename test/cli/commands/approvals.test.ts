@@ -1,5 +1,6 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { register } from "../../../src/cli/commands/approvals.js";
@@ -28,9 +29,11 @@ describe("toolgate approvals", () => {
     expect(list.stdout).toContain(`arguments: {"order_id":"o_001","amount_cents":5}`);
 
     const approve = await runCommand(register, ["approvals", "approve", id, "--store", url, "--approver", "alice", "--note", "ok", "--json"]);
-    expect(JSON.parse(approve.stdout)).toMatchObject({ id, state: "approved", approver: "alice", note: "ok" });
+    // The OS user who ran the command is the approver; --approver is only a label beside it.
+    const user = `${userInfo().username} (uid ${process.getuid!()})`;
+    expect(JSON.parse(approve.stdout)).toMatchObject({ id, state: "approved", approver: `cli:${user} [unverified name "alice"]`, note: "ok" });
     const deny = await runCommand(register, ["approvals", "deny", id2, "--store", url, "--reason", "too late", "--approver", "bob"]);
-    expect(deny.stdout).toContain(`by bob: too late`);
+    expect(deny.stdout).toContain(`by cli:${user} [unverified name "bob"]: too late`);
 
     const run = await gateway.call({ ...p, call_id: "1", arguments: { order_id: "o_001", amount_cents: 5 }, approval_id: id });
     expect(run.ok).toBe(true);
@@ -39,7 +42,7 @@ describe("toolgate approvals", () => {
     await gateway.close();
 
     const again = await runCommand(register, ["approvals", "approve", id, "--store", url]);
-    expect(again.error?.message).toBe(`approval ${id} is already consumed (by alice); an approval is decided once`);
+    expect(again.error?.message).toBe(`approval ${id} is already consumed (by cli:${user} [unverified name "alice"]); an approval is decided once`);
   });
 
   it("lists an approval whose ids and arguments hold terminal sequences without forging lines or hiding the arguments", async () => {
