@@ -66,6 +66,9 @@ export interface CapabilityAuthority {
 }
 
 /** A token whose chain verified, with its tags (kept in memory only, never stored or shown). */
+/** Block ids whose spend under the old keying is remembered. */
+const LEGACY_MEMO = 4096;
+
 type Verified = { ok: true; token: ParsedToken; tags: Buffer[] } | { ok: false; denial: Denial };
 
 export function createCapabilityAuthority(options: CapabilityAuthorityOptions): CapabilityAuthority {
@@ -116,13 +119,31 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
     let remaining = Infinity;
     for (const b of g.pred.budgets) {
       // Keyed by the chain's tag at the stating block, not its id: a holder chooses ids freely.
-      const r = await store.budgets.spend(budgetKey(v.tags[b.block]!), cost, b.limit);
+      // What earlier versions spent under the block id still counts against the limit.
+      const limit = Math.max(0, b.limit - (await legacySpent(store, b.id)));
+      const r = await store.budgets.spend(budgetKey(v.tags[b.block]!), cost, limit);
       if (!r.ok) {
         return deny("budget_exhausted", `the call costs ${cost}; the capability's budget has ${r.remaining} of ${b.limit} left`, g.id);
       }
       remaining = Math.min(remaining, r.remaining);
     }
     return { ...allowed, remaining_budget: remaining };
+  }
+
+  /**
+   * Spend recorded under a budget block's id by versions that keyed budgets so. Nothing writes
+   * there any more, so it is read once per block id and remembered (a bounded memo). A holder
+   * who names a block after another grant's block id reads that grant's old spend: it only
+   * lowers the holder's own budget.
+   */
+  const legacy = new Map<string, number>();
+  async function legacySpent(s: Store, blockId: string): Promise<number> {
+    const known = legacy.get(blockId);
+    if (known !== undefined) return known;
+    const spent = await s.budgets.spent(blockId);
+    if (legacy.size >= LEGACY_MEMO) legacy.delete(legacy.keys().next().value!);
+    legacy.set(blockId, spent);
+    return spent;
   }
 
   return {
@@ -169,7 +190,7 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
         ? await Promise.all(
             parsed.grant.pred.budgets.map(async (b) => {
               const key = budgetKey(v.tags[b.block]!);
-              return { block_id: b.id, limit: b.limit, key, spent: store ? await store.budgets.spent(key) : null };
+              return { block_id: b.id, limit: b.limit, key, spent: store ? (await store.budgets.spent(key)) + (await legacySpent(store, b.id)) : null };
             }),
           )
         : [];

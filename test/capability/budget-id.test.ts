@@ -41,6 +41,20 @@ describe("budget ids", () => {
     expect(await authority.approve(child, ask)).toMatchObject({ allowed: false, code: "budget_exhausted" });
   });
 
+  it("what an earlier version spent under the block id still counts, and copying that id lowers only the copier's budget", async () => {
+    const { authority, store } = testAuthority();
+    const token = authority.issue({ rights: ["read"], objects: ["path:/ws"], budget: 3, ttl_ms: HOUR });
+    const blockId = parseToken(token).grant.id;
+    await store.budgets.spend(blockId, 2, 3); // as versions that keyed budgets by block id recorded it
+    const ask = { op: "read", target: "path:/ws/a", cost: 1 };
+    expect(await authority.approve(token, ask)).toMatchObject({ allowed: true, remaining_budget: 0 });
+    expect(await authority.approve(token, ask)).toMatchObject({ allowed: false, code: "budget_exhausted", reason: "the call costs 1; the capability's budget has 0 of 3 left" });
+    expect((await authority.inspect(token)).budgets[0]!.spent).toBe(3);
+    const copier = handMade(authority.issue({ rights: ["read"], objects: ["path:/ws"], ttl_ms: HOUR }), { id: blockId, pred: { budget: 4 } });
+    expect(await authority.approve(copier, { ...ask, cost: 2 })).toMatchObject({ allowed: true, remaining_budget: 0 });
+    expect(await store.budgets.spent(blockId)).toBe(2);
+  });
+
   it("the key a budget is spent under is neither the block id nor the chain's tag", async () => {
     const { authority } = testAuthority();
     const token = authority.issue({ rights: ["read"], objects: ["path:/ws"], budget: 2, ttl_ms: HOUR });
