@@ -109,7 +109,16 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
   /** Allows the call: synchronously when the chain has no budget, else after spending every budget. */
   function settle(v: Extract<Verified, { ok: true }>, cost: number): Decision | Promise<Decision> {
     const g = v.token.grant;
-    const allowed = { allowed: true as const, grant_id: g.id, chain_ids: [...g.chain_ids], chain_fingerprint: chainFingerprint(v.tags) };
+    // The fingerprint is a hash only an A3 approval needs: computed on first read.
+    let fingerprint: string | undefined;
+    const allowed = {
+      allowed: true as const,
+      grant_id: g.id,
+      chain_ids: [...g.chain_ids],
+      get chain_fingerprint() {
+        return (fingerprint ??= chainFingerprint(v.tags));
+      },
+    };
     return g.pred.budgets.length === 0 ? allowed : spendBudgets(v, cost, allowed);
   }
 

@@ -150,7 +150,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         return fail(c, granted);
       }
       c.grant_id = granted.grant_id;
-      c.requester = requesterCapability(granted);
+      c.granted = granted;
       c.grant_code = "allowed";
     }
 
@@ -171,7 +171,7 @@ export function createGateway(options: GatewayOptions): Gateway {
 
     let replayOnly = false;
     if (c.authority === "A3") {
-      const binding = { tool: tool.name, args_hash: keyed.fingerprint, capability_id: c.requester, trajectory_id: p.trajectory_id };
+      const binding = { tool: tool.name, args_hash: keyed.fingerprint, capability_id: requesterCapability(c.granted), trajectory_id: p.trajectory_id };
       const gate = await c.stage("approve", () => approvalGate(store, { binding, arguments: args, approval_id: p.approval_id, channels, key: keyed.key, now: clock(), ttl_ms }));
       if (isRefusal(gate)) {
         c.approval = gate.approval ?? null;

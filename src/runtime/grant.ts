@@ -40,7 +40,16 @@ export async function grant(
     );
   }
   const decision = await authority.approve(token, { op: request.op, target: request.target, cost, tool: tool.name, args });
-  if (decision.allowed) return { grant_id: decision.grant_id, chain_fingerprint: decision.chain_fingerprint };
+  if (decision.allowed) {
+    const allowed = decision;
+    return {
+      grant_id: allowed.grant_id,
+      // Read only by the A3 approval gate.
+      get chain_fingerprint() {
+        return allowed.chain_fingerprint;
+      },
+    };
+  }
   return refuse("denied", `The capability was refused for ${needs}: ${decision.reason} (${decision.code}). Nothing was executed; do not retry with the same capability.`, {
     detail: { code: decision.code, op: request.op, target: request.target, cost },
   });
