@@ -126,7 +126,8 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
   /** Sessions still closing (expired, evicted); `close()` waits for them. */
   const closing = new Set<Promise<void>>();
   let draining = false;
-  let guard: ReturnType<typeof createGuard> | undefined;
+  /** Made once the port is known (listening); until then requests get 503. */
+  const started: { guard?: ReturnType<typeof createGuard> } = {};
   // Over HTTP without capabilities the client asking is not known to be a person: by default the
   // person approves A3 calls from the console (toolgate approvals), never through the client.
   const serverOptions: McpServerOptions = { ...options, ...(options.approveVia === undefined && !gateway.requiresCapability ? { approveVia: "cli" } : {}) };
@@ -178,7 +179,8 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
 
   async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://local");
-    const refused = guard!.check(req.headers);
+    if (!started.guard) return jsonError(res, 503, -32000, "server is starting; retry in a moment");
+    const refused = started.guard.check(req.headers);
     if (refused) return jsonError(res, refused.status, -32000, refused.message);
     if (url.pathname !== path) return jsonError(res, 404, -32601, `not found: the MCP endpoint is ${path}`);
     if (draining) return jsonError(res, 503, -32000, "server is shutting down; reconnect to another instance or retry later with the same call ids");
@@ -204,6 +206,8 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
     }
   }
 
+  // Bad --allow-host / --allow-origin values are refused before anything is bound.
+  createGuard({ host, port: options.port ?? 0, ...(options.allowHosts ? { allowHosts: options.allowHosts } : {}), ...(options.allowOrigins ? { allowOrigins: options.allowOrigins } : {}) });
   const listener = http.createServer(
     {
       headersTimeout: positive("headersTimeoutMs", options.headersTimeoutMs, DEFAULT_HEADERS_TIMEOUT_MS),
@@ -227,13 +231,7 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
   const sweepMs = Math.min(options.sweepMs ?? idleMs, MAX_SWEEP_MS);
   const sweep = sweepMs > 0 ? setInterval(() => void expireIdle(), sweepMs).unref() : undefined;
   const port = (listener.address() as AddressInfo).port;
-  try {
-    guard = createGuard({ host, port, ...(options.allowHosts ? { allowHosts: options.allowHosts } : {}), ...(options.allowOrigins ? { allowOrigins: options.allowOrigins } : {}) });
-  } catch (err) {
-    clearInterval(sweep);
-    await new Promise((resolve) => listener.close(resolve));
-    throw err;
-  }
+  started.guard = createGuard({ host, port, ...(options.allowHosts ? { allowHosts: options.allowHosts } : {}), ...(options.allowOrigins ? { allowOrigins: options.allowOrigins } : {}) });
   const display = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
   const warn = options.warn ?? ((line: string) => void process.stderr.write(line + "\n"));
   if (!gateway.requiresCapability) {
