@@ -19,6 +19,7 @@
 const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\p{Cs}]/u;
 const UNSAFE_ALL = new RegExp(UNSAFE.source, "gu");
 const UNSAFE_BUT_NEWLINE = /(?!\n)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\p{Cs}]/gu;
+const UNSAFE_BUT_LAYOUT = /(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\p{Cs}]/gu;
 
 /** How one unsafe character is shown: `\u{001B}`, `\u{202E}`, `\u{E0041}`. */
 export function showCodePoint(char: string): string {
@@ -28,6 +29,11 @@ export function showCodePoint(char: string): string {
 export interface EscapeOptions {
   /** Keep `\n` as a line break (a multi-line body the caller lays out); default false: shown as `\u{000A}`. */
   newlines?: boolean;
+  /**
+   * Keep `\t` too, with `newlines`: for quoted file text (a near-match the model must copy
+   * exactly), where a tab is content and moves no cursor but the next column's.
+   */
+  tabs?: boolean;
 }
 
 /**
@@ -36,7 +42,7 @@ export interface EscapeOptions {
  */
 export function escapeUntrusted(text: string, options: EscapeOptions = {}): string {
   if (!UNSAFE.test(text)) return text;
-  return text.replace(options.newlines ? UNSAFE_BUT_NEWLINE : UNSAFE_ALL, showCodePoint);
+  return text.replace(options.newlines ? (options.tabs ? UNSAFE_BUT_LAYOUT : UNSAFE_BUT_NEWLINE) : UNSAFE_ALL, showCodePoint);
 }
 
 /** The first unsafe character of `text` and its index (UTF-16), or null: for refusing ids. */

@@ -174,7 +174,8 @@ export function renderError(parts: ErrorParts, opts: RenderOptions): Rendered {
   const lines = [`error ${parts.code}: ${tool} (call ${call_id})`, message];
   let text = lines.join("\n");
   if (parts.untrusted !== undefined) {
-    const body = escapeUntrusted(r.text(parts.untrusted), { newlines: true });
+    // A thrown message may quote file text (a near-match to copy): its lines and tabs stay.
+    const body = escapeUntrusted(r.text(parts.untrusted), { newlines: true, tabs: true });
     const fence = fenceMarks(body, { tool, call_id, what: "message thrown by" });
     const marker = (omitted: number) => `[toolgate cut ${omitted} tokens of this message to fit the ${opts.budget_tokens}-token budget]`;
     const fitted = fitText(body, Math.max(0, opts.budget_tokens - countTokens(text) - 40), marker);

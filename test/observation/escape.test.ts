@@ -21,6 +21,8 @@ describe("escapeUntrusted", () => {
     expect(escapeUntrusted(plain)).toBe(plain);
     expect(escapeUntrusted("one\ntwo")).toBe("one\\u{000A}two");
     expect(escapeUntrusted(`one\ntwo${ESC}`, { newlines: true })).toBe("one\ntwo\\u{001B}");
+    expect(escapeUntrusted(`1\tone\n2\ttwo\r`, { newlines: true })).toBe("1\\u{0009}one\n2\\u{0009}two\\u{000D}");
+    expect(escapeUntrusted(`1\tone\n2\ttwo\r`, { newlines: true, tabs: true })).toBe("1\tone\n2\ttwo\\u{000D}");
   });
 
   it("names the first unsafe character of an id", () => {
