@@ -68,6 +68,26 @@ describe("toolgate approvals", () => {
     expect(JSON.parse(json.stdout)[0].trajectory_id).toBe(trajectory);
   });
 
+  it("records the OS user of the process as the approver, whatever $USER says", async () => {
+    const url = `sqlite:${join(dir, "user.db")}`;
+    const store = await openStore(url);
+    const now = Date.now();
+    await store.approvals.create({
+      id: "ap_user000000000000", tool: "refund_order", args_hash: "0".repeat(64), arguments: {}, capability_id: null, trajectory_id: "t",
+      state: "pending", created_at: now, expires_at: now + 600_000, decided_at: null, approver: null, note: null,
+    });
+    await store.close();
+    const saved = process.env.USER;
+    process.env.USER = "the-security-officer";
+    try {
+      const r = await runCommand(register, ["approvals", "approve", "ap_user000000000000", "--store", url, "--json"]);
+      expect(JSON.parse(r.stdout).approver).toBe(`cli:${userInfo().username} (uid ${process.getuid!()})`);
+    } finally {
+      if (saved === undefined) delete process.env.USER;
+      else process.env.USER = saved;
+    }
+  });
+
   it("bad input is named", async () => {
     const url = `sqlite:${join(dir, "empty.db")}`;
     await (await openStore(url)).close(); // an existing, empty store
