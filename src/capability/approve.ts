@@ -37,7 +37,14 @@ export type DenyCode =
   | "revoked";
 
 export type Decision =
-  | { allowed: true; grant_id: string; chain_ids: string[]; remaining_budget?: number }
+  | {
+      allowed: true;
+      grant_id: string;
+      chain_ids: string[];
+      /** A one-way fingerprint of this exact chain (never its tag): what an approval is bound to. */
+      chain_fingerprint: string;
+      remaining_budget?: number;
+    }
   | { allowed: false; code: DenyCode; reason: string; grant_id?: string };
 
 export type Denial = Extract<Decision, { allowed: false }>;

@@ -13,14 +13,16 @@
  * A chain charges every budget in it, leaf first: a child exhausting its own budget stops before
  * touching its parent's, so retries by one delegate cannot drain a budget its siblings share. If
  * a parent budget refuses after a child's was charged, the child's charge stands (a conservative
- * over-count; no budget is ever exceeded).
+ * over-count; no budget is ever exceeded). A budget is spent under a key derived one-way from
+ * the chain's tag at the block that states it (`budgetKey`, chain.ts), so a hand-made block
+ * that copies another grant's block id names a budget of its own, never that grant's.
  */
 import { assertStore, type Store } from "../idempotency/store.js";
 import { ToolgateError } from "../schema/errors.js";
 import { checkExpiry, checkRequest, deny, type ApproveRequest, type Decision, type Denial } from "./approve.js";
 import { attenuate as attenuateOffline } from "./attenuate.js";
 import { TOKEN_VERSION, MalformedError, type Block } from "./block.js";
-import { chainTag, verifyChain } from "./chain.js";
+import { budgetKey, chainFingerprint, chainTag, verifiedTags } from "./chain.js";
 import { viewGrant, type GrantView } from "./grant.js";
 import { blockFromInput, type GrantInput, type NarrowerInput } from "./input.js";
 import type { KeyRing } from "./keys.js";
@@ -43,6 +45,12 @@ export interface Inspection {
   reason: string | null;
   blocks: Block[];
   grant: GrantView | null;
+  /**
+   * For a token whose chain verifies: each budget of the chain (leaf first), the block that
+   * states it, the store key it is spent under (one-way, see `budgetKey`) and how much is spent
+   * (null without a store). Empty when the chain does not verify.
+   */
+  budgets: Array<{ block_id: string; limit: number; key: string; spent: number | null }>;
 }
 
 export interface CapabilityAuthority {
@@ -57,7 +65,11 @@ export interface CapabilityAuthority {
   revoke(idOrToken: string, reason?: string): Promise<void>;
 }
 
-type Verified = { ok: true; token: ParsedToken } | { ok: false; denial: Denial };
+/** A token whose chain verified, with its tags (kept in memory only, never stored or shown). */
+/** Block ids whose spend under the old keying is remembered. */
+const LEGACY_MEMO = 4096;
+
+type Verified = { ok: true; token: ParsedToken; tags: Buffer[] } | { ok: false; denial: Denial };
 
 export function createCapabilityAuthority(options: CapabilityAuthorityOptions): CapabilityAuthority {
   const { keys, store } = options;
@@ -78,10 +90,11 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
     if (!key) {
       return { ok: false, denial: deny("unknown_kid", `the capability is signed with key id ${JSON.stringify(kid)}, which this runtime does not hold (rotated out?); ask for a new grant`) };
     }
-    if (!verifyChain(key, token.bytes, token.tag)) {
+    const tags = verifiedTags(key, token.bytes, token.tag);
+    if (!tags) {
       return { ok: false, denial: deny("bad_signature", "the capability's signature does not verify: it was altered or not issued by this runtime; present the token exactly as issued") };
     }
-    return { ok: true, token };
+    return { ok: true, token, tags };
   }
 
   async function revokedDenial(token: ParsedToken, at: number): Promise<Denial | null> {
@@ -94,24 +107,52 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
   }
 
   /** Allows the call: synchronously when the chain has no budget, else after spending every budget. */
-  function settle(token: ParsedToken, cost: number): Decision | Promise<Decision> {
-    const g = token.grant;
-    const allowed = { allowed: true as const, grant_id: g.id, chain_ids: [...g.chain_ids] };
-    return g.pred.budgets.length === 0 ? allowed : spendBudgets(token, cost, allowed);
+  function settle(v: Extract<Verified, { ok: true }>, cost: number): Decision | Promise<Decision> {
+    const g = v.token.grant;
+    // The fingerprint is a hash only an A3 approval needs: computed on first read.
+    let fingerprint: string | undefined;
+    const allowed = {
+      allowed: true as const,
+      grant_id: g.id,
+      chain_ids: [...g.chain_ids],
+      get chain_fingerprint() {
+        return (fingerprint ??= chainFingerprint(v.tags));
+      },
+    };
+    return g.pred.budgets.length === 0 ? allowed : spendBudgets(v, cost, allowed);
   }
 
-  async function spendBudgets(token: ParsedToken, cost: number, allowed: Extract<Decision, { allowed: true }>): Promise<Decision> {
-    const g = token.grant;
+  async function spendBudgets(v: Extract<Verified, { ok: true }>, cost: number, allowed: Extract<Decision, { allowed: true }>): Promise<Decision> {
+    const g = v.token.grant;
     if (!store) throw new ToolgateError("store_required", `capability ${g.id} is bounded by a budget, which needs a store; create the authority with a store`);
     let remaining = Infinity;
     for (const b of g.pred.budgets) {
-      const r = await store.budgets.spend(b.id, cost, b.limit);
+      // Keyed by the chain's tag at the stating block, not its id: a holder chooses ids freely.
+      // What earlier versions spent under the block id still counts against the limit.
+      const limit = Math.max(0, b.limit - (await legacySpent(store, b.id)));
+      const r = await store.budgets.spend(budgetKey(v.tags[b.block]!), cost, limit);
       if (!r.ok) {
         return deny("budget_exhausted", `the call costs ${cost}; the capability's budget has ${r.remaining} of ${b.limit} left`, g.id);
       }
       remaining = Math.min(remaining, r.remaining);
     }
     return { ...allowed, remaining_budget: remaining };
+  }
+
+  /**
+   * Spend recorded under a budget block's id by versions that keyed budgets so. Nothing writes
+   * there any more, so it is read once per block id and remembered (a bounded memo). A holder
+   * who names a block after another grant's block id reads that grant's old spend: it only
+   * lowers the holder's own budget.
+   */
+  const legacy = new Map<string, number>();
+  async function legacySpent(s: Store, blockId: string): Promise<number> {
+    const known = legacy.get(blockId);
+    if (known !== undefined) return known;
+    const spent = await s.budgets.spent(blockId);
+    if (legacy.size >= LEGACY_MEMO) legacy.delete(legacy.keys().next().value!);
+    legacy.set(blockId, spent);
+    return spent;
   }
 
   return {
@@ -141,8 +182,8 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
       const expired = checkExpiry(v.token.grant, at, skew_ms);
       if (expired) return Promise.resolve(expired);
       // Without a store there is nothing to wait for: stay synchronous until the result.
-      if (!store) return Promise.resolve(checkRequest(v.token.grant, request) ?? settle(v.token, request.cost ?? 1));
-      return (async () => (await revokedDenial(v.token, at)) ?? checkRequest(v.token.grant, request) ?? settle(v.token, request.cost ?? 1))();
+      if (!store) return Promise.resolve(checkRequest(v.token.grant, request) ?? settle(v, request.cost ?? 1));
+      return (async () => (await revokedDenial(v.token, at)) ?? checkRequest(v.token.grant, request) ?? settle(v, request.cost ?? 1))();
     },
 
     async inspect(token) {
@@ -150,11 +191,19 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
       try {
         parsed = parseToken(token);
       } catch (err) {
-        if (err instanceof MalformedError) return { status: "malformed", reason: err.message, blocks: [], grant: null };
+        if (err instanceof MalformedError) return { status: "malformed", reason: err.message, blocks: [], grant: null, budgets: [] };
         throw err;
       }
-      const base = { blocks: parsed.blocks.map((b) => b.block), grant: viewGrant(parsed.grant) };
       const v = verify(token);
+      const budgets = v.ok
+        ? await Promise.all(
+            parsed.grant.pred.budgets.map(async (b) => {
+              const key = budgetKey(v.tags[b.block]!);
+              return { block_id: b.id, limit: b.limit, key, spent: store ? (await store.budgets.spent(key)) + (await legacySpent(store, b.id)) : null };
+            }),
+          )
+        : [];
+      const base = { blocks: parsed.blocks.map((b) => b.block), grant: viewGrant(parsed.grant), budgets };
       const at = now();
       const problem = v.ok ? (checkExpiry(parsed.grant, at, skew_ms) ?? (await revokedDenial(parsed, at))) : v.denial;
       return problem ? { status: problem.code, reason: problem.reason, ...base } : { status: "valid", reason: null, ...base };

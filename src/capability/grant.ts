@@ -39,7 +39,7 @@ export function effectiveGrant(blocks: readonly ParsedBlock[]): EffectiveGrant {
   const pred = emptyPredicate();
   let exp = root.exp!;
   let tools: string[] | null = null;
-  for (const { block, objects: objs } of blocks) {
+  for (const [index, { block, objects: objs }] of blocks.entries()) {
     if (block.rights) rights = new Set(block.rights.filter((r) => rights.has(r)));
     if (objs) {
       object_sets.push(objs);
@@ -47,7 +47,7 @@ export function effectiveGrant(blocks: readonly ParsedBlock[]): EffectiveGrant {
       const named = objs.filter((o) => o.kind === "tool").map((o) => o.value);
       if (named.length > 0) tools = tools === null ? named : tools.filter((t) => named.includes(t));
     }
-    conjoin(pred, block.pred, block.id);
+    conjoin(pred, block.pred, block.id, index);
     if (block.exp !== undefined) exp = Math.min(exp, block.exp);
   }
   return {
@@ -89,7 +89,7 @@ export function viewGrant(g: EffectiveGrant): GrantView {
     objects: g.objects.map((o) => o.text),
     tools: g.tools === null ? null : [...g.tools],
     max_cost: g.pred.max_cost,
-    budgets: g.pred.budgets.map((b) => ({ ...b })),
+    budgets: g.pred.budgets.map((b) => ({ id: b.id, limit: b.limit })),
     args: [...g.pred.args].map(([arg, b]) => ({ arg, ...b })),
     expires_at: g.exp,
     expires_at_iso: new Date(g.exp).toISOString(),

@@ -4,7 +4,8 @@
  * for attenuation — is checkable exactly:
  *
  * - `max_cost`: per-call ceiling; a call costing more is refused (`cost_over`).
- * - `budget`: cumulative ceiling, spent atomically in `store.budgets` under the block's id.
+ * - `budget`: cumulative ceiling, spent atomically in `store.budgets` under a key derived from
+ *   the chain's tag at the block that states it (`budgetKey` in chain.ts), never from its id.
  * - `args`: bounds on call arguments — `{arg, max}`, `{arg, min}`, `{arg, oneOf}`. `arg` is a
  *   top-level argument name or a JSON Pointer (`/filters/limit`). A bounded argument that the
  *   call does not supply is refused: a grant fails closed.
@@ -22,8 +23,11 @@ export interface Predicate {
 /** The conjunction of every block's predicate, per argument and kind. */
 export interface EffectivePredicate {
   max_cost: number | null;
-  /** Every budget in the chain, innermost (leaf) first: each call is charged to all of them. */
-  budgets: Array<{ id: string; limit: number }>;
+  /**
+   * Every budget in the chain, innermost (leaf) first: each call is charged to all of them.
+   * `id` names the block for people; `block` is its index, whose tag keys the spend.
+   */
+  budgets: Array<{ id: string; limit: number; block: number }>;
   args: Map<string, { max?: number; min?: number; oneOf?: Primitive[] }>;
 }
 
@@ -32,10 +36,10 @@ export function emptyPredicate(): EffectivePredicate {
 }
 
 /** Conjoins one block's predicate into `into` (mutates and returns it). */
-export function conjoin(into: EffectivePredicate, p: Predicate | undefined, blockId: string): EffectivePredicate {
+export function conjoin(into: EffectivePredicate, p: Predicate | undefined, blockId: string, blockIndex: number): EffectivePredicate {
   if (!p) return into;
   if (p.max_cost !== undefined) into.max_cost = into.max_cost === null ? p.max_cost : Math.min(into.max_cost, p.max_cost);
-  if (p.budget !== undefined) into.budgets.unshift({ id: blockId, limit: p.budget });
+  if (p.budget !== undefined) into.budgets.unshift({ id: blockId, limit: p.budget, block: blockIndex });
   for (const b of p.args ?? []) {
     const cur = into.args.get(b.arg) ?? {};
     if ("max" in b) cur.max = cur.max === undefined ? b.max : Math.min(cur.max, b.max);

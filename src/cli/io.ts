@@ -5,6 +5,7 @@
 import { readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { ToolgateError } from "../schema/errors.js";
+import { escapeUntrusted, jsonForDisplay } from "../observation/escape.js";
 
 /** Exit codes shared by every command. */
 export const EXIT = { ok: 0, findings: 1, usage: 2 } as const;
@@ -64,22 +65,26 @@ export function parseJson(text: string, source: string): unknown {
   }
 }
 
+/** Prints `value` as JSON; control, bidi and invisible characters in its strings are `\uXXXX` escapes (the same JSON value). */
 export function printJson(value: unknown): void {
-  process.stdout.write(JSON.stringify(value, null, 2) + "\n");
+  process.stdout.write(jsonForDisplay(value, 2) + "\n");
 }
+
+/** An error message may quote an id or name from the store or the input: printed escaped. */
+const shown = (message: string) => escapeUntrusted(message, { newlines: true });
 
 /** Turns any error thrown by a command into one stderr line and an exit code. */
 export function reportError(err: unknown): number {
   if (err instanceof CliError) {
-    process.stderr.write(`toolgate: ${err.message}\n`);
+    process.stderr.write(`toolgate: ${shown(err.message)}\n`);
     return err.exitCode;
   }
   if (err instanceof ToolgateError) {
-    process.stderr.write(`toolgate: ${err.message} [${err.code}]\n`);
+    process.stderr.write(`toolgate: ${shown(err.message)} [${err.code}]\n`);
     return EXIT.usage;
   }
   const e = err as Error;
-  process.stderr.write(`toolgate: unexpected error: ${e?.message ?? String(err)}\n`);
+  process.stderr.write(`toolgate: unexpected error: ${shown(e?.message ?? String(err))}\n`);
   if (process.env.TOOLGATE_DEBUG) process.stderr.write(`${e?.stack ?? ""}\n`);
   return 70;
 }

@@ -1,15 +1,22 @@
 /**
  * A3 approval by elicitation (seed 000, "Authority levels": destructive calls need a key and an
- * approval). When the gateway answers `approval_required` and the client declared the
- * elicitation capability, the person is asked through `elicitation/create`, shown the tool and
- * its exact arguments; their answer is recorded through `gateway.approvals` and the same
- * proposal is sent again with the approval id, so the gateway, not this adapter, decides.
- * Accept → approve; decline → deny; cancel or no answer → the call stays pending and the model
- * gets the `approval_required` observation with the id for `toolgate approvals approve ID`.
+ * approval). When the gateway answers `approval_required`, the operator lets elicitation approve
+ * (`approveVia`) and the client declared the elicitation capability, the person is asked through
+ * `elicitation/create`, shown the tool and its exact arguments; their answer is recorded through
+ * `gateway.approvals` and the same proposal is sent again with the approval id, so the gateway,
+ * not this adapter, decides. Accept → approve; decline → deny; cancel or no answer → the call
+ * stays pending and the model gets the `approval_required` observation with the id for
+ * `toolgate approvals approve ID`.
+ *
+ * Whoever answers is the MCP client, which may be the agent itself: the decision is recorded as
+ * the `elicitation` channel and the session's authenticated principal (its bearer credential or
+ * peer address over HTTP, the process that started toolgate over stdio); the name the client
+ * gives itself is kept only as an unverified label.
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { ToolgateError } from "../schema/errors.js";
+import { escapeUntrusted, jsonForDisplay } from "../observation/escape.js";
 import type { Gateway, Observation, Proposal } from "../runtime/types.js";
 
 /** Errors of `approve`/`deny` that mean the approval was settled by someone else (or by time). */
@@ -26,6 +33,10 @@ export interface ElicitContext {
   timeoutMs: number;
   /** False: never ask, always leave the approval pending for the CLI. */
   elicit: boolean;
+  /** The session's caller as the transport authenticated it: recorded as the approver. */
+  principal: string;
+  /** Approvals decided with `toolgate approvals` are redeemed: say so in a pending observation. */
+  cli: boolean;
 }
 
 /** The approval id an `approval_required` observation carries, if any. */
@@ -35,14 +46,18 @@ export function pendingApprovalId(obs: Observation): string | null {
   return typeof id === "string" ? id : null;
 }
 
-/** The prompt a person reads: tool, authority and the exact arguments that will run. */
+/**
+ * The prompt a person reads: tool, authority and the exact arguments that will run. The
+ * arguments are the model's: a bidi override or an invisible character in them would make the
+ * person read something other than what runs, so they are shown as JSON escapes (`\u202e`).
+ */
 export function approvalMessage(proposal: Proposal, obs: Observation, approvalId: string): string {
   return [
     `Approve a destructive call (${obs.authority ?? "A3"})?`,
-    `tool: ${proposal.tool}`,
+    `tool: ${escapeUntrusted(proposal.tool)}`,
     `arguments (exactly what will run):`,
-    JSON.stringify(proposal.arguments, null, 2),
-    `approval id: ${approvalId}`,
+    jsonForDisplay(proposal.arguments, 2),
+    `approval id: ${escapeUntrusted(approvalId)}`,
     `Accept to approve and run it once; decline to deny it.`,
   ].join("\n");
 }
@@ -55,7 +70,7 @@ const NOTE_SCHEMA = {
 };
 
 /** A pending approval's observation, with the command a person runs to decide it added to the text. */
-export function withCliHint(obs: Observation, approvalId: string): Observation {
+export function withHint(obs: Observation, approvalId: string): Observation {
   const hint = `A person can decide it from a shell: toolgate approvals approve ${approvalId} (or toolgate approvals deny ${approvalId} --reason "…").`;
   return { ...obs, text: `${obs.text}\n${hint}` };
 }
@@ -68,6 +83,7 @@ export function withCliHint(obs: Observation, approvalId: string): Observation {
 export async function approveByElicitation(ctx: ElicitContext, proposal: Proposal, obs: Observation): Promise<Observation> {
   const approvalId = pendingApprovalId(obs);
   if (approvalId === null) return obs;
+  const withCliHint = (o: Observation, id: string) => (ctx.cli ? withHint(o, id) : o);
   if (!ctx.elicit || !ctx.server.getClientCapabilities()?.elicitation) return withCliHint(obs, approvalId);
   let answer;
   try {
@@ -79,15 +95,15 @@ export async function approveByElicitation(ctx: ElicitContext, proposal: Proposa
     // The client could not ask (no form support, disconnected, timed out): the approval stays pending.
     return withCliHint(obs, approvalId);
   }
-  const client = ctx.server.getClientVersion()?.name ?? "client";
-  const approver = `mcp-elicitation:${client}`;
+  const name = ctx.server.getClientVersion()?.name;
+  const by = { approver: ctx.principal, channel: "elicitation" as const, ...(typeof name === "string" && name !== "" ? { label: name } : {}) };
   const note = typeof answer.content?.note === "string" && answer.content.note !== "" ? answer.content.note : undefined;
   if (answer.action !== "accept" && answer.action !== "decline") return withCliHint(obs, approvalId);
   try {
     if (answer.action === "accept") {
-      await ctx.gateway.approvals.approve(approvalId, note === undefined ? { approver } : { approver, note });
+      await ctx.gateway.approvals.approve(approvalId, note === undefined ? by : { ...by, note });
     } else {
-      await ctx.gateway.approvals.deny(approvalId, { approver, reason: note ?? "declined by the person asked through MCP elicitation" });
+      await ctx.gateway.approvals.deny(approvalId, { ...by, reason: note ?? "declined by the person asked through MCP elicitation" });
     }
   } catch (err) {
     // Decided meanwhile — a repeated proposal shares one pending approval, and a person or the

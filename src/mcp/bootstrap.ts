@@ -13,6 +13,7 @@ import { createGateway } from "../runtime/gateway.js";
 import type { Gateway } from "../runtime/types.js";
 import type { ToolSpec } from "../schema/types.js";
 import { placeState, type StatePlacement } from "../state/placement.js";
+import type { ApproveVia } from "../runtime/approvals.js";
 
 export interface GatewaySettings {
   /** Root that relative store, audit and state paths resolve against, and whose state folder is the default. Default: the current directory. */
@@ -31,6 +32,8 @@ export interface GatewaySettings {
   audit?: string | false;
   /** Default observation budget, o200k tokens (a tool's own budget wins). */
   budgetTokens?: number;
+  /** Which channels' approvals run A3 calls (`--approve-via`); default both. */
+  approveVia?: ApproveVia;
   /** Environment for `TOOLGATE_KEYS` and the per-user default folders (HOME, XDG_STATE_HOME, XDG_CONFIG_HOME). Default process.env. */
   env?: NodeJS.ProcessEnv;
 }
@@ -73,6 +76,7 @@ export async function gatewayFromSettings(tools: ToolSpec[], settings: GatewaySe
       ...(keys ? { keys } : {}),
       audit,
       ...(settings.budgetTokens !== undefined ? { budgets: { default_tokens: settings.budgetTokens } } : {}),
+      ...(settings.approveVia !== undefined ? { approve_via: settings.approveVia } : {}),
     });
   } catch (err) {
     if (audit) await audit.close();

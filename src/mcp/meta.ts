@@ -5,12 +5,13 @@
  * `toolgate/approval_id`, `toolgate/capability`. Over HTTP the capability may also arrive as
  * `Authorization: Bearer`; `_meta` wins because it is the more specific of the two.
  *
- * Without ids the session supplies them: the trajectory is the MCP session and every request
+ * Without ids the session supplies them: the trajectory is the MCP session (a digest of its id) and every request
  * gets a fresh call id. That makes each attempt a new logical call, so a client that retries
  * without sending `toolgate/call_id` gets no deduplication across attempts.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { MAX_TOKEN_CHARS } from "../capability/token.js";
+import { escapeUntrusted, unsafeIdReason } from "../observation/escape.js";
 import type { Proposal } from "../runtime/types.js";
 
 export const META_KEYS = {
@@ -25,10 +26,14 @@ export const META_KEYS = {
 /** Ids a session hands out when the client sends none. */
 export class SessionIds {
   private seq = 0;
-  /** `mcp-<session id>` so audit lines of one connection group together. */
+  /**
+   * `mcp-` and a one-way digest of the session id, so audit lines of one connection group
+   * together while the audit (and anyone who reads it) never holds a session id a request could
+   * present.
+   */
   readonly trajectory_id: string;
   constructor(sessionId: string = randomUUID()) {
-    this.trajectory_id = `mcp-${sessionId}`;
+    this.trajectory_id = `mcp-${createHash("sha256").update("toolgate trajectory\0").update(sessionId).digest("base64url").slice(0, 22)}`;
   }
   nextCallId(): string {
     this.seq += 1;
@@ -53,17 +58,23 @@ function stringField(meta: Record<string, unknown>, key: string): string | undef
   const value = meta[key];
   if (value === undefined) return undefined;
   const max = MAX_CHARS[key] ?? MAX_ID;
-  if (typeof value === "string" && value.length > 0 && value.length <= max) return value;
   const example = key === META_KEYS.capability ? "tg1.…" : "c-1";
+  if (typeof value === "string" && value.length > 0 && value.length <= max) {
+    const why = unsafeIdReason(value);
+    return why ? { field: `_meta["${key}"]`, message: `_meta["${key}"] ${why}` } : value;
+  }
   return {
     field: `_meta["${key}"]`,
     message: `_meta["${key}"] must be a non-empty string of at most ${max} characters; received ${describe(value)}; example "${example}"`,
   };
 }
 
+/** What arrived, short and safe to print (it is the client's text). */
 function describe(value: unknown): string {
-  if (typeof value === "string") return value.length > 40 ? `a string of ${value.length} characters` : JSON.stringify(value);
-  return value === null ? "null" : Array.isArray(value) ? "an array" : `${typeof value} ${JSON.stringify(value)}`;
+  if (typeof value === "string") return value.length > 40 ? `a string of ${value.length} characters` : escapeUntrusted(JSON.stringify(value));
+  const json = JSON.stringify(value) ?? String(value);
+  const shown = escapeUntrusted(json.length > 60 ? `${json.slice(0, 57)}…` : json);
+  return value === null ? "null" : Array.isArray(value) ? "an array" : `${typeof value} ${shown}`;
 }
 
 function isIssue(v: unknown): v is MetaIssue {

@@ -30,7 +30,7 @@ export function parseListenAddress(text: string): ListenAddress {
   return { host, port };
 }
 
-export interface RunOptions extends McpServerOptions, Pick<HttpOptions, "sessionIdleMs"> {
+export interface RunOptions extends McpServerOptions, Pick<HttpOptions, "sessionIdleMs" | "allowOrigins" | "allowHosts" | "noAuth" | "maxSessions" | "maxSessionsPerClient"> {
   /** Serve Streamable HTTP here instead of stdio. */
   http?: ListenAddress;
   graceMs?: number;
@@ -65,7 +65,11 @@ export async function runGatewayServer(gateway: Gateway, options: RunOptions = {
   const grace_ms = options.graceMs ?? DEFAULT_GRACE_MS;
   try {
     if (options.http) {
-      const handle = await serveHttp(gateway, { warn: log, ...options, host: options.http.host, port: options.http.port, onError });
+      const handle = await serveHttp(gateway, { warn: log, ...options, host: options.http.host, port: options.http.port, onError }).catch(async (err: unknown) => {
+        // Refused at start (an unauthenticated network bind, a port in use): nothing ran; close the state.
+        await gateway.close({ grace_ms: 0 });
+        throw err;
+      });
       options.onListening?.(handle.url.href);
       const why = await stop;
       log(`toolgate: ${why}: finishing in-flight calls (up to ${grace_ms} ms), then closing`);

@@ -11,6 +11,8 @@ import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { ErrorCode, ListToolsRequestSchema, type CallToolResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Gateway, Observation } from "../runtime/types.js";
+import type { ApproveVia } from "../runtime/approvals.js";
+import { escapeUntrusted } from "../observation/escape.js";
 import { approveByElicitation, DEFAULT_APPROVAL_TIMEOUT_MS, pendingApprovalId } from "./approval.js";
 import { toMcpTool } from "./listing.js";
 import { bearerToken, idsFromMeta, META_KEYS, SessionIds, type MetaIssue } from "./meta.js";
@@ -23,12 +25,23 @@ export interface McpServerOptions {
   /** Reported in `serverInfo`; default the package version. */
   version?: string;
   instructions?: string;
-  /** Session id the derived trajectory ids are built from; default a random UUID per server. */
+  /** Session id the derived trajectory ids are built from (one-way); default a random UUID per server. */
   sessionId?: string;
+  /**
+   * Who the session's caller is, as authenticated by the transport: recorded as the approver of
+   * an A3 call approved through this session's elicitation. Default `stdio client` (the process
+   * that started toolgate); over HTTP the bearer credential's digest or the peer address.
+   */
+  principal?: string;
   /** Capability used when a call carries neither `_meta["toolgate/capability"]` nor a bearer token. */
   capability?: string;
-  /** Ask for A3 approvals through elicitation when the client supports it. Default true. */
-  elicitApproval?: boolean;
+  /**
+   * Who may approve A3 calls: `cli` (a person with `toolgate approvals`, or the embedder's own
+   * code through `gateway.approvals`; the client is never asked), `elicitation` (the person the
+   * client asks through `elicitation/create`) or `both`. Default `both`; `serveHttp` makes it `cli`
+   * when the gateway requires no capability.
+   */
+  approveVia?: ApproveVia;
   /** How long a person has to answer an elicitation, ms. Default 10 minutes. */
   approvalTimeoutMs?: number;
   /**
@@ -101,6 +114,12 @@ function invalidParams(message: string): Error {
   return Object.assign(new Error(message), { code: ErrorCode.InvalidParams });
 }
 
+/** A client's value in a JSON-RPC error message: short, and nothing in it a terminal would act on. */
+function shownJson(value: unknown): string {
+  const json = JSON.stringify(value) ?? "nothing";
+  return escapeUntrusted(json.length > 80 ? `${json.slice(0, 77)}…` : json);
+}
+
 /**
  * The runtime's denial for a missing capability says "send it with the call"; over MCP the model
  * (and the person configuring the client) needs to know where: `_meta`, or over HTTP the header.
@@ -111,7 +130,8 @@ function withCapabilityHint(obs: Observation, http: boolean): Observation {
   return { ...obs, text: `${obs.text}\nOver MCP, send the token in ${where}.` };
 }
 
-function metaRefusal(tool: string, issue: MetaIssue): CallToolResult {
+function metaRefusal(name: string, issue: MetaIssue): CallToolResult {
+  const tool = escapeUntrusted(name);
   return {
     isError: true,
     content: [{ type: "text", text: `${issue.message}. Fix the request metadata and call ${tool} again.` }],
@@ -153,10 +173,10 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
   ): Promise<CallToolResult> {
     const { name, arguments: args, _meta } = params ?? {};
     if (typeof name !== "string" || name === "") {
-      throw invalidParams(`tools/call params.name must be the name of a tool (a non-empty string); received ${JSON.stringify(name) ?? "nothing"}; call tools/list for the names`);
+      throw invalidParams(`tools/call params.name must be the name of a tool (a non-empty string); received ${shownJson(name)}; call tools/list for the names`);
     }
     if (_meta !== undefined && (typeof _meta !== "object" || _meta === null || Array.isArray(_meta))) {
-      throw invalidParams(`tools/call params._meta must be an object; received ${JSON.stringify(_meta)}; e.g. {"toolgate/call_id": "c1"}`);
+      throw invalidParams(`tools/call params._meta must be an object; received ${shownJson(_meta)}; e.g. {"toolgate/call_id": "c1"}`);
     }
     const header = bearerToken(extra.requestInfo?.headers?.authorization);
     const bearer = header ?? options.capability;
@@ -173,9 +193,10 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     // same ids receives the stored result.
     const obs = withCapabilityHint(await gateway.call(proposal), extra.requestInfo !== undefined);
     if (pendingApprovalId(obs) === null) return callResult(name, obs);
-    const elicit = options.elicitApproval !== false;
+    const via = options.approveVia ?? "both";
     const timeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
-    const answered = await approveByElicitation({ server, gateway, requestId: extra.requestId, timeoutMs, elicit }, proposal, obs);
+    const principal = options.principal ?? "stdio client";
+    const answered = await approveByElicitation({ server, gateway, requestId: extra.requestId, timeoutMs, elicit: via !== "cli", cli: via !== "elicitation", principal }, proposal, obs);
     return callResult(name, answered);
   }
 

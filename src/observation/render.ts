@@ -7,6 +7,7 @@
 import type { AuthorityLevel, JsonValue } from "../schema/types.js";
 import type { Observation, ObservationIssue } from "../runtime/types.js";
 import { fitText, surelyFits, type LineRange } from "./budget.js";
+import { escapeUntrusted } from "./escape.js";
 import { fenceMarks } from "./fence.js";
 import { countTokens } from "./tokens.js";
 import type { Redactor } from "./redact.js";
@@ -158,15 +159,24 @@ export interface ErrorParts {
   untrusted?: string;
 }
 
-/** Renders an error observation within the budget; every string is redacted. */
+/**
+ * Renders an error observation within the budget; every string is redacted. This is where every
+ * refusal's text is made, so it is also where names, ids and paths quoted in it (a proposed tool
+ * name, a target path named after an attacker's file, a thrown message) lose their control, bidi
+ * and invisible characters (`escapeUntrusted`): the sentences may be shown to a person as they are.
+ */
 export function renderError(parts: ErrorParts, opts: RenderOptions): Rendered {
   const r = opts.redactor;
-  const message = r.text(parts.message);
-  const lines = [`error ${parts.code}: ${parts.tool} (call ${parts.call_id})`, message];
+  // A library caller may propose a non-string tool or call id (refused as invalid_proposal): shown as text.
+  const tool = escapeUntrusted(String(parts.tool));
+  const call_id = escapeUntrusted(String(parts.call_id));
+  const message = escapeUntrusted(r.text(parts.message), { newlines: true });
+  const lines = [`error ${parts.code}: ${tool} (call ${call_id})`, message];
   let text = lines.join("\n");
   if (parts.untrusted !== undefined) {
-    const body = r.text(parts.untrusted);
-    const fence = fenceMarks(body, { tool: parts.tool, call_id: parts.call_id, what: "message thrown by" });
+    // A thrown message may quote file text (a near-match to copy): its lines and tabs stay.
+    const body = escapeUntrusted(r.text(parts.untrusted), { newlines: true, tabs: true });
+    const fence = fenceMarks(body, { tool, call_id, what: "message thrown by" });
     const marker = (omitted: number) => `[toolgate cut ${omitted} tokens of this message to fit the ${opts.budget_tokens}-token budget]`;
     const fitted = fitText(body, Math.max(0, opts.budget_tokens - countTokens(text) - 40), marker);
     text = [text, fence.open, fitted.text, fence.close].join("\n");
@@ -176,8 +186,8 @@ export function renderError(parts: ErrorParts, opts: RenderOptions): Rendered {
   }
   const observation: Observation = {
     ok: false,
-    tool: parts.tool,
-    call_id: parts.call_id,
+    tool,
+    call_id,
     ...(parts.authority ? { authority: parts.authority } : {}),
     error: {
       code: parts.code,

@@ -1,14 +1,48 @@
 /**
  * Approvals for A3 calls (seed 003, exercise 2: "a proposed action plus an approval boundary";
  * seed 000, authority levels). An approval is bound to the tool, the canonical-argument hash and
- * the capability id; it expires, and it is single-use because redeeming it is a compare-and-set
- * on the store (approved → consumed), so two replicas can never both run it.
+ * the requester — the trajectory and the exact capability chain that asked (its grant id and a
+ * one-way fingerprint of the chain) — and checked against all of them when it is redeemed. It
+ * expires, and it is single-use because redeeming it is a compare-and-set on the store
+ * (approved → consumed), so two replicas can never both run it.
+ *
+ * Who decided is recorded as `channel:principal`: the channel the decision came through (`cli`:
+ * `toolgate approvals` or the embedder's own code; `elicitation`: the person an MCP client asked)
+ * and the principal the channel authenticated (the OS user; the session's bearer credential or
+ * peer address). A name the decider gives itself is kept only as an unverified label. The
+ * operator chooses which channels may approve (`approve_via`); an approval decided through
+ * another one is not redeemed.
  */
 import { randomBytes } from "node:crypto";
 import { ToolgateError } from "../schema/errors.js";
 import type { JsonValue } from "../schema/types.js";
 import type { ApprovalRecord, ApprovalStore } from "../idempotency/store.js";
 import type { ApprovalsApi } from "./types.js";
+
+/** How an approval decision reached toolgate. */
+export type ApprovalChannel = "cli" | "elicitation";
+/** Which channels may approve A3 calls. */
+export type ApproveVia = ApprovalChannel | "both";
+export const APPROVE_VIA: readonly ApproveVia[] = ["cli", "elicitation", "both"];
+
+export function channelsOf(via: ApproveVia): readonly ApprovalChannel[] {
+  return via === "both" ? ["cli", "elicitation"] : [via];
+}
+
+/** Longest unverified label kept with an approver. */
+const MAX_LABEL = 100;
+
+/** The approver as recorded: `cli:alice`, `elicitation:peer 127.0.0.1 [unverified name "Claude"]`. */
+export function formatApprover(channel: ApprovalChannel, principal: string, label?: string): string {
+  const named = label?.trim() ? ` [unverified name ${JSON.stringify(label.trim().slice(0, MAX_LABEL))}]` : "";
+  return `${channel}:${principal}${named}`;
+}
+
+/** The channel a recorded approver decided through; null for one recorded without a channel. */
+export function approverChannel(approver: string | null): ApprovalChannel | null {
+  const channel = approver?.slice(0, approver.indexOf(":"));
+  return channel === "cli" || channel === "elicitation" ? channel : null;
+}
 
 /** Default lifetime of an approval request (issue 5: 15 minutes). */
 export const DEFAULT_APPROVAL_TTL_MS = 15 * 60 * 1000;
@@ -17,13 +51,22 @@ export const DEFAULT_APPROVAL_TTL_MS = 15 * 60 * 1000;
 export interface ApprovalBinding {
   tool: string;
   args_hash: string;
+  /** The requesting capability: `<grant id>#<chain fingerprint>`, null without capabilities (`requesterCapability`). */
   capability_id: string | null;
+  trajectory_id: string;
 }
+
+/** The `capability_id` an approval records for a call granted by `grant_id` through the chain `fingerprint`. */
+export function requesterCapability(grant: { grant_id: string; chain_fingerprint: string } | null): string | null {
+  return grant === null ? null : `${grant.grant_id}#${grant.chain_fingerprint}`;
+}
+
+type Field = "tool" | "arguments" | "capability" | "trajectory";
 
 /** Outcome of presenting an approval id with a proposal. */
 export type Redemption =
   | { ok: true; record: ApprovalRecord }
-  | { ok: false; reason: "unknown" | "pending" | "denied" | "expired" | "used" | "mismatch"; record: ApprovalRecord | null; field?: "tool" | "arguments" | "capability" };
+  | { ok: false; reason: "unknown" | "pending" | "denied" | "expired" | "used" | "mismatch" | "channel"; record: ApprovalRecord | null; field?: Field };
 
 /**
  * Creates a pending approval for a proposed A3 call, or returns the one still pending for the same
@@ -32,7 +75,7 @@ export type Redemption =
  */
 export async function requestApproval(
   approvals: ApprovalStore,
-  input: ApprovalBinding & { arguments: JsonValue; trajectory_id: string; now: number; ttl_ms: number },
+  input: ApprovalBinding & { arguments: JsonValue; now: number; ttl_ms: number },
 ): Promise<{ record: ApprovalRecord; reused: boolean }> {
   const record: ApprovalRecord = {
     id: `ap_${randomBytes(12).toString("base64url")}`,
@@ -53,18 +96,20 @@ export async function requestApproval(
 }
 
 /** Checks the binding without consuming (a consumed approval may still be shown for a replay). */
-export function matchBinding(record: ApprovalRecord, b: ApprovalBinding): "tool" | "arguments" | "capability" | null {
+export function matchBinding(record: ApprovalRecord, b: ApprovalBinding): Field | null {
   if (record.tool !== b.tool) return "tool";
   if (record.args_hash !== b.args_hash) return "arguments";
   if (record.capability_id !== b.capability_id) return "capability";
+  if (record.trajectory_id !== b.trajectory_id) return "trajectory";
   return null;
 }
 
 /**
- * Redeems an approval: binding must match, state must be approved and unexpired; then the CAS
- * approved → consumed decides the single winner. Changed arguments never consume the approval.
+ * Redeems an approval: binding must match, state must be approved and unexpired, through one of
+ * `channels`; then the CAS approved → consumed decides the single winner. Changed arguments,
+ * another requester or a channel the operator did not choose never consume the approval.
  */
-export async function redeemApproval(approvals: ApprovalStore, id: string, b: ApprovalBinding, now: number): Promise<Redemption> {
+export async function redeemApproval(approvals: ApprovalStore, id: string, b: ApprovalBinding, now: number, channels: readonly ApprovalChannel[]): Promise<Redemption> {
   const record = await approvals.get(id);
   if (!record) return { ok: false, reason: "unknown", record: null };
   const field = matchBinding(record, b);
@@ -73,6 +118,8 @@ export async function redeemApproval(approvals: ApprovalStore, id: string, b: Ap
   if (record.state === "consumed") return { ok: false, reason: "used", record };
   if (now >= record.expires_at) return { ok: false, reason: "expired", record };
   if (record.state === "pending") return { ok: false, reason: "pending", record };
+  const channel = approverChannel(record.approver);
+  if (channel === null || !channels.includes(channel)) return { ok: false, reason: "channel", record };
   const consumed = await approvals.update(id, "approved", { state: "consumed" });
   if (!consumed) return { ok: false, reason: "used", record: (await approvals.get(id)) ?? record };
   return { ok: true, record: consumed };
@@ -94,15 +141,23 @@ export function createApprovalsApi(approvals: ApprovalStore, clock: () => number
     if (!updated) throw new ToolgateError("approval_decided", `approval ${id} was decided by someone else just now; list it again to see the outcome`);
     return updated;
   };
+  const channelOf = (input: { channel?: ApprovalChannel }): ApprovalChannel | ToolgateError => {
+    const channel = input.channel ?? "cli";
+    return channel === "cli" || channel === "elicitation" ? channel : new ToolgateError("invalid_input", `approvals: channel must be "cli" or "elicitation"; received ${JSON.stringify(channel)}`);
+  };
   return {
     list: (query = {}) => approvals.list(query),
     approve: (id, input) => {
-      if (!input.approver?.trim()) return Promise.reject(new ToolgateError("invalid_input", "approve: approver is required (who approves this call), e.g. --approver alice"));
-      return decide(id, "approved", input.approver, input.note ?? null);
+      if (!input.approver?.trim()) return Promise.reject(new ToolgateError("invalid_input", "approve: approver is required (the authenticated principal who approves this call, e.g. the OS user)"));
+      const channel = channelOf(input);
+      if (channel instanceof ToolgateError) return Promise.reject(channel);
+      return decide(id, "approved", formatApprover(channel, input.approver.trim(), input.label), input.note ?? null);
     },
     deny: (id, input) => {
       if (!input.reason?.trim()) return Promise.reject(new ToolgateError("invalid_input", "deny: a reason is required; the agent is told it, e.g. --reason \"not during the freeze\""));
-      return decide(id, "denied", input.approver ?? null, input.reason);
+      const channel = channelOf(input);
+      if (channel instanceof ToolgateError) return Promise.reject(channel);
+      return decide(id, "denied", input.approver?.trim() ? formatApprover(channel, input.approver.trim(), input.label) : null, input.reason);
     },
   };
 }

@@ -7,6 +7,7 @@ import { performance } from "node:perf_hooks";
 import type { AuthorityLevel, JsonValue, ToolContext, ToolSpec } from "../schema/types.js";
 import type { AuditRecord, ObservationIssue, Proposal } from "./types.js";
 import type { ExecutionAborted } from "./execute.js";
+import type { ApprovalRecord } from "../idempotency/store.js";
 
 /** A stage's refusal or failure: what the model is told. */
 export interface Refusal {
@@ -44,6 +45,10 @@ export class CallState {
   validation_codes: string[] = [];
   grant_code: string | null = null;
   grant_id: string | null = null;
+  /** What the grant stage allowed (its chain fingerprint is read by the A3 gate only); null without capabilities. */
+  granted: { grant_id: string; chain_fingerprint: string } | null = null;
+  /** The approval the A3 gate redeemed, refused or asked for. */
+  approval: ApprovalRecord | null = null;
   key: string | null = null;
   record_state: string | null = null;
   replay = false;

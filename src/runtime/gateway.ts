@@ -16,8 +16,8 @@ import { createRedactor } from "../observation/redact.js";
 import { createContinuationCache, type ContinuationOptions } from "../observation/continuations.js";
 import { READ_MORE, readMoreTool } from "./read-more.js";
 import { createAuditSink, type AuditSink, type PendingAudit } from "./audit.js";
-import { createApprovalsApi, DEFAULT_APPROVAL_TTL_MS } from "./approvals.js";
-import { approvalGate, REPLAY_ONLY, refuseRun } from "./approval-gate.js";
+import { APPROVE_VIA, channelsOf, createApprovalsApi, DEFAULT_APPROVAL_TTL_MS, requesterCapability, type ApproveVia } from "./approvals.js";
+import { approvalGate, auditedApproval, REPLAY_ONLY, refuseRun } from "./approval-gate.js";
 import { CallState, isRefusal, refuse, type Refusal } from "./call.js";
 import { CallAbort, ExecutionAborted, execute } from "./execute.js";
 import { thrownRefusal, unrenderableRefusal } from "./failures.js";
@@ -50,6 +50,11 @@ export interface GatewayOptions {
   lease_ms?: number;
   /** Lifetime of an A3 approval request, ms. Default 15 minutes. */
   approval_ttl_ms?: number;
+  /**
+   * Which channels' approvals run an A3 call: `cli` (`toolgate approvals`, or your own code through
+   * `gateway.approvals`), `elicitation` (a person an MCP client asked), or `both` (default).
+   */
+  approve_via?: ApproveVia;
   /** HMAC secret for derived idempotency keys (seed 000: when keys must not be guessable). */
   key_secret?: string | Uint8Array;
   /** Time bound for tools that set no `timeout_ms`, ms; null = unbounded. Default 60,000. */
@@ -90,6 +95,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   // Last: every check above has passed, so a refused configuration leaves no open file behind.
   const sink = options.audit === false ? null : typeof options.audit === "object" ? options.audit : createAuditSink(options.audit);
   const ttl_ms = options.approval_ttl_ms ?? DEFAULT_APPROVAL_TTL_MS;
+  const approveVia = options.approve_via ?? "both";
+  if (!APPROVE_VIA.includes(approveVia)) throw new ToolgateError("invalid_config", `approve_via must be one of ${APPROVE_VIA.join(", ")}; received ${JSON.stringify(approveVia)}`);
+  const channels = channelsOf(approveVia);
   // Calls in flight, and who waits for them to end (close).
   const active = new Set<CallState>();
   let onIdle: (() => void) | null = null;
@@ -142,6 +150,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         return fail(c, granted);
       }
       c.grant_id = granted.grant_id;
+      c.granted = granted;
       c.grant_code = "allowed";
     }
 
@@ -162,12 +171,14 @@ export function createGateway(options: GatewayOptions): Gateway {
 
     let replayOnly = false;
     if (c.authority === "A3") {
-      const binding = { tool: tool.name, args_hash: keyed.fingerprint, capability_id: c.grant_id };
-      const gate = await c.stage("approve", () =>
-        approvalGate(store, { binding, arguments: args, trajectory_id: p.trajectory_id, approval_id: p.approval_id, key: keyed.key, now: clock(), ttl_ms }),
-      );
-      if (gate === REPLAY_ONLY) replayOnly = true;
-      else if (gate) return fail(c, gate);
+      const binding = { tool: tool.name, args_hash: keyed.fingerprint, capability_id: requesterCapability(c.granted), trajectory_id: p.trajectory_id };
+      const gate = await c.stage("approve", () => approvalGate(store, { binding, arguments: args, approval_id: p.approval_id, channels, key: keyed.key, now: clock(), ttl_ms }));
+      if (isRefusal(gate)) {
+        c.approval = gate.approval ?? null;
+        return fail(c, gate);
+      }
+      c.approval = gate.approval;
+      replayOnly = gate.pass === REPLAY_ONLY;
     }
 
     const lease_ms = Math.max(options.lease_ms ?? DEFAULT_LEASE_MS, (abort.timeout_ms ?? 0) + LEASE_MARGIN_MS);
@@ -237,6 +248,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         key: c.key,
         record_state: c.record_state,
         replay: c.replay,
+        approval: auditedApproval(c.approval),
         argument_tokens: null,
         observation_tokens: rendered.tokens,
         truncated: o.truncated !== undefined,
@@ -281,6 +293,7 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   return {
     tools,
+    requiresCapability: authority !== null,
     approvals: createApprovalsApi(store.approvals, clock),
     call(proposal, callOptions) {
       if (closed) {

@@ -20,7 +20,7 @@ export async function grant(
   args: JsonValue,
   token: string | undefined,
   ctx: ToolContext,
-): Promise<{ grant_id: string } | Refusal> {
+): Promise<{ grant_id: string; chain_fingerprint: string } | Refusal> {
   let request: GrantRequest;
   try {
     request = tool.grant ? await tool.grant(args as Record<string, unknown>, ctx) : defaultGrant(tool);
@@ -40,7 +40,16 @@ export async function grant(
     );
   }
   const decision = await authority.approve(token, { op: request.op, target: request.target, cost, tool: tool.name, args });
-  if (decision.allowed) return { grant_id: decision.grant_id };
+  if (decision.allowed) {
+    const allowed = decision;
+    return {
+      grant_id: allowed.grant_id,
+      // Read only by the A3 approval gate.
+      get chain_fingerprint() {
+        return allowed.chain_fingerprint;
+      },
+    };
+  }
   return refuse("denied", `The capability was refused for ${needs}: ${decision.reason} (${decision.code}). Nothing was executed; do not retry with the same capability.`, {
     detail: { code: decision.code, op: request.op, target: request.target, cost },
   });

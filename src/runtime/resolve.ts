@@ -4,6 +4,7 @@
  * be able to choose again without guessing).
  */
 import { editDistance } from "../schema/closest.js";
+import { unsafeIdReason } from "../observation/escape.js";
 import type { ToolSpec } from "../schema/types.js";
 import { refuse, type Refusal } from "./call.js";
 import type { Proposal } from "./types.js";
@@ -39,7 +40,20 @@ function malformedProposal(p: Proposal): Refusal | null {
     const v = p[field];
     if (v !== undefined && (typeof v !== "string" || v.length === 0)) return badField(field, "a non-empty string when present", v);
   }
+  // Ids and the tool name are printed in the audit, by the CLI and in prompts a person reads.
+  for (const field of ["tool", "trajectory_id", "call_id", "capability", "idempotency_key", "approval_id"] as const) {
+    const v = p[field];
+    const why = v === undefined ? null : unsafeIdReason(v);
+    if (why) return unsafeField(field, why);
+  }
   return null;
+}
+
+function unsafeField(field: string, why: string): Refusal {
+  const expected = "text without control, bidi or invisible characters";
+  return refuse("invalid_proposal", `The call's ${field} ${why}. Fix the call envelope and send it again; nothing was executed.`, {
+    issues: [{ path: "", code: "invalid_proposal", message: `${field} ${why}`, expected, received: `a string with such a character` }],
+  });
 }
 
 function badField(field: string, expected: string, value: unknown): Refusal {

@@ -4,6 +4,7 @@
  * per tool and overall, calls, validation-error and denial rates, replays, in-doubt count,
  * p50/p95 latency, argument and observation tokens, truncation rate.
  */
+import { escapeUntrusted } from "../observation/escape.js";
 import type { AuditRecord } from "./types.js";
 
 export interface Percentiles {
@@ -139,8 +140,9 @@ export function renderStats(s: Stats): string {
   const pc = (v: number) => `${(v * 100).toFixed(1)}%`;
   const ms = (p: Percentiles) => `${fmt(p.p50)}/${fmt(p.p95)}`;
   const header = ["tool", "calls", "ok", "invalid", "denied", "replays", "in-doubt", "latency ms p50/p95", "arg tok p50/p95", "obs tok p50/p95", "truncated"];
+  // Tool names come from the trail, i.e. from whatever a model proposed: shown escaped.
   const row = (name: string, t: ToolStats) => [
-    name,
+    escapeUntrusted(name),
     String(t.calls),
     String(t.ok),
     pc(t.validation_error_rate),

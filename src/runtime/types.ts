@@ -95,17 +95,31 @@ export interface Observation {
   text: string;
 }
 
+/**
+ * Who decides an approval: `approver` is the principal the channel authenticated (the OS user
+ * for the CLI, the session's credential or peer for elicitation); `channel` defaults to `cli`
+ * (the CLI, or the embedder's own code); `label` is a name the decider gives itself, recorded as
+ * unverified. Recorded as `channel:approver [unverified name "label"]`.
+ */
+export interface ApprovalDecider {
+  approver: string;
+  channel?: "cli" | "elicitation";
+  label?: string;
+}
+
 /** What `gateway.approvals` offers (A3 calls; persisted in the store's approvals). */
 export interface ApprovalsApi {
   list(query?: { state?: ApprovalState; limit?: number }): Promise<ApprovalRecord[]>;
-  approve(id: string, input: { approver: string; note?: string }): Promise<ApprovalRecord>;
-  deny(id: string, input: { approver?: string; reason: string }): Promise<ApprovalRecord>;
+  approve(id: string, input: ApprovalDecider & { note?: string }): Promise<ApprovalRecord>;
+  deny(id: string, input: Partial<ApprovalDecider> & { reason: string }): Promise<ApprovalRecord>;
 }
 
 /** The runtime boundary. Knows nothing of MCP: transports adapt it. */
 export interface Gateway {
   /** The catalog, by name, in registration order. */
   readonly tools: ReadonlyMap<string, ToolSpec>;
+  /** Every call needs a capability (the gateway has keys or an authority); false: every call is allowed. */
+  readonly requiresCapability: boolean;
   /** Runs one proposal through resolve → validate → grant → settle → execute → shape → audit. Never throws for a bad call: refusals are observations. */
   call(proposal: Proposal, options?: { signal?: AbortSignal }): Promise<Observation>;
   readonly approvals: ApprovalsApi;
@@ -143,6 +157,11 @@ export interface AuditRecord {
   key: string | null;
   record_state: string | null;
   replay: boolean;
+  /**
+   * The A3 approval the call ran under, was refused by or asked for: its id, the channel it was
+   * decided through and who decided it (`channel:principal`, see `ApprovalDecider`); null otherwise.
+   */
+  approval?: { id: string; channel: string | null; approver: string | null } | null;
   argument_tokens: number;
   observation_tokens: number;
   truncated: boolean;

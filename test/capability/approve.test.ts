@@ -140,9 +140,11 @@ describe("budget", () => {
     const { authority, now, store } = setup();
     const root = authority.issue({ rights: ["read"], objects: ["path:/ws"], budget: 10, ttl_ms: HOUR });
     const child = attenuate(root, { budget: 4 }, { now });
-    const [rootId, childId] = (await authority.inspect(child)).grant!.chain_ids as [string, string];
+    const [, childId] = (await authority.inspect(child)).grant!.chain_ids as [string, string];
+    // The budgets of the child's chain, leaf first: each spent under its own derived key.
+    const [childBudget, rootBudget] = (await authority.inspect(child)).budgets.map((b) => b.key) as [string, string];
     expect(await authority.approve(child, { op: "write", target: "path:/ws/a", cost: 3 })).toMatchObject({ code: "right_missing" });
-    expect(await store.budgets.spent(childId)).toBe(0);
+    expect(await store.budgets.spent(childBudget)).toBe(0);
     expect(await authority.approve(child, { op: "read", target: "path:/ws/a", cost: 3 })).toMatchObject({ allowed: true, remaining_budget: 1 });
     expect(await authority.approve(child, { op: "read", target: "path:/ws/a", cost: 2 })).toEqual({
       allowed: false,
@@ -151,7 +153,7 @@ describe("budget", () => {
       grant_id: childId,
     });
     // The child's exhaustion did not touch the parent's budget, which its siblings share.
-    expect(await store.budgets.spent(rootId)).toBe(3);
+    expect(await store.budgets.spent(rootBudget)).toBe(3);
     expect(await authority.approve(root, { op: "read", target: "path:/ws/a", cost: 7 })).toMatchObject({ allowed: true, remaining_budget: 0 });
     expect(await authority.approve(child, { op: "read", target: "path:/ws/a", cost: 1 })).toMatchObject({ code: "budget_exhausted", reason: "the call costs 1; the capability's budget has 0 of 10 left" });
   });

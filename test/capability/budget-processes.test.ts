@@ -11,7 +11,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openStore } from "../../src/idempotency/open.js";
-import { parseToken } from "../../src/capability/token.js";
 import { POSTGRES_URL, projectRoot, REDIS_URL, serviceAvailable } from "../support/require.js";
 import { HOUR, KEY_K1, testAuthority } from "./support.js";
 
@@ -63,7 +62,8 @@ async function race(url: string): Promise<void> {
   expect((ra.codes.budget_exhausted ?? 0) + (rb.codes.budget_exhausted ?? 0)).toBe(2 * ATTEMPTS - BUDGET);
   const store = await openStore(url);
   try {
-    expect(await store.budgets.spent(parseToken(token).grant.id)).toBe(BUDGET);
+    const [budget] = (await authority.inspect(token)).budgets;
+    expect(await store.budgets.spent(budget!.key)).toBe(BUDGET);
   } finally {
     await store.close();
   }

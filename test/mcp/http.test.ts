@@ -26,13 +26,15 @@ let store: Store;
 let gateway: Gateway;
 let http: HttpHandle;
 const clients: Client[] = [];
+/** What the server printed for the operator at start. */
+let warnings: string[] = [];
 
-async function start(options: { keys?: boolean } & Pick<HttpOptions, "maxRequestBytes" | "sessionIdleMs" | "sweepMs" | "now"> = {}) {
+async function start(options: { keys?: boolean } & Omit<HttpOptions, "port" | "warn"> = {}) {
   const { keys: withKeys, ...httpOptions } = options;
   store = await openStore("memory:");
   const keys = withKeys ? keyRingFromMap({ k1: Buffer.alloc(32, 9).toString("base64") }, "test") : undefined;
   gateway = createGateway({ tools: catalog, store, audit: false, ...(keys ? { keys } : {}) });
-  http = await serveHttp(gateway, { port: 0, ...httpOptions });
+  http = await serveHttp(gateway, { port: 0, warn: (line) => warnings.push(line), ...httpOptions });
   return keys;
 }
 
@@ -48,6 +50,7 @@ const post = (body: string, headers: Record<string, string> = {}) =>
   fetch(http.url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body });
 
 beforeEach(() => {
+  warnings = [];
   notes = tempDir("http");
   process.env.NOTES_DIR = notes;
 });
@@ -82,8 +85,8 @@ describe("serveHttp with the SDK client", () => {
     expect((await bearer.callTool({ name: "note_read", arguments: { name: "a" } })).structuredContent).toEqual({ name: "a", text: null });
   });
 
-  it("asks for approval by elicitation on the call's own stream", async () => {
-    await start();
+  it("asks for approval by elicitation on the call's own stream, when the operator lets elicitation approve", async () => {
+    await start({ approveVia: "both" });
     const client = await connect({ elicit: true });
     const result = await client.callTool({ name: "note_delete", arguments: { name: "z" } });
     expect(result.structuredContent).toEqual({ name: "z", deleted: false });

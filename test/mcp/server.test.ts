@@ -151,7 +151,7 @@ describe("tools/call", () => {
       const r = await client.callTool({ name: "note_read", arguments: { name: "a" }, _meta: ids(id, { "toolgate/capability": "tg1.whatever" }) });
       expect(r.isError).toBeUndefined();
     }
-    expect(warnings.map((w) => w.replace(/mcp-[0-9a-f-]{36}/, "mcp-<session>"))).toMatchInlineSnapshot(`
+    expect(warnings.map((w) => w.replace(/mcp-[A-Za-z0-9_-]{22}/, "mcp-<session>"))).toMatchInlineSnapshot(`
       [
         "toolgate: a call in session mcp-<session> carries a capability, but this server has no capability keys (--keys or TOOLGATE_KEYS), so capabilities are ignored and every call is allowed; this warning is printed once per session",
       ]
@@ -242,7 +242,9 @@ describe("A3 approval", () => {
     `);
     expect(executions(notes)).toEqual(["note_delete gone"]);
     const [approval] = await gateway.approvals.list({ limit: 1 });
-    expect(approval).toMatchObject({ state: "consumed", approver: "mcp-elicitation:test-client", note: "fine" });
+    // The channel and the principal the transport knows (over stdio: the process that started
+    // toolgate); the client's own name is only a label.
+    expect(approval).toMatchObject({ state: "consumed", approver: 'elicitation:stdio client [unverified name "test-client"]', note: "fine" });
   });
 
   it("two identical calls asked at once share one approval: one runs, the other gets a tool result, not a protocol error", async () => {
@@ -280,7 +282,7 @@ describe("A3 approval", () => {
     expect(obsOf(result).error?.code).toBe("approval_denied");
     expect(textOf(result).replace(/ap_[\w-]+/, "ap_…")).toMatchInlineSnapshot(`
       "error approval_denied: note_delete (call mcp-call-1)
-      Approval ap_… was denied by mcp-elicitation:test-client: declined by the person asked through MCP elicitation. Nothing was executed. Do not retry this call; tell the user and choose another way."
+      Approval ap_… was denied by elicitation:stdio client [unverified name "test-client"]: declined by the person asked through MCP elicitation. Nothing was executed. Do not retry this call; tell the user and choose another way."
     `);
     expect(executions(notes)).toEqual([]);
   });

@@ -48,7 +48,7 @@ describe("A3 approvals", () => {
   });
 
   it("approve → the re-proposal runs exactly once; the same call again replays; another call cannot reuse it", async () => {
-    const { call, gateway, catalog } = make();
+    const { call, gateway, catalog, audit } = make();
     const id = (await call("refund_order", REFUND)).error!.detail!.approval_id as string;
 
     const early = await call("refund_order", REFUND, { approval_id: id });
@@ -59,10 +59,12 @@ describe("A3 approvals", () => {
     `);
 
     const approved = await gateway.approvals.approve(id, { approver: "alice", note: "customer verified" });
-    expect(approved).toMatchObject({ state: "approved", approver: "alice", note: "customer verified" });
+    // No channel named: the operator's side (the CLI, or the embedder's own code).
+    expect(approved).toMatchObject({ state: "approved", approver: "cli:alice", note: "customer verified" });
 
     const run = await call("refund_order", REFUND, { approval_id: id, call_id: "r1" });
     expect(run.ok).toBe(true);
+    expect(audit.records.at(-1)).toMatchObject({ outcome: "ok", approval: { id, channel: "cli", approver: "cli:alice" } });
     expect(run.state).toEqual({ order_id: "o_007", version: 2, refunded: true });
     expect(catalog.calls.refund_order).toBe(1);
     expect((await gateway.approvals.list({ state: "consumed" })).map((a) => a.id)).toEqual([id]);
@@ -106,7 +108,7 @@ describe("A3 approvals", () => {
     expect(o.error?.code).toBe("approval_denied");
     expect(stable(o.text)).toMatchInlineSnapshot(`
       "error approval_denied: refund_order (call call-2)
-      Approval ap_<id> was denied by bob: refund window closed. Nothing was executed. Do not retry this call; tell the user and choose another way."
+      Approval ap_<id> was denied by cli:bob: refund window closed. Nothing was executed. Do not retry this call; tell the user and choose another way."
     `);
     expect(catalog.calls.refund_order).toBeUndefined();
   });
@@ -137,7 +139,7 @@ describe("A3 approvals", () => {
     `);
     await expect(gateway.approvals.approve("ap_nope", { approver: "alice" })).rejects.toThrowErrorMatchingInlineSnapshot(`[ToolgateError: approval ap_nope does not exist; run \`toolgate approvals list\` to see the ids]`);
     const id = (await call("refund_order", REFUND)).error!.detail!.approval_id as string;
-    await expect(gateway.approvals.approve(id, { approver: " " })).rejects.toThrowErrorMatchingInlineSnapshot(`[ToolgateError: approve: approver is required (who approves this call), e.g. --approver alice]`);
+    await expect(gateway.approvals.approve(id, { approver: " " })).rejects.toThrowErrorMatchingInlineSnapshot(`[ToolgateError: approve: approver is required (the authenticated principal who approves this call, e.g. the OS user)]`);
     await expect(gateway.approvals.deny(id, { reason: "" })).rejects.toThrowErrorMatchingInlineSnapshot(`[ToolgateError: deny: a reason is required; the agent is told it, e.g. --reason "not during the freeze"]`);
     await gateway.approvals.deny(id, { reason: "no" });
     await expect(stable_(gateway.approvals.approve(id, { approver: "alice" }))).rejects.toThrowErrorMatchingInlineSnapshot(`[ToolgateError: approval ap_<id> is already denied; an approval is decided once]`);

@@ -28,7 +28,7 @@ describe("audit trail", () => {
     // Lines are in completion order: find each kind of call by its content.
     const read = records.find((r) => r.tool === "get_order" && r.outcome === "ok");
     expect(Object.keys(read).sort()).toEqual(
-      ["argument_tokens", "authority", "call_id", "grant_code", "key", "latency_ms", "observation_tokens", "outcome", "record_state", "replay", "stages", "tool", "trajectory_id", "truncated", "ts", "turn", "validation_codes"].sort(),
+      ["approval", "argument_tokens", "authority", "call_id", "grant_code", "key", "latency_ms", "observation_tokens", "outcome", "record_state", "replay", "stages", "tool", "trajectory_id", "truncated", "ts", "turn", "validation_codes"].sort(),
     );
     expect(read).toMatchObject({ tool: "get_order", authority: "A0", outcome: "ok", key: null, record_state: null, replay: false, truncated: false, ts: "2026-03-05T10:00:00.000Z" });
     expect(Object.keys(read.stages)).toEqual(["resolve", "validate", "execute", "shape"]);

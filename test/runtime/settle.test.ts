@@ -82,7 +82,7 @@ describe("A2 settle", () => {
     expect(o.error?.code).toBe("invalid_proposal");
     expect(o.text).toMatchInlineSnapshot(`
       "error invalid_proposal: add_order_note (call call-1)
-      idempotency_key must not contain control characters; received U+0007 at index 3; remove it (keys are printed in logs and headers). Fix the call envelope and send it again; nothing was executed."
+      The call's idempotency_key must not contain control, bidi or invisible characters; received U+0007 at index 3 in "bad\\u{0007}key"; use letters, digits and punctuation, e.g. a UUID. Fix the call envelope and send it again; nothing was executed."
     `);
     expect(catalog.calls.add_order_note).toBeUndefined();
   });

@@ -7,6 +7,7 @@
  *   toolgate approvals deny ID --reason TEXT [--approver NAME] [--store URL] [--json]
  * `--store` defaults to `sqlite:`, the store toolgate serve keeps for the workspace (the current
  * folder, or `--workspace DIR`; `--state-dir DIR` as serve had it).
+ * The decision is recorded as `cli:<OS user (uid N)>`; `--approver NAME` adds an unverified label.
  * Exit 0; 2 for bad input, an unknown or already decided id, a store that does not answer, or a SQLite
  * file that does not exist (list, approve and deny never create one).
  */
@@ -17,6 +18,7 @@ import type { ApprovalRecord, ApprovalState } from "../../idempotency/store.js";
 import { createApprovalsApi } from "../../runtime/approvals.js";
 import type { ApprovalsApi } from "../../runtime/types.js";
 import { CliError, printJson } from "../io.js";
+import { escapeUntrusted, jsonForDisplay } from "../../observation/escape.js";
 
 const STATES: ApprovalState[] = ["pending", "approved", "denied", "consumed"];
 
@@ -30,23 +32,39 @@ function withApprovals<T>(url: string, flags: StateFlags, run: (api: ApprovalsAp
   return withExistingStore(url, flags, (store) => run(createApprovalsApi(store.approvals, Date.now)));
 }
 
-function defaultApprover(): string {
+/**
+ * Who runs this command, as the OS knows it (the user of the real uid, not `$USER`, which any
+ * caller can set): the approver recorded for the `cli` channel. `--approver` adds a label.
+ */
+export function osPrincipal(): string {
+  const uid = typeof process.getuid === "function" ? process.getuid() : null;
   try {
-    return process.env.USER || userInfo().username;
+    const name = userInfo().username;
+    return uid === null ? name : `${name} (uid ${uid})`;
   } catch {
-    return "operator";
+    return uid === null ? "unknown user" : `uid ${uid}`;
   }
 }
 
-/** One approval as a few lines an operator reads before deciding. */
+/** The decider of `approve`/`deny`: the OS user, with `--approver NAME` as an unverified label. */
+function decider(label: string | undefined): { approver: string; channel: "cli"; label?: string } {
+  return { approver: osPrincipal(), channel: "cli", ...(label !== undefined ? { label } : {}) };
+}
+
+/**
+ * One approval as a few lines an operator reads before deciding. Every field but the times came
+ * from a client, a model or a store anyone with access could write: each is shown escaped, one
+ * line each, so none can end its line early, forge the next one or hide the arguments.
+ */
 export function renderApproval(a: ApprovalRecord, now: number): string {
+  const e = (text: string) => escapeUntrusted(text);
   const expired = a.state === "pending" && now >= a.expires_at ? " (expired)" : "";
   const lines = [
-    `${a.id}  ${a.state}${expired}  ${a.tool}  trajectory ${a.trajectory_id}`,
-    `  arguments: ${JSON.stringify(a.arguments)}`,
-    `  requested ${new Date(a.created_at).toISOString()}, expires ${new Date(a.expires_at).toISOString()}${a.capability_id ? `, capability ${a.capability_id}` : ""}`,
+    `${e(a.id)}  ${a.state}${expired}  ${e(a.tool)}  trajectory ${e(a.trajectory_id)}`,
+    `  arguments: ${jsonForDisplay(a.arguments)}`,
+    `  requested ${new Date(a.created_at).toISOString()}, expires ${new Date(a.expires_at).toISOString()}${a.capability_id ? `, capability ${e(a.capability_id)}` : ""}`,
   ];
-  if (a.decided_at !== null) lines.push(`  decided ${new Date(a.decided_at).toISOString()}${a.approver ? ` by ${a.approver}` : ""}${a.note ? `: ${a.note}` : ""}`);
+  if (a.decided_at !== null) lines.push(`  decided ${new Date(a.decided_at).toISOString()}${a.approver ? ` by ${e(a.approver)}` : ""}${a.note ? `: ${e(a.note)}` : ""}`);
   return lines.join("\n");
 }
 
@@ -76,20 +94,18 @@ export function register(program: Command): void {
     });
 
   storeOption(cmd.command("approve <id>").description("let the call run once, with exactly the arguments shown"))
-    .option("--approver <name>", "who approves (default: the current user)")
+    .option("--approver <name>", "a name to record beside the OS user who runs this (kept as an unverified label)")
     .option("--note <text>", "why")
     .action(async (id: string, opts: Common & { approver?: string; note?: string }) => {
-      const approver = opts.approver ?? defaultApprover();
-      const record = await withApprovals(opts.store, opts, (api) => api.approve(id, { approver, ...(opts.note !== undefined ? { note: opts.note } : {}) }));
+      const record = await withApprovals(opts.store, opts, (api) => api.approve(id, { ...decider(opts.approver), ...(opts.note !== undefined ? { note: opts.note } : {}) }));
       print(record, opts.json);
     });
 
   storeOption(cmd.command("deny <id>").description("refuse the call; the agent is told the reason"))
     .requiredOption("--reason <text>", "why (shown to the agent)")
-    .option("--approver <name>", "who denies (default: the current user)")
+    .option("--approver <name>", "a name to record beside the OS user who runs this (kept as an unverified label)")
     .action(async (id: string, opts: Common & { reason: string; approver?: string }) => {
-      const approver = opts.approver ?? defaultApprover();
-      const record = await withApprovals(opts.store, opts, (api) => api.deny(id, { reason: opts.reason, approver }));
+      const record = await withApprovals(opts.store, opts, (api) => api.deny(id, { reason: opts.reason, ...decider(opts.approver) }));
       print(record, opts.json);
     });
 }

@@ -32,6 +32,7 @@ import { defaultKeyFile } from "../../state/location.js";
 import { CliError, EXIT, parseJson, printJson, readInput } from "../io.js";
 import { openStoreFor, stateFlags, stateLocation, type StateFlags } from "../store.js";
 import { keygen } from "../keygen.js";
+import { escapeUntrusted, jsonForDisplay } from "../../observation/escape.js";
 
 const DEFAULT_STORE = "sqlite:";
 
@@ -196,7 +197,7 @@ function printGrant(token: string, json: boolean | undefined): void {
   if (json) printJson({ token, id: g.id, grant: viewGrant(g) });
   else {
     process.stdout.write(token + "\n");
-    process.stderr.write(`grant ${g.id}: ${summariseGrant(g)}\n`);
+    process.stderr.write(`grant ${g.id}: ${escapeUntrusted(summariseGrant(g))}\n`);
   }
 }
 
@@ -252,8 +253,10 @@ export function register(program: Command): void {
         return createCapabilityAuthority({ keys, ...(store ? { store } : {}) }).inspect(token);
       });
       if (flags.json) return printJson(report);
-      const lines = [`status: ${report.status}${report.reason ? ` (${report.reason})` : ""}`, `grant: ${summariseGrant(parsed.grant)}`];
-      report.blocks.forEach((b, i) => lines.push(`block ${i}: ${JSON.stringify(b)}`));
+      // A holder writes its own blocks (offline attenuation): their text is shown escaped.
+      const lines = [`status: ${report.status}${report.reason ? ` (${escapeUntrusted(report.reason)})` : ""}`, `grant: ${escapeUntrusted(summariseGrant(parsed.grant))}`];
+      report.blocks.forEach((b, i) => lines.push(`block ${i}: ${jsonForDisplay(b)}`));
+      for (const b of "budgets" in report ? report.budgets : []) lines.push(`budget of block ${b.block_id}: ${b.spent === null ? "? (pass --store to read it)" : b.spent} of ${b.limit} spent`);
       process.stdout.write(lines.join("\n") + "\n");
     });
 
@@ -295,7 +298,7 @@ export function register(program: Command): void {
       });
       if (flags.json) printJson(decision);
       else if (decision.allowed) process.stdout.write(`allowed: grant ${decision.grant_id}${decision.remaining_budget !== undefined ? `, budget left ${decision.remaining_budget}` : ""}\n`);
-      else process.stdout.write(`denied: ${decision.code}: ${decision.reason}\n`);
+      else process.stdout.write(`denied: ${decision.code}: ${escapeUntrusted(decision.reason)}\n`);
       process.exitCode = decision.allowed ? EXIT.ok : EXIT.findings;
     });
 

@@ -8,13 +8,14 @@ import { cwdCountsAsWorkspace } from "../../state/placement.js";
 import { parseBudget, type GatewayFlags } from "../../mcp/flags.js";
 import { createProxy } from "../../mcp/proxy.js";
 import { parseListenAddress, runGatewayServer } from "../../mcp/run.js";
+import { httpFlagOptions, parseHttpFlags, type HttpFlags } from "../../mcp/http-flags.js";
 import { targetFromArgv } from "../../mcp/list-tools.js";
 import type { UpstreamTarget } from "../../mcp/upstream.js";
 import { CliError } from "../io.js";
 import { parseSessionIdle } from "../ms-flag.js";
 import { stateDirHelp, stateWhere } from "../store.js";
 
-interface ProxyFlags extends GatewayFlags {
+interface ProxyFlags extends GatewayFlags, HttpFlags {
   upstreamUrl?: string;
   stateDir?: string;
   sessionIdleMs?: string;
@@ -37,7 +38,7 @@ function upstreamTarget(argv: string[], url: string | undefined): UpstreamTarget
 }
 
 export function register(program: Command): void {
-  program
+  const proxy = program
     .command("proxy")
     .description("serve another MCP server's tools through the gateway: validation, capability, idempotency, approval and budgets before the upstream sees a call")
     .argument("[upstream...]", "the upstream server command after --, e.g. -- npx -y @modelcontextprotocol/server-memory")
@@ -50,18 +51,21 @@ export function register(program: Command): void {
     .option("--budget-tokens <n>", "default observation budget in o200k tokens (default 2000)")
     .option("--http <host:port>", "serve MCP Streamable HTTP on this address (loopback by default) instead of stdio")
     .option("--open-schemas", "validate against the upstream's schemas exactly as declared (default: objects left open, without additionalProperties, are closed so unknown fields are refused before the upstream sees them)")
-    .option("--session-idle-ms <ms>", "with --http: close a session after this long without a request (default 1800000, 30 minutes); its client gets 404 and starts a new one")
+    .option("--session-idle-ms <ms>", "with --http: close a session after this long without a request (default 1800000, 30 minutes); its client gets 404 and starts a new one");
+  httpFlagOptions(proxy)
     .action(async (argv: string[], flags: ProxyFlags) => {
       const upstream = upstreamTarget(argv, flags.upstreamUrl);
       const budgetTokens = parseBudget(flags.budgetTokens);
       const http = flags.http !== undefined ? parseListenAddress(flags.http) : undefined;
       const sessionIdleMs = parseSessionIdle(flags.sessionIdleMs, http !== undefined);
+      const served = parseHttpFlags(flags, http, keysConfigured(flags));
       const settings: GatewaySettings = {
         ...(flags.stateDir !== undefined ? { stateDir: flags.stateDir } : {}),
         ...(flags.store !== undefined ? { store: flags.store } : {}),
         ...(flags.keys !== undefined ? { keys: flags.keys } : {}),
         ...(flags.audit !== undefined ? { audit: flags.audit } : {}),
         ...(budgetTokens !== undefined ? { budgetTokens } : {}),
+        approveVia: served.approveVia,
       };
       // The proxy's workspace is the folder it runs in (state is kept outside it), prepared before the upstream starts.
       const state = prepareState(settings, { guard: cwdCountsAsWorkspace(process.cwd()) });
@@ -75,6 +79,8 @@ export function register(program: Command): void {
         await runGatewayServer(proxy.gateway, {
           name: "toolgate-proxy",
           ...(http ? { http } : {}),
+          ...served.http,
+          approveVia: served.approveVia,
           ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {}),
           ...(flags.capability !== undefined ? { capability: flags.capability } : {}),
           capabilitiesIgnored: !keysConfigured(flags),

@@ -17,6 +17,7 @@ import { settleRecord, type ManualOutcome } from "../../idempotency/manual.js";
 import type { RecordState } from "../../idempotency/store.js";
 import type { JsonValue } from "../../schema/types.js";
 import { CliError, EXIT, parseJson, printJson } from "../io.js";
+import { escapeUntrusted, jsonForDisplay } from "../../observation/escape.js";
 
 const STATES: Record<string, RecordState> = { in_flight: "IN_FLIGHT", completed: "COMPLETED", in_doubt: "IN_DOUBT" };
 
@@ -36,16 +37,18 @@ export function renderRecordLine(r: RecordView): string {
       : r.state === "IN_FLIGHT"
         ? `${r.reads_as === "IN_DOUBT" ? "lease ended" : "lease until"} ${iso(r.lease_until)}`
         : `since ${iso(r.updated_at)}`;
-  return `${r.key}  ${r.reads_as}${r.reads_as !== r.state ? " (stored IN_FLIGHT)" : ""}  ${r.tool ?? "-"}  ${when}`;
+  return `${escapeUntrusted(r.key)}  ${r.reads_as}${r.reads_as !== r.state ? " (stored IN_FLIGHT)" : ""}  ${r.tool === null ? "-" : escapeUntrusted(r.tool)}  ${when}`;
 }
 
 /** A record as the lines an operator reads before settling it. */
 export function renderRecord(r: RecordView): string {
-  const lines = [renderRecordLine(r), `  created ${iso(r.created_at)}, updated ${iso(r.updated_at)}, owner ${r.owner}`];
-  if (r.fingerprint) lines.push(`  arguments fingerprint ${r.fingerprint}`);
-  if (r.error) lines.push(`  why: ${r.error}`);
-  if (r.state === "COMPLETED") lines.push(`  result: ${JSON.stringify(r.result)}`);
-  if (r.reads_as === "IN_DOUBT") lines.push(`  settle: toolgate records settle ${r.key} --outcome applied --result JSON | --outcome not_applied`);
+  // Keys, tool names, errors and results come from clients, models and tools: shown escaped.
+  const e = (text: string) => escapeUntrusted(text);
+  const lines = [renderRecordLine(r), `  created ${iso(r.created_at)}, updated ${iso(r.updated_at)}, owner ${e(r.owner)}`];
+  if (r.fingerprint) lines.push(`  arguments fingerprint ${e(r.fingerprint)}`);
+  if (r.error) lines.push(`  why: ${e(r.error)}`);
+  if (r.state === "COMPLETED") lines.push(`  result: ${jsonForDisplay(r.result)}`);
+  if (r.reads_as === "IN_DOUBT") lines.push(`  settle: toolgate records settle ${e(r.key)} --outcome applied --result JSON | --outcome not_applied`);
   return lines.join("\n");
 }
 
@@ -94,6 +97,6 @@ export function register(program: Command): void {
       const outcome = parseOutcome(opts.outcome, opts.result);
       const settled = await withExistingStore(opts.store, opts, (store) => settleRecord(store, key, outcome));
       if (opts.json) return printJson(settled);
-      process.stdout.write(settled.settled === "completed" ? `${key} settled: COMPLETED; repeats receive ${JSON.stringify(settled.record.result)}\n` : `${key} settled: released; the next call runs\n`);
+      process.stdout.write(settled.settled === "completed" ? `${escapeUntrusted(key)} settled: COMPLETED; repeats receive ${jsonForDisplay(settled.record.result)}\n` : `${escapeUntrusted(key)} settled: released; the next call runs\n`);
     });
 }

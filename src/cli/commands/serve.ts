@@ -11,12 +11,13 @@ import { parseListenAddress, runGatewayServer } from "../../mcp/run.js";
 import { createCodingCatalog, type CodingCatalogOptions } from "../../tools/catalog.js";
 import { HIDDEN_DEFAULT } from "../../tools/workspace.js";
 import type { StatePlacement } from "../../state/placement.js";
+import { httpFlagOptions, parseHttpFlags, type HttpFlags } from "../../mcp/http-flags.js";
 import { CliError } from "../io.js";
 import { stateDirHelp, stateWhere } from "../store.js";
 import { parseMsFlag, parseSessionIdle } from "../ms-flag.js";
 import { parseBudget, type GatewayFlags } from "../../mcp/flags.js";
 
-interface ServeFlags extends GatewayFlags {
+interface ServeFlags extends GatewayFlags, HttpFlags {
   workspace?: string;
   stateDir?: string;
   catalog?: string;
@@ -47,7 +48,7 @@ export function codingCatalogOptions(workspace: string, state: StatePlacement): 
 }
 
 export function register(program: Command): void {
-  program
+  const serve = program
     .command("serve")
     .description("serve the four coding tools (or a catalog module) through the gateway over MCP stdio, or Streamable HTTP with --http")
     .option("--workspace <dir>", "workspace root the coding tools are confined to (default: the current directory)")
@@ -60,12 +61,14 @@ export function register(program: Command): void {
     .option("--budget-tokens <n>", "default observation budget in o200k tokens (default 2000)")
     .option("--http <host:port>", "serve MCP Streamable HTTP on this address (loopback by default) instead of stdio")
     .option("--grace-ms <ms>", "on SIGINT/SIGTERM, how long in-flight calls may finish before they are aborted (default 10000)")
-    .option("--session-idle-ms <ms>", "with --http: close a session after this long without a request (default 1800000, 30 minutes); its client gets 404 and starts a new one")
+    .option("--session-idle-ms <ms>", "with --http: close a session after this long without a request (default 1800000, 30 minutes); its client gets 404 and starts a new one");
+  httpFlagOptions(serve)
     .action(async (flags: ServeFlags) => {
       const workspace = workspaceDir(flags.workspace);
       const budgetTokens = parseBudget(flags.budgetTokens);
       const http = flags.http !== undefined ? parseListenAddress(flags.http) : undefined;
       const sessionIdleMs = parseSessionIdle(flags.sessionIdleMs, http !== undefined);
+      const served = parseHttpFlags(flags, http, keysConfigured(flags));
       const graceMs = flags.graceMs !== undefined ? parseMsFlag("--grace-ms", flags.graceMs, { min: 0, example: 10_000 }) : undefined;
       const settings: GatewaySettings = {
         workspace,
@@ -74,6 +77,7 @@ export function register(program: Command): void {
         ...(flags.keys !== undefined ? { keys: flags.keys } : {}),
         ...(flags.audit !== undefined ? { audit: flags.audit } : {}),
         ...(budgetTokens !== undefined ? { budgetTokens } : {}),
+        approveVia: served.approveVia,
       };
       // Before the tools exist: state folders inside the workspace are made now, so they are hidden from the first call.
       const state = prepareState(settings);
@@ -82,6 +86,8 @@ export function register(program: Command): void {
       const gateway = await gatewayFromSettings(tools, settings, state);
       await runGatewayServer(gateway, {
         ...(http ? { http } : {}),
+        ...served.http,
+        approveVia: served.approveVia,
         ...(graceMs !== undefined ? { graceMs } : {}),
         ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {}),
         ...(flags.capability !== undefined ? { capability: flags.capability } : {}),

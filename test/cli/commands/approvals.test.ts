@@ -1,5 +1,6 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { register } from "../../../src/cli/commands/approvals.js";
@@ -28,9 +29,11 @@ describe("toolgate approvals", () => {
     expect(list.stdout).toContain(`arguments: {"order_id":"o_001","amount_cents":5}`);
 
     const approve = await runCommand(register, ["approvals", "approve", id, "--store", url, "--approver", "alice", "--note", "ok", "--json"]);
-    expect(JSON.parse(approve.stdout)).toMatchObject({ id, state: "approved", approver: "alice", note: "ok" });
+    // The OS user who ran the command is the approver; --approver is only a label beside it.
+    const user = `${userInfo().username} (uid ${process.getuid!()})`;
+    expect(JSON.parse(approve.stdout)).toMatchObject({ id, state: "approved", approver: `cli:${user} [unverified name "alice"]`, note: "ok" });
     const deny = await runCommand(register, ["approvals", "deny", id2, "--store", url, "--reason", "too late", "--approver", "bob"]);
-    expect(deny.stdout).toContain(`by bob: too late`);
+    expect(deny.stdout).toContain(`by cli:${user} [unverified name "bob"]: too late`);
 
     const run = await gateway.call({ ...p, call_id: "1", arguments: { order_id: "o_001", amount_cents: 5 }, approval_id: id });
     expect(run.ok).toBe(true);
@@ -39,7 +42,50 @@ describe("toolgate approvals", () => {
     await gateway.close();
 
     const again = await runCommand(register, ["approvals", "approve", id, "--store", url]);
-    expect(again.error?.message).toBe(`approval ${id} is already consumed (by alice); an approval is decided once`);
+    expect(again.error?.message).toBe(`approval ${id} is already consumed (by cli:${user} [unverified name "alice"]); an approval is decided once`);
+  });
+
+  it("lists an approval whose ids and arguments hold terminal sequences without forging lines or hiding the arguments", async () => {
+    const url = `sqlite:${join(dir, "hostile.db")}`;
+    const store = await openStore(url);
+    const now = Date.now();
+    // A trajectory id that ends its line, forges an arguments line, then conceals (SGR 8) what follows.
+    const trajectory = 'run-1\r\n  arguments: {"order_id":"o_harmless"}\n\x1b[8m';
+    await store.approvals.create({
+      id: "ap_hostile0000000000", tool: "refund_order\u202e", args_hash: "0".repeat(64), arguments: { order_id: "o_001\u2066", amount_cents: 999_999 },
+      capability_id: null, trajectory_id: trajectory, state: "pending", created_at: now, expires_at: now + 600_000, decided_at: null, approver: null, note: null,
+    });
+    await store.close();
+    const list = await runCommand(register, ["approvals", "list", "--store", url]);
+    expect(list.error).toBeNull();
+    const lines = list.stdout.trimEnd().split("\n");
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toBe('ap_hostile0000000000  pending  refund_order\\u{202E}  trajectory run-1\\u{000D}\\u{000A}  arguments: {"order_id":"o_harmless"}\\u{000A}\\u{001B}[8m');
+    expect(lines[1]).toBe('  arguments: {"order_id":"o_001\\u2066","amount_cents":999999}');
+    expect(list.stdout).not.toMatch(/(?!\n)[\p{Cc}\p{Cf}]/u);
+    const json = await runCommand(register, ["approvals", "list", "--store", url, "--json"]);
+    expect(json.stdout).not.toMatch(/(?!\n)[\p{Cc}\p{Cf}]/u);
+    expect(JSON.parse(json.stdout)[0].trajectory_id).toBe(trajectory);
+  });
+
+  it("records the OS user of the process as the approver, whatever $USER says", async () => {
+    const url = `sqlite:${join(dir, "user.db")}`;
+    const store = await openStore(url);
+    const now = Date.now();
+    await store.approvals.create({
+      id: "ap_user000000000000", tool: "refund_order", args_hash: "0".repeat(64), arguments: {}, capability_id: null, trajectory_id: "t",
+      state: "pending", created_at: now, expires_at: now + 600_000, decided_at: null, approver: null, note: null,
+    });
+    await store.close();
+    const saved = process.env.USER;
+    process.env.USER = "the-security-officer";
+    try {
+      const r = await runCommand(register, ["approvals", "approve", "ap_user000000000000", "--store", url, "--json"]);
+      expect(JSON.parse(r.stdout).approver).toBe(`cli:${userInfo().username} (uid ${process.getuid!()})`);
+    } finally {
+      if (saved === undefined) delete process.env.USER;
+      else process.env.USER = saved;
+    }
   });
 
   it("bad input is named", async () => {

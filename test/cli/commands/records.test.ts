@@ -28,6 +28,24 @@ async function seeded(name: string): Promise<string> {
 }
 
 describe("toolgate records", () => {
+  it("show: a tool's error, a tool name and a stored result with terminal sequences are printed escaped", async () => {
+    const url = `sqlite:${join(dir, "hostile.db")}`;
+    const store = await openStore(url);
+    await settle(store, "k-doubt", () => Promise.reject(new Error("failed\x1b[2J\x1b]52;c;ZXZpbA==\x07")), { lease_ms: 60_000, tool: "sync\u202e" });
+    await settle(store, "k-done", () => ({ note: "ok\u2066\u200b", esc: "\x1b[8m" }), { lease_ms: 60_000, tool: "note" });
+    await store.close();
+    for (const key of ["k-doubt", "k-done"]) {
+      for (const argv of [["records", "show", key, "--store", url], ["records", "show", key, "--store", url, "--json"], ["records", "list", "--store", url]]) {
+        const out = (await runCommand(register, argv)).stdout;
+        expect([argv.join(" "), out]).not.toEqual([argv.join(" "), expect.stringMatching(/(?!\n)[\p{Cc}\p{Cf}]/u)]);
+      }
+    }
+    const doubt = (await runCommand(register, ["records", "show", "k-doubt", "--store", url])).stdout;
+    expect(doubt).toContain("sync\\u{202E}");
+    expect(doubt).toContain("why: the tool threw before confirming its effect: failed\\u{001B}[2J\\u{001B}]52;c;ZXZpbA==\\u{0007}");
+    expect((await runCommand(register, ["records", "show", "k-done", "--store", url])).stdout).toContain('result: {"note":"ok\\u2066\\u200b","esc":"\\u001b[8m"}');
+  });
+
   it("list: every record in key order, an IN_FLIGHT past its lease shown as IN_DOUBT", async () => {
     const url = await seeded("list");
     const all = await runCommand(register, ["records", "list", "--store", url]);

@@ -7,6 +7,7 @@ import { createGateway } from "../../../src/runtime/gateway.js";
 import { createMemoryStore } from "../../../src/idempotency/stores/memory.js";
 import { orderCatalog } from "../../runtime/catalog.js";
 import { runCommand } from "./runtime-cli.js";
+import { auditRecord } from "../../support/audit-record.js";
 
 const dir = mkdtempSync(join(tmpdir(), "toolgate-cli-stats-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -47,6 +48,23 @@ describe("toolgate stats", () => {
     const e = await runCommand(register, ["stats", "--audit", empty, "--json"]);
     expect(e.error).toBeNull();
     expect(JSON.parse(e.stdout).overall.calls).toBe(0);
+  });
+
+  it("prints tool names a model chose with their escape sequences shown, not sent to the terminal", async () => {
+    // A clear-screen, an OSC 52 clipboard write and a bidi override, as a model could name a tool.
+    const names = ["\x1b[2J\x1b[H", "x\x1b]52;c;Y3VybCBldmlsLnNofHNo\x07", "\u202enoitcelfer", "\x9b31m"];
+    const audit = join(dir, "hostile.jsonl");
+    writeFileSync(audit, names.map((tool) => JSON.stringify(auditRecord({ tool, outcome: "unknown_tool" }))).join("\n") + "\n");
+    for (const argv of [["stats", "--audit", audit], ["stats", "--audit", audit, "--json"]]) {
+      const out = (await runCommand(register, argv)).stdout;
+      expect(out).not.toMatch(/(?!\n)[\p{Cc}\p{Cf}]/u);
+    }
+    const table = (await runCommand(register, ["stats", "--audit", audit])).stdout;
+    expect(table).toContain("\\u{001B}[2J\\u{001B}[H");
+    expect(table).toContain("x\\u{001B}]52;c;Y3VybCBldmlsLnNofHNo\\u{0007}");
+    expect(table).toContain("\\u{202E}noitcelfer");
+    const json = JSON.parse((await runCommand(register, ["stats", "--audit", audit, "--json"])).stdout);
+    expect(Object.keys(json.tools).sort()).toEqual([...names].sort());
   });
 
   it("a missing file is a usage error naming it", async () => {
