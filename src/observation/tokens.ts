@@ -2,21 +2,24 @@
  * Token counting for budgets and catalog arithmetic. o200k (GPT-4o family) is the default;
  * cl100k is offered for older models. Encoders load lazily: the root import stays light.
  *
- * o200k counts of ASCII text (most observations, every audit line) take a fast path with the
- * same result: the text is cut into the encoder's own pieces by hand (`o200k-ascii.ts`) and each
- * piece's count, which does not depend on its neighbours, is remembered, so a repeated word,
- * key or line frame costs a map lookup instead of a run of the Unicode regex and the encoder.
+ * Text reaches the encoder piece by piece (`pieces.ts`): pieces are found in one pass, a piece
+ * longer than `MAX_PIECE_LENGTH` goes in chunks, so counting, encoding and decoding are linear
+ * in the text whatever it holds. Each short piece's count and ids, which do not depend on its
+ * neighbours, are remembered, so a repeated word, key or line frame costs a map lookup.
+ *
+ * Linear is not free: text the caches do not know (random letters, rare CJK) costs about a
+ * microsecond per byte. Callers that may see text of any size count a bounded part of it:
+ * `countTokensUpTo` stops past a limit, `countTokensBounded` estimates beyond a prefix.
  */
 import { createRequire } from "node:module";
-import { isAscii, pieceEnd } from "./o200k-ascii.js";
+import { forEachPiece } from "./pieces.js";
 
 export type TokenizerName = "o200k" | "cl100k";
 
 interface Encoding {
   encode(text: string, options?: { disallowedSpecial?: Set<string> }): number[];
-  /** Same pieces and merges as `encode`, counted without building the token array. */
-  countTokens(text: string, options?: { disallowedSpecial?: Set<string> }): number;
-  decode(tokens: number[]): string;
+  decode(tokens: Iterable<number>): string;
+  setMergeCacheSize(size: number): void;
 }
 
 const require = createRequire(import.meta.url);
@@ -24,57 +27,158 @@ const loaded = new Map<TokenizerName, Encoding>();
 // Tool output is data: text that looks like a special token is counted as ordinary text.
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 
+/**
+ * Pieces remembered with their token ids, per tokenizer; cleared when full. Chunks of a long run
+ * are remembered too (a run of one character is one chunk over and over): at most 16,384 ×
+ * 256 characters.
+ */
+const PIECE_CACHE_MAX = 16_384;
+const pieceIds = new Map<TokenizerName, Map<string, number[]>>();
+
 function encoding(name: TokenizerName): Encoding {
   let enc = loaded.get(name);
   if (!enc) {
     // The CommonJS build is loaded synchronously so counting stays a plain function.
     enc = require(name === "o200k" ? "gpt-tokenizer/cjs/encoding/o200k_base" : "gpt-tokenizer/cjs/encoding/cl100k_base") as Encoding;
+    // The encoder's own cache keeps every piece it merged (100,000 by default, each up to a chunk
+    // long); the short, repeated ones are remembered here, so a small one is enough.
+    enc.setMergeCacheSize(4096);
     loaded.set(name, enc);
+    pieceIds.set(name, new Map());
   }
   return enc;
 }
 
-/** Number of tokens `text` encodes to. Special-token text is counted as ordinary text. */
-export function countTokens(text: string, tokenizer: TokenizerName = "o200k"): number {
-  if (text.length === 0) return 0;
-  if (tokenizer === "o200k" && isAscii(text)) return countAsciiO200k(text);
-  return encoding(tokenizer).countTokens(text, AS_TEXT);
+/** The token ids of one piece (at most a chunk long): it encodes alone exactly as it does in place. */
+function idsOf(piece: string, tokenizer: TokenizerName): number[] {
+  const enc = encoding(tokenizer);
+  const cache = pieceIds.get(tokenizer)!;
+  let ids = cache.get(piece);
+  if (ids === undefined) {
+    ids = enc.encode(piece, AS_TEXT);
+    if (cache.size >= PIECE_CACHE_MAX) cache.clear();
+    cache.set(piece, ids);
+  }
+  return ids;
 }
 
-/** Pieces remembered with their o200k count; cleared when full. Longer pieces are counted each time. */
-const PIECE_CACHE_MAX = 16_384;
-const PIECE_CACHE_LENGTH = 64;
-const pieceCounts = new Map<string, number>();
-
-function countAsciiO200k(text: string): number {
-  const enc = encoding("o200k");
+/** Number of tokens `text` encodes to (`encodeTokens(text).length`). Special-token text is counted as ordinary text. */
+export function countTokens(text: string, tokenizer: TokenizerName = "o200k"): number {
+  if (text.length === 0) return 0;
   let total = 0;
-  for (let i = 0; i < text.length; ) {
-    const end = pieceEnd(text, i);
-    const piece = text.slice(i, end);
-    let n = pieceCounts.get(piece);
-    if (n === undefined) {
-      // A piece encodes alone exactly as it does in place: the encoder splits it back into itself.
-      n = enc.countTokens(piece, AS_TEXT);
-      if (piece.length <= PIECE_CACHE_LENGTH) {
-        if (pieceCounts.size >= PIECE_CACHE_MAX) pieceCounts.clear();
-        pieceCounts.set(piece, n);
-      }
-    }
-    total += n;
-    i = end;
-  }
+  forEachPiece(text, tokenizer, (piece) => void (total += idsOf(piece, tokenizer).length));
   return total;
 }
 
-/** Token ids of `text` (for cutting at a token boundary). */
+/** Token ids of `text` (for cutting at a token boundary); `decodeTokens` turns them back into `text`. */
 export function encodeTokens(text: string, tokenizer: TokenizerName = "o200k"): number[] {
-  return encoding(tokenizer).encode(text, AS_TEXT);
+  const out: number[] = [];
+  forEachPiece(text, tokenizer, (piece) => {
+    for (const id of idsOf(piece, tokenizer)) out.push(id);
+  });
+  return out;
 }
 
+/**
+ * The text of `tokens`. A slice that ends inside a character (its bytes split between tokens)
+ * ends in U+FFFD; one that starts inside one starts with U+FFFD.
+ */
 export function decodeTokens(tokens: number[], tokenizer: TokenizerName = "o200k"): string {
-  return encoding(tokenizer).decode(tokens);
+  const enc = encoding(tokenizer);
+  // The encoder decodes through one streaming decoder shared by every call; bytes a previous
+  // call left in it (a split character) would otherwise start this text, and ours the next one.
+  flushDecoder();
+  // In slices: the encoder's decode copies its byte buffer once per byte-level token, quadratic
+  // on a long run of them. The streaming decoder carries a character split between two slices
+  // (the token after the split holds its remaining bytes, so it is byte-level too).
+  let out = "";
+  for (let i = 0; i < tokens.length; i += DECODE_SLICE) out += enc.decode(tokens.slice(i, i + DECODE_SLICE));
+  return out + flushDecoder();
 }
+
+const DECODE_SLICE = 64;
+const { decoder } = require("gpt-tokenizer/cjs/BytePairEncodingCore") as { decoder: { decode(): string } };
+const flushDecoder = (): string => decoder.decode();
+
+/** How far a bounded walk over a text went. */
+export interface TokenPrefix {
+  /** Token ids of `text.slice(0, end)`: exactly the first tokens of the whole text. */
+  ids: number[];
+  /** Offset reached, at a piece boundary; `text.length` when the whole text was read. */
+  end: number;
+}
+
+/**
+ * Encodes `text` from its start until more than `limit` tokens or at least `maxChars` characters
+ * have been read, stopping after that piece. `end === text.length` means the whole text was
+ * read; then `ids.length <= limit` says it has at most `limit` tokens. The work is bounded by
+ * the limits (a token is at most 128 bytes), not by the text.
+ */
+export function encodeTokensUpTo(text: string, limit: number, maxChars: number, tokenizer: TokenizerName = "o200k"): TokenPrefix {
+  const ids: number[] = [];
+  let read = 0;
+  const end = forEachPiece(text, tokenizer, (piece) => {
+    for (const id of idsOf(piece, tokenizer)) ids.push(id);
+    read += piece.length;
+    return ids.length > limit || read >= maxChars;
+  });
+  return { ids, end };
+}
+
+/** `countTokens`, or a number above `limit` once the text is surely over it; reads at most about `limit` tokens' worth of text. */
+export function countTokensUpTo(text: string, limit: number, tokenizer: TokenizerName = "o200k"): number {
+  let total = 0;
+  forEachPiece(text, tokenizer, (piece) => {
+    total += idsOf(piece, tokenizer).length;
+    return total > limit;
+  });
+  return total;
+}
+
+/** A token figure that may be an estimate. */
+export interface BoundedCount {
+  tokens: number;
+  /** False when the text was longer than the exactly counted prefix and the rest was estimated. */
+  exact: boolean;
+}
+
+/** Characters `countTokensBounded` counts exactly by default. */
+export const EXACT_COUNT_CHARS = 8192;
+const SAMPLES = 16;
+const SAMPLE_CHARS = 128;
+
+/**
+ * The token count of a text of any size in bounded work: exact up to `exactChars` characters;
+ * beyond, the first `exactChars` are counted exactly and the rest at the rate (tokens per
+ * character) of sixteen samples of 128 characters spread evenly over it, rounded up. The work is
+ * at most `exactChars` + 2,048 characters (and one native pass over the text to see if it is ASCII).
+ */
+export function countTokensBounded(text: string, exactChars = EXACT_COUNT_CHARS, tokenizer: TokenizerName = "o200k"): BoundedCount {
+  if (text.length <= exactChars + SAMPLES * SAMPLE_CHARS) return { tokens: countTokens(text, tokenizer), exact: true };
+  let tokens = 0;
+  let read = 0;
+  const end = forEachPiece(text, tokenizer, (piece) => {
+    tokens += idsOf(piece, tokenizer).length;
+    read += piece.length;
+    return read >= exactChars;
+  });
+  const rest = text.length - end;
+  const step = Math.floor(rest / SAMPLES);
+  let sampled = 0;
+  let sampledChars = 0;
+  for (let k = 0; k < SAMPLES; k++) {
+    let from = end + k * step + Math.max(0, step - SAMPLE_CHARS);
+    if (isLowSurrogate(text.charCodeAt(from))) from++;
+    let to = Math.min(text.length, from + SAMPLE_CHARS);
+    if (isHighSurrogate(text.charCodeAt(to - 1))) to--;
+    sampled += countTokens(text.slice(from, to), tokenizer);
+    sampledChars += to - from;
+  }
+  return { tokens: tokens + Math.ceil((rest * sampled) / Math.max(1, sampledChars)), exact: false };
+}
+
+const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
+const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
 export function isTokenizerName(value: string): value is TokenizerName {
   return value === "o200k" || value === "cl100k";
