@@ -49,12 +49,16 @@ function encoding(name: TokenizerName): Encoding {
   return enc;
 }
 
+/** Characters handed to the encoder so far (pieces not in the cache): what a bounded walk limits. */
+let encodedChars = 0;
+
 /** The token ids of one piece (at most a chunk long): it encodes alone exactly as it does in place. */
 function idsOf(piece: string, tokenizer: TokenizerName): number[] {
   const enc = encoding(tokenizer);
   const cache = pieceIds.get(tokenizer)!;
   let ids = cache.get(piece);
   if (ids === undefined) {
+    encodedChars += piece.length;
     ids = enc.encode(piece, AS_TEXT);
     if (cache.size >= PIECE_CACHE_MAX) cache.clear();
     cache.set(piece, ids);
@@ -100,6 +104,25 @@ const DECODE_SLICE = 64;
 const { decoder } = require("gpt-tokenizer/cjs/BytePairEncodingCore") as { decoder: { decode(): string } };
 const flushDecoder = (): string => decoder.decode();
 
+/** Where a bounded walk over a text stops: once any limit is passed, after the piece that passed it. */
+export interface WalkLimits {
+  /** More than this many tokens. */
+  tokens?: number;
+  /** This many characters read. */
+  chars?: number;
+  /**
+   * This many characters handed to the encoder: pieces not in the cache, the part that costs
+   * (about a microsecond a byte for text never seen; a cached piece is a map lookup).
+   */
+  encoded?: number;
+}
+
+/**
+ * The bounds of one counting step over text of unknown size: any text, however hostile, is read
+ * in well under 50 ms of one core (bench/tokens.bench.ts measures the worst).
+ */
+export const STEP_LIMITS: Readonly<Required<Omit<WalkLimits, "tokens">>> = { chars: 262_144, encoded: 8192 };
+
 /** How far a bounded walk over a text went. */
 export interface TokenPrefix {
   /** Token ids of `text.slice(0, end)`: exactly the first tokens of the whole text. */
@@ -109,23 +132,24 @@ export interface TokenPrefix {
 }
 
 /**
- * Encodes `text` from its start until more than `limit` tokens or at least `maxChars` characters
- * have been read, stopping after that piece. `end === text.length` means the whole text was
- * read; then `ids.length <= limit` says it has at most `limit` tokens. The work is bounded by
- * the limits (a token is at most 128 bytes), not by the text.
+ * Encodes `text` from its start until a limit is passed. `end === text.length` means the whole
+ * text was read (then `ids.length <= limits.tokens` says it has at most that many tokens). The
+ * work is bounded by the limits (a token is at most 128 bytes), not by the text.
  */
-export function encodeTokensUpTo(text: string, limit: number, maxChars: number, tokenizer: TokenizerName = "o200k"): TokenPrefix {
+export function encodeTokensUpTo(text: string, limits: WalkLimits, tokenizer: TokenizerName = "o200k"): TokenPrefix {
   const ids: number[] = [];
+  const { tokens = Infinity, chars = Infinity, encoded = Infinity } = limits;
+  const encodedBefore = encodedChars;
   let read = 0;
   const end = forEachPiece(text, tokenizer, (piece) => {
     for (const id of idsOf(piece, tokenizer)) ids.push(id);
     read += piece.length;
-    return ids.length > limit || read >= maxChars;
+    return ids.length > tokens || read >= chars || encodedChars - encodedBefore >= encoded;
   });
   return { ids, end };
 }
 
-/** `countTokens`, or a number above `limit` once the text is surely over it; reads at most about `limit` tokens' worth of text. */
+/** `countTokens`, or a number above `limit` once the text is surely over it; reads at most `limit` tokens' worth of text. */
 export function countTokensUpTo(text: string, limit: number, tokenizer: TokenizerName = "o200k"): number {
   let total = 0;
   forEachPiece(text, tokenizer, (piece) => {
@@ -138,30 +162,22 @@ export function countTokensUpTo(text: string, limit: number, tokenizer: Tokenize
 /** A token figure that may be an estimate. */
 export interface BoundedCount {
   tokens: number;
-  /** False when the text was longer than the exactly counted prefix and the rest was estimated. */
+  /** False when the text was too long (or too costly) to count whole within the limits, and the rest was estimated. */
   exact: boolean;
 }
 
-/** Characters `countTokensBounded` counts exactly by default. */
-export const EXACT_COUNT_CHARS = 8192;
 const SAMPLES = 16;
 const SAMPLE_CHARS = 128;
 
 /**
- * The token count of a text of any size in bounded work: exact up to `exactChars` characters;
- * beyond, the first `exactChars` are counted exactly and the rest at the rate (tokens per
- * character) of sixteen samples of 128 characters spread evenly over it, rounded up. The work is
- * at most `exactChars` + 2,048 characters (and one native pass over the text to see if it is ASCII).
+ * The token count of a text of any size in bounded work: exact when the whole text can be read
+ * within `limits`; otherwise what was read is counted exactly and the rest at the rate (tokens
+ * per character) of sixteen samples of 128 characters spread evenly over it, rounded up. The
+ * work is the limits plus 2,048 characters (and one native pass to see if the text is ASCII).
  */
-export function countTokensBounded(text: string, exactChars = EXACT_COUNT_CHARS, tokenizer: TokenizerName = "o200k"): BoundedCount {
-  if (text.length <= exactChars + SAMPLES * SAMPLE_CHARS) return { tokens: countTokens(text, tokenizer), exact: true };
-  let tokens = 0;
-  let read = 0;
-  const end = forEachPiece(text, tokenizer, (piece) => {
-    tokens += idsOf(piece, tokenizer).length;
-    read += piece.length;
-    return read >= exactChars;
-  });
+export function countTokensBounded(text: string, limits: WalkLimits = STEP_LIMITS, tokenizer: TokenizerName = "o200k"): BoundedCount {
+  const { ids, end } = encodeTokensUpTo(text, limits, tokenizer);
+  if (end === text.length) return { tokens: ids.length, exact: true };
   const rest = text.length - end;
   const step = Math.floor(rest / SAMPLES);
   let sampled = 0;
@@ -169,12 +185,12 @@ export function countTokensBounded(text: string, exactChars = EXACT_COUNT_CHARS,
   for (let k = 0; k < SAMPLES; k++) {
     let from = end + k * step + Math.max(0, step - SAMPLE_CHARS);
     if (isLowSurrogate(text.charCodeAt(from))) from++;
-    let to = Math.min(text.length, from + SAMPLE_CHARS);
-    if (isHighSurrogate(text.charCodeAt(to - 1))) to--;
-    sampled += countTokens(text.slice(from, to), tokenizer);
-    sampledChars += to - from;
+    const to = Math.min(text.length, from + SAMPLE_CHARS);
+    const sample = text.slice(from, isHighSurrogate(text.charCodeAt(to - 1)) ? to - 1 : to);
+    sampled += countTokens(sample, tokenizer);
+    sampledChars += sample.length;
   }
-  return { tokens: tokens + Math.ceil((rest * sampled) / Math.max(1, sampledChars)), exact: false };
+  return { tokens: ids.length + Math.ceil((rest * sampled) / Math.max(1, sampledChars)), exact: false };
 }
 
 const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;

@@ -78,7 +78,10 @@ export interface Observation {
    * (`omitted_tokens` > 0) or the tool cut its own result (`by_tool`); how to get the rest.
    */
   truncated?: {
-    /** Tokens the gateway cut from the rendering; 0 when only the tool cut. */
+    /**
+     * Tokens the gateway cut from the rendering; 0 when only the tool cut. For a text too long
+     * to encode whole, an estimate from its ends (the marker in `text` then says "about").
+     */
     omitted_tokens: number;
     /** What the tool itself left out (ToolResult `truncated`), e.g. `{ omitted: 24751, unit: "bytes" }`. */
     by_tool?: { omitted: number; unit: string };

@@ -160,14 +160,14 @@ describe("bounded counts", () => {
 
   it("encodeTokensUpTo returns exactly the first tokens of the whole text and stops at its limits", () => {
     const whole = encodeTokens(text);
-    const byTokens = encodeTokensUpTo(text, 1000, Infinity);
+    const byTokens = encodeTokensUpTo(text, { tokens: 1000 });
     expect(byTokens.ids.length).toBeGreaterThan(1000);
     expect(byTokens.ids).toEqual(whole.slice(0, byTokens.ids.length));
     expect(byTokens.end).toBeLessThan(text.length);
-    const byChars = encodeTokensUpTo(text, Infinity, 500);
+    const byChars = encodeTokensUpTo(text, { chars: 500 });
     expect(byChars.end).toBeGreaterThanOrEqual(500);
     expect(byChars.end).toBeLessThan(500 + MAX_PIECE_LENGTH);
-    expect(encodeTokensUpTo("short", 10, 100)).toEqual({ ids: encodeTokens("short"), end: 5 });
+    expect(encodeTokensUpTo("short", { tokens: 10, chars: 100 })).toEqual({ ids: encodeTokens("short"), end: 5 });
   });
 
   it("countTokensUpTo is exact up to the limit and stops just past it", () => {
