@@ -146,8 +146,18 @@ export interface AuditRecord {
   key: string | null;
   record_state: string | null;
   replay: boolean;
+  /** o200k tokens of the arguments' JSON text. */
   argument_tokens: number;
+  /** o200k tokens of the observation's text. */
   observation_tokens: number;
+  /**
+   * Present (true) when `argument_tokens` is an estimate: the text was too long to count whole in
+   * one bounded step (some 256 K characters, fewer for text never seen before), so its start was
+   * counted exactly and the rest estimated from samples (`countTokensBounded`).
+   */
+  argument_tokens_estimated?: true;
+  /** Present (true) when `observation_tokens` is an estimate, as for `argument_tokens_estimated`. */
+  observation_tokens_estimated?: true;
   truncated: boolean;
   latency_ms: number;
 }
