@@ -136,7 +136,7 @@ const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
 const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
 /** Beyond this many lines a long text's cut is not given line numbers: counting them would cost more than the cut. */
-const MAX_COUNTED_LINES = 1_000_000;
+const MAX_COUNTED_LINES = 500_000;
 
 /** The cut lines when head ends and tail starts on a line boundary; null when a line was split (or there are too many to count). */
 function lineRange(text: string, head: string, tail: string): LineRange | null {

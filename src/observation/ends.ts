@@ -1,6 +1,6 @@
 /**
  * The tokens at both ends of a text, for cutting its middle out. A text that can be encoded
- * within one counting step's bounds (`STEP_LIMITS`: some 256 K characters, of which 8 K not
+ * within one counting step's bounds (`STEP_LIMITS`: 64 K characters, of which 8 KB not
  * seen before) is encoded whole, so its figures are exact; a longer or costlier one (a proxied
  * 10 MB output) is encoded only as far as a cut can keep from each end, and the tokens of the
  * middle, which nobody reads, are estimated from those ends. The work is bounded by the budget,
@@ -44,7 +44,10 @@ export function tokenEnds(text: string, need: number): TextEnds {
   }
   // A walk stops at a piece boundary of the whole text, so the rest encodes as it does in place.
   const rest = text.slice(head.end);
-  const tail = suffixTokens(rest, need + TAIL_MARGIN, Math.max(1024, maxChars));
+  // The tail's window starts at what the head's rate says `need` tokens take (CJK: half a
+  // character a token; English: four), and doubles if that was too little.
+  const perToken = head.end / Math.max(1, head.ids.length);
+  const tail = suffixTokens(rest, need + TAIL_MARGIN, Math.ceil(need * perToken * 1.25) + 64, Math.max(1024, maxChars));
   if (tail.start === 0) return { head: head.ids, tail: tail.ids, total: head.ids.length + tail.ids.length, estimated: false };
   const readChars = head.end + (rest.length - tail.start);
   const rate = (head.ids.length + tail.ids.length) / readChars;
@@ -53,10 +56,11 @@ export function tokenEnds(text: string, need: number): TextEnds {
 
 /**
  * Tokens of a suffix of `text` holding at least `need` tokens (or `maxChars` characters, or the
- * whole text), found by doubling a window from the end; `start` is where the window begins.
+ * whole text), found by doubling a window from the end, `firstWidth` wide at first; `start` is
+ * where the window begins.
  */
-function suffixTokens(text: string, need: number, maxChars: number): { ids: number[]; start: number } {
-  let width = Math.min(text.length, Math.max(1024, need * 4));
+function suffixTokens(text: string, need: number, firstWidth: number, maxChars: number): { ids: number[]; start: number } {
+  let width = Math.min(text.length, firstWidth, maxChars);
   for (;;) {
     let start = text.length - width;
     // Never start on the second half of a surrogate pair.

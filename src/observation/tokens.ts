@@ -12,7 +12,7 @@
  * `countTokensUpTo` stops past a limit, `countTokensBounded` estimates beyond a prefix.
  */
 import { createRequire } from "node:module";
-import { forEachPiece } from "./pieces.js";
+import { forEachPiece, MAX_PIECE_LENGTH } from "./pieces.js";
 
 export type TokenizerName = "o200k" | "cl100k";
 
@@ -49,8 +49,8 @@ function encoding(name: TokenizerName): Encoding {
   return enc;
 }
 
-/** Characters handed to the encoder so far (pieces not in the cache): what a bounded walk limits. */
-let encodedChars = 0;
+/** UTF-8 bytes handed to the encoder so far (pieces not in the cache): what a bounded walk limits. */
+let encodedBytes = 0;
 
 /** The token ids of one piece (at most a chunk long): it encodes alone exactly as it does in place. */
 function idsOf(piece: string, tokenizer: TokenizerName): number[] {
@@ -58,7 +58,7 @@ function idsOf(piece: string, tokenizer: TokenizerName): number[] {
   const cache = pieceIds.get(tokenizer)!;
   let ids = cache.get(piece);
   if (ids === undefined) {
-    encodedChars += piece.length;
+    encodedBytes += Buffer.byteLength(piece, "utf8");
     ids = enc.encode(piece, AS_TEXT);
     if (cache.size >= PIECE_CACHE_MAX) cache.clear();
     cache.set(piece, ids);
@@ -111,8 +111,8 @@ export interface WalkLimits {
   /** This many characters read. */
   chars?: number;
   /**
-   * This many characters handed to the encoder: pieces not in the cache, the part that costs
-   * (about a microsecond a byte for text never seen; a cached piece is a map lookup).
+   * This many UTF-8 bytes handed to the encoder: pieces not in the cache, the part that costs
+   * (one to two microseconds a byte for text never seen; a cached piece is a map lookup).
    */
   encoded?: number;
 }
@@ -121,7 +121,7 @@ export interface WalkLimits {
  * The bounds of one counting step over text of unknown size: any text, however hostile, is read
  * in well under 50 ms of one core (bench/tokens.bench.ts measures the worst).
  */
-export const STEP_LIMITS: Readonly<Required<Omit<WalkLimits, "tokens">>> = { chars: 262_144, encoded: 8192 };
+export const STEP_LIMITS: Readonly<Required<Omit<WalkLimits, "tokens">>> = { chars: 65_536, encoded: 8192 };
 
 /** How far a bounded walk over a text went. */
 export interface TokenPrefix {
@@ -139,25 +139,38 @@ export interface TokenPrefix {
 export function encodeTokensUpTo(text: string, limits: WalkLimits, tokenizer: TokenizerName = "o200k"): TokenPrefix {
   const ids: number[] = [];
   const { tokens = Infinity, chars = Infinity, encoded = Infinity } = limits;
-  const encodedBefore = encodedChars;
+  const encodedBefore = encodedBytes;
   let read = 0;
-  const end = forEachPiece(text, tokenizer, (piece) => {
-    for (const id of idsOf(piece, tokenizer)) ids.push(id);
-    read += piece.length;
-    return ids.length > tokens || read >= chars || encodedChars - encodedBefore >= encoded;
-  });
+  const end = forEachPiece(
+    text,
+    tokenizer,
+    (piece) => {
+      for (const id of idsOf(piece, tokenizer)) ids.push(id);
+      read += piece.length;
+      return ids.length > tokens || read >= chars || encodedBytes - encodedBefore >= encoded;
+    },
+    reachOf(chars, tokens),
+  );
   return { ids, end };
 }
 
 /** `countTokens`, or a number above `limit` once the text is surely over it; reads at most `limit` tokens' worth of text. */
 export function countTokensUpTo(text: string, limit: number, tokenizer: TokenizerName = "o200k"): number {
   let total = 0;
-  forEachPiece(text, tokenizer, (piece) => {
-    total += idsOf(piece, tokenizer).length;
-    return total > limit;
-  });
+  forEachPiece(
+    text,
+    tokenizer,
+    (piece) => {
+      total += idsOf(piece, tokenizer).length;
+      return total > limit;
+    },
+    reachOf(Infinity, limit),
+  );
   return total;
 }
+
+/** How far a walk stopped by these limits can get: a token is at most 128 characters (o200k's longest, a run of spaces). */
+const reachOf = (chars: number, tokens: number): number => Math.min(chars, (tokens + 2) * 128);
 
 /** A token figure that may be an estimate. */
 export interface BoundedCount {
@@ -167,33 +180,48 @@ export interface BoundedCount {
 }
 
 const SAMPLES = 16;
-const SAMPLE_CHARS = 128;
+const SAMPLE_CHARS = 64;
 
 /**
  * The token count of a text of any size in bounded work: exact when the whole text can be read
  * within `limits`; otherwise what was read is counted exactly and the rest at the rate (tokens
- * per character) of sixteen samples of 128 characters spread evenly over it, rounded up. The
- * work is the limits plus 2,048 characters (and one native pass to see if the text is ASCII).
+ * per character) of sixteen samples spread evenly over it, each some 64 characters of whole
+ * pieces (a sample's cut first piece is skipped), rounded up. The samples, not the part read,
+ * give the rate, so a text cannot make its rest look cheaper by what it starts with. The work
+ * is the limits plus some 5 KB (and one native pass to see if the text is ASCII).
  */
 export function countTokensBounded(text: string, limits: WalkLimits = STEP_LIMITS, tokenizer: TokenizerName = "o200k"): BoundedCount {
   const { ids, end } = encodeTokensUpTo(text, limits, tokenizer);
   if (end === text.length) return { tokens: ids.length, exact: true };
   const rest = text.length - end;
-  const step = Math.floor(rest / SAMPLES);
+  const step = rest / SAMPLES;
   let sampled = 0;
   let sampledChars = 0;
   for (let k = 0; k < SAMPLES; k++) {
-    let from = end + k * step + Math.max(0, step - SAMPLE_CHARS);
+    let from = end + Math.floor(k * step);
     if (isLowSurrogate(text.charCodeAt(from))) from++;
-    const to = Math.min(text.length, from + SAMPLE_CHARS);
-    const sample = text.slice(from, isHighSurrogate(text.charCodeAt(to - 1)) ? to - 1 : to);
-    sampled += countTokens(sample, tokenizer);
-    sampledChars += sample.length;
+    // A window long enough for the sample's pieces after the first (a piece is at most MAX_PIECE_LENGTH).
+    const window = text.slice(from, Math.min(text.length, from + SAMPLE_CHARS + 2 * MAX_PIECE_LENGTH));
+    let first = true;
+    let chars = 0;
+    forEachPiece(
+      window,
+      tokenizer,
+      (piece) => {
+        if (first) return void (first = false);
+        sampled += idsOf(piece, tokenizer).length;
+        chars += piece.length;
+        return chars >= SAMPLE_CHARS;
+      },
+      SAMPLE_CHARS + MAX_PIECE_LENGTH,
+    );
+    sampledChars += chars;
   }
-  return { tokens: ids.length + Math.ceil((rest * sampled) / Math.max(1, sampledChars)), exact: false };
+  // A rest made of one run has no whole piece after the first in a window: then the part read gives the rate.
+  if (sampledChars === 0) return { tokens: ids.length + Math.ceil((rest * ids.length) / Math.max(1, end)), exact: false };
+  return { tokens: ids.length + Math.ceil((rest * sampled) / sampledChars), exact: false };
 }
 
-const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
 const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
 export function isTokenizerName(value: string): value is TokenizerName {

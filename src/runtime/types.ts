@@ -152,7 +152,7 @@ export interface AuditRecord {
   observation_tokens: number;
   /**
    * Present (true) when `argument_tokens` is an estimate: the text was too long to count whole in
-   * one bounded step (some 256 K characters, fewer for text never seen before), so its start was
+   * one bounded step (64 K characters, of which 8 KB of text never seen before), so its start was
    * counted exactly and the rest estimated from samples (`countTokensBounded`).
    */
   argument_tokens_estimated?: true;

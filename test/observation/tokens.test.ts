@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { countTokens, countTokensBounded, countTokensUpTo, decodeTokens, encodeTokens, encodeTokensUpTo } from "../../src/observation/tokens.js";
+import { countTokens, countTokensBounded, countTokensUpTo, decodeTokens, encodeTokens, encodeTokensUpTo, STEP_LIMITS } from "../../src/observation/tokens.js";
 import { MAX_PIECE_LENGTH } from "../../src/observation/pieces.js";
 import { projectRoot } from "../support/require.js";
 
@@ -189,7 +189,7 @@ describe("bounded counts", () => {
     const bounded = countTokensBounded(big);
     expect(bounded.exact).toBe(false);
     // Only the cache misses reach the encoder; they are at most the prefix and the samples.
-    expect(inputs.reduce((n, p) => n + p.length, 0)).toBeLessThanOrEqual(8192 + 16 * 128 + MAX_PIECE_LENGTH);
+    expect(inputs.reduce((n, p) => n + p.length, 0)).toBeLessThanOrEqual(STEP_LIMITS.encoded + 16 * 64 + MAX_PIECE_LENGTH);
     const truth = countTokens(big);
     expect(Math.abs(bounded.tokens - truth) / truth).toBeLessThan(0.1);
   });
