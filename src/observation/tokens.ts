@@ -188,7 +188,7 @@ const SAMPLE_CHARS = 64;
  * per character) of sixteen samples spread evenly over it, each some 64 characters of whole
  * pieces (a sample's cut first piece is skipped), rounded up. The samples, not the part read,
  * give the rate, so a text cannot make its rest look cheaper by what it starts with. The work
- * is the limits plus some 5 KB (and one native pass to see if the text is ASCII).
+ * is the limits plus some 16 samples of up to 128 characters (and one native pass to see if the text is ASCII).
  */
 export function countTokensBounded(text: string, limits: WalkLimits = STEP_LIMITS, tokenizer: TokenizerName = "o200k"): BoundedCount {
   const { ids, end } = encodeTokensUpTo(text, limits, tokenizer);
@@ -209,8 +209,10 @@ export function countTokensBounded(text: string, limits: WalkLimits = STEP_LIMIT
       tokenizer,
       (piece) => {
         if (first) return void (first = false);
-        sampled += idsOf(piece, tokenizer).length;
-        chars += piece.length;
+        // A chunk of a long run is sampled by its start: its rate is the run's, for less work.
+        const part = piece.length <= 2 * SAMPLE_CHARS ? piece : piece.slice(0, isHighSurrogate(piece.charCodeAt(2 * SAMPLE_CHARS - 1)) ? 2 * SAMPLE_CHARS - 1 : 2 * SAMPLE_CHARS);
+        sampled += idsOf(part, tokenizer).length;
+        chars += part.length;
         return chars >= SAMPLE_CHARS;
       },
       SAMPLE_CHARS + MAX_PIECE_LENGTH,
@@ -222,6 +224,7 @@ export function countTokensBounded(text: string, limits: WalkLimits = STEP_LIMIT
   return { tokens: ids.length + Math.ceil((rest * sampled) / sampledChars), exact: false };
 }
 
+const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
 const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
 export function isTokenizerName(value: string): value is TokenizerName {
