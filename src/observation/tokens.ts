@@ -23,7 +23,6 @@ interface Encoding {
 }
 
 const require = createRequire(import.meta.url);
-const loaded = new Map<TokenizerName, Encoding>();
 // Tool output is data: text that looks like a special token is counted as ordinary text.
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 
@@ -33,35 +32,40 @@ const AS_TEXT = { disallowedSpecial: new Set<string>() };
  * 256 characters.
  */
 const PIECE_CACHE_MAX = 16_384;
-const pieceIds = new Map<TokenizerName, Map<string, number[]>>();
 
-function encoding(name: TokenizerName): Encoding {
-  let enc = loaded.get(name);
-  if (!enc) {
+/** A loaded encoder and its piece cache. */
+interface Loaded {
+  name: TokenizerName;
+  enc: Encoding;
+  ids: Map<string, number[]>;
+}
+const loaded = new Map<TokenizerName, Loaded>();
+
+function load(name: TokenizerName): Loaded {
+  let tk = loaded.get(name);
+  if (!tk) {
     // The CommonJS build is loaded synchronously so counting stays a plain function.
-    enc = require(name === "o200k" ? "gpt-tokenizer/cjs/encoding/o200k_base" : "gpt-tokenizer/cjs/encoding/cl100k_base") as Encoding;
+    const enc = require(name === "o200k" ? "gpt-tokenizer/cjs/encoding/o200k_base" : "gpt-tokenizer/cjs/encoding/cl100k_base") as Encoding;
     // The encoder's own cache keeps every piece it merged (100,000 by default, each up to a chunk
     // long); the short, repeated ones are remembered here, so a small one is enough.
     enc.setMergeCacheSize(4096);
-    loaded.set(name, enc);
-    pieceIds.set(name, new Map());
+    tk = { name, enc, ids: new Map() };
+    loaded.set(name, tk);
   }
-  return enc;
+  return tk;
 }
 
 /** UTF-8 bytes handed to the encoder so far (pieces not in the cache): what a bounded walk limits. */
 let encodedBytes = 0;
 
 /** The token ids of one piece (at most a chunk long): it encodes alone exactly as it does in place. */
-function idsOf(piece: string, tokenizer: TokenizerName): number[] {
-  const enc = encoding(tokenizer);
-  const cache = pieceIds.get(tokenizer)!;
-  let ids = cache.get(piece);
+function idsOf(tk: Loaded, piece: string): number[] {
+  let ids = tk.ids.get(piece);
   if (ids === undefined) {
     encodedBytes += Buffer.byteLength(piece, "utf8");
-    ids = enc.encode(piece, AS_TEXT);
-    if (cache.size >= PIECE_CACHE_MAX) cache.clear();
-    cache.set(piece, ids);
+    ids = tk.enc.encode(piece, AS_TEXT);
+    if (tk.ids.size >= PIECE_CACHE_MAX) tk.ids.clear();
+    tk.ids.set(piece, ids);
   }
   return ids;
 }
@@ -69,16 +73,18 @@ function idsOf(piece: string, tokenizer: TokenizerName): number[] {
 /** Number of tokens `text` encodes to (`encodeTokens(text).length`). Special-token text is counted as ordinary text. */
 export function countTokens(text: string, tokenizer: TokenizerName = "o200k"): number {
   if (text.length === 0) return 0;
+  const tk = load(tokenizer);
   let total = 0;
-  forEachPiece(text, tokenizer, (piece) => void (total += idsOf(piece, tokenizer).length));
+  forEachPiece(text, tokenizer, (piece) => void (total += idsOf(tk, piece).length));
   return total;
 }
 
 /** Token ids of `text` (for cutting at a token boundary); `decodeTokens` turns them back into `text`. */
 export function encodeTokens(text: string, tokenizer: TokenizerName = "o200k"): number[] {
+  const tk = load(tokenizer);
   const out: number[] = [];
   forEachPiece(text, tokenizer, (piece) => {
-    for (const id of idsOf(piece, tokenizer)) out.push(id);
+    for (const id of idsOf(tk, piece)) out.push(id);
   });
   return out;
 }
@@ -88,7 +94,7 @@ export function encodeTokens(text: string, tokenizer: TokenizerName = "o200k"): 
  * ends in U+FFFD; one that starts inside one starts with U+FFFD.
  */
 export function decodeTokens(tokens: number[], tokenizer: TokenizerName = "o200k"): string {
-  const enc = encoding(tokenizer);
+  const { enc } = load(tokenizer);
   // The encoder decodes through one streaming decoder shared by every call; bytes a previous
   // call left in it (a split character) would otherwise start this text, and ours the next one.
   flushDecoder();
@@ -138,35 +144,38 @@ export interface TokenPrefix {
  */
 export function encodeTokensUpTo(text: string, limits: WalkLimits, tokenizer: TokenizerName = "o200k"): TokenPrefix {
   const ids: number[] = [];
-  const { tokens = Infinity, chars = Infinity, encoded = Infinity } = limits;
-  const encodedBefore = encodedBytes;
-  let read = 0;
-  const end = forEachPiece(
-    text,
-    tokenizer,
-    (piece) => {
-      for (const id of idsOf(piece, tokenizer)) ids.push(id);
-      read += piece.length;
-      return ids.length > tokens || read >= chars || encodedBytes - encodedBefore >= encoded;
-    },
-    reachOf(chars, tokens),
-  );
+  const end = walk(text, load(tokenizer), limits, (piece) => {
+    for (const id of piece) ids.push(id);
+    return ids.length;
+  });
   return { ids, end };
 }
 
 /** `countTokens`, or a number above `limit` once the text is surely over it; reads at most `limit` tokens' worth of text. */
 export function countTokensUpTo(text: string, limit: number, tokenizer: TokenizerName = "o200k"): number {
   let total = 0;
-  forEachPiece(
-    text,
-    tokenizer,
-    (piece) => {
-      total += idsOf(piece, tokenizer).length;
-      return total > limit;
-    },
-    reachOf(Infinity, limit),
-  );
+  walk(text, load(tokenizer), { tokens: limit }, (piece) => (total += piece.length));
   return total;
+}
+
+/**
+ * Walks `text` piece by piece under `limits`, handing each piece's ids to `take`, which returns
+ * the tokens taken so far. Returns the offset reached.
+ */
+function walk(text: string, tk: Loaded, limits: WalkLimits, take: (ids: number[]) => number): number {
+  const { tokens = Infinity, chars = Infinity, encoded = Infinity } = limits;
+  const encodedBefore = encodedBytes;
+  let read = 0;
+  return forEachPiece(
+    text,
+    tk.name,
+    (piece) => {
+      const taken = take(idsOf(tk, piece));
+      read += piece.length;
+      return taken > tokens || read >= chars || encodedBytes - encodedBefore >= encoded;
+    },
+    reachOf(chars, tokens),
+  );
 }
 
 /** How far a walk stopped by these limits can get: a token is at most 128 characters (o200k's longest, a run of spaces). */
@@ -191,8 +200,10 @@ const SAMPLE_CHARS = 64;
  * is the limits plus some 16 samples of up to 128 characters (and one native pass to see if the text is ASCII).
  */
 export function countTokensBounded(text: string, limits: WalkLimits = STEP_LIMITS, tokenizer: TokenizerName = "o200k"): BoundedCount {
-  const { ids, end } = encodeTokensUpTo(text, limits, tokenizer);
-  if (end === text.length) return { tokens: ids.length, exact: true };
+  const tk = load(tokenizer);
+  let tokens = 0;
+  const end = walk(text, tk, limits, (ids) => (tokens += ids.length));
+  if (end === text.length) return { tokens, exact: true };
   const rest = text.length - end;
   const step = rest / SAMPLES;
   let sampled = 0;
@@ -211,7 +222,7 @@ export function countTokensBounded(text: string, limits: WalkLimits = STEP_LIMIT
         if (first) return void (first = false);
         // A chunk of a long run is sampled by its start: its rate is the run's, for less work.
         const part = piece.length <= 2 * SAMPLE_CHARS ? piece : piece.slice(0, isHighSurrogate(piece.charCodeAt(2 * SAMPLE_CHARS - 1)) ? 2 * SAMPLE_CHARS - 1 : 2 * SAMPLE_CHARS);
-        sampled += idsOf(part, tokenizer).length;
+        sampled += idsOf(tk, part).length;
         chars += part.length;
         return chars >= SAMPLE_CHARS;
       },
@@ -220,8 +231,8 @@ export function countTokensBounded(text: string, limits: WalkLimits = STEP_LIMIT
     sampledChars += chars;
   }
   // A rest made of one run has no whole piece after the first in a window: then the part read gives the rate.
-  if (sampledChars === 0) return { tokens: ids.length + Math.ceil((rest * ids.length) / Math.max(1, end)), exact: false };
-  return { tokens: ids.length + Math.ceil((rest * sampled) / sampledChars), exact: false };
+  if (sampledChars === 0) return { tokens: tokens + Math.ceil((rest * tokens) / Math.max(1, end)), exact: false };
+  return { tokens: tokens + Math.ceil((rest * sampled) / sampledChars), exact: false };
 }
 
 const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
