@@ -46,19 +46,21 @@ const SPLIT: Record<TokenizerName, RegExp> = {
  * Returns the offset reached (`text.length` when not stopped).
  */
 export function forEachPiece(text: string, tokenizer: TokenizerName, each: (piece: string) => boolean | void, reach = text.length): number {
-  // A walk that stops before `reach` reads only that far (a piece, then at most 3 characters of
-  // look-ahead): only that part need be ASCII for the hand-written cut, however long the text.
-  const read = reach >= text.length - MAX_PIECE_LENGTH - LOOKAHEAD ? text : text.slice(0, reach + MAX_PIECE_LENGTH + LOOKAHEAD);
-  if (tokenizer === "o200k" && isAscii(read)) {
-    for (let i = 0; i < text.length; ) {
-      const end = pieceEnd(text, i, MAX_PIECE_LENGTH);
-      if (each(text.slice(i, end)) === true) return end;
-      i = end;
+  let at = 0;
+  if (tokenizer === "o200k") {
+    // A piece that starts before `reach` ends within MAX_PIECE_LENGTH and is decided by at most
+    // 3 characters after it: only that far need be ASCII for the hand-written cut, however long
+    // the text. A walk that goes on past it anyway continues with the regex, which agrees.
+    const whole = reach >= text.length - MAX_PIECE_LENGTH - LOOKAHEAD;
+    const ascii = isAscii(whole ? text : text.slice(0, reach + MAX_PIECE_LENGTH + LOOKAHEAD)) ? (whole ? text.length : reach) : 0;
+    while (at < ascii) {
+      const end = pieceEnd(text, at, MAX_PIECE_LENGTH);
+      if (each(text.slice(at, end)) === true) return end;
+      at = end;
     }
-    return text.length;
   }
   const re = SPLIT[tokenizer];
-  for (let at = 0; at < text.length; ) {
+  while (at < text.length) {
     // The regex runs on a window, so one run of megabytes is never scanned whole. A match that
     // starts the window and ends well before its end is the match in place (the regex looks at
     // most a few characters ahead); one that reaches near the end is a long run, cut at the bound.
