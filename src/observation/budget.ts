@@ -53,7 +53,8 @@ export type CutMarker = (omitted: number, cut: LineRange | null, estimated: bool
  */
 export function fitText(text: string, budget: number, marker: CutMarker): Fitted {
   if (surelyFits(text, budget)) return { text, omitted_tokens: 0, tokens: null, removed: "" };
-  const ends = tokenEnds(text, budget + 1);
+  // budget + 1 from the head decides whether the text fits; the tail keeps at most its share.
+  const ends = tokenEnds(text, budget + 1, budget - Math.floor(budget * HEAD_SHARE));
   if (!ends.estimated && ends.total <= budget) return { text, omitted_tokens: 0, tokens: ends.total, removed: "" };
 
   // The marker's size depends on the numbers in it; measure it with the largest ones it can hold.

@@ -1,6 +1,6 @@
 /**
  * The tokens at both ends of a text, for cutting its middle out. A text that can be encoded
- * within one counting step's bounds (`STEP_LIMITS`: 64 K characters, of which 8 KB not
+ * within one counting step's bounds (`STEP_LIMITS`: 128 K characters, of which 8 KB not
  * seen before) is encoded whole, so its figures are exact; a longer or costlier one (a proxied
  * 10 MB output) is encoded only as far as a cut can keep from each end, and the tokens of the
  * middle, which nobody reads, are estimated from those ends. The work is bounded by the budget,
@@ -29,13 +29,18 @@ export interface TextEnds {
   estimated: boolean;
 }
 
-/** Tokens at both ends of `text`, at least `need` at each end when the text has them. */
-export function tokenEnds(text: string, need: number): TextEnds {
-  // The whole text when one step can read it: exact figures.
-  const head = encodeTokensUpTo(text, STEP_LIMITS);
-  if (head.end === text.length) return { head: head.ids, tail: head.ids, total: head.ids.length, estimated: false };
+/**
+ * Tokens at both ends of `text`: at least `need` from the start and `tailNeed` from the end when
+ * the text has them (a cut keeps more of its head than of its tail).
+ */
+export function tokenEnds(text: string, need: number, tailNeed = need): TextEnds {
   const maxChars = need * CHARS_PER_TOKEN_READ;
-  if (head.ids.length < need && head.end < maxChars) {
+  // The whole text when one step can read it: exact figures. A text longer than a step reads
+  // cannot be, so only what the cut keeps is read.
+  const whole = text.length <= STEP_LIMITS.chars;
+  const head = encodeTokensUpTo(text, whole ? STEP_LIMITS : { tokens: need, chars: maxChars });
+  if (head.end === text.length) return { head: head.ids, tail: head.ids, total: head.ids.length, estimated: false };
+  if (whole && head.ids.length < need && head.end < maxChars) {
     // A large budget keeps more than one step reads: read on, in proportion to the budget.
     const more = encodeTokensUpTo(text.slice(head.end), { tokens: need - head.ids.length, chars: maxChars - head.end });
     for (const id of more.ids) head.ids.push(id);
@@ -44,10 +49,10 @@ export function tokenEnds(text: string, need: number): TextEnds {
   }
   // A walk stops at a piece boundary of the whole text, so the rest encodes as it does in place.
   const rest = text.slice(head.end);
-  // The tail's window starts at what the head's rate says `need` tokens take (CJK: half a
+  // The tail's window starts at what the head's rate says `tailNeed` tokens take (CJK: half a
   // character a token; English: four), and doubles if that was too little.
   const perToken = head.end / Math.max(1, head.ids.length);
-  const tail = suffixTokens(rest, need + TAIL_MARGIN, Math.ceil(need * perToken * 1.25) + 64, Math.max(1024, maxChars));
+  const tail = suffixTokens(rest, tailNeed + TAIL_MARGIN, Math.ceil(tailNeed * perToken * 1.25) + 64, Math.max(1024, tailNeed * CHARS_PER_TOKEN_READ));
   if (tail.start === 0) return { head: head.ids, tail: tail.ids, total: head.ids.length + tail.ids.length, estimated: false };
   const readChars = head.end + (rest.length - tail.start);
   const rate = (head.ids.length + tail.ids.length) / readChars;

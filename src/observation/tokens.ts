@@ -127,7 +127,7 @@ export interface WalkLimits {
  * The bounds of one counting step over text of unknown size: any text, however hostile, is read
  * in well under 50 ms of one core (bench/tokens.bench.ts measures the worst).
  */
-export const STEP_LIMITS: Readonly<Required<Omit<WalkLimits, "tokens">>> = { chars: 65_536, encoded: 8192 };
+export const STEP_LIMITS: Readonly<Required<Omit<WalkLimits, "tokens">>> = { chars: 131_072, encoded: 8192 };
 
 /** How far a bounded walk over a text went. */
 export interface TokenPrefix {
@@ -188,21 +188,23 @@ export interface BoundedCount {
   exact: boolean;
 }
 
-const SAMPLES = 16;
+const SAMPLES = 32;
 const SAMPLE_CHARS = 64;
 
 /**
  * The token count of a text of any size in bounded work: exact when the whole text can be read
- * within `limits`; otherwise what was read is counted exactly and the rest at the rate (tokens
- * per character) of sixteen samples spread evenly over it, each some 64 characters of whole
+ * within `limits`; otherwise what was read (nothing, when the text is longer than `limits.chars`)
+ * is counted exactly and the rest at the rate (tokens per character) of thirty-two samples spread
+ * evenly over it, each some 64 characters of whole
  * pieces (a sample's cut first piece is skipped), rounded up. The samples, not the part read,
  * give the rate, so a text cannot make its rest look cheaper by what it starts with. The work
- * is the limits plus some 16 samples of up to 128 characters (and one native pass to see if the text is ASCII).
+ * is the limits plus some 32 samples of up to 128 characters (and one native pass to see if the text is ASCII).
  */
 export function countTokensBounded(text: string, limits: WalkLimits = STEP_LIMITS, tokenizer: TokenizerName = "o200k"): BoundedCount {
   const tk = load(tokenizer);
   let tokens = 0;
-  const end = walk(text, tk, limits, (ids) => (tokens += ids.length));
+  // A text longer than the walk may read cannot be counted whole: the samples alone estimate it.
+  const end = text.length <= (limits.chars ?? Infinity) ? walk(text, tk, limits, (ids) => (tokens += ids.length)) : 0;
   if (end === text.length) return { tokens, exact: true };
   const rest = text.length - end;
   const step = rest / SAMPLES;
@@ -231,7 +233,8 @@ export function countTokensBounded(text: string, limits: WalkLimits = STEP_LIMIT
     sampledChars += chars;
   }
   // A rest made of one run has no whole piece after the first in a window: then the part read gives the rate.
-  if (sampledChars === 0) return { tokens: tokens + Math.ceil((rest * tokens) / Math.max(1, end)), exact: false };
+  if (sampledChars === 0 && end > 0) return { tokens: tokens + Math.ceil((rest * tokens) / end), exact: false };
+  if (sampledChars === 0) return { tokens: Math.ceil(Buffer.byteLength(text, "utf8") / 4), exact: false };
   return { tokens: tokens + Math.ceil((rest * sampled) / sampledChars), exact: false };
 }
 

@@ -151,9 +151,10 @@ export interface AuditRecord {
   /** o200k tokens of the observation's text. */
   observation_tokens: number;
   /**
-   * Present (true) when `argument_tokens` is an estimate: the text was too long to count whole in
-   * one bounded step (64 K characters, of which 8 KB of text never seen before), so its start was
-   * counted exactly and the rest estimated from samples (`countTokensBounded`).
+   * Present (true) when `argument_tokens` is an estimate: the text was too long (over 128 K
+   * characters) or too costly (over 8 KB of text new to the piece cache) to count whole in one
+   * bounded step; what was read is counted exactly and the rest estimated from samples spread
+   * over it (`countTokensBounded`; within a few percent on ordinary text).
    */
   argument_tokens_estimated?: true;
   /** Present (true) when `observation_tokens` is an estimate, as for `argument_tokens_estimated`. */

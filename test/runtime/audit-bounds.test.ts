@@ -75,7 +75,7 @@ describe("audit token counts are bounded per call", () => {
         const [record] = audit.records;
         expect(record, what).toBeDefined();
         // What one counting step may read of text never seen before, plus the estimate's samples and the denial's own text.
-        expect(seen.chars, what).toBeLessThanOrEqual(STEP_LIMITS.encoded + 2 * MAX_PIECE_LENGTH + 16 * 64 + 4096);
+        expect(seen.chars, what).toBeLessThanOrEqual(STEP_LIMITS.encoded + 2 * MAX_PIECE_LENGTH + 32 * 128 + 4096);
         const truth = countTokens(JSON.stringify({ text }));
         if (record!.argument_tokens_estimated) {
           expect(Math.abs(record!.argument_tokens - truth) / truth, what).toBeLessThan(0.1);
