@@ -60,9 +60,14 @@ const letters = (n: number) => Array.from({ length: n }, () => String.fromCharCo
 const rareCjk = (n: number) => Array.from({ length: n }, () => String.fromCharCode(0x4e00 + Math.floor(rnd() * 20_000))).join("");
 function mixed(chars: number): string {
   const words = ["the", "quick", "brown", "fox", "función", "données", "漢字", "テスト", "—", "42", "1234", '{"a": [1, 2]}', "naïve", "😀", "return x;"];
-  let out = "";
-  while (out.length < chars) out += words[Math.floor(rnd() * words.length)] + (rnd() < 0.1 ? "\n" : " ");
-  return out;
+  // Joined, not appended: a flat string, as JSON.parse makes (an appended one is a rope that the first reader flattens).
+  const parts: string[] = [];
+  for (let n = 0; n < chars; ) {
+    const part = words[Math.floor(rnd() * words.length)] + (rnd() < 0.1 ? "\n" : " ");
+    parts.push(part);
+    n += part.length;
+  }
+  return parts.join("");
 }
 
 /** One step's time, ms: CPU time of this process (what the step costs, whatever else the machine runs) and wall time. */
