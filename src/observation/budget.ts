@@ -2,8 +2,11 @@
  * Observation budgets (seed 003, "Numerical walkthrough: observation is a budget"): a rendered
  * observation fits a token budget (o200k). What does not fit is cut at token boundaries, keeping
  * the head and the tail, and replaced by a marker that says how much was cut and how to get it.
+ * A long text is encoded only near its ends (`ends.ts`): cutting 10 MB to 2,000 tokens reads
+ * about as much as cutting 20 KB.
  */
-import { countTokens, decodeTokens, encodeTokens } from "./tokens.js";
+import { CHARS_PER_TOKEN_READ, tokenEnds, type TextEnds } from "./ends.js";
+import { countTokens, decodeTokens, encodeTokensUpTo } from "./tokens.js";
 
 /** The gateway default when neither the tool nor the gateway sets one (issue 5: 2,000 tokens). */
 export const DEFAULT_BUDGET_TOKENS = 2000;
@@ -17,8 +20,10 @@ export const MIN_BUDGET_TOKENS = 200;
 /** Result of fitting one text into a token budget. */
 export interface Fitted {
   text: string;
-  /** Tokens removed from the middle; 0 when the text fitted. */
+  /** Tokens removed from the middle; 0 when the text fitted. Estimated when `estimated` is set. */
   omitted_tokens: number;
+  /** Set when the text was too long to encode whole and `omitted_tokens` is an estimate (from the ends). */
+  estimated?: true;
   /** Token count of `text` when it was computed (always when cut), else null: the caller counts lazily. */
   tokens: number | null;
   /** The text that was cut out (empty when nothing was), for a continuation to serve later. */
@@ -37,20 +42,27 @@ export function surelyFits(text: string, budget: number): boolean {
 }
 
 /**
- * Cuts `text` to at most `budget` tokens, keeping head and tail. `marker(omitted, cut)` renders
- * the line that replaces the middle; `cut` says which lines were removed when the cut fell on
- * line boundaries. The marker's own tokens count against the budget.
+ * Renders the line that replaces a cut middle: `omitted` tokens (an estimate when `estimated`),
+ * and the lines removed when the cut fell on line boundaries.
  */
-export function fitText(text: string, budget: number, marker: (omitted: number, cut: LineRange | null) => string): Fitted {
+export type CutMarker = (omitted: number, cut: LineRange | null, estimated: boolean) => string;
+
+/**
+ * Cuts `text` to at most `budget` tokens, keeping head and tail. `marker` renders the line that
+ * replaces the middle. The marker's own tokens count against the budget.
+ */
+export function fitText(text: string, budget: number, marker: CutMarker): Fitted {
   if (surelyFits(text, budget)) return { text, omitted_tokens: 0, tokens: null, removed: "" };
-  const tokens = encodeTokens(text);
-  if (tokens.length <= budget) return { text, omitted_tokens: 0, tokens: tokens.length, removed: "" };
+  // budget + 1 from the head decides whether the text fits; the tail keeps at most its share.
+  const ends = tokenEnds(text, budget + 1, budget - Math.floor(budget * HEAD_SHARE));
+  if (!ends.estimated && ends.total <= budget) return { text, omitted_tokens: 0, tokens: ends.total, removed: "" };
 
   // The marker's size depends on the numbers in it; measure it with the largest ones it can hold.
-  const markerTokens = countTokens(marker(tokens.length, { first: tokens.length, last: tokens.length, total: tokens.length })) + 2;
+  const most = ends.total;
+  const markerTokens = countTokens(marker(most, { first: most, last: most, total: most }, ends.estimated)) + 2;
   let keep = Math.max(0, budget - markerTokens);
   for (;;) {
-    const cut = cutMiddle(text, tokens, keep, marker);
+    const cut = cutMiddle(text, ends, keep, marker);
     const n = countTokens(cut.text);
     // Token counts are not additive at the seams; shrink until the whole really fits.
     if (n <= budget || keep === 0) return { ...cut, tokens: n };
@@ -65,24 +77,24 @@ export interface LineRange {
   total: number;
 }
 
-function cutMiddle(text: string, tokens: number[], keep: number, marker: (omitted: number, cut: LineRange | null) => string): Omit<Fitted, "tokens"> {
-  const headN = Math.floor(keep * HEAD_SHARE);
-  const tailN = keep - headN;
+function cutMiddle(text: string, ends: TextEnds, keep: number, marker: CutMarker): Omit<Fitted, "tokens"> {
+  const headN = Math.min(Math.floor(keep * HEAD_SHARE), ends.head.length);
+  const tailN = Math.min(keep - Math.floor(keep * HEAD_SHARE), ends.tail.length);
   // A token slice can end inside a character (decoded as U+FFFD): keep only what is really text.
-  let head = exactPrefix(text, decodeTokens(tokens.slice(0, headN)));
-  let tail = tailN > 0 ? exactSuffix(text, decodeTokens(tokens.slice(tokens.length - tailN))) : "";
+  let head = exactPrefix(text, decodeTokens(ends.head.slice(0, headN)));
+  let tail = tailN > 0 ? exactSuffix(text, decodeTokens(ends.tail.slice(ends.tail.length - tailN))) : "";
   // Prefer whole lines when a line break is close to the seam: a half line misleads more than a shorter head.
   const headBreak = head.lastIndexOf("\n");
   if (headBreak >= 0 && headBreak >= head.length * 0.6) head = head.slice(0, headBreak + 1);
   const tailBreak = tail.indexOf("\n");
   if (tailBreak >= 0 && tailBreak <= tail.length * 0.4) tail = tail.slice(tailBreak + 1);
-  const omitted = Math.max(1, tokens.length - countTokens(head) - countTokens(tail));
+  const omitted = Math.max(1, ends.total - countTokens(head) - countTokens(tail));
   const range = lineRange(text, head, tail);
-  const line = marker(omitted, range);
+  const line = marker(omitted, range, ends.estimated);
   const sep = head.length === 0 || head.endsWith("\n") ? "" : "\n";
   const after = tail.length === 0 ? "" : "\n";
   const removed = text.slice(head.length, text.length - tail.length);
-  return { text: `${head}${sep}${line}${after}${tail}`, omitted_tokens: omitted, removed };
+  return { text: `${head}${sep}${line}${after}${tail}`, omitted_tokens: omitted, removed, ...(ends.estimated ? { estimated: true as const } : {}) };
 }
 
 /**
@@ -91,9 +103,10 @@ function cutMiddle(text: string, tokens: number[], keep: number, marker: (omitte
  */
 export function takeHead(text: string, budget: number): { head: string; rest: string } {
   if (surelyFits(text, budget)) return { head: text, rest: "" };
-  const tokens = encodeTokens(text);
-  if (tokens.length <= budget) return { head: text, rest: "" };
-  let head = exactPrefix(text, decodeTokens(tokens.slice(0, Math.max(1, budget))));
+  // Only the page is encoded (its first tokens are exactly the text's), however long the rest.
+  const { ids, end } = encodeTokensUpTo(text, { tokens: budget, chars: Math.max(4096, budget * CHARS_PER_TOKEN_READ) });
+  if (end === text.length && ids.length <= budget) return { head: text, rest: "" };
+  let head = exactPrefix(text, decodeTokens(ids.slice(0, Math.max(1, budget))));
   const br = head.lastIndexOf("\n");
   if (br >= head.length * 0.6) head = head.slice(0, br + 1);
   // Always make progress, even when the first token is part of a longer character.
@@ -123,13 +136,24 @@ function exactSuffix(text: string, decoded: string): string {
 const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
 const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
-/** The cut lines when head ends and tail starts on a line boundary; null when a line was split. */
+/** Beyond this many lines a long text's cut is not given line numbers: counting them would cost more than the cut. */
+const MAX_COUNTED_LINES = 500_000;
+
+/** The cut lines when head ends and tail starts on a line boundary; null when a line was split (or there are too many to count). */
 function lineRange(text: string, head: string, tail: string): LineRange | null {
-  const total = text.split("\n").length;
   const headWhole = head.length === 0 || head.endsWith("\n");
   const tailWhole = tail.length === 0 || text[text.length - tail.length - 1] === "\n";
   if (!headWhole || !tailWhole) return null;
-  const headLines = head.length === 0 ? 0 : head.split("\n").length - 1;
-  const tailLines = tail.length === 0 ? 0 : tail.split("\n").length;
+  const total = countLines(text, MAX_COUNTED_LINES);
+  if (total === null) return null;
+  const headLines = head.length === 0 ? 0 : countLines(head)! - 1;
+  const tailLines = tail.length === 0 ? 0 : countLines(tail)!;
   return { first: headLines + 1, last: total - tailLines, total };
+}
+
+/** Lines in `text` (line breaks + 1), or null past `max`. */
+function countLines(text: string, max = Infinity): number | null {
+  let n = 1;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) if (++n > max) return null;
+  return n;
 }

@@ -9,7 +9,7 @@ import type { Observation, ObservationIssue } from "../runtime/types.js";
 import { fitText, surelyFits, type LineRange } from "./budget.js";
 import { escapeUntrusted } from "./escape.js";
 import { fenceMarks } from "./fence.js";
-import { countTokens } from "./tokens.js";
+import { countTokens, countTokensUpTo } from "./tokens.js";
 import type { Redactor } from "./redact.js";
 import type { ContinuationCache } from "./continuations.js";
 
@@ -66,22 +66,23 @@ export function renderResult(parts: ResultParts, opts: RenderOptions): Rendered 
     : next
       ? `the tool's continuation is below (more: …); to read the cut part itself, narrow the query`
       : `narrow the query (a smaller window, fewer fields or a more specific filter); this result has no continuation`;
-  const marker = (omitted: number, cut: LineRange | null) =>
-    `${fence.close}\n[toolgate cut ${omitted} tokens here${cutRange(cut, items)} to fit the ${opts.budget_tokens}-token budget. To get the rest: ${how}.]\n${fence.reopen}`;
+  const marker = (omitted: number, cut: LineRange | null, estimated: boolean) =>
+    `${fence.close}\n[toolgate cut ${about(estimated)}${omitted} tokens here${cutRange(cut, items)} to fit the ${opts.budget_tokens}-token budget. To get the rest: ${how}.]\n${fence.reopen}`;
 
   const frame = assemble("");
   // Bytes bound the frame's tokens: enough when the body surely fits; counted exactly when it may
-  // not, so a tool that sized its text with `frameTokens` is never cut.
+  // not, so a tool that sized its text with `frameTokens` is never cut (a frame over the budget
+  // is counted only as far as the budget: the whole text is cut below).
   const frameBytes = Buffer.byteLength(frame, "utf8");
-  const frameCost = surelyFits(body, opts.budget_tokens - frameBytes - SEAM_TOKENS) ? frameBytes : countTokens(frame);
+  const frameCost = surelyFits(body, opts.budget_tokens - frameBytes - SEAM_TOKENS) ? frameBytes : countTokensUpTo(frame, opts.budget_tokens);
   const fitted = fitText(body, Math.max(0, opts.budget_tokens - frameCost - SEAM_TOKENS), marker);
   let text = assemble(fitted.text);
   let omitted = fitted.omitted_tokens;
   if (cursor && fitted.removed) more!.cache.put(cursor, { tool: parts.tool, call_id: parts.call_id, text: fitted.removed });
-  let tokens = omitted > 0 || fitted.tokens !== null ? countTokens(text) : null;
+  let tokens = omitted > 0 || fitted.tokens !== null ? countTokensUpTo(text, opts.budget_tokens) : null;
   if (tokens !== null && tokens > opts.budget_tokens) {
     // The frame alone (a large post-state or continuation) is over the budget: cut the whole text.
-    const whole = fitText(text, opts.budget_tokens, (n) => `[toolgate cut ${n} tokens to fit the ${opts.budget_tokens}-token budget. To get the rest: ${how}.]`);
+    const whole = fitText(text, opts.budget_tokens, (n, _cut, estimated) => `[toolgate cut ${about(estimated)}${n} tokens to fit the ${opts.budget_tokens}-token budget. To get the rest: ${how}.]`);
     text = whole.text;
     omitted += whole.omitted_tokens;
     tokens = whole.tokens ?? countTokens(text);
@@ -177,11 +178,11 @@ export function renderError(parts: ErrorParts, opts: RenderOptions): Rendered {
     // A thrown message may quote file text (a near-match to copy): its lines and tabs stay.
     const body = escapeUntrusted(r.text(parts.untrusted), { newlines: true, tabs: true });
     const fence = fenceMarks(body, { tool, call_id, what: "message thrown by" });
-    const marker = (omitted: number) => `[toolgate cut ${omitted} tokens of this message to fit the ${opts.budget_tokens}-token budget]`;
-    const fitted = fitText(body, Math.max(0, opts.budget_tokens - countTokens(text) - 40), marker);
+    const marker = (omitted: number, _cut: LineRange | null, estimated: boolean) => `[toolgate cut ${about(estimated)}${omitted} tokens of this message to fit the ${opts.budget_tokens}-token budget]`;
+    const fitted = fitText(body, Math.max(0, opts.budget_tokens - countTokensUpTo(text, opts.budget_tokens) - 40), marker);
     text = [text, fence.open, fitted.text, fence.close].join("\n");
   } else {
-    const fitted = fitText(text, opts.budget_tokens, (omitted) => `[toolgate cut ${omitted} tokens of this error to fit the ${opts.budget_tokens}-token budget]`);
+    const fitted = fitText(text, opts.budget_tokens, (omitted, _cut, estimated) => `[toolgate cut ${about(estimated)}${omitted} tokens of this error to fit the ${opts.budget_tokens}-token budget]`);
     text = fitted.text;
   }
   const observation: Observation = {
@@ -210,6 +211,9 @@ export function outputText(output: JsonValue | undefined): string {
   if (Array.isArray(output)) return output.length === 0 ? "[]" : `[\n${output.map((v) => JSON.stringify(v)).join(",\n")}\n]`;
   return JSON.stringify(output, null, 2);
 }
+
+/** A cut of a text too long to encode whole gives an estimated count (see `ends.ts`). */
+const about = (estimated: boolean) => (estimated ? "about " : "");
 
 function cutRange(cut: LineRange | null, items: number | null): string {
   if (!cut) return "";

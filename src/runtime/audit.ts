@@ -1,13 +1,16 @@
 /**
  * The audit trail (issue 5, "Audit and stats"): one JSON line per call with every stage's
- * outcome. Writes are buffered and flushed in batches (at most `FLUSH_DELAY_MS` after a call, or
- * as soon as `FLUSH_BATCH` lines wait), so the call path never waits on the disk and a busy server
- * pays one write per batch, not one per call; token counts are computed at flush time, off the
- * call path. `close()`, `flush()` and process exit flush synchronously, so no line is lost.
+ * outcome. A line is completed (token counts) and serialised when its call ends, in bounded work
+ * whatever the call's text (`countTokensBounded`: a huge argument is counted as far as one step
+ * reads and the rest estimated, and the record says so). It is written at once unless another
+ * line was written less than `FLUSH_DELAY_MS` before; then it joins a batch written at most
+ * `FLUSH_DELAY_MS` later, or as soon as `FLUSH_BATCH` lines wait — a busy server pays one write
+ * per batch, an idle one has each line on disk before its answer leaves. `close()`, `flush()`
+ * and process exit write what waits, so no line is lost.
  */
 import { closeSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { countTokens } from "../observation/tokens.js";
+import { countTokensBounded, type BoundedCount } from "../observation/tokens.js";
 import { AUDIT_FILE, defaultStateDir } from "../state/location.js";
 import { ensurePrivateDir, openPrivateAppend } from "../state/private.js";
 import type { AuditRecord } from "./types.js";
@@ -23,7 +26,7 @@ export const FLUSH_BATCH = 256;
  */
 export interface PendingAudit {
   record: Omit<AuditRecord, "argument_tokens" | "observation_tokens"> & { argument_tokens: number | null; observation_tokens: number | null };
-  /** The call's arguments; serialised and counted when the line is written. */
+  /** The call's arguments; serialised and counted when the sink receives the entry (the call's end). */
   arguments: unknown;
   observation_text: string;
 }
@@ -42,24 +45,29 @@ export interface AuditSink {
 const ARGUMENT_COUNTS_MAX = 1024;
 const argumentCounts = new Map<string, number>();
 
-function argumentTokens(args: unknown): number {
+function argumentTokens(args: unknown): BoundedCount {
   const text = JSON.stringify(args) ?? "";
-  let n = argumentCounts.get(text);
-  if (n === undefined) {
-    n = countTokens(text);
+  const known = argumentCounts.get(text);
+  if (known !== undefined) return { tokens: known, exact: true };
+  const n = countTokensBounded(text);
+  if (n.exact && text.length <= 4096) {
     if (argumentCounts.size >= ARGUMENT_COUNTS_MAX) argumentCounts.clear();
-    if (text.length <= 4096) argumentCounts.set(text, n);
+    argumentCounts.set(text, n.tokens);
   }
   return n;
 }
 
-/** Fills in lazily counted token figures. */
+/** Fills in lazily counted token figures, and says which ones are estimates. */
 export function completeRecord(entry: PendingAudit): AuditRecord {
   const r = entry.record;
+  const args = r.argument_tokens === null ? argumentTokens(entry.arguments) : { tokens: r.argument_tokens, exact: true };
+  const obs = r.observation_tokens === null ? countTokensBounded(entry.observation_text) : { tokens: r.observation_tokens, exact: true };
   return {
     ...r,
-    argument_tokens: r.argument_tokens ?? argumentTokens(entry.arguments),
-    observation_tokens: r.observation_tokens ?? countTokens(entry.observation_text),
+    argument_tokens: args.tokens,
+    observation_tokens: obs.tokens,
+    ...(args.exact ? {} : { argument_tokens_estimated: true }),
+    ...(obs.exact ? {} : { observation_tokens_estimated: true }),
   };
 }
 
@@ -81,9 +89,10 @@ export function createAuditSink(path: string = join(defaultStateDir(process.cwd(
     return openPrivateAppend(path, "the audit trail");
   };
   if (options.openNow) fd = open();
-  let buffer: PendingAudit[] = [];
+  let buffer: string[] = [];
   let timer: NodeJS.Timeout | null = null;
   let immediate: NodeJS.Immediate | null = null;
+  let lastWrite = -Infinity;
   let closed = false;
 
   const flush = () => {
@@ -94,7 +103,8 @@ export function createAuditSink(path: string = join(defaultStateDir(process.cwd(
     const batch = buffer;
     buffer = [];
     fd ??= open();
-    writeSync(fd, batch.map((e) => JSON.stringify(completeRecord(e)) + "\n").join(""));
+    writeSync(fd, batch.join(""));
+    lastWrite = performance.now();
   };
   // From a timer, where a throw would end the process: a trail that cannot be opened (say, a
   // link planted at its name) loses that batch and says so on stderr. flush() and close() throw.
@@ -112,8 +122,11 @@ export function createAuditSink(path: string = join(defaultStateDir(process.cwd(
   return {
     write(entry) {
       if (closed) throw new Error(`audit sink ${path} is closed; create a new gateway to keep auditing`);
-      buffer.push(entry);
-      if (buffer.length >= FLUSH_BATCH) immediate ??= setImmediate(flushSoon);
+      // Counted and serialised now, while the call ends: the work is bounded per call, and a
+      // batch written later (or at exit) costs no counting.
+      buffer.push(JSON.stringify(completeRecord(entry)) + "\n");
+      if (performance.now() - lastWrite >= FLUSH_DELAY_MS && buffer.length === 1) flushSoon();
+      else if (buffer.length >= FLUSH_BATCH) immediate ??= setImmediate(flushSoon);
       // Unreferenced: a pending line never keeps the process alive (exit and close flush it).
       else timer ??= setTimeout(flushSoon, FLUSH_DELAY_MS).unref();
     },

@@ -172,7 +172,9 @@ export function createGateway(options: GatewayOptions): Gateway {
     let replayOnly = false;
     if (c.authority === "A3") {
       const binding = { tool: tool.name, args_hash: keyed.fingerprint, capability_id: requesterCapability(c.granted), trajectory_id: p.trajectory_id };
-      const gate = await c.stage("approve", () => approvalGate(store, { binding, arguments: args, approval_id: p.approval_id, channels, key: keyed.key, now: clock(), ttl_ms }));
+      // The record keeps the arguments as the model may see them (a configured secret redacted);
+      // the binding's hash is of the real arguments, so the approval covers exactly this call.
+      const gate = await c.stage("approve", () => approvalGate(store, { binding, arguments: redactor.json(args), approval_id: p.approval_id, channels, key: keyed.key, now: clock(), ttl_ms }));
       if (isRefusal(gate)) {
         c.approval = gate.approval ?? null;
         return fail(c, gate);
@@ -183,7 +185,7 @@ export function createGateway(options: GatewayOptions): Gateway {
 
     const lease_ms = Math.max(options.lease_ms ?? DEFAULT_LEASE_MS, (abort.timeout_ms ?? 0) + LEASE_MARGIN_MS);
     const settled = await c.stage("settle", () =>
-      settleStage({ store, tool, args, ctx, key: keyed.key, fingerprint: keyed.fingerprint, lease_ms, now: clock, run: async () => (replayOnly ? refuseRun(tool.name) : c.stage("execute", () => execute(tool, args, ctx, abort))) }),
+      settleStage({ store, tool, args, ctx, key: keyed.key, fingerprint: keyed.fingerprint, lease_ms, now: clock, redactor, run: async () => (replayOnly ? refuseRun(tool.name) : c.stage("execute", () => execute(tool, args, ctx, abort))) }),
     );
     c.record_state = settled.record_state;
     if (isRefusal(settled)) return fail(c, settled);

@@ -2,12 +2,17 @@
  * Stage 4, settle: A2 and A3 calls run through the idempotency record (seed 000, "The endpoint
  * record"), keyed by the derived key or the client's key; A0/A1 calls skip it. Every outcome
  * that is not a fresh execution becomes an observation saying what happened and what to do.
+ * The record stores what the model may see: the result, a probe's result and a thrown message
+ * pass through the gateway's redactor before the store gets them, so a replay answers with the
+ * redacted result and no configured secret rests in the store.
  */
-import type { JsonValue, ToolContext, ToolSpec } from "../schema/types.js";
+import type { JsonValue, ProbeOutcome, ToolContext, ToolSpec } from "../schema/types.js";
 import { settle, type SettleOptions } from "../idempotency/settle.js";
 import type { InDoubtCause, SettleOutcome } from "../idempotency/outcome.js";
 import type { Store } from "../idempotency/store.js";
 import { StoreUnavailableError } from "../idempotency/errors.js";
+import { storableResult } from "../idempotency/transitions.js";
+import type { Redactor } from "../observation/redact.js";
 import { refuse, type Refusal } from "./call.js";
 import { fromStored, type Executed } from "./execute.js";
 import { thrownRefusal } from "./failures.js";
@@ -28,21 +33,24 @@ export interface SettleStageInput {
   lease_ms: number;
   now: () => number;
   run: () => Promise<Executed>;
+  /** Applied to what the record stores (the result, a probe's result, a thrown message). */
+  redactor: Redactor;
 }
 
 /** Runs `run` at most once for the key; returns the result (fresh or replayed) or a refusal. */
 export async function settleStage(input: SettleStageInput): Promise<Settled | (Refusal & { record_state: string | null })> {
-  const { tool } = input;
+  const { tool, redactor } = input;
   const options: SettleOptions = {
     lease_ms: input.lease_ms,
     fingerprint: input.fingerprint,
     tool: tool.name,
     now: input.now,
-    ...(tool.probe ? { probe: () => tool.probe!(input.args as Record<string, unknown>, input.ctx) } : {}),
+    ...(tool.probe ? { probe: async () => redactProbe(await redacting(redactor, () => tool.probe!(input.args as Record<string, unknown>, input.ctx)), redactor) } : {}),
   };
+  const run = async () => redactResult(await redacting(redactor, input.run), redactor);
   let outcome: SettleOutcome;
   try {
-    outcome = await settle(input.store, input.key, input.run, options);
+    outcome = await settle(input.store, input.key, run, options);
   } catch (err) {
     if (err instanceof StoreUnavailableError) {
       const ran = err.effect !== "not_started";
@@ -99,6 +107,30 @@ export async function settleStage(input: SettleStageInput): Promise<Settled | (R
         record_state: "IN_DOUBT",
       };
   }
+}
+
+/** Runs `fn`; a message it throws is redacted in place (the record's IN_DOUBT reason quotes it), the error itself kept. */
+async function redacting<T>(redactor: Redactor, fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (!redactor.empty && err instanceof Error) {
+      const message = redactor.text(err.message);
+      if (message !== err.message) err.message = message;
+    }
+    throw err;
+  }
+}
+
+/** The result as the record will store it; one the store would refuse (not JSON) is left for settle to report. */
+function redactResult(result: Executed, redactor: Redactor): Executed {
+  if (redactor.empty || !storableResult(result).ok) return result;
+  return redactor.json(result as unknown as JsonValue) as unknown as Executed;
+}
+
+function redactProbe(outcome: ProbeOutcome, redactor: Redactor): ProbeOutcome {
+  if (redactor.empty || outcome?.outcome !== "applied" || !storableResult(outcome.result).ok) return outcome;
+  return { ...outcome, result: redactor.json(outcome.result) };
 }
 
 /**

@@ -78,7 +78,10 @@ export interface Observation {
    * (`omitted_tokens` > 0) or the tool cut its own result (`by_tool`); how to get the rest.
    */
   truncated?: {
-    /** Tokens the gateway cut from the rendering; 0 when only the tool cut. */
+    /**
+     * Tokens the gateway cut from the rendering; 0 when only the tool cut. For a text too long
+     * to encode whole, an estimate from its ends (the marker in `text` then says "about").
+     */
     omitted_tokens: number;
     /** What the tool itself left out (ToolResult `truncated`), e.g. `{ omitted: 24751, unit: "bytes" }`. */
     by_tool?: { omitted: number; unit: string };
@@ -162,8 +165,19 @@ export interface AuditRecord {
    * decided through and who decided it (`channel:principal`, see `ApprovalDecider`); null otherwise.
    */
   approval?: { id: string; channel: string | null; approver: string | null } | null;
+  /** o200k tokens of the arguments' JSON text. */
   argument_tokens: number;
+  /** o200k tokens of the observation's text. */
   observation_tokens: number;
+  /**
+   * Present (true) when `argument_tokens` is an estimate: the text was too long (over 128 K
+   * characters) or too costly (over 8 KB of text new to the piece cache) to count whole in one
+   * bounded step; what was read is counted exactly and the rest estimated from samples spread
+   * over it (`countTokensBounded`; within a few percent on ordinary text).
+   */
+  argument_tokens_estimated?: true;
+  /** Present (true) when `observation_tokens` is an estimate, as for `argument_tokens_estimated`. */
+  observation_tokens_estimated?: true;
   truncated: boolean;
   latency_ms: number;
 }

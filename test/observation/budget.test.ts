@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
 import { fitText, surelyFits, takeHead } from "../../src/observation/budget.js";
 import { countTokens } from "../../src/observation/tokens.js";
@@ -111,5 +112,62 @@ describe("takeHead", () => {
       }),
       { numRuns: 100, seed: 7 },
     );
+  });
+});
+
+describe("a text too long to encode whole", () => {
+  const require = createRequire(import.meta.url);
+  const o200k = require("gpt-tokenizer/cjs/encoding/o200k_base") as { encode: (text: string, options?: unknown) => number[] };
+  /** Characters the encoder is handed while `fn` runs. */
+  function encoded<T>(fn: () => T): { value: T; chars: number } {
+    const original = o200k.encode;
+    let chars = 0;
+    o200k.encode = (text, options) => {
+      chars += text.length;
+      return original(text, options);
+    };
+    try {
+      return { value: fn(), chars };
+    } finally {
+      o200k.encode = original;
+    }
+  }
+  // 10 MB of varied lines, unlike anything cached: each line has its own number and word.
+  const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "kappa"];
+  const huge = Array.from({ length: 200_000 }, (_, i) => `line ${i} ${words[i % 8]}${i * 7919} of the proxied output, with some text`).join("\n");
+
+  it("is cut to the budget reading only near its ends, with an estimated count the marker says is one", () => {
+    expect(huge.length).toBeGreaterThan(10_000_000);
+    const { value: r, chars } = encoded(() => fitText(huge, 2000, (n, cut, estimated) => `[cut ${estimated ? "about " : ""}${n} tokens${cut ? ` lines ${cut.first}-${cut.last} of ${cut.total}` : ""}]`));
+    // About two budgets' worth of text from each end, not 10 MB.
+    expect(chars).toBeLessThan(200_000);
+    expect(r.tokens).toBeLessThanOrEqual(2000);
+    expect(countTokens(r.text)).toBe(r.tokens);
+    expect(r.estimated).toBe(true);
+    expect(r.text.startsWith("line 0 alpha0 of the proxied output")).toBe(true);
+    expect(r.text.endsWith(huge.slice(huge.lastIndexOf("\n") + 1))).toBe(true);
+    const m = /\[cut about (\d+) tokens lines (\d+)-(\d+) of 200000\]/.exec(r.text);
+    expect(m).not.toBeNull();
+    // The estimate is close for text like this (the count would have taken seconds).
+    const truth = countTokens(huge) - countTokens(r.text.replace(m![0], ""));
+    expect(Math.abs(Number(m![1]) - truth) / truth).toBeLessThan(0.05);
+    // What a continuation would serve is exactly the middle.
+    const head = r.text.slice(0, m!.index);
+    const tail = r.text.slice(m!.index + m![0].length + 1);
+    expect(head + r.removed + tail).toBe(huge);
+  });
+
+  it("a text over the whole-encode size that still fits is told so exactly", () => {
+    const text = "word ".repeat(4000); // 20,000 characters, 4,000 tokens
+    const r = fitText(text, 5000, marker);
+    expect(r).toEqual({ text, omitted_tokens: 0, tokens: countTokens(text), removed: "" });
+  });
+
+  it("takeHead pages through it reading about one page", () => {
+    const { value, chars } = encoded(() => takeHead(huge, 500));
+    expect(chars).toBeLessThan(50_000);
+    expect(countTokens(value.head)).toBeLessThanOrEqual(500);
+    expect(value.head + value.rest).toBe(huge);
+    expect(value.head.endsWith("\n")).toBe(true);
   });
 });

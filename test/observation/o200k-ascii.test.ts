@@ -48,6 +48,30 @@ describe("o200k ASCII pre-tokenizer", () => {
     }
   });
 
+  it("with a length bound cuts a longer piece at the bound and leaves shorter pieces alone", () => {
+    const next = random(13);
+    const cut = (text: string, max: number) => {
+      const pieces: string[] = [];
+      for (let i = 0; i < text.length; ) {
+        const end = pieceEnd(text, i, max);
+        expect(end).toBeGreaterThan(i);
+        pieces.push(text.slice(i, end));
+        i = end;
+      }
+      return pieces;
+    };
+    for (let n = 0; n < 3000; n++) {
+      // Runs of one class (letters, punctuation, spaces, line breaks) among ordinary text.
+      let text = "";
+      while (text.length < 200) text += next() < 0.2 ? ALPHABET[Math.floor(next() * ALPHABET.length)]!.repeat(Math.floor(next() * 40)) : ALPHABET[Math.floor(next() * ALPHABET.length)]!;
+      const whole = byHand(text);
+      const bounded = cut(text, 16);
+      expect(bounded.join("")).toBe(text);
+      expect(Math.max(...bounded.map((p) => p.length))).toBeLessThanOrEqual(16);
+      if (Math.max(...whole.map((p) => p.length)) <= 16) expect(bounded).toEqual(whole);
+    }
+  });
+
   it("cuts real text (this project's sources) like the regex, and counts it like the encoder", () => {
     const dirs = ["src/observation", "src/mcp", "src/runtime"];
     let files = 0;

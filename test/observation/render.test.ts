@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
 import { renderError, renderResult, outputText } from "../../src/observation/render.js";
 import { createRedactor } from "../../src/observation/redact.js";
@@ -61,6 +62,46 @@ describe("renderResult", () => {
       opts(500, ["abcdef123456"]),
     );
     expect(JSON.stringify(observation)).not.toContain("abcdef123456");
+  });
+});
+
+describe("a result too long to encode whole (a proxied 10 MB output)", () => {
+  const require = createRequire(import.meta.url);
+  const o200k = require("gpt-tokenizer/cjs/encoding/o200k_base") as { encode: (text: string, options?: unknown) => number[] };
+  function encodedChars(fn: () => void): number {
+    const original = o200k.encode;
+    let chars = 0;
+    o200k.encode = (text, options) => {
+      chars += text.length;
+      return original(text, options);
+    };
+    try {
+      fn();
+    } finally {
+      o200k.encode = original;
+    }
+    return chars;
+  }
+  const huge = Array.from({ length: 200_000 }, (_, i) => `record ${i}: value ${i * 31} ok`).join("\n");
+
+  it("fits the budget, says the cut count is an estimate, and encodes a bounded part", () => {
+    let rendered!: ReturnType<typeof renderResult>;
+    const chars = encodedChars(() => (rendered = renderResult({ tool: "proxy_read", call_id: "c", output: huge }, opts(2000))));
+    expect(chars).toBeLessThan(250_000);
+    const { observation, tokens } = rendered;
+    expect(tokens).toBeLessThanOrEqual(2000);
+    expect(countTokens(observation.text)).toBe(tokens);
+    expect(observation.text).toMatch(/\[toolgate cut about \d+ tokens here \(lines \d+–\d+ of 200000\) to fit the 2000-token budget\./);
+    expect(observation.truncated?.omitted_tokens).toBeGreaterThan(1_000_000);
+  });
+
+  it("a frame of megabytes (a huge post-state) is cut as a whole, counted only as far as the budget", () => {
+    const state = { dump: huge };
+    let rendered!: ReturnType<typeof renderResult>;
+    const chars = encodedChars(() => (rendered = renderResult({ tool: "t", call_id: "c", output: "done", state }, opts(500))));
+    expect(chars).toBeLessThan(250_000);
+    expect(rendered.tokens).toBeLessThanOrEqual(500);
+    expect(rendered.observation.text).toMatch(/\[toolgate cut about \d+ tokens to fit the 500-token budget\./);
   });
 });
 

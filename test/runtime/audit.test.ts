@@ -59,22 +59,29 @@ describe("audit trail", () => {
     ).toThrow(/^audit sink .*closed\.jsonl is closed; create a new gateway to keep auditing$/);
   });
 
-  it("batches lines: a live trail is written within FLUSH_DELAY_MS without close, and a full batch on the next turn", async () => {
+  it("writes a line at once on an idle trail; lines that follow within FLUSH_DELAY_MS are batched, a full batch on the next turn", async () => {
     const path = join(dir, "live.jsonl");
     const sink = createAuditSink(path);
     const entry = (i: number) => ({ record: { call_id: `c${i}`, argument_tokens: null, observation_tokens: null } as never, arguments: { i }, observation_text: `text ${i}` });
+    const read = () => readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
     sink.write(entry(0));
-    await new Promise((r) => setTimeout(r, FLUSH_DELAY_MS + 50));
-    const first = readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+    // On disk before write() returns: nothing was written in the last FLUSH_DELAY_MS.
+    const first = read();
     expect(first).toEqual([{ call_id: "c0", argument_tokens: countTokens('{"i":0}'), observation_tokens: countTokens("text 0") }]);
-    for (let i = 1; i <= FLUSH_BATCH; i++) sink.write(entry(i));
+    // Right after a write, lines wait (at most the first may go at once, if the delay has passed):
+    // FLUSH_BATCH waiting lines are written on the next turn.
+    for (let i = 1; i <= FLUSH_BATCH + 1; i++) sink.write(entry(i));
     await new Promise((r) => setImmediate(r));
-    expect(readFileSync(path, "utf8").trimEnd().split("\n")).toHaveLength(1 + FLUSH_BATCH);
+    expect(read()).toHaveLength(FLUSH_BATCH + 2);
+    // A line that joins a batch is written within FLUSH_DELAY_MS, without close or flush.
+    sink.write(entry(1));
+    sink.write(entry(2));
+    await new Promise((r) => setTimeout(r, FLUSH_DELAY_MS + 50));
+    expect(read()).toHaveLength(FLUSH_BATCH + 4);
     sink.write(entry(0));
     sink.flush();
-    const lines = readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
     // A repeated argument text is counted exactly (served from the per-text cache).
-    expect(lines.at(-1)).toEqual(first[0]);
+    expect(read().at(-1)).toEqual(first[0]);
     await sink.close();
   });
 });
