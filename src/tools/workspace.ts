@@ -111,7 +111,8 @@ export function openWorkspace(root: string, options: WorkspaceOptions = {}): Wor
     if (typeof path !== "string" || !isAbsolute(path)) {
       throw new NoEffectError(`${field} must be an absolute path inside the workspace ${real}; received ${JSON.stringify(path)}; example ${JSON.stringify(real + "/README.md")}`, "invalid_path");
     }
-    // TODO(escape): the path as given (JSON-quoted) and the walked paths are named in every refusal below; pass them through escapeUntrusted once it lands.
+    // The refusals below name the path as given and the walked paths; the gateway's renderer shows
+    // their control, bidi and invisible characters escaped (observation/escape.ts).
     const outside = (resolved: string) =>
       new NoEffectError(`${field} ${JSON.stringify(path)} resolves to ${resolved}, which is outside the workspace ${real}; use a path under ${real}/`, "outside_workspace");
     let lexical = resolveLexically(path);
