@@ -31,9 +31,9 @@ export default async function toolsBench(h: Harness): Promise<void> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "tg-tools-bench-")));
   try {
     // The same flags as bash_execute, taken from the launcher itself (without the per-run cgroup wrapper).
-    const launcher = createBubblewrap({ pidsCgroup: null });
+    const launcher = createBubblewrap({ cgroups: "off" });
     const choose = launcherChooser(createBubblewrap(), false);
-    const raw = launcher.plan({ command: "true", workspace: dir, limits: DEFAULT_BASH_LIMITS });
+    const raw = await launcher.plan({ command: "true", workspace: dir, limits: DEFAULT_BASH_LIMITS });
     await h.compare({
       area: "tools",
       hot_path: "bash_execute `true` (bwrap envelope)",
