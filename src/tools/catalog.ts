@@ -215,7 +215,8 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     effect: "read",
     check: (args) => ws.check(args.path),
     grant: async (args) => ({ op: "read", target: await ws.target(args.path) }),
-    handler: (args, ctx) => grepSearch(ws, args, grepLimits, ctx.signal, ctx),
+    // ripgrep runs in bash_execute's envelope: the same launcher (probed once) and limits.
+    handler: (args, ctx) => grepSearch(ws, args, grepLimits, ctx.signal, ctx, { choose: chooseLauncher, limits: bashLimits }),
     timeout_ms: 60_000,
     budget_tokens: grepLimits.page_tokens + 500,
   });

@@ -30,7 +30,7 @@ import { NoEffectError } from "../../schema/errors.js";
 import { HOME, JOIN_SCRIPT, pathArgs, SECCOMP_FD, setprivArgs, systemArgs, tmpArgs } from "./bwrap-args.js";
 import { createRunCgroup, findCgroupBases, type CgroupBases, type RunCgroup } from "./cgroup.js";
 import { handOver } from "./handover.js";
-import { limitedBash, sandboxEnv, type EnvelopeRun, type ExtraFd, type LaunchPlan, type SandboxLauncher } from "./launcher.js";
+import { limitedArgv, limitedBash, sandboxEnv, type EnvelopeRun, type ExtraFd, type LaunchPlan, type SandboxLauncher } from "./launcher.js";
 import { startMonitor, type Monitor } from "./monitor.js";
 import { changedPaths, openWorkspaceRoot, protect } from "./protect.js";
 import { RESTORE_SCRIPT, restoreProtected } from "./restore.js";
@@ -152,7 +152,8 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
       root = undefined;
     };
     // A root sandbox's user may have other processes on the host, all counted by RLIMIT_NPROC: there the pids cgroup bounds processes.
-    const inner = bash ? limitedBash(run, { readyFd: READY_FD, addressSpace: found.memory === undefined, processes: !(user && found.pids) }) : [...run.argv!];
+    const addressSpace = found.memory === undefined;
+    const inner = bash ? limitedBash(run, { readyFd: READY_FD, addressSpace, processes: !(user && found.pids) }) : limitedArgv(run, run.argv!, { addressSpace });
     const args = [
       ...system,
       ...tmpArgs(run.limits.max_tmp_bytes, asRoot),
@@ -177,7 +178,6 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
       extraFds,
       started(pid, stop) {
         release();
-        if (!writable) return;
         monitor = startMonitor({
           rootPid: pid,
           membersFile: cgroup?.membersFile ?? null,
