@@ -87,7 +87,7 @@ export function sandboxDenials(outcome: RunOutcome, workspace: string, limits: E
     add("memory_limit", `the sandbox's memory limit (${formatBytes(limits.max_memory_bytes)} for the whole command, files in /tmp and HOME included) stopped it${r.memory_limit_hit ? ": the kernel killed a process that needed more" : ""}`);
   }
   if (r.cpu_limit_hit || outcome.signal === "SIGXCPU" || /CPU time limit exceeded/.test(text)) {
-    add("cpu_limit", `the sandbox's CPU limit (${limits.max_cpu_seconds} CPU-seconds for the whole command, all processes together) stopped it`);
+    add("cpu_limit", `the sandbox's CPU limit (${limits.max_cpu_seconds} CPU-second${limits.max_cpu_seconds === 1 ? "" : "s"} for the whole command, all processes together) stopped it`);
   }
   if (r.disk_limit_hit) {
     add("disk_limit", `the command wrote more than the sandbox allows to the workspace in one call (${formatBytes(limits.max_write_bytes)}; about ${formatBytes(r.written_bytes)} seen) and was stopped; write less per call or clean up first`);
