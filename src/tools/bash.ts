@@ -148,7 +148,7 @@ export async function executeBash(
 
 /** The envelope's setup failed before the command started (cgroup join, uid switch, bwrap's mounts): nothing ran. */
 function notStarted(o: RunOutcome): NoEffectError {
-  const said = o.stderr.text.trim() || `exit status ${o.exit_code}`;
+  const said = o.report.setup_error ?? (o.stderr.text.trim() || `exit status ${o.exit_code}`);
   const cgroup = /cgroup/.test(said)
     ? " Fix: let toolgate's user write that cgroup folder (or remove it if an earlier run as root created it), or create the catalog with sandbox cgroups \"off\" to bound runs by ulimit alone."
     : "";

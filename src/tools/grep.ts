@@ -184,9 +184,8 @@ async function runRipgrep(ws: Workspace, argv: string[], o: GrepLimits & { first
   if (!reader.stopped) reader.end();
   if (exit.aborted) throw new NoEffectError("grep_search was stopped by the caller before ripgrep finished; nothing was changed", "search_aborted");
   if (exit.timed_out) throw new NoEffectError(`ripgrep did not finish within ${envelope.timeout_ms ?? 60_000} ms; narrow the path or glob, then call grep_search again`, "search_timeout");
-  // bwrap (or the cgroup wrapper) failing to set up reports itself on stderr before ripgrep runs.
-  if (!reader.stopped && exit.code !== 0 && exit.code !== 2 && /^(bwrap|sh|setpriv|toolgate-cgroup)\b/m.test(stderr)) {
-    throw new NoEffectError(`grep_search's sandbox could not start ripgrep: ${stderr.trim()}; nothing was searched`, "sandbox_unavailable");
-  }
+  // bwrap (or setpriv, or the cgroup join) failing to set up is told apart from ripgrep's own exit.
+  const setup = exit.report.setup_error ?? (!reader.stopped && exit.code !== 0 && exit.code !== 2 && /^(bwrap|setpriv|toolgate-sandbox)\b/m.test(stderr) ? stderr.trim() : null);
+  if (setup !== null) throw new NoEffectError(`grep_search's sandbox could not start ripgrep: ${setup}; nothing was searched`, "sandbox_unavailable");
   return { matches: reader.kept, total: reader.matches, stderr, code: exit.code, stopped: reader.stopped };
 }

@@ -135,7 +135,7 @@ describe.runIf(binaryAvailable("bwrap"))("bash_execute", () => {
       const launcher = launcherChooser(createBubblewrap({ cgroups: { cpu: { dir: base, version: 1 } }, warn: () => {} }), false);
       const err = await executeBash(launcher, s.root, { command: "touch joined.txt" }, DEFAULT_BASH_LIMITS).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(NoEffectError);
-      expect((err as Error).message).toMatch(new RegExp(`^bash_execute's sandbox could not start the command: cannot join the cgroup: writing to ${base}/run-\\d+-\\d+/cgroup\\.procs failed; nothing was run\\. Fix: `));
+      expect((err as Error).message).toMatch(new RegExp(`^bash_execute's sandbox could not start the command: cannot join the cgroup: writing to ${base}/run-\\d+-\\d+/cgroup\\.procs failed \\(ENOSPC\\); nothing was run\\. Fix: `));
       expect(existsSync(`${s.root}/joined.txt`)).toBe(false);
     } finally {
       // The run's folder is removed in the background; wait for it before the base.

@@ -134,6 +134,19 @@ describe.runIf(ready && asRoot)("escape suite: host privilege, toolgate as root"
     }
   });
 
+  it("grep_search, a reading tool, runs as the sandbox user too but changes no owner", async () => {
+    const t = makeWorkspace("escape-priv-grep");
+    try {
+      t.write("a.txt", "needle\n");
+      const tools = new Map(createCodingCatalog({ workspace: t.root, sandbox: { warn: () => {} } }).map((x) => [x.name, x]));
+      const out = ((await tools.get("grep_search")!.handler({ pattern: "needle", path: t.root }, ctx())) as { output: { total: number } }).output;
+      expect(out.total).toBe(1);
+      expect([lstatSync(t.root).uid, lstatSync(join(t.root, "a.txt")).uid]).toEqual([0, 0]);
+    } finally {
+      t.cleanup();
+    }
+  });
+
   it("runs as the workspace's owner when that is not root, and as the uid given; never as root", async () => {
     const t = makeWorkspace("escape-priv-owner");
     try {

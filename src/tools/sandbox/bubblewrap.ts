@@ -21,13 +21,15 @@
  *   (user.ts) before bwrap starts, and a root-owned workspace is handed to that user once
  *   (handover.ts);
  * - the run's bounds (launcher.ts EnvelopeLimits): per-run cgroups where they can be created
- *   (cgroup.ts; the wrapper joins them before the uid switch, so nothing starts outside), `ulimit`
+ *   (cgroup.ts; bwrap waits after its setup until toolgate has moved it in, so nothing the command
+ *   starts is outside), `ulimit`
  *   always, and a watch on bytes written, CPU time and protected paths (monitor.ts).
  */
 import { spawn } from "node:child_process";
-import { closeSync, statSync } from "node:fs";
+import { closeSync, statSync, writeFileSync } from "node:fs";
+import type { Duplex } from "node:stream";
 import { NoEffectError } from "../../schema/errors.js";
-import { HOME, JOIN_SCRIPT, pathArgs, SECCOMP_FD, setprivArgs, systemArgs, tmpArgs } from "./bwrap-args.js";
+import { HOME, pathArgs, SECCOMP_FD, setprivArgs, systemArgs, tmpArgs } from "./bwrap-args.js";
 import { createRunCgroup, findCgroupBases, type CgroupBases, type RunCgroup } from "./cgroup.js";
 import { handOver } from "./handover.js";
 import { limitedArgv, limitedBash, sandboxEnv, type EnvelopeRun, type ExtraFd, type LaunchPlan, type SandboxLauncher } from "./launcher.js";
@@ -65,10 +67,8 @@ export interface BubblewrapOptions {
   warn?: (message: string) => void;
 }
 
-/** Room on top of max_processes for bwrap, its init and the wrapper shells. */
+/** Room on top of max_processes for bwrap, its init and the shell that sets the limits. */
 const LAUNCHER_TASKS = 4;
-/** The readiness channel of a bash run: the inner shell writes one byte here once its limits are set. */
-const READY_FD = 4;
 
 /** Creates the bubblewrap launcher. The host layout is read once, here. */
 export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLauncher {
@@ -91,15 +91,15 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
   const handovers = new Map<string, Promise<void>>();
   let probed: Promise<string | null> | undefined;
 
-  /** The process for bwrap `args` running `inner` (as `user` when root mounts), joining `cgroup` first. */
-  const command = (args: string[], inner: readonly string[], user: SandboxUser | null, cgroup: RunCgroup | null): { file: string; args: string[] } => {
-    const bwrap = [binary, ...args, "--", ...(user ? setprivArgs(setpriv, user) : []), ...inner];
-    if (!cgroup) return { file: bwrap[0]!, args: bwrap.slice(1) };
-    return { file: "/bin/sh", args: ["-c", JOIN_SCRIPT, "toolgate-cgroup", String(cgroup.procsFiles.length), ...cgroup.procsFiles, ...bwrap] };
-  };
+  /** The process for bwrap `args` running `inner` (as `user` when root mounts). */
+  const command = (args: string[], inner: readonly string[], user: SandboxUser | null): { file: string; args: string[] } => ({
+    file: binary,
+    args: [...args, "--", ...(user ? setprivArgs(setpriv, user) : []), ...inner],
+  });
 
+  // Only a run that may write needs the tree: a reading one (grep_search) never changes an owner.
   const handoverOnce = (run: EnvelopeRun, user: SandboxUser | null): Promise<void> => {
-    if (!user || options.chownWorkspace === false || euid !== 0) return Promise.resolve();
+    if (!user || options.chownWorkspace === false || euid !== 0 || run.readOnlyWorkspace === true) return Promise.resolve();
     let pending = handovers.get(run.workspace);
     if (!pending) {
       pending = (async () => {
@@ -121,7 +121,7 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
   const cleanup = (workspace: string, user: SandboxUser | null) => async (scriptArgs: string[]) => {
     const root = openWorkspaceRoot(workspace);
     const args = [...system, ...tmpArgs(1 << 20, asRoot), ...pathArgs(workspace, asRoot), "--bind-fd", String(SECCOMP_FD + 1), workspace, "--remount-ro", "/", "--chdir", workspace, "--seccomp", String(SECCOMP_FD)];
-    const c = command(args, ["/bin/sh", "-c", RESTORE_SCRIPT, "toolgate-restore", ...scriptArgs], user, null);
+    const c = command(args, ["/bin/sh", "-c", RESTORE_SCRIPT, "toolgate-restore", ...scriptArgs], user);
     const { code, stderr } = await spawnOnce(c.file, c.args, filter!, [root], workspace).finally(() => closeSync(root));
     if (code !== 0) throw new Error(stderr.trim() || `exit status ${code}`);
   };
@@ -134,8 +134,12 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
     const found = cgroupBases();
     const cgroup = Object.keys(found).length > 0 ? createRunCgroup(found, { maxTasks: run.limits.max_processes + LAUNCHER_TASKS, memoryBytes: run.limits.max_memory_bytes }) : null;
     const bash = run.argv === undefined;
-    // The child's descriptors: 3 the filter, 4 the readiness channel (bash), then the workspace root and the protected paths.
-    const rootFd = SECCOMP_FD + (bash ? 2 : 1);
+    // The child's descriptors: 3 the filter, then the readiness channel (bash), bwrap's info and
+    // block channels (with cgroups), the workspace root and the protected paths.
+    const readyFd = SECCOMP_FD + 1;
+    const infoFd = SECCOMP_FD + (bash ? 2 : 1);
+    const blockFd = infoFd + 1;
+    const rootFd = cgroup ? blockFd + 1 : infoFd;
     let root: number | undefined;
     let protection;
     try {
@@ -153,7 +157,7 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
     };
     // A root sandbox's user may have other processes on the host, all counted by RLIMIT_NPROC: there the pids cgroup bounds processes.
     const addressSpace = found.memory === undefined;
-    const inner = bash ? limitedBash(run, { readyFd: READY_FD, addressSpace, processes: !(user && found.pids) }) : limitedArgv(run, run.argv!, { addressSpace });
+    const inner = bash ? limitedBash(run, { readyFd, addressSpace, processes: !(user && found.pids) }) : limitedArgv(run, run.argv!, { addressSpace });
     const args = [
       ...system,
       ...tmpArgs(run.limits.max_tmp_bytes, asRoot),
@@ -168,16 +172,32 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
       run.workspace,
       "--seccomp",
       String(SECCOMP_FD),
+      // With cgroups bwrap stops after its setup, before it forks the command, until toolgate has moved it and its child in.
+      ...(cgroup ? ["--info-fd", String(infoFd), "--block-fd", String(blockFd)] : []),
     ];
-    const extraFds: ExtraFd[] = [{ input: filter }, ...(bash ? [{ ready: true } as const] : []), { fd: root! }, ...protection.fds.map((fd) => ({ fd }))];
+    const extraFds: ExtraFd[] = [
+      { input: filter },
+      ...(bash ? [{ ready: true } as const] : []),
+      ...(cgroup ? [{ pipe: true } as const, { pipe: true } as const] : []),
+      { fd: root! },
+      ...protection.fds.map((fd) => ({ fd })),
+    ];
     let monitor: Monitor | undefined;
+    let setupError: string | null = null;
     return {
-      ...command(args, inner, user, cgroup),
+      ...command(args, inner, user),
       env: sandboxEnv(HOME),
       cwd: run.workspace,
       extraFds,
-      started(pid, stop) {
+      started(pid, stop, pipes) {
         release();
+        if (cgroup) {
+          const [info, block] = [pipes[infoFd - SECCOMP_FD]!, pipes[blockFd - SECCOMP_FD]!];
+          admit(cgroup, pid, info, block, (why) => {
+            setupError = why;
+            stop("setup");
+          });
+        }
         monitor = startMonitor({
           rootPid: pid,
           membersFile: cgroup?.membersFile ?? null,
@@ -203,6 +223,7 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
           written_bytes: seen.written_bytes,
           protected_changed: restored.changed,
           protected_unrestored: restored.unrestored,
+          setup_error: setupError,
         };
       },
     };
@@ -217,7 +238,7 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
         if (filter === null) return unsupportedArch();
         // The uid switch as a run would do it (a root toolgate), with the filter loaded: the only reliable test that all of it works here.
         const user = asRoot ? (chosenUser ?? NOBODY) : null;
-        const c = command([...system, ...tmpArgs(1 << 20, asRoot), "--remount-ro", "/", "--chdir", "/", "--seccomp", String(SECCOMP_FD)], ["true"], user, null);
+        const c = command([...system, ...tmpArgs(1 << 20, asRoot), "--remount-ro", "/", "--chdir", "/", "--seccomp", String(SECCOMP_FD)], ["true"], user);
         const { code, stderr, error } = await spawnOnce(c.file, c.args, filter);
         if (error?.code === "ENOENT") return missingBinary(binary);
         if (error) return `bash_execute could not start ${c.file}: ${error.message}`;
@@ -232,6 +253,31 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
       return probed;
     },
   };
+}
+
+/**
+ * Moves bwrap and its sandbox child (its pid from `--info-fd`) into every cgroup of the run, then
+ * lets bwrap go on (`--block-fd`): it waits there after its setup and before it forks the command,
+ * so nothing the command starts is ever outside. `fail` hears why when a move is refused.
+ */
+function admit(cgroup: RunCgroup, launcher: number, info: Duplex, block: Duplex, fail: (why: string) => void): void {
+  let text = "";
+  block.on("error", () => {});
+  info.on("error", () => {});
+  info.on("data", (c: Buffer) => (text += c.toString("utf8")));
+  info.on("end", () => {
+    const child = Number(/"child-pid":\s*(\d+)/.exec(text)?.[1]);
+    if (!child) return; // bwrap ended before its setup was done: its stderr says why, and nothing ran
+    for (const file of cgroup.procsFiles) {
+      try {
+        writeFileSync(file, String(launcher));
+        writeFileSync(file, String(child));
+      } catch (err) {
+        return fail(`cannot join the cgroup: writing to ${file} failed (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      }
+    }
+    block.end("x");
+  });
 }
 
 function missingBinary(binary: string): string {

@@ -91,13 +91,6 @@ export function setprivArgs(setpriv: string, user: SandboxUser): string[] {
   return [setpriv, `--reuid=${user.uid}`, `--regid=${user.gid}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"];
 }
 
-/**
- * Joins the cgroups listed first (their count, then each `cgroup.procs`), then becomes the rest
- * of its arguments: the shell's own pid is moved before it execs, so nothing starts outside.
- */
-export const JOIN_SCRIPT =
-  'n=$1; shift; while [ "$n" -gt 0 ]; do { echo $$ > "$1"; } 2>/dev/null || { echo "cannot join the cgroup: writing to $1 failed" >&2; exit 125; }; shift; n=$((n-1)); done; exec "$@"';
-
 function lstatOrNull(path: string) {
   try {
     return lstatSync(path);

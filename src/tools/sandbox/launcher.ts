@@ -4,6 +4,7 @@
  * workspace" into the process that does it inside its envelope; `startInEnvelope` (run.ts)
  * spawns it, watches it and kills the whole tree. One file per launcher beside this.
  */
+import type { Duplex } from "node:stream";
 
 /** Bounds of one run (bash `ulimit` inside, and the run's cgroups where there are some). */
 export interface EnvelopeLimits {
@@ -54,6 +55,8 @@ export interface EnvelopeReport {
   protected_changed: string[];
   /** Of those, the ones that could not be put back (with why). */
   protected_unrestored: string[];
+  /** Why the envelope could not be completed before the command started (then nothing ran), or null. */
+  setup_error: string | null;
 }
 
 export const EMPTY_REPORT: EnvelopeReport = {
@@ -64,13 +67,18 @@ export const EMPTY_REPORT: EnvelopeReport = {
   written_bytes: 0,
   protected_changed: [],
   protected_unrestored: [],
+  setup_error: null,
 };
 
-/** A descriptor the child gets from fd 3 on: bytes written to it then closed, a readiness channel, or an open fd. */
-export type ExtraFd = { input: Buffer } | { ready: true } | { fd: number };
+/**
+ * A descriptor the child gets from fd 3 on: bytes written to it then closed, a readiness channel
+ * (the command's shell writes one byte just before the command starts), a pipe the launcher itself
+ * reads or writes (given to `started`), or an open descriptor.
+ */
+export type ExtraFd = { input: Buffer } | { ready: true } | { pipe: true } | { fd: number };
 
-/** Why the launcher stops a run early. */
-export type StopReason = "cpu_limit" | "disk_limit" | "protected_path";
+/** Why the launcher stops a run early ("setup": its envelope could not be completed; nothing ran). */
+export type StopReason = "cpu_limit" | "disk_limit" | "protected_path" | "setup";
 
 /** The process to spawn for one run. */
 export interface LaunchPlan {
@@ -82,8 +90,11 @@ export interface LaunchPlan {
   cwd: string;
   /** The child's fds 3, 4, … in order. With a `ready` channel, a run that never writes it ran nothing. */
   extraFds?: ExtraFd[];
-  /** Called once the child is spawned (its pid); `stop` kills the tree for the reason given. */
-  started?(pid: number, stop: (reason: StopReason) => void): void;
+  /**
+   * Called once the child is spawned: its pid, `stop` to kill the tree for a reason, and the
+   * child's extra descriptors as streams (`pipes[i]` for `extraFds[i]`, null where not a pipe).
+   */
+  started?(pid: number, stop: (reason: StopReason) => void, pipes: (Duplex | null)[]): void;
   /** Called once the process tree is gone (or never started): releases per-run resources and reports. */
   finish?(outcome: { stopped: StopReason | null; ran: boolean }): Promise<Partial<EnvelopeReport>>;
 }

@@ -20,7 +20,7 @@ import type { StopReason } from "./launcher.js";
 import { changedPaths, type Watched } from "./protect.js";
 
 export interface MonitorOptions {
-  /** The pid of the launcher process (bwrap or its wrapper), root of the tree. */
+  /** The pid of the launcher process (bwrap), root of the tree. */
   rootPid: number;
   /** `cgroup.procs` of the run, or null to walk the process tree. */
   membersFile: string | null;

@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { constants } from "node:os";
-import type { Readable, Writable } from "node:stream";
+import type { Duplex, Readable, Writable } from "node:stream";
 import { boundCapture, HeadTailCapture, shareTokens, type BoundedText } from "./capture.js";
 import { EMPTY_REPORT, type EnvelopeReport, type EnvelopeRun, type SandboxLauncher, type StopReason } from "./launcher.js";
 
@@ -92,11 +92,17 @@ export async function startInEnvelope(launcher: SandboxLauncher, run: EnvelopeRu
   };
   bounds.signal?.addEventListener("abort", onAbort, { once: true });
   if (bounds.signal?.aborted) onAbort();
-  if (child.pid !== undefined)
-    plan.started?.(child.pid, (reason) => {
-      stopped ??= reason;
-      kill();
-    });
+  if (child.pid !== undefined) {
+    const pipes = extra.map((e, i) => ("pipe" in e ? ((child.stdio[3 + i] as Duplex | null) ?? null) : null));
+    plan.started?.(
+      child.pid,
+      (reason) => {
+        stopped ??= reason;
+        kill();
+      },
+      pipes,
+    );
+  }
 
   const done = new Promise<EnvelopeExit>((resolve, reject) => {
     let settled = false;
