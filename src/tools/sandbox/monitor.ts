@@ -48,10 +48,11 @@ export function startMonitor(o: MonitorOptions): Monitor {
   const poll = () => {
     if (stopped) return;
     const pids = o.membersFile ? cgroupMembers(o.membersFile) : treePids(o.rootPid);
-    const perProcess = pids.map(readProcess);
+    const fromCgroup = o.cpuNanos?.() ?? null;
+    // Where the cgroup counts CPU time, each process's stat need not be read.
+    const perProcess = pids.map((pid) => readProcess(pid, fromCgroup === null));
     written = Math.max(written, perProcess.reduce((s, p) => s + p.writeBytes, 0));
-    const fromCgroup = o.cpuNanos?.();
-    cpu = Math.max(cpu, fromCgroup != null ? fromCgroup / 1e9 : perProcess.reduce((s, p) => s + p.cpuTicks, 0) / USER_HZ);
+    cpu = Math.max(cpu, fromCgroup !== null ? fromCgroup / 1e9 : perProcess.reduce((s, p) => s + p.cpuTicks, 0) / USER_HZ);
     const reason: StopReason | null = written > o.maxWriteBytes ? "disk_limit" : cpu > o.maxCpuSeconds ? "cpu_limit" : changedPaths(o.watched).length > 0 ? "protected_path" : null;
     if (reason) {
       stopped = true;
@@ -107,7 +108,7 @@ export function treePids(root: number): number[] {
   return out;
 }
 
-function readProcess(pid: number): { writeBytes: number; cpuTicks: number } {
+function readProcess(pid: number, withCpu: boolean): { writeBytes: number; cpuTicks: number } {
   let writeBytes = 0;
   let cpuTicks = 0;
   try {
@@ -115,6 +116,7 @@ function readProcess(pid: number): { writeBytes: number; cpuTicks: number } {
   } catch {
     // exited, or not readable: counts nothing
   }
+  if (!withCpu) return { writeBytes, cpuTicks };
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     // Fields after the command name (which may hold spaces and parentheses): utime is field 14.
