@@ -6,7 +6,7 @@
  * read-only folder. Each case checks the host afterwards.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, lstatSync, readFileSync, readlinkSync, symlinkSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_BASH_LIMITS, executeBash, launcherChooser } from "../../src/tools/bash.js";
@@ -151,4 +151,18 @@ describe.runIf(binaryAvailable("bwrap"))("escape suite: protected repository fil
     const { out } = await bash("git config --get core.bare; echo work > work.txt && git add work.txt && git -c user.name=a -c user.email=a@b commit -qm work && git log --oneline | wc -l");
     expect(out.stdout).toBe("false\n1\n");
   });
+
+  it("a program on the host rewriting a protected file meanwhile (git's lock and rename) is not taken for the command's doing", async () => {
+    const running = bash("touch waiting; while [ ! -e go ]; do sleep 0.05; done; echo went");
+    // Poll until the command runs (it says so by a file), so the rewrite lands during the call.
+    while (!existsSync(join(s.root, "waiting"))) await new Promise((r) => setTimeout(r, 10));
+    writeFileSync(join(s.root, ".git/config.lock"), CONFIG);
+    renameSync(join(s.root, ".git/config.lock"), join(s.root, ".git/config"));
+    writeFileSync(join(s.root, "go"), "");
+    const { out } = await running;
+    expect(out.stdout).toBe("went\n");
+    expect(out.sandbox_denied).toEqual([]);
+    for (const f of ["go", "waiting"]) rmSync(join(s.root, f));
+  });
 });
+

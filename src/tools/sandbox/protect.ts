@@ -12,8 +12,8 @@
  * that swaps a directory for a symlink cannot make a bind expose a folder outside.
  *
  * A protected path cannot be pinned when it does not exist yet (toolgate does not litter the
- * workspace with placeholders), nor when it is a symlink (a mount follows it). Those are watched
- * instead: their identity (absent, or device, inode and target) is taken before the run and
+ * workspace with placeholders), nor when it is a symlink (a mount follows it). Those (and symlinks
+ * among the ancestors) are watched instead: their identity (absent, or device, inode and target) is taken before the run and
  * compared while it runs and after; a change is undone by the launcher and reported as the
  * `protected_path` denial.
  */
@@ -93,7 +93,9 @@ export function protect(workspace: string, hidden: readonly string[], readOnly: 
     if (!strictlyInside(path, workspace)) return;
     const id = identity(path);
     if (writable) {
-      watch(path, id);
+      // A file or folder that exists is pinned below and cannot change from inside; watching it
+      // would only report what programs on the host do meanwhile (git rewriting its config).
+      if (id.kind !== "entry") watch(path, id);
       // A symlink among the ancestors can be replaced (it is not a mount point): watch it too.
       for (let a = dirname(path); strictlyInside(a, workspace); a = dirname(a)) {
         const aid = identity(a);
@@ -130,7 +132,9 @@ export function protect(workspace: string, hidden: readonly string[], readOnly: 
   try {
     for (const [path, op] of kept) {
       const fd = openVerified(path);
-      if (fd === null) continue; // gone or moved since it was looked at: the watch reports the change
+      if (fd === null) {
+        throw new NoEffectError(`${path}, which the sandbox protects, changed while the sandbox was being set up (it is gone, or a symlink now); nothing was run. Call again`, "sandbox_unavailable");
+      }
       if (op === "hide") {
         // tmpfs takes a path, not a descriptor: the check above made sure it is still this one.
         const isDir = fstatSync(fd).isDirectory();
