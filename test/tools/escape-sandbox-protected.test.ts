@@ -13,6 +13,7 @@ import { DEFAULT_BASH_LIMITS, executeBash, launcherChooser } from "../../src/too
 import { createBubblewrap } from "../../src/tools/sandbox/bubblewrap.js";
 import { binaryAvailable } from "../support/require.js";
 import { makeWorkspace, stable } from "./fixtures.js";
+import { asRoot, bashAsNobody, handToNobody, NOBODY } from "./sandbox/unprivileged.js";
 
 const s = makeWorkspace("escape-protected");
 afterAll(() => s.cleanup());
@@ -163,6 +164,26 @@ describe.runIf(binaryAvailable("bwrap"))("escape suite: protected repository fil
     expect(out.stdout).toBe("went\n");
     expect(out.sandbox_denied).toEqual([]);
     for (const f of ["go", "waiting"]) rmSync(join(s.root, f));
+  });
+});
+
+describe.runIf(binaryAvailable("bwrap") && asRoot)("escape suite: protected repository files, toolgate as an unprivileged user", () => {
+  it("the same holds where bwrap mounts in a user namespace of its own: read-only, pinned, and what the command creates is removed", async () => {
+    const t = makeWorkspace("escape-protected-nobody");
+    try {
+      spawnSync("git", ["-c", "init.defaultBranch=main", "init", "-q", t.root], { stdio: "ignore" });
+      const config = readFileSync(join(t.root, ".git/config"), "utf8");
+      spawnSync("chown", ["-R", `${NOBODY}:${NOBODY}`, t.root]);
+      handToNobody(t.base, t.root);
+      const r = await bashAsNobody(t.root, "echo evil >> .git/config; rm -rf .git/hooks; mkdir .vscode && echo x > .vscode/tasks.json; echo END", undefined, REPO_CONTROL);
+      expect(r.error).toBeUndefined();
+      expect(r.output!.stdout).toBe("END\n");
+      expect(readFileSync(join(t.root, ".git/config"), "utf8")).toBe(config);
+      expect([existsSync(join(t.root, ".git/hooks/pre-commit.sample")), existsSync(join(t.root, ".vscode"))]).toEqual([true, false]);
+      expect(r.output!.sandbox_denied.map((d) => d.code)).toEqual(expect.arrayContaining(["protected_path", "read_only_filesystem"]));
+    } finally {
+      t.cleanup();
+    }
   });
 });
 
