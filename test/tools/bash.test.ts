@@ -88,8 +88,13 @@ describe.runIf(binaryAvailable("bwrap"))("bash_execute", () => {
     // /bin/false stands in for a bwrap that exits non-zero at start (user namespaces off).
     const broken = launcherChooser(createBubblewrap({ binary: "/bin/false" }), false);
     const err = await executeBash(broken, s.root, { command: "true" }, DEFAULT_BASH_LIMITS).catch((e: unknown) => e);
-    expect(stable((err as Error).message, s)).toMatchInlineSnapshot(
-      `"bash_execute's sandbox (bubblewrap) could not start: exit status 1. bubblewrap needs user namespaces: enable them (sysctl kernel.unprivileged_userns_clone=1 and user.max_user_namespaces>0; on Ubuntu 24.04+ also kernel.apparmor_restrict_unprivileged_userns=0), or run toolgate where they are allowed. Nothing was run. (The operator can opt out of the sandbox explicitly with allowUnsandboxed, at the risk of running commands on the host.)"`,
+    // Run as root bwrap needs no user namespace, so the hint differs.
+    const hint =
+      process.geteuid?.() === 0
+        ? "Run as root, bwrap needs mount, PID and network namespaces and seccomp: check that the kernel allows them here (a container may need --privileged or a seccomp profile that lets bwrap start)"
+        : "bubblewrap needs user namespaces: enable them (sysctl kernel.unprivileged_userns_clone=1 and user.max_user_namespaces>0; on Ubuntu 24.04+ also kernel.apparmor_restrict_unprivileged_userns=0), or run toolgate where they are allowed";
+    expect(stable((err as Error).message, s)).toBe(
+      `bash_execute's sandbox (bubblewrap) could not start: exit status 1. ${hint}. Nothing was run. (The operator can opt out of the sandbox explicitly with allowUnsandboxed, at the risk of running commands on the host.)`,
     );
   });
 

@@ -243,8 +243,11 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
         if (error) return `bash_execute could not start ${c.file}: ${error.message}`;
         if (code === 0) return null;
         if (user && /setpriv/.test(stderr) && /No such file/.test(stderr)) return missingSetpriv(setpriv);
+        const said = `bash_execute's sandbox (bubblewrap) could not start: ${stderr.trim() || `exit status ${code}`}. `;
+        // As root bwrap needs no user namespace; elsewhere it is the usual reason.
+        if (asRoot) return said + "Run as root, bwrap needs mount, PID and network namespaces and seccomp: check that the kernel allows them here (a container may need --privileged or a seccomp profile that lets bwrap start)";
         return (
-          `bash_execute's sandbox (bubblewrap) could not start: ${stderr.trim() || `exit status ${code}`}. ` +
+          said +
           "bubblewrap needs user namespaces: enable them (sysctl kernel.unprivileged_userns_clone=1 and user.max_user_namespaces>0; " +
           "on Ubuntu 24.04+ also kernel.apparmor_restrict_unprivileged_userns=0), or run toolgate where they are allowed"
         );

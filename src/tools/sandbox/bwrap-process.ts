@@ -17,22 +17,28 @@ import { sandboxEnv } from "./launcher.js";
  */
 export function admit(cgroup: RunCgroup, launcher: number, info: Duplex, block: Duplex, fail: (why: string) => void): void {
   let text = "";
+  let done = false;
   block.on("error", () => {});
   info.on("error", () => {});
-  info.on("data", (c: Buffer) => (text += c.toString("utf8")));
-  info.on("end", () => {
-    const child = Number(/"child-pid":\s*(\d+)/.exec(text)?.[1]);
-    if (!child) return; // bwrap ended before its setup was done: its stderr says why, and nothing ran
+  // The pid is taken as soon as it is complete, not at the end of the message: bwrap's child holds
+  // the channel open through its setup, and waiting for it would put the move after the setup.
+  info.on("data", (c: Buffer) => {
+    if (done) return;
+    text += c.toString("utf8");
+    const pid = /"child-pid":\s*(\d+)\D/.exec(text)?.[1];
+    if (pid === undefined) return;
+    done = true;
     for (const file of cgroup.procsFiles) {
       try {
         writeFileSync(file, String(launcher));
-        writeFileSync(file, String(child));
+        writeFileSync(file, pid);
       } catch (err) {
         return fail(`cannot join the cgroup: writing to ${file} failed (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
       }
     }
     block.end("x");
   });
+  info.resume();
 }
 
 export function missingBinary(binary: string): string {
