@@ -77,7 +77,7 @@ export default async function toolsBench(h: Harness): Promise<void> {
       batch: 5,
       rounds: 20,
       warmup: 2,
-      note: "toolgate adds per-run cgroups (pids, memory, cpuacct: mkdir, limits, an sh wrapper that joins them), the watch, output capture and token bounds",
+      note: "toolgate adds per-run cgroups (pids, memory, cpuacct: mkdir, limits, and the move of bwrap and its child in while bwrap waits on --block-fd), the watch, output capture and token bounds",
     });
     await h.compare({
       area: "tools",
