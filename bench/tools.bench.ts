@@ -64,7 +64,7 @@ export default async function toolsBench(h: Harness): Promise<void> {
     const chooseNoCgroups = launcherChooser(createBubblewrap({ ...quiet, cgroups: "off" }), false);
     await executeBash(choose, dir, { command: "true" }, DEFAULT_BASH_LIMITS); // the one-time handover of the temp workspace
     // The same flags as bash_execute, from the launcher itself (without the per-run cgroup wrapper).
-    const bare = createBubblewrap({ ...quiet, cgroups: "off" });
+    const bare = createBubblewrap({ ...quiet, cgroups: "off", chownWorkspace: false });
     const raw = await bare.plan({ command: "true", workspace: dir, limits: DEFAULT_BASH_LIMITS });
     await raw.finish?.({ stopped: null, ran: false });
     const byHand = { name: "bwrap … true by hand: same flags, fds, uid switch", fn: () => runByHand(raw, dir) };
@@ -99,7 +99,8 @@ export default async function toolsBench(h: Harness): Promise<void> {
 
     const zod = realpathSync(join(process.cwd(), "node_modules", "zod"));
     const ws = openWorkspace(zod);
-    const envelope = { choose, limits: DEFAULT_BASH_LIMITS };
+    // node_modules is shared and world-readable: searched as the sandbox user, never handed over to it.
+    const envelope = { choose: launcherChooser(createBubblewrap({ ...quiet, chownWorkspace: false }), false), limits: DEFAULT_BASH_LIMITS };
     const rgArgs = ["--json", "--sort", "path", "--no-config", "--no-require-git", "-e", "safeParse", "--", zod];
     const rgPlan = await bare.plan({ command: "", argv: ["/usr/bin/rg", ...rgArgs], workspace: zod, readOnlyWorkspace: true, limits: DEFAULT_BASH_LIMITS });
     await rgPlan.finish?.({ stopped: null, ran: false });

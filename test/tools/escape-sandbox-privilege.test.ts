@@ -7,7 +7,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chownSync, lstatSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { chmodSync, chownSync, lstatSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ToolContext, ToolSpec } from "../../src/schema/types.js";
@@ -134,14 +134,16 @@ describe.runIf(ready && asRoot)("escape suite: host privilege, toolgate as root"
     }
   });
 
-  it("grep_search, a reading tool, runs as the sandbox user too but changes no owner", async () => {
+  it("grep_search runs as the sandbox user too: a workspace only root could read is handed over at its first search", async () => {
     const t = makeWorkspace("escape-priv-grep");
     try {
       t.write("a.txt", "needle\n");
+      chmodSync(t.root, 0o700);
+      chmodSync(join(t.root, "a.txt"), 0o600);
       const tools = new Map(createCodingCatalog({ workspace: t.root, sandbox: { warn: () => {} } }).map((x) => [x.name, x]));
       const out = ((await tools.get("grep_search")!.handler({ pattern: "needle", path: t.root }, ctx())) as { output: { total: number } }).output;
       expect(out.total).toBe(1);
-      expect([lstatSync(t.root).uid, lstatSync(join(t.root, "a.txt")).uid]).toEqual([0, 0]);
+      expect([lstatSync(t.root).uid, lstatSync(join(t.root, "a.txt")).uid]).toEqual([NOBODY, NOBODY]);
     } finally {
       t.cleanup();
     }

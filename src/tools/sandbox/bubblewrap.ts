@@ -96,9 +96,9 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
     args: [...args, "--", ...(user ? setprivArgs(setpriv, user) : []), ...inner],
   });
 
-  // Only a run that may write needs the tree: a reading one (grep_search) never changes an owner.
+  // At the workspace's first run, reading or not: grep_search runs as the same user, which must be able to read it.
   const handoverOnce = (run: EnvelopeRun, user: SandboxUser | null): Promise<void> => {
-    if (!user || options.chownWorkspace === false || euid !== 0 || run.readOnlyWorkspace === true) return Promise.resolve();
+    if (!user || options.chownWorkspace === false || euid !== 0) return Promise.resolve();
     let pending = handovers.get(run.workspace);
     if (!pending) {
       pending = (async () => {
