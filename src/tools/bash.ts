@@ -45,6 +45,26 @@ export const DEFAULT_BASH_LIMITS: BashLimits = {
 };
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
+const WHOLE = new Set(["max_processes", "max_concurrent", "output_bytes", "output_tokens"]);
+
+/**
+ * The bash limits an operator gave, merged over the defaults; throws an Error naming the field,
+ * what it must be and what arrived, for an unknown field or a value that is not a positive number.
+ */
+export function bashLimits(given: Partial<BashLimits> = {}): BashLimits {
+  const known = Object.keys(DEFAULT_BASH_LIMITS);
+  for (const [key, value] of Object.entries(given)) {
+    if (!known.includes(key)) throw new Error(`limits.bash.${key} is not a bash limit; the limits are ${known.join(", ")}`);
+    const whole = WHOLE.has(key);
+    if (typeof value !== "number" || !Number.isFinite(value) || value <= 0 || (whole && !Number.isInteger(value))) {
+      throw new Error(
+        `limits.bash.${key} must be a positive ${whole ? "integer" : "number"}; received ${JSON.stringify(value)}; example ${DEFAULT_BASH_LIMITS[key as keyof BashLimits]} (the default)`,
+      );
+    }
+  }
+  return { ...DEFAULT_BASH_LIMITS, ...given };
+}
+
 /** Picks the launcher once per catalog: the envelope, or the explicit opt-out when it cannot start. */
 export function launcherChooser(launcher: SandboxLauncher, allowUnsandboxed: boolean): () => Promise<SandboxLauncher> {
   let chosen: Promise<SandboxLauncher> | undefined;

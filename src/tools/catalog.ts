@@ -8,7 +8,7 @@
 import { z } from "zod";
 import { defineTool } from "../schema/define.js";
 import type { ToolSpec } from "../schema/types.js";
-import { callGate, DEFAULT_BASH_LIMITS, DEFAULT_TIMEOUT_MS, executeBash, launcherChooser, type BashLimits } from "./bash.js";
+import { bashLimits as checkedBashLimits, callGate, DEFAULT_TIMEOUT_MS, executeBash, launcherChooser, type BashLimits } from "./bash.js";
 import { editFile, probeEdit } from "./edit.js";
 import { DEFAULT_GREP_LIMITS, grepSearch, type GrepLimits } from "./grep.js";
 import { createBubblewrap } from "./sandbox/bubblewrap.js";
@@ -121,7 +121,7 @@ const grepOutput = z.object({
 /** Builds the four tools over one workspace. Throws if the workspace does not exist. */
 export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
   const ws = openWorkspace(options.workspace, options.protectedPaths);
-  const bashLimits = { ...DEFAULT_BASH_LIMITS, ...options.limits?.bash };
+  const bashLimits = checkedBashLimits(options.limits?.bash);
   const viewLimits = { ...DEFAULT_VIEW_LIMITS, ...options.limits?.view };
   const grepLimits = { ...DEFAULT_GREP_LIMITS, ...options.limits?.grep };
   const allowUnsandboxed = options.sandbox?.allowUnsandboxed === true;

@@ -123,6 +123,16 @@ describe.runIf(ready && asRoot)("escape suite: bounds of one call, toolgate as r
   });
 });
 
+describe("bash limits given to the catalog", () => {
+  it("an unknown field or a value that is not a positive number is refused at creation, naming the field", () => {
+    const make = (bash: Record<string, unknown>) => () => createCodingCatalog({ workspace: s.root, limits: { bash: bash as Partial<BashLimits> } });
+    expect(make({ max_memory_bytes: -1 })).toThrow("limits.bash.max_memory_bytes must be a positive number; received -1; example 4294967296 (the default)");
+    expect(make({ max_concurrent: 1.5 })).toThrow("limits.bash.max_concurrent must be a positive integer; received 1.5; example 4 (the default)");
+    expect(make({ max_cpu_seconds: "10" })).toThrow('limits.bash.max_cpu_seconds must be a positive number; received "10"; example 600 (the default)');
+    expect(make({ max_memory: 1 })).toThrow("limits.bash.max_memory is not a bash limit; the limits are max_processes, max_file_bytes, max_memory_bytes, max_cpu_seconds, max_write_bytes, max_tmp_bytes, output_bytes, output_tokens, max_concurrent");
+  });
+});
+
 describe.runIf(ready && asRoot)("escape suite: bounds of one call, toolgate as an unprivileged user (no cgroups)", () => {
   const t = makeWorkspace("escape-bounds-nobody");
   afterAll(() => t.cleanup());
