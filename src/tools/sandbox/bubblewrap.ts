@@ -171,7 +171,7 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
       run.workspace,
       "--seccomp",
       String(SECCOMP_FD),
-      // With cgroups bwrap stops after its setup, before it forks the command, until toolgate has moved it and its child in.
+      // With cgroups bwrap's child stops after its setup, before it forks the command, until toolgate has moved it in.
       ...(cgroup ? ["--info-fd", String(infoFd), "--block-fd", String(blockFd)] : []),
     ];
     const extraFds: ExtraFd[] = [
@@ -192,7 +192,7 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
         release();
         if (cgroup) {
           const [info, block] = [pipes[infoFd - SECCOMP_FD]!, pipes[blockFd - SECCOMP_FD]!];
-          admit(cgroup, pid, info, block, (why) => {
+          admit(cgroup, info, block, (why) => {
             setupError = why;
             stop("setup");
           });

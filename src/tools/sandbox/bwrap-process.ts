@@ -11,11 +11,11 @@ import type { RunCgroup } from "./cgroup.js";
 import { sandboxEnv } from "./launcher.js";
 
 /**
- * Moves bwrap and its sandbox child (its pid from `--info-fd`) into every cgroup of the run, then
- * lets bwrap go on (`--block-fd`): it waits there after its setup and before it forks the command,
- * so nothing the command starts is ever outside. `fail` hears why when a move is refused.
+ * Moves bwrap's sandbox child (its pid from `--info-fd`) into every cgroup of the run, then lets it
+ * go on (`--block-fd`): it waits there after its setup and before it forks the command, so nothing
+ * the command starts is ever outside. `fail` hears why when a move is refused.
  */
-export function admit(cgroup: RunCgroup, launcher: number, info: Duplex, block: Duplex, fail: (why: string) => void): void {
+export function admit(cgroup: RunCgroup, info: Duplex, block: Duplex, fail: (why: string) => void): void {
   let text = "";
   let done = false;
   block.on("error", () => {});
@@ -28,9 +28,10 @@ export function admit(cgroup: RunCgroup, launcher: number, info: Duplex, block: 
     const pid = /"child-pid":\s*(\d+)\D/.exec(text)?.[1];
     if (pid === undefined) return;
     done = true;
+    // Only the child: the launcher itself forks nothing else and runs no command, and each move
+    // costs the kernel a synchronisation of every cgroup hierarchy (about a millisecond).
     for (const file of cgroup.procsFiles) {
       try {
-        writeFileSync(file, String(launcher));
         writeFileSync(file, pid);
       } catch (err) {
         return fail(`cannot join the cgroup: writing to ${file} failed (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
