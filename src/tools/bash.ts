@@ -23,10 +23,47 @@ export interface BashLimits extends EnvelopeLimits {
   output_bytes: number;
   /** o200k tokens of each stream in the observation (head + tail). Default 2000. */
   output_tokens: number;
+  /** bash_execute calls running at once per catalog; one more is refused at once (too_many_calls). Default 4. */
+  max_concurrent: number;
 }
 
-export const DEFAULT_BASH_LIMITS: BashLimits = { max_processes: 512, max_file_bytes: 1024 ** 3, output_bytes: 256 * 1024, output_tokens: 2000 };
+/**
+ * Defaults sized for real builds on one machine: 512 processes, 1 GiB per file, 4 GiB of memory,
+ * ten CPU-minutes and 4 GiB written to the workspace per call, 1 GiB each for /tmp and HOME,
+ * and 4 calls at once (4 × 4 GiB of memory at most).
+ */
+export const DEFAULT_BASH_LIMITS: BashLimits = {
+  max_processes: 512,
+  max_file_bytes: 1024 ** 3,
+  max_memory_bytes: 4 * 1024 ** 3,
+  max_cpu_seconds: 600,
+  max_write_bytes: 4 * 1024 ** 3,
+  max_tmp_bytes: 1024 ** 3,
+  output_bytes: 256 * 1024,
+  output_tokens: 2000,
+  max_concurrent: 4,
+};
 export const DEFAULT_TIMEOUT_MS = 30_000;
+
+const WHOLE = new Set(["max_processes", "max_concurrent", "output_bytes", "output_tokens"]);
+
+/**
+ * The bash limits an operator gave, merged over the defaults; throws an Error naming the field,
+ * what it must be and what arrived, for an unknown field or a value that is not a positive number.
+ */
+export function bashLimits(given: Partial<BashLimits> = {}): BashLimits {
+  const known = Object.keys(DEFAULT_BASH_LIMITS);
+  for (const [key, value] of Object.entries(given)) {
+    if (!known.includes(key)) throw new Error(`limits.bash.${key} is not a bash limit; the limits are ${known.join(", ")}`);
+    const whole = WHOLE.has(key);
+    if (typeof value !== "number" || !Number.isFinite(value) || value <= 0 || (whole && !Number.isInteger(value))) {
+      throw new Error(
+        `limits.bash.${key} must be a positive ${whole ? "integer" : "number"}; received ${JSON.stringify(value)}; example ${DEFAULT_BASH_LIMITS[key as keyof BashLimits]} (the default)`,
+      );
+    }
+  }
+  return { ...DEFAULT_BASH_LIMITS, ...given };
+}
 
 /** Picks the launcher once per catalog: the envelope, or the explicit opt-out when it cannot start. */
 export function launcherChooser(launcher: SandboxLauncher, allowUnsandboxed: boolean): () => Promise<SandboxLauncher> {
@@ -40,46 +77,100 @@ export function launcherChooser(launcher: SandboxLauncher, allowUnsandboxed: boo
     }));
 }
 
+/** The concurrency cap of one catalog's bash_execute: `enter` refuses at once when `max` calls run. */
+export interface CallGate {
+  enter(): () => void;
+}
+
+export function callGate(max: number): CallGate {
+  let running = 0;
+  return {
+    enter() {
+      if (running >= max) {
+        throw new NoEffectError(
+          `too many bash_execute calls at once: ${max} are running, the most this server allows (limits.bash.max_concurrent); nothing was run. Wait for one to finish, then call again`,
+          "too_many_calls",
+        );
+      }
+      running++;
+      let left = false;
+      return () => {
+        if (!left) running--;
+        left = true;
+      };
+    },
+  };
+}
+
+/** The paths of a workspace the envelope needs: its root, what it hides, what it keeps read-only. */
+export interface EnvelopePaths {
+  root: string;
+  hidden?: readonly string[];
+  readOnly?: readonly string[];
+}
+
+/** Hidden and read-only paths of a workspace (none for a bare root path). */
+export function envelopePaths(ws: string | EnvelopePaths): { root: string; hidden: readonly string[]; readOnly: readonly string[] } {
+  if (typeof ws === "string") return { root: ws, hidden: [], readOnly: [] };
+  return { root: ws.root, hidden: ws.hidden ?? [], readOnly: ws.readOnly ?? [] };
+}
+
 export async function executeBash(
   chooseLauncher: () => Promise<SandboxLauncher>,
-  workspace: string | { root: string; hidden: readonly string[] },
+  workspace: string | EnvelopePaths,
   args: BashArgs,
   limits: BashLimits,
   ctx?: Pick<ToolContext, "signal"> & Partial<Pick<ToolContext, "budget_tokens" | "call_id">>,
+  gate?: CallGate,
 ): Promise<ToolResult<Record<string, JsonValue>>> {
-  const launcher = await chooseLauncher();
-  const timeout = args.timeout_ms ?? DEFAULT_TIMEOUT_MS;
-  const [root, hidden] = typeof workspace === "string" ? [workspace, []] : [workspace.root, workspace.hidden];
-  const outcome = await runInEnvelope(
-    launcher,
-    { command: args.command, workspace: root, hidden, limits },
-    {
-      timeout_ms: timeout,
-      output_bytes: limits.output_bytes,
-      output_tokens: limits.output_tokens,
-      ...(ctx?.budget_tokens !== undefined ? { total_tokens: streamTokens(ctx.budget_tokens, ctx.call_id ?? "", limits) } : {}),
-      ...(ctx?.signal ? { signal: ctx.signal } : {}),
-    },
-  );
-  if (outcome.aborted) {
-    // The command may have done part of its work: the gateway records the call as in doubt.
-    throw new Error(`bash_execute was aborted by the caller after ${outcome.duration_ms} ms; its whole process tree was killed, and it may have done part of its work`);
+  const leave = gate?.enter() ?? (() => {});
+  try {
+    const launcher = await chooseLauncher();
+    const timeout = args.timeout_ms ?? DEFAULT_TIMEOUT_MS;
+    const { root, hidden, readOnly } = envelopePaths(workspace);
+    const outcome = await runInEnvelope(
+      launcher,
+      { command: args.command, workspace: root, hidden, readOnly, limits },
+      {
+        timeout_ms: timeout,
+        output_bytes: limits.output_bytes,
+        output_tokens: limits.output_tokens,
+        ...(ctx?.budget_tokens !== undefined ? { total_tokens: streamTokens(ctx.budget_tokens, ctx.call_id ?? "", limits) } : {}),
+        ...(ctx?.signal ? { signal: ctx.signal } : {}),
+      },
+    );
+    if (!outcome.ran && !outcome.aborted) throw notStarted(outcome);
+    if (outcome.aborted) {
+      // The command may have done part of its work: the gateway records the call as in doubt.
+      throw new Error(`bash_execute was aborted by the caller after ${outcome.duration_ms} ms; its whole process tree was killed, and it may have done part of its work`);
+    }
+    const denied = sandboxDenials(outcome, root, limits);
+    const output: Record<string, JsonValue> = {
+      exit_code: outcome.exit_code,
+      signal: outcome.signal,
+      timed_out: outcome.timed_out,
+      duration_ms: outcome.duration_ms,
+      sandbox: launcher.name,
+      stdout: outcome.stdout.text,
+      stderr: outcome.stderr.text,
+      stdout_omitted_bytes: outcome.stdout.omitted_bytes,
+      stderr_omitted_bytes: outcome.stderr.omitted_bytes,
+      sandbox_denied: denied.map((d) => ({ ...d })),
+    };
+    const omitted = outcome.stdout.omitted_bytes + outcome.stderr.omitted_bytes;
+    return toolResult(output, { text: render(outcome, launcher, timeout, denied), ...(omitted > 0 ? { truncated: { omitted, unit: omitted === 1 ? "byte" : "bytes" } } : {}) });
+  } finally {
+    leave();
   }
-  const denied = sandboxDenials(outcome, root, limits);
-  const output: Record<string, JsonValue> = {
-    exit_code: outcome.exit_code,
-    signal: outcome.signal,
-    timed_out: outcome.timed_out,
-    duration_ms: outcome.duration_ms,
-    sandbox: launcher.name,
-    stdout: outcome.stdout.text,
-    stderr: outcome.stderr.text,
-    stdout_omitted_bytes: outcome.stdout.omitted_bytes,
-    stderr_omitted_bytes: outcome.stderr.omitted_bytes,
-    sandbox_denied: denied.map((d) => ({ ...d })),
-  };
-  const omitted = outcome.stdout.omitted_bytes + outcome.stderr.omitted_bytes;
-  return toolResult(output, { text: render(outcome, launcher, timeout, denied), ...(omitted > 0 ? { truncated: { omitted, unit: omitted === 1 ? "byte" : "bytes" } } : {}) });
+}
+
+/** The envelope's setup failed before the command started (cgroup join, uid switch, bwrap's mounts): nothing ran. */
+function notStarted(o: RunOutcome): NoEffectError {
+  const said = o.report.setup_error ?? (o.stderr.text.trim() || `exit status ${o.exit_code}`);
+  const cgroup = /cgroup/.test(said)
+    ? " Fix: let toolgate's user write that cgroup folder (or remove it if an earlier run as root created it), or create the catalog with sandbox cgroups \"off\" to bound runs by ulimit alone."
+    : "";
+  return new NoEffectError(`bash_execute's sandbox could not start the command: ${said}; nothing was run.${cgroup}`, "sandbox_unavailable");
 }
 
 /** Room for the status line, the stream labels, a sandbox-denial and a timeout line. */

@@ -8,7 +8,7 @@
 import { z } from "zod";
 import { defineTool } from "../schema/define.js";
 import type { ToolSpec } from "../schema/types.js";
-import { DEFAULT_BASH_LIMITS, DEFAULT_TIMEOUT_MS, executeBash, launcherChooser, type BashLimits } from "./bash.js";
+import { bashLimits as checkedBashLimits, callGate, DEFAULT_TIMEOUT_MS, executeBash, launcherChooser, type BashLimits } from "./bash.js";
 import { DEFAULT_EDIT_LIMITS, editFile, probeEdit, type EditLimits } from "./edit.js";
 import { DEFAULT_GREP_LIMITS, grepSearch, type GrepLimits } from "./grep.js";
 import { createBubblewrap } from "./sandbox/bubblewrap.js";
@@ -27,8 +27,17 @@ export interface CodingCatalogOptions {
      * the tool refuses instead. Passing true prints a warning through `warn`.
      */
     allowUnsandboxed?: boolean;
-    /** Where the opt-out warning goes. Default: process.stderr. */
+    /** Where the opt-out warning and the envelope's one-time notices go. Default: process.stderr. */
     warn?: (message: string) => void;
+    /**
+     * For the default launcher: the host user the sandbox runs as when toolgate is root (never 0).
+     * Default: the workspace's owner when not root, else 65534:65534 (see createBubblewrap).
+     */
+    user?: { uid: number; gid: number };
+    /** For the default launcher: hand a root-owned workspace to the sandbox user once. Default true. */
+    chownWorkspace?: boolean;
+    /** For the default launcher: per-run cgroups, "auto" (default) or "off" (ulimit alone). */
+    cgroups?: "auto" | "off";
   };
   /**
    * Files and folders closed to every file tool and hidden from bash_execute: toolgate's state and
@@ -124,16 +133,17 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     ...(options.hiddenPaths !== undefined ? { hiddenPaths: options.hiddenPaths } : {}),
     ...(options.protectedPaths !== undefined ? { protectedPaths: options.protectedPaths } : {}),
   });
-  const bashLimits = { ...DEFAULT_BASH_LIMITS, ...options.limits?.bash };
+  const bashLimits = checkedBashLimits(options.limits?.bash);
   const viewLimits = { ...DEFAULT_VIEW_LIMITS, ...options.limits?.view };
   const editLimits = { ...DEFAULT_EDIT_LIMITS, ...options.limits?.edit };
   const grepLimits = { ...DEFAULT_GREP_LIMITS, ...options.limits?.grep };
   const allowUnsandboxed = options.sandbox?.allowUnsandboxed === true;
+  const warn = options.sandbox?.warn ?? ((m: string) => void process.stderr.write(m + "\n"));
   if (allowUnsandboxed) {
-    const warn = options.sandbox?.warn ?? ((m: string) => process.stderr.write(m + "\n"));
     warn(`WARNING [toolgate] allowUnsandboxed is set: if the sandbox cannot start, bash_execute runs commands directly on this host, with access to everything the toolgate process can reach (workspace ${ws.root}).`);
   }
-  const chooseLauncher = launcherChooser(options.sandbox?.launcher ?? createBubblewrap(), allowUnsandboxed);
+  const chooseLauncher = launcherChooser(catalogLauncher(options.sandbox ?? {}, warn), allowUnsandboxed);
+  const gate = callGate(bashLimits.max_concurrent);
 
   const bash = defineTool({
     name: "bash_execute",
@@ -148,7 +158,7 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     output: bashOutput,
     effect: "write",
     grant: () => ({ op: "execute", target: `path:${ws.root}` }),
-    handler: (args, ctx) => executeBash(chooseLauncher, ws, args, bashLimits, ctx),
+    handler: (args, ctx) => executeBash(chooseLauncher, ws, args, bashLimits, ctx, gate),
     timeout_ms: 305_000,
     // The sandbox kills the command at its own timeout_ms; 5 s more covers the kill and the capture.
     timeoutFor: (args) => (args.timeout_ms ?? DEFAULT_TIMEOUT_MS) + 5_000,
@@ -218,10 +228,26 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     effect: "read",
     check: (args) => ws.check(args.path),
     grant: async (args) => ({ op: "read", target: await ws.target(args.path) }),
-    handler: (args, ctx) => grepSearch(ws, args, grepLimits, ctx.signal, ctx),
+    // ripgrep runs in bash_execute's envelope: the same launcher (probed once) and limits.
+    handler: (args, ctx) => grepSearch(ws, args, grepLimits, ctx.signal, ctx, { choose: chooseLauncher, limits: bashLimits }),
     timeout_ms: 60_000,
     budget_tokens: grepLimits.page_tokens + 500,
   });
 
   return [bash, view, edit, grep] as ToolSpec[];
+}
+
+/** The launcher given, else bubblewrap with the catalog's sandbox options (which configure only that default). */
+function catalogLauncher(sandbox: NonNullable<CodingCatalogOptions["sandbox"]>, warn: (m: string) => void): SandboxLauncher {
+  const given = (["user", "chownWorkspace", "cgroups"] as const).filter((k) => sandbox[k] !== undefined);
+  if (sandbox.launcher !== undefined && given.length > 0) {
+    throw new Error(`sandbox.${given.join(", sandbox.")} configure the default launcher, and sandbox.launcher replaces it; pass them to createBubblewrap({ ... }) instead`);
+  }
+  if (sandbox.launcher !== undefined) return sandbox.launcher;
+  return createBubblewrap({
+    warn,
+    ...(sandbox.user !== undefined ? { user: sandbox.user } : {}),
+    ...(sandbox.chownWorkspace !== undefined ? { chownWorkspace: sandbox.chownWorkspace } : {}),
+    ...(sandbox.cgroups !== undefined ? { cgroups: sandbox.cgroups } : {}),
+  });
 }

@@ -3,12 +3,24 @@
  * line matches without shell quoting hazards). Respects .gitignore (even outside a git
  * repository), skips hidden files, never follows symlinks while walking; results are sorted by
  * path then line, capped per page, with the total and a cursor to continue.
+ *
+ * ripgrep runs inside bash_execute's envelope (the same user, mounts and limits; the workspace
+ * read-only): a symlink swapped in during its walk finds no outside to lead to, and hidden paths
+ * (toolgate's state) are empty there, whatever glob or `.ignore` file whitelists them. Its output
+ * is read in bounded memory (grep-events.ts); a match on a line longer than `line_bytes` is still
+ * reported, its text cut around the match with a marker.
  */
-import { spawn } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { delimiter, isAbsolute, join } from "node:path";
 import { countTokens } from "../observation/tokens.js";
 import { NoEffectError } from "../schema/errors.js";
 import { toolResult, type JsonValue, type ToolResult } from "../schema/types.js";
+import { DEFAULT_BASH_LIMITS, envelopePaths, launcherChooser } from "./bash.js";
 import { fitCount, textBudget, type BudgetContext } from "./budget.js";
+import { RgEventReader, type Match } from "./grep-events.js";
+import { createBubblewrap } from "./sandbox/bubblewrap.js";
+import type { EnvelopeLimits, SandboxLauncher } from "./sandbox/launcher.js";
+import { startInEnvelope } from "./sandbox/run.js";
 import { plural } from "./text.js";
 import type { Workspace } from "./workspace.js";
 
@@ -29,18 +41,25 @@ export interface GrepLimits {
   text_chars: number;
   /** ripgrep binary. Default "rg". */
   binary: string;
-  /** Matching lines read before ripgrep is stopped (memory bound; the total is then a lower bound). Default 20000. */
+  /** Matching lines counted before ripgrep is stopped (the total is then a lower bound). Default 20000. */
   max_matches: number;
+  /** Bytes of one ripgrep event read whole; a match on a longer line is streamed and shown cut. Default 1 MiB. */
+  line_bytes: number;
 }
 
-export const DEFAULT_GREP_LIMITS: GrepLimits = { page: 100, page_tokens: 3000, text_chars: 200, binary: "rg", max_matches: 20_000 };
+export const DEFAULT_GREP_LIMITS: GrepLimits = { page: 100, page_tokens: 3000, text_chars: 200, binary: "rg", max_matches: 20_000, line_bytes: 1024 * 1024 };
 
-interface Match {
-  path: string;
-  line: number;
-  column: number;
-  text: string;
+/** Where ripgrep runs: the catalog's envelope (chosen once, shared with bash_execute) and its limits. */
+export interface GrepEnvelope {
+  choose: () => Promise<SandboxLauncher>;
+  limits: EnvelopeLimits;
+  /** The ripgrep run's time bound. Default 60 s (the tool's own). */
+  timeout_ms?: number;
 }
+
+let defaultEnvelope: GrepEnvelope | undefined;
+/** bubblewrap from PATH, for callers that do not pass the catalog's envelope. */
+const envelopeOrDefault = (e?: GrepEnvelope): GrepEnvelope => e ?? (defaultEnvelope ??= { choose: launcherChooser(createBubblewrap(), false), limits: DEFAULT_BASH_LIMITS });
 
 /** `ctx` (from the gateway) bounds the page by the call's observation budget as well. */
 export async function grepSearch(
@@ -49,20 +68,22 @@ export async function grepSearch(
   limits: GrepLimits = DEFAULT_GREP_LIMITS,
   signal?: AbortSignal,
   ctx?: BudgetContext,
+  envelope?: GrepEnvelope,
 ): Promise<ToolResult<Record<string, JsonValue>>> {
   const path = await ws.resolve(args.path);
+  const binary = findBinary(limits.binary);
   // --sort path: ripgrep emits files in path order (lines in order within each), so the order
   // is stable across pages and only the page's own events need parsing.
-  const rgArgs = ["--json", "--sort", "path", "--no-config", "--no-require-git", ...(args.glob ? ["--glob", args.glob] : []), "-e", args.pattern, "--", path];
-  const { lines, stderr, code, stopped } = await runRipgrep(limits.binary, rgArgs, limits.max_matches, signal);
-  if (code === 2 && lines.length === 0 && !stopped) {
+  const rgArgs = [binary, "--json", "--sort", "path", "--no-config", "--no-require-git", ...(args.glob ? ["--glob", args.glob] : []), "-e", args.pattern, "--", path];
+  const cursor = args.cursor ?? 0;
+  const { matches: lines, total: counted, stderr, code, stopped } = await runRipgrep(ws, rgArgs, { ...limits, first: cursor }, envelopeOrDefault(envelope), signal);
+  if (code === 2 && counted === 0 && !stopped) {
     // ripgrep explains where the regex (or the glob) broke; the model also needs to know how to fix it.
     const reason = /error parsing glob/i.test(stderr) ? "invalid_glob" : /regex parse error|error parsing/i.test(stderr) ? "invalid_pattern" : "search_failed";
     const advice = reason === "invalid_glob" ? `\n${GLOB_ADVICE}` : reason === "invalid_pattern" ? `\n${PATTERN_ADVICE}` : "";
     throw new NoEffectError(`ripgrep refused the search: ${stderr.trim() || "exit status 2"}${advice}`, reason);
   }
-  const total = lines.length;
-  const cursor = args.cursor ?? 0;
+  const total = counted;
   // Like file_view's offset past the end: an empty page headed "showing 101-100" would read as
   // "no more matches" when the cursor was simply wrong.
   if (total > 0 && cursor >= total) {
@@ -78,7 +99,7 @@ export async function grepSearch(
   const warn = warnings.length ? `\n[ripgrep warnings: ${warnings.join("; ")}]` : "";
   const frame = { tool: "grep_search", authority: "A0" as const, next: { arguments: { ...args, path, cursor: total } as Record<string, JsonValue>, hint: `${total} more matches` }, tool_truncated: { omitted: total, unit: "matches" } };
   const maxTokens = textBudget(ctx, frame, limits.page_tokens) - countTokens(header(total) + footer(total) + warn) - 2;
-  const page = fitPage(parseMatches(lines.slice(cursor, cursor + limits.page), limits.text_chars), maxTokens);
+  const page = fitPage(lines, maxTokens);
   const nextCursor = cursor + page.length < total ? cursor + page.length : null;
   const output: Record<string, JsonValue> = {
     matches: page.map((m) => ({ ...m })),
@@ -114,61 +135,57 @@ function fitPage(page: Match[], maxTokens: number): Match[] {
   return page.slice(0, fitCount(page.length, (k) => page.slice(0, k).map(renderMatch).join("\n"), maxTokens));
 }
 
-function runRipgrep(binary: string, args: string[], maxMatches: number, signal?: AbortSignal): Promise<{ lines: string[]; stderr: string; code: number | null; stopped: boolean }> {
-  return new Promise((done, fail) => {
-    const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"], signal });
-    const lines: string[] = [];
-    let rest = "";
-    let stderr = "";
-    let stopped = false;
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      if (stopped) return;
-      const parts = (rest + chunk).split("\n");
-      rest = parts.pop()!;
-      // Only match events matter; begin/end/summary events are skipped unparsed.
-      for (const p of parts) if (p.startsWith('{"type":"match"')) lines.push(p);
-      if (lines.length > maxMatches) {
-        stopped = true;
-        lines.length = maxMatches;
-        rest = "";
-        child.kill("SIGKILL");
-      }
-    });
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    child.on("error", (err: NodeJS.ErrnoException) =>
-      fail(err.code === "ENOENT" ? new NoEffectError(`grep_search needs ripgrep, and ${binary} was not found; install it (apt-get install -y ripgrep)`, "search_unavailable") : err),
-    );
-    child.on("close", (code) => {
-      if (!stopped && rest.startsWith('{"type":"match"')) lines.push(rest);
-      done({ lines, stderr, code, stopped });
-    });
+/** The binary as found on PATH (or as given, when absolute), or a refusal saying what to install. */
+function findBinary(binary: string): string {
+  const candidates = isAbsolute(binary) ? [binary] : (process.env.PATH ?? "/usr/bin:/bin").split(delimiter).filter(Boolean).map((d) => join(d, binary));
+  for (const c of candidates) {
+    try {
+      accessSync(c, constants.X_OK);
+      return c;
+    } catch {
+      // next
+    }
+  }
+  throw new NoEffectError(`grep_search needs ripgrep, and ${binary} was not found; install it (apt-get install -y ripgrep)`, "search_unavailable");
+}
+
+interface RipgrepRun {
+  /** The matches of the page asked for. */
+  matches: Match[];
+  /** Matching lines counted (at most max_matches). */
+  total: number;
+  stderr: string;
+  code: number | null;
+  stopped: boolean;
+}
+
+/** Bytes of ripgrep's stderr kept (its warnings; the first three are shown). */
+const STDERR_BYTES = 64 * 1024;
+
+async function runRipgrep(ws: Workspace, argv: string[], o: GrepLimits & { first: number }, envelope: GrepEnvelope, signal?: AbortSignal): Promise<RipgrepRun> {
+  const launcher = await envelope.choose();
+  const { root, hidden } = envelopePaths(ws);
+  const reader = new RgEventReader({ first: o.first, count: o.page, maxMatches: o.max_matches, lineBytes: o.line_bytes, textChars: o.text_chars });
+  const proc = await startInEnvelope(
+    launcher,
+    { command: "", argv, workspace: root, readOnlyWorkspace: true, hidden, limits: envelope.limits },
+    { timeout_ms: envelope.timeout_ms ?? 60_000, ...(signal ? { signal } : {}) },
+  );
+  let stderr = "";
+  proc.stderr.on("data", (chunk: Buffer) => {
+    if (stderr.length < STDERR_BYTES) stderr += chunk.subarray(0, STDERR_BYTES - stderr.length).toString("utf8");
   });
-}
-
-interface RgText {
-  text?: string;
-  bytes?: string;
-}
-interface RgMatch {
-  data: { path: RgText; lines: RgText; line_number: number; submatches: { start: number }[] };
-}
-
-const asText = (t: RgText) => t.text ?? Buffer.from(t.bytes ?? "", "base64").toString("utf8");
-
-function parseMatches(lines: string[], textChars: number): Match[] {
-  return lines.map((l) => {
-    const { data } = JSON.parse(l) as RgMatch;
-    const lineText = asText(data.lines).replace(/\r?\n$/, "");
-    const byteStart = data.submatches[0]?.start ?? 0;
-    // ripgrep reports byte offsets; the model counts characters.
-    const column = Buffer.from(lineText, "utf8").subarray(0, byteStart).toString("utf8").length + 1;
-    return { path: asText(data.path), line: data.line_number, column, text: cut(lineText, column, textChars) };
+  proc.stdout.on("data", (chunk: Buffer) => {
+    if (reader.stopped) return;
+    reader.push(chunk);
+    if (reader.stopped) proc.kill();
   });
-}
-
-/** A long line is cut to a window that starts a little before the match. */
-function cut(text: string, column: number, max: number): string {
-  if (text.length <= max) return text;
-  const start = Math.max(0, Math.min(column - 1 - Math.floor(max / 4), text.length - max));
-  return `${start > 0 ? "…" : ""}${text.slice(start, start + max)}${start + max < text.length ? "…" : ""}`;
+  const exit = await proc.done;
+  if (!reader.stopped) reader.end();
+  if (exit.aborted) throw new NoEffectError("grep_search was stopped by the caller before ripgrep finished; nothing was changed", "search_aborted");
+  if (exit.timed_out) throw new NoEffectError(`ripgrep did not finish within ${envelope.timeout_ms ?? 60_000} ms; narrow the path or glob, then call grep_search again`, "search_timeout");
+  // bwrap (or setpriv, or the cgroup join) failing to set up is told apart from ripgrep's own exit.
+  const setup = exit.report.setup_error ?? (!reader.stopped && exit.code !== 0 && exit.code !== 2 && /^(bwrap|setpriv|toolgate-sandbox)\b/m.test(stderr) ? stderr.trim() : null);
+  if (setup !== null) throw new NoEffectError(`grep_search's sandbox could not start ripgrep: ${setup}; nothing was searched`, "sandbox_unavailable");
+  return { matches: reader.kept, total: reader.matches, stderr, code: exit.code, stopped: reader.stopped };
 }

@@ -1,8 +1,9 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmdirSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { NoEffectError } from "../../src/schema/errors.js";
 import { DEFAULT_BASH_LIMITS, executeBash, launcherChooser, type BashLimits } from "../../src/tools/bash.js";
 import { createBubblewrap } from "../../src/tools/sandbox/bubblewrap.js";
+import { sandboxEnv, type SandboxLauncher } from "../../src/tools/sandbox/launcher.js";
 import { binaryAvailable } from "../support/require.js";
 import { makeWorkspace, stable } from "./fixtures.js";
 
@@ -87,8 +88,13 @@ describe.runIf(binaryAvailable("bwrap"))("bash_execute", () => {
     // /bin/false stands in for a bwrap that exits non-zero at start (user namespaces off).
     const broken = launcherChooser(createBubblewrap({ binary: "/bin/false" }), false);
     const err = await executeBash(broken, s.root, { command: "true" }, DEFAULT_BASH_LIMITS).catch((e: unknown) => e);
-    expect(stable((err as Error).message, s)).toMatchInlineSnapshot(
-      `"bash_execute's sandbox (bubblewrap) could not start: exit status 1. bubblewrap needs user namespaces: enable them (sysctl kernel.unprivileged_userns_clone=1 and user.max_user_namespaces>0; on Ubuntu 24.04+ also kernel.apparmor_restrict_unprivileged_userns=0), or run toolgate where they are allowed. Nothing was run. (The operator can opt out of the sandbox explicitly with allowUnsandboxed, at the risk of running commands on the host.)"`,
+    // Run as root bwrap needs no user namespace, so the hint differs.
+    const hint =
+      process.geteuid?.() === 0
+        ? "Run as root, bwrap needs mount, PID and network namespaces and seccomp: check that the kernel allows them here (a container may need --privileged or a seccomp profile that lets bwrap start)"
+        : "bubblewrap needs user namespaces: enable them (sysctl kernel.unprivileged_userns_clone=1 and user.max_user_namespaces>0; on Ubuntu 24.04+ also kernel.apparmor_restrict_unprivileged_userns=0), or run toolgate where they are allowed";
+    expect(stable((err as Error).message, s)).toBe(
+      `bash_execute's sandbox (bubblewrap) could not start: exit status 1. ${hint}. Nothing was run. (The operator can opt out of the sandbox explicitly with allowUnsandboxed, at the risk of running commands on the host.)`,
     );
   });
 
@@ -107,4 +113,46 @@ describe.runIf(binaryAvailable("bwrap"))("bash_execute", () => {
     expect(err).not.toBeInstanceOf(NoEffectError);
     expect((err as Error).message).toMatch(/^bash_execute was aborted by the caller after \d+ ms; its whole process tree was killed, and it may have done part of its work$/);
   });
+
+  it("a sandbox whose setup fails before the command starts refuses (NoEffectError: nothing ran), even when it exits like a command", async () => {
+    // The readiness channel is the only witness: the launcher's own stderr and exit status prove nothing.
+    const fake = (script: string): SandboxLauncher => ({
+      name: "fake",
+      isolated: true,
+      probe: () => Promise.resolve(null),
+      plan: () => Promise.resolve({ file: "/bin/sh", args: ["-c", script], env: sandboxEnv("/tmp"), cwd: s.root, extraFds: [{ ready: true }] }),
+    });
+    const joinFailed = "echo 'toolgate-cgroup: 1: cannot create /sys/fs/cgroup/pids/toolgate/run-1-1/cgroup.procs: Permission denied' >&2; exit 125";
+    const err = await executeBash(launcherChooser(fake(joinFailed), false), s.root, { command: "x" }, DEFAULT_BASH_LIMITS).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NoEffectError);
+    expect(`${(err as NoEffectError).code}: ${(err as Error).message}`).toMatchInlineSnapshot(
+      `"sandbox_unavailable: bash_execute's sandbox could not start the command: toolgate-cgroup: 1: cannot create /sys/fs/cgroup/pids/toolgate/run-1-1/cgroup.procs: Permission denied; nothing was run. Fix: let toolgate's user write that cgroup folder (or remove it if an earlier run as root created it), or create the catalog with sandbox cgroups "off" to bound runs by ulimit alone."`,
+    );
+    // A command that started (it wrote the byte) and then printed the same: its own exit status.
+    const started = await executeBash(launcherChooser(fake(`printf x >&3; exec 3>&-; ${joinFailed}`), false), s.root, { command: "x" }, DEFAULT_BASH_LIMITS);
+    expect(out(started).exit_code).toBe(125);
+  });
+
+  it.runIf(process.geteuid?.() === 0)("a real cgroup the run cannot join refuses with the key released (an empty cpuset takes no tasks)", async () => {
+    const base = `/sys/fs/cgroup/cpuset/toolgate-test-${process.pid}`;
+    mkdirSync(base, { recursive: true });
+    try {
+      const launcher = launcherChooser(createBubblewrap({ cgroups: { cpu: { dir: base, version: 1 } }, warn: () => {} }), false);
+      const err = await executeBash(launcher, s.root, { command: "touch joined.txt" }, DEFAULT_BASH_LIMITS).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(NoEffectError);
+      expect((err as Error).message).toMatch(new RegExp(`^bash_execute's sandbox could not start the command: cannot join the cgroup: writing to ${base}/run-\\d+-\\d+/cgroup\\.procs failed \\(ENOSPC\\); nothing was run\\. Fix: `));
+      expect(existsSync(`${s.root}/joined.txt`)).toBe(false);
+    } finally {
+      // The run's folder is removed in the background; wait for it before the base.
+      for (;;) {
+        try {
+          rmdirSync(base);
+          break;
+        } catch {
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      }
+    }
+  });
 });
+

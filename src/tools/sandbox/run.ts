@@ -1,22 +1,138 @@
 /**
- * Runs one command through a launcher: stdout and stderr captured separately and bounded,
- * a time bound that kills the whole process tree, and the exit status, signal and duration.
+ * Runs one command through a launcher. `startInEnvelope` spawns the plan (extra descriptors,
+ * readiness channel), enforces the time bound and the caller's abort by killing the whole process
+ * tree, lets the launcher watch and stop the run, and reports how it ended. `runInEnvelope` is
+ * bash_execute's use of it: stdout and stderr captured separately and bounded.
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { constants } from "node:os";
+import type { Duplex, Readable, Writable } from "node:stream";
 import { boundCapture, HeadTailCapture, shareTokens, type BoundedText } from "./capture.js";
-import type { EnvelopeRun, SandboxLauncher } from "./launcher.js";
+import { EMPTY_REPORT, type EnvelopeReport, type EnvelopeRun, type SandboxLauncher, type StopReason } from "./launcher.js";
 
-export interface RunBounds {
+export interface StartBounds {
   timeout_ms: number;
+  /** Aborts the run like a timeout (the gateway's own bound, or the caller going away). */
+  signal?: AbortSignal;
+}
+
+export interface EnvelopeExit {
+  /** The launcher's exit status; null when it was killed by a signal. */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  timed_out: boolean;
+  aborted: boolean;
+  /** Why the launcher stopped the run early, if it did. */
+  stopped: StopReason | null;
+  /** False when the plan had a readiness channel and the command never started: nothing ran. */
+  ran: boolean;
+  report: EnvelopeReport;
+}
+
+export interface EnvelopeProcess {
+  child: ChildProcess;
+  stdout: Readable;
+  stderr: Readable;
+  /** Kills the whole tree now (idempotent). */
+  kill(): void;
+  done: Promise<EnvelopeExit>;
+}
+
+/** Spawns `run` through `launcher`. Rejects (NoEffectError from the plan, or a spawn error) when nothing could start. */
+export async function startInEnvelope(launcher: SandboxLauncher, run: EnvelopeRun, bounds: StartBounds): Promise<EnvelopeProcess> {
+  const plan = await launcher.plan(run);
+  const extra = plan.extraFds ?? [];
+  // detached: the launcher leads its own process group, so one kill reaches all of it; for
+  // bubblewrap, killing bwrap kills its PID namespace (--die-with-parent), orphans included.
+  let child: ChildProcess;
+  try {
+    child = spawn(plan.file, plan.args, {
+      env: plan.env,
+      cwd: plan.cwd,
+      stdio: ["ignore", "pipe", "pipe", ...extra.map((e) => ("fd" in e ? e.fd : "pipe"))],
+      detached: true,
+    });
+  } catch (err) {
+    await plan.finish?.({ stopped: null, ran: false });
+    throw err;
+  }
+
+  let ran = !extra.some((e) => "ready" in e);
+  extra.forEach((e, i) => {
+    const stream = child.stdio[3 + i] as (Readable & Writable) | null;
+    if (!stream) return;
+    stream.on("error", () => {}); // EPIPE when the child died before reading: the exit tells the rest
+    if ("input" in e) stream.end(e.input, () => stream.destroy());
+    else if ("ready" in e)
+      stream.once("data", () => {
+        ran = true;
+        stream.destroy();
+      });
+  });
+
+  let timedOut = false;
+  let aborted = false;
+  let stopped: StopReason | null = null;
+  let gone = false;
+  const kill = () => {
+    if (gone) return;
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+    } catch {
+      // ESRCH: already gone.
+    }
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    kill();
+  }, bounds.timeout_ms);
+  const onAbort = () => {
+    aborted = true;
+    kill();
+  };
+  bounds.signal?.addEventListener("abort", onAbort, { once: true });
+  if (bounds.signal?.aborted) onAbort();
+  if (child.pid !== undefined) {
+    const pipes = extra.map((e, i) => ("pipe" in e ? ((child.stdio[3 + i] as Duplex | null) ?? null) : null));
+    plan.started?.(
+      child.pid,
+      (reason) => {
+        stopped ??= reason;
+        kill();
+      },
+      pipes,
+    );
+  }
+
+  const done = new Promise<EnvelopeExit>((resolve, reject) => {
+    let settled = false;
+    const end = async (code: number | null, signal: NodeJS.Signals | null, error?: Error) => {
+      if (settled) return;
+      settled = true;
+      gone = true;
+      clearTimeout(timer);
+      bounds.signal?.removeEventListener("abort", onAbort);
+      const found = plan.finish ? await plan.finish({ stopped, ran: ran && !error }) : {};
+      if (error) return reject(error);
+      resolve({ code, signal, timed_out: timedOut, aborted, stopped, ran, report: { ...EMPTY_REPORT, ...found } });
+    };
+    child.on("error", (err) => void end(null, null, err));
+    child.on("exit", () => {
+      // Without an envelope, background children may still hold the pipes: end them too.
+      if (!launcher.isolated) kill();
+    });
+    child.on("close", (code, signal) => void end(code, signal));
+  });
+  return { child, stdout: child.stdout!, stderr: child.stderr!, kill, done };
+}
+
+export interface RunBounds extends StartBounds {
   /** Bytes kept per stream while reading (head + tail). */
   output_bytes: number;
   /** o200k tokens kept per stream in the observation (head + tail). */
   output_tokens: number;
   /** When set, o200k tokens of both streams together, cut markers included (a stream needing less leaves the rest to the other). */
   total_tokens?: number;
-  /** Aborts the run like a timeout (the gateway's own bound, or the caller going away). */
-  signal?: AbortSignal;
   /** Clock for duration_ms; default performance.now. */
   now?: () => number;
 }
@@ -29,8 +145,13 @@ export interface RunOutcome {
   timed_out: boolean;
   /** The caller aborted the run (not the timeout). */
   aborted: boolean;
+  /** False when the envelope could not start the command (its setup failed): nothing ran. */
+  ran: boolean;
+  /** Why the envelope stopped the command early, if it did. */
+  stopped: StopReason | null;
   /** The envelope's process limit refused a fork (known from the pids cgroup, where there is one). */
   process_limit_hit: boolean;
+  report: EnvelopeReport;
   duration_ms: number;
   stdout: BoundedText;
   stderr: BoundedText;
@@ -38,65 +159,31 @@ export interface RunOutcome {
 
 const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, n]) => [n, name]));
 
-export function runInEnvelope(launcher: SandboxLauncher, run: EnvelopeRun, bounds: RunBounds): Promise<RunOutcome> {
+export async function runInEnvelope(launcher: SandboxLauncher, run: EnvelopeRun, bounds: RunBounds): Promise<RunOutcome> {
   const now = bounds.now ?? (() => performance.now());
-  const plan = launcher.plan(run);
   const started = now();
+  const proc = await startInEnvelope(launcher, run, bounds);
   const stdout = new HeadTailCapture(bounds.output_bytes);
   const stderr = new HeadTailCapture(bounds.output_bytes);
-  // detached: the launcher leads its own process group, so one kill reaches all of it; for
-  // bubblewrap, killing bwrap kills its PID namespace (--die-with-parent), orphans included.
-  const child = spawn(plan.file, plan.args, { env: plan.env, cwd: plan.cwd, stdio: ["ignore", "pipe", "pipe"], detached: true });
-  child.stdout.on("data", (c: Buffer) => stdout.push(c));
-  child.stderr.on("data", (c: Buffer) => stderr.push(c));
-
-  let timedOut = false;
-  let aborted = false;
-  const killTree = () => {
-    try {
-      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
-    } catch {
-      // ESRCH: already gone.
-    }
+  proc.stdout.on("data", (c: Buffer) => stdout.push(c));
+  proc.stderr.on("data", (c: Buffer) => stderr.push(c));
+  const exit = await proc.done;
+  const duration_ms = Math.round(now() - started);
+  // bash reports a child killed by signal N as exit status 128+N (and bwrap passes it on).
+  const code = exit.code;
+  const fromShell = code !== null && code > 128 && code < 128 + 65 ? (SIGNAL_NAMES.get(code - 128) ?? null) : null;
+  const [outTokens, errTokens] = bounds.total_tokens === undefined ? [bounds.output_tokens, bounds.output_tokens] : shareTokens(stdout, stderr, bounds.total_tokens, bounds.output_tokens);
+  return {
+    exit_code: code,
+    signal: exit.signal ?? fromShell,
+    timed_out: exit.timed_out,
+    aborted: exit.aborted,
+    ran: exit.ran,
+    stopped: exit.stopped,
+    process_limit_hit: exit.report.process_limit_hit,
+    report: exit.report,
+    duration_ms,
+    stdout: boundCapture(stdout, outTokens, "stdout"),
+    stderr: boundCapture(stderr, errTokens, "stderr"),
   };
-  const timer = setTimeout(() => {
-    timedOut = true;
-    killTree();
-  }, bounds.timeout_ms);
-  const onAbort = () => {
-    aborted = true;
-    killTree();
-  };
-  bounds.signal?.addEventListener("abort", onAbort, { once: true });
-  if (bounds.signal?.aborted) onAbort();
-
-  return new Promise((done, fail) => {
-    child.on("error", (err) => {
-      clearTimeout(timer);
-      fail(err);
-    });
-    child.on("exit", () => {
-      // Without an envelope, background children may still hold the pipes: end them too.
-      if (!launcher.isolated) killTree();
-    });
-    child.on("close", async (code, signal) => {
-      clearTimeout(timer);
-      bounds.signal?.removeEventListener("abort", onAbort);
-      const duration_ms = Math.round(now() - started);
-      const finished = plan.finish ? await plan.finish() : { process_limit_hit: false };
-      // bash reports a child killed by signal N as exit status 128+N (and bwrap passes it on).
-      const fromShell = code !== null && code > 128 && code < 128 + 65 ? (SIGNAL_NAMES.get(code - 128) ?? null) : null;
-      const [outTokens, errTokens] = bounds.total_tokens === undefined ? [bounds.output_tokens, bounds.output_tokens] : shareTokens(stdout, stderr, bounds.total_tokens, bounds.output_tokens);
-      done({
-        exit_code: code,
-        signal: signal ?? fromShell,
-        timed_out: timedOut,
-        aborted,
-        process_limit_hit: finished.process_limit_hit,
-        duration_ms,
-        stdout: boundCapture(stdout, outTokens, "stdout"),
-        stderr: boundCapture(stderr, errTokens, "stderr"),
-      });
-    });
-  });
 }

@@ -11,8 +11,8 @@ export function createUnsandboxed(): SandboxLauncher {
     isolated: false,
     probe: () => Promise.resolve(null),
     plan(run) {
-      const [file, ...args] = limitedBash(run);
-      return { file: file!, args, env: sandboxEnv(process.env.HOME ?? run.workspace), cwd: run.workspace };
+      const [file, ...args] = run.argv ?? limitedBash(run, { addressSpace: true });
+      return Promise.resolve({ file: file!, args, env: sandboxEnv(process.env.HOME ?? run.workspace), cwd: run.workspace });
     },
   };
 }

@@ -1,14 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { sandboxDenials } from "../../../src/tools/sandbox/denial.js";
+import { EMPTY_REPORT } from "../../../src/tools/sandbox/launcher.js";
 import type { RunOutcome } from "../../../src/tools/sandbox/run.js";
 
-const limits = { max_processes: 64, max_file_bytes: 1024 };
+const limits = { max_processes: 64, max_file_bytes: 1024, max_memory_bytes: 1 << 30, max_cpu_seconds: 10, max_write_bytes: 1 << 20, max_tmp_bytes: 1 << 20 };
 const outcome = (stderr: string, extra: Partial<RunOutcome> = {}): RunOutcome => ({
   exit_code: 1,
   signal: null,
   timed_out: false,
   aborted: false,
+  ran: true,
+  stopped: null,
   process_limit_hit: false,
+  report: EMPTY_REPORT,
   duration_ms: 1,
   stdout: { text: "", omitted_bytes: 0, omitted_tokens: 0 },
   stderr: { text: stderr, omitted_bytes: 0, omitted_tokens: 0 },
