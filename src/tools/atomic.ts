@@ -1,6 +1,6 @@
 /**
  * Atomic replacement of a file's content (file_edit): a temporary file in the same held
- * directory, written and flushed, given the original's mode (and owner, where allowed), then
+ * directory, written and flushed, given the original's mode less setuid/setgid (and owner, where allowed), then
  * renamed over the original — both names taken relative to the directory the walk holds
  * (fs/walk.ts), so neither lands anywhere else whatever happens to the path meanwhile. A reader
  * sees the old content or the new, never a mix.
@@ -27,14 +27,17 @@ export async function writeAtomically(target: HeldName, path: string, content: B
   // The original's name cut short, so a long one cannot push the temporary name past NAME_MAX.
   const temp = `.${target.name.slice(0, 100)}.toolgate-${randomBytes(6).toString("hex")}.tmp`;
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+  // The original's permissions without setuid and setgid: content the agent chose must never run
+  // with its owner's privileges (the kernel drops these bits too when anyone but root writes a file).
+  const mode = original.mode & 0o1777;
   // O_EXCL | O_NOFOLLOW: never reuse or follow an existing entry at the temporary name.
-  const handle = await open(at(target.fd, temp), flags, original.mode & 0o7777).catch((err: Error) => {
+  const handle = await open(at(target.fd, temp), flags, mode).catch((err: Error) => {
     throw new NoEffectError(`could not write ${path}: ${err.message}; the file is unchanged`, "write_failed");
   });
   try {
     try {
       await handle.writeFile(content);
-      await handle.chmod(original.mode & 0o7777); // the umask may have narrowed the mode at open
+      await handle.chmod(mode); // the umask may have narrowed the mode at open
       await handle.chown(original.uid, original.gid).catch(() => undefined); // only root may give files away
       await handle.sync();
     } finally {

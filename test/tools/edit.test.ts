@@ -107,6 +107,13 @@ describe("file_edit", () => {
     expect(readdirSync(s.root).filter((f) => f.includes(".toolgate-"))).toEqual([]);
   });
 
+  it("drops setuid and setgid from an edited file: text the agent chose never runs with its owner's rights", async () => {
+    const p = s.write("suid.sh", "#!/bin/sh\necho hi\n");
+    chmodSync(p, 0o6755);
+    await editFile(s.ws, { path: p, old_str: "hi", new_str: "ho" });
+    expect(statSync(p).mode & 0o7777).toBe(0o755);
+  });
+
   it.runIf(process.getuid?.() === 0)("keeps the file's owner and group (root may give the new file away)", async () => {
     const p = s.write("owned.txt", "mine\n");
     chownSync(p, 4321, 4322);
