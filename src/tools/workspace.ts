@@ -61,12 +61,20 @@ export const HIDDEN_DEFAULT: readonly string[] = [".toolgate"];
 /**
  * Read-only by default: repository files whose content runs on the host, outside the sandbox,
  * the next time a person runs git, opens the editor or starts a shell there — git hooks and
- * config (core.fsmonitor, core.hooksPath), submodule URLs, editor and agent settings, direnv
- * and shell start-up files.
+ * config (core.fsmonitor, core.hooksPath), the places that can stand in for them (a linked
+ * worktree's config, `commondir` pointing git at another folder, the git folders of submodules
+ * and worktrees with their own hooks and config, which `git status` in the superproject reads),
+ * submodule URLs, editor and agent settings, direnv and shell start-up files. Submodule and
+ * worktree commands that write those git folders then run outside the sandbox, or the operator
+ * narrows the list.
  */
 export const PROTECTED_DEFAULT: readonly string[] = [
   ".git/hooks",
   ".git/config",
+  ".git/config.worktree",
+  ".git/commondir",
+  ".git/modules",
+  ".git/worktrees",
   ".gitmodules",
   ".vscode",
   ".idea",

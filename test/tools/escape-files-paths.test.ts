@@ -128,6 +128,20 @@ describe("read-only repository files (protectedPaths)", () => {
   it("the default list covers git, editor, agent and shell start-up files", () => {
     expect(PROTECTED_DEFAULT).toEqual(expect.arrayContaining([".git/hooks", ".git/config", ".gitmodules", ".vscode", ".idea", ".mcp.json", ".claude", ".cursor", ".envrc", ".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".bash_login"]));
   });
+
+  it("and the places that stand in for git's hooks and config: submodule and worktree git folders, commondir", async () => {
+    expect(PROTECTED_DEFAULT).toEqual(expect.arrayContaining([".git/modules", ".git/worktrees", ".git/commondir", ".git/config.worktree"]));
+    const ws = openWorkspace(s.root);
+    for (const rel of [".git/modules/lib/config", ".git/modules/lib/hooks/post-checkout", ".git/worktrees/w/config.worktree"]) {
+      const p = s.write(rel, "[core]\n\tfsmonitor = true\n");
+      const refused = await editFile(ws, { path: p, old_str: "true", new_str: "./x" }).then(
+        () => "edited",
+        (e: NoEffectError) => e.code,
+      );
+      expect([rel, refused]).toEqual([rel, "protected_path"]);
+      expect(readFileSync(p, "utf8")).toContain("fsmonitor = true");
+    }
+  });
 });
 
 describe("bad hiddenPaths and protectedPaths", () => {
