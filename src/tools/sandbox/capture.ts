@@ -3,7 +3,8 @@
  * first and the last bytes, counts what fell between, and renders the kept text with a marker
  * that says how much was cut, first to a byte bound while reading, then to a token bound.
  */
-import { countTokens, decodeTokens, encodeTokens } from "../../observation/tokens.js";
+import { tokenEnds } from "../../observation/ends.js";
+import { countTokens, decodeTokens } from "../../observation/tokens.js";
 
 /** Keeps at most `limitBytes` of a stream: the first half and the last half. */
 export class HeadTailCapture {
@@ -58,14 +59,16 @@ export function boundCapture(capture: HeadTailCapture, maxTokens: number, stream
   let keptHead: number[];
   let keptTail: number[];
   let tokens: number;
+  // Only the ends a cut keeps are encoded (observation/ends.ts): a long head or tail of one
+  // unbroken run costs the budget's worth of work, not the capture's.
   if (omittedBytes === 0) {
-    const all = encodeTokens(head);
-    if (all.length <= maxTokens) return { text: head, omitted_bytes: 0, omitted_tokens: 0 };
-    [keptHead, keptTail, tokens] = [all.slice(0, headBudget), all.slice(all.length - tailBudget), all.length];
+    const all = tokenEnds(head, headBudget, tailBudget);
+    if (!all.estimated && all.total <= maxTokens) return { text: head, omitted_bytes: 0, omitted_tokens: 0 };
+    [keptHead, keptTail, tokens] = [all.head.slice(0, headBudget), all.tail.slice(Math.max(0, all.tail.length - tailBudget)), all.total];
   } else {
-    const h = encodeTokens(head);
-    const t = encodeTokens(tail);
-    [keptHead, keptTail, tokens] = [h.slice(0, headBudget), t.slice(Math.max(0, t.length - tailBudget)), h.length + t.length];
+    const h = tokenEnds(head, headBudget, 0);
+    const t = tokenEnds(tail, 0, tailBudget);
+    [keptHead, keptTail, tokens] = [h.head.slice(0, headBudget), t.tail.slice(Math.max(0, t.tail.length - tailBudget)), h.total + t.total];
   }
   const headText = decodeTokens(keptHead);
   const tailText = decodeTokens(keptTail);
