@@ -9,7 +9,7 @@
 import { Option, type Command } from "commander";
 import { exportCatalog } from "../../economics/export.js";
 import { EXPORT_FORMATS, type ExportFormat } from "../../economics/formats.js";
-import { loadCatalogs } from "../../economics/sources.js";
+import { loadCatalogs } from "../catalog-sources.js";
 import { CliError, EXIT, printJson } from "../io.js";
 import { numberOption } from "./breakeven.js";
 
