@@ -8,7 +8,7 @@ import { toMcpTool } from "../../src/mcp/listing.js";
 import { createCodingCatalog } from "../../src/tools/catalog.js";
 import { countTokens } from "../../src/observation/tokens.js";
 import { testdataAvailable } from "../support/require.js";
-import { mcpCatalogs, seedListing5 } from "./support/catalogs.js";
+import { mcpCatalogs, seedListing5 } from "../support/catalogs.js";
 
 describe("compareCatalogShapes (seed 000, equation 2)", () => {
   it("reproduces the seed: 80 × 350 against 4 × 250 over 40 turns is 1,120,000 against 40,000 tokens, about 96 % less", () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { toToolDescriptor } from "../../src/economics/descriptor.js";
 import { exportCatalog } from "../../src/economics/export.js";
 import { toAnthropic, toMcp, toOpenAI, toVercelAI } from "../../src/economics/formats.js";
-import { seedListing5 } from "./support/catalogs.js";
+import { seedListing5 } from "../support/catalogs.js";
 
 const tool = toToolDescriptor({
   name: "search_customer_orders",

@@ -9,7 +9,7 @@ import { toGbnf } from "../../src/economics/gbnf.js";
 import { toMcpTool } from "../../src/mcp/listing.js";
 import { createCodingCatalog } from "../../src/tools/catalog.js";
 import { testdataAvailable } from "../support/require.js";
-import { mcpCatalogs } from "./support/catalogs.js";
+import { mcpCatalogs } from "../support/catalogs.js";
 
 const call = (name: string, args: unknown, indent?: number) => JSON.stringify({ name, arguments: args }, null, indent);
 

@@ -3,7 +3,7 @@ import { overlapFindings, OVERLAP_THRESHOLD, similarities } from "../../src/econ
 import { stem, terms } from "../../src/economics/terms.js";
 import { lintCatalog } from "../../src/schema/lint/index.js";
 import { testdataAvailable } from "../support/require.js";
-import { mcpCatalogs, seedListing5 } from "./support/catalogs.js";
+import { mcpCatalogs, seedListing5 } from "../support/catalogs.js";
 
 const orders = [
   { name: "search_orders", description: "Search a customer's orders by status and date; newest first." },
