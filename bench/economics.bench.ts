@@ -12,7 +12,7 @@ import { toToolDescriptors } from "../src/economics/descriptor.js";
 import { gbnfAccepts, parseGbnf } from "../src/economics/gbnf-check.js";
 import { toGbnf } from "../src/economics/gbnf.js";
 import { checkOpenAIStrict } from "../src/economics/openai-strict.js";
-import { overlapFindings } from "../src/economics/overlap.js";
+import { overlapFindings } from "../src/schema/lint/rules/overlap.js";
 import { testdataDir } from "../test/support/require.js";
 import type { Harness } from "./harness.js";
 

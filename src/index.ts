@@ -142,5 +142,5 @@ export { toGbnf } from "./economics/gbnf.js";
 export type { GbnfResult, GbnfGap, GbnfOptions } from "./economics/gbnf.js";
 export { checkOpenAIStrict } from "./economics/openai-strict.js";
 export type { StrictVerdict, StrictProblem } from "./economics/openai-strict.js";
-export { overlapFindings } from "./economics/overlap.js";
-export type { OverlapFinding, OverlapOptions } from "./economics/overlap.js";
+export { overlapFindings } from "./schema/lint/rules/overlap.js";
+export type { OverlapFinding, OverlapOptions } from "./schema/lint/rules/overlap.js";

@@ -10,7 +10,7 @@ import { sideEffect } from "./rules/effect.js";
 import { duplicateNames, propertyDescription, toolNaming } from "./rules/naming.js";
 import { required } from "./rules/required.js";
 import { wholeFileRewrite } from "./rules/rewrite.js";
-import { overlapRule } from "../../economics/overlap.js";
+import { overlapRule } from "./rules/overlap.js";
 import { unions } from "./rules/unions.js";
 import { units } from "./rules/units.js";
 

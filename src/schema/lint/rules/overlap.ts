@@ -9,8 +9,8 @@
  * similarity reaches OVERLAP_THRESHOLD is reported, naming both tools and the terms that
  * contribute most to their similarity.
  */
-import { terms } from "./terms.js";
-import type { ToolDescriptor } from "./descriptor.js";
+import { terms } from "../terms.js";
+import type { ToolDescriptor } from "../../../economics/descriptor.js";
 
 /** Cosine at or above which two tools are reported (chosen so the seed's four coding tools stay below it; see test/economics/overlap.test.ts). */
 export const OVERLAP_THRESHOLD = 0.5;
