@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { catalogCost } from "../../src/economics/cost.js";
 import { toToolDescriptor, type ToolDescriptor } from "../../src/economics/descriptor.js";
-import { exportCatalog } from "../../src/economics/export.js";
+import { exportCatalog } from "../../src/export/catalog.js";
 
 const schema = { type: "object", properties: { id: { type: "string", maxLength: 10 } }, required: ["id"], additionalProperties: false };
 const mcp = { name: "get_order", description: "Get one order by its id.", inputSchema: schema, annotations: { readOnlyHint: true } };

@@ -20,10 +20,10 @@
  * Whitespace between tokens follows llama.cpp's JSON grammars: nothing, one space, or a
  * newline and up to 20 spaces or tabs (unbounded whitespace lets a model loop).
  */
-import { ToolgateError } from "../schema/errors.js";
-import type { ToolDescriptor } from "./descriptor.js";
-import { integerRange } from "./gbnf-int.js";
-import { patternToGbnf } from "./gbnf-pattern.js";
+import { ToolgateError } from "../../schema/errors.js";
+import type { ToolDescriptor } from "../../economics/descriptor.js";
+import { integerRange } from "./integer.js";
+import { patternToGbnf } from "./pattern.js";
 
 /** Formats written as patterns: uuid exactly; date down to month 01–12 and day 01–31. */
 const FORMAT_PATTERNS: Record<string, string> = {
