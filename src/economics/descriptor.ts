@@ -6,7 +6,7 @@
  */
 import { ToolgateError } from "../schema/errors.js";
 import type { ToolAnnotations } from "../schema/types.js";
-import { toDescriptor as readDescriptor } from "../schema/lint/descriptor.js";
+import { toDescriptor as readDescriptor } from "../schema/descriptor.js";
 
 export interface ToolDescriptor {
   name: string;

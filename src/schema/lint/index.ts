@@ -4,7 +4,7 @@
  * cannot read becomes a TG000 finding.
  */
 import type { FindingInput, LintContext, LintDescriptor, LintFinding } from "./finding.js";
-import { toDescriptor } from "./descriptor.js";
+import { toDescriptor } from "../descriptor.js";
 import { catalogRules, schemaRules, toolRules } from "./rules.js";
 import { isRecord, shapeOf } from "./util.js";
 import { localRefPath, lookup, walkSchema } from "./walk.js";

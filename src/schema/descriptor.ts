@@ -4,9 +4,9 @@
  * the seed's form (`parameters`, seed 000 Listing 1), Anthropic's (`input_schema`) and
  * OpenAI's (`{type: "function", function: {name, description, parameters}}`).
  */
-import type { ToolAnnotations } from "../types.js";
-import type { LintDescriptor } from "./finding.js";
-import { isRecord } from "./util.js";
+import type { ToolAnnotations } from "./types.js";
+import type { LintDescriptor } from "./lint/finding.js";
+import { isRecord } from "./lint/util.js";
 
 const SCHEMA_KEYS = ["inputSchema", "parameters", "input_schema"] as const;
 
