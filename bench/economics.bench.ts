@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { catalogCost } from "../src/economics/cost.js";
-import { toToolDescriptors } from "../src/economics/descriptor.js";
+import { toToolDescriptors } from "../src/schema/descriptor.js";
 import { gbnfAccepts, parseGbnf } from "../test/support/gbnf-check.js";
 import { toGbnf } from "../src/export/gbnf/grammar.js";
 import { checkOpenAIStrict } from "../src/export/openai-strict.js";

@@ -23,7 +23,8 @@ export type { Proposal, Observation, ObservationIssue, ObservationErrorCode } fr
 export { defineTool } from "./schema/define.js";
 export type { ToolDefinition } from "./schema/define.js";
 export { lintTool, lintCatalog } from "./schema/lint/index.js";
-export type { LintFinding, LintDescriptor, Severity, CatalogRule } from "./schema/lint/finding.js";
+export type { LintFinding, Severity, CatalogRule } from "./schema/lint/finding.js";
+export type { LintDescriptor } from "./schema/descriptor.js";
 export { lintSources } from "./schema/lint/report.js";
 export type { LintReport, LintSource, SourcedFinding } from "./schema/lint/report.js";
 export { formatReport } from "./schema/lint/format.js";
@@ -134,7 +135,7 @@ export { wilsonInterval } from "./economics/wilson.js";
 export type { Interval } from "./economics/wilson.js";
 export { catalogCost, compareCatalogShapes } from "./economics/cost.js";
 export type { CatalogCost, CatalogCostOptions, CatalogShape, ShapeComparison } from "./economics/cost.js";
-export type { ToolDescriptor } from "./economics/descriptor.js";
+export type { ToolDescriptor } from "./schema/descriptor.js";
 export { exportCatalog } from "./export/catalog.js";
 export type { CatalogExport, ExportOptions } from "./export/catalog.js";
 export type { ExportFormat } from "./export/formats.js";

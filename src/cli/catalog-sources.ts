@@ -9,7 +9,7 @@ import { parseJson, readInput } from "./io.js";
 import { toolsOf } from "../schema/lint/report.js";
 import { ToolgateError } from "../schema/errors.js";
 import type { ToolSpec } from "../schema/types.js";
-import { toToolDescriptor, type ToolDescriptor } from "../economics/descriptor.js";
+import { toToolDescriptor, type ToolDescriptor } from "../schema/descriptor.js";
 
 export interface CatalogSourceOptions {
   files?: readonly string[];

@@ -3,7 +3,7 @@
  * honest account of what did not carry over.
  */
 import { ToolgateError } from "../schema/errors.js";
-import { toToolDescriptors, type ToolDescriptor } from "../economics/descriptor.js";
+import { toToolDescriptors, type ToolDescriptor } from "../schema/descriptor.js";
 import { EXPORT_FORMATS, toAnthropic, toMcp, toOpenAI, toVercelAI, type ExportFormat } from "./formats.js";
 import { toGbnf } from "./gbnf/grammar.js";
 

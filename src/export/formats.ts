@@ -7,7 +7,7 @@
  *               wrap each as `tool({ description, inputSchema: jsonSchema(inputSchema) })` from the `ai` package.
  * `$schema` is dropped from the schemas sent to OpenAI, Anthropic and the AI SDK (their validators reject or ignore it).
  */
-import type { ToolDescriptor } from "../economics/descriptor.js";
+import type { ToolDescriptor } from "../schema/descriptor.js";
 import { checkOpenAIStrict, type StrictVerdict } from "./openai-strict.js";
 
 export type ExportFormat = "mcp" | "openai" | "anthropic" | "vercel-ai" | "gbnf";

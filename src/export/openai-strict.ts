@@ -16,7 +16,7 @@
  *  - format only from date-time, time, date, duration, email, hostname, ipv4, ipv6, uuid;
  *  - at most 5,000 object properties in total, 10 levels of object nesting, 1,000 enum values.
  */
-import type { ToolDescriptor } from "../economics/descriptor.js";
+import type { ToolDescriptor } from "../schema/descriptor.js";
 
 const SUPPORTED = new Set([
   "type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "$ref", "$defs",

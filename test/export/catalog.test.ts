@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { toToolDescriptor } from "../../src/economics/descriptor.js";
+import { toToolDescriptor } from "../../src/schema/descriptor.js";
 import { exportCatalog } from "../../src/export/catalog.js";
 import { toAnthropic, toMcp, toOpenAI, toVercelAI } from "../../src/export/formats.js";
 import { seedListing5 } from "../support/catalogs.js";

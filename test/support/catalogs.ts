@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { toToolDescriptors, type ToolDescriptor } from "../../src/economics/descriptor.js";
+import { toToolDescriptors, type ToolDescriptor } from "../../src/schema/descriptor.js";
 import { testdataDir } from "./require.js";
 
 export const mcpCatalogDir = join(testdataDir, "mcp-catalogs");

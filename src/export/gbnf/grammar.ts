@@ -10,7 +10,7 @@
  * newline and up to 20 spaces or tabs (unbounded whitespace lets a model loop).
  */
 import { ToolgateError } from "../../schema/errors.js";
-import type { ToolDescriptor } from "../../economics/descriptor.js";
+import type { ToolDescriptor } from "../../schema/descriptor.js";
 import { literal, ruleSafe } from "./literal.js";
 import { ToolGrammar, type GbnfGap } from "./tool.js";
 

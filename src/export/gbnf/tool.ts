@@ -14,7 +14,7 @@
  * Additional properties of an object that declares properties are never admitted, even
  * when the schema leaves them open (the grammar is then stricter, and says so).
  */
-import type { ToolDescriptor } from "../../economics/descriptor.js";
+import type { ToolDescriptor } from "../../schema/descriptor.js";
 import { integerRange } from "./integer.js";
 import { literal, ruleSafe } from "./literal.js";
 import { patternToGbnf } from "./pattern.js";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
-import { toToolDescriptor, type ToolDescriptor } from "../../../src/economics/descriptor.js";
+import { toToolDescriptor, type ToolDescriptor } from "../../../src/schema/descriptor.js";
 import { gbnfAccepts, parseGbnf } from "../../support/gbnf-check.js";
 import { toGbnf } from "../../../src/export/gbnf/grammar.js";
 import { toMcpTool } from "../../../src/mcp/listing.js";
