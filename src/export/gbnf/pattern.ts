@@ -1,28 +1,18 @@
 /**
- * A JSON Schema `pattern` (ECMA-262) as GBNF over a JSON string's contents, for `toGbnf`.
+ * A JSON Schema `pattern` (ECMA-262) as GBNF over a JSON string's contents, for `toGbnf`: the
+ * pattern is read by schema/regex.ts and each construct becomes GBNF here.
  * Supported: patterns anchored at both ends (`^…$`) built from literals, escapes, `.`,
  * classes (ranges, negation, \d \w \s and their negations), groups (capturing, `(?:`),
  * alternation and the quantifiers * + ? {n} {n,} {n,m} (lazy forms match the same strings).
  * Characters are admitted in their plain JSON form (`"` as `\"`, `\` as `\\`, controls as
  * `\n` `\t` `\r` or `\u00XX`); a `\uXXXX` spelling of a printable character is not admitted.
- * Anything else — lookaround, backreferences, \b, unanchored patterns, characters beyond the
- * Basic Multilingual Plane in a class — returns the reason it cannot be expressed.
+ * Anything else — lookaround, backreferences, \b, Unicode properties, unanchored patterns, anchors inside, negated
+ * shorthands inside a class, characters beyond the Basic Multilingual Plane in a class,
+ * repetitions above 4096 — returns the reason it cannot be expressed.
  */
-
-type Ranges = [number, number][];
-interface CharSet {
-  negated: boolean;
-  ranges: Ranges;
-}
+import { PatternReader, UnsupportedPattern, type Atom, type CharSet, type PatternBuilder, type Property, type Ranges } from "../../schema/regex.js";
 
 const MAX_REPEAT = 4096;
-const D: Ranges = [[0x30, 0x39]];
-const W: Ranges = [[0x30, 0x39], [0x41, 0x5a], [0x5f, 0x5f], [0x61, 0x7a]];
-const S: Ranges = [[0x09, 0x0d], [0x20, 0x20], [0xa0, 0xa0], [0x1680, 0x1680], [0x2000, 0x200a], [0x2028, 0x2029], [0x202f, 0x202f], [0x205f, 0x205f], [0x3000, 0x3000], [0xfeff, 0xfeff]];
-const LINE_TERMINATORS: Ranges = [[0x0a, 0x0a], [0x0d, 0x0d], [0x2028, 0x2029]];
-const SIMPLE_ESCAPES: Record<string, number> = { n: 10, t: 9, r: 13, f: 12, v: 11, "0": 0 };
-
-class Unsupported extends Error {}
 
 /** A code point inside a GBNF class: letters and digits as themselves, the rest as \xHH or \uHHHH. */
 const hex = (c: number) =>
@@ -65,7 +55,7 @@ function setToGbnf(set: CharSet): string {
   else {
     const parts: string[] = [];
     for (const [a, b] of set.ranges) {
-      if (b > 0xffff) throw new Unsupported("a class with characters beyond U+FFFF");
+      if (b > 0xffff) throw new UnsupportedPattern("a class with characters beyond U+FFFF");
       // Cut the must-escape code points out of [a, b].
       let lo = a;
       for (const [x, y] of MUST_ESCAPE) {
@@ -81,148 +71,60 @@ function setToGbnf(set: CharSet): string {
   for (const [x, y] of MUST_ESCAPE) {
     for (let c = x; c <= y; c++) if (inRanges(c, set.ranges) !== set.negated) alts.push(escapedLiteral(c));
   }
-  if (alts.length === 0) throw new Unsupported("an empty character class");
+  if (alts.length === 0) throw new UnsupportedPattern("an empty character class");
   return alts.length === 1 ? alts[0]! : `(${alts.join(" | ")})`;
 }
 
-class PatternParser {
-  private i = 0;
-  constructor(private readonly p: string) {}
+/** Unicode properties would need Unicode's tables written out as classes. */
+const unsupportedProperty = (p: Property) => new UnsupportedPattern(`the escape \\${p.letter}`);
 
-  parse(): string {
-    if (!this.p.startsWith("^") || !this.p.endsWith("$") || this.p.endsWith("\\$")) throw new Unsupported("a pattern not anchored with ^ and $");
-    this.i = 1;
-    const end = this.p.length - 1;
-    // ^a|b$ means (^a)|(b$), not ^(a|b)$: only a single top-level branch keeps both anchors.
-    const body = this.sequence(end);
-    if (this.p[this.i] === "|") throw new Unsupported("alternation outside a group (the anchors bind only its first and last branch; write ^(a|b)$)");
-    if (this.i !== this.p.length - 1) throw new Unsupported(`unexpected ${this.p[this.i]} at ${this.i}`);
-    return body || `""`;
+/** The character set an atom matches. */
+function setOf(atom: Atom): CharSet {
+  switch (atom.kind) {
+    case "char":
+      return { negated: false, ranges: [[atom.cp, atom.cp]] };
+    case "dot":
+    case "shorthand":
+      return atom.set;
+    case "property":
+      throw unsupportedProperty(atom);
+    case "class":
+      return {
+        negated: atom.negated,
+        ranges: atom.items.flatMap((it): Ranges => {
+          if (it.kind === "property") throw unsupportedProperty(it);
+          return it.kind === "char" ? [[it.cp, it.cp]] : it.kind === "range" ? [[it.from, it.to]] : it.set.ranges;
+        }),
+      };
   }
+}
 
-  private alternation(end: number): string {
-    const alts = [this.sequence(end)];
-    while (this.i < end && this.p[this.i] === "|") {
-      this.i++;
-      alts.push(this.sequence(end));
-    }
-    if (alts.length === 1) return alts[0]!;
-    return `(${alts.map((a) => a || `""`).join(" | ")})`;
-  }
+const toGbnf: PatternBuilder<string> = {
+  atom: (atom) => setToGbnf(setOf(atom)),
+  anchor() {
+    throw new UnsupportedPattern("an anchor inside the pattern");
+  },
+  group: (body) => `(${body || `""`})`,
+  sequence: (items) => items.join(" "),
+  alternation: (branches) => `(${branches.map((a) => a || `""`).join(" | ")})`,
+  repeat(item, q) {
+    if (q.min > MAX_REPEAT || (q.max !== Infinity && q.max > MAX_REPEAT)) throw new UnsupportedPattern(`a repetition above ${MAX_REPEAT}`);
+    return `${isUnit(item) ? item : `(${item})`}${q.text}`;
+  },
+  classItem(item) {
+    if (item.kind === "property") throw unsupportedProperty(item);
+    if (item.kind === "shorthand" && item.set.negated) throw new UnsupportedPattern("a negated shorthand inside a class");
+  },
+};
 
-  private sequence(end: number): string {
-    const items: string[] = [];
-    while (this.i < end && this.p[this.i] !== "|" && this.p[this.i] !== ")") items.push(this.quantified(end));
-    return items.join(" ");
-  }
-
-  private quantified(end: number): string {
-    const atom = this.atom(end);
-    const c = this.p[this.i];
-    let q = "";
-    if (c === "*" || c === "+" || c === "?") {
-      q = c;
-      this.i++;
-    } else if (c === "{") {
-      const m = /^\{(\d+)(,(\d*))?\}/.exec(this.p.slice(this.i));
-      if (m) {
-        const max = m[3] ? Number(m[3]) : m[2] ? Infinity : Number(m[1]);
-        if (Number(m[1]) > MAX_REPEAT || (max !== Infinity && max > MAX_REPEAT)) throw new Unsupported(`a repetition above ${MAX_REPEAT}`);
-        q = m[0];
-        this.i += m[0].length;
-      }
-    }
-    if (q && this.p[this.i] === "?") this.i++; // lazy: same language
-    if (q && /^[*+?{]/.test(this.p[this.i] ?? "")) throw new Unsupported("a repeated quantifier");
-    return q ? `${isUnit(atom) ? atom : `(${atom})`}${q}` : atom;
-  }
-
-  private atom(end: number): string {
-    const c = this.p[this.i]!;
-    if (c === "(") {
-      this.i++;
-      if (this.p[this.i] === "?") {
-        if (this.p[this.i + 1] !== ":") throw new Unsupported("lookaround or a named group");
-        this.i += 2;
-      }
-      const inner = this.alternation(end);
-      if (this.p[this.i] !== ")") throw new Unsupported("an unclosed group");
-      this.i++;
-      return `(${inner || `""`})`;
-    }
-    if (c === "[") return setToGbnf(this.klass());
-    if (c === ".") {
-      this.i++;
-      return setToGbnf({ negated: true, ranges: LINE_TERMINATORS });
-    }
-    if (c === "^" || c === "$") throw new Unsupported("an anchor inside the pattern");
-    if (c === "*" || c === "+" || c === "?" || c === ")") throw new Unsupported(`a stray ${c}`);
-    if (c === "\\") {
-      const set = this.escape(false);
-      return setToGbnf(set);
-    }
-    this.i += c.length;
-    const cp = this.p.codePointAt(this.i - 1)!;
-    return setToGbnf({ negated: false, ranges: [[cp, cp]] });
-  }
-
-  /** After a backslash: a class shorthand or one character. */
-  private escape(inClass: boolean): CharSet {
-    this.i++;
-    const e = this.p[this.i++];
-    if (e === undefined) throw new Unsupported("a trailing backslash");
-    if (e === "d" || e === "D") return { negated: e === "D", ranges: D };
-    if (e === "w" || e === "W") return { negated: e === "W", ranges: W };
-    if (e === "s" || e === "S") return { negated: e === "S", ranges: S };
-    if (SIMPLE_ESCAPES[e] !== undefined) return { negated: false, ranges: [[SIMPLE_ESCAPES[e]!, SIMPLE_ESCAPES[e]!]] };
-    if (e === "x" || e === "u") {
-      const n = e === "x" ? 2 : 4;
-      const h = this.p.slice(this.i, this.i + n);
-      if (!/^[0-9a-fA-F]+$/.test(h) || h.length !== n) throw new Unsupported(`a malformed \\${e} escape`);
-      this.i += n;
-      const cp = parseInt(h, 16);
-      return { negated: false, ranges: [[cp, cp]] };
-    }
-    if (/[bBpPkc1-9]/.test(e) && !(inClass && e === "b")) throw new Unsupported(`the escape \\${e}`);
-    if (inClass && e === "b") return { negated: false, ranges: [[8, 8]] };
-    if (/[a-zA-Z]/.test(e)) throw new Unsupported(`the escape \\${e}`);
-    const cp = e.codePointAt(0)!;
-    return { negated: false, ranges: [[cp, cp]] };
-  }
-
-  private klass(): CharSet {
-    this.i++;
-    const negated = this.p[this.i] === "^";
-    if (negated) this.i++;
-    const ranges: Ranges = [];
-    while (this.p[this.i] !== "]") {
-      if (this.i >= this.p.length) throw new Unsupported("an unclosed class");
-      const lo = this.classAtom();
-      if (lo.negated || lo.ranges.length !== 1 || lo.ranges[0]![0] !== lo.ranges[0]![1]) {
-        if (lo.negated) throw new Unsupported("a negated shorthand inside a class");
-        ranges.push(...lo.ranges);
-        continue;
-      }
-      const a = lo.ranges[0]![0];
-      if (this.p[this.i] === "-" && this.p[this.i + 1] !== "]" && this.i + 1 < this.p.length) {
-        this.i++;
-        const hi = this.classAtom();
-        if (hi.negated || hi.ranges.length !== 1 || hi.ranges[0]![0] !== hi.ranges[0]![1]) throw new Unsupported("a range ending in a class shorthand");
-        const b = hi.ranges[0]![0];
-        if (b < a) throw new Unsupported("a range out of order");
-        ranges.push([a, b]);
-      } else ranges.push([a, a]);
-    }
-    this.i++;
-    return { negated, ranges };
-  }
-
-  private classAtom(): CharSet {
-    if (this.p[this.i] === "\\") return this.escape(true);
-    const cp = this.p.codePointAt(this.i)!;
-    this.i += cp > 0xffff ? 2 : 1;
-    return { negated: false, ranges: [[cp, cp]] };
-  }
+/** ^body$ where body is one sequence: ^a|b$ means (^a)|(b$), so only a single top-level branch keeps both anchors. */
+function anchoredBody(p: string): string {
+  if (!p.startsWith("^") || !p.endsWith("$") || p.endsWith("\\$")) throw new UnsupportedPattern("a pattern not anchored with ^ and $");
+  const reader = new PatternReader(p, toGbnf, 1, p.length - 1);
+  const body = reader.sequence();
+  if (reader.peek() === "|") throw new UnsupportedPattern("alternation outside a group (the anchors bind only its first and last branch; write ^(a|b)$)");
+  if (!reader.done()) throw new UnsupportedPattern(`unexpected ${reader.peek()} at ${reader.index}`);
+  return body || `""`;
 }
 
 /**
@@ -231,9 +133,9 @@ class PatternParser {
  */
 export function patternToGbnf(pattern: string): { expr: string } | { reason: string } {
   try {
-    return { expr: new PatternParser(pattern).parse() };
+    return { expr: anchoredBody(pattern) };
   } catch (err) {
-    if (err instanceof Unsupported) return { reason: err.message };
+    if (err instanceof UnsupportedPattern) return { reason: err.message };
     throw err;
   }
 }
