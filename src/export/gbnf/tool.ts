@@ -15,6 +15,7 @@
  * when the schema leaves them open (the grammar is then stricter, and says so).
  */
 import type { ToolDescriptor } from "../../schema/descriptor.js";
+import { escapeToken, isRecord } from "../../schema/lint/util.js";
 import { integerRange } from "./integer.js";
 import { literal, ruleSafe } from "./literal.js";
 import { patternToGbnf } from "./pattern.js";
@@ -35,8 +36,6 @@ export interface GbnfGap {
   message: string;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const esc = (k: string) => k.replace(/~/g, "~0").replace(/\//g, "~1");
 const NOTE_ONLY = new Set(["description", "title", "default", "examples", "$schema", "$id", "$comment", "deprecated", "readOnly", "writeOnly", "$defs", "definitions"]);
 
 /** Builds one tool's rules: `expr` turns a schema node into an expression, adding named rules as it goes. */
@@ -73,12 +72,12 @@ export class ToolGrammar {
 
   /** The expression admitting the JSON values `schema` accepts (or the nearest expressible superset). */
   expr(schema: unknown, ptr: string, hint: string): string {
-    if (schema === true || (isObject(schema) && Object.keys(schema).every((k) => NOTE_ONLY.has(k)))) return "value";
+    if (schema === true || (isRecord(schema) && Object.keys(schema).every((k) => NOTE_ONLY.has(k)))) return "value";
     if (schema === false) {
       this.gap(ptr, "the schema false admits nothing; the grammar admits any value here");
       return "value";
     }
-    if (!isObject(schema)) return "value";
+    if (!isRecord(schema)) return "value";
     if (typeof schema.$ref === "string") return this.ref(schema.$ref, ptr);
     if ("const" in schema) return literal(JSON.stringify(schema.const));
     if (Array.isArray(schema.enum)) return schema.enum.length === 0 ? "value" : `(${schema.enum.map((v) => literal(JSON.stringify(v))).join(" | ")})`;
@@ -89,13 +88,13 @@ export class ToolGrammar {
     if (union) {
       if (union === "oneOf") this.gap(`${ptr}/oneOf`, "oneOf's exactly-one rule cannot be expressed; branches are alternatives as in anyOf");
       const { [union]: branches, ...rest } = schema;
-      const alts = (branches as unknown[]).map((b, i) => this.expr(isObject(b) ? { ...rest, ...b } : b, `${ptr}/${union}/${i}`, `${hint}-${i}`));
+      const alts = (branches as unknown[]).map((b, i) => this.expr(isRecord(b) ? { ...rest, ...b } : b, `${ptr}/${union}/${i}`, `${hint}-${i}`));
       return `(${alts.join(" | ")})`;
     }
     if (Array.isArray(schema.type)) {
       return `(${schema.type.map((t) => this.expr({ ...schema, type: t }, ptr, `${hint}-${String(t)}`)).join(" | ")})`;
     }
-    const type: unknown = schema.type ?? (isObject(schema.properties) ? "object" : schema.items !== undefined ? "array" : undefined);
+    const type: unknown = schema.type ?? (isRecord(schema.properties) ? "object" : schema.items !== undefined ? "array" : undefined);
     switch (type) {
       case "string":
         return this.string(schema, ptr);
@@ -146,13 +145,13 @@ export class ToolGrammar {
     const m = /^#\/(\$defs|definitions)\/(.+)$/.exec(ref);
     const defs = m ? this.tool.inputSchema[m[1]!] : undefined;
     const key = m ? m[2]!.replace(/~1/g, "/").replace(/~0/g, "~") : "";
-    if (!m || !isObject(defs) || !(key in defs)) {
+    if (!m || !isRecord(defs) || !(key in defs)) {
       this.gap(`${ptr}/$ref`, `$ref ${ref} is not a local #/$defs/… reference that resolves; any value is admitted`);
       return "value";
     }
     const name = this.name(`def-${key}`);
     this.refs.set(ref, name); // set before expanding, so a recursive reference finds it
-    this.rule(name, this.expr(defs[key], `/${m[1]}/${esc(key)}`, `def-${key}`));
+    this.rule(name, this.expr(defs[key], `/${m[1]}/${escapeToken(key)}`, `def-${key}`));
     return name;
   }
 
@@ -187,7 +186,7 @@ export class ToolGrammar {
       if (k in schema && schema[k] !== false) this.gap(`${ptr}/${k}`, `${k} cannot be expressed; ignored`);
     }
     if (Array.isArray(schema.items)) this.gap(`${ptr}/items`, "tuple-form items cannot be expressed; any items are admitted");
-    const item = isObject(schema.items) || typeof schema.items === "boolean" ? this.expr(schema.items, `${ptr}/items`, `${hint}-item`) : "value";
+    const item = isRecord(schema.items) || typeof schema.items === "boolean" ? this.expr(schema.items, `${ptr}/items`, `${hint}-item`) : "value";
     let min = typeof schema.minItems === "number" ? schema.minItems : 0;
     let max = typeof schema.maxItems === "number" ? schema.maxItems : undefined;
     if (min > this.bound) {
@@ -207,19 +206,19 @@ export class ToolGrammar {
     for (const k of ["minProperties", "maxProperties", "propertyNames", "patternProperties", "dependentRequired", "dependentSchemas"]) {
       if (k in schema) this.gap(`${ptr}/${k}`, `${k} cannot be expressed; ignored`);
     }
-    const props = isObject(schema.properties) ? schema.properties : {};
+    const props = isRecord(schema.properties) ? schema.properties : {};
     const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
     const keys = [...Object.keys(props), ...[...required].filter((r) => !(r in props))];
     if (keys.length === 0) {
       // A map: any keys, values of the additionalProperties schema.
       if (schema.additionalProperties === false) return `"{" ws "}"`;
-      const v = isObject(schema.additionalProperties) ? this.expr(schema.additionalProperties, `${ptr}/additionalProperties`, `${hint}-value`) : "value";
+      const v = isRecord(schema.additionalProperties) ? this.expr(schema.additionalProperties, `${ptr}/additionalProperties`, `${hint}-value`) : "value";
       return v === "value" ? "object" : `"{" ws ( string ws ":" ws ${v} ( ws "," ws string ws ":" ws ${v} )* )? ws "}"`;
     }
     if (schema.additionalProperties !== false) {
       this.gap(`${ptr}/additionalProperties`, "the object is open, but the grammar admits only its declared properties");
     }
-    const members = keys.map((k) => `${literal(JSON.stringify(k))} ws ":" ws ${this.expr(props[k], `${ptr}/properties/${esc(k)}`, `${hint}-${k}`)}`);
+    const members = keys.map((k) => `${literal(JSON.stringify(k))} ws ":" ws ${this.expr(props[k], `${ptr}/properties/${escapeToken(k)}`, `${hint}-${k}`)}`);
     const optional = keys.map((k) => !required.has(k));
     if (!optional.some(Boolean)) return `"{" ws ${members.join(` ws "," ws `)} ws "}"`;
     // start_i: members i.. with none written yet; after_i: members i.., each after a comma.
