@@ -39,7 +39,7 @@ function checkTurns(turns: number): void {
 }
 
 /**
- * The exact text whose tokens are a tool's definition cost (issue 8, "Catalog token cost"):
+ * The exact text whose tokens are a tool's definition cost:
  * the compact JSON (no whitespace) of `{name, description, inputSchema}` in that key order —
  * what an MCP client forwards to the model for each tool. Title, annotations and output
  * schema are left out: most clients do not send them to the model.

@@ -1,5 +1,5 @@
 /**
- * `toolgate export` as data (issue 8, "Export"): one catalog, any target format, and an
+ * `toolgate export` as data: one catalog, any target format, and an
  * honest account of what did not carry over.
  */
 import { ToolgateError } from "../schema/errors.js";

@@ -1,5 +1,5 @@
 /**
- * A catalog in each ecosystem's tool format (issue 8, "Export"):
+ * A catalog in each ecosystem's tool format:
  *  - mcp:       the MCP `tools/list` result, `{ tools: [{ name, title?, description, inputSchema, outputSchema?, annotations? }] }`;
  *  - openai:    Chat Completions `tools`, `[{ type: "function", function: { name, description, parameters, strict } }]`;
  *  - anthropic: Messages API `tools`, `[{ name, description, input_schema }]`;

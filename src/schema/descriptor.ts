@@ -1,7 +1,7 @@
 /**
  * A tool descriptor in any of the forms found in the wild, read in one place: a toolgate
  * ToolSpec (`inputSchema` + `effect`), an MCP tool (`inputSchema` + `annotations`), the
- * `parameters` form of seed 000's listings, Anthropic's (`input_schema`) and OpenAI's
+ * bare `parameters` form of many published listings, Anthropic's (`input_schema`) and OpenAI's
  * (`{type: "function", function: {name, description, parameters}}`).
  *
  * `toDescriptor` never throws: it returns what it found, field by field, as a

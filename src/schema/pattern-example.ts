@@ -1,5 +1,5 @@
 /**
- * An example string for a simple `pattern` (STYLE.md 13: every rejection gives an example): a
+ * An example string for a simple `pattern` (every refusal of a value gives an example): a
  * schema often has none of its own, or only an empty default. The pattern is read by regex.ts;
  * anchors, literals, escapes, classes (their first item), groups, alternation (the first
  * branch) and quantifiers give an example, anything else (a negated class, lookaround, …)

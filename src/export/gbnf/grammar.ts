@@ -1,5 +1,5 @@
 /**
- * A llama.cpp GBNF grammar that admits exactly a catalog's tool calls (issue 8, "Export"),
+ * A llama.cpp GBNF grammar that admits exactly a catalog's tool calls,
  * the grammar behind constrained decoding (seed 000, "When to Constrain Decoding").
  *
  * A call is `{"name": "<tool>", "arguments": {...}}`, keys in that order; each tool's arguments
