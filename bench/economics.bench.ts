@@ -8,11 +8,11 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { catalogCost } from "../src/economics/cost.js";
-import { toToolDescriptors } from "../src/economics/descriptor.js";
-import { gbnfAccepts, parseGbnf } from "../src/economics/gbnf-check.js";
-import { toGbnf } from "../src/economics/gbnf.js";
-import { checkOpenAIStrict } from "../src/economics/openai-strict.js";
-import { overlapFindings } from "../src/economics/overlap.js";
+import { toToolDescriptors } from "../src/schema/descriptor.js";
+import { gbnfAccepts, parseGbnf } from "../test/support/gbnf-check.js";
+import { toGbnf } from "../src/export/gbnf/grammar.js";
+import { checkOpenAIStrict } from "../src/export/openai-strict.js";
+import { overlapFindings } from "../src/schema/lint/rules/overlap.js";
 import { testdataDir } from "../test/support/require.js";
 import type { Harness } from "./harness.js";
 
@@ -39,7 +39,7 @@ export default async function (h: Harness): Promise<void> {
   const rules = parseGbnf(toGbnf(tools).grammar);
   const call = JSON.stringify({ name: "get_file_contents", arguments: { owner: "github", path: "README.md", repo: "github-mcp-server" } }); // declared order
   if (!gbnfAccepts(rules, call)) throw new Error("the GitHub grammar refuses a valid get_file_contents call");
-  // Properties come in the order the schema declares them (see src/economics/gbnf.ts); another order is refused.
+  // Properties come in the order the schema declares them (see src/export/gbnf/grammar.ts); another order is refused.
   if (gbnfAccepts(rules, JSON.stringify({ name: "get_file_contents", arguments: { repo: "r", owner: "o" } }))) throw new Error("the grammar admitted properties out of declared order");
   await h.compare({ area: "economics", hot_path: "GBNF recognise one call (test recogniser)", toolgate: () => gbnfAccepts(rules, call), batch: 5, rounds: 10 });
 }

@@ -1,5 +1,5 @@
 /**
- * Equation 1 from measured traffic (issue 8): per tool, estimate p_err, L_gen and T_repair
+ * Equation 1 from measured traffic: per tool, estimate p_err, L_gen and T_repair
  * from the audit trail, put a Wilson 95 % interval on p_err, and recommend constraining only
  * when the whole interval lies on one side of p_break.
  *

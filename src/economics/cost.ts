@@ -4,7 +4,7 @@
  */
 import { countTokens, type TokenizerName } from "../observation/tokens.js";
 import { ToolgateError } from "../schema/errors.js";
-import { definitionText, toToolDescriptors, type ToolDescriptor } from "./descriptor.js";
+import { toToolDescriptors, type ToolDescriptor } from "../schema/descriptor.js";
 
 export interface CatalogCostOptions {
   /** N, turns in the trajectory (default 40, the seed's illustration). */
@@ -36,6 +36,16 @@ function checkTurns(turns: number): void {
   if (!Number.isInteger(turns) || turns < 1) {
     throw new ToolgateError("invalid_input", `turns (N) must be an integer ≥ 1; received ${String(turns)}. Pass --turns 40 for the seed's trajectory.`);
   }
+}
+
+/**
+ * The exact text whose tokens are a tool's definition cost:
+ * the compact JSON (no whitespace) of `{name, description, inputSchema}` in that key order —
+ * what an MCP client forwards to the model for each tool. Title, annotations and output
+ * schema are left out: most clients do not send them to the model.
+ */
+export function definitionText(tool: ToolDescriptor): string {
+  return JSON.stringify({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema });
 }
 
 /** Equation 2 over a catalog: each tool's definition counted as `definitionText` encodes. */

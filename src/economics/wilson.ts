@@ -1,6 +1,6 @@
 /**
  * The Wilson score interval for a binomial proportion: the 95 % interval reported for a
- * tool's measured malformation rate p_err (issue 8, "Break-even for constrained decoding").
+ * tool's measured malformation rate p_err.
  * Wilson rather than the normal approximation because p_err is usually near 0 and samples
  * are small, where the normal interval collapses to [0, 0] or leaves [0, 1].
  */

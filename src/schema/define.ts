@@ -8,6 +8,7 @@ import type { z } from "zod";
 import { NoEffectError, ToolgateError } from "./errors.js";
 import { EFFECTS, type LintFinding } from "./lint/finding.js";
 import { lintTool } from "./lint/index.js";
+import { join } from "./lint/util.js";
 import { fieldLabel } from "./labels.js";
 import { publishSchema } from "./publish.js";
 import { renderIssues } from "./render.js";
@@ -132,6 +133,6 @@ function zodHint(f: LintFinding): string | undefined {
 }
 
 function zodIssue(issue: z.core.$ZodIssue): CheckIssue {
-  const path = issue.path.map((p) => "/" + String(p).replace(/~/g, "~0").replace(/\//g, "~1")).join("");
+  const path = join("", ...issue.path.map(String));
   return { path, code: issue.code, message: `${fieldLabel(path)}: ${issue.message}` };
 }

@@ -12,7 +12,7 @@ import { exampleForPattern as generateExample } from "./pattern-example.js";
 import { codePoints, showTyped, showValue } from "./received.js";
 import { reduceUnions } from "./unions.js";
 import { fieldLabel, typePhrase } from "./labels.js";
-import { isRecord } from "./lint/util.js";
+import { isRecord, join } from "./lint/util.js";
 
 const listValues = (values: unknown[]) => (values.length > 20 ? [...values.slice(0, 20).map(showValue), `… ${values.length - 20} more`] : values.map(showValue)).join(", ");
 
@@ -125,9 +125,6 @@ function label(pointer: string): string {
   }
   return text;
 }
-
-// Most names need no RFC 6901 escape: skip the two replaces for them.
-const join = (pointer: string, key: string) => `${pointer}/${key.includes("~") || key.includes("/") ? key.replace(/~/g, "~0").replace(/\//g, "~1") : key}`;
 
 const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? "" : "s"}`;
 

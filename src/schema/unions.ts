@@ -9,7 +9,7 @@ import type { ErrorObject } from "ajv";
 import type { ObservationIssue } from "../runtime/types.js";
 import type { JsonValue } from "./types.js";
 import { discriminatorOf } from "./lint/rules/unions.js";
-import { isRecord, literalOf, typesOf } from "./lint/util.js";
+import { escapeToken, isRecord, literalOf, typesOf } from "./lint/util.js";
 import { localRefPath, lookup } from "./lint/walk.js";
 import { fieldLabel, typePhrase } from "./labels.js";
 import { showTyped, showValue } from "./received.js";
@@ -107,7 +107,7 @@ function tagOf(plan: UnionPlan, resolve: ReturnType<typeof resolver>): UnionPlan
     return literalOf(resolve(props[disc])?.schema)?.value;
   });
   const list = literals.map((l) => showValue(l)).join(", ");
-  return (plan.tag = { name: disc, keys: literals.map((l) => JSON.stringify(l)), literals, list, segment: disc.replace(/~/g, "~0").replace(/\//g, "~1") });
+  return (plan.tag = { name: disc, keys: literals.map((l) => JSON.stringify(l)), literals, list, segment: escapeToken(disc) });
 }
 
 function typesOfPlan(plan: UnionPlan): string | null {

@@ -2,13 +2,13 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { catalogCost, compareCatalogShapes } from "../../src/economics/cost.js";
-import { definitionText, toToolDescriptor } from "../../src/economics/descriptor.js";
+import { catalogCost, compareCatalogShapes, definitionText } from "../../src/economics/cost.js";
+import { toToolDescriptor } from "../../src/schema/descriptor.js";
 import { toMcpTool } from "../../src/mcp/listing.js";
 import { createCodingCatalog } from "../../src/tools/catalog.js";
 import { countTokens } from "../../src/observation/tokens.js";
 import { testdataAvailable } from "../support/require.js";
-import { mcpCatalogs, seedListing5 } from "./support/catalogs.js";
+import { mcpCatalogs, seedListing5 } from "../support/catalogs.js";
 
 describe("compareCatalogShapes (seed 000, equation 2)", () => {
   it("reproduces the seed: 80 × 350 against 4 × 250 over 40 turns is 1,120,000 against 40,000 tokens, about 96 % less", () => {

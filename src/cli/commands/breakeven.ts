@@ -8,7 +8,7 @@
 import type { Command } from "commander";
 import { breakeven } from "../../economics/breakeven.js";
 import { breakevenFromAudit } from "../../economics/breakeven-audit.js";
-import { renderAuditBreakeven, renderBreakeven } from "../../economics/render.js";
+import { renderAuditBreakeven, renderBreakeven } from "../economics-text.js";
 import { CliError, printJson, readInput } from "../io.js";
 import { defaultAuditFile } from "../store.js";
 

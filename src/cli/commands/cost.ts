@@ -8,8 +8,8 @@
  */
 import { Option, type Command } from "commander";
 import { catalogCost, compareCatalogShapes, DEFAULT_TURNS, type CatalogShape } from "../../economics/cost.js";
-import { renderComparison, renderCost } from "../../economics/render.js";
-import { loadCatalogs } from "../../economics/sources.js";
+import { renderComparison, renderCost } from "../economics-text.js";
+import { loadCatalogs } from "../catalog-sources.js";
 import type { TokenizerName } from "../../observation/tokens.js";
 import { CliError, printJson } from "../io.js";
 

@@ -7,9 +7,9 @@
  * the grammar cannot express. Exit 2 for bad input.
  */
 import { Option, type Command } from "commander";
-import { exportCatalog } from "../../economics/export.js";
-import { EXPORT_FORMATS, type ExportFormat } from "../../economics/formats.js";
-import { loadCatalogs } from "../../economics/sources.js";
+import { exportCatalog } from "../../export/catalog.js";
+import { EXPORT_FORMATS, type ExportFormat } from "../../export/formats.js";
+import { loadCatalogs } from "../catalog-sources.js";
 import { CliError, EXIT, printJson } from "../io.js";
 import { numberOption } from "./breakeven.js";
 

@@ -2,7 +2,8 @@
  * What the linter reports, and the rule shapes it runs. Rules are pure functions over JSON
  * Schema: they read a tool descriptor and report findings, never throw, never mutate.
  */
-import type { Effect, ToolAnnotations } from "../types.js";
+import type { LintDescriptor } from "../descriptor.js";
+import type { Effect } from "../types.js";
 
 export type Severity = "error" | "warning";
 
@@ -16,24 +17,6 @@ export interface LintFinding {
   pointer: string;
   message: string;
   fix: string;
-}
-
-/** A tool descriptor in any accepted form, reduced to what the rules read. */
-export interface LintDescriptor {
-  /** The tool's name, or `#N` (its position) when it has none. */
-  name: string;
-  /** The `name` as written (may be missing or not a string). */
-  rawName: unknown;
-  description: unknown;
-  /** The input schema as found (may be anything: rules must not trust it). */
-  schema: unknown;
-  /** Where the input schema sits in the descriptor, e.g. `/inputSchema` or `/parameters`; null when absent. */
-  schemaPointer: string | null;
-  /** toolgate's `effect`, as written (validated by TG006). */
-  effect: unknown;
-  annotations: ToolAnnotations | undefined;
-  /** The descriptor itself. */
-  raw: unknown;
 }
 
 export type FindingInput = Omit<LintFinding, "tool">;

@@ -3,8 +3,9 @@
  * server's) to findings. They never throw on a schema found in the wild: anything the rules
  * cannot read becomes a TG000 finding.
  */
-import type { FindingInput, LintContext, LintDescriptor, LintFinding } from "./finding.js";
-import { toDescriptor } from "./descriptor.js";
+import type { LintDescriptor } from "../descriptor.js";
+import type { FindingInput, LintContext, LintFinding } from "./finding.js";
+import { toDescriptor } from "../descriptor.js";
 import { catalogRules, schemaRules, toolRules } from "./rules.js";
 import { isRecord, shapeOf } from "./util.js";
 import { localRefPath, lookup, walkSchema } from "./walk.js";
@@ -131,4 +132,3 @@ function checkRef(ref: string, pointer: string, root: unknown, ctx: LintContext)
   }
 }
 
-export type { LintFinding, LintDescriptor } from "./finding.js";

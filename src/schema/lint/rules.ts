@@ -1,7 +1,7 @@
 /**
  * The rule registry. `lintTool` runs `schemaRules` on every schema node and `toolRules` once
- * per tool; `lintCatalog` also runs `catalogRules` over the whole catalog. Another area adds a
- * catalog rule (e.g. TG009 overlap, economics) with one line in `catalogRules`.
+ * per tool; `lintCatalog` also runs `catalogRules` over the whole catalog (duplicate names,
+ * TG009 overlap). Every rule, TG000–TG010, lives in rules/ or, for TG000, in index.ts and walk.ts.
  */
 import type { CatalogRule, SchemaRule, ToolRule } from "./finding.js";
 import { bounded } from "./rules/bounded.js";
@@ -10,7 +10,7 @@ import { sideEffect } from "./rules/effect.js";
 import { duplicateNames, propertyDescription, toolNaming } from "./rules/naming.js";
 import { required } from "./rules/required.js";
 import { wholeFileRewrite } from "./rules/rewrite.js";
-import { overlapRule } from "../../economics/overlap.js";
+import { overlapRule } from "./rules/overlap.js";
 import { unions } from "./rules/unions.js";
 import { units } from "./rules/units.js";
 
@@ -20,5 +20,5 @@ export const schemaRules: SchemaRule[] = [closed, required, bounded, units, unio
 /** Rules run once per tool descriptor. */
 export const toolRules: ToolRule[] = [sideEffect, wholeFileRewrite, toolNaming];
 
-/** Rules run once over a whole catalog (TG009 overlap lives in src/economics and is added here). */
+/** Rules run once over a whole catalog. */
 export const catalogRules: CatalogRule[] = [duplicateNames, overlapRule];

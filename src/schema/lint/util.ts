@@ -6,11 +6,15 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 
 /** JSON Pointer token escaping (RFC 6901). */
 export function escapeToken(token: string): string {
-  return token.replace(/~/g, "~0").replace(/\//g, "~1");
+  // Most names need no escape: skip the two replaces for them.
+  return token.includes("~") || token.includes("/") ? token.replace(/~/g, "~0").replace(/\//g, "~1") : token;
 }
 
+/** `pointer` with each token appended, escaped: the one JSON Pointer join. */
 export function join(pointer: string, ...tokens: (string | number)[]): string {
-  return pointer + tokens.map((t) => "/" + escapeToken(String(t))).join("");
+  let out = pointer;
+  for (const t of tokens) out += "/" + escapeToken(String(t));
+  return out;
 }
 
 /** The JSON types a schema node admits by its `type` keyword (empty when it has none). */

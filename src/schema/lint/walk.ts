@@ -43,13 +43,8 @@ export function lookup(root: unknown, path: string): { found: true; value: unkno
   return { found: true, value: cur };
 }
 
-interface Frame {
-  schema: unknown;
-  pointer: string;
-  role: NodeRole;
-  name?: string;
-  depth: number;
-}
+/** A node waiting on the stack: where it sits, and its schema not yet checked to be one. */
+type Frame = Omit<SchemaNode, "schema" | "boolean"> & { schema: unknown };
 
 /** Calls `visit` for every object-shaped schema node, in document order. */
 export function walkSchema(root: unknown, rootPointer: string, ctx: LintContext, visit: (node: SchemaNode) => void): void {

@@ -1,8 +1,8 @@
 /** Every `toolgate export` format reads back into lint and cost: a user round-trips them. */
 import { describe, expect, it } from "vitest";
-import { toToolDescriptor } from "../../../src/economics/descriptor.js";
-import { exportCatalog } from "../../../src/economics/export.js";
-import type { ExportFormat } from "../../../src/economics/formats.js";
+import { toToolDescriptor } from "../../../src/schema/descriptor.js";
+import { exportCatalog } from "../../../src/export/catalog.js";
+import type { ExportFormat } from "../../../src/export/formats.js";
 import { lintSources, toolsOf } from "../../../src/schema/lint/report.js";
 
 const schema = { type: "object", properties: { q: { type: "string", maxLength: 64 } }, required: ["q"], additionalProperties: false };

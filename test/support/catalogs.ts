@@ -2,8 +2,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { toToolDescriptors, type ToolDescriptor } from "../../../src/economics/descriptor.js";
-import { testdataDir } from "../../support/require.js";
+import { toToolDescriptors, type ToolDescriptor } from "../../src/schema/descriptor.js";
+import { testdataDir } from "./require.js";
 
 export const mcpCatalogDir = join(testdataDir, "mcp-catalogs");
 
@@ -14,7 +14,8 @@ export function mcpCatalogs(): { id: string; tools: ToolDescriptor[] }[] {
     .map((f) => ({ id: f.replace(/\.json$/, ""), tools: toToolDescriptors((JSON.parse(readFileSync(join(mcpCatalogDir, f), "utf8")) as { tools: unknown[] }).tools) }));
 }
 
-export const seedListing5Path = join(dirname(fileURLToPath(import.meta.url)), "..", "fixtures", "seed-listing5.json");
+/** The linter's fixture of seed 000, Listing 5 (test/schema/fixtures), shared so the listing is written once. */
+export const seedListing5Path = join(dirname(fileURLToPath(import.meta.url)), "..", "schema", "fixtures", "seed-listing-5.json");
 
 /** Seed 000, Listing 5, as written (`parameters`). */
 export function seedListing5(): ToolDescriptor[] {

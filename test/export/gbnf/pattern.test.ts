@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { gbnfAccepts, parseGbnf } from "../../src/economics/gbnf-check.js";
-import { patternToGbnf } from "../../src/economics/gbnf-pattern.js";
+import { gbnfAccepts, parseGbnf } from "../../support/gbnf-check.js";
+import { patternToGbnf } from "../../../src/export/gbnf/pattern.js";
 
 /** The grammar for `pattern` over a whole JSON string literal. */
 function grammar(pattern: string) {

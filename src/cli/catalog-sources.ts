@@ -5,11 +5,11 @@
  * coding catalog. Tools defined in toolgate become what `toolgate serve` lists (toMcpTool),
  * so an export matches what a client would see.
  */
-import { parseJson, readInput } from "../cli/io.js";
+import { parseJson, readInput } from "./io.js";
 import { toolsOf } from "../schema/lint/report.js";
 import { ToolgateError } from "../schema/errors.js";
 import type { ToolSpec } from "../schema/types.js";
-import { toToolDescriptor, type ToolDescriptor } from "./descriptor.js";
+import { toToolDescriptor, type ToolDescriptor } from "../schema/descriptor.js";
 
 export interface CatalogSourceOptions {
   files?: readonly string[];

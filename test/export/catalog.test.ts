@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { toToolDescriptor } from "../../src/economics/descriptor.js";
-import { exportCatalog } from "../../src/economics/export.js";
-import { toAnthropic, toMcp, toOpenAI, toVercelAI } from "../../src/economics/formats.js";
-import { seedListing5 } from "./support/catalogs.js";
+import { toToolDescriptor } from "../../src/schema/descriptor.js";
+import { exportCatalog } from "../../src/export/catalog.js";
+import { toAnthropic, toMcp, toOpenAI, toVercelAI } from "../../src/export/formats.js";
+import { seedListing5 } from "../support/catalogs.js";
 
 const tool = toToolDescriptor({
   name: "search_customer_orders",

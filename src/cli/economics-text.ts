@@ -2,9 +2,9 @@
  * Text renderings of the economics results for the CLI (the commands print these, or the
  * result objects themselves with --json).
  */
-import type { AuditBreakeven } from "./breakeven-audit.js";
-import { fmtMs, percent, type BreakevenResult } from "./breakeven.js";
-import type { CatalogCost, ShapeComparison } from "./cost.js";
+import type { AuditBreakeven } from "../economics/breakeven-audit.js";
+import { fmtMs, percent, type BreakevenResult } from "../economics/breakeven.js";
+import type { CatalogCost, ShapeComparison } from "../economics/cost.js";
 
 const int = (n: number) => Math.round(n).toLocaleString("en-US");
 const dec = (n: number) => n.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 });

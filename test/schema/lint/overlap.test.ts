@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { overlapFindings, OVERLAP_THRESHOLD, similarities } from "../../src/economics/overlap.js";
-import { stem, terms } from "../../src/economics/terms.js";
-import { lintCatalog } from "../../src/schema/lint/index.js";
-import { testdataAvailable } from "../support/require.js";
-import { mcpCatalogs, seedListing5 } from "./support/catalogs.js";
+import { overlapFindings, OVERLAP_THRESHOLD, similarities } from "../../../src/schema/lint/rules/overlap.js";
+import { stem, terms } from "../../../src/schema/lint/terms.js";
+import { lintCatalog } from "../../../src/schema/lint/index.js";
+import { testdataAvailable } from "../../support/require.js";
+import { mcpCatalogs, seedListing5 } from "../../support/catalogs.js";
 
 const orders = [
   { name: "search_orders", description: "Search a customer's orders by status and date; newest first." },

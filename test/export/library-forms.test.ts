@@ -1,8 +1,8 @@
 /** exportCatalog and catalogCost as a library: tools in any form the CLI reads give the same answer. */
 import { describe, expect, it } from "vitest";
 import { catalogCost } from "../../src/economics/cost.js";
-import { toToolDescriptor, type ToolDescriptor } from "../../src/economics/descriptor.js";
-import { exportCatalog } from "../../src/economics/export.js";
+import { toToolDescriptor, type ToolDescriptor } from "../../src/schema/descriptor.js";
+import { exportCatalog } from "../../src/export/catalog.js";
 
 const schema = { type: "object", properties: { id: { type: "string", maxLength: 10 } }, required: ["id"], additionalProperties: false };
 const mcp = { name: "get_order", description: "Get one order by its id.", inputSchema: schema, annotations: { readOnlyHint: true } };

@@ -3,13 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
-import { toToolDescriptor, type ToolDescriptor } from "../../src/economics/descriptor.js";
-import { gbnfAccepts, parseGbnf } from "../../src/economics/gbnf-check.js";
-import { toGbnf } from "../../src/economics/gbnf.js";
-import { toMcpTool } from "../../src/mcp/listing.js";
-import { createCodingCatalog } from "../../src/tools/catalog.js";
-import { testdataAvailable } from "../support/require.js";
-import { mcpCatalogs } from "./support/catalogs.js";
+import { toToolDescriptor, type ToolDescriptor } from "../../../src/schema/descriptor.js";
+import { gbnfAccepts, parseGbnf } from "../../support/gbnf-check.js";
+import { toGbnf } from "../../../src/export/gbnf/grammar.js";
+import { toMcpTool } from "../../../src/mcp/listing.js";
+import { createCodingCatalog } from "../../../src/tools/catalog.js";
+import { testdataAvailable } from "../../support/require.js";
+import { mcpCatalogs } from "../../support/catalogs.js";
 
 const call = (name: string, args: unknown, indent?: number) => JSON.stringify({ name, arguments: args }, null, indent);
 

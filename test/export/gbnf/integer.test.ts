@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { gbnfAccepts, parseGbnf } from "../../src/economics/gbnf-check.js";
-import { integerRange } from "../../src/economics/gbnf-int.js";
+import { gbnfAccepts, parseGbnf } from "../../support/gbnf-check.js";
+import { integerRange } from "../../../src/export/gbnf/integer.js";
 
 const grammar = (lo: number, hi: number) => parseGbnf(`root ::= ${integerRange(lo, hi)}`);
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { checkOpenAIStrict } from "../../src/economics/openai-strict.js";
+import { checkOpenAIStrict } from "../../src/export/openai-strict.js";
 import { testdataAvailable } from "../support/require.js";
-import { mcpCatalogs, seedListing5 } from "./support/catalogs.js";
+import { mcpCatalogs, seedListing5 } from "../support/catalogs.js";
 
 const strictWeather = {
   name: "get_weather",

@@ -9,23 +9,19 @@
  * similarity reaches OVERLAP_THRESHOLD is reported, naming both tools and the terms that
  * contribute most to their similarity.
  */
-import { terms } from "./terms.js";
-import type { ToolDescriptor } from "./descriptor.js";
+import type { LintFinding } from "../finding.js";
+import { terms } from "../terms.js";
 
-/** Cosine at or above which two tools are reported (chosen so the seed's four coding tools stay below it; see test/economics/overlap.test.ts). */
+/** Cosine at or above which two tools are reported (chosen so the seed's four coding tools stay below it; see test/schema/lint/overlap.test.ts). */
 export const OVERLAP_THRESHOLD = 0.5;
 
 /** The name's weight against the description's in a tool's term counts. */
 const NAME_WEIGHT = 2;
 
-/** Same shape as the schema linter's findings, so `lintCatalog` can report TG009 alongside TG001–TG010. */
-export interface OverlapFinding {
+/** A lint finding (reported on the first tool of the pair) that also names the pair and how alike they are. */
+export interface OverlapFinding extends LintFinding {
   rule: "TG009";
   severity: "warning";
-  tool: string;
-  pointer: string;
-  message: string;
-  fix: string;
   /** The other tool of the pair. */
   other: string;
   similarity: number;
@@ -38,7 +34,13 @@ export interface OverlapOptions {
 
 type Vector = Map<string, number>;
 
-function counts(tool: Pick<ToolDescriptor, "name" | "description">): Map<string, number> {
+/** What TG009 reads of a tool: its name and description. */
+interface NamedTool {
+  name: string;
+  description: string;
+}
+
+function counts(tool: NamedTool): Map<string, number> {
   const c = new Map<string, number>();
   for (const t of terms(tool.name)) c.set(t, (c.get(t) ?? 0) + NAME_WEIGHT);
   for (const t of terms(tool.description ?? "")) c.set(t, (c.get(t) ?? 0) + 1);
@@ -52,7 +54,7 @@ function norm(v: Vector): number {
 }
 
 /** Pairwise TF-IDF cosine similarities of a catalog, highest first, with the shared terms. */
-export function similarities(tools: readonly Pick<ToolDescriptor, "name" | "description">[]): { a: string; b: string; similarity: number; shared_terms: string[] }[] {
+export function similarities(tools: readonly NamedTool[]): { a: string; b: string; similarity: number; shared_terms: string[] }[] {
   const tf = tools.map(counts);
   const df = new Map<string, number>();
   for (const c of tf) for (const t of c.keys()) df.set(t, (df.get(t) ?? 0) + 1);
@@ -84,7 +86,7 @@ export function similarities(tools: readonly Pick<ToolDescriptor, "name" | "desc
 }
 
 /** TG009: one warning per pair of tools whose similarity reaches the threshold, reported on the first of the pair. */
-export function overlapFindings(tools: readonly Pick<ToolDescriptor, "name" | "description">[], options: OverlapOptions = {}): OverlapFinding[] {
+export function overlapFindings(tools: readonly NamedTool[], options: OverlapOptions = {}): OverlapFinding[] {
   const threshold = options.threshold ?? OVERLAP_THRESHOLD;
   return similarities(tools)
     .filter((p) => p.similarity >= threshold)
@@ -104,6 +106,6 @@ export function overlapFindings(tools: readonly Pick<ToolDescriptor, "name" | "d
     });
 }
 
-/** TG009 as a catalog rule for the linter's `catalogRules` (src/schema/lint/rules.ts). */
+/** TG009 as a catalog rule for the linter's `catalogRules` (rules.ts); a description that is not a string counts as none. */
 export const overlapRule = (tools: readonly { name: string; description: unknown }[]): OverlapFinding[] =>
   overlapFindings(tools.map((t) => ({ name: t.name, description: typeof t.description === "string" ? t.description : "" })));

@@ -16,7 +16,8 @@
  *  - format only from date-time, time, date, duration, email, hostname, ipv4, ipv6, uuid;
  *  - at most 5,000 object properties in total, 10 levels of object nesting, 1,000 enum values.
  */
-import type { ToolDescriptor } from "./descriptor.js";
+import type { ToolDescriptor } from "../schema/descriptor.js";
+import { escapeToken, isRecord } from "../schema/lint/util.js";
 
 const SUPPORTED = new Set([
   "type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "$ref", "$defs",
@@ -40,8 +41,6 @@ export interface StrictVerdict {
   problems: StrictProblem[];
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const esc = (k: string) => k.replace(/~/g, "~0").replace(/\//g, "~1");
 
 /** Checks one tool's input schema against OpenAI strict mode. */
 export function checkOpenAIStrict(tool: Pick<ToolDescriptor, "name" | "inputSchema">): StrictVerdict {
@@ -56,10 +55,10 @@ export function checkOpenAIStrict(tool: Pick<ToolDescriptor, "name" | "inputSche
       add(ptr, `boolean schema ${schema} is not supported; write an explicit schema`);
       return;
     }
-    if (!isObject(schema)) return;
+    if (!isRecord(schema)) return;
     for (const key of Object.keys(schema)) {
       if (SUPPORTED.has(key) || (ptr === "" && ROOT_ONLY.has(key))) continue;
-      add(`${ptr}/${esc(key)}`, `keyword ${key} is not supported in strict mode${key === "oneOf" ? "; use anyOf" : key === "default" ? "; say the default in the description" : ""}`);
+      add(`${ptr}/${escapeToken(key)}`, `keyword ${key} is not supported in strict mode${key === "oneOf" ? "; use anyOf" : key === "default" ? "; say the default in the description" : ""}`);
     }
     const types = Array.isArray(schema.type) ? schema.type : schema.type === undefined ? [] : [schema.type];
     for (const t of types) if (typeof t !== "string" || !TYPES.has(t)) add(`${ptr}/type`, `type ${JSON.stringify(t)} is not supported`);
@@ -67,20 +66,20 @@ export function checkOpenAIStrict(tool: Pick<ToolDescriptor, "name" | "inputSche
       add(`${ptr}/format`, `format "${schema.format}" is not supported; supported: ${[...FORMATS].join(", ")}`);
     }
     if (Array.isArray(schema.enum)) totals.enumValues += schema.enum.length;
-    const isObjectSchema = types.includes("object") || isObject(schema.properties);
+    const isObjectSchema = types.includes("object") || isRecord(schema.properties);
     if (isObjectSchema) {
       if (depth > STRICT_LIMITS.depth) add(ptr, `objects nest ${depth} levels deep; strict mode allows ${STRICT_LIMITS.depth}`);
       if (schema.additionalProperties !== false) {
         add(`${ptr}/additionalProperties`, `additionalProperties must be false; received ${JSON.stringify(schema.additionalProperties) ?? "nothing"}`);
       }
-      const props = isObject(schema.properties) ? Object.keys(schema.properties) : [];
+      const props = isRecord(schema.properties) ? Object.keys(schema.properties) : [];
       totals.properties += props.length;
       const required = new Set(Array.isArray(schema.required) ? schema.required : []);
       const optional = props.filter((p) => !required.has(p));
       if (optional.length > 0) {
         add(`${ptr}/required`, `every property must be in required; missing ${optional.join(", ")} — make each required with a null-able type (e.g. ["string", "null"])`);
       }
-      for (const p of props) walk((schema.properties as Record<string, unknown>)[p], `${ptr}/properties/${esc(p)}`, depth + 1);
+      for (const p of props) walk((schema.properties as Record<string, unknown>)[p], `${ptr}/properties/${escapeToken(p)}`, depth + 1);
     }
     if (schema.items !== undefined) {
       if (Array.isArray(schema.items)) add(`${ptr}/items`, "tuple-form items (an array) is not supported");
@@ -88,7 +87,7 @@ export function checkOpenAIStrict(tool: Pick<ToolDescriptor, "name" | "inputSche
     }
     if (Array.isArray(schema.anyOf)) schema.anyOf.forEach((s, i) => walk(s, `${ptr}/anyOf/${i}`, depth));
     for (const defs of ["$defs", "definitions"] as const) {
-      if (isObject(schema[defs])) for (const [k, s] of Object.entries(schema[defs])) walk(s, `${ptr}/${defs}/${esc(k)}`, depth);
+      if (isRecord(schema[defs])) for (const [k, s] of Object.entries(schema[defs])) walk(s, `${ptr}/${defs}/${escapeToken(k)}`, depth);
     }
     if (typeof schema.$ref === "string" && !schema.$ref.startsWith("#")) add(`${ptr}/$ref`, `only local $ref ("#/$defs/…") is supported; received ${schema.$ref}`);
   };

@@ -1,11 +1,11 @@
 /**
- * `toolgate export` as data (issue 8, "Export"): one catalog, any target format, and an
+ * `toolgate export` as data: one catalog, any target format, and an
  * honest account of what did not carry over.
  */
 import { ToolgateError } from "../schema/errors.js";
-import { toToolDescriptors, type ToolDescriptor } from "./descriptor.js";
+import { toToolDescriptors, type ToolDescriptor } from "../schema/descriptor.js";
 import { EXPORT_FORMATS, toAnthropic, toMcp, toOpenAI, toVercelAI, type ExportFormat } from "./formats.js";
-import { toGbnf } from "./gbnf.js";
+import { toGbnf } from "./gbnf/grammar.js";
 
 export interface CatalogExport {
   output: unknown;

@@ -1,5 +1,5 @@
 /**
- * The terms TG009 compares tools by (issue 8, "Overlap"). A tool's text is its name plus its
+ * The terms TG009 compares tools by. A tool's text is its name plus its
  * description. Tokenising, in order:
  *   1. split identifiers at `_`, `-`, `.`, `/`, spaces and camelCase humps (`searchOrders` → search, orders);
  *   2. lowercase, keep runs of letters and digits;

@@ -1,29 +1,24 @@
 /**
- * A llama.cpp GBNF grammar that admits exactly a catalog's tool calls (issue 8, "Export"),
- * the grammar behind constrained decoding (seed 000, "When to Constrain Decoding").
- *
- * A call is `{"name": "<tool>", "arguments": {...}}`, keys in that order. Expressed exactly:
+ * One tool's input schema as GBNF rules (for `toGbnf`, grammar.ts). Expressed exactly:
  * objects with fixed properties (required ones always, optional ones optionally, all of them
  * in the order `properties` declares them — JSON objects are unordered, a grammar is not),
  * strings (minLength/maxLength up to `max_repeat`, default 64, via repetition), enum, const, number,
- * integer (with its minimum/maximum, exclusive or not, as digit ranges — see gbnf-int.ts),
- * anchored patterns (see gbnf-pattern.ts), formats uuid and date,
+ * integer (with its minimum/maximum, exclusive or not, as digit ranges — see integer.ts),
+ * anchored patterns (see pattern.ts), formats uuid and date,
  * boolean, null, type arrays, anyOf, arrays (minItems/maxItems up to `max_repeat`),
  * nested objects, maps (additionalProperties as a schema) and local $ref to $defs/definitions
- * (recursion included). Not expressible, reported, and widened to the nearest expressible
- * form: patterns outside gbnf-pattern.ts's subset, formats other than uuid and date, ranges of
+ * (recursion included). Not expressible, reported as a gap, and widened to the nearest expressible
+ * form: patterns outside pattern.ts's subset, formats other than uuid and date, ranges of
  * non-integer numbers, multipleOf, length bounds beside a pattern, bounds above `max_repeat`, oneOf
  * exclusivity, allOf/not/if, uniqueItems, prefixItems, contains, min/maxProperties.
  * Additional properties of an object that declares properties are never admitted, even
  * when the schema leaves them open (the grammar is then stricter, and says so).
- *
- * Whitespace between tokens follows llama.cpp's JSON grammars: nothing, one space, or a
- * newline and up to 20 spaces or tabs (unbounded whitespace lets a model loop).
  */
-import { ToolgateError } from "../schema/errors.js";
-import type { ToolDescriptor } from "./descriptor.js";
-import { integerRange } from "./gbnf-int.js";
-import { patternToGbnf } from "./gbnf-pattern.js";
+import type { ToolDescriptor } from "../../schema/descriptor.js";
+import { escapeToken, isRecord } from "../../schema/lint/util.js";
+import { integerRange } from "./integer.js";
+import { literal, ruleSafe } from "./literal.js";
+import { patternToGbnf } from "./pattern.js";
 
 /** Formats written as patterns: uuid exactly; date down to month 01–12 and day 01–31. */
 const FORMAT_PATTERNS: Record<string, string> = {
@@ -34,14 +29,6 @@ const FORMAT_NOTES: Record<string, string> = {
   date: "format \"date\" is written as YYYY-MM-DD with month 01–12 and day 01–31; days past a month's end (e.g. 2026-02-30) are admitted",
 };
 
-/** Default largest length or item bound written out as repetition (llama.cpp expands `x{0,n}` into n rules). */
-export const DEFAULT_MAX_REPEAT = 64;
-
-export interface GbnfOptions {
-  /** Largest minLength/maxLength/minItems/maxItems written as repetition; larger bounds are reported. */
-  max_repeat?: number;
-}
-
 export interface GbnfGap {
   tool: string;
   /** JSON Pointer into the tool's input schema. */
@@ -49,48 +36,10 @@ export interface GbnfGap {
   message: string;
 }
 
-export interface GbnfResult {
-  grammar: string;
-  /** What the grammar could not express, per tool: the calls it admits are a superset (or, for open objects, a subset) there. */
-  gaps: GbnfGap[];
-}
-
-const BASE_RULES: [string, string][] = [
-  ["ws", `| " " | "\\n" [ \\t]{0,20}`],
-  ["char", `[^"\\\\\\x00-\\x1f] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})`],
-  ["string", `"\\"" char* "\\""`],
-  ["integer", `"-"? ("0" | [1-9] [0-9]*)`],
-  ["number", `"-"? ("0" | [1-9] [0-9]*) ("." [0-9]+)? ([eE] [-+]? [0-9]+)?`],
-  ["boolean", `"true" | "false"`],
-  ["null", `"null"`],
-  ["value", `object | array | string | number | boolean | null`],
-  ["object", `"{" ws ( string ws ":" ws value ( ws "," ws string ws ":" ws value )* )? ws "}"`],
-  ["array", `"[" ws ( value ( ws "," ws value )* )? ws "]"`],
-];
-
-/** A GBNF string literal matching `text` exactly. */
-export function literal(text: string): string {
-  let out = "";
-  for (const ch of text) {
-    const code = ch.codePointAt(0)!;
-    if (ch === "\\") out += "\\\\";
-    else if (ch === '"') out += '\\"';
-    else if (ch === "\n") out += "\\n";
-    else if (ch === "\r") out += "\\r";
-    else if (ch === "\t") out += "\\t";
-    else if (code < 0x20) out += `\\x${code.toString(16).padStart(2, "0")}`;
-    else out += ch;
-  }
-  return `"${out}"`;
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const esc = (k: string) => k.replace(/~/g, "~0").replace(/\//g, "~1");
-const ruleSafe = (s: string) => s.replace(/[^a-zA-Z0-9]+/g, "-").replace(/^-|-$/g, "").toLowerCase() || "x";
 const NOTE_ONLY = new Set(["description", "title", "default", "examples", "$schema", "$id", "$comment", "deprecated", "readOnly", "writeOnly", "$defs", "definitions"]);
 
-/** Builds one tool's rules. */
-class ToolGrammar {
+/** Builds one tool's rules: `expr` turns a schema node into an expression, adding named rules as it goes. */
+export class ToolGrammar {
   readonly rules: [string, string][] = [];
   private readonly refs = new Map<string, string>();
   private readonly used = new Set<string>();
@@ -123,12 +72,12 @@ class ToolGrammar {
 
   /** The expression admitting the JSON values `schema` accepts (or the nearest expressible superset). */
   expr(schema: unknown, ptr: string, hint: string): string {
-    if (schema === true || (isObject(schema) && Object.keys(schema).every((k) => NOTE_ONLY.has(k)))) return "value";
+    if (schema === true || (isRecord(schema) && Object.keys(schema).every((k) => NOTE_ONLY.has(k)))) return "value";
     if (schema === false) {
       this.gap(ptr, "the schema false admits nothing; the grammar admits any value here");
       return "value";
     }
-    if (!isObject(schema)) return "value";
+    if (!isRecord(schema)) return "value";
     if (typeof schema.$ref === "string") return this.ref(schema.$ref, ptr);
     if ("const" in schema) return literal(JSON.stringify(schema.const));
     if (Array.isArray(schema.enum)) return schema.enum.length === 0 ? "value" : `(${schema.enum.map((v) => literal(JSON.stringify(v))).join(" | ")})`;
@@ -139,13 +88,13 @@ class ToolGrammar {
     if (union) {
       if (union === "oneOf") this.gap(`${ptr}/oneOf`, "oneOf's exactly-one rule cannot be expressed; branches are alternatives as in anyOf");
       const { [union]: branches, ...rest } = schema;
-      const alts = (branches as unknown[]).map((b, i) => this.expr(isObject(b) ? { ...rest, ...b } : b, `${ptr}/${union}/${i}`, `${hint}-${i}`));
+      const alts = (branches as unknown[]).map((b, i) => this.expr(isRecord(b) ? { ...rest, ...b } : b, `${ptr}/${union}/${i}`, `${hint}-${i}`));
       return `(${alts.join(" | ")})`;
     }
     if (Array.isArray(schema.type)) {
       return `(${schema.type.map((t) => this.expr({ ...schema, type: t }, ptr, `${hint}-${String(t)}`)).join(" | ")})`;
     }
-    const type: unknown = schema.type ?? (isObject(schema.properties) ? "object" : schema.items !== undefined ? "array" : undefined);
+    const type: unknown = schema.type ?? (isRecord(schema.properties) ? "object" : schema.items !== undefined ? "array" : undefined);
     switch (type) {
       case "string":
         return this.string(schema, ptr);
@@ -196,13 +145,13 @@ class ToolGrammar {
     const m = /^#\/(\$defs|definitions)\/(.+)$/.exec(ref);
     const defs = m ? this.tool.inputSchema[m[1]!] : undefined;
     const key = m ? m[2]!.replace(/~1/g, "/").replace(/~0/g, "~") : "";
-    if (!m || !isObject(defs) || !(key in defs)) {
+    if (!m || !isRecord(defs) || !(key in defs)) {
       this.gap(`${ptr}/$ref`, `$ref ${ref} is not a local #/$defs/… reference that resolves; any value is admitted`);
       return "value";
     }
     const name = this.name(`def-${key}`);
     this.refs.set(ref, name); // set before expanding, so a recursive reference finds it
-    this.rule(name, this.expr(defs[key], `/${m[1]}/${esc(key)}`, `def-${key}`));
+    this.rule(name, this.expr(defs[key], `/${m[1]}/${escapeToken(key)}`, `def-${key}`));
     return name;
   }
 
@@ -237,7 +186,7 @@ class ToolGrammar {
       if (k in schema && schema[k] !== false) this.gap(`${ptr}/${k}`, `${k} cannot be expressed; ignored`);
     }
     if (Array.isArray(schema.items)) this.gap(`${ptr}/items`, "tuple-form items cannot be expressed; any items are admitted");
-    const item = isObject(schema.items) || typeof schema.items === "boolean" ? this.expr(schema.items, `${ptr}/items`, `${hint}-item`) : "value";
+    const item = isRecord(schema.items) || typeof schema.items === "boolean" ? this.expr(schema.items, `${ptr}/items`, `${hint}-item`) : "value";
     let min = typeof schema.minItems === "number" ? schema.minItems : 0;
     let max = typeof schema.maxItems === "number" ? schema.maxItems : undefined;
     if (min > this.bound) {
@@ -257,19 +206,19 @@ class ToolGrammar {
     for (const k of ["minProperties", "maxProperties", "propertyNames", "patternProperties", "dependentRequired", "dependentSchemas"]) {
       if (k in schema) this.gap(`${ptr}/${k}`, `${k} cannot be expressed; ignored`);
     }
-    const props = isObject(schema.properties) ? schema.properties : {};
+    const props = isRecord(schema.properties) ? schema.properties : {};
     const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
     const keys = [...Object.keys(props), ...[...required].filter((r) => !(r in props))];
     if (keys.length === 0) {
       // A map: any keys, values of the additionalProperties schema.
       if (schema.additionalProperties === false) return `"{" ws "}"`;
-      const v = isObject(schema.additionalProperties) ? this.expr(schema.additionalProperties, `${ptr}/additionalProperties`, `${hint}-value`) : "value";
+      const v = isRecord(schema.additionalProperties) ? this.expr(schema.additionalProperties, `${ptr}/additionalProperties`, `${hint}-value`) : "value";
       return v === "value" ? "object" : `"{" ws ( string ws ":" ws ${v} ( ws "," ws string ws ":" ws ${v} )* )? ws "}"`;
     }
     if (schema.additionalProperties !== false) {
       this.gap(`${ptr}/additionalProperties`, "the object is open, but the grammar admits only its declared properties");
     }
-    const members = keys.map((k) => `${literal(JSON.stringify(k))} ws ":" ws ${this.expr(props[k], `${ptr}/properties/${esc(k)}`, `${hint}-${k}`)}`);
+    const members = keys.map((k) => `${literal(JSON.stringify(k))} ws ":" ws ${this.expr(props[k], `${ptr}/properties/${escapeToken(k)}`, `${hint}-${k}`)}`);
     const optional = keys.map((k) => !required.has(k));
     if (!optional.some(Boolean)) return `"{" ws ${members.join(` ws "," ws `)} ws "}"`;
     // start_i: members i.. with none written yet; after_i: members i.., each after a comma.
@@ -286,31 +235,4 @@ class ToolGrammar {
     }
     return `"{" ws ${start[0]} ws "}"`;
   }
-}
-
-/** The grammar for a catalog's calls, and what it could not express. */
-export function toGbnf(tools: readonly ToolDescriptor[], options: GbnfOptions = {}): GbnfResult {
-  const bound = options.max_repeat ?? DEFAULT_MAX_REPEAT;
-  if (!Number.isInteger(bound) || bound < 0) throw new ToolgateError("invalid_input", `max_repeat must be an integer ≥ 0; received ${String(bound)}`);
-  const gaps: GbnfGap[] = [];
-  const taken = new Set<string>(["root", ...BASE_RULES.map(([n]) => n)]);
-  const toolRules: [string, string][] = [];
-  const calls: string[] = [];
-  for (const tool of tools) {
-    let prefix = `t-${ruleSafe(tool.name)}`;
-    for (let i = 2; taken.has(prefix); i++) prefix = `t-${ruleSafe(tool.name)}-${i}`;
-    taken.add(prefix);
-    const g = new ToolGrammar(tool, prefix, gaps, taken, bound);
-    const args = g.expr(tool.inputSchema, "", "args");
-    const argsRule = g.rule(g.name("arguments"), args);
-    toolRules.push([prefix, `"{" ws "\\"name\\"" ws ":" ws ${literal(JSON.stringify(tool.name))} ws "," ws "\\"arguments\\"" ws ":" ws ${argsRule} ws "}"`], ...g.rules);
-    calls.push(prefix);
-  }
-  const lines = [
-    `# toolgate: tool calls of a catalog of ${tools.length} tool(s), {"name": ..., "arguments": {...}}`,
-    `root ::= ${calls.length ? calls.join(" | ") : `"{" "}"`}`,
-    ...toolRules.map(([n, b]) => `${n} ::= ${b}`),
-    ...BASE_RULES.map(([n, b]) => `${n} ::= ${b}`),
-  ];
-  return { grammar: lines.join("\n") + "\n", gaps };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { compareCatalogShapes } from "../../src/economics/cost.js";
-import { renderComparison } from "../../src/economics/render.js";
+import { renderComparison } from "../../src/cli/economics-text.js";
 
 const last = (a: { k: number; s: number }, b: { k: number; s: number }) => renderComparison(compareCatalogShapes(a, b, 40)).trimEnd().split("\n").at(-1);
 

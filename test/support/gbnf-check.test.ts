@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { gbnfAccepts, parseGbnf } from "../../src/economics/gbnf-check.js";
+import { gbnfAccepts, parseGbnf } from "./gbnf-check.js";
 
 describe("the GBNF recogniser", () => {
   it("handles literals, classes, groups, alternation and every repetition form", () => {
