@@ -3,7 +3,8 @@
  * schema often has none of its own, or only an empty default. The pattern is read by regex.ts;
  * anchors, literals, escapes, classes (their first item), groups, alternation (the first
  * branch) and quantifiers give an example, anything else (a negated class, lookaround, …)
- * yields no example rather than a wrong one. The result is checked against the pattern itself.
+ * yields no example rather than a wrong one, and so does one longer than MAX_EXAMPLE_CHARS. The
+ * result is checked against the pattern itself.
  */
 import { PatternReader, UnsupportedPattern, type Atom, type ClassItem, type PatternBuilder, type Property, type Shorthand } from "./regex.js";
 
@@ -41,15 +42,30 @@ function pick(atom: Atom): string {
   return itemPick(first);
 }
 
+/**
+ * The longest example given. A quantifier such as `a{999999999}` (a schema is anyone's, a proxied
+ * server's included) would otherwise build a string of that length on the first refusal.
+ */
+export const MAX_EXAMPLE_CHARS = 256;
+
+function repeated(item: string, times: number): string {
+  if (item.length * times > MAX_EXAMPLE_CHARS) throw new UnsupportedPattern("example too long");
+  return item.repeat(times);
+}
+
 const example: PatternBuilder<string> = {
   atom: pick,
   anchor: () => "",
   group: (body) => body,
-  sequence: (items) => items.join(""),
+  sequence: (items) => {
+    const out = items.join("");
+    if (out.length > MAX_EXAMPLE_CHARS) throw new UnsupportedPattern("example too long");
+    return out;
+  },
   // Later branches are read (to find the group's end) but not used.
   alternation: (branches) => branches[0]!,
   // Optional parts are included once: an example should show what the part looks like.
-  repeat: (item, q) => item.repeat(Math.max(1, q.min)),
+  repeat: (item, q) => repeated(item, Math.max(1, q.min)),
 };
 
 /** A non-empty string matching `pattern`, or undefined when the pattern is beyond this generator. */

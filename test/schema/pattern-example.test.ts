@@ -16,4 +16,10 @@ describe("exampleForPattern", () => {
   it.each(["^(?!x).*$", "[^a]+", "^$", "^\\bword$", "^(a", "a{x}"])("gives none for %s rather than a wrong one", (pattern) => {
     expect(exampleForPattern(pattern)).toBeUndefined();
   });
+
+  it("gives none rather than a huge one: a quantifier of a billion builds nothing", () => {
+    expect(exampleForPattern("^a{999999999}$")).toBeUndefined();
+    expect(exampleForPattern("^(ab{200}){200}$")).toBeUndefined();
+    expect(exampleForPattern("^[a-z]{256}$")).toBe("a".repeat(256));
+  });
 });
