@@ -13,7 +13,7 @@ import { createMemoryStore } from "../src/idempotency/stores/memory.js";
 import { openStore } from "../src/idempotency/open.js";
 import { settle } from "../src/idempotency/settle.js";
 import { deriveIdempotencyKey, fingerprint } from "../src/canonical/key.js";
-import { annotationsFor, type ToolSpec } from "../src/schema/types.js";
+import { annotationsFor, type ToolSpec } from "../src/core/tool.js";
 import { median, type Harness } from "./harness.js";
 
 const schema = {

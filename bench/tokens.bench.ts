@@ -21,7 +21,7 @@ import { completeRecord } from "../src/runtime/audit.js";
 import { createGateway } from "../src/runtime/gateway.js";
 import { createMemoryStore } from "../src/idempotency/stores/memory.js";
 import { createMemoryAuditSink } from "../src/runtime/audit.js";
-import { annotationsFor, type ToolSpec } from "../src/schema/types.js";
+import { annotationsFor, type ToolSpec } from "../src/core/tool.js";
 import { boundCapture, HeadTailCapture } from "../src/tools/sandbox/capture.js";
 import { DEFAULT_BASH_LIMITS } from "../src/tools/bash.js";
 

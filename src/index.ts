@@ -2,23 +2,13 @@
  * The public API of toolgate. Any new export added here becomes public API
  * (guarded by test/index.test.ts); never `export *` an internal module.
  */
-export type {
-  Effect,
-  AuthorityLevel,
-  JsonSchema,
-  JsonValue,
-  ToolAnnotations,
-  ToolContext,
-  GrantRequest,
-  CheckIssue,
-  ProbeOutcome,
-  ToolResult,
-  ToolSpec,
-} from "./schema/types.js";
-export { AUTHORITY, annotationsFor, toolResult, isToolResult } from "./schema/types.js";
-export { NoEffectError, ToolgateError } from "./schema/errors.js";
+export type { Effect, AuthorityLevel, ToolAnnotations, ToolContext, GrantRequest, CheckIssue, ProbeOutcome, ToolResult, ToolSpec } from "./core/tool.js";
+export type { JsonSchema, JsonValue } from "./core/json.js";
+export { AUTHORITY, annotationsFor, toolResult, isToolResult } from "./core/tool.js";
+export { NoEffectError, ToolgateError } from "./core/errors.js";
 export type * from "./idempotency/store.js";
-export type { Proposal, Observation, ObservationIssue, ObservationErrorCode } from "./runtime/types.js";
+export type { Proposal } from "./runtime/types.js";
+export type { Observation, ObservationIssue, ObservationErrorCode } from "./core/observation.js";
 // schema:
 export { defineTool } from "./schema/define.js";
 export type { ToolDefinition } from "./schema/define.js";

@@ -3,7 +3,7 @@
  * attempt, so it is derived from the trajectory and recomputed identically after a crash.
  */
 import { createHash, createHmac } from "node:crypto";
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 import { canonicalize } from "./jcs.js";
 
 /** The logical call a key is derived from. */

@@ -7,7 +7,7 @@
  * The holder cannot verify the parent (it has no key), so attenuation checks the parent's
  * claims as written; a forged parent yields a child that fails verification all the same.
  */
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 import { nextTag } from "./chain.js";
 import { blockFromInput, type NarrowerInput } from "./input.js";
 import { withinAny, type CapObject } from "./objects.js";

@@ -18,7 +18,7 @@
  * that copies another grant's block id names a budget of its own, never that grant's.
  */
 import { assertStore, type Store } from "../idempotency/store.js";
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 import { checkExpiry, checkRequest, deny, type ApproveRequest, type Decision, type Denial } from "./approve.js";
 import { attenuate as attenuateOffline } from "./attenuate.js";
 import { TOKEN_VERSION, MalformedError, type Block } from "./block.js";

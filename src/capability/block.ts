@@ -6,9 +6,10 @@
  * Validation is closed: an unknown field in a block or predicate makes the token malformed,
  * because a caveat this runtime does not understand cannot be enforced and must not be ignored.
  */
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 import { parseObject, type CapObject } from "./objects.js";
 import type { ArgBound, Predicate, Primitive } from "./predicates.js";
+import { isRecord } from "../core/json.js";
 
 export const TOKEN_VERSION = 1;
 
@@ -46,7 +47,6 @@ const ID = /^[A-Za-z0-9_-]{1,64}$/;
 const BLOCK_KEYS = new Set(["v", "id", "kid", "rights", "objects", "pred", "exp"]);
 const PRED_KEYS = new Set(["max_cost", "budget", "args"]);
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const isPrimitive = (v: unknown): v is Primitive => v === null || ["string", "number", "boolean"].includes(typeof v);
 
 function bad(where: string, expected: string, received: unknown): never {

@@ -1,5 +1,5 @@
 /** Durations as people type them (`90s`, `10m`, `1h`, `7d`, `500ms`), for `--ttl`. */
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 

@@ -3,7 +3,7 @@
  * are operator/caller errors (`invalid_grant`), named by field with the fix.
  */
 import { randomBytes } from "node:crypto";
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 import { checkObjects, checkPredicate, checkRights, MalformedError, type Block } from "./block.js";
 import type { CapObject } from "./objects.js";
 import type { ArgBound, Predicate } from "./predicates.js";

@@ -11,7 +11,7 @@
 import { createSecretKey, randomBytes, type KeyObject } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { inspect } from "node:util";
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 
 export const MIN_KEY_BYTES = 32;
 const KID = /^[A-Za-z0-9_-]{1,64}$/;

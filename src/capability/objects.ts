@@ -15,7 +15,7 @@
  * - `repo:owner/name` (case-insensitive, lower-cased) and `repo:owner/*` (every repo of owner).
  * - `tenant:ID` and `tool:NAME`: exact, case-sensitive.
  */
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 
 export type ObjectKind = "path" | "host" | "repo" | "tenant" | "tool";
 

@@ -10,6 +10,7 @@
  *   top-level argument name or a JSON Pointer (`/filters/limit`). A bounded argument that the
  *   call does not supply is refused: a grant fails closed.
  */
+import { isRecord } from "../core/json.js";
 export type Primitive = string | number | boolean | null;
 
 export type ArgBound = { arg: string; max: number } | { arg: string; min: number } | { arg: string; oneOf: Primitive[] };
@@ -100,10 +101,6 @@ export function readArg(args: unknown, arg: string): unknown {
     else return undefined;
   }
   return cur;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /** The first argument bound the call breaks, as a sentence safe to show a model; null when all hold. */

@@ -4,7 +4,7 @@
  * one round trip, so revoking a grant revokes every grant attenuated from it, on the next call.
  */
 import type { Store } from "../idempotency/store.js";
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 
 /** What `newGrantId` makes: `cap_` and 16 URL-safe characters. Anything else is a typo, not a grant. */
 const ID = /^cap_[A-Za-z0-9_-]{16}$/;

@@ -7,8 +7,8 @@
  */
 import { parseJson, readInput } from "./io.js";
 import { toolsOf } from "../schema/lint/report.js";
-import { ToolgateError } from "../schema/errors.js";
-import type { ToolSpec } from "../schema/types.js";
+import { ToolgateError } from "../core/errors.js";
+import type { ToolSpec } from "../core/tool.js";
 import { toToolDescriptor, type ToolDescriptor } from "../schema/descriptor.js";
 
 export interface CatalogSourceOptions {

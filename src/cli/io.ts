@@ -4,7 +4,7 @@
  */
 import { readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 import { escapeUntrusted, jsonForDisplay } from "../observation/escape.js";
 
 /** Exit codes shared by every command. */

@@ -13,7 +13,7 @@
 import { breakeven, fmtMs, type BreakevenResult } from "./breakeven.js";
 import { readAudit, type AuditCall, type BrokenLine } from "./audit-reader.js";
 import { wilsonInterval, type Interval } from "./wilson.js";
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 
 /** Outcome codes counted as a malformed call. */
 export const MALFORMED_OUTCOMES: readonly string[] = ["invalid_arguments"];

@@ -7,7 +7,7 @@
  *
  * Constraining pays when the observed malformation rate exceeds p_break.
  */
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 import { aboutOneIn, roundOneIn } from "./one-in.js";
 
 export interface BreakevenInput {

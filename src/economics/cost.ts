@@ -3,7 +3,7 @@
  * T_catalog = N · K · S for K tools averaging S tokens over a trajectory of N turns.
  */
 import { countTokens, type TokenizerName } from "../observation/tokens.js";
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 import { toToolDescriptors, type ToolDescriptor } from "../schema/descriptor.js";
 
 export interface CatalogCostOptions {

@@ -4,7 +4,7 @@
  * Wilson rather than the normal approximation because p_err is usually near 0 and samples
  * are small, where the normal interval collapses to [0, 0] or leaves [0, 1].
  */
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 
 /** z for a two-sided 95 % interval (the 0.975 quantile of the standard normal). */
 export const Z95 = 1.959963984540054;

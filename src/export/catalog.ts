@@ -2,7 +2,7 @@
  * `toolgate export` as data: one catalog, any target format, and an
  * honest account of what did not carry over.
  */
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 import { toToolDescriptors, type ToolDescriptor } from "../schema/descriptor.js";
 import { EXPORT_FORMATS, toAnthropic, toMcp, toOpenAI, toVercelAI, type ExportFormat } from "./formats.js";
 import { toGbnf } from "./gbnf/grammar.js";

@@ -17,7 +17,8 @@
  *  - at most 5,000 object properties in total, 10 levels of object nesting, 1,000 enum values.
  */
 import type { ToolDescriptor } from "../schema/descriptor.js";
-import { escapeToken, isRecord } from "../schema/lint/util.js";
+import { escapeToken } from "../core/pointer.js";
+import { isRecord } from "../core/json.js";
 
 const SUPPORTED = new Set([
   "type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "$ref", "$defs",

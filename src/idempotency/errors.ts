@@ -1,5 +1,5 @@
 /** Operator-facing errors of the settlement layer (STYLE.md 12: each with a string code). */
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 
 /**
  * A store operation failed (server down, connection lost, disk error). Raised by `settle` and

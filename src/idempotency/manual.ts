@@ -2,7 +2,7 @@
  * Settling a record by hand (seed 000: "an operator can settle by hand"): the operator looked
  * at the environment and says whether the effect of an IN_DOUBT call happened.
  */
-import type { JsonValue } from "../schema/types.js";
+import type { JsonValue } from "../core/json.js";
 import { SettleRecordError } from "./errors.js";
 import { DEFAULT_TTL_MS, newOwnerToken } from "./record.js";
 import type { IdempotencyRecord, Store } from "./store.js";

@@ -5,8 +5,8 @@
  */
 import { existsSync } from "node:fs";
 import { defaultStateDir, sqliteUrlPath } from "../state/location.js";
-import { ToolgateError } from "../schema/errors.js";
-import { editDistance } from "../schema/closest.js";
+import { ToolgateError } from "../core/errors.js";
+import { editDistance } from "../core/closest.js";
 import type { Store } from "./store.js";
 import { redactUrl } from "./stores/driver.js";
 import { createMemoryStore } from "./stores/memory.js";

@@ -2,8 +2,9 @@
  * What `settle` returns: one variant per way a call can leave the state machine, so the
  * runtime can turn each into an observation without parsing messages.
  */
-import type { NoEffectError } from "../schema/errors.js";
-import type { JsonValue, ProbeOutcome } from "../schema/types.js";
+import type { NoEffectError } from "../core/errors.js";
+import type { JsonValue } from "../core/json.js";
+import type { ProbeOutcome } from "../core/tool.js";
 import type { IdempotencyRecord } from "./store.js";
 
 /** This call ran the effect and recorded its result (COMPLETED). */

@@ -4,7 +4,7 @@
  * The prober first takes the record over (a fenced owner change), so two probers or a late
  * executor can never both settle it.
  */
-import type { ProbeOutcome } from "../schema/types.js";
+import type { ProbeOutcome } from "../core/tool.js";
 import { settleHint, type SettleOutcome } from "./outcome.js";
 import type { SettleContext } from "./settle.js";
 import type { IdempotencyRecord } from "./store.js";

@@ -10,8 +10,9 @@
  * Every transition after the claim is fenced by the owner token (`transitions.ts`).
  */
 import { validateClientKey } from "../canonical/key.js";
-import { NoEffectError, ToolgateError } from "../schema/errors.js";
-import type { JsonValue, ProbeOutcome } from "../schema/types.js";
+import { NoEffectError, ToolgateError } from "../core/errors.js";
+import type { JsonValue } from "../core/json.js";
+import type { ProbeOutcome } from "../core/tool.js";
 import { settleHint, type SettleOutcome } from "./outcome.js";
 import { DEFAULT_TTL_MS, newOwnerToken } from "./record.js";
 import { resolveRepeat } from "./repeat.js";

@@ -1,6 +1,6 @@
-import { ToolgateError } from "../schema/errors.js";
-import { shapeOf } from "../schema/lint/util.js";
-import type { JsonValue } from "../schema/types.js";
+import { ToolgateError } from "../core/errors.js";
+import { shapeOf } from "../core/describe.js";
+import type { JsonValue } from "../core/json.js";
 
 /**
  * The one persistence interface of toolgate. Every backend (`stores/memory.ts`,

@@ -4,7 +4,7 @@
  * `StoreUnavailableError` that says which step failed and whether the effect had happened.
  */
 import { canonicalize } from "../canonical/jcs.js";
-import type { JsonValue } from "../schema/types.js";
+import type { JsonValue } from "../core/json.js";
 import { StoreUnavailableError } from "./errors.js";
 import { applyPatch } from "./record.js";
 import type { IdempotencyRecord, RecordPatch, RecordState, Store } from "./store.js";

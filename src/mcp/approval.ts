@@ -15,9 +15,10 @@
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 import { escapeUntrusted, jsonForDisplay } from "../observation/escape.js";
-import type { Gateway, Observation, Proposal } from "../runtime/types.js";
+import type { Gateway, Proposal } from "../runtime/types.js";
+import type { Observation } from "../core/observation.js";
 
 /** Errors of `approve`/`deny` that mean the approval was settled by someone else (or by time). */
 const DECIDED_ELSEWHERE = new Set(["approval_decided", "approval_expired"]);

@@ -11,7 +11,7 @@ import { openStore } from "../idempotency/open.js";
 import { createAuditSink } from "../runtime/audit.js";
 import { createGateway } from "../runtime/gateway.js";
 import type { Gateway } from "../runtime/types.js";
-import type { ToolSpec } from "../schema/types.js";
+import type { ToolSpec } from "../core/tool.js";
 import { placeState, type StatePlacement } from "../state/placement.js";
 import type { ApproveVia } from "../runtime/approvals.js";
 

@@ -7,8 +7,8 @@
 import { existsSync } from "node:fs";
 import { extname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { ToolgateError } from "../schema/errors.js";
-import type { Effect, ToolSpec } from "../schema/types.js";
+import { ToolgateError } from "../core/errors.js";
+import type { Effect, ToolSpec } from "../core/tool.js";
 
 const EFFECTS: ReadonlySet<string> = new Set<Effect>(["read", "idempotent", "write", "destructive"]);
 

@@ -3,7 +3,7 @@
  * the flag, the value and an example.
  */
 import { MIN_BUDGET_TOKENS } from "../observation/budget.js";
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 
 export interface GatewayFlags {
   store?: string;

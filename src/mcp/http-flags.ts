@@ -5,7 +5,7 @@
  */
 import type { Command } from "commander";
 import { APPROVE_VIA, type ApproveVia } from "../runtime/approvals.js";
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 import { isLoopback, normaliseOrigin } from "./http-guard.js";
 import type { HttpOptions } from "./http.js";
 

@@ -13,7 +13,7 @@
  */
 import { isIPv4, isIPv6 } from "node:net";
 import { networkInterfaces } from "node:os";
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 import { escapeUntrusted } from "../observation/escape.js";
 
 export interface GuardOptions {

@@ -20,7 +20,7 @@ import type { AddressInfo } from "node:net";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Gateway } from "../runtime/types.js";
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 import { escapeUntrusted } from "../observation/escape.js";
 import { createGuard, isLoopback } from "./http-guard.js";
 import { principalOf, SessionTable, type Principal, type Tracked } from "./http-sessions.js";

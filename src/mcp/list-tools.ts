@@ -3,7 +3,7 @@
  * every page, for the schema linter. Starts the server, reads its catalog, stops it.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 import { connectUpstream, describeTarget, listAllTools, type UpstreamTarget } from "./upstream.js";
 
 /** The complete tool list of the server at `target`. */

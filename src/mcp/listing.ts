@@ -5,7 +5,7 @@
  * same level the gateway enforces; title and openWorldHint pass through from the spec.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { annotationsFor, type ToolSpec } from "../schema/types.js";
+import { annotationsFor, type ToolSpec } from "../core/tool.js";
 
 /** The `tools/list` entry for one tool: schemas as published (2020-12), annotations from the effect. */
 export function toMcpTool(spec: ToolSpec): Tool {

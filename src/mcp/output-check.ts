@@ -5,7 +5,7 @@
  * a tool's bad result with a readable `isError` result instead (MCP 2025-11-25, "Output Schema").
  */
 import { renderIssue } from "../schema/render.js";
-import type { JsonSchema } from "../schema/types.js";
+import type { JsonSchema } from "../core/json.js";
 import { createValidator } from "../schema/validate.js";
 
 /** The problems with `output` as sentences, or null when it conforms (or the schema cannot be compiled: then the client judges). */

@@ -10,9 +10,10 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { Effect, GrantRequest, JsonValue, ToolSpec } from "../schema/types.js";
-import { toolResult } from "../schema/types.js";
-import { NoEffectError } from "../schema/errors.js";
+import type { Effect, GrantRequest, ToolSpec } from "../core/tool.js";
+import type { JsonValue } from "../core/json.js";
+import { toolResult } from "../core/tool.js";
+import { NoEffectError } from "../core/errors.js";
 
 export function effectFromAnnotations(a: Tool["annotations"]): Effect {
   if (a?.readOnlyHint === true) return "read";

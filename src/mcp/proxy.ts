@@ -10,7 +10,7 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { closeOpenObjects } from "../schema/close.js";
 import { formatReport } from "../schema/lint/format.js";
 import { lintSources, type LintReport } from "../schema/lint/report.js";
-import { AUTHORITY, type AuthorityLevel, type ToolSpec } from "../schema/types.js";
+import { AUTHORITY, type AuthorityLevel, type ToolSpec } from "../core/tool.js";
 import type { Gateway } from "../runtime/types.js";
 import { proxyToolSpec } from "./proxy-tools.js";
 import { connectUpstream, describeTarget, listAllTools, type UpstreamTarget } from "./upstream.js";

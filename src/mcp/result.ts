@@ -12,15 +12,12 @@
  * the text for such tools (`_meta["toolgate/observation"].truncated` says it was cut).
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { JsonValue } from "../schema/types.js";
-import type { Observation } from "../runtime/types.js";
+import type { JsonValue } from "../core/json.js";
+import type { Observation } from "../core/observation.js";
+import { isRecord } from "../core/json.js";
 
 /** The `_meta` key under which the observation's structured fields travel. */
 export const OBSERVATION_META = "toolgate/observation";
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** The observation without its output and text: what a client needs to branch on. */
 export function observationMeta(obs: Observation): Record<string, JsonValue> {
@@ -41,7 +38,7 @@ export function toCallToolResult(obs: Observation, hasOutputSchema = false): Cal
     _meta: { [OBSERVATION_META]: observationMeta(obs) },
   };
   if (!obs.ok) result.isError = true;
-  else if (isObject(obs.output) && (obs.truncated === undefined || hasOutputSchema)) result.structuredContent = obs.output;
+  else if (isRecord(obs.output) && (obs.truncated === undefined || hasOutputSchema)) result.structuredContent = obs.output;
   return result;
 }
 

@@ -6,7 +6,7 @@
  */
 import process from "node:process";
 import type { Gateway } from "../runtime/types.js";
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 import { serveHttp, type HttpOptions } from "./http.js";
 import type { McpServerOptions } from "./server.js";
 import { serveStdio } from "./stdio.js";

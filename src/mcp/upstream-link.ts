@@ -8,7 +8,7 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { NoEffectError } from "../schema/errors.js";
+import { NoEffectError } from "../core/errors.js";
 import { connectUpstream, describeTarget, listAllTools, type UpstreamTarget } from "./upstream.js";
 
 /** What of a tool the gateway's ToolSpec depends on: a change to any of it needs a restart. */

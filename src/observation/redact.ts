@@ -3,8 +3,8 @@
  * observation"). The gateway knows the secret values it was configured with; every observation —
  * text and structured fields — passes through one redactor before it leaves the boundary.
  */
-import { ToolgateError } from "../schema/errors.js";
-import type { JsonValue } from "../schema/types.js";
+import { ToolgateError } from "../core/errors.js";
+import type { JsonValue } from "../core/json.js";
 
 /** What replaces a secret value. */
 export const REDACTED = "[REDACTED]";

@@ -4,8 +4,9 @@
  * writes), the tool output fenced as untrusted data and cut to the budget, and how to continue.
  * Error: the code, a message the model can act on, and any untrusted text fenced.
  */
-import type { AuthorityLevel, JsonValue } from "../schema/types.js";
-import type { Observation, ObservationIssue } from "../runtime/types.js";
+import type { AuthorityLevel } from "../core/tool.js";
+import type { JsonValue } from "../core/json.js";
+import type { Observation, ObservationIssue } from "../core/observation.js";
 import { fitText, surelyFits, type LineRange } from "./budget.js";
 import { escapeUntrusted } from "./escape.js";
 import { fenceMarks } from "./fence.js";

@@ -5,12 +5,12 @@
  * trajectory); a re-proposal with the approval id, by the same requester with the same
  * arguments, proceeds exactly once, when a channel the operator chose approved it.
  */
-import type { JsonValue } from "../schema/types.js";
+import type { JsonValue } from "../core/json.js";
 import type { Store } from "../idempotency/store.js";
 import type { ApprovalRecord } from "../idempotency/store.js";
 import { approverChannel, redeemApproval, requestApproval, type ApprovalBinding, type ApprovalChannel } from "./approvals.js";
 import { refuse, type Refusal } from "./call.js";
-import { NoEffectError } from "../schema/errors.js";
+import { NoEffectError } from "../core/errors.js";
 
 export interface ApprovalGateInput {
   binding: ApprovalBinding;

@@ -14,8 +14,8 @@
  * another one is not redeemed.
  */
 import { randomBytes } from "node:crypto";
-import { ToolgateError } from "../schema/errors.js";
-import type { JsonValue } from "../schema/types.js";
+import { ToolgateError } from "../core/errors.js";
+import type { JsonValue } from "../core/json.js";
 import type { ApprovalRecord, ApprovalStore } from "../idempotency/store.js";
 import type { ApprovalsApi } from "./types.js";
 

@@ -4,8 +4,10 @@
  * an observation"). Stages return data; only the orchestrator renders and audits.
  */
 import { performance } from "node:perf_hooks";
-import type { AuthorityLevel, JsonValue, ToolContext, ToolSpec } from "../schema/types.js";
-import type { AuditRecord, ObservationIssue, Proposal } from "./types.js";
+import type { AuthorityLevel, ToolContext, ToolSpec } from "../core/tool.js";
+import type { JsonValue } from "../core/json.js";
+import type { AuditRecord, Proposal } from "./types.js";
+import type { ObservationIssue } from "../core/observation.js";
 import type { ExecutionAborted } from "./execute.js";
 import type { ApprovalRecord } from "../idempotency/store.js";
 

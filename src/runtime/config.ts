@@ -3,8 +3,8 @@
  * budget"; issue 5: default 2,000 o200k tokens, per tool and per gateway) and the key material
  * that must never appear in an observation.
  */
-import { ToolgateError } from "../schema/errors.js";
-import type { ToolSpec } from "../schema/types.js";
+import { ToolgateError } from "../core/errors.js";
+import type { ToolSpec } from "../core/tool.js";
 import type { KeyRing } from "../capability/keys.js";
 import { DEFAULT_BUDGET_TOKENS, MIN_BUDGET_TOKENS } from "../observation/budget.js";
 

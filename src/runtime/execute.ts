@@ -4,9 +4,10 @@
  * A2/A3, its record stays IN_DOUBT (the effect may still happen). The result is normalised into
  * one JSON shape, which is also what the idempotency record stores for replays.
  */
-import type { JsonValue, ToolContext, ToolSpec } from "../schema/types.js";
-import { isToolResult } from "../schema/types.js";
-import { NoEffectError } from "../schema/errors.js";
+import type { JsonValue } from "../core/json.js";
+import type { ToolContext, ToolSpec } from "../core/tool.js";
+import { isToolResult } from "../core/tool.js";
+import { NoEffectError } from "../core/errors.js";
 
 /** A handler's return in the one shape the gateway stores and shapes. JSON all the way down. */
 export interface Executed {

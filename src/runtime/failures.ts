@@ -3,8 +3,8 @@
  * that the effect did not happen"). The tool's message is untrusted text and is fenced; the
  * gateway's own sentence says what is known about the effect and what the model should do.
  */
-import { NoEffectError } from "../schema/errors.js";
-import type { ToolSpec } from "../schema/types.js";
+import { NoEffectError } from "../core/errors.js";
+import type { ToolSpec } from "../core/tool.js";
 import { refuse, type Refusal } from "./call.js";
 import { ExecutionAborted } from "./execute.js";
 

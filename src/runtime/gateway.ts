@@ -5,8 +5,9 @@
  * Each stage lives in its own module and returns data or a `Refusal`; only this file renders
  * refusals and writes the audit record.
  */
-import { AUTHORITY, type JsonValue, type ToolContext, type ToolSpec } from "../schema/types.js";
-import { ToolgateError } from "../schema/errors.js";
+import { AUTHORITY, type ToolContext, type ToolSpec } from "../core/tool.js";
+import { type JsonValue } from "../core/json.js";
+import { ToolgateError } from "../core/errors.js";
 import { assertStore, type Store } from "../idempotency/store.js";
 import { createCapabilityAuthority, type CapabilityAuthority } from "../capability/authority.js";
 import type { KeyRing } from "../capability/keys.js";
@@ -27,7 +28,8 @@ import { settleStage } from "./settle.js";
 import { shape } from "./shape.js";
 import { createValidator, runCheck, validateSchema } from "./validate.js";
 import { budgetFor, checkBudgets, keySecrets, type Budgets } from "./config.js";
-import type { Gateway, Observation, Proposal } from "./types.js";
+import type { Gateway, Proposal } from "./types.js";
+import type { Observation } from "../core/observation.js";
 
 export interface GatewayOptions {
   /** The catalog; names must be unique. */

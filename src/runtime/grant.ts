@@ -4,7 +4,8 @@
  * before any host operation"). The request comes from the tool's `grant(args)` or, by default,
  * from its effect: read → "read", anything else → "write", on `tool:NAME`, cost 1.
  */
-import type { GrantRequest, JsonValue, ToolContext, ToolSpec } from "../schema/types.js";
+import type { GrantRequest, ToolContext, ToolSpec } from "../core/tool.js";
+import type { JsonValue } from "../core/json.js";
 import type { CapabilityAuthority } from "../capability/authority.js";
 import { refuse, type Refusal } from "./call.js";
 

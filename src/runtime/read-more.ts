@@ -3,8 +3,8 @@
  * call (seed 003, "Use pagination … stable ordering"). Enabled by `continuations` on the gateway;
  * it is read-only (A0) and reads only the gateway's own cursor cache.
  */
-import { NoEffectError } from "../schema/errors.js";
-import { annotationsFor, toolResult, type ToolSpec } from "../schema/types.js";
+import { NoEffectError } from "../core/errors.js";
+import { annotationsFor, toolResult, type ToolSpec } from "../core/tool.js";
 import { takeHead } from "../observation/budget.js";
 import { CURSOR_PATTERN, type ContinuationCache } from "../observation/continuations.js";
 

@@ -3,9 +3,9 @@
  * naming the closest tool and the available ones (seed 003, "Overlapping tools": the model must
  * be able to choose again without guessing).
  */
-import { editDistance } from "../schema/closest.js";
+import { editDistance } from "../core/closest.js";
 import { unsafeIdReason } from "../observation/escape.js";
-import type { ToolSpec } from "../schema/types.js";
+import type { ToolSpec } from "../core/tool.js";
 import { refuse, type Refusal } from "./call.js";
 import type { Proposal } from "./types.js";
 

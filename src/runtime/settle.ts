@@ -6,7 +6,8 @@
  * pass through the gateway's redactor before the store gets them, so a replay answers with the
  * redacted result and no configured secret rests in the store.
  */
-import type { JsonValue, ProbeOutcome, ToolContext, ToolSpec } from "../schema/types.js";
+import type { JsonValue } from "../core/json.js";
+import type { ProbeOutcome, ToolContext, ToolSpec } from "../core/tool.js";
 import { settle, type SettleOptions } from "../idempotency/settle.js";
 import type { InDoubtCause, SettleOutcome } from "../idempotency/outcome.js";
 import type { Store } from "../idempotency/store.js";

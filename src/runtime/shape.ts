@@ -3,7 +3,7 @@
  * for the model within the tool's token budget, output fenced as untrusted data and redacted
  * (seed 003, "observation is a budget"; "Silent writes": name the new state).
  */
-import type { AuthorityLevel } from "../schema/types.js";
+import type { AuthorityLevel } from "../core/tool.js";
 import { renderResult, type Rendered, type RenderOptions } from "../observation/render.js";
 import type { Executed } from "./execute.js";
 

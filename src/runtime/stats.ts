@@ -79,13 +79,13 @@ export function parseAudit(text: string): { records: AuditRecord[]; broken_lines
     } catch {
       return bad(i + 1, "not JSON (a line cut short by a crash, or not an audit file)");
     }
-    if (isRecord(value)) records.push(value);
+    if (isAuditRecord(value)) records.push(value);
     else bad(i + 1, "JSON, but not an audit record: tool, outcome and latency_ms are required");
   });
   return { records, broken_lines: brokenLines, broken, lines };
 }
 
-function isRecord(v: unknown): v is AuditRecord {
+function isAuditRecord(v: unknown): v is AuditRecord {
   if (typeof v !== "object" || v === null) return false;
   const r = v as Record<string, unknown>;
   return typeof r.tool === "string" && typeof r.outcome === "string" && typeof r.latency_ms === "number";

@@ -1,5 +1,6 @@
-import type { AuthorityLevel, JsonValue, ToolSpec } from "../schema/types.js";
+import type { AuthorityLevel, ToolSpec } from "../core/tool.js";
 import type { ApprovalRecord, ApprovalState } from "../idempotency/store.js";
+import type { Observation } from "../core/observation.js";
 
 /**
  * What a model proposes, plus the ids that identify the logical call (seed 000,
@@ -21,82 +22,6 @@ export interface Proposal {
   approval_id?: string;
 }
 
-/** Stable codes of refusals and failures; what the model sees in `error.code`. */
-export type ObservationErrorCode =
-  | "unknown_tool"
-  | "invalid_arguments"
-  | "check_failed"
-  | "denied"
-  | "approval_required"
-  | "approval_denied"
-  | "approval_invalid"
-  | "in_flight"
-  | "in_doubt"
-  | "key_reused"
-  | "precondition_failed"
-  | "timeout"
-  | "tool_failed"
-  | "store_unavailable"
-  /** The call envelope itself (trajectory_id, turn, call_id, …) was malformed. */
-  | "invalid_proposal"
-  /** A bug inside toolgate; the message says nothing was executed when that is known. */
-  | "internal_error";
-
-export interface ObservationIssue {
-  /** JSON Pointer into the arguments. */
-  path: string;
-  code: string;
-  message: string;
-  expected?: string;
-  received?: string;
-  example?: JsonValue;
-}
-
-/**
- * One shape for every tool (seed 003, "The contract"). `text` is what the model reads;
- * the structured fields are for clients and tests.
- */
-export interface Observation {
-  ok: boolean;
-  tool: string;
-  call_id: string;
-  authority?: AuthorityLevel;
-  /**
-   * The tool's structured output, redacted but NOT cut: only `text` is bounded by the budget.
-   * A transport that shows structured output to a model should drop it when `truncated` is set.
-   */
-  output?: JsonValue;
-  error?: {
-    code: ObservationErrorCode | string;
-    message: string;
-    issues?: ObservationIssue[];
-    /** Grant denial component, e.g. `expired`; approval id for `approval_required`; retry hint. */
-    detail?: Record<string, JsonValue>;
-  };
-  /**
-   * Set when the result is incomplete: the gateway cut the rendering to the budget
-   * (`omitted_tokens` > 0) or the tool cut its own result (`by_tool`); how to get the rest.
-   */
-  truncated?: {
-    /**
-     * Tokens the gateway cut from the rendering; 0 when only the tool cut. For a text too long
-     * to encode whole, an estimate from its ends (the marker in `text` then says "about").
-     */
-    omitted_tokens: number;
-    /** What the tool itself left out (ToolResult `truncated`), e.g. `{ omitted: 24751, unit: "bytes" }`. */
-    by_tool?: { omitted: number; unit: string };
-    hint: string;
-    /** The call that returns the cut part (the gateway's `read_more`), when the gateway keeps it. */
-    continuation?: { tool: string; arguments: Record<string, JsonValue> };
-  };
-  next?: { arguments: Record<string, JsonValue>; hint: string };
-  /** This answer is the stored result of an earlier execution (idempotency replay). */
-  replay?: boolean;
-  /** Post-state after a write (id, version, …). */
-  state?: Record<string, JsonValue>;
-  /** The rendering for the model: bounded, tool output fenced as untrusted data. */
-  text: string;
-}
 
 /**
  * Who decides an approval: `approver` is the principal the channel authenticated (the OS user

@@ -3,7 +3,8 @@
  * is necessary but insufficient: validate tenant ownership, policy, and semantic constraints
  * after parsing"). Both failures are observations rendered by the schema area's one renderer.
  */
-import type { CheckIssue, JsonValue, ToolContext, ToolSpec } from "../schema/types.js";
+import type { CheckIssue, ToolContext, ToolSpec } from "../core/tool.js";
+import type { JsonValue } from "../core/json.js";
 import { createValidator, type Validator } from "../schema/validate.js";
 import { fromCheckIssue, renderIssues } from "../schema/render.js";
 import { refuse, type Refusal } from "./call.js";

@@ -14,7 +14,8 @@
  * objects (`additionalProperties: true` or a schema) stay as declared. The input is not changed.
  */
 
-import { escapeToken as escape, isRecord as isObject } from "./lint/util.js";
+import { escapeToken as escape } from "../core/pointer.js";
+import { isRecord as isObject } from "../core/json.js";
 
 type Json = Record<string, unknown>;
 

@@ -5,14 +5,14 @@
  * error-level lint rule, is refused at definition time (issue 2, "defineTool").
  */
 import type { z } from "zod";
-import { NoEffectError, ToolgateError } from "./errors.js";
+import { NoEffectError, ToolgateError } from "../core/errors.js";
 import { EFFECTS, type LintFinding } from "./lint/finding.js";
 import { lintTool } from "./lint/index.js";
-import { join } from "./lint/util.js";
+import { join } from "../core/pointer.js";
 import { fieldLabel } from "./labels.js";
 import { publishSchema } from "./publish.js";
 import { renderIssues } from "./render.js";
-import { annotationsFor, type CheckIssue, type Effect, type GrantRequest, type ProbeOutcome, type ToolContext, type ToolResult, type ToolSpec } from "./types.js";
+import { annotationsFor, type CheckIssue, type Effect, type GrantRequest, type ProbeOutcome, type ToolContext, type ToolResult, type ToolSpec } from "../core/tool.js";
 
 export interface ToolDefinition<I extends z.ZodType, R> {
   /** `^[a-zA-Z0-9_-]{1,64}$`, a verb and an object (seed 003: `search_customer_orders`, not `query`). */

@@ -9,9 +9,9 @@
  * the same reading followed by a check (a name, an input schema object): the
  * `ToolDescriptor` it returns is what export and cost work on.
  */
-import { ToolgateError } from "./errors.js";
-import type { ToolAnnotations } from "./types.js";
-import { isRecord } from "./lint/util.js";
+import { ToolgateError } from "../core/errors.js";
+import type { ToolAnnotations } from "../core/tool.js";
+import { isRecord } from "../core/json.js";
 
 /** A tool descriptor in any accepted form, as found: the rules read it and must not trust it. */
 export interface LintDescriptor {

@@ -4,15 +4,16 @@
  * valid path never pays for it. Unions are reduced to the branch the call meant (see unions.ts).
  */
 import type { ErrorObject } from "ajv";
-import type { ObservationIssue } from "../runtime/types.js";
-import type { JsonValue } from "./types.js";
-import { suggester } from "./closest.js";
+import type { ObservationIssue } from "../core/observation.js";
+import type { JsonValue } from "../core/json.js";
+import { suggester } from "../core/closest.js";
 import { FORMAT_HINTS } from "./formats.js";
 import { exampleForPattern as generateExample } from "./pattern-example.js";
 import { codePoints, showTyped, showValue } from "./received.js";
 import { reduceUnions } from "./unions.js";
 import { fieldLabel, typePhrase } from "./labels.js";
-import { isRecord, join } from "./lint/util.js";
+import { isRecord } from "../core/json.js";
+import { join } from "../core/pointer.js";
 
 const listValues = (values: unknown[]) => (values.length > 20 ? [...values.slice(0, 20).map(showValue), `… ${values.length - 20} more`] : values.map(showValue)).join(", ");
 

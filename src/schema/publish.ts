@@ -4,7 +4,7 @@
  * closed (seed 000, "Schema Rules for Tool Definitions", rule 1), descriptions carried.
  */
 import { z } from "zod";
-import { ToolgateError } from "./errors.js";
+import { ToolgateError } from "../core/errors.js";
 import { closeOpenObjects } from "./close.js";
 
 export const DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema";

@@ -3,8 +3,8 @@
  * issues become the same text, each line naming the field, what was expected, what arrived
  * and an example (seed 003, "An error is also an observation").
  */
-import type { ObservationIssue } from "../runtime/types.js";
-import type { CheckIssue } from "./types.js";
+import type { ObservationIssue } from "../core/observation.js";
+import type { CheckIssue } from "../core/tool.js";
 import { RECEIVED_MAX, showValue } from "./received.js";
 
 /** At most this many issues are listed; the rest are counted. */

@@ -6,10 +6,12 @@
  * or for `T | null` the errors of T, or for an untagged union the closest branch.
  */
 import type { ErrorObject } from "ajv";
-import type { ObservationIssue } from "../runtime/types.js";
-import type { JsonValue } from "./types.js";
+import type { ObservationIssue } from "../core/observation.js";
+import type { JsonValue } from "../core/json.js";
 import { discriminatorOf } from "./lint/rules/unions.js";
-import { escapeToken, isRecord, literalOf, typesOf } from "./lint/util.js";
+import { escapeToken } from "../core/pointer.js";
+import { isRecord } from "../core/json.js";
+import { literalOf, typesOf } from "./lint/util.js";
 import { localRefPath, lookup } from "./lint/walk.js";
 import { fieldLabel, typePhrase } from "./labels.js";
 import { showTyped, showValue } from "./received.js";

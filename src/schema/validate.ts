@@ -10,8 +10,8 @@ import type { ErrorObject, ValidateFunction } from "ajv";
 import { Ajv } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
-import type { ObservationIssue } from "../runtime/types.js";
-import { ToolgateError } from "./errors.js";
+import type { ObservationIssue } from "../core/observation.js";
+import { ToolgateError } from "../core/errors.js";
 import { issuesFrom } from "./issues.js";
 
 // ajv-formats is CommonJS: under NodeNext its default import is the module namespace.

@@ -14,7 +14,7 @@
 import { closeSync, mkdirSync, openSync, readSync, renameSync, writeSync, constants, fstatSync } from "node:fs";
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { basename, join } from "node:path";
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 import { checkPrivateDir, createPrivateFile, ensurePrivateDir } from "./private.js";
 
 /** The marker toolgate writes into a state folder it creates inside a workspace. */

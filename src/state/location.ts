@@ -17,7 +17,7 @@ import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { userInfo } from "node:os";
 import { basename, isAbsolute, join, resolve } from "node:path";
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 
 /** The SQLite file `sqlite:` names, inside the state folder. */
 export const STATE_DB_FILE = "state.db";

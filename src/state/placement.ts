@@ -10,7 +10,7 @@
  */
 import { existsSync, realpathSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { ToolgateError } from "../schema/errors.js";
+import { ToolgateError } from "../core/errors.js";
 import { claimStateDirInWorkspace } from "./in-workspace.js";
 import { AUDIT_FILE, STATE_DB_FILE, defaultKeyFile, defaultStateDir, realWorkspace, sqliteUrlPath } from "./location.js";
 import { ensurePrivateDir, isInside, realish } from "./private.js";

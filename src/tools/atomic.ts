@@ -8,7 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { constants, type Stats } from "node:fs";
 import { lstat, open, rename, unlink } from "node:fs/promises";
-import { NoEffectError } from "../schema/errors.js";
+import { NoEffectError } from "../core/errors.js";
 import { at } from "./fs/sys.js";
 
 /** The held directory and the name in it of the file to replace. */

@@ -4,8 +4,9 @@
  * operator opted out explicitly; the observation carries exit status, signal, duration and both
  * streams bounded, and says when the sandbox, not the command, caused the failure.
  */
-import { NoEffectError } from "../schema/errors.js";
-import { toolResult, type JsonValue, type ToolContext, type ToolResult } from "../schema/types.js";
+import { NoEffectError } from "../core/errors.js";
+import { toolResult, type ToolContext, type ToolResult } from "../core/tool.js";
+import { type JsonValue } from "../core/json.js";
 import { sandboxDenials } from "./sandbox/denial.js";
 import type { EnvelopeLimits, SandboxLauncher } from "./sandbox/launcher.js";
 import { runInEnvelope, type RunOutcome } from "./sandbox/run.js";

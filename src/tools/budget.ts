@@ -6,7 +6,7 @@
  */
 import { frameTokens, type ResultParts } from "../observation/render.js";
 import { countTokens } from "../observation/tokens.js";
-import type { ToolContext } from "../schema/types.js";
+import type { ToolContext } from "../core/tool.js";
 
 /** The least a tool's text is given, even under a budget mostly taken by the frame. */
 const MIN_TEXT_TOKENS = 40;

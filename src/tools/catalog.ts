@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { defineTool } from "../schema/define.js";
-import type { ToolSpec } from "../schema/types.js";
+import type { ToolSpec } from "../core/tool.js";
 import { bashLimits as checkedBashLimits, callGate, DEFAULT_TIMEOUT_MS, executeBash, launcherChooser, type BashLimits } from "./bash.js";
 import { DEFAULT_EDIT_LIMITS, editFile, probeEdit, type EditLimits } from "./edit.js";
 import { DEFAULT_GREP_LIMITS, grepSearch, type GrepLimits } from "./grep.js";

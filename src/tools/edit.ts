@@ -5,8 +5,9 @@
  * atomic and keeps the mode, the CRLF line endings and the final newline as they were.
  */
 import type { Stats } from "node:fs";
-import { NoEffectError } from "../schema/errors.js";
-import { toolResult, type JsonValue, type ProbeOutcome, type ToolResult } from "../schema/types.js";
+import { NoEffectError } from "../core/errors.js";
+import { toolResult, type ProbeOutcome, type ToolResult } from "../core/tool.js";
+import { type JsonValue } from "../core/json.js";
 import { writeAtomically, type HeldName } from "./atomic.js";
 import { readHeld, specialKind } from "./fs/read.js";
 import { nearestMatch } from "./nearmatch.js";

@@ -13,8 +13,9 @@
 import { accessSync, constants } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
 import { countTokens } from "../observation/tokens.js";
-import { NoEffectError } from "../schema/errors.js";
-import { toolResult, type JsonValue, type ToolResult } from "../schema/types.js";
+import { NoEffectError } from "../core/errors.js";
+import { toolResult, type ToolResult } from "../core/tool.js";
+import { type JsonValue } from "../core/json.js";
 import { DEFAULT_BASH_LIMITS, envelopePaths, launcherChooser } from "./bash.js";
 import { fitCount, textBudget, type BudgetContext } from "./budget.js";
 import { RgEventReader, type Match } from "./grep-events.js";

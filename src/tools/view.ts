@@ -6,8 +6,9 @@
 import { readdir } from "node:fs/promises";
 import { countTokens } from "../observation/tokens.js";
 import { fitCount, textBudget, type BudgetContext } from "./budget.js";
-import { NoEffectError } from "../schema/errors.js";
-import { toolResult, type JsonValue, type ToolResult } from "../schema/types.js";
+import { NoEffectError } from "../core/errors.js";
+import { toolResult, type ToolResult } from "../core/tool.js";
+import { type JsonValue } from "../core/json.js";
 import { readHeld, specialKind } from "./fs/read.js";
 import { at } from "./fs/sys.js";
 import { decodeLines, lineStart, lineStats, versionOf } from "./scan.js";

@@ -9,8 +9,8 @@
 import { constants, openSync, realpathSync, statSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, relative, resolve as resolveLexically } from "node:path";
-import { NoEffectError, ToolgateError } from "../schema/errors.js";
-import type { CheckIssue } from "../schema/types.js";
+import { NoEffectError, ToolgateError } from "../core/errors.js";
+import type { CheckIssue } from "../core/tool.js";
 import { Guards } from "./fs/guards.js";
 import { O_PATH, errno } from "./fs/sys.js";
 import { walk, type Reached } from "./fs/walk.js";

@@ -12,7 +12,7 @@ import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/idempotency/open.js";
 import { settle } from "../../src/idempotency/settle.js";
-import type { ProbeOutcome } from "../../src/schema/types.js";
+import type { ProbeOutcome } from "../../src/core/tool.js";
 import { POSTGRES_URL, REDIS_URL, projectRoot, serviceAvailable } from "../support/require.js";
 import { dropPgSchema, dropRedisPrefix } from "./fixtures/service-cleanup.js";
 

@@ -6,8 +6,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { NoEffectError } from "../../src/schema/errors.js";
-import type { ProbeOutcome } from "../../src/schema/types.js";
+import { NoEffectError } from "../../src/core/errors.js";
+import type { ProbeOutcome } from "../../src/core/tool.js";
 import { settle } from "../../src/idempotency/settle.js";
 import type { SettleOutcome } from "../../src/idempotency/outcome.js";
 import type { RecordStore, Store } from "../../src/idempotency/store.js";

@@ -14,7 +14,7 @@ import { createMcpServer } from "../../src/mcp/server.js";
 import { serveHttp } from "../../src/mcp/http.js";
 import notesCatalog from "./fixtures/notes-catalog.js";
 import { createProxy, type Proxy } from "../../src/mcp/proxy.js";
-import { AUTHORITY } from "../../src/schema/types.js";
+import { AUTHORITY } from "../../src/core/tool.js";
 import { executions, ids, obsOf, tempDir, textOf } from "./support.js";
 
 const wrapper = fileURLToPath(new URL("./fixtures/logging-wrapper.mjs", import.meta.url));

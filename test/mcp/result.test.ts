@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { toCallToolResult } from "../../src/mcp/result.js";
-import type { Observation } from "../../src/runtime/types.js";
+import type { Observation } from "../../src/core/observation.js";
 
 const cut: Observation = {
   ok: true,

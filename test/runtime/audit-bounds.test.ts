@@ -9,7 +9,7 @@ import { keyRingFromMap } from "../../src/capability/keys.js";
 import { createMemoryAuditSink, completeRecord } from "../../src/runtime/audit.js";
 import { MAX_PIECE_LENGTH } from "../../src/observation/pieces.js";
 import { countTokens, STEP_LIMITS } from "../../src/observation/tokens.js";
-import { annotationsFor, type ToolSpec } from "../../src/schema/types.js";
+import { annotationsFor, type ToolSpec } from "../../src/core/tool.js";
 import { gateways } from "./helpers.js";
 
 const require = createRequire(import.meta.url);

@@ -6,7 +6,7 @@ import { createAuditSink, FLUSH_BATCH, FLUSH_DELAY_MS } from "../../src/runtime/
 import { countTokens } from "../../src/observation/tokens.js";
 import { gateways } from "./helpers.js";
 import { aggregate } from "../../src/runtime/stats.js";
-import { annotationsFor, toolResult, type ToolSpec } from "../../src/schema/types.js";
+import { annotationsFor, toolResult, type ToolSpec } from "../../src/core/tool.js";
 
 const make = gateways();
 const dir = mkdtempSync(join(tmpdir(), "toolgate-runtime-audit-"));

@@ -16,7 +16,7 @@ import { openStore } from "../../src/idempotency/open.js";
 import { createMemoryStore } from "../../src/idempotency/stores/memory.js";
 import { createMemoryAuditSink } from "../../src/runtime/audit.js";
 import { createGateway } from "../../src/runtime/gateway.js";
-import { annotationsFor, toolResult, type Effect, type ProbeOutcome, type ToolSpec } from "../../src/schema/types.js";
+import { annotationsFor, toolResult, type Effect, type ProbeOutcome, type ToolSpec } from "../../src/core/tool.js";
 
 const SECRET = "sk-live-4f9c2b7e1d";
 const dir = mkdtempSync(join(tmpdir(), "toolgate-redaction-stored-"));

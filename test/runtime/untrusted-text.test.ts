@@ -8,9 +8,9 @@ import { describe, expect, it } from "vitest";
 import { createCapabilityAuthority } from "../../src/capability/authority.js";
 import { keyRingFromMap } from "../../src/capability/keys.js";
 import { createMemoryStore } from "../../src/idempotency/stores/memory.js";
-import { NoEffectError } from "../../src/schema/errors.js";
-import { annotationsFor, type ToolSpec } from "../../src/schema/types.js";
-import type { Observation } from "../../src/runtime/types.js";
+import { NoEffectError } from "../../src/core/errors.js";
+import { annotationsFor, type ToolSpec } from "../../src/core/tool.js";
+import type { Observation } from "../../src/core/observation.js";
 import { gateways } from "./helpers.js";
 
 const make = gateways();

@@ -2,10 +2,10 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { defineTool } from "../../src/schema/define.js";
-import { NoEffectError, ToolgateError } from "../../src/schema/errors.js";
+import { NoEffectError, ToolgateError } from "../../src/core/errors.js";
 import { lintTool } from "../../src/schema/lint/index.js";
 import { createValidator } from "../../src/schema/validate.js";
-import type { ToolContext } from "../../src/schema/types.js";
+import type { ToolContext } from "../../src/core/tool.js";
 
 const ctx: ToolContext = { signal: new AbortController().signal, trajectory_id: "tr", turn: 0, call_id: "c1", now: () => 0, budget_tokens: 2000 };
 

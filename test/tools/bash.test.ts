@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmdirSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
-import { NoEffectError } from "../../src/schema/errors.js";
+import { NoEffectError } from "../../src/core/errors.js";
 import { DEFAULT_BASH_LIMITS, executeBash, launcherChooser, type BashLimits } from "../../src/tools/bash.js";
 import { createBubblewrap } from "../../src/tools/sandbox/bubblewrap.js";
 import { sandboxEnv, type SandboxLauncher } from "../../src/tools/sandbox/launcher.js";

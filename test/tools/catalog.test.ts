@@ -4,7 +4,7 @@ import { createMemoryStore } from "../../src/idempotency/stores/memory.js";
 import { countTokens } from "../../src/observation/tokens.js";
 import { createGateway } from "../../src/runtime/gateway.js";
 import { lintCatalog } from "../../src/schema/lint/index.js";
-import type { ToolContext } from "../../src/schema/types.js";
+import type { ToolContext } from "../../src/core/tool.js";
 import { createCodingCatalog } from "../../src/tools/catalog.js";
 import { createBubblewrap } from "../../src/tools/sandbox/bubblewrap.js";
 import { binaryAvailable } from "../support/require.js";

@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { NoEffectError, ToolgateError } from "../../src/schema/errors.js";
+import { NoEffectError, ToolgateError } from "../../src/core/errors.js";
 import { createCodingCatalog } from "../../src/tools/catalog.js";
 import { editFile } from "../../src/tools/edit.js";
 import { viewPath } from "../../src/tools/view.js";

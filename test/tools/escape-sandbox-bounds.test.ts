@@ -8,8 +8,8 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { NoEffectError } from "../../src/schema/errors.js";
-import type { ToolContext, ToolSpec } from "../../src/schema/types.js";
+import { NoEffectError } from "../../src/core/errors.js";
+import type { ToolContext, ToolSpec } from "../../src/core/tool.js";
 import { DEFAULT_BASH_LIMITS, executeBash, launcherChooser, type BashLimits } from "../../src/tools/bash.js";
 import { createCodingCatalog } from "../../src/tools/catalog.js";
 import { createBubblewrap } from "../../src/tools/sandbox/bubblewrap.js";

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { ToolContext, ToolSpec } from "../../src/schema/types.js";
+import type { ToolContext, ToolSpec } from "../../src/core/tool.js";
 import { createCodingCatalog } from "../../src/tools/catalog.js";
 import { binaryAvailable } from "../support/require.js";
 import { makeWorkspace } from "./fixtures.js";

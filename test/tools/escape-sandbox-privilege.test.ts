@@ -10,7 +10,7 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, chownSync, lstatSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { ToolContext, ToolSpec } from "../../src/schema/types.js";
+import type { ToolContext, ToolSpec } from "../../src/core/tool.js";
 import { DEFAULT_BASH_LIMITS, executeBash, launcherChooser } from "../../src/tools/bash.js";
 import { createCodingCatalog } from "../../src/tools/catalog.js";
 import { createBubblewrap } from "../../src/tools/sandbox/bubblewrap.js";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { realpathSync } from "node:fs";
 import { expect } from "vitest";
-import { NoEffectError } from "../../src/schema/errors.js";
+import { NoEffectError } from "../../src/core/errors.js";
 import { openWorkspace, type Workspace } from "../../src/tools/workspace.js";
 
 export interface Sandbox {

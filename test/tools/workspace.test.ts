@@ -1,6 +1,6 @@
 import { symlinkSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
-import { NoEffectError } from "../../src/schema/errors.js";
+import { NoEffectError } from "../../src/core/errors.js";
 import { fromCheckIssue, renderIssue } from "../../src/schema/render.js";
 import { openWorkspace } from "../../src/tools/workspace.js";
 import { makeWorkspace, stable } from "./fixtures.js";

@@ -27,7 +27,7 @@ import { revokeGrant } from "../../capability/revoke.js";
 import { parseToken, TOKEN_PREFIX } from "../../capability/token.js";
 import { sqlitePath } from "../../idempotency/open.js";
 import type { Store } from "../../idempotency/store.js";
-import { ToolgateError } from "../../schema/errors.js";
+import { ToolgateError } from "../../core/errors.js";
 import { defaultKeyFile } from "../../state/location.js";
 import { CliError, EXIT, parseJson, printJson, readInput } from "../io.js";
 import { openStoreFor, stateFlags, stateLocation, type StateFlags } from "../store.js";

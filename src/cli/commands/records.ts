@@ -15,7 +15,7 @@ import { stateFlags, withExistingStore, type StateFlags } from "../store.js";
 import { listRecords, showRecord, type RecordView } from "../../idempotency/inspect.js";
 import { settleRecord, type ManualOutcome } from "../../idempotency/manual.js";
 import type { RecordState } from "../../idempotency/store.js";
-import type { JsonValue } from "../../schema/types.js";
+import type { JsonValue } from "../../core/json.js";
 import { CliError, EXIT, parseJson, printJson } from "../io.js";
 import { escapeUntrusted, jsonForDisplay } from "../../observation/escape.js";
 

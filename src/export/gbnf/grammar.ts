@@ -9,7 +9,7 @@
  * Whitespace between tokens follows llama.cpp's JSON grammars: nothing, one space, or a
  * newline and up to 20 spaces or tabs (unbounded whitespace lets a model loop).
  */
-import { ToolgateError } from "../../schema/errors.js";
+import { ToolgateError } from "../../core/errors.js";
 import type { ToolDescriptor } from "../../schema/descriptor.js";
 import { literal, ruleSafe } from "./literal.js";
 import { ToolGrammar, type GbnfGap } from "./tool.js";

@@ -15,7 +15,8 @@
  * when the schema leaves them open (the grammar is then stricter, and says so).
  */
 import type { ToolDescriptor } from "../../schema/descriptor.js";
-import { escapeToken, isRecord } from "../../schema/lint/util.js";
+import { escapeToken } from "../../core/pointer.js";
+import { isRecord } from "../../core/json.js";
 import { integerRange } from "./integer.js";
 import { literal, ruleSafe } from "./literal.js";
 import { patternToGbnf } from "./pattern.js";

@@ -3,7 +3,7 @@
  * `ioredis` or the native SQLite binding; the factory imports its driver on first use, and a
  * package that is not installed is reported with the command that installs it.
  */
-import { ToolgateError } from "../../schema/errors.js";
+import { ToolgateError } from "../../core/errors.js";
 
 function isModuleNotFound(err: unknown, name: string): boolean {
   const e = err as NodeJS.ErrnoException | null;

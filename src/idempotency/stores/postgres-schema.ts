@@ -4,7 +4,7 @@
  * `list` walks them in byte order like the SQLite and Redis stores. JSON values are `text`,
  * not `jsonb`, so a stored result comes back exactly as written.
  */
-import { ToolgateError } from "../../schema/errors.js";
+import { ToolgateError } from "../../core/errors.js";
 
 const IDENT = /^[a-z_][a-z0-9_]{0,40}$/;
 

@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Pool, PoolConfig, QueryResult, QueryResultRow } from "pg";
-import { ToolgateError } from "../../schema/errors.js";
+import { ToolgateError } from "../../core/errors.js";
 import type { ApprovalRecord, ApprovalStore, BudgetStore, RecordStore, RevocationStore, Store } from "../store.js";
 import { approvalBinding } from "./approval-binding.js";
 import { importDriver, redactUrl } from "./driver.js";

@@ -8,7 +8,7 @@
  * A single string (rather than a hash) lets the common claim be one plain `SET key value NX`,
  * the same command as the raw client's, with no script on the fast path.
  */
-import type { JsonValue } from "../../schema/types.js";
+import type { JsonValue } from "../../core/json.js";
 import type { ClaimInput, IdempotencyRecord, RecordState } from "../store.js";
 
 /** Field order; `result` is always last so it may be any length. */

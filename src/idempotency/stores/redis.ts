@@ -5,7 +5,7 @@
  * through PX; IN_DOUBT ones never do.
  */
 import type { Redis, RedisOptions } from "ioredis";
-import { ToolgateError } from "../../schema/errors.js";
+import { ToolgateError } from "../../core/errors.js";
 import { createHash } from "node:crypto";
 import type { ApprovalRecord, ApprovalStore, BudgetStore, RecordStore, RevocationStore, Store } from "../store.js";
 import { approvalBinding } from "./approval-binding.js";

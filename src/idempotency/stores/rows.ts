@@ -3,7 +3,7 @@
  * which all keep JSON values as text so a stored result comes back byte-for-byte as written
  * (PostgreSQL `jsonb` would reorder keys and normalise numbers).
  */
-import type { JsonValue } from "../../schema/types.js";
+import type { JsonValue } from "../../core/json.js";
 import type { ApprovalRecord, ApprovalState, ClaimInput, IdempotencyRecord, RecordPatch, RecordState } from "../store.js";
 
 /** A record as the backends keep it: times may arrive as strings (pg `bigint`, Redis replies). */

@@ -5,7 +5,7 @@
  */
 import { dirname } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
-import { ToolgateError } from "../../schema/errors.js";
+import { ToolgateError } from "../../core/errors.js";
 import { checkPrivateFileIfPresent, checkSameFile, ensurePrivateDir, preparePrivateFile, type FileId } from "../../state/private.js";
 import type { ApprovalRecord, ApprovalStore, BudgetStore, RecordStore, RevocationStore, Store } from "../store.js";
 import { importDriver } from "./driver.js";

@@ -3,7 +3,7 @@
  * Schema: they read a tool descriptor and report findings, never throw, never mutate.
  */
 import type { LintDescriptor } from "../descriptor.js";
-import type { Effect } from "../types.js";
+import type { Effect } from "../../core/tool.js";
 
 export type Severity = "error" | "warning";
 

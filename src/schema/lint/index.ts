@@ -7,7 +7,8 @@ import type { LintDescriptor } from "../descriptor.js";
 import type { FindingInput, LintContext, LintFinding } from "./finding.js";
 import { toDescriptor } from "../descriptor.js";
 import { catalogRules, schemaRules, toolRules } from "./rules.js";
-import { isRecord, shapeOf } from "./util.js";
+import { isRecord } from "../../core/json.js";
+import { shapeOf } from "../../core/describe.js";
 import { localRefPath, lookup, walkSchema } from "./walk.js";
 
 /** How many `$ref` hops a rule follows before giving up (a ref cycle has no end). */

@@ -3,10 +3,11 @@
  * The CLI prints it as text, JSON or SARIF; the MCP engineer's `lint --mcp` feeds tools listed
  * by a live server into `lintSources` the same way.
  */
-import { ToolgateError } from "../errors.js";
+import { ToolgateError } from "../../core/errors.js";
 import type { LintFinding } from "./finding.js";
 import { lintCatalog } from "./index.js";
-import { isRecord, shapeOf } from "./util.js";
+import { isRecord } from "../../core/json.js";
+import { shapeOf } from "../../core/describe.js";
 
 export interface LintSource {
   /** File name, `-` for standard input, or a label such as `mcp:CMD`. */

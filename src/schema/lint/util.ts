@@ -1,21 +1,5 @@
 /** Small helpers the rules share for reading foreign JSON Schema defensively. */
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** JSON Pointer token escaping (RFC 6901). */
-export function escapeToken(token: string): string {
-  // Most names need no escape: skip the two replaces for them.
-  return token.includes("~") || token.includes("/") ? token.replace(/~/g, "~0").replace(/\//g, "~1") : token;
-}
-
-/** `pointer` with each token appended, escaped: the one JSON Pointer join. */
-export function join(pointer: string, ...tokens: (string | number)[]): string {
-  let out = pointer;
-  for (const t of tokens) out += "/" + escapeToken(String(t));
-  return out;
-}
+import { isRecord } from "../../core/json.js";
 
 /** The JSON types a schema node admits by its `type` keyword (empty when it has none). */
 export function typesOf(schema: Record<string, unknown>): string[] {
@@ -55,25 +39,6 @@ export function isUntyped(schema: unknown): boolean {
   if (schema === true) return true;
   if (!isRecord(schema)) return false;
   return !TYPING_KEYWORDS.some((k) => k in schema);
-}
-
-/** What arrived instead of the expected shape: "null", "an array", "an object with keys a, b", or its type. */
-export function shapeOf(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  return typeof value === "object" ? `an object with keys ${Object.keys(value).slice(0, 5).join(", ") || "(none)"}` : typeof value;
-}
-
-export function describe(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  return typeof value === "object" ? "an object" : `${typeof value} ${short(JSON.stringify(value) ?? String(value))}`;
-}
-
-/** Cuts a text for a message (code points, not UTF-16 units). */
-export function short(text: string, max = 60): string {
-  const cps = Array.from(text.length > max * 4 ? text.slice(0, max * 4) : text);
-  return cps.length > max ? cps.slice(0, max).join("") + "…" : text;
 }
 
 /** Splits `maxWaitMs`, `timeout_ms`, `page-size` into lower-case words. */

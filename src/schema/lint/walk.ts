@@ -5,7 +5,8 @@
  * followed; the rest are reported as TG000.
  */
 import type { LintContext, NodeRole, SchemaNode } from "./finding.js";
-import { isRecord, join } from "./util.js";
+import { isRecord } from "../../core/json.js";
+import { join } from "../../core/pointer.js";
 
 /** Below this depth the linter stops and says so (TG000): no tool schema needs more. */
 export const MAX_DEPTH = 64;

@@ -5,7 +5,7 @@
  */
 import { constants, type Stats } from "node:fs";
 import { open } from "node:fs/promises";
-import { NoEffectError } from "../../schema/errors.js";
+import { NoEffectError } from "../../core/errors.js";
 import { at, errno } from "./sys.js";
 
 /** What a non-regular entry is, for a refusal ("a FIFO (named pipe)"); undefined for a regular file or directory. */

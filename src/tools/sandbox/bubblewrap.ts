@@ -26,7 +26,7 @@
  *   always, and a watch on bytes written, CPU time and protected paths (monitor.ts).
  */
 import { closeSync, statSync } from "node:fs";
-import { NoEffectError } from "../../schema/errors.js";
+import { NoEffectError } from "../../core/errors.js";
 import { HOME, pathArgs, SECCOMP_FD, setprivArgs, systemArgs, tmpArgs } from "./bwrap-args.js";
 import { admit, missingBinary, missingSetpriv, spawnOnce, unsupportedArch } from "./bwrap-process.js";
 import { createRunCgroup, findCgroupBases, type CgroupBases } from "./cgroup.js";

@@ -15,7 +15,7 @@
  */
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { NoEffectError } from "../../schema/errors.js";
+import { NoEffectError } from "../../core/errors.js";
 
 export type Controller = "pids" | "memory" | "cpu";
 

@@ -19,7 +19,7 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, realpathSync } from "node:fs";
 import { dirname } from "node:path";
-import { NoEffectError } from "../../schema/errors.js";
+import { NoEffectError } from "../../core/errors.js";
 
 /** O_PATH (Linux): a descriptor naming a file without opening it for I/O (no FIFO blocks, no device opens). */
 export const O_PATH = 0o10000000;

@@ -1,7 +1,7 @@
 /** Conformance: the settlement state machine over a store (seed 000, "The endpoint record"). */
 import { describe, expect, it } from "vitest";
-import { NoEffectError } from "../../../src/schema/errors.js";
-import type { ProbeOutcome } from "../../../src/schema/types.js";
+import { NoEffectError } from "../../../src/core/errors.js";
+import type { ProbeOutcome } from "../../../src/core/tool.js";
 import { settle, type SettleOptions } from "../../../src/idempotency/settle.js";
 import { settleRecord } from "../../../src/idempotency/manual.js";
 import type { SettleOutcome } from "../../../src/idempotency/outcome.js";

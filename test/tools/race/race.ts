@@ -11,7 +11,7 @@ import { spawn } from "node:child_process";
 import { closeSync, constants, mkdirSync, openSync, readFileSync, readdirSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { NoEffectError } from "../../../src/schema/errors.js";
+import { NoEffectError } from "../../../src/core/errors.js";
 import { editFile } from "../../../src/tools/edit.js";
 import { grepSearch } from "../../../src/tools/grep.js";
 import { viewPath } from "../../../src/tools/view.js";

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { NoEffectError } from "../../../src/schema/errors.js";
+import { NoEffectError } from "../../../src/core/errors.js";
 import { createRunCgroup, findCgroupBases, removeWhenEmpty } from "../../../src/tools/sandbox/cgroup.js";
 
 // Plain folders stand in for cgroup mounts: the module only reads mountinfo, creates folders and writes files.

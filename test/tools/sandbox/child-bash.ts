@@ -5,7 +5,7 @@
  * `{ output, text }` or `{ error: { name, code, message } }` as one JSON line.
  */
 import { join } from "node:path";
-import { NoEffectError } from "../../../src/schema/errors.js";
+import { NoEffectError } from "../../../src/core/errors.js";
 import { DEFAULT_BASH_LIMITS, executeBash, launcherChooser } from "../../../src/tools/bash.js";
 import { createCodingCatalog } from "../../../src/tools/catalog.js";
 import { createBubblewrap } from "../../../src/tools/sandbox/bubblewrap.js";

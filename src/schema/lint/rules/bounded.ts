@@ -4,7 +4,9 @@
  * or the context that records it, can hold.
  */
 import type { SchemaNode, SchemaRule } from "../finding.js";
-import { isPinned, isRecord, join, typesOf } from "../util.js";
+import { isPinned, typesOf } from "../util.js";
+import { isRecord } from "../../../core/json.js";
+import { join } from "../../../core/pointer.js";
 
 /** Formats whose values have a fixed maximum length. */
 const BOUNDED_FORMATS = new Set(["date", "time", "date-time", "uuid", "ipv4", "ipv6", "duration", "byte-size"]);

@@ -3,7 +3,9 @@
  * (rule 1, close the property set) and Table 1 ("Untyped argument bag").
  */
 import type { SchemaRule } from "../finding.js";
-import { isObjectSchema, isRecord, isUntyped, join } from "../util.js";
+import { isObjectSchema, isUntyped } from "../util.js";
+import { isRecord } from "../../../core/json.js";
+import { join } from "../../../core/pointer.js";
 
 const isEmptySchema = (s: unknown) => s === true || (isRecord(s) && Object.keys(s).length === 0);
 

@@ -4,7 +4,8 @@
  * Definitions" (the model reads names and descriptions as part of the context).
  */
 import type { CatalogRule, LintFinding, SchemaRule, ToolRule } from "../finding.js";
-import { descriptionOf, short } from "../util.js";
+import { descriptionOf } from "../util.js";
+import { short } from "../../../core/describe.js";
 
 /** MCP and the model APIs accept tool names of this shape. */
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;

@@ -4,7 +4,9 @@
  * validator enforces." Rule 4 adds: "say what a missing optional field means".
  */
 import type { SchemaRule } from "../finding.js";
-import { descriptionOf, isObjectSchema, isRecord, join } from "../util.js";
+import { descriptionOf, isObjectSchema } from "../util.js";
+import { isRecord } from "../../../core/json.js";
+import { join } from "../../../core/pointer.js";
 
 /** A description that says what an absent value means (then an optional field is a deliberate choice). */
 const EXPLAINS_ABSENCE = /\b(optional|optionally|if omitted|when omitted|if absent|when absent|if not (set|given|provided|specified)|when not (set|given|provided|specified)|defaults? (to|is)|by default)\b/i;

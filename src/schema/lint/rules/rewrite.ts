@@ -4,7 +4,9 @@
  * replacement (`old_str`, `new_str`) scales with the change.
  */
 import type { ToolRule } from "../finding.js";
-import { isRecord, join, typesOf } from "../util.js";
+import { isRecord } from "../../../core/json.js";
+import { join } from "../../../core/pointer.js";
+import { typesOf } from "../util.js";
 import { declaredReadOnly } from "./effect.js";
 
 const WHOLE_CONTENT = new Set(["content", "contents", "text", "body", "file_text", "file_content", "filecontent", "new_content", "newcontent", "data"]);

@@ -4,7 +4,9 @@
  * several branches and the validator cannot say which branch failed.
  */
 import type { LintContext, SchemaRule } from "../finding.js";
-import { isObjectSchema, isRecord, join, literalOf, typesOf } from "../util.js";
+import { isObjectSchema, literalOf, typesOf } from "../util.js";
+import { isRecord } from "../../../core/json.js";
+import { join } from "../../../core/pointer.js";
 
 /** The property every object branch requires with a distinct literal, or undefined. */
 export function discriminatorOf(branches: Record<string, unknown>[], resolve: LintContext["resolve"] = () => undefined): string | undefined {

@@ -4,7 +4,9 @@
  * line numbers start at 1") and Table 1 ("Implicit units").
  */
 import type { SchemaRule } from "../finding.js";
-import { descriptionOf, isObjectSchema, isRecord, join, typesOf, words } from "../util.js";
+import { descriptionOf, isObjectSchema, typesOf, words } from "../util.js";
+import { isRecord } from "../../../core/json.js";
+import { join } from "../../../core/pointer.js";
 
 /** Name words that denote a measured quantity. */
 const QUANTITY = new Set(["timeout", "delay", "interval", "duration", "ttl", "wait", "age", "size", "period", "elapsed", "latency", "backoff", "expiry", "expires", "lifetime", "retention", "sleep", "deadline", "time", "length"]);

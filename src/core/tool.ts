@@ -3,6 +3,7 @@
  * `ToolSpec`; the MCP proxy builds one from a foreign server's JSON Schema. The runtime
  * only ever sees `ToolSpec`s, so it knows nothing of zod or MCP.
  */
+import type { JsonValue } from "./json.js";
 
 /**
  * The side-effect annotation (seed 000, "Schema Rules for Tool Definitions"): it decides
@@ -12,11 +13,6 @@
 export type Effect = "read" | "idempotent" | "write" | "destructive";
 
 export type AuthorityLevel = "A0" | "A1" | "A2" | "A3";
-
-/** JSON Schema (draft 2020-12 or draft-07) as plain JSON. */
-export type JsonSchema = Record<string, unknown> | boolean;
-
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 /** MCP tool annotations (MCP 2025-11-25 `ToolAnnotations`). */
 export interface ToolAnnotations {
