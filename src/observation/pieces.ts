@@ -17,7 +17,6 @@
  */
 import { createRequire } from "node:module";
 import { isAscii, pieceEnd } from "./o200k-ascii.js";
-import type { TokenizerName } from "./tokens.js";
 
 /**
  * The longest text handed to the encoder at once, in UTF-16 code units. Twice o200k's longest
@@ -25,6 +24,9 @@ import type { TokenizerName } from "./tokens.js";
  * encodes in well under a millisecond.
  */
 export const MAX_PIECE_LENGTH = 256;
+
+/** The encodings toolgate counts with: o200k (GPT-4o family, the default) and cl100k. */
+export type TokenizerName = "o200k" | "cl100k";
 
 const require = createRequire(import.meta.url);
 const { O200K_TOKEN_SPLIT_REGEX, CL100K_TOKEN_SPLIT_REGEX } = require("gpt-tokenizer/cjs/encodingParams/constants") as {

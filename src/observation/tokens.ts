@@ -12,9 +12,9 @@
  * `countTokensUpTo` stops past a limit, `countTokensBounded` estimates beyond a prefix.
  */
 import { createRequire } from "node:module";
-import { forEachPiece, MAX_PIECE_LENGTH } from "./pieces.js";
+import { forEachPiece, MAX_PIECE_LENGTH, type TokenizerName } from "./pieces.js";
 
-export type TokenizerName = "o200k" | "cl100k";
+export type { TokenizerName } from "./pieces.js";
 
 interface Encoding {
   encode(text: string, options?: { disallowedSpecial?: Set<string> }): number[];

@@ -8,13 +8,9 @@
  * the others are counted.
  */
 import { cut, LongEvent } from "./grep-long-event.js";
+import type { Match } from "./grep-match.js";
 
-export interface Match {
-  path: string;
-  line: number;
-  column: number;
-  text: string;
-}
+export type { Match } from "./grep-match.js";
 
 export interface ReaderOptions {
   /** Index of the first match to keep (the page's cursor) and how many to keep. */

@@ -3,7 +3,7 @@
  * JSON tokens, each string kept to a short head, in ripgrep's fixed field order (grep-events.ts).
  */
 import { isAscii } from "node:buffer";
-import type { Match } from "./grep-events.js";
+import type { Match } from "./grep-match.js";
 
 /** A long line is cut to a window that starts a little before the match. */
 export function cut(text: string, column: number, max: number): string {

@@ -1,0 +1,57 @@
+/**
+ * The layers of src/, bottom first (ARCHITECTURE.md, "Layers"). A folder may import its own
+ * layer's other folders only where listed in `peers`, and any layer below; an import that runs
+ * up a layer fails `npm run lint`, as does any cycle between files.
+ */
+const LAYERS = [
+  ["core"],
+  ["canonical", "observation", "state"],
+  ["schema"],
+  ["idempotency"],
+  ["capability"],
+  ["tools"],
+  ["runtime"],
+  ["economics", "export"],
+  ["adapters"],
+  ["mcp"],
+  ["cli"],
+];
+
+const above = (i) => LAYERS.slice(i + 1).flat();
+const sameLayer = (i, folder) => LAYERS[i].filter((f) => f !== folder);
+
+const layerRules = LAYERS.flatMap((folders, i) =>
+  folders.map((folder) => ({
+    name: `layer-${folder}`,
+    comment: `src/${folder}/ may import only from the layers below it (${LAYERS.slice(0, i).flat().join(", ") || "none"})`,
+    severity: "error",
+    from: { path: `^src/${folder}/` },
+    to: { path: `^src/(${[...above(i), ...sameLayer(i, folder)].join("|")})/` },
+  })),
+);
+
+module.exports = {
+  forbidden: [
+    ...layerRules,
+    {
+      name: "no-circular",
+      comment: "no module may reach itself through its imports",
+      severity: "error",
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: "no-src-to-test",
+      comment: "shipped code never imports test or bench code",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { path: "^(test|bench)/" },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "^(dist|node_modules)/" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+  },
+};
