@@ -13,6 +13,11 @@ export default tseslint.config(
     },
   },
   {
+    // Tool configuration in CommonJS (dependency-cruiser reads .cjs).
+    files: ["**/*.cjs"],
+    languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly" } },
+  },
+  {
     files: ["test/**", "bench/**"],
     rules: { "@typescript-eslint/no-non-null-assertion": "off" },
   },
