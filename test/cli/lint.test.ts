@@ -55,9 +55,27 @@ describe("toolgate lint", () => {
     expect(report.findings[0]).toMatchObject({ rule: "TG001", severity: "error", tool: "query", pointer: "/inputSchema" });
   });
 
-  it("--json is --format json", async () => {
+  it("--json is --format json: the findings of a known catalog, each with its rule, pointer, message and fix", async () => {
     const path = file("j.json", [clean, dirty]);
-    expect((await cli("lint", "--json", path)).out).toBe((await cli("lint", "--format", "json", path)).out);
+    const json = await cli("lint", "--json", path);
+    expect(json.code).toBe(1);
+    const finding = (rule: string, pointer: string, message: string, fix: string) => ({ rule, severity: "error", pointer, message, fix, tool: "query", source: path });
+    expect(JSON.parse(json.out)).toStrictEqual({
+      findings: [
+        finding("TG001", "/inputSchema", "object with properties (q) does not set additionalProperties: false, so undeclared arguments pass through", 'add "additionalProperties": false'),
+        finding("TG003", "/inputSchema/properties/q", "property q is a string with no maxLength, enum, const, bounded format or anchored bounded pattern", 'add "maxLength" (e.g. 1024 for a path, 256 for a name), or an enum if the values are known'),
+        finding(
+          "TG006",
+          "",
+          "the tool does not declare its side effect, so the runtime must treat every call as destructive (A3)",
+          'add annotations {"readOnlyHint": true} for a read-only tool, {"idempotentHint": true} for a repeatable write, {"destructiveHint": true} for an irreversible one (toolgate: effect: read | idempotent | write | destructive)',
+        ),
+      ],
+      summary: { tools: 2, clean: 1, errors: 3, warnings: 0, byRule: { TG001: 1, TG003: 1, TG006: 1 } },
+    });
+    // The same bytes as the long form.
+    const long = await cli("lint", "--format", "json", path);
+    expect([long.code, long.out, long.err]).toEqual([1, json.out, ""]);
   });
 
   it("--format sarif prints SARIF 2.1.0 with rule ids and logical locations", async () => {

@@ -1,10 +1,9 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { countTokens, countTokensBounded, countTokensUpTo, decodeTokens, encodeTokens, encodeTokensUpTo, STEP_LIMITS } from "../../src/observation/tokens.js";
 import { MAX_PIECE_LENGTH } from "../../src/observation/pieces.js";
-import { projectRoot } from "../support/require.js";
+import { corpusFiles, mixedTexts, trickyCases } from "../support/corpus.js";
+import { seeded } from "../support/seeded.js";
 
 const require = createRequire(import.meta.url);
 type Api = Record<"encode" | "countTokens" | "decode", (input: never, options?: unknown) => unknown>;
@@ -13,17 +12,6 @@ const o200k = require("gpt-tokenizer/cjs/encoding/o200k_base") as Api;
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 const exact = (text: string) => (o200k.countTokens as (t: string, o: unknown) => number)(text, AS_TEXT);
 
-/** A seeded generator (mulberry32): the same strings on every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const pick = (next: () => number, chars: string, n: number) => Array.from({ length: n }, () => chars[Math.floor(next() * chars.length)]).join("");
 const rareCjk = (next: () => number, n: number) => Array.from({ length: n }, () => String.fromCharCode(0x4e00 + Math.floor(next() * 20_000))).join("");
 
@@ -46,7 +34,7 @@ function watchEncoder(): { longest: Record<keyof Api, number>; inputs: string[] 
 }
 
 // The adversarial inputs: one unbroken piece each (or pieces the encoder merges slowly).
-const next = random(11);
+const next = seeded(11);
 const ADVERSARIAL: [string, string][] = [
   ["100,000 dots", ".".repeat(100_000)],
   ["100,000 letters", "a".repeat(100_000)],
@@ -74,7 +62,7 @@ describe("token counting is linear: the encoder never gets a long piece", () => 
   });
 
   it("cuts inside a piece only between whole characters (never a surrogate pair)", () => {
-    const rng = random(5);
+    const rng = seeded(5);
     const astral = Array.from({ length: 3000 }, () => String.fromCodePoint(0x20000 + Math.floor(rng() * 40_000))).join("");
     const text = "x" + astral + "a😀".repeat(300);
     const { inputs } = watchEncoder();
@@ -87,21 +75,21 @@ describe("token counting is linear: the encoder never gets a long piece", () => 
 });
 
 describe("token counting stays exact for ordinary text", () => {
-  it("counts this project's sources and documents (ASCII and not) exactly as the encoder does", () => {
-    let files = 0;
-    let nonAscii = 0;
-    for (const dir of ["src/observation", "src/runtime", "src/mcp", "src/tools", "."]) {
-      for (const name of readdirSync(join(projectRoot, dir))) {
-        if (!/\.(ts|md)$/.test(name)) continue;
-        const text = readFileSync(join(projectRoot, dir, name), "utf8");
-        files++;
-        if (Buffer.byteLength(text) !== text.length) nonAscii++;
-        expect(countTokens(text), name).toBe(exact(text));
-        expect(encodeTokens(text), name).toEqual(o200k.encode(text as never, AS_TEXT));
-      }
+  it("counts a fixed corpus (code, prose, shell output, many scripts and emoji, an observation, the tricky cases, seeded mixtures) exactly as the encoder does", () => {
+    const files = corpusFiles();
+    const texts: [string, string][] = [
+      ...files.map((f) => [f.name, f.text] as [string, string]),
+      ...trickyCases().map((t, i) => [`tricky.json[${i}]`, t] as [string, string]),
+      ...mixedTexts(5, 1000).map((t, i) => [`mixed ${i}`, t] as [string, string]),
+    ];
+    // Both kinds on purpose: text the ASCII pre-tokenizer takes, and text the encoder's regex does.
+    const notAscii = (t: string) => Buffer.byteLength(t) !== t.length;
+    expect(files.filter((f) => notAscii(f.text)).map((f) => f.name)).toEqual(["unicode.txt", "observation.txt"]);
+    expect(texts.filter(([, t]) => notAscii(t)).length).toBeGreaterThan(300);
+    for (const [what, text] of texts) {
+      expect(countTokens(text), what).toBe(exact(text));
+      expect(encodeTokens(text), what).toEqual(o200k.encode(text as never, AS_TEXT));
     }
-    expect(files).toBeGreaterThan(30);
-    expect(nonAscii).toBeGreaterThan(3);
   });
 
   it("counts random text whose pieces are shorter than the bound exactly (graphemes, any code unit, special-token look-alikes)", async () => {
@@ -119,7 +107,7 @@ describe("token counting stays exact for ordinary text", () => {
   });
 
   it("differs from the whole-piece count only on pieces longer than the bound: between 2 fewer and 2 more tokens per cut", () => {
-    const rng = random(7);
+    const rng = seeded(7);
     const alphabets = ["ab", "abc", "aeiou", "thequickbrownfox", "abcdefghijklmnopqrstuvwxyz", ".-=", ".", "!?.,;:", "-=_*#", "漢字", "的一是不了人我在有他这为之大来以个中上们", "AB", "Ab"];
     let cuts = 0;
     let over = 0;
@@ -144,7 +132,7 @@ describe("token counting stays exact for ordinary text", () => {
 
 describe("decodeTokens", () => {
   it("a slice that ends inside a character ends in U+FFFD and leaves nothing behind for the next decode", () => {
-    const text = rareCjk(random(3), 400);
+    const text = rareCjk(seeded(3), 400);
     const ids = encodeTokens(text);
     // Find a cut inside a character: its prefix does not decode to a prefix of the text.
     let cut = 1;
@@ -181,10 +169,13 @@ describe("bounded counts", () => {
 
   it("countTokensBounded is exact for short text and flags an estimate beyond its prefix, reading a bounded part", () => {
     expect(countTokensBounded("short text")).toEqual({ tokens: countTokens("short text"), exact: true });
-    // A large argument of ordinary text: this project's sources, about 2 M characters.
-    const sources = readdirSync(join(projectRoot, "src/runtime")).map((name) => readFileSync(join(projectRoot, "src/runtime", name), "utf8"));
+    // A large argument of ordinary text: the corpus's code, prose and shell output over and over, about 2 M characters.
+    const corpus = corpusFiles()
+      .filter((f) => ["code.txt", "prose.txt", "shell.txt"].includes(f.name))
+      .map((f) => f.text)
+      .join("\n");
     let big = "";
-    while (big.length < 2_000_000) big += sources.join("\n");
+    while (big.length < 2_000_000) big += corpus;
     const { inputs } = watchEncoder();
     const bounded = countTokensBounded(big);
     expect(bounded.exact).toBe(false);

@@ -1,9 +1,10 @@
+import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { createAuditSink, FLUSH_BATCH, FLUSH_DELAY_MS } from "../../src/runtime/audit.js";
-import { countTokens } from "../../src/observation/tokens.js";
 import { gateways } from "./helpers.js";
 import { aggregate } from "../../src/runtime/stats.js";
 import { annotationsFor, toolResult, type ToolSpec } from "../../src/core/tool.js";
@@ -11,6 +12,43 @@ import { annotationsFor, toolResult, type ToolSpec } from "../../src/core/tool.j
 const make = gateways();
 const dir = mkdtempSync(join(tmpdir(), "toolgate-runtime-audit-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The reference encoder (gpt-tokenizer's o200k, all text as text): the audit's counts are checked against it, not against toolgate's counter. */
+const o200k = createRequire(import.meta.url)("gpt-tokenizer/cjs/encoding/o200k_base") as { countTokens(text: string, options: unknown): number };
+const referenceTokens = (text: string) => o200k.countTokens(text, { disallowedSpecial: new Set() });
+
+/** Durations (a record's latency_ms and each stage's ms) are the only volatile fields: each must be a duration, then reads as "<ms>". */
+function withoutDurations(record: Record<string, unknown>): Record<string, unknown> {
+  const ms = (value: unknown) => {
+    expect(typeof value === "number" && Number.isFinite(value) && value >= 0, `a duration in ms, got ${JSON.stringify(value)}`).toBe(true);
+    return "<ms>";
+  };
+  const stages = Object.fromEntries(Object.entries(record.stages as Record<string, { ms: unknown }>).map(([name, s]) => [name, { ...s, ms: ms(s.ms) }]));
+  return { ...record, stages, latency_ms: ms(record.latency_ms) };
+}
+
+const ok = { outcome: "ok", ms: "<ms>" };
+/** One audit line as the trail must hold it, every field written out; only the observation's token count varies per call. */
+const line = (call_id: string, over: Record<string, unknown>) => ({
+  ts: "2026-03-05T10:00:00.000Z",
+  trajectory_id: "traj-1",
+  turn: 1,
+  call_id,
+  tool: "get_order",
+  authority: "A0",
+  outcome: "ok",
+  stages: { resolve: ok, validate: ok, execute: ok, shape: ok },
+  validation_codes: [],
+  grant_code: null,
+  key: null,
+  record_state: null,
+  replay: false,
+  approval: null,
+  argument_tokens: 8, // {"order_id":"o_001"}
+  truncated: false,
+  latency_ms: "<ms>",
+  ...over,
+});
 
 describe("audit trail", () => {
   it("writes one JSON line per call with every stage's outcome; close loses no line", async () => {
@@ -20,28 +58,44 @@ describe("audit trail", () => {
     for (let i = 0; i < 300; i++) pending.push(call("get_order", { order_id: "o_001" }));
     pending.push(call("add_order_note", { order_id: "o_001", note: "n" }, { call_id: "w" }));
     pending.push(call("get_order", { order_id: "bad" }));
-    await Promise.all(pending);
+    const answers = await Promise.all(pending);
     await gateway.close();
+    // The tokens the model was given: each answer's text, counted by the reference encoder.
+    const seen = new Map(answers.map((o) => [o.call_id, referenceTokens(o.text)]));
     const lines = readFileSync(path, "utf8").trimEnd().split("\n");
     expect(lines).toHaveLength(302);
-    const records = lines.map((l) => JSON.parse(l));
-    // Lines are in completion order: find each kind of call by its content.
-    const read = records.find((r) => r.tool === "get_order" && r.outcome === "ok");
-    expect(Object.keys(read).sort()).toEqual(
-      ["approval", "argument_tokens", "authority", "call_id", "grant_code", "key", "latency_ms", "observation_tokens", "outcome", "record_state", "replay", "stages", "tool", "trajectory_id", "truncated", "ts", "turn", "validation_codes"].sort(),
-    );
-    expect(read).toMatchObject({ tool: "get_order", authority: "A0", outcome: "ok", key: null, record_state: null, replay: false, truncated: false, ts: "2026-03-05T10:00:00.000Z" });
-    expect(Object.keys(read.stages)).toEqual(["resolve", "validate", "execute", "shape"]);
-    expect(read.argument_tokens).toBe(countTokens(JSON.stringify({ order_id: "o_001" })));
-    expect(read.observation_tokens).toBeGreaterThan(20);
-    const write = records.find((r) => r.tool === "add_order_note");
-    expect(Object.keys(write.stages)).toEqual(["resolve", "validate", "execute", "settle", "shape"].filter((s) => s in write.stages));
-    expect(write).toMatchObject({ authority: "A2", record_state: "COMPLETED", outcome: "ok" });
-    expect(write.key).toMatch(/^[0-9a-f]{64}$/);
-    const invalid = records.filter((r) => r.outcome === "invalid_arguments");
-    expect(invalid).toHaveLength(1);
-    expect(invalid[0]).toMatchObject({ validation_codes: ["invalid_pattern"], stages: { validate: { outcome: "invalid_arguments" } } });
-    expect(Object.keys(invalid[0].stages)).toEqual(["resolve", "validate"]);
+    // Lines are in completion order; the expected trail is in call order.
+    const order = (id: unknown) => (id === "w" ? 301 : Number(String(id).slice("call-".length)));
+    const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>).sort((a, b) => order(a.call_id) - order(b.call_id));
+    const reads = Array.from({ length: 300 }, (_, i) => line(`call-${i + 1}`, { observation_tokens: seen.get(`call-${i + 1}`) }));
+    // The idempotency key: SHA-256 of the RFC 8785 text of [trajectory_id, turn, call_id, tool, arguments].
+    const key = createHash("sha256").update('["traj-1",1,"w","add_order_note",{"note":"n","order_id":"o_001"}]').digest("hex");
+    const write = line("w", {
+      tool: "add_order_note",
+      authority: "A2",
+      // The execute stage runs inside settle and is recorded when it ends, before settle does.
+      stages: { resolve: ok, validate: ok, execute: ok, settle: ok, shape: ok },
+      key,
+      record_state: "COMPLETED",
+      argument_tokens: 12, // {"order_id":"o_001","note":"n"}
+      observation_tokens: seen.get("w"),
+    });
+    const invalid = line("call-302", {
+      outcome: "invalid_arguments",
+      stages: { resolve: ok, validate: { outcome: "invalid_arguments", ms: "<ms>" } },
+      validation_codes: ["invalid_pattern"],
+      argument_tokens: 6, // {"order_id":"bad"}
+      observation_tokens: seen.get("call-302"),
+    });
+    expect(records.map(withoutDurations)).toStrictEqual([...reads, write, invalid]);
+    // Stages in the order they ended (toStrictEqual does not compare key order).
+    expect(records.map((r) => Object.keys(r.stages as object).join(" "))).toStrictEqual([
+      ...reads.map(() => "resolve validate execute shape"),
+      "resolve validate execute settle shape",
+      "resolve validate",
+    ]);
+    // Sanity of the reference counts themselves: a fenced order is more than a few tokens.
+    expect(Math.min(...seen.values())).toBeGreaterThan(20);
   });
 
   it("appends to an existing file and refuses writes after close", async () => {
@@ -60,31 +114,49 @@ describe("audit trail", () => {
   });
 
   it("writes a line at once on an idle trail; lines that follow within FLUSH_DELAY_MS are batched, a full batch on the next turn", async () => {
+    // The sink's clock (performance.now) and its timers are faked: the test moves time itself,
+    // so each step is checked at the exact moment it is due, and nothing waits on the wall clock.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setImmediate", "clearImmediate", "performance"] });
     const path = join(dir, "live.jsonl");
     const sink = createAuditSink(path);
-    const entry = (i: number) => ({ record: { call_id: `c${i}`, argument_tokens: null, observation_tokens: null } as never, arguments: { i }, observation_text: `text ${i}` });
-    const read = () => readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
-    sink.write(entry(0));
-    // On disk before write() returns: nothing was written in the last FLUSH_DELAY_MS.
-    const first = read();
-    expect(first).toEqual([{ call_id: "c0", argument_tokens: countTokens('{"i":0}'), observation_tokens: countTokens("text 0") }]);
-    // Right after a write, lines wait (at most the first may go at once, if the delay has passed):
-    // FLUSH_BATCH waiting lines are written on the next turn.
-    for (let i = 1; i <= FLUSH_BATCH + 1; i++) sink.write(entry(i));
-    await new Promise((r) => setImmediate(r));
-    expect(read()).toHaveLength(FLUSH_BATCH + 2);
-    // A line that joins a batch is written within FLUSH_DELAY_MS, without close or flush.
-    sink.write(entry(1));
-    sink.write(entry(2));
-    await new Promise((r) => setTimeout(r, FLUSH_DELAY_MS + 50));
-    expect(read()).toHaveLength(FLUSH_BATCH + 4);
-    sink.write(entry(0));
-    sink.flush();
-    // A repeated argument text is counted exactly (served from the per-text cache).
-    expect(read().at(-1)).toEqual(first[0]);
-    await sink.close();
+    try {
+      const entry = (i: number) => ({ record: { call_id: `c${i}`, argument_tokens: null, observation_tokens: null } as never, arguments: { i }, observation_text: `text ${i}` });
+      const read = () => readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as { call_id: string });
+      const ids = () => read().map((r) => r.call_id);
+      sink.write(entry(0));
+      // On disk before write() returns: nothing was written in the last FLUSH_DELAY_MS. Counts by the reference encoder.
+      expect(read()).toStrictEqual([{ call_id: "c0", argument_tokens: referenceTokens('{"i":0}'), observation_tokens: referenceTokens("text 0") }]);
+      // Right after a write, lines wait; FLUSH_BATCH waiting lines are written on the next turn, with the one that came after.
+      for (let i = 1; i <= FLUSH_BATCH + 1; i++) sink.write(entry(i));
+      expect(ids()).toStrictEqual(["c0"]);
+      vi.advanceTimersByTime(0);
+      expect(ids()).toStrictEqual(Array.from({ length: FLUSH_BATCH + 2 }, (_, i) => `c${i}`));
+      // A line that joins a batch is written FLUSH_DELAY_MS after it came, without close or flush.
+      sink.write(entry(1));
+      sink.write(entry(2));
+      vi.advanceTimersByTime(FLUSH_DELAY_MS - 1);
+      expect(read()).toHaveLength(FLUSH_BATCH + 2);
+      vi.advanceTimersByTime(1);
+      expect(ids().slice(FLUSH_BATCH + 2)).toStrictEqual(["c1", "c2"]);
+      // flush() writes what waits at once.
+      sink.write(entry(0));
+      expect(read()).toHaveLength(FLUSH_BATCH + 4);
+      sink.flush();
+      // A repeated argument text is counted exactly (served from the per-text cache).
+      expect(read().at(-1)).toStrictEqual({ call_id: "c0", argument_tokens: referenceTokens('{"i":0}'), observation_tokens: referenceTokens("text 0") });
+    } finally {
+      vi.useRealTimers();
+      await sink.close();
+    }
   });
 });
+
+/** A one-shot event: a handler fires it when it starts, the test awaits it (no turn-counting). */
+function signal(): { fire(): void; fired: Promise<void> } {
+  let fire!: () => void;
+  const fired = new Promise<void>((r) => (fire = r));
+  return { fire, fired };
+}
 
 describe("close", () => {
   it("waits for a call in flight, then writes its line and closes the store", async () => {
@@ -92,12 +164,14 @@ describe("close", () => {
     const { call, gateway, store } = make({ audit: path });
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
+    const entered = signal();
     gateway.tools.get("add_order_note")!.handler = async () => {
+      entered.fire();
       await gate;
       return { ok: true };
     };
     const pending = call("add_order_note", { order_id: "o_001", note: "late" });
-    await new Promise((r) => setImmediate(r));
+    await entered.fired;
     const closing = gateway.close({ grace_ms: 60_000 });
     release();
     await closing;
@@ -111,13 +185,15 @@ describe("close", () => {
     const path = join(dir, "abort.jsonl");
     const { call, gateway, store } = make({ audit: path });
     let seen: AbortSignal | undefined;
+    const entered = signal();
     gateway.tools.get("add_order_note")!.handler = (_args, ctx) => {
       seen = ctx.signal;
+      entered.fire();
       // Ends only when aborted, like a killed process tree.
       return new Promise((_resolve, reject) => ctx.signal.addEventListener("abort", () => reject(new Error("killed"))));
     };
     const pending = call("add_order_note", { order_id: "o_001", note: "late" });
-    await new Promise((r) => setImmediate(r));
+    await entered.fired;
     let recordState: string | undefined;
     const originalClose = store.close.bind(store);
     store.close = async () => {
@@ -138,11 +214,12 @@ describe("close", () => {
 
   it("after grace_ms a handler that ignores its signal is not waited for; a read call answers too", async () => {
     const { call, gateway, audit } = make();
-    gateway.tools.get("add_order_note")!.handler = () => new Promise(() => {});
-    gateway.tools.get("get_order")!.handler = () => new Promise(() => {});
+    const [writing, reading] = [signal(), signal()];
+    gateway.tools.get("add_order_note")!.handler = () => (writing.fire(), new Promise(() => {}));
+    gateway.tools.get("get_order")!.handler = () => (reading.fire(), new Promise(() => {}));
     const write = call("add_order_note", { order_id: "o_001", note: "late" });
     const read = call("get_order", { order_id: "o_001" });
-    await new Promise((r) => setImmediate(r));
+    await Promise.all([writing.fired, reading.fired]);
     await gateway.close({ grace_ms: 20 });
     expect((await write).error?.detail?.record_state).toBe("IN_DOUBT");
     expect((await read).error?.code).toBe("tool_failed");

@@ -1,9 +1,11 @@
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmdirSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { NoEffectError } from "../../src/core/errors.js";
 import { DEFAULT_BASH_LIMITS, executeBash, launcherChooser, type BashLimits } from "../../src/tools/bash.js";
 import { createBubblewrap } from "../../src/tools/sandbox/bubblewrap.js";
 import { sandboxEnv, type SandboxLauncher } from "../../src/tools/sandbox/launcher.js";
+import { pidNamespaceOf, pollUntil, processesInNamespace, processesNamed } from "../support/procs.js";
 import { binaryAvailable } from "../support/require.js";
 import { makeWorkspace, stable } from "./fixtures.js";
 
@@ -14,6 +16,42 @@ const bwrap = launcherChooser(createBubblewrap(), false);
 const run = (command: string, timeout_ms = 20_000, limits: BashLimits = DEFAULT_BASH_LIMITS) => executeBash(bwrap, s.root, { command, timeout_ms }, limits);
 type Out = { exit_code: number | null; signal: string | null; timed_out: boolean; duration_ms: number; stdout: string; stderr: string; stdout_omitted_bytes: number; sandbox_denied: { code: string }[] };
 const out = (r: { output: unknown }) => r.output as Out;
+
+/**
+ * A process the command leaves behind on purpose: a `sleep` in a new session (outside the
+ * command's process group, so only the sandbox's PID namespace going takes it), found on the
+ * host by its argv[0], a marker unique to the test.
+ */
+function markedTree() {
+  const marker = `toolgate-escapee-${process.pid}-${randomBytes(6).toString("hex")}`;
+  return {
+    /** A command prefix (it ends with &): starts the marked sleep in the background. */
+    escapee: `setsid bash -c 'exec -a ${marker} sleep 300' </dev/null >/dev/null 2>&1 &`,
+    /** Waits until the marked sleep runs (or the call ends first: a failure); returns its PID namespace. */
+    async running(call: Promise<unknown>): Promise<string> {
+      let ended = false;
+      call.then(
+        () => (ended = true),
+        () => (ended = true),
+      );
+      let ns: string | null = null;
+      await pollUntil(() => {
+        const pid = processesNamed(marker)[0];
+        ns = pid === undefined ? null : pidNamespaceOf(pid);
+        return ns !== null || ended;
+      }, 20_000);
+      expect(ns, "the marked sleep ran while the call did").not.toBeNull();
+      // The command's own namespace, not the host's: it has to go as a whole.
+      expect(ns).not.toBe(pidNamespaceOf("self"));
+      return ns!;
+    },
+    /** After the call: no process carries the marker and the PID namespace holds none (polled: the kernel reaps asynchronously). */
+    async expectGone(ns: string): Promise<void> {
+      await pollUntil(() => processesNamed(marker).length === 0 && processesInNamespace(ns).length === 0, 10_000);
+      expect({ marked: processesNamed(marker), inNamespace: processesInNamespace(ns) }).toEqual({ marked: [], inNamespace: [] });
+    },
+  };
+}
 
 describe.runIf(binaryAvailable("bwrap"))("bash_execute", () => {
   it("captures stdout and stderr separately with exit status and duration", async () => {
@@ -62,9 +100,12 @@ describe.runIf(binaryAvailable("bwrap"))("bash_execute", () => {
     expect(r.text).toContain("[sandbox denied: the sandbox's file size limit (1048576 bytes per file) stopped a write]");
   });
 
-  it("kills the command at its timeout and says so", async () => {
+  it("kills the command at its timeout and says so; nothing it started outlives the call, not even a process in a session of its own", async () => {
     // 3 s, not the 1 s minimum: "started" must be printed before the kill even when bwrap is slow to start on a loaded machine.
-    const r = await run("echo started; sleep 30", 3000);
+    const tree = markedTree();
+    const pending = run(`echo started; ${tree.escapee} sleep 30`, 3000);
+    const ns = await tree.running(pending);
+    const r = await pending;
     expect(out(r)).toMatchObject({ timed_out: true, exit_code: null, signal: "SIGKILL", stdout: "started\n" });
     expect(r.text!.replace(/duration_ms \d+/, "duration_ms N")).toMatchInlineSnapshot(`
       "timed out after 3000 ms: the whole process tree was killed · duration_ms N · sandbox bubblewrap
@@ -72,6 +113,7 @@ describe.runIf(binaryAvailable("bwrap"))("bash_execute", () => {
       started
       [raise timeout_ms (up to 300000) or run a smaller step; background processes do not outlive the call]"
     `);
+    await tree.expectGone(ns);
   });
 
   it("refuses when bubblewrap is missing, naming what to install; nothing runs", async () => {
@@ -106,12 +148,17 @@ describe.runIf(binaryAvailable("bwrap"))("bash_execute", () => {
   });
 
   it("an aborted call kills the tree and fails (effect unknown)", async () => {
+    const tree = markedTree();
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 300);
-    const err = await executeBash(bwrap, s.root, { command: "sleep 30", timeout_ms: 20_000 }, DEFAULT_BASH_LIMITS, { signal: controller.signal }).catch((e: unknown) => e);
+    const pending = executeBash(bwrap, s.root, { command: `${tree.escapee} sleep 30`, timeout_ms: 20_000 }, DEFAULT_BASH_LIMITS, { signal: controller.signal }).catch((e: unknown) => e);
+    // Aborted once the command is seen running, not after a guessed delay.
+    const ns = await tree.running(pending);
+    controller.abort();
+    const err = await pending;
     expect(err).toBeInstanceOf(Error);
     expect(err).not.toBeInstanceOf(NoEffectError);
     expect((err as Error).message).toMatch(/^bash_execute was aborted by the caller after \d+ ms; its whole process tree was killed, and it may have done part of its work$/);
+    await tree.expectGone(ns);
   });
 
   it("a sandbox whose setup fails before the command starts refuses (NoEffectError: nothing ran), even when it exits like a command", async () => {
@@ -144,14 +191,15 @@ describe.runIf(binaryAvailable("bwrap"))("bash_execute", () => {
       expect(existsSync(`${s.root}/joined.txt`)).toBe(false);
     } finally {
       // The run's folder is removed in the background; wait for it before the base.
-      for (;;) {
+      const removed = await pollUntil(() => {
         try {
           rmdirSync(base);
-          break;
+          return true;
         } catch {
-          await new Promise((r) => setTimeout(r, 20));
+          return false;
         }
-      }
+      }, 10_000);
+      expect(removed, `${base} and its run folder removed`).toBe(true);
     }
   });
 });
