@@ -73,7 +73,7 @@ describe("o200k ASCII pre-tokenizer", () => {
   });
 
   it("cuts real text (this project's sources) like the regex, and counts it like the encoder", () => {
-    const dirs = ["src/observation", "src/mcp", "src/runtime"];
+    const dirs = ["src/observation", "src/mcp/server", "src/mcp/transports", "src/mcp/proxy", "src/cli/host", "src/runtime"];
     let files = 0;
     for (const dir of dirs) {
       for (const name of readdirSync(join(projectRoot, dir))) {

@@ -90,7 +90,7 @@ describe("token counting stays exact for ordinary text", () => {
   it("counts this project's sources and documents (ASCII and not) exactly as the encoder does", () => {
     let files = 0;
     let nonAscii = 0;
-    for (const dir of ["src/observation", "src/runtime", "src/mcp", "src/tools", "."]) {
+    for (const dir of ["src/observation", "src/runtime", "src/mcp/server", "src/mcp/transports", "src/mcp/proxy", "src/cli/host", "src/tools", "."]) {
       for (const name of readdirSync(join(projectRoot, dir))) {
         if (!/\.(ts|md)$/.test(name)) continue;
         const text = readFileSync(join(projectRoot, dir, name), "utf8");

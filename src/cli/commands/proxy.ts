@@ -3,16 +3,16 @@
  * gateway. The upstream's catalog is linted at start (findings and a summary on stderr).
  */
 import type { Command } from "commander";
-import { gatewayFromSettings, keysConfigured, prepareState, type GatewaySettings } from "../../mcp/bootstrap.js";
+import { gatewayFromSettings, keysConfigured, prepareState, type GatewaySettings } from "../host/gateway-settings.js";
 import { cwdCountsAsWorkspace } from "../../state/placement.js";
-import { parseBudget, type GatewayFlags } from "../../mcp/flags.js";
-import { createProxy } from "../../mcp/proxy.js";
-import { parseListenAddress, runGatewayServer } from "../../mcp/run.js";
-import { httpFlagOptions, parseHttpFlags, type HttpFlags } from "../../mcp/http-flags.js";
-import { targetFromArgv } from "../../mcp/list-tools.js";
-import type { UpstreamTarget } from "../../mcp/upstream.js";
+import { parseBudget, parseListenAddress, type GatewayFlags } from "../host/flags.js";
+import { createProxy } from "../../mcp/proxy/proxy.js";
+import { runGatewayServer } from "../host/run.js";
+import { httpFlagOptions, parseHttpFlags, type HttpFlags } from "../host/http-flags.js";
+import { targetFromArgv } from "../../mcp/proxy/list-tools.js";
+import type { UpstreamTarget } from "../../mcp/proxy/upstream.js";
 import { CliError } from "../io.js";
-import { parseSessionIdle } from "../ms-flag.js";
+import { parseSessionIdle } from "../host/ms-flag.js";
 import { stateDirHelp, stateWhere } from "../store.js";
 
 interface ProxyFlags extends GatewayFlags, HttpFlags {

@@ -5,17 +5,17 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { gatewayFromSettings, keysConfigured, prepareState, type GatewaySettings } from "../../mcp/bootstrap.js";
-import { loadCatalogModule } from "../../mcp/catalog-module.js";
-import { parseListenAddress, runGatewayServer } from "../../mcp/run.js";
+import { gatewayFromSettings, keysConfigured, prepareState, type GatewaySettings } from "../host/gateway-settings.js";
+import { loadCatalogModule } from "../host/catalog-module.js";
+import { runGatewayServer } from "../host/run.js";
 import { createCodingCatalog, type CodingCatalogOptions } from "../../tools/catalog.js";
 import { HIDDEN_DEFAULT } from "../../tools/workspace.js";
 import type { StatePlacement } from "../../state/placement.js";
-import { httpFlagOptions, parseHttpFlags, type HttpFlags } from "../../mcp/http-flags.js";
+import { httpFlagOptions, parseHttpFlags, type HttpFlags } from "../host/http-flags.js";
 import { CliError } from "../io.js";
 import { stateDirHelp, stateWhere } from "../store.js";
-import { parseMsFlag, parseSessionIdle } from "../ms-flag.js";
-import { parseBudget, type GatewayFlags } from "../../mcp/flags.js";
+import { parseMsFlag, parseSessionIdle } from "../host/ms-flag.js";
+import { parseBudget, parseListenAddress, type GatewayFlags } from "../host/flags.js";
 
 interface ServeFlags extends GatewayFlags, HttpFlags {
   workspace?: string;
