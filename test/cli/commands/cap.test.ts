@@ -7,9 +7,9 @@ import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore } from "../../src/idempotency/open.js";
-import { cli as runCaptured, type CliRun } from "../support/cli.js";
-import { projectRoot } from "../support/require.js";
+import { openStore } from "../../../src/idempotency/open.js";
+import { cli as runCaptured, type CliRun } from "../../support/cli.js";
+import { projectRoot } from "../../support/require.js";
 
 const dir = mkdtempSync(join(tmpdir(), "toolgate-cap-cli-"));
 const keyFile = join(dir, "keys.json");

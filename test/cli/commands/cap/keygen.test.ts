@@ -7,8 +7,8 @@
 import { chmodSync, existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { cli } from "../support/cli.js";
-import { runCli, tempDir } from "../state/support.js";
+import { cli } from "../../../support/cli.js";
+import { runCli, tempDir } from "../../../state/support.js";
 
 const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
 

@@ -8,11 +8,12 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { dirname, resolve } from "node:path";
-import { generateKey, keyRingFromMap } from "../capability/keys.js";
-import { defaultKeyFile, realWorkspace } from "../state/location.js";
-import { cwdCountsAsWorkspace } from "../state/placement.js";
-import { createPrivateFile, ensurePrivateDir, isInside, realish } from "../state/private.js";
-import { CliError, parseJson } from "./io.js";
+import type { Command } from "commander";
+import { generateKey, keyRingFromMap } from "../../../capability/keys.js";
+import { defaultKeyFile, realWorkspace } from "../../../state/location.js";
+import { cwdCountsAsWorkspace } from "../../../state/placement.js";
+import { createPrivateFile, ensurePrivateDir, isInside, realish } from "../../../state/private.js";
+import { CliError, parseJson, printJson } from "../../io.js";
 
 export interface KeygenResult {
   file: string;
@@ -102,4 +103,19 @@ function insideCwd(file: string): string | undefined {
     // no home folder: keep the generic name
   }
   return `${file} is inside the current folder ${cwd}: if toolgate serves this folder as a workspace, the agent can read the key and mint any capability, and toolgate serve refuses a key file inside its workspace. Keep keys outside it: toolgate cap keygen without --out writes ${fallback}`;
+}
+
+export function register(cap: Command): void {
+  cap
+    .command("keygen")
+    .description("create a key file (JSON kid → base64 key, mode 0600), or add a new kid to it for rotation")
+    .option("--out <file>", "key file to create or extend, outside every workspace toolgate serves (default $XDG_CONFIG_HOME/toolgate/keys.json, i.e. ~/.config/toolgate/keys.json, in a 0700 folder)")
+    .option("--kid <kid>", "key id (default k1, k2, …)")
+    .option("--json", "print JSON")
+    .action((flags: { out?: string; kid?: string; json?: boolean }) => {
+      const r = keygen(flags.out, flags.kid);
+      if (r.warning) process.stderr.write(`toolgate: warning: ${r.warning}\n`);
+      if (flags.json) printJson({ file: r.file, kid: r.kid, kids: r.kids });
+      else process.stdout.write(`wrote kid ${r.kid} to ${r.file} (kids: ${r.kids.join(", ")}; cap issue signs with the last one)\n`);
+    });
 }
