@@ -5,15 +5,15 @@
  * written whole to a new 0600 file beside it and renamed over the old one, so it is never
  * half-written nor left with a looser mode, and a link at that name is replaced, not followed.
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { dirname, resolve } from "node:path";
 import type { Command } from "commander";
-import { generateKey, keyRingFromMap } from "../../../capability/keys.js";
+import { generateKey, keyRingFromMap, serializeKeys } from "../../../capability/keys.js";
 import { defaultKeyFile, realWorkspace } from "../../../state/location.js";
 import { cwdCountsAsWorkspace } from "../../../state/placement.js";
 import { createPrivateFile, ensurePrivateDir, isInside, realish } from "../../../state/private.js";
-import { CliError, parseJson, printJson } from "../../io.js";
+import { CliError, parseJson, printJson, readAllSync } from "../../io.js";
 
 export interface KeygenResult {
   file: string;
@@ -32,7 +32,7 @@ export function keygen(file: string | undefined, kid: string | undefined): Keyge
   const chosen = kid ?? `k${Object.keys(map).length + 1}`;
   if (Object.hasOwn(map, chosen)) throw new CliError(`${target} already has kid ${chosen}; choose another with --kid`);
   map[chosen] = generateKey();
-  writeWhole(target, JSON.stringify(map, null, 2) + "\n");
+  writeWhole(target, serializeKeys(map));
   const warning = insideCwd(target);
   return { file: target, kid: chosen, kids: Object.keys(map), ...(warning ? { warning } : {}) };
 }
@@ -50,7 +50,7 @@ function readKeyMap(file: string): Record<string, string> {
   let text: string;
   try {
     if (!fstatSync(fd).isFile()) throw new CliError(`${file} is not a regular file; name a key file with --out`);
-    text = readAll(fd);
+    text = readAllSync(fd);
   } finally {
     closeSync(fd);
   }
@@ -58,13 +58,6 @@ function readKeyMap(file: string): Record<string, string> {
   // Empty is a file being started; anything else must be a valid ring before a kid is added.
   if (!(typeof map === "object" && map !== null && Object.keys(map).length === 0)) keyRingFromMap(map, `key file ${file}`);
   return map;
-}
-
-function readAll(fd: number): string {
-  const chunks: Buffer[] = [];
-  const buf = Buffer.alloc(1 << 16);
-  for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0; ) chunks.push(Buffer.from(buf.subarray(0, n)));
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 function writeWhole(file: string, text: string): void {
