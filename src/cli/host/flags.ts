@@ -4,6 +4,7 @@
  */
 import { MIN_BUDGET_TOKENS } from "../../observation/budget.js";
 import { ToolgateError } from "../../core/errors.js";
+import { wholeNumber } from "../whole-number.js";
 
 export interface GatewayFlags {
   store?: string;
@@ -17,8 +18,8 @@ export interface GatewayFlags {
 /** `--budget-tokens N`: a whole number of at least MIN_BUDGET_TOKENS, or undefined when absent. */
 export function parseBudget(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  const n = Number(text);
-  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < MIN_BUDGET_TOKENS) {
+  const n = wholeNumber(text, MIN_BUDGET_TOKENS);
+  if (n === null) {
     throw new ToolgateError("bad_flag", `--budget-tokens must be a whole number of o200k tokens, at least ${MIN_BUDGET_TOKENS} (a cut needs room for its marker); received ${JSON.stringify(text)}; example --budget-tokens 2000`);
   }
   return n;

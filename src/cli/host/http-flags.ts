@@ -6,6 +6,7 @@
 import type { Command } from "commander";
 import { APPROVE_VIA, type ApproveVia } from "../../runtime/approvals.js";
 import { ToolgateError } from "../../core/errors.js";
+import { wholeNumber } from "../whole-number.js";
 import { isLoopback, normaliseOrigin } from "../../mcp/transports/http-guard.js";
 import type { HttpOptions } from "../../mcp/transports/http.js";
 
@@ -34,8 +35,8 @@ export function httpFlagOptions(cmd: Command): Command {
 
 function count(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  const n = Number(text);
-  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < 1) throw new ToolgateError("bad_flag", `${flag} must be a whole number of at least 1; received ${JSON.stringify(text)}; example ${flag} 64`);
+  const n = wholeNumber(text, 1);
+  if (n === null) throw new ToolgateError("bad_flag", `${flag} must be a whole number of at least 1; received ${JSON.stringify(text)}; example ${flag} 64`);
   return n;
 }
 

@@ -1,10 +1,11 @@
 /** Millisecond flags (`--grace-ms`, `--session-idle-ms`): a whole number, with an error that names the flag, the value and an example. */
 import { CliError } from "../io.js";
+import { wholeNumber } from "../whole-number.js";
 
 /** Parses `text` as whole milliseconds of at least `min`; a usage error otherwise. */
 export function parseMsFlag(flag: string, text: string, limits: { min: number; example: number }): number {
-  const ms = Number(text);
-  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(ms) || ms < limits.min) {
+  const ms = wholeNumber(text, limits.min);
+  if (ms === null) {
     const floor = limits.min > 0 ? ` of at least ${limits.min}` : "";
     throw new CliError(`${flag} must be a whole number of milliseconds${floor}, e.g. ${flag} ${limits.example}; received ${JSON.stringify(text)}`);
   }
