@@ -14,6 +14,7 @@ import type { Gateway } from "../../runtime/types.js";
 import type { Observation } from "../../core/observation.js";
 import type { ApproveVia } from "../../runtime/approvals.js";
 import { escapeUntrusted } from "../../observation/escape.js";
+import { InFlight } from "../../core/in-flight.js";
 import { approveByElicitation, DEFAULT_APPROVAL_TIMEOUT_MS, pendingApprovalId } from "./approval.js";
 import { toMcpTool } from "./listing.js";
 import { bearerToken, idsFromMeta, META_KEYS, SessionIds, type MetaIssue } from "./meta.js";
@@ -67,30 +68,8 @@ interface CallToolParams {
   _meta?: unknown;
 }
 
-/**
- * tools/call handlers still preparing an answer, per server (see `answersSent`): a count, and
- * who waits for it to reach zero. Counting keeps the call path free of per-call promises.
- */
-class Inflight {
-  private count = 0;
-  private waiters: Array<() => void> = [];
-  enter(): void {
-    this.count += 1;
-  }
-  leave(): void {
-    this.count -= 1;
-    if (this.count === 0 && this.waiters.length > 0) for (const wake of this.waiters.splice(0)) wake();
-  }
-  /** Resolves when no call is in flight (at once when none is). */
-  idle(): Promise<void> {
-    return this.count === 0 ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
-  }
-  get size(): number {
-    return this.count;
-  }
-}
-
-const pending = new WeakMap<Server, Inflight>();
+/** tools/call handlers still preparing an answer, per server (see `answersSent`). */
+const pending = new WeakMap<Server, InFlight<object>>();
 
 /**
  * Resolves once every tools/call this server is answering has handed its result to the
@@ -100,9 +79,7 @@ const pending = new WeakMap<Server, Inflight>();
 export async function answersSent(server: Server, timeoutMs = 2_000): Promise<void> {
   const inflight = pending.get(server);
   if (!inflight || inflight.size === 0) return;
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([inflight.idle(), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
-  clearTimeout(timer);
+  await inflight.idle(timeoutMs);
   // The SDK sends an answer a few microtasks after the handler resolves.
   await new Promise((resolve) => setImmediate(resolve));
 }
@@ -154,17 +131,19 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
   let warnedIgnored = false;
   const checkOutput = outputCheck();
   const tools = [...gateway.tools.values()].map(toMcpTool);
-  const inflight = new Inflight();
+  const inflight = new InFlight<object>();
   pending.set(server, inflight);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
 
   // Registered through Protocol, beneath Server's override that re-parses tools/call params.
   Protocol.prototype.setRequestHandler.call(server, CallToolSchema, async (request, extra): Promise<CallToolResult> => {
-    inflight.enter();
+    // A token of its own per call: request ids come from the client and may repeat.
+    const call = {};
+    inflight.add(call);
     try {
       return await callTool(request.params as CallToolParams | undefined, extra);
     } finally {
-      inflight.leave();
+      inflight.delete(call);
     }
   });
 
