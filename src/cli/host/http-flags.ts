@@ -22,9 +22,10 @@ export interface HttpFlags {
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-/** Adds the HTTP and approval flags to `cmd`. */
+/** Adds the HTTP and approval flags to `cmd` (`--session-idle-ms` is parsed by ms-flag.ts). */
 export function httpFlagOptions(cmd: Command): Command {
   return cmd
+    .option("--session-idle-ms <ms>", "with --http: close a session after this long without a request (default 1800000, 30 minutes); its client gets 404 and starts a new one")
     .option("--allow-origin <origin>", "with --http: also answer browser pages of this origin, e.g. http://localhost:6274 (repeatable; other origins get 403)", collect)
     .option("--allow-host <name>", "with --http: also answer this Host name (or name:port), e.g. a reverse proxy's (repeatable)", collect)
     .option("--no-auth", "with --http on a non-loopback address: serve it without --keys, so anyone who can reach it runs the tools (refused otherwise)")
