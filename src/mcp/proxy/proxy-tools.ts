@@ -3,7 +3,8 @@
  * schema is validated by toolgate before the upstream sees anything, the effect comes from the
  * upstream's annotations, and the handler is the upstream's `tools/call`.
  *
- * Effect from annotations (the side-effect annotation decides the authority level), with MCP's defaults for what is missing (not read-only, destructive):
+ * Effect from annotations (the side-effect annotation decides the authority level), with MCP's
+ * defaults for what is missing (not read-only, destructive):
  * readOnlyHint → read (A0); destructiveHint (default true) → destructive (A3);
  * idempotentHint → idempotent (A1); otherwise write (A2).
  */
