@@ -3,11 +3,13 @@ import { describe, expect, it } from "vitest";
 import { loadCatalogModule, toolsFromModule } from "../../../src/cli/host/catalog-module.js";
 import { projectRoot } from "../../support/require.js";
 
-const fixtures = join(projectRoot, "test/mcp/fixtures");
+const fixtures = join(projectRoot, "test/cli/fixtures");
+/** notes-catalog.ts, the TypeScript catalog the MCP tests serve. */
+const mcpFixtures = join(projectRoot, "test/mcp/fixtures");
 
 describe("loadCatalogModule", () => {
   it("loads a TypeScript module's default export array without a build step", async () => {
-    const tools = await loadCatalogModule("notes-catalog.ts", fixtures);
+    const tools = await loadCatalogModule("notes-catalog.ts", mcpFixtures);
     expect(tools.map((t) => t.name)).toContain("note_append");
     expect(tools.find((t) => t.name === "note_delete")?.effect).toBe("destructive");
   });
