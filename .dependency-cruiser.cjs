@@ -30,9 +30,25 @@ const layerRules = LAYERS.flatMap((folders, i) =>
   })),
 );
 
+/**
+ * Inside mcp/: transports/ carry a server/, proxy/ stands apart (it turns an upstream's tools
+ * into ToolSpecs for any gateway), so server/ and proxy/ import neither each other nor transports/.
+ */
+const mcpRules = [
+  { name: "mcp-server", from: "server", to: "transports|proxy" },
+  { name: "mcp-proxy", from: "proxy", to: "server|transports" },
+].map(({ name, from, to }) => ({
+  name,
+  comment: `src/mcp/${from}/ may not import src/mcp/(${to})/`,
+  severity: "error",
+  from: { path: `^src/mcp/${from}/` },
+  to: { path: `^src/mcp/(${to})/` },
+}));
+
 module.exports = {
   forbidden: [
     ...layerRules,
+    ...mcpRules,
     {
       name: "no-circular",
       comment: "no module may reach itself through its imports",

@@ -26,7 +26,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { z } from "zod";
 import type * as OpenModule from "../src/idempotency/open.js";
-import type * as ServerModule from "../src/mcp/server.js";
+import type * as ServerModule from "../src/mcp/server/server.js";
 import type * as GatewayModule from "../src/runtime/gateway.js";
 import { noop } from "../test/mcp/fixtures/notes-catalog.js";
 import type { Harness } from "./harness.js";
@@ -128,7 +128,7 @@ export default async function (h: Harness): Promise<void> {
     });
 
     const { openStore } = await load<typeof OpenModule>("idempotency/open.js");
-    const { createMcpServer } = await load<typeof ServerModule>("mcp/server.js");
+    const { createMcpServer } = await load<typeof ServerModule>("mcp/server/server.js");
     const { createGateway } = await load<typeof GatewayModule>("runtime/gateway.js");
     const gateway = createGateway({ tools: [noop], store: await openStore("memory:"), audit: false });
     const bareServer = new McpServer({ name: "bare", version: "1.0.0" });

@@ -105,3 +105,11 @@ export function loadKeys(options: { file?: string; env?: NodeJS.ProcessEnv; curr
 export function generateKey(): string {
   return randomBytes(MIN_KEY_BYTES).toString("base64");
 }
+
+/**
+ * The text of a key file holding `map`: the JSON object kid → base64 key that `loadKeys` reads,
+ * in issuing order (the last kid signs), two-space indented, with a final newline.
+ */
+export function serializeKeys(map: Readonly<Record<string, string>>): string {
+  return JSON.stringify(map, null, 2) + "\n";
+}

@@ -43,12 +43,12 @@ export async function loadCatalogs(options: CatalogSourceOptions): Promise<Loade
   if (options.mcp) {
     const [command, ...args] = options.mcp;
     if (!command) throw new ToolgateError("invalid_input", "--mcp needs the server command after --, e.g. --mcp -- npx @modelcontextprotocol/server-memory");
-    const { listMcpTools } = await import("../mcp/list-tools.js");
+    const { listMcpTools } = await import("../mcp/proxy/list-tools.js");
     return [fromValue(await listMcpTools({ command, args }), `mcp:${options.mcp.join(" ")}`)];
   }
-  const { toMcpTool } = await import("../mcp/listing.js");
+  const { toMcpTool } = await import("../mcp/server/listing.js");
   if (options.catalog) {
-    const { loadCatalogModule } = await import("../mcp/catalog-module.js");
+    const { loadCatalogModule } = await import("./host/catalog-module.js");
     return [fromSpecs(await loadCatalogModule(options.catalog), toMcpTool, `module:${options.catalog}`)];
   }
   if (files.length > 0) return files.map((f) => fromValue(parseJson(readInput(f), f === "-" ? "standard input" : f), f));

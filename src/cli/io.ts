@@ -1,6 +1,6 @@
 /**
  * Shared CLI plumbing: commands parse and print around functions that return data
- * (STYLE.md 10). Usage and input errors exit 2 with one clear line, never a stack trace.
+ * (ARCHITECTURE.md, cli/). Usage and input errors exit 2 with one clear line, never a stack trace.
  */
 import { readFileSync, readSync } from "node:fs";
 import { join } from "node:path";

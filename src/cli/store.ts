@@ -41,18 +41,22 @@ export function openStoreFor(url: string, flags: StateFlags, options: { mustExis
   return openStore(url, { workspace, ...(flags.stateDir !== undefined ? { stateDir: resolve(workspace, flags.stateDir) } : {}), ...options });
 }
 
+/** Runs `run` with an open store and always closes it, whether `run` resolves or throws. */
+export async function withStore<T>(store: Store, run: (store: Store) => Promise<T>): Promise<T> {
+  try {
+    return await run(store);
+  } finally {
+    await store.close();
+  }
+}
+
 /**
  * Opens the store at `url` for a command that works on what is already recorded, runs `run`,
  * and always closes it. A missing SQLite file is refused, never created: a mistyped `--store`
  * must not read as an empty store.
  */
 export async function withExistingStore<T>(url: string, flags: StateFlags, run: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openStoreFor(url, flags, { mustExist: true });
-  try {
-    return await run(store);
-  } finally {
-    await store.close();
-  }
+  return withStore(await openStoreFor(url, flags, { mustExist: true }), run);
 }
 
 /** Help text of `--state-dir` for `toolgate serve` (`where`: "workspace") and `toolgate proxy` ("current folder"). */

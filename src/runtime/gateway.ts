@@ -30,6 +30,7 @@ import { createValidator, runCheck, validateSchema } from "./validate.js";
 import { budgetFor, checkBudgets, keySecrets, type Budgets } from "./config.js";
 import type { Gateway, Proposal } from "./types.js";
 import type { Observation } from "../core/observation.js";
+import { InFlight } from "../core/in-flight.js";
 
 export interface GatewayOptions {
   /** The catalog; names must be unique. */
@@ -101,8 +102,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   if (!APPROVE_VIA.includes(approveVia)) throw new ToolgateError("invalid_config", `approve_via must be one of ${APPROVE_VIA.join(", ")}; received ${JSON.stringify(approveVia)}`);
   const channels = channelsOf(approveVia);
   // Calls in flight, and who waits for them to end (close).
-  const active = new Set<CallState>();
-  let onIdle: (() => void) | null = null;
+  const active = new InFlight<CallState>();
   let closed = false;
   // Set when close() gives up waiting: calls still running are aborted with it.
   let shutdown: ExecutionAborted | null = null;
@@ -263,19 +263,6 @@ export function createGateway(options: GatewayOptions): Gateway {
     };
   }
 
-  /** Resolves true once no call is in flight, false when `ms` passes first. */
-  async function idle(ms: number): Promise<boolean> {
-    if (active.size === 0) return true;
-    let timer: NodeJS.Timeout | undefined;
-    const done = await new Promise<boolean>((resolve) => {
-      onIdle = () => resolve(true);
-      timer = setTimeout(() => resolve(false), ms);
-    });
-    clearTimeout(timer);
-    onIdle = null;
-    return done;
-  }
-
   async function run(proposal: Proposal, signal: AbortSignal | undefined): Promise<Observation> {
     const c = new CallState(proposal, clock());
     active.add(c);
@@ -291,7 +278,6 @@ export function createGateway(options: GatewayOptions): Gateway {
       return rendered.observation;
     } finally {
       active.delete(c);
-      if (active.size === 0) onIdle?.();
     }
   }
 
@@ -311,13 +297,13 @@ export function createGateway(options: GatewayOptions): Gateway {
       if (closed) return;
       closed = true;
       const grace = closeOptions.grace_ms ?? 5_000;
-      if (!(await idle(grace))) {
+      if (!(await active.idle(grace))) {
         // Grace is over: abort what still runs through its signal (an A2/A3 call whose handler
         // started ends IN_DOUBT; one not yet started is released) and let each call settle its
         // record, answer and write its audit line before the sink and the store close.
         shutdown = new ExecutionAborted("shutdown", null);
         for (const c of active) c.abort?.cancel(shutdown);
-        await idle(SETTLE_AFTER_ABORT_MS);
+        await active.idle(SETTLE_AFTER_ABORT_MS);
       }
       await sink?.close();
       await store.close();

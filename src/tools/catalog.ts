@@ -62,7 +62,7 @@ const path = (what: string) => z.string().max(1024).describe(what);
 /**
  * Output schemas: exactly what each handler returns as `output` (bash.ts, view.ts, edit.ts,
  * grep.ts), published as the MCP outputSchema; `structuredContent` conforms to them
- * (test/mcp/output-schema.test.ts). Not part of the catalog's token figure, which counts what a
+ * (test/mcp/server/output-schema.test.ts). Not part of the catalog's token figure, which counts what a
  * model reads per turn: name, description and inputSchema.
  */
 const count = (what: string) => z.int().min(0).describe(what);

@@ -1,7 +1,7 @@
 /** Key ring loading, rotation choice, and that key material never leaves it. */
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
-import { generateKey, keyRingFromMap, loadKeys } from "../../src/capability/keys.js";
+import { generateKey, keyRingFromMap, loadKeys, serializeKeys } from "../../src/capability/keys.js";
 import { HOUR, KEY_K1, KEY_K2, testAuthority } from "./support.js";
 
 const forms = (b64: string) => {
@@ -46,6 +46,16 @@ describe("loadKeys", () => {
     const a = generateKey();
     expect(Buffer.from(a, "base64")).toHaveLength(32);
     expect(generateKey()).not.toBe(a);
+  });
+});
+
+describe("serializeKeys", () => {
+  it("writes the key-file text loadKeys reads back, kids in issuing order", () => {
+    const text = serializeKeys({ k1: KEY_K1, k2: KEY_K2 });
+    expect(text).toBe(`{\n  "k1": "${KEY_K1}",\n  "k2": "${KEY_K2}"\n}\n`);
+    const ring = loadKeys({ env: { TOOLGATE_KEYS: text } });
+    expect(ring.kids).toEqual(["k1", "k2"]);
+    expect(ring.current).toBe("k2");
   });
 });
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { catalogCost, compareCatalogShapes, definitionText } from "../../src/economics/cost.js";
 import { toToolDescriptor } from "../../src/schema/descriptor.js";
-import { toMcpTool } from "../../src/mcp/listing.js";
+import { toMcpTool } from "../../src/mcp/server/listing.js";
 import { createCodingCatalog } from "../../src/tools/catalog.js";
 import { countTokens } from "../../src/observation/tokens.js";
 import { testdataAvailable } from "../support/require.js";

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { OBSERVATION_META } from "../../src/mcp/result.js";
+import { OBSERVATION_META } from "../../src/mcp/server/result.js";
 
 export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `toolgate-mcp-${prefix}-`));

@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { gatewayFromSettings, prepareState } from "../../src/mcp/bootstrap.js";
+import { gatewayFromSettings, prepareState } from "../../src/cli/host/gateway-settings.js";
 import { openStore } from "../../src/idempotency/open.js";
 import { createGateway } from "../../src/runtime/gateway.js";
 import type { Gateway } from "../../src/runtime/types.js";

@@ -8,7 +8,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, sym
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { codingCatalogOptions } from "../../src/cli/commands/serve.js";
-import { gatewayFromSettings, prepareState, type GatewaySettings } from "../../src/mcp/bootstrap.js";
+import { gatewayFromSettings, prepareState, type GatewaySettings } from "../../src/cli/host/gateway-settings.js";
 import type { Gateway } from "../../src/runtime/types.js";
 import { createCodingCatalog } from "../../src/tools/catalog.js";
 import { binaryAvailable } from "../support/require.js";

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { toMcpTool } from "../../src/mcp/listing.js";
+import { toMcpTool } from "../../src/mcp/server/listing.js";
 import { createCodingCatalog } from "../../src/tools/catalog.js";
 import { makeWorkspace } from "./fixtures.js";
 

@@ -7,7 +7,7 @@
 import { Option, type Command } from "commander";
 import { formatReport, LINT_FORMATS, type LintFormat } from "../../schema/lint/format.js";
 import { lintSources, toolsOf, type LintSource } from "../../schema/lint/report.js";
-import { mcpLintSource } from "../../mcp/list-tools.js";
+import { mcpLintSource } from "../../mcp/proxy/list-tools.js";
 import { CliError, EXIT, parseJson, readInput } from "../io.js";
 
 /** Reads and parses the files; a bad file stops with exit 2 and one clear line. */

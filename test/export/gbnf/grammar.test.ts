@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { toToolDescriptor, type ToolDescriptor } from "../../../src/schema/descriptor.js";
 import { gbnfAccepts, parseGbnf } from "../../support/gbnf-check.js";
 import { toGbnf } from "../../../src/export/gbnf/grammar.js";
-import { toMcpTool } from "../../../src/mcp/listing.js";
+import { toMcpTool } from "../../../src/mcp/server/listing.js";
 import { createCodingCatalog } from "../../../src/tools/catalog.js";
 import { testdataAvailable } from "../../support/require.js";
 import { mcpCatalogs } from "../../support/catalogs.js";

@@ -1,0 +1,97 @@
+/**
+ * Flags `toolgate serve` and `toolgate proxy` share, registered once and parsed to the gateway's
+ * settings and the server's run options, with errors that name the flag, the value and an
+ * example.
+ */
+import type { Command } from "commander";
+import { MIN_BUDGET_TOKENS } from "../../observation/budget.js";
+import { ToolgateError } from "../../core/errors.js";
+import { wholeNumber } from "../whole-number.js";
+import { stateDirHelp } from "../store.js";
+import { keysConfigured, type GatewaySettings } from "./gateway-settings.js";
+import { parseHttpFlags, type HttpFlags } from "./http-flags.js";
+import { parseSessionIdle } from "./ms-flag.js";
+
+export interface GatewayFlags extends HttpFlags {
+  stateDir?: string;
+  store?: string;
+  keys?: string;
+  capability?: string;
+  audit?: string;
+  budgetTokens?: string;
+  http?: string;
+  sessionIdleMs?: string;
+}
+
+/**
+ * Adds `--state-dir`, `--store`, `--keys`, `--capability`, `--audit`, `--budget-tokens` and
+ * `--http` to `cmd`; `where` is what the state and keys stay outside of ("workspace" for serve,
+ * "current folder" for proxy). The HTTP flags come from `httpFlagOptions`, after the command's own.
+ */
+export function gatewayFlagOptions(cmd: Command, where: string): Command {
+  return cmd
+    .option("--state-dir <dir>", stateDirHelp(where))
+    .option("--store <url>", "idempotency/approval store: sqlite: (default, state.db in the state folder), sqlite:PATH, memory:, redis://…, postgres://…")
+    .option("--keys <file>", `capability key file, outside the ${where} (e.g. ~/.config/toolgate/keys.json); calls then need a capability (default: TOOLGATE_KEYS when set, else none)`)
+    .option("--capability <token>", "capability for calls that carry none in _meta or an Authorization header")
+    .option("--audit <file>", "audit trail JSONL (default audit.jsonl in the state folder)")
+    .option("--budget-tokens <n>", "default observation budget in o200k tokens (default 2000)")
+    .option("--http <host:port>", "serve MCP Streamable HTTP on this address (loopback by default) instead of stdio");
+}
+
+/**
+ * The shared flags parsed, each refused in this order: `--budget-tokens`, `--http`,
+ * `--session-idle-ms`, then the HTTP and approval flags. `workspace`: serve's, when it has one.
+ */
+export function parseGatewayFlags(flags: GatewayFlags, workspace?: string) {
+  const budgetTokens = parseBudget(flags.budgetTokens);
+  const http = flags.http !== undefined ? parseListenAddress(flags.http) : undefined;
+  const sessionIdleMs = parseSessionIdle(flags.sessionIdleMs, http !== undefined);
+  const keys = keysConfigured(flags);
+  const served = parseHttpFlags(flags, http, keys);
+  const settings: GatewaySettings = {
+    ...(workspace !== undefined ? { workspace } : {}),
+    ...(flags.stateDir !== undefined ? { stateDir: flags.stateDir } : {}),
+    ...(flags.store !== undefined ? { store: flags.store } : {}),
+    ...(flags.keys !== undefined ? { keys: flags.keys } : {}),
+    ...(flags.audit !== undefined ? { audit: flags.audit } : {}),
+    ...(budgetTokens !== undefined ? { budgetTokens } : {}),
+    approveVia: served.approveVia,
+  };
+  // What runGatewayServer is given from these flags (the command adds its name, grace and start line).
+  const run = {
+    ...(http ? { http } : {}),
+    ...served.http,
+    approveVia: served.approveVia,
+    ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {}),
+    ...(flags.capability !== undefined ? { capability: flags.capability } : {}),
+    capabilitiesIgnored: !keys,
+  };
+  return { settings, run };
+}
+
+/** `--budget-tokens N`: a whole number of at least MIN_BUDGET_TOKENS, or undefined when absent. */
+export function parseBudget(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = wholeNumber(text, MIN_BUDGET_TOKENS);
+  if (n === null) {
+    throw new ToolgateError("bad_flag", `--budget-tokens must be a whole number of o200k tokens, at least ${MIN_BUDGET_TOKENS} (a cut needs room for its marker); received ${JSON.stringify(text)}; example --budget-tokens 2000`);
+  }
+  return n;
+}
+
+export interface ListenAddress {
+  host: string;
+  port: number;
+}
+
+/** Parses `HOST:PORT`, `:PORT` or `PORT` (host defaults to loopback), `[::1]:PORT` for IPv6. */
+export function parseListenAddress(text: string): ListenAddress {
+  const m = /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]]*):)?(\d{1,5})$/.exec(text.trim());
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || port > 65535) {
+    throw new ToolgateError("bad_address", `--http must be HOST:PORT, :PORT or PORT with a port from 0 to 65535; received ${JSON.stringify(text)}; example 127.0.0.1:8765`);
+  }
+  const host = m[1] ? m[1].replace(/^\[|\]$/g, "") : "127.0.0.1";
+  return { host, port };
+}

@@ -1,0 +1,76 @@
+/**
+ * The serving lifecycle of `toolgate serve` and `toolgate proxy`: serve a gateway over stdio
+ * (until the client closes stdin) or Streamable HTTP, and on SIGINT/SIGTERM shut down cleanly —
+ * refuse new calls, let in-flight calls finish or be marked by `gateway.close({ grace_ms })`
+ * (an A2/A3 call cut off there stays IN_DOUBT, never lost), then close the transport.
+ */
+import process from "node:process";
+import type { Gateway } from "../../runtime/types.js";
+import { serveHttp, type HttpOptions } from "../../mcp/transports/http.js";
+import type { McpServerOptions } from "../../mcp/server/server.js";
+import type { ListenAddress } from "./flags.js";
+import { serveStdio } from "../../mcp/transports/stdio.js";
+
+/** How long a shutdown waits for in-flight calls, ms. */
+export const DEFAULT_GRACE_MS = 10_000;
+
+export interface RunOptions extends McpServerOptions, Pick<HttpOptions, "sessionIdleMs" | "allowOrigins" | "allowHosts" | "noAuth" | "maxSessions" | "maxSessionsPerClient"> {
+  /** Serve Streamable HTTP here instead of stdio. */
+  http?: ListenAddress;
+  graceMs?: number;
+  /** Operator log; default stderr (stdout is the protocol over stdio). */
+  log?: (line: string) => void;
+  /** Resolves when the process should stop; default the first SIGINT or SIGTERM. */
+  stop?: Promise<string>;
+  /** Called once serving has started (HTTP: with the endpoint URL). */
+  onListening?: (where: string) => void;
+}
+
+function signalled(): { stop: Promise<string>; dispose: () => void } {
+  let dispose = () => {};
+  const stop = new Promise<string>((resolve) => {
+    const on = (sig: string) => resolve(sig);
+    process.once("SIGINT", on);
+    process.once("SIGTERM", on);
+    dispose = () => {
+      process.off("SIGINT", on);
+      process.off("SIGTERM", on);
+    };
+  });
+  return { stop, dispose };
+}
+
+/** Serves `gateway` until the client leaves (stdio) or a stop signal, then shuts down cleanly. */
+export async function runGatewayServer(gateway: Gateway, options: RunOptions = {}): Promise<void> {
+  const log = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
+  const onError = (err: Error) => log(`toolgate: ${err.message}`);
+  const signals = options.stop ? null : signalled();
+  const stop = options.stop ?? signals!.stop;
+  const grace_ms = options.graceMs ?? DEFAULT_GRACE_MS;
+  try {
+    if (options.http) {
+      const handle = await serveHttp(gateway, { warn: log, ...options, host: options.http.host, port: options.http.port, onError }).catch(async (err: unknown) => {
+        // Refused at start (an unauthenticated network bind, a port in use): nothing ran; close the state.
+        await gateway.close({ grace_ms: 0 });
+        throw err;
+      });
+      options.onListening?.(handle.url.href);
+      const why = await stop;
+      log(`toolgate: ${why}: finishing in-flight calls (up to ${grace_ms} ms), then closing`);
+      handle.drain();
+      await gateway.close({ grace_ms });
+      await handle.close();
+    } else {
+      const handle = await serveStdio(gateway, { warn: log, ...options, onError });
+      options.onListening?.("stdio");
+      const why = await Promise.race([handle.closed.then(() => "stdin closed"), stop]);
+      // Requests read just before the end of input reach the gateway a few microtasks later.
+      await new Promise((resolve) => setImmediate(resolve));
+      if (why !== "stdin closed") log(`toolgate: ${why}: finishing in-flight calls (up to ${grace_ms} ms), then closing`);
+      await gateway.close({ grace_ms });
+      await handle.close();
+    }
+  } finally {
+    signals?.dispose();
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * A foreign MCP tool as a ToolSpec, so the gateway treats it like its own: the upstream's input
+ * schema is validated by toolgate before the upstream sees anything, the effect comes from the
+ * upstream's annotations, and the handler is the upstream's `tools/call`.
+ *
+ * Effect from annotations (the side-effect annotation decides the authority level), with MCP's
+ * defaults for what is missing (not read-only, destructive):
+ * readOnlyHint → read (A0); destructiveHint (default true) → destructive (A3);
+ * idempotentHint → idempotent (A1); otherwise write (A2).
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Effect, GrantRequest, ToolSpec } from "../../core/tool.js";
+import type { JsonValue } from "../../core/json.js";
+import { toolResult } from "../../core/tool.js";
+import { NoEffectError } from "../../core/errors.js";
+
+export function effectFromAnnotations(a: Tool["annotations"]): Effect {
+  if (a?.readOnlyHint === true) return "read";
+  if (a?.destructiveHint !== false) return "destructive";
+  return a?.idempotentHint === true ? "idempotent" : "write";
+}
+
+/**
+ * The capability request of a proxied call: op from the effect; target the `path` argument
+ * when it is an absolute path (`path:/…`, so path-scoped capabilities apply to file servers),
+ * otherwise the tool itself (`tool:NAME`).
+ */
+export function proxyGrant(name: string, effect: Effect, args: Record<string, unknown>): GrantRequest {
+  const op = effect === "read" ? "read" : "write";
+  const path = args.path;
+  if (typeof path === "string" && path.startsWith("/")) return { op, target: `path:${path}`, cost: 1 };
+  return { op, target: `tool:${name}`, cost: 1 };
+}
+
+/** A failed upstream call: the message a model reads, from the upstream's own text. */
+export class UpstreamError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UpstreamError";
+  }
+}
+
+function textOf(result: CallToolResult): string {
+  return result.content
+    .map((c) => (c.type === "text" ? c.text : `[${c.type} content]`))
+    .join("\n");
+}
+
+/** Time bound the SDK applies to one upstream request, ms, unless the gateway aborts sooner. */
+const UPSTREAM_TIMEOUT_MS = 10 * 60_000;
+
+/** The upstream a proxied tool calls: a fixed client, or a link that reconnects (`UpstreamLink`). */
+export type UpstreamClient = Client | { get(tool: string): Client | Promise<Client> };
+
+/** The SDK's answer to a request made while its transport is closed: it was never sent. */
+const NOT_CONNECTED = "Not connected";
+
+/**
+ * ToolSpec for one upstream tool. A request that never left the proxy (the upstream is down)
+ * throws `NoEffectError`, so its key is released and the model reads that it did not run.
+ * Any other failure — upstream `isError`, a disconnect while the call was in flight, a
+ * timeout — is a normal failure to the gateway, which marks an A2/A3 call IN_DOUBT rather than
+ * release its key: the upstream may have acted before it failed.
+ */
+export function proxyToolSpec(upstream: UpstreamClient, tool: Tool): ToolSpec {
+  const effect = effectFromAnnotations(tool.annotations);
+  const { title: annTitle, ...hints } = tool.annotations ?? {};
+  const title = tool.title ?? annTitle;
+  const spec: ToolSpec = {
+    name: tool.name,
+    description: tool.description ?? "",
+    inputSchema: tool.inputSchema as Record<string, unknown>,
+    effect,
+    annotations: { ...hints, ...(title !== undefined ? { title } : {}) },
+    grant: (args) => proxyGrant(tool.name, effect, args),
+    handler: async (args, ctx) => {
+      const live = "get" in upstream ? upstream.get(tool.name) : upstream;
+      const client = live instanceof Promise ? await live : live;
+      let result: CallToolResult;
+      try {
+        result = (await client.callTool({ name: tool.name, arguments: args }, undefined, {
+          signal: ctx.signal,
+          timeout: UPSTREAM_TIMEOUT_MS,
+        })) as CallToolResult;
+      } catch (err) {
+        const message = (err as Error).message;
+        if (message === NOT_CONNECTED) {
+          throw new NoEffectError(`the upstream MCP server is disconnected (it exited or closed the connection), so ${tool.name} was not sent and did not run; call again to start it again, or restart toolgate proxy`, "upstream_down");
+        }
+        throw new UpstreamError(`the upstream MCP server did not answer ${tool.name}: ${message}`);
+      }
+      const text = textOf(result);
+      if (result.isError) throw new UpstreamError(`the upstream MCP server reported an error from ${tool.name}: ${text}`);
+      const output: JsonValue = (result.structuredContent as JsonValue | undefined) ?? text;
+      return toolResult(output, { text });
+    },
+  };
+  if (title !== undefined) spec.title = title;
+  if (tool.outputSchema) spec.outputSchema = tool.outputSchema as Record<string, unknown>;
+  return spec;
+}

@@ -1,0 +1,102 @@
+/**
+ * `toolgate proxy`: toolgate in front of any MCP server. The upstream's catalog is read at start
+ * (every page; again when a dead upstream is restarted, see `UpstreamLink`), linted (findings and a summary line for the operator), turned into ToolSpecs
+ * and handed to a real Gateway, so every call meets validation, capability, idempotency,
+ * approval and budgets before the upstream sees it. Serve the result with `serveStdio` or
+ * `serveHttp` like any gateway.
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { closeOpenObjects } from "../../schema/close.js";
+import { formatReport } from "../../schema/lint/format.js";
+import { lintSources, type LintReport } from "../../schema/lint/report.js";
+import { AUTHORITY, type AuthorityLevel, type ToolSpec } from "../../core/tool.js";
+import type { Gateway } from "../../runtime/types.js";
+import { proxyToolSpec } from "./proxy-tools.js";
+import { connectUpstream, describeTarget, listAllTools, type UpstreamTarget } from "./upstream.js";
+import { catalogFingerprint, UpstreamLink } from "./upstream-link.js";
+
+export interface ProxyOptions {
+  upstream: UpstreamTarget;
+  /** Builds the gateway over the proxied tools, e.g. `(tools) => createGateway({ tools, store })`. */
+  gateway: (tools: ToolSpec[]) => Gateway | Promise<Gateway>;
+  /** Operator log (lint findings, the summary, upstream exit); default stderr. Never stdout. */
+  log?: (line: string) => void;
+  /**
+   * Validate against the upstream's schemas exactly as declared. Default false: object schemas
+   * the upstream left open (no `additionalProperties`) are closed (`schema/close.ts`), so an
+   * unknown field is refused with toolgate's error before the upstream sees it.
+   */
+  openSchemas?: boolean;
+}
+
+export interface Proxy {
+  gateway: Gateway;
+  tools: ToolSpec[];
+  /** The upstream catalog's lint report, as logged at start. */
+  lint: LintReport;
+  /** The upstream client now connected; null while the upstream is down (the next call restarts it). */
+  readonly client: Client | null;
+  /** Closes the gateway (waiting up to `grace_ms` for in-flight calls), then the upstream. */
+  close(options?: { grace_ms?: number }): Promise<void>;
+}
+
+function summary(target: string, tools: ToolSpec[], lint: LintReport, closed: { objects: number; tools: number }): string {
+  const levels: Record<AuthorityLevel, number> = { A0: 0, A1: 0, A2: 0, A3: 0 };
+  for (const t of tools) levels[AUTHORITY[t.effect]] += 1;
+  const levelText = (Object.keys(levels) as AuthorityLevel[]).map((l) => `${l} ${levels[l]}`).join(", ");
+  const closedText = closed.objects === 0 ? "" : `; closed ${closed.objects} open object schema${closed.objects === 1 ? "" : "s"} in ${closed.tools} tool${closed.tools === 1 ? "" : "s"} (unknown fields are refused before the upstream sees them; --open-schemas keeps them as declared)`;
+  return `toolgate proxy: ${tools.length} tools from ${target} (${levelText}); lint: ${lint.summary.errors} errors, ${lint.summary.warnings} warnings${closedText}`;
+}
+
+/** The tools as served: open object schemas closed unless the operator keeps them open. */
+function servedTools(listed: Tool[], open: boolean): { tools: Tool[]; objects: number; closedTools: number } {
+  if (open) return { tools: listed, objects: 0, closedTools: 0 };
+  let objects = 0;
+  let closedTools = 0;
+  const tools = listed.map((tool) => {
+    const { schema, closed } = closeOpenObjects(tool.inputSchema as Record<string, unknown>);
+    if (closed.length === 0) return tool;
+    objects += closed.length;
+    closedTools += 1;
+    return { ...tool, inputSchema: schema as Tool["inputSchema"] };
+  });
+  return { tools, objects, closedTools };
+}
+
+/** Starts (or reaches) the upstream, reads and lints its catalog, and builds the gateway. */
+export async function createProxy(options: ProxyOptions): Promise<Proxy> {
+  const log = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
+  const target = describeTarget(options.upstream);
+  const client = await connectUpstream(options.upstream);
+  let link: UpstreamLink | null = null;
+  try {
+    const listed = await listAllTools(client);
+    // The same report `toolgate lint --mcp` prints; the proxy serves the tools regardless.
+    const lint = lintSources([{ source: `mcp:${target}`, value: { tools: listed } }]);
+    if (lint.findings.length > 0) log(formatReport(lint, "text").trimEnd());
+    link = new UpstreamLink(options.upstream, client, catalogFingerprint(listed), log);
+    const served = servedTools(listed, options.openSchemas === true);
+    const tools = served.tools.map((t) => proxyToolSpec(link!, t));
+    log(summary(target, tools, lint, { objects: served.objects, tools: served.closedTools }));
+    const gateway = await options.gateway(tools);
+    return {
+      gateway,
+      tools,
+      lint,
+      get client() {
+        return link!.client;
+      },
+      async close(closeOptions) {
+        try {
+          await gateway.close(closeOptions);
+        } finally {
+          await link!.close();
+        }
+      },
+    };
+  } catch (err) {
+    await (link ? link.close() : client.close());
+    throw err;
+  }
+}

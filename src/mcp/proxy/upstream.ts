@@ -1,0 +1,70 @@
+/**
+ * The proxy's side towards a foreign MCP server: start it (stdio) or reach it (Streamable HTTP)
+ * with the SDK `Client`, and read its whole catalog, paging through `nextCursor`
+ * (MCP 2025-11-25 "Pagination").
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { ToolgateError } from "../../core/errors.js";
+
+/** Where the upstream server is: a command to start (stdio) or a URL (Streamable HTTP). */
+export type UpstreamTarget =
+  | {
+      command: string;
+      args?: string[];
+      /** Added to the SDK's default inherited environment (HOME, PATH, …). */
+      env?: Record<string, string>;
+      cwd?: string;
+    }
+  | { url: string; headers?: Record<string, string> };
+
+/** Human-readable name of the target for messages, e.g. `npx server-memory`. */
+export function describeTarget(target: UpstreamTarget): string {
+  return "url" in target ? target.url : [target.command, ...(target.args ?? [])].join(" ");
+}
+
+/**
+ * Connects an SDK Client to the upstream. The child's stderr is inherited so its logs reach
+ * the operator; its stdout is the protocol.
+ */
+export async function connectUpstream(target: UpstreamTarget, clientName = "toolgate-proxy"): Promise<Client> {
+  const client = new Client({ name: clientName, version: "0.1.0" }, { capabilities: {} });
+  const transport =
+    "url" in target
+      ? new StreamableHTTPClientTransport(new URL(target.url), target.headers ? { requestInit: { headers: target.headers } } : undefined)
+      : new StdioClientTransport({
+          command: target.command,
+          args: target.args ?? [],
+          env: { ...getDefaultEnvironment(), ...target.env },
+          stderr: "inherit",
+          ...(target.cwd ? { cwd: target.cwd } : {}),
+        });
+  try {
+    await client.connect(transport);
+  } catch (err) {
+    await client.close().catch(() => {});
+    throw new ToolgateError("upstream_unavailable", `cannot start or reach the upstream MCP server (${describeTarget(target)}): ${(err as Error).message}`, { cause: err });
+  }
+  return client;
+}
+
+/** Upper bound on pages, so a server that hands out cursors forever cannot hang the proxy. */
+const MAX_PAGES = 1000;
+
+/** Every tool of the upstream, following `nextCursor` until it is absent. */
+export async function listAllTools(client: Client): Promise<Tool[]> {
+  const tools: Tool[] = [];
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const result = await client.listTools(cursor === undefined ? {} : { cursor });
+    tools.push(...result.tools);
+    if (result.nextCursor === undefined) return tools;
+    if (seen.has(result.nextCursor)) throw new ToolgateError("upstream_paging", `upstream tools/list repeated the cursor ${JSON.stringify(result.nextCursor)}; its pagination loops`);
+    seen.add(result.nextCursor);
+    cursor = result.nextCursor;
+  }
+  throw new ToolgateError("upstream_paging", `upstream tools/list returned more than ${MAX_PAGES} pages`);
+}

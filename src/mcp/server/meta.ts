@@ -1,0 +1,126 @@
+/**
+ * Proposal ids over MCP. A `tools/call` may carry the ids that identify the logical call in its
+ * `_meta` (the idempotency key identifies the logical call, not the attempt):
+ * `toolgate/trajectory_id`, `toolgate/turn`, `toolgate/call_id`, `toolgate/idempotency_key`,
+ * `toolgate/approval_id`, `toolgate/capability`. Over HTTP the capability may also arrive as
+ * `Authorization: Bearer`; `_meta` wins because it is the more specific of the two.
+ *
+ * Without ids the session supplies them: the trajectory is the MCP session (a digest of its id) and every request
+ * gets a fresh call id. That makes each attempt a new logical call, so a client that retries
+ * without sending `toolgate/call_id` gets no deduplication across attempts.
+ */
+import { createHash, randomUUID } from "node:crypto";
+import { MAX_TOKEN_CHARS } from "../../capability/token.js";
+import { escapeUntrusted, unsafeIdReason } from "../../observation/escape.js";
+import type { Proposal } from "../../runtime/types.js";
+
+export const META_KEYS = {
+  trajectory_id: "toolgate/trajectory_id",
+  turn: "toolgate/turn",
+  call_id: "toolgate/call_id",
+  idempotency_key: "toolgate/idempotency_key",
+  approval_id: "toolgate/approval_id",
+  capability: "toolgate/capability",
+} as const;
+
+/** Ids a session hands out when the client sends none. */
+export class SessionIds {
+  private seq = 0;
+  /**
+   * `mcp-` and a one-way digest of the session id, so audit lines of one connection group
+   * together while the audit (and anyone who reads it) never holds a session id a request could
+   * present.
+   */
+  readonly trajectory_id: string;
+  constructor(sessionId: string = randomUUID()) {
+    this.trajectory_id = `mcp-${createHash("sha256").update("toolgate trajectory\0").update(sessionId).digest("base64url").slice(0, 22)}`;
+  }
+  nextCallId(): string {
+    this.seq += 1;
+    return `mcp-call-${this.seq}`;
+  }
+}
+
+/** A `_meta` field of the wrong type: named, with what was expected and how to fix it. */
+export interface MetaIssue {
+  field: string;
+  message: string;
+}
+
+type Ids = Omit<Proposal, "tool" | "arguments">;
+
+const MAX_ID = 512;
+
+/** A capability grows by a block per delegation, past any id's length: it has the token's own limit. */
+const MAX_CHARS: Partial<Record<string, number>> = { [META_KEYS.capability]: MAX_TOKEN_CHARS };
+
+function stringField(meta: Record<string, unknown>, key: string): string | undefined | MetaIssue {
+  const value = meta[key];
+  if (value === undefined) return undefined;
+  const max = MAX_CHARS[key] ?? MAX_ID;
+  const example = key === META_KEYS.capability ? "tg1.…" : "c-1";
+  if (typeof value === "string" && value.length > 0 && value.length <= max) {
+    const why = unsafeIdReason(value);
+    return why ? { field: `_meta["${key}"]`, message: `_meta["${key}"] ${why}` } : value;
+  }
+  return {
+    field: `_meta["${key}"]`,
+    message: `_meta["${key}"] must be a non-empty string of at most ${max} characters; received ${describe(value)}; example "${example}"`,
+  };
+}
+
+/** What arrived, short and safe to print (it is the client's text). */
+function describe(value: unknown): string {
+  if (typeof value === "string") return value.length > 40 ? `a string of ${value.length} characters` : escapeUntrusted(JSON.stringify(value));
+  const json = JSON.stringify(value) ?? String(value);
+  const shown = escapeUntrusted(json.length > 60 ? `${json.slice(0, 57)}…` : json);
+  return value === null ? "null" : Array.isArray(value) ? "an array" : `${typeof value} ${shown}`;
+}
+
+function isIssue(v: unknown): v is MetaIssue {
+  return typeof v === "object" && v !== null && "field" in v;
+}
+
+/**
+ * Reads the proposal ids from a request's `_meta`, filling the gaps from the session.
+ * Returns the ids, or the first malformed field.
+ */
+export function idsFromMeta(
+  meta: Record<string, unknown> | undefined,
+  session: SessionIds,
+  bearer?: string,
+): { ok: true; ids: Ids } | { ok: false; issue: MetaIssue } {
+  const m = meta ?? {};
+  const fields: Partial<Record<keyof typeof META_KEYS, string>> = {};
+  for (const name of ["trajectory_id", "call_id", "idempotency_key", "approval_id", "capability"] as const) {
+    const v = stringField(m, META_KEYS[name]);
+    if (isIssue(v)) return { ok: false, issue: v };
+    if (v !== undefined) fields[name] = v;
+  }
+  let turn = 0;
+  const rawTurn = m[META_KEYS.turn];
+  if (rawTurn !== undefined) {
+    if (typeof rawTurn !== "number" || !Number.isSafeInteger(rawTurn) || rawTurn < 0) {
+      const field = `_meta["${META_KEYS.turn}"]`;
+      return { ok: false, issue: { field, message: `${field} must be an integer ≥ 0; received ${describe(rawTurn)}; example 3` } };
+    }
+    turn = rawTurn;
+  }
+  const ids: Ids = {
+    trajectory_id: fields.trajectory_id ?? session.trajectory_id,
+    turn,
+    call_id: fields.call_id ?? session.nextCallId(),
+  };
+  const capability = fields.capability ?? bearer;
+  if (capability !== undefined) ids.capability = capability;
+  if (fields.idempotency_key !== undefined) ids.idempotency_key = fields.idempotency_key;
+  if (fields.approval_id !== undefined) ids.approval_id = fields.approval_id;
+  return { ok: true, ids };
+}
+
+/** The token of an `Authorization: Bearer …` header, if any. */
+export function bearerToken(header: string | string[] | undefined): string | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  const match = value ? /^Bearer\s+(\S+)\s*$/i.exec(value) : null;
+  return match ? match[1] : undefined;
+}

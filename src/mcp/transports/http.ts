@@ -1,0 +1,265 @@
+/**
+ * `toolgate serve --http`: MCP Streamable HTTP (MCP 2025-11-25 "Transports"). One SDK transport
+ * and one MCP server per session, all sharing one Gateway. The SDK transport answers malformed
+ * JSON (400 / -32700) and oversized bodies (413) itself; this file owns routing, which requests
+ * are answered at all (`http-guard.ts`: Host and Origin), sessions bound to their caller and
+ * bounded in number (`http-sessions.ts`), bounds on connections and on the time to send a
+ * request, the refusal to serve a network without authentication, and a shutdown that drains
+ * in-flight calls.
+ *
+ * Idle sessions expire: one with no request open for `sessionIdleMs` (default 30 minutes) is
+ * closed like at shutdown — answers still being prepared are sent first, and a call whose client
+ * went away finishes in the gateway, so a retry with the same ids gets its stored result. A request
+ * naming an expired, unknown or another caller's session then gets HTTP 404, on which the spec has
+ * the client start a new session (MCP 2025-11-25, "Transports", Session Management). An open GET
+ * stream or a call in progress is a request open; TCP keep-alive lets a vanished peer's connections close.
+ */
+import http from "node:http";
+import { randomUUID } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { Gateway } from "../../runtime/types.js";
+import { ToolgateError } from "../../core/errors.js";
+import { escapeUntrusted } from "../../observation/escape.js";
+import { createGuard, isLoopback } from "./http-guard.js";
+import { principalOf, SessionTable, type Principal, type Tracked } from "./http-sessions.js";
+import { answersSent, createMcpServer, type McpServerOptions } from "../server/server.js";
+import { MAX_MESSAGE_BYTES } from "./stdio-transport.js";
+
+export interface HttpOptions extends McpServerOptions {
+  /** Default 127.0.0.1 (loopback). */
+  host?: string;
+  /** Default 0: an ephemeral port (read it from the handle). */
+  port?: number;
+  /** Endpoint path; default `/mcp`. */
+  path?: string;
+  /** Bound on one POST body, bytes; default 4 MiB. */
+  maxRequestBytes?: number;
+  /** A session with no request open for this long is closed, ms; default 30 minutes. */
+  sessionIdleMs?: number;
+  /** How often idle sessions are looked for, ms; default and most min(sessionIdleMs, 60 s); 0: only when `expireIdle()` is called. */
+  sweepMs?: number;
+  /** The clock idle time is measured on; default `Date.now`. */
+  now?: () => number;
+  /** Sessions open at once, in all; default 256. */
+  maxSessions?: number;
+  /** Sessions open at once per caller (bearer credential, else peer address); default 32. */
+  maxSessionsPerClient?: number;
+  /** TCP connections open at once; default 1024 (a session uses one or two). */
+  maxConnections?: number;
+  /** Time a client has to send a request's headers, ms; default 10 s. */
+  headersTimeoutMs?: number;
+  /** Time a client has to send a whole request, body included, ms; default 60 s. Answers (SSE streams) are not bounded by it. */
+  requestTimeoutMs?: number;
+  /** Browser origins allowed besides the endpoint's own (`http://localhost:6274`); a request with another Origin gets 403. */
+  allowOrigins?: readonly string[];
+  /** Host names (or `name:port`) answered besides the listener's own addresses. */
+  allowHosts?: readonly string[];
+  /**
+   * Serve a non-loopback address although the gateway requires no capability, so that anyone who
+   * can reach it runs the tools. Without it such a bind is refused at start.
+   */
+  noAuth?: boolean;
+  onError?: (error: Error) => void;
+}
+
+export interface HttpHandle {
+  /** e.g. `http://127.0.0.1:41234/mcp`. */
+  url: URL;
+  http: http.Server;
+  /** Open sessions. */
+  readonly sessions: number;
+  /** Refuses new requests (503) from now on; sessions stay open so in-flight answers arrive. */
+  drain(): void;
+  /** Closes every session idle for at least `sessionIdleMs` now; resolves with how many, once they are closed. */
+  expireIdle(): Promise<number>;
+  /** Closes every session and the listener. */
+  close(): Promise<void>;
+}
+
+/** How long a session may go without a request before it is closed, ms. */
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
+export const DEFAULT_MAX_SESSIONS = 256;
+export const DEFAULT_MAX_SESSIONS_PER_CLIENT = 32;
+const DEFAULT_MAX_CONNECTIONS = 1024;
+const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+
+/** Idle sessions are looked for at least this often, ms. */
+const MAX_SWEEP_MS = 60_000;
+
+/** Probes a silent peer's connection after this long, ms, so a vanished client's streams close. */
+const TCP_KEEPALIVE_MS = 60_000;
+
+interface Session extends Tracked {
+  transport: StreamableHTTPServerTransport;
+  server: Server;
+}
+
+function jsonError(res: http.ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } }));
+}
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 1) throw new ToolgateError("invalid_input", `${name} must be a whole number of at least 1; received ${String(value)}; e.g. ${fallback}`);
+  return value;
+}
+
+/** Starts a Streamable HTTP endpoint for `gateway`. */
+export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Promise<HttpHandle> {
+  const host = options.host ?? "127.0.0.1";
+  const path = options.path ?? "/mcp";
+  const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
+  if (!(idleMs > 0)) throw new ToolgateError("invalid_input", `sessionIdleMs must be a number of milliseconds greater than 0; received ${String(idleMs)}; e.g. ${DEFAULT_SESSION_IDLE_MS}`);
+  const loopback = isLoopback(host);
+  if (!loopback && !gateway.requiresCapability && !options.noAuth) {
+    throw new ToolgateError(
+      "auth_required",
+      `refusing to serve ${host} without capability keys: anyone who can reach that address could run every tool. Pass --keys FILE (calls then need a capability), bind a loopback address such as 127.0.0.1, or pass --no-auth to serve it unauthenticated on purpose`,
+    );
+  }
+  const limits = { total: positive("maxSessions", options.maxSessions, DEFAULT_MAX_SESSIONS), perClient: positive("maxSessionsPerClient", options.maxSessionsPerClient, DEFAULT_MAX_SESSIONS_PER_CLIENT) };
+  const now = options.now ?? Date.now;
+  const sessions = new SessionTable<Session>(limits);
+  /** Sessions still closing (expired, evicted); `close()` waits for them. */
+  const closing = new Set<Promise<void>>();
+  let draining = false;
+  /** Made once the port is known (listening); until then requests get 503. */
+  const started: { guard?: ReturnType<typeof createGuard> } = {};
+  // Over HTTP without capabilities the client asking is not known to be a person: by default the
+  // person approves A3 calls from the console (toolgate approvals), never through the client.
+  const serverOptions: McpServerOptions = { ...options, ...(options.approveVia === undefined && !gateway.requiresCapability ? { approveVia: "cli" } : {}) };
+
+  /** Counts `res` as open on `session` until it ends; the idle time starts when the last one does. */
+  function track(session: Session, res: http.ServerResponse): void {
+    session.open++;
+    session.lastActive = now();
+    res.once("close", () => {
+      session.open--;
+      session.lastActive = now();
+    });
+  }
+
+  async function shut(session: Session): Promise<void> {
+    await answersSent(session.server);
+    await session.server.close();
+  }
+
+  /** Closes `list` (already out of the table); resolves with how many, once they are closed. */
+  function closeAll(list: Session[]): Promise<number> {
+    if (list.length === 0) return Promise.resolve(0);
+    const done = Promise.all(list.map((s) => shut(s).catch((err: unknown) => options.onError?.(err as Error)))).then(() => {});
+    closing.add(done);
+    return done.then(() => {
+      closing.delete(done);
+      return list.length;
+    });
+  }
+
+  const expireIdle = () => closeAll(sessions.takeIdle(now() - idleMs));
+
+  async function open(principal: Principal): Promise<Session> {
+    const id = randomUUID();
+    const server = createMcpServer(gateway, { ...serverOptions, sessionId: id, principal: principal.label });
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
+      onsessioninitialized: (sid) => sessions.initialised(session, sid),
+      onsessionclosed: () => sessions.remove(session),
+      maxRequestBodySize: options.maxRequestBytes ?? MAX_MESSAGE_BYTES,
+    });
+    const session: Session = { transport, server, principal, open: 0, lastActive: now() };
+    sessions.add(session);
+    transport.onclose = () => sessions.remove(session);
+    if (options.onError) server.onerror = options.onError;
+    await server.connect(transport);
+    return session;
+  }
+
+  async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://local");
+    if (!started.guard) return jsonError(res, 503, -32000, "server is starting; retry in a moment");
+    const refused = started.guard.check(req.headers);
+    if (refused) return jsonError(res, refused.status, -32000, refused.message);
+    if (url.pathname !== path) return jsonError(res, 404, -32601, `not found: the MCP endpoint is ${path}`);
+    if (draining) return jsonError(res, 503, -32000, "server is shutting down; reconnect to another instance or retry later with the same call ids");
+    const principal = principalOf(req);
+    const sid = req.headers["mcp-session-id"];
+    if (typeof sid === "string") {
+      // Another caller's session answers exactly like an unknown one: its id opens nothing.
+      const session = sessions.lookup(sid, principal);
+      if (!session) return jsonError(res, 404, -32001, `Session not found: ${escapeUntrusted(sid.slice(0, 100))} is unknown, expired or closed; start a new session with initialize`);
+      track(session, res);
+      return session.transport.handleRequest(req, res);
+    }
+    // No session header: only an initialize may open one; the transport refuses anything else.
+    const admitted = sessions.admit(principal);
+    if (!admitted.ok) return jsonError(res, admitted.status, -32000, admitted.message, { "retry-after": "5" });
+    void closeAll(admitted.evict);
+    const session = await open(principal);
+    track(session, res);
+    await session.transport.handleRequest(req, res);
+    if (session.transport.sessionId === undefined) {
+      sessions.remove(session);
+      await session.server.close();
+    }
+  }
+
+  // Bad --allow-host / --allow-origin values are refused before anything is bound.
+  createGuard({ host, port: options.port ?? 0, ...(options.allowHosts ? { allowHosts: options.allowHosts } : {}), ...(options.allowOrigins ? { allowOrigins: options.allowOrigins } : {}) });
+  const listener = http.createServer(
+    {
+      headersTimeout: positive("headersTimeoutMs", options.headersTimeoutMs, DEFAULT_HEADERS_TIMEOUT_MS),
+      requestTimeout: positive("requestTimeoutMs", options.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS),
+      // How often the two bounds above are checked: a tenth of the smaller, at most Node's 30 s.
+      connectionsCheckingInterval: Math.max(10, Math.min(30_000, Math.floor(Math.min(options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS) / 10))),
+    },
+    (req, res) => {
+      route(req, res).catch((err: unknown) => {
+        options.onError?.(err as Error);
+        if (!res.headersSent) jsonError(res, 500, -32603, `internal error: ${(err as Error).message}`);
+      });
+    },
+  );
+  listener.maxConnections = positive("maxConnections", options.maxConnections, DEFAULT_MAX_CONNECTIONS);
+  listener.on("connection", (socket) => socket.setKeepAlive(true, TCP_KEEPALIVE_MS));
+  await new Promise<void>((resolve, reject) => {
+    listener.once("error", reject);
+    listener.listen(options.port ?? 0, host, () => resolve());
+  });
+  const sweepMs = Math.min(options.sweepMs ?? idleMs, MAX_SWEEP_MS);
+  const sweep = sweepMs > 0 ? setInterval(() => void expireIdle(), sweepMs).unref() : undefined;
+  const port = (listener.address() as AddressInfo).port;
+  started.guard = createGuard({ host, port, ...(options.allowHosts ? { allowHosts: options.allowHosts } : {}), ...(options.allowOrigins ? { allowOrigins: options.allowOrigins } : {}) });
+  const display = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+  const warn = options.warn ?? ((line: string) => void process.stderr.write(line + "\n"));
+  if (!gateway.requiresCapability) {
+    warn(
+      loopback
+        ? `toolgate: warning: no capability keys (--keys), so any process on this machine that can reach http://${display}:${port}${path} can call every tool; browsers are kept out by the Host and Origin checks`
+        : `toolgate: warning: --no-auth: anyone who can reach http://${display}:${port}${path} can call every tool`,
+    );
+  }
+
+  return {
+    url: new URL(`http://${display}:${port}${path}`),
+    http: listener,
+    get sessions() {
+      return sessions.size;
+    },
+    drain() {
+      draining = true;
+    },
+    expireIdle,
+    async close() {
+      draining = true;
+      clearInterval(sweep);
+      await Promise.allSettled([...sessions.takeAll().map(shut), ...closing]);
+      const stopped = new Promise<void>((resolve) => listener.close(() => resolve()));
+      // Idle keep-alive sockets and standalone SSE streams would hold close() open.
+      listener.closeAllConnections();
+      await stopped;
+    },
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * A tool whose result does not match the outputSchema it publishes: the real SDK Client checks
+ * structuredContent against that schema and throws a protocol error (-32602), so the call must
+ * come back as a readable isError result instead, saying what did not match.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { createMemoryStore } from "../../../src/idempotency/stores/memory.js";
+import { createMcpServer } from "../../../src/mcp/server/server.js";
+import { createGateway } from "../../../src/runtime/gateway.js";
+import type { Gateway } from "../../../src/runtime/types.js";
+import { defineTool } from "../../../src/schema/define.js";
+
+let gateway: Gateway | undefined;
+let client: Client | undefined;
+afterEach(async () => {
+  await client?.close();
+  await gateway?.close();
+});
+
+const output = z.object({ count: z.int().min(0).max(10).describe("Open tickets.") });
+const tool = (name: string, effect: "read" | "write", value: unknown) =>
+  defineTool({ name, description: "Counts the open tickets in the support queue right now.", input: z.object({}), output, effect, handler: () => value });
+
+describe("structuredContent that breaks the tool's outputSchema", () => {
+  it("is an isError result naming the mismatch, never a JSON-RPC error", async () => {
+    const tools = [tool("count_open_tickets", "read", { count: "three" }), tool("close_stale_tickets", "write", "closed 3"), tool("count_closed_tickets", "read", { count: 2 })];
+    gateway = createGateway({ tools, store: createMemoryStore(), audit: false });
+    const server = createMcpServer(gateway);
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await server.connect(a);
+    client = new Client({ name: "output-mismatch-test", version: "1.0.0" });
+    await client.connect(b);
+    await client.listTools();
+
+    const read = (await client.callTool({ name: "count_open_tickets", arguments: {} })) as CallToolResult;
+    expect(read.isError).toBe(true);
+    expect((read._meta?.["toolgate/observation"] as { error?: { code?: string } }).error?.code).toBe("output_invalid");
+    expect(read.content[0]).toMatchObject({ type: "text" });
+    const text = (read.content[0] as { text: string }).text;
+    expect(text).toContain("count must be an integer");
+    expect(text).toContain("does not match the outputSchema");
+
+    const write = (await client.callTool({ name: "close_stale_tickets", arguments: {} })) as CallToolResult;
+    expect(write.isError).toBe(true);
+    expect((write.content[0] as { text: string }).text).toContain("it ran");
+
+    const fine = (await client.callTool({ name: "count_closed_tickets", arguments: {} })) as CallToolResult;
+    expect([fine.isError, fine.structuredContent]).toEqual([undefined, { count: 2 }]);
+  });
+});

@@ -1,0 +1,151 @@
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { LineStdioTransport } from "../../../src/mcp/transports/stdio-transport.js";
+
+function harness(maxMessageBytes?: number) {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const transport = new LineStdioTransport(input, output, maxMessageBytes === undefined ? {} : { maxMessageBytes });
+  const received: JSONRPCMessage[] = [];
+  const replies: unknown[] = [];
+  transport.onmessage = (m) => received.push(m);
+  let buffered = "";
+  output.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString("utf8");
+    let nl;
+    while ((nl = buffered.indexOf("\n")) !== -1) {
+      replies.push(JSON.parse(buffered.slice(0, nl)));
+      buffered = buffered.slice(nl + 1);
+    }
+  });
+  const flush = () => new Promise((r) => setImmediate(r));
+  return { input, transport, received, replies, flush };
+}
+
+const ping = (id: number) => JSON.stringify({ jsonrpc: "2.0", id, method: "ping" });
+
+describe("LineStdioTransport", () => {
+  it("delivers messages split across chunks and several per chunk", async () => {
+    const h = harness();
+    await h.transport.start();
+    const two = `${ping(1)}\n${ping(2)}\n`;
+    h.input.write(two.slice(0, 10));
+    h.input.write(two.slice(10));
+    await h.flush();
+    expect(h.received.map((m) => (m as { id: number }).id)).toEqual([1, 2]);
+    expect(h.replies).toEqual([]);
+  });
+
+  it("answers a line that is not JSON with a parse error and keeps serving", async () => {
+    const h = harness();
+    await h.transport.start();
+    h.input.write(`{"jsonrpc": "2.0", "id": 1,\n${ping(2)}\n`);
+    await h.flush();
+    expect(h.replies).toMatchInlineSnapshot(`
+      [
+        {
+          "error": {
+            "code": -32700,
+            "message": "Parse error: the line is not valid JSON (Expected double-quoted property name in JSON at position 27)",
+          },
+          "id": null,
+          "jsonrpc": "2.0",
+        },
+      ]
+    `);
+    expect(h.received).toHaveLength(1);
+  });
+
+  it("answers JSON that is not JSON-RPC with Invalid Request, echoing a usable id", async () => {
+    const h = harness();
+    await h.transport.start();
+    h.input.write(`{"id": 7, "method": 12}\n[1,2]\n${ping(3)}\n`);
+    await h.flush();
+    expect(h.replies).toMatchInlineSnapshot(`
+      [
+        {
+          "error": {
+            "code": -32600,
+            "message": "Invalid Request: not a JSON-RPC 2.0 message; expected {"jsonrpc":"2.0","id":…,"method":"…"}",
+          },
+          "id": 7,
+          "jsonrpc": "2.0",
+        },
+        {
+          "error": {
+            "code": -32600,
+            "message": "Invalid Request: not a JSON-RPC 2.0 message; expected {"jsonrpc":"2.0","id":…,"method":"…"}",
+          },
+          "id": null,
+          "jsonrpc": "2.0",
+        },
+      ]
+    `);
+    expect(h.received).toHaveLength(1);
+  });
+
+  it("discards an oversized message, whether it arrives in one chunk or many, and keeps serving", async () => {
+    const h = harness(100);
+    await h.transport.start();
+    const big = JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/call", params: { x: "a".repeat(300) } });
+    h.input.write(big.slice(0, 50));
+    h.input.write(big.slice(50, 150));
+    h.input.write(big.slice(150) + "\n");
+    h.input.write(big + "\n" + ping(4) + "\n");
+    await h.flush();
+    expect(h.replies).toHaveLength(2);
+    expect(h.replies[0]).toMatchInlineSnapshot(`
+      {
+        "error": {
+          "code": -32600,
+          "message": "Invalid Request: a message exceeds 100 bytes and was discarded; send smaller arguments (large content belongs in the workspace, not in one call)",
+        },
+        "id": null,
+        "jsonrpc": "2.0",
+      }
+    `);
+    expect(h.received.map((m) => (m as { id: number }).id)).toEqual([4]);
+  });
+
+  it("delivers every message exactly as the SDK's JSON-RPC schema reads it, and refuses what it refuses", async () => {
+    const h = harness();
+    await h.transport.start();
+    const lines = [
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t", arguments: { a: [1, { b: null }] }, _meta: { "toolgate/call_id": "c1" } } },
+      { jsonrpc: "2.0", id: "s-2", method: "ping" },
+      { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "t", _meta: { progressToken: 7 } } },
+      { jsonrpc: "2.0", id: 4, method: "tools/call", params: { _meta: { "io.modelcontextprotocol/related-task": { taskId: "x" } } } },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { jsonrpc: "2.0", id: 5, result: { ok: true } },
+      { jsonrpc: "2.0", id: 6, error: { code: -1, message: "no" } },
+      // Refused: an unknown envelope key, a fractional id, params that are not an object, a
+      // progress token of the wrong type, the wrong version.
+      { jsonrpc: "2.0", id: 7, method: "ping", extra: 1 },
+      { jsonrpc: "2.0", id: 8.5, method: "ping" },
+      { jsonrpc: "2.0", id: 9, method: "ping", params: [1] },
+      { jsonrpc: "2.0", id: 10, method: "ping", params: { _meta: { progressToken: true } } },
+      { jsonrpc: "1.0", id: 11, method: "ping" },
+    ];
+    h.input.write(lines.map((l) => JSON.stringify(l)).join("\r\n") + "\n");
+    await h.flush();
+    const accepted = lines.flatMap((l) => {
+      const r = JSONRPCMessageSchema.safeParse(l);
+      return r.success ? [r.data] : [];
+    });
+    expect(accepted).toHaveLength(7);
+    expect(h.received).toEqual(accepted);
+    expect(h.replies.map((r) => (r as { id: unknown; error: { code: number } }).id)).toEqual([7, 8.5, 9, 10, 11]);
+  });
+
+  it("closes when the input ends, once", async () => {
+    const h = harness();
+    let closes = 0;
+    h.transport.onclose = () => closes++;
+    await h.transport.start();
+    h.input.end();
+    await h.flush();
+    await h.transport.close();
+    expect(closes).toBe(1);
+  });
+});
