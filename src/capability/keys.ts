@@ -16,6 +16,11 @@ import { ToolgateError } from "../core/errors.js";
 export const MIN_KEY_BYTES = 32;
 const KID = /^[A-Za-z0-9_-]{1,64}$/;
 
+/** Whether `kid` is a key id a key file may hold (1–64 letters, digits, _ or -). */
+export function isKid(kid: string): boolean {
+  return KID.test(kid);
+}
+
 /** The runtime's root keys by kid. */
 export class KeyRing {
   readonly #keys: Map<string, KeyObject>;

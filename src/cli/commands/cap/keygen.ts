@@ -9,11 +9,11 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, renameSync, rmSyn
 import { randomBytes } from "node:crypto";
 import { dirname, resolve } from "node:path";
 import type { Command } from "commander";
-import { generateKey, keyRingFromMap, serializeKeys } from "../../../capability/keys.js";
+import { generateKey, isKid, keyRingFromMap, serializeKeys } from "../../../capability/keys.js";
 import { defaultKeyFile, realWorkspace } from "../../../state/location.js";
 import { cwdCountsAsWorkspace } from "../../../state/placement.js";
 import { createPrivateFile, ensurePrivateDir, isInside, realish } from "../../../state/private.js";
-import { CliError, parseJson, printJson, readAllSync } from "../../io.js";
+import { CliError, printJson, readAllSync } from "../../io.js";
 
 export interface KeygenResult {
   file: string;
@@ -30,6 +30,7 @@ export function keygen(file: string | undefined, kid: string | undefined): Keyge
   if (file === undefined) ensurePrivateDir(dirname(target), "the key folder");
   const map = readKeyMap(target);
   const chosen = kid ?? `k${Object.keys(map).length + 1}`;
+  if (!isKid(chosen)) throw new CliError(`--kid must be 1–64 letters, digits, _ or -; received ${JSON.stringify(chosen)}; example --kid k2`);
   if (Object.hasOwn(map, chosen)) throw new CliError(`${target} already has kid ${chosen}; choose another with --kid`);
   map[chosen] = generateKey();
   writeWhole(target, serializeKeys(map));
@@ -54,7 +55,13 @@ function readKeyMap(file: string): Record<string, string> {
   } finally {
     closeSync(fd);
   }
-  const map = parseJson(text, file) as Record<string, string>;
+  let map: Record<string, string>;
+  try {
+    map = JSON.parse(text) as Record<string, string>;
+  } catch {
+    // The parser's message can quote the content, which is key material: say only where.
+    throw new CliError(`${file} is not valid JSON; expected {"kid":"base64 key"}; nothing was written (fix or move the file, or name another with --out)`);
+  }
   // Empty is a file being started; anything else must be a valid ring before a kid is added.
   if (!(typeof map === "object" && map !== null && Object.keys(map).length === 0)) keyRingFromMap(map, `key file ${file}`);
   return map;

@@ -27,6 +27,24 @@ afterEach(() => {
 });
 
 describe("toolgate cap keygen", () => {
+  it("refuses a --kid the key file could not hold, before writing anything", async () => {
+    const r = await cli("cap", "keygen", "--kid", "a b");
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('--kid must be 1–64 letters, digits, _ or -; received "a b"; example --kid k2');
+    expect(existsSync(join(config, "toolgate", "keys.json"))).toBe(false);
+  });
+
+  it("a key file that is not JSON is named, never quoted (its text is key material), and left as it was", async () => {
+    const file = join(tempDir("keys"), "keys.json");
+    const secret = "c2VjcmV0LWtleS1tYXRlcmlhbC1kby1ub3QtcHJpbnQ";
+    writeFileSync(file, `{"k1": "${secret}"`, { mode: 0o600 });
+    const r = await cli("cap", "keygen", "--out", file);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${file} is not valid JSON`);
+    expect(r.err).not.toContain("c2VjcmV0");
+    expect(readFileSync(file, "utf8")).toBe(`{"k1": "${secret}"`);
+  });
+
   it("without --out writes $XDG_CONFIG_HOME/toolgate/keys.json, 0600 in a 0700 folder, and the other cap commands find it", async () => {
     const made = await cli("cap", "keygen");
     const file = join(config, "toolgate", "keys.json");
