@@ -1,5 +1,5 @@
 /**
- * Settling a record by hand (seed 000: "an operator can settle by hand"): the operator looked
+ * Settling a record by hand (docs/idempotency.md, "Settling a record in doubt"): the operator looked
  * at the environment and says whether the effect of an IN_DOUBT call happened.
  */
 import type { JsonValue } from "../core/json.js";

@@ -1,6 +1,6 @@
 /**
- * Settling an IN_DOUBT record with the tool's probe (seed 000: "a reconciliation probe
- * inspects the environment and settles the record as completed or not executed").
+ * Settling an IN_DOUBT record with the tool's probe (docs/idempotency.md): the probe
+ * inspects the environment and says whether the effect happened.
  * The prober first takes the record over (a fenced owner change), so two probers or a late
  * executor can never both settle it.
  */

@@ -1,6 +1,6 @@
 /**
- * A claim found an existing record: decide what this repeat gets (seed 000, "The endpoint
- * record"). COMPLETED replays, IN_FLIGHT refuses until its lease passes, a passed lease and
+ * A claim found an existing record: decide what this repeat gets (docs/idempotency.md,
+ * the four states). COMPLETED replays, IN_FLIGHT refuses until its lease passes, a passed lease and
  * IN_DOUBT refuse until a probe or an operator settles the record.
  */
 import { settleHint, type SettleOutcome } from "./outcome.js";

@@ -1,6 +1,6 @@
 /**
- * `settle`: runs one call at most once per idempotency key (seed 000, "The endpoint record",
- * Listing 3), with the fourth state the reference omits made explicit:
+ * `settle`: runs one call at most once per idempotency key (docs/idempotency.md),
+ * with the fourth state, IN_DOUBT, that a naive record omits made explicit:
  *
  *   unseen ──claim──► IN_FLIGHT ──returns──► COMPLETED (repeats replay the result until the TTL)
  *                        │ throws NoEffectError ──► released (the next call runs)
@@ -22,7 +22,7 @@ import { RecordTransitions, storableResult } from "./transitions.js";
 export interface SettleOptions {
   /**
    * How long the claim holds, ms: longer than the worst-case execution plus the caller's timeout
-   * and clock skew (seed 000). Past it, the record reads IN_DOUBT and is never free to run again.
+   * and clock skew. Past it, the record reads IN_DOUBT and is never free to run again.
    */
   lease_ms: number;
   /** Settles an IN_DOUBT record by reading the environment (the tool's `probe`). */

@@ -1,6 +1,6 @@
 /**
- * `toolgate breakeven`: when constrained decoding pays (seed 000, "When to Constrain
- * Decoding", equation 1) — from given figures, or per tool from an audit trail.
+ * `toolgate breakeven`: when constrained decoding pays (docs/economics.md,
+ * equation 1) — from given figures, or per tool from an audit trail.
  *   toolgate breakeven --tokens L --mask-ms t --repair-ms T [--observed-rate p] [--decode-ms d] [--json]
  *   toolgate breakeven --audit [FILE] [--mask-ms t] [--repair-ms T] [--json]   (no FILE: the trail toolgate serve writes for the current folder)
  * Exit 0; 2 for bad input (zero or negative times, a rate outside [0, 1], an unreadable trail).

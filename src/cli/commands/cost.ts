@@ -1,5 +1,5 @@
 /**
- * `toolgate cost`: the token cost of a catalog (seed 000, "The token cost of a catalog",
+ * `toolgate cost`: the token cost of a catalog (docs/economics.md,
  * equation 2, T = N·K·S).
  *   toolgate cost [FILE... | --mcp -- CMD ARGS... | --catalog MODULE] [--turns N] [--tokenizer o200k|cl100k] [--json]
  *   toolgate cost --shape 80x350 --shape 4x250 [--turns 40]     (compare two catalog shapes)

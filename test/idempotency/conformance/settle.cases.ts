@@ -1,4 +1,4 @@
-/** Conformance: the settlement state machine over a store (seed 000, "The endpoint record"). */
+/** Conformance: the settlement state machine over a store (docs/idempotency.md). */
 import { describe, expect, it } from "vitest";
 import { NoEffectError } from "../../../src/core/errors.js";
 import type { ProbeOutcome } from "../../../src/core/tool.js";

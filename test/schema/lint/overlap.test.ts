@@ -20,7 +20,7 @@ describe("terms", () => {
   });
 });
 
-describe("TG009 overlapping tools (seed 003)", () => {
+describe("TG009 overlapping tools", () => {
   it("warns about search_orders / find_orders, naming both and the shared terms", () => {
     const findings = overlapFindings(orders);
     expect(findings).toHaveLength(1);
@@ -44,7 +44,7 @@ describe("TG009 overlapping tools (seed 003)", () => {
     `);
   });
 
-  it("finds no overlap among the four coding tools (seed 000, Listing 5)", () => {
+  it("finds no overlap among the four coding tools of seed-listing-5.json", () => {
     expect(overlapFindings(seedListing5())).toEqual([]);
     const top = similarities(seedListing5())[0]!;
     expect(top.similarity).toBeLessThan(OVERLAP_THRESHOLD);

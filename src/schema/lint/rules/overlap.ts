@@ -1,6 +1,6 @@
 /**
- * TG009 overlapping tools — seed 003, "Failure modes and decision rule": "If two tools could
- * plausibly serve the same user sentence, redesign the surface before tuning the prompt."
+ * TG009 overlapping tools — docs/schemas.md: if two tools could plausibly serve the
+ * same user sentence, the model chooses between synonyms; redesign the surface, not the prompt.
  *
  * Each tool becomes a TF-IDF vector over `terms(name + description)` (see terms.ts), with
  * the name's terms counted twice because the name is what the model matches first. IDF is
@@ -12,7 +12,7 @@
 import type { LintFinding } from "../finding.js";
 import { terms } from "../terms.js";
 
-/** Cosine at or above which two tools are reported (chosen so the seed's four coding tools stay below it; see test/schema/lint/overlap.test.ts). */
+/** Cosine at or above which two tools are reported (chosen so the four coding tools stay below it; see test/schema/lint/overlap.test.ts). */
 export const OVERLAP_THRESHOLD = 0.5;
 
 /** The name's weight against the description's in a tool's term counts. */
