@@ -34,7 +34,7 @@ export const DEFAULT_TURNS = 40;
 
 function checkTurns(turns: number): void {
   if (!Number.isInteger(turns) || turns < 1) {
-    throw new ToolgateError("invalid_input", `turns (N) must be an integer ≥ 1; received ${String(turns)}. Pass --turns 40 for the seed's trajectory.`);
+    throw new ToolgateError("invalid_input", `turns (N) must be an integer ≥ 1; received ${String(turns)}. Pass --turns 40 for the trajectory of docs/economics.md's worked example.`);
   }
 }
 

@@ -20,7 +20,7 @@ describe("compareCatalogShapes (equation 2)", () => {
   });
 
   it("rejects shapes and turns that are not counts", () => {
-    expect(() => compareCatalogShapes({ k: 80, s: 350 }, { k: 4, s: 250 }, 0)).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: turns (N) must be an integer ≥ 1; received 0. Pass --turns 40 for the seed's trajectory.]`);
+    expect(() => compareCatalogShapes({ k: 80, s: 350 }, { k: 4, s: 250 }, 0)).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: turns (N) must be an integer ≥ 1; received 0. Pass --turns 40 for the trajectory of docs/economics.md's worked example.]`);
     expect(() => compareCatalogShapes({ k: -1, s: 350 }, { k: 4, s: 250 })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: shape a: k must be an integer ≥ 0; received -1]`);
     expect(() => compareCatalogShapes({ k: 1, s: 350 }, { k: 4, s: Number.NaN })).toThrow(/shape b: s/);
   });

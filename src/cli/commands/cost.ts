@@ -43,7 +43,7 @@ function progress(source: string): ((done: number, total: number) => void) | und
 export function register(program: Command): void {
   program
     .command("cost")
-    .description("token cost of a catalog's definitions: per tool, K, mean S and N·K·S over a trajectory (seed 000, equation 2)")
+    .description("token cost of a catalog's definitions: per tool, K, mean S and N·K·S over a trajectory (docs/economics.md, equation 2)")
     .argument("[files...]", "catalog files (descriptor, array, tools/list result, catalog file; - = stdin), or with --mcp the server command after --")
     .option("--mcp", "list the tools of the MCP server started by the command after --")
     .option("--catalog <module>", "a module exporting defineTool results")

@@ -26,7 +26,7 @@ describe("TG009 overlapping tools", () => {
     expect(findings).toHaveLength(1);
     expect(findings[0]).toMatchInlineSnapshot(`
       {
-        "fix": "merge search_orders and find_orders into one tool, or give each a distinct verb and a description that says when to use it instead of the other (seed 003)",
+        "fix": "merge search_orders and find_orders into one tool, or give each a distinct verb and a description that says when to use it instead of the other",
         "message": "tools search_orders and find_orders could serve the same user sentence: similarity 0.73 ≥ 0.5 over name and description (shared terms: search, order, customer, status)",
         "other": "find_orders",
         "pointer": "",

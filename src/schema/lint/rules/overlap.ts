@@ -101,7 +101,7 @@ export function overlapFindings(tools: readonly NamedTool[], options: OverlapOpt
         similarity: Math.round(p.similarity * 1000) / 1000,
         shared_terms: shared,
         message: `tools ${p.a} and ${p.b} could serve the same user sentence: similarity ${p.similarity.toFixed(2)} ≥ ${threshold} over name and description (shared terms: ${shared.join(", ")})`,
-        fix: `merge ${p.a} and ${p.b} into one tool, or give each a distinct verb and a description that says when to use it instead of the other (seed 003)`,
+        fix: `merge ${p.a} and ${p.b} into one tool, or give each a distinct verb and a description that says when to use it instead of the other`,
       };
     });
 }
