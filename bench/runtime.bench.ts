@@ -1,5 +1,5 @@
 /**
- * The runtime's overhead (issue 5, "Benchmark"): an A0 no-op call through the whole gateway vs
+ * The runtime's overhead: an A0 no-op call through the whole gateway vs
  * calling the handler after a bare Ajv validate (goal ≤ 50 µs per call in process); an A2 call
  * with the SQLite store vs the same runOnce without the gateway; whole-boundary p50 per call.
  */

@@ -1,6 +1,6 @@
 /**
  * Stores: `runOnce` (claim + complete, two store operations) on each backend against the raw
- * client's single write in the same run (issue 3 "Benchmark"), and toolgate over Redis against
+ * client's single write in the same run, and toolgate over Redis against
  * `@aws-lambda-powertools/idempotency` (`makeIdempotent`, its Redis cache persistence layer over
  * @redis/client) on the same Redis with the same workload. Every operation uses a fresh key, so
  * each one really claims and completes.

@@ -1,5 +1,5 @@
 /**
- * The public API is an explicit list (STYLE.md 11): this pins every runtime export of the
+ * The public API is an explicit list: this pins every runtime export of the
  * package root, so adding or removing one is a visible, reviewed change.
  */
 import { describe, expect, it } from "vitest";

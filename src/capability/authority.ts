@@ -1,6 +1,6 @@
 /**
- * The capability authority: the runtime's one object for C = (R, O, P, E) (seed 000, "The
- * capability check"). It issues with a root key only it holds, verifies every block of a chain,
+ * The capability authority: the runtime's one object for C = (R, O, P, E) (docs/authority.md,
+ * Capabilities). It issues with a root key only it holds, verifies every block of a chain,
  * checks expiry, revocation, rights, objects, cost and argument bounds on every call, and spends
  * budgets atomically in the store.
  *

@@ -1,4 +1,4 @@
-/** "Did you mean": the closest allowed name by edit distance, only when it is close (seed 003, "An error is also an observation"). */
+/** "Did you mean": the closest allowed name by edit distance, only when it is close (docs/observations.md). */
 
 /** Optimal-string-alignment distance (Levenshtein plus adjacent transpositions), three rolling rows. */
 export function editDistance(a: string, b: string, max = 8): number {

@@ -1,4 +1,4 @@
-/** Operator-facing errors of the settlement layer (STYLE.md 12: each with a string code). */
+/** Operator-facing errors of the settlement layer (each with a string code). */
 import { ToolgateError } from "../core/errors.js";
 
 /**

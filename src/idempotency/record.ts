@@ -5,7 +5,7 @@
 import { randomFillSync } from "node:crypto";
 import type { IdempotencyRecord, RecordPatch, RecordState } from "./store.js";
 
-/** COMPLETED records are kept this long by default: 24 h (issue 3). */
+/** COMPLETED records are kept this long by default: 24 h. */
 export const DEFAULT_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**
@@ -30,9 +30,9 @@ export function newOwnerToken(): string {
 
 /**
  * The state a record reads as at `now`: an IN_FLIGHT record whose lease has passed reads as
- * IN_DOUBT (the executor may have died partway through). The one test of "the lease passed":
- * the state machine, the operator's resolution and the listings all ask this function. Stores
- * never judge a lease; they return a record as stored (the conformance suite pins it).
+ * IN_DOUBT (docs/idempotency.md: the executor may have died partway through). The one test of
+ * "the lease passed": the state machine, the operator's resolution and the listings all ask this
+ * function. Stores never judge a lease; they return a record as stored (the conformance suite pins it).
  */
 export function effectiveState(record: IdempotencyRecord, now: number): RecordState {
   return record.state === "IN_FLIGHT" && record.lease_until <= now ? "IN_DOUBT" : record.state;

@@ -32,7 +32,7 @@ export interface StoreCapabilities {
   durable: boolean;
 }
 
-/** The four states of seed 000 "The endpoint record"; "unseen" is the absence of a record. */
+/** The stored states of the endpoint record (docs/idempotency.md); "unseen" is the absence of a record. */
 export type RecordState = "IN_FLIGHT" | "COMPLETED" | "IN_DOUBT";
 
 export interface IdempotencyRecord {

@@ -1,5 +1,5 @@
 /**
- * The audit trail (issue 5, "Audit and stats"): one JSON line per call with every stage's
+ * The audit trail: one JSON line per call with every stage's
  * outcome. A line is completed (token counts) and serialised when its call ends, in bounded work
  * whatever the call's text (`countTokensBounded`: a huge argument is counted as far as one step
  * reads and the rest estimated, and the record says so). It is written at once unless another

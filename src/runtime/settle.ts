@@ -1,6 +1,6 @@
 /**
- * Stage 4, settle: A2 and A3 calls run through the idempotency record (seed 000, "The endpoint
- * record"), keyed by the derived key or the client's key; A0/A1 calls skip it. Every outcome
+ * Stage 4, settle: A2 and A3 calls run through the idempotency record (docs/idempotency.md),
+ * keyed by the derived key or the client's key; A0/A1 calls skip it. Every outcome
  * that is not a fresh execution becomes an observation saying what happened and what to do.
  * The record stores what the model may see: the result, a probe's result and a thrown message
  * pass through the gateway's redactor before the store gets them, so a replay answers with the

@@ -3,8 +3,8 @@ import type { ApprovalRecord, ApprovalState } from "../idempotency/store.js";
 import type { Observation } from "../core/observation.js";
 
 /**
- * What a model proposes, plus the ids that identify the logical call (seed 000,
- * "Deriving the key": the key identifies the call, not the attempt).
+ * What a model proposes, plus the ids that identify the logical call (docs/idempotency.md:
+ * the key identifies the call, not the attempt).
  */
 export interface Proposal {
   trajectory_id: string;
@@ -76,7 +76,7 @@ export interface AuditRecord {
   authority: AuthorityLevel | null;
   /** "ok" or the observation's error code. */
   outcome: string;
-  /** Stages that ran, in pipeline order; `approve` is the A3 approval gate (added by the runtime issue). */
+  /** Stages that ran, in pipeline order; `approve` is the A3 approval gate. */
   stages: Partial<Record<"resolve" | "validate" | "grant" | "approve" | "settle" | "execute" | "shape", StageOutcome>>;
   /** Issue codes when validation failed (e.g. ["additional_property"]). */
   validation_codes: string[];

@@ -1,5 +1,5 @@
 /**
- * Crash (issue 3): a child process claims a key, starts its effect and is SIGKILLed. After the
+ * Crash: a child process claims a key, starts its effect and is SIGKILLed. After the
  * lease the record is IN_DOUBT, repeats are refused, and the probe settles it — the effect
  * happens exactly once whether the child died after or before it.
  */

@@ -1,7 +1,7 @@
 /**
  * Two OS processes share one store (SQLite file, Redis, PostgreSQL) and both submit the same
  * 1,000 keys through `runOnce` at once: every effect must happen exactly once, counted in an
- * append-only file (issue 3, "Tests that must exist"). Then both spend one budget and race to
+ * append-only file. Then both spend one budget and race to
  * consume the same approvals: the limit holds and every approval is used exactly once.
  */
 import { spawn } from "node:child_process";

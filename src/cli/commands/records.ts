@@ -1,6 +1,6 @@
 /**
- * `toolgate records`: the idempotency records an operator inspects and settles (seed 000,
- * "The endpoint record": IN_DOUBT calls wait for a probe or a person).
+ * `toolgate records`: the idempotency records an operator inspects and settles (docs/idempotency.md:
+ * IN_DOUBT calls wait for a probe or a person).
  *   toolgate records list [--state in_flight|completed|in_doubt] [--limit N] [--after KEY] [--store URL] [--json]
  *   toolgate records show KEY [--store URL] [--json]
  *   toolgate records settle KEY --outcome applied|not_applied [--result JSON] [--store URL] [--json]

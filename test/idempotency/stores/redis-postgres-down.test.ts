@@ -1,5 +1,5 @@
 /**
- * A shared store that goes away in the middle of a call (issue 3, "Bad input": a store that is
+ * A shared store that goes away in the middle of a call (a store that is
  * down → a clear error, nothing marked completed): the connection to real Redis / PostgreSQL
  * runs through a proxy the test cuts while the tool executes.
  */
