@@ -26,24 +26,24 @@ export { renderIssues, renderIssue, fromCheckIssue } from "./schema/render.js";
 export { canonicalize, CanonicalJsonError } from "./canonical/jcs.js";
 export { deriveIdempotencyKey, fingerprint, validateClientKey, IdempotencyKeyError, MAX_CLIENT_KEY_LENGTH } from "./canonical/key.js";
 export type { KeyInput, KeyOptions } from "./canonical/key.js";
-export { settle } from "./idempotency/settle.js";
-export type { SettleOptions, SettleClaim } from "./idempotency/settle.js";
+export { runOnce } from "./idempotency/run-once.js";
+export type { RunOnceOptions, RunOnceClaim } from "./idempotency/run-once.js";
 export type {
-  SettleOutcome,
-  SettleExecuted,
-  SettleReplay,
-  SettleInFlight,
-  SettleInDoubt,
-  SettleKeyReused,
-  SettleReleased,
+  RunOnceOutcome,
+  RunOnceExecuted,
+  RunOnceReplay,
+  RunOnceInFlight,
+  RunOnceInDoubt,
+  RunOnceKeyReused,
+  RunOnceReleased,
   InDoubtCause,
 } from "./idempotency/outcome.js";
-export { settleRecord } from "./idempotency/manual.js";
-export type { ManualOutcome, SettleRecordOptions, SettleRecordResult } from "./idempotency/manual.js";
-export { StoreUnavailableError, SettleRecordError } from "./idempotency/errors.js";
+export { resolveInDoubt } from "./idempotency/resolve-in-doubt.js";
+export type { ManualOutcome, ResolveInDoubtOptions, ResolveInDoubtResult } from "./idempotency/resolve-in-doubt.js";
+export { StoreUnavailableError, ResolveInDoubtError } from "./idempotency/errors.js";
 export { DEFAULT_TTL_MS, effectiveState } from "./idempotency/record.js";
-export { listRecords, showRecord } from "./idempotency/inspect.js";
-export type { RecordView, ListRecordsQuery } from "./idempotency/inspect.js";
+export { listRecordViews, showRecord } from "./idempotency/inspect.js";
+export type { RecordView, ListRecordViewsQuery } from "./idempotency/inspect.js";
 export { createMemoryStore } from "./idempotency/stores/memory.js";
 export type { MemoryStoreOptions } from "./idempotency/stores/memory.js";
 export { openStore } from "./idempotency/open.js";

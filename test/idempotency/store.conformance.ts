@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe } from "vitest";
 import type { Store } from "../../src/idempotency/store.js";
 import { recordCases } from "./conformance/records.cases.js";
 import { sideCases } from "./conformance/side.cases.js";
-import { settleCases } from "./conformance/settle.cases.js";
+import { runOnceCases } from "./conformance/run-once.cases.js";
 
 export interface ConformanceOptions {
   /** Concurrent claimers / settlers in the race cases. Default 100. */
@@ -50,6 +50,6 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
     });
     recordCases(ctx);
     sideCases(ctx);
-    settleCases(ctx);
+    runOnceCases(ctx);
   });
 }
