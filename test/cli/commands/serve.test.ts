@@ -79,6 +79,17 @@ describe("toolgate serve (default coding catalog) over stdio", { timeout: 180_00
     expect(textOf(outside)).not.toContain("root:");
   });
 
+  it("answers a tools/call over 4 MiB with a tool result for that request, telling the model to send smaller arguments", async () => {
+    const ws = tempDir("ws-big");
+    const client = await serve(["--workspace", ws]);
+    // Without the request's id the answer would not reach this call, and it would wait for the client's timeout.
+    const big = await client.callTool({ name: "file_edit", arguments: { path: join(ws, "a.txt"), old_str: "x", new_str: "y".repeat(5 * 2 ** 20) } }, undefined, { timeout: 30_000 });
+    expect(big.isError).toBe(true);
+    expect(textOf(big)).toContain("Send smaller arguments");
+    const { tools } = await client.listTools(); // the session goes on
+    expect(tools).toHaveLength(4);
+  });
+
   it("needs a capability when started with --keys and takes one from _meta", async () => {
     const ws = tempDir("ws");
     const keyFile = join(tempDir("keys"), "keys.json"); // outside the workspace: serve refuses a key file inside it
