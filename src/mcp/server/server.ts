@@ -194,7 +194,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     const outputSchema = gateway.tools.get(name)?.outputSchema;
     if (outputSchema === undefined) return toCallToolResult(obs, false);
     const problems = obs.ok ? checkOutput(name, outputSchema, obs.output) : null;
-    return problems ? outputMismatchResult(obs, problems) : toCallToolResult(obs, true);
+    return problems ? outputMismatchResult(obs, problems) : toCallToolResult(obs, true, (cut) => checkOutput(name, outputSchema, cut) === null);
   }
   return server;
 }

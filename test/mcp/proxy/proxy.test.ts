@@ -192,6 +192,19 @@ describe("proxy in front of server-filesystem", () => {
     expect(s.upstreamCalls().map((c) => c.name)).toEqual(["read_text_file"]);
   });
 
+  it("bounds a big read's structuredContent by the observation budget as it bounds the text", async () => {
+    const root = tempDir("fsroot");
+    writeFileSync(join(root, "big.txt"), Array.from({ length: 4_000 }, (_, i) => `line ${i} of a long file that the model asked to read whole`).join("\n"));
+    const s = await startProxy(filesystemServer, [root]);
+    const read = await s.client.callTool({ name: "read_text_file", arguments: { path: join(root, "big.txt") } });
+    expect(read.isError).toBeUndefined();
+    expect((read._meta?.["toolgate/observation"] as { truncated?: { omitted_tokens: number } }).truncated?.omitted_tokens).toBeGreaterThan(0);
+    // The text fits the default 2,000-token budget; the structured result gets no more room than the text.
+    expect(JSON.stringify(read.structuredContent).length).toBeLessThanOrEqual(textOf(read).length);
+    expect((read.structuredContent as { content: string }).content).toMatch(/…\[\d+ characters cut\]$/);
+    expect(textOf(read)).toContain("The structured result is cut to the same size as this text");
+  });
+
   it("refuses a field the upstream's open schema does not declare, before the upstream sees it; --open-schemas passes it on", async () => {
     const root = tempDir("fsroot");
     writeFileSync(join(root, "hello.txt"), "hello\n");
