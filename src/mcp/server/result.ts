@@ -80,7 +80,12 @@ function plural(n: number, word: string): string {
  */
 export function outputMismatchResult(obs: Observation, problems: readonly string[]): CallToolResult {
   const ran = obs.authority === "A2" || obs.authority === "A3" ? " The call was not refused: it ran and its effect happened, so do not call it again to retry." : "";
-  const message = `${obs.tool} ran, but its result does not match the outputSchema it publishes in tools/list:\n${problems.map((p) => `- ${p}`).join("\n")}\nThe result is shown above as text only.${ran} Tell the tool's author.`;
+  const list = problems.map((p) => `- ${p}`).join("\n");
+  // A replayed result was stored by an earlier run or by an operator (`toolgate records settle`):
+  // who to tell is the operator, not the tool's author.
+  const message = obs.replay
+    ? `This call already ran; its stored result (kept by an earlier run, or given by an operator settling the call) does not match the outputSchema ${obs.tool} publishes in tools/list:\n${list}\nThe result is shown above as text only. Do not call it again to retry; tell the operator, who can inspect it with toolgate records show.`
+    : `${obs.tool} ran, but its result does not match the outputSchema it publishes in tools/list:\n${list}\nThe result is shown above as text only.${ran} Tell the tool's author.`;
   return {
     content: [{ type: "text", text: `${obs.text}\n${message}` }],
     _meta: { [OBSERVATION_META]: { ...observationMeta(obs), ok: false, error: { code: "output_invalid", message } } },

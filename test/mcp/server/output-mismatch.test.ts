@@ -13,6 +13,7 @@ import { createMcpServer } from "../../../src/mcp/server/server.js";
 import { createGateway } from "../../../src/runtime/gateway.js";
 import type { Gateway } from "../../../src/runtime/types.js";
 import { defineTool } from "../../../src/schema/define.js";
+import { resolveInDoubt } from "../../../src/idempotency/resolve-in-doubt.js";
 
 let gateway: Gateway | undefined;
 let client: Client | undefined;
@@ -50,5 +51,32 @@ describe("structuredContent that breaks the tool's outputSchema", () => {
 
     const fine = (await client.callTool({ name: "count_closed_tickets", arguments: {} })) as CallToolResult;
     expect([fine.isError, fine.structuredContent]).toEqual([undefined, { count: 2 }]);
+  });
+
+  it("a replayed result that breaks the schema (stored by an operator's settle) tells the model to tell the operator, not the tool's author", async () => {
+    let attempts = 0;
+    const flaky = defineTool({ name: "close_stale_tickets", description: "Closes the stale tickets in the support queue right now.", input: z.object({}), output, effect: "write", handler: () => (attempts++ === 0 ? Promise.reject(new Error("connection reset")) : { count: 1 }) });
+    const store = createMemoryStore();
+    gateway = createGateway({ tools: [flaky], store, audit: false });
+    const server = createMcpServer(gateway);
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await server.connect(a);
+    client = new Client({ name: "output-mismatch-test", version: "1.0.0" });
+    await client.connect(b);
+    await client.listTools();
+    const ids = { "toolgate/trajectory_id": "t-settle", "toolgate/turn": 1, "toolgate/call_id": "c-1" };
+    const doubt = (await client.callTool({ name: "close_stale_tickets", arguments: {}, _meta: ids })) as CallToolResult;
+    const key = (doubt._meta?.["toolgate/observation"] as { error: { detail: { key: string } } }).error.detail.key;
+    await resolveInDoubt(store, key, { outcome: "applied", result: { count: "three" } }); // the library call, which has no catalog to check against
+    const replay = (await client.callTool({ name: "close_stale_tickets", arguments: {}, _meta: ids })) as CallToolResult;
+    expect(replay.isError).toBe(true);
+    const text = (replay.content[0] as { text: string }).text;
+    expect(text).not.toContain("tool's author");
+    expect(text.slice(text.indexOf("This call already ran"))).toMatchInlineSnapshot(`
+      "This call already ran; its stored result (kept by an earlier run, or given by an operator settling the call) does not match the outputSchema close_stale_tickets publishes in tools/list:
+      - count must be an integer; received "three" (string)
+      The result is shown above as text only. Do not call it again to retry; tell the operator, who can inspect it with toolgate records show."
+    `);
+    expect(attempts).toBe(1);
   });
 });
