@@ -235,17 +235,14 @@ describe("toolgate serve over raw stdio: bad input", { timeout: 180_000 }, () =>
           "Invalid Request: not a JSON-RPC 2.0 message; expected {"json",
         ],
         [
-          null,
-          -32600,
-          "Invalid Request: a message exceeds 4194304 bytes and was dis",
-        ],
-        [
           5,
           -32601,
           "Method not found",
         ],
       ]
     `);
+    // The oversized call is answered for its own id, as a tool result the model reads.
+    expect(replies.find((r) => r.id === 4)?.result).toMatchObject({ isError: true, content: [{ type: "text", text: expect.stringContaining("Send smaller arguments") }] });
     expect(replies.find((r) => r.id === 6)?.result).toMatchObject({ structuredContent: { name: "ok", lines: 1 } });
     expect(executions(notes)).toEqual(["note_append ok still serving"]);
   });
