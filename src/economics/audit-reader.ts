@@ -4,6 +4,7 @@
  * counted and reported with its line number and reason, and the rest is used.
  */
 import type { AuditRecord } from "../runtime/types.js";
+import { isPlainObject } from "../core/json.js";
 
 /** The fields the economics read from one audit line; the rest of AuditRecord is ignored. */
 export type AuditCall = Pick<AuditRecord, "trajectory_id" | "turn" | "call_id" | "tool" | "outcome" | "argument_tokens" | "latency_ms"> & {
@@ -33,8 +34,8 @@ function describe(value: unknown): string {
 
 /** Checks one parsed line; returns the call or why it is broken. */
 function toCall(value: unknown, line: number): AuditCall | string {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return `expected a JSON object, got ${describe(value)}`;
-  const v = value as Record<string, unknown>;
+  if (!isPlainObject(value)) return `expected a JSON object, got ${describe(value)}`;
+  const v = value;
   for (const f of STRING_FIELDS) {
     if (typeof v[f] !== "string" || v[f] === "") return `field ${f} must be a non-empty string; received ${describe(v[f])}`;
   }

@@ -7,7 +7,7 @@ import type { LintDescriptor } from "../descriptor.js";
 import type { FindingInput, LintContext, LintFinding } from "./finding.js";
 import { toDescriptor } from "../descriptor.js";
 import { catalogRules, schemaRules, toolRules } from "./rules.js";
-import { isRecord } from "../../core/json.js";
+import { isPlainObject } from "../../core/json.js";
 import { shapeOf } from "../../core/describe.js";
 import { localRefPath, lookup, walkSchema } from "./walk.js";
 
@@ -50,7 +50,7 @@ function lintDescriptor(tool: LintDescriptor): LintFinding[] {
   };
   const base = tool.schemaPointer ?? "";
   const ctx = contextFor(tool, tool.schema, base, report);
-  if (!isRecord(tool.raw)) {
+  if (!isPlainObject(tool.raw)) {
     report({ rule: "TG000", severity: "error", pointer: "", message: `a tool descriptor must be an object; found ${Array.isArray(tool.raw) ? "an array" : tool.raw === null ? "null" : typeof tool.raw}`, fix: "pass {\"name\", \"description\", \"inputSchema\"} (MCP) or {\"name\", \"description\", \"parameters\"}" });
     return findings;
   }
@@ -74,7 +74,7 @@ function contextFor(tool: LintDescriptor, root: unknown, base: string, report: (
       let cur: unknown = schema;
       let at = pointer;
       for (let hop = 0; hop < MAX_REF_HOPS; hop++) {
-        if (!isRecord(cur) || typeof cur.$ref !== "string") return { schema: cur, pointer: at };
+        if (!isPlainObject(cur) || typeof cur.$ref !== "string") return { schema: cur, pointer: at };
         const path = localRefPath(cur.$ref);
         if (path === undefined) return undefined;
         const hit = lookup(root, path);
@@ -95,7 +95,7 @@ function lintOutputSchema(tool: LintDescriptor, report: (f: FindingInput) => voi
   const raw = tool.raw as Record<string, unknown>;
   if (!("outputSchema" in raw) || raw.outputSchema === undefined) return;
   const root = raw.outputSchema;
-  if (!isRecord(root)) {
+  if (!isPlainObject(root)) {
     report({ rule: "TG000", severity: "error", pointer: "/outputSchema", message: `the output schema must be a JSON Schema object; found ${Array.isArray(root) ? "an array" : root === null ? "null" : typeof root}`, fix: "use {\"type\": \"object\", \"properties\": {…}} or leave outputSchema out" });
     return;
   }
@@ -111,7 +111,7 @@ function lintSchema(tool: LintDescriptor, ctx: LintContext): void {
     ctx.report({ rule: "TG000", severity: "error", pointer: "", message: "the tool has no input schema (inputSchema, parameters or input_schema)", fix: "add an inputSchema; a tool without arguments uses {\"type\": \"object\", \"properties\": {}, \"additionalProperties\": false}" });
     return;
   }
-  if (!isRecord(schema)) {
+  if (!isPlainObject(schema)) {
     ctx.report({ rule: "TG000", severity: "error", pointer: schemaPointer, message: `the input schema must be a JSON Schema object; found ${Array.isArray(schema) ? "an array" : schema === null ? "null" : typeof schema}`, fix: "use {\"type\": \"object\", \"properties\": {…}, \"required\": […], \"additionalProperties\": false}" });
     return;
   }
