@@ -15,7 +15,7 @@ import { createCapabilityAuthority } from "../src/capability/authority.js";
 import { verifyChain } from "../src/capability/chain.js";
 import { keyRingFromMap } from "../src/capability/keys.js";
 import { decodeToken, parseToken } from "../src/capability/token.js";
-import { checkRequest } from "../src/capability/approve.js";
+import { checkRequest } from "../src/capability/authorize.js";
 
 const rawKey = Buffer.alloc(32, 0x42);
 const keys = keyRingFromMap({ bench: rawKey.toString("base64") }, "bench keys");
@@ -42,12 +42,12 @@ function rawVerifier(token: string): () => boolean {
 export default async function (h: Harness): Promise<void> {
   for (const n of [1, 2, 4]) {
     const token = chainOf(n);
-    const check = await authority.approve(token, request);
+    const check = await authority.authorize(token, request);
     if (!check.allowed) throw new Error(`bench token of ${n} blocks was refused: ${check.reason}`);
     await h.compare({
       area: "capability",
       hot_path: `verify + approve, ${n}-block chain`,
-      toolgate: () => authority.approve(token, request),
+      toolgate: () => authority.authorize(token, request),
       peer: { name: "createHmac chain + timingSafeEqual", fn: rawVerifier(token) },
       goal: { op: "<=", value: 1.5, label: "≤ 1.5×" },
       batch: 500,

@@ -60,7 +60,7 @@ export { createCapabilityAuthority } from "./capability/authority.js";
 export type { CapabilityAuthority, CapabilityAuthorityOptions, Inspection } from "./capability/authority.js";
 export { attenuate, AttenuationError } from "./capability/attenuate.js";
 export type { Component as AttenuationComponent } from "./capability/attenuate.js";
-export type { ApproveRequest, Decision as CapabilityDecision, DenyCode } from "./capability/approve.js";
+export type { AuthorizationRequest, Decision as CapabilityDecision, DenyCode } from "./capability/authorize.js";
 export type { GrantInput, NarrowerInput } from "./capability/input.js";
 export type { ArgBound, Predicate as CapabilityPredicate } from "./capability/predicates.js";
 export type { Block as CapabilityBlock } from "./capability/block.js";

@@ -19,7 +19,7 @@
  */
 import { assertStore, type Store } from "../idempotency/store.js";
 import { ToolgateError } from "../core/errors.js";
-import { checkExpiry, checkRequest, deny, type ApproveRequest, type Decision, type Denial } from "./approve.js";
+import { checkExpiry, checkRequest, deny, type AuthorizationRequest, type Decision, type Denial } from "./authorize.js";
 import { attenuate as attenuateOffline } from "./attenuate.js";
 import { TOKEN_VERSION, MalformedError, type Block } from "./block.js";
 import { budgetKey, chainFingerprint, chainTag, verifiedTags } from "./chain.js";
@@ -59,7 +59,7 @@ export interface CapabilityAuthority {
   /** Verifies `token`, then appends a narrowing block (see `attenuate`). */
   attenuate(token: string, narrower: NarrowerInput): string;
   /** The capability check on every call. Never throws for a bad token or request; throws only when the store fails. */
-  approve(token: string, request: ApproveRequest): Promise<Decision>;
+  authorize(token: string, request: AuthorizationRequest): Promise<Decision>;
   inspect(token: string): Promise<Inspection>;
   /** Revokes a grant id (or a whole token's own id) and, through chain ids, every grant attenuated from it. */
   revoke(idOrToken: string, reason?: string): Promise<void>;
@@ -175,7 +175,7 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
       return attenuateOffline(token, narrower, { now });
     },
 
-    approve(token, request) {
+    authorize(token, request) {
       const v = verify(token);
       if (!v.ok) return Promise.resolve(v.denial);
       const at = now();

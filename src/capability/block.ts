@@ -34,7 +34,7 @@ export interface ParsedBlock {
   objects: CapObject[] | null;
 }
 
-/** A token or grant that does not parse; `code` is `malformed` so `approve` can report it as such. */
+/** A token or grant that does not parse; `code` is `malformed` so `authorize` can report it as such. */
 export class MalformedError extends ToolgateError {
   constructor(message: string) {
     super("malformed", message);
