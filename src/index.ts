@@ -84,8 +84,8 @@ export { auditStats, renderStats } from "./runtime/stats.js";
 export type { Stats, ToolStats, Percentiles } from "./runtime/stats.js";
 export { DEFAULT_APPROVAL_TTL_MS } from "./runtime/approvals.js";
 // observation:
-export { renderResult, renderError, outputText } from "./observation/render.js";
-export type { ResultParts, ErrorParts, RenderOptions, Rendered } from "./observation/render.js";
+export { renderResult, renderError, outputText } from "./observation/observation-text.js";
+export type { ResultParts, ErrorParts, RenderOptions, Rendered } from "./observation/observation-text.js";
 export { fitText, DEFAULT_BUDGET_TOKENS } from "./observation/budget.js";
 export { fenceUntrusted } from "./observation/fence.js";
 export { createRedactor, REDACTED } from "./observation/redact.js";

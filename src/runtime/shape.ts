@@ -4,7 +4,7 @@
  * (seed 003, "observation is a budget"; "Silent writes": name the new state).
  */
 import type { AuthorityLevel } from "../core/tool.js";
-import { renderResult, type Rendered, type RenderOptions } from "../observation/render.js";
+import { renderResult, type Rendered, type RenderOptions } from "../observation/observation-text.js";
 import type { Executed } from "./execute.js";
 
 export interface ShapeInput {
