@@ -21,7 +21,7 @@ export { formatReport } from "./schema/lint/format.js";
 export type { LintFormat } from "./schema/lint/format.js";
 export { createValidator } from "./schema/validate.js";
 export type { Validator, ValidationResult } from "./schema/validate.js";
-export { renderIssues, renderIssue, fromCheckIssue } from "./schema/render.js";
+export { renderIssues, renderIssue, fromCheckIssue } from "./schema/issue-text.js";
 // canonical / idempotency:
 export { canonicalize, CanonicalJsonError } from "./canonical/jcs.js";
 export { deriveIdempotencyKey, fingerprint, validateClientKey, IdempotencyKeyError, MAX_CLIENT_KEY_LENGTH } from "./canonical/key.js";

@@ -11,7 +11,7 @@ import { lintTool } from "./lint/index.js";
 import { join } from "../core/pointer.js";
 import { fieldLabel } from "./labels.js";
 import { publishSchema } from "./publish.js";
-import { renderIssues } from "./render.js";
+import { renderIssues } from "./issue-text.js";
 import { annotationsFor, type CheckIssue, type Effect, type GrantRequest, type ProbeOutcome, type ToolContext, type ToolResult, type ToolSpec } from "../core/tool.js";
 
 export interface ToolDefinition<I extends z.ZodType, R> {
