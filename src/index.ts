@@ -14,7 +14,7 @@ export { defineTool } from "./schema/define.js";
 export type { ToolDefinition } from "./schema/define.js";
 export { lintTool, lintCatalog } from "./schema/lint/index.js";
 export type { LintFinding, Severity, CatalogRule } from "./schema/lint/finding.js";
-export type { LintDescriptor } from "./schema/descriptor.js";
+export type { UncheckedDescriptor } from "./schema/descriptor.js";
 export { lintSources } from "./schema/lint/report.js";
 export type { LintReport, LintSource, SourcedFinding } from "./schema/lint/report.js";
 export { formatReport } from "./schema/lint/format.js";
