@@ -4,6 +4,7 @@
  * only ever sees `ToolSpec`s, so it knows nothing of zod or MCP.
  */
 import type { JsonValue } from "./json.js";
+import type { ToolDefinedCode } from "./errors.js";
 
 /**
  * The side-effect annotation (seed 000, "Schema Rules for Tool Definitions"): it decides
@@ -54,8 +55,8 @@ export interface GrantRequest {
 export interface CheckIssue {
   /** JSON Pointer into the arguments, e.g. `/since`; "" for the whole call. */
   path: string;
-  /** Machine code, e.g. `not_found`, `forbidden`, `conflict`. */
-  code: string;
+  /** The tool's own machine code, e.g. `not_found`, `forbidden`, `conflict`. */
+  code: ToolDefinedCode;
   message: string;
   expected?: string;
   received?: unknown;
