@@ -2,9 +2,9 @@
  * The public API of toolgate. Any new export added here becomes public API
  * (guarded by test/index.test.ts); never `export *` an internal module.
  */
-export type { Effect, AuthorityLevel, ToolAnnotations, ToolContext, GrantRequest, CheckIssue, ProbeOutcome, ToolResult, ToolSpec } from "./core/tool.js";
+export type { Effect, AuthorityLevel, ToolAnnotations, McpFacing, ToolContext, GrantRequest, CheckIssue, ProbeOutcome, ToolResult, ToolSpec } from "./core/tool.js";
 export type { JsonSchema, JsonValue } from "./core/json.js";
-export { AUTHORITY, annotationsFor, toolResult, isToolResult } from "./core/tool.js";
+export { AUTHORITY, toolResult, isToolResult } from "./core/tool.js";
 export { NoEffectError, ToolgateError } from "./core/errors.js";
 export type * from "./idempotency/store.js";
 export type { Proposal } from "./runtime/types.js";
@@ -100,7 +100,7 @@ export type { SandboxLauncher, EnvelopeRun, EnvelopeLimits, LaunchPlan } from ".
 // mcp:
 export { createMcpServer } from "./mcp/server/server.js";
 export type { McpServerOptions } from "./mcp/server/server.js";
-export { toMcpTool } from "./mcp/server/listing.js";
+export { annotationsFor, toMcpTool } from "./mcp/server/listing.js";
 export { toCallToolResult, OBSERVATION_META } from "./mcp/server/result.js";
 export { META_KEYS } from "./mcp/server/meta.js";
 export { serveStdio } from "./mcp/transports/stdio.js";

@@ -1,7 +1,6 @@
 /**
  * tools/list byte for byte: what a real client receives for the coding catalog, a defineTool
- * catalog and two proxied catalogs is the committed `fixtures/tools-list.jsonl`, written before
- * MCP annotations left the runtime's ToolSpec (they are derived in mcp/ now). A difference in
+ * catalog and two proxied catalogs is the committed `fixtures/tools-list.jsonl`. A difference in
  * any byte — a key's order, a hint, a title — fails; `test/mcp/tools-list.ts` says how to write
  * the file again when a change is meant to alter tools/list.
  */
