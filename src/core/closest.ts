@@ -1,7 +1,13 @@
-/** "Did you mean": the closest allowed name by edit distance, only when it is close (seed 003, "An error is also an observation"). */
+/**
+ * "Did you mean": the closest allowed name by edit distance, only when it is close (seed 003, "An
+ * error is also an observation"). The one rule for every suggestion toolgate makes — a field
+ * name, an enum value, a tool name, a store URL scheme: compared without case, `-`, `_` or
+ * blanks (customerId is customer_id), and close means at most one edit per three characters of
+ * what was sent (at least one).
+ */
 
 /** Optimal-string-alignment distance (Levenshtein plus adjacent transpositions), three rolling rows. */
-export function editDistance(a: string, b: string, max = 8): number {
+function editDistance(a: string, b: string, max = 8): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
   let prev2: number[] = new Array<number>(b.length + 1).fill(0);
   let prev: number[] = new Array<number>(b.length + 1);
