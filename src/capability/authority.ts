@@ -19,6 +19,7 @@
  */
 import { assertStore, type Store } from "../idempotency/store.js";
 import { ToolgateError } from "../core/errors.js";
+import { LruCache } from "../core/lru.js";
 import { checkExpiry, checkRequest, deny, type AuthorizationRequest, type Decision, type Denial } from "./authorize.js";
 import { attenuate as attenuateOffline } from "./attenuate.js";
 import { TOKEN_VERSION, MalformedError, type Block } from "./block.js";
@@ -145,12 +146,11 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
    * who names a block after another grant's block id reads that grant's old spend: it only
    * lowers the holder's own budget.
    */
-  const legacy = new Map<string, number>();
+  const legacy = new LruCache<string, number>(LEGACY_MEMO);
   async function legacySpent(s: Store, blockId: string): Promise<number> {
     const known = legacy.get(blockId);
     if (known !== undefined) return known;
     const spent = await s.budgets.spent(blockId);
-    if (legacy.size >= LEGACY_MEMO) legacy.delete(legacy.keys().next().value!);
     legacy.set(blockId, spent);
     return spent;
   }

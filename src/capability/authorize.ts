@@ -8,7 +8,7 @@
 import type { GrantRequest } from "../core/tool.js";
 import type { EffectiveGrant } from "./grant.js";
 import { parseObject, withinAny, type CapObject } from "./objects.js";
-import { memoByString } from "./memo.js";
+import { memoize } from "../core/lru.js";
 import { argViolation } from "./predicates.js";
 
 /**
@@ -95,4 +95,4 @@ export function checkRequest(g: EffectiveGrant, req: AuthorizationRequest): Deni
 }
 
 /** `parseObject` for request targets, memoised: the same targets recur call after call. */
-const parseTarget = memoByString(1024, parseObject);
+const parseTarget = memoize(1024, parseObject);

@@ -5,6 +5,7 @@
  * blanks (customerId is customer_id), and close means at most one edit per three characters of
  * what was sent (at least one).
  */
+import { LruCache } from "./lru.js";
 
 /** Optimal-string-alignment distance (Levenshtein plus adjacent transpositions), three rolling rows. */
 function editDistance(a: string, b: string, max = 8): number {
@@ -61,11 +62,13 @@ const MAX_REMEMBERED = 256;
  */
 export function suggester(candidates: readonly string[]): (name: string) => string | undefined {
   const folded = candidates.map(fold);
-  const answers = new Map<string, string | undefined>();
+  const answers = new LruCache<string, string | null>(MAX_REMEMBERED);
   return (name) => {
-    if (answers.has(name)) return answers.get(name);
-    const answer = closestFolded(name, candidates, folded);
-    if (answers.size < MAX_REMEMBERED) answers.set(name, answer);
-    return answer;
+    let answer = answers.get(name);
+    if (answer === undefined) {
+      answer = closestFolded(name, candidates, folded) ?? null;
+      answers.set(name, answer);
+    }
+    return answer ?? undefined;
   };
 }

@@ -7,6 +7,7 @@ import type { ErrorObject } from "ajv";
 import type { ObservationIssue } from "../core/observation.js";
 import type { JsonValue } from "../core/json.js";
 import { suggester } from "../core/closest.js";
+import { LruCache, memoize } from "../core/lru.js";
 import { FORMAT_HINTS } from "./formats.js";
 import { exampleForPattern as generateExample } from "./pattern-example.js";
 import { codePoints, showTyped, showValue } from "./received.js";
@@ -32,12 +33,14 @@ function exampleOf(schema: unknown): JsonValue | undefined {
  * compiles it to check the result (~14 µs), and a failing call meets the same few patterns
  * again and again. Bounded.
  */
-const patternExamples = new Map<string, string | undefined>();
+const patternExamples = new LruCache<string, string | null>(1024);
 function exampleForPattern(pattern: string): string | undefined {
-  if (patternExamples.has(pattern)) return patternExamples.get(pattern);
-  const example = generateExample(pattern);
-  if (patternExamples.size < 1024) patternExamples.set(pattern, example);
-  return example;
+  let example = patternExamples.get(pattern);
+  if (example === undefined) {
+    example = generateExample(pattern) ?? null;
+    patternExamples.set(pattern, example);
+  }
+  return example ?? undefined;
 }
 
 /** A value's type and bounds as a phrase: `an integer from 1 to 500`, `a string of 1 to 8192 characters`. */
@@ -117,15 +120,7 @@ function enumOf(allowed: unknown[]): Choices {
 }
 
 /** Field labels of recent instance paths: the same few paths fail again and again. Bounded. */
-const labels = new Map<string, string>();
-function label(pointer: string): string {
-  let text = labels.get(pointer);
-  if (text === undefined) {
-    text = fieldLabel(pointer);
-    if (labels.size < 1024) labels.set(pointer, text);
-  }
-  return text;
-}
+const label = memoize(1024, fieldLabel);
 
 const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? "" : "s"}`;
 
