@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { readAuditLines } from "../../src/runtime/audit-reader.js";
 import { auditStats } from "../../src/runtime/stats.js";
-import { readAudit } from "../../src/economics/audit-reader.js";
+import { readAudit } from "../../src/economics/audit-calls.js";
 
 const good = { ts: "2026-03-05T10:00:00.000Z", trajectory_id: "t", turn: 1, call_id: "c1", tool: "file_view", outcome: "ok", argument_tokens: 9, latency_ms: 1.5 };
 const trail = [JSON.stringify(good), "", "{cut short", "  ", JSON.stringify({ tool: "file_view" }), `\t${JSON.stringify({ ...good, call_id: "c2" })}\r`, ""].join("\n");
