@@ -19,6 +19,7 @@ import type { Store } from "../../../src/idempotency/store.js";
 import { serveHttp, type HttpHandle, type HttpOptions } from "../../../src/mcp/transports/http.js";
 import catalog from "../fixtures/notes-catalog.js";
 import { executions, obsOf, tempDir } from "../support.js";
+import { errorOf, INIT, JSON_HEADERS, list as listAt, open as openAt, request } from "./raw-http.js";
 
 let store: Store;
 let gateway: Gateway;
@@ -51,44 +52,11 @@ afterEach(async () => {
   await gateway?.close();
 });
 
-interface Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-/** One request with exactly these headers (Host and Origin included), on its own connection. */
-function request(url: URL, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: options.method ?? "POST", agent: false, headers: options.headers ?? {} }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (d: string) => (body += d));
-      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body }));
-    });
-    req.on("error", reject);
-    req.end(options.body);
-  });
-}
-
-const INIT = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
-const JSON_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
-
 /** A raw initialize (+ initialized) as `headers` describe the caller; the new session's id. */
-async function open(headers: Record<string, string> = {}): Promise<string> {
-  const init = await request(server!.url, { headers: { ...JSON_HEADERS, ...headers }, body: INIT });
-  expect(init.status).toBe(200);
-  const sid = init.headers["mcp-session-id"] as string;
-  const done = await request(server!.url, { headers: { ...JSON_HEADERS, ...headers, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" }, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) });
-  expect(done.status).toBe(202);
-  return sid;
-}
+const open = (headers: Record<string, string> = {}) => openAt(server!.url, headers);
 
 /** tools/list in session `sid` as the caller `headers` describe; the answer. */
-const list = (sid: string, headers: Record<string, string> = {}) =>
-  request(server!.url, { headers: { ...JSON_HEADERS, ...headers, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" }, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) });
-
-const errorOf = (a: Answer) => (JSON.parse(a.body) as { error: { code: number; message: string } }).error;
+const list = (sid: string, headers: Record<string, string> = {}) => listAt(server!.url, sid, headers);
 
 async function connect(options: { headers?: Record<string, string>; answer?: () => { action: "accept" | "decline" } } = {}): Promise<{ client: Client; asked: () => number }> {
   let asked = 0;
