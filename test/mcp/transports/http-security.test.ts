@@ -78,7 +78,10 @@ describe("Origin", () => {
     expect(JSON.parse(evil.body)).toEqual({
       jsonrpc: "2.0",
       id: null,
-      error: { code: -32000, message: 'Origin "https://evil.example" is not allowed: a web page may call this endpoint only from an origin the operator allowed; to allow this one, start toolgate with --allow-origin https://evil.example' },
+      error: {
+        code: -32000,
+        message: `Origin "https://evil.example" is not allowed: a web page may call this endpoint only from its own origins (http://127.0.0.1:${server!.url.port}, http://localhost:${server!.url.port}, http://[::1]:${server!.url.port}) or one the operator allowed with --allow-origin; to allow this one, start toolgate with --allow-origin https://evil.example`,
+      },
     });
     for (const origin of ["null", "http://localhost:6275", "file://"]) expect((await request(server!.url, { headers: { ...JSON_HEADERS, origin }, body: INIT })).status).toBe(403);
     expect(server!.sessions).toBe(0);
@@ -86,6 +89,70 @@ describe("Origin", () => {
       const ok = await request(server!.url, { headers: { ...JSON_HEADERS, ...(origin ? { origin } : {}) }, body: INIT });
       expect([origin, ok.status]).toEqual([origin, 200]);
     }
+  });
+  it("accepts only the server's exact own origins and --allow-origin ones: no other loopback address or port, no look-alike name", async () => {
+    await start({ allowOrigins: ["http://localhost:6274"] });
+    const port = Number(server!.url.port);
+    const hostile = [
+      `http://127.0.0.2:${port}`,
+      `http://127.1.2.3:${port}`,
+      `http://[::ffff:127.0.0.2]:${port}`,
+      `http://0.0.0.0:${port}`,
+      `http://localhost:${port + 1}`,
+      `http://127.0.0.1:${port + 1}`,
+      `http://localhost.evil.com:${port}`,
+      `http://localhost.:${port}`,
+      `https://localhost:${port}`,
+      `http://localhost:${port}/mcp`,
+      `http://user@localhost:${port}`,
+      "http://localhost:6274.evil.com",
+      "http://localhost.:6274",
+      "null",
+      "",
+    ];
+    for (const origin of hostile) {
+      const a = await request(server!.url, { headers: { ...JSON_HEADERS, origin }, body: INIT });
+      expect([origin, a.status]).toEqual([origin, 403]);
+      expect(errorOf(a).message).toContain(`Origin ${JSON.stringify(origin)} is not allowed: `);
+      expect(errorOf(a).message).toContain("--allow-origin");
+    }
+    expect(errorOf(await request(server!.url, { headers: { ...JSON_HEADERS, origin: "null" }, body: INIT })).message).toBe(
+      `Origin "null" is not allowed: it is not an http or https origin (scheme://host:port, nothing after), so no --allow-origin can allow it; a web page may call this endpoint only from its own origins (http://127.0.0.1:${port}, http://localhost:${port}, http://[::1]:${port}) or one the operator allowed with --allow-origin`,
+    );
+    expect(server!.sessions).toBe(0);
+    // Scheme and host compare without case and a default port is no port, as browsers serialise them.
+    const own = [`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`, `HTTP://LOCALHOST:${port}`, "http://localhost:6274", "http://LocalHost:6274"];
+    for (const origin of own) {
+      const a = await request(server!.url, { headers: { ...JSON_HEADERS, origin }, body: INIT });
+      expect([origin, a.status]).toEqual([origin, 200]);
+    }
+  });
+
+  it("on another loopback bind, its own address is an own origin and the rest of 127.0.0.0/8 is not", async () => {
+    await start({ host: "127.0.0.2" });
+    const port = Number(server!.url.port);
+    for (const origin of [`http://127.0.0.3:${port}`, `http://127.0.0.2:${port + 1}`]) expect((await request(server!.url, { headers: { ...JSON_HEADERS, origin }, body: INIT })).status).toBe(403);
+    for (const origin of [`http://127.0.0.2:${port}`, `http://127.0.0.1:${port}`, `http://localhost:${port}`]) expect((await request(server!.url, { headers: { ...JSON_HEADERS, origin }, body: INIT })).status).toBe(200);
+  });
+
+  it("quotes a refused Origin with its control characters escaped", async () => {
+    await start();
+    const port = Number(server!.url.port);
+    const socket = net.connect(port, "127.0.0.1");
+    sockets.push(socket);
+    let answer = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (d: string) => (answer += d));
+    const body = Buffer.from(INIT);
+    // U+202E (right-to-left override) as UTF-8 bytes; the server reads header bytes as latin1, so 0x80 is a C1 control.
+    const head = Buffer.concat([Buffer.from(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nOrigin: http://ev`), Buffer.from("\u202e", "utf8"), Buffer.from(`il.example\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`)]);
+    socket.end(Buffer.concat([head, body]));
+    await new Promise((resolve) => socket.once("close", resolve));
+    expect(answer).toMatch(/^HTTP\/1\.1 403/);
+    const error = (JSON.parse(answer.slice(answer.indexOf("{"), answer.lastIndexOf("}") + 1)) as { error: { message: string } }).error;
+    // The three latin1 characters of those bytes: â, the C1 control U+0080 (escaped), ®.
+    expect(error.message).toContain('Origin "http://ev\u00e2\\u{0080}\u00aeil.example" is not allowed');
+    expect(error.message).not.toMatch(/[\u0080-\u009f\u202e]/);
   });
 });
 
@@ -109,6 +176,9 @@ describe("Host (DNS rebinding)", () => {
     expect((await request(at, { headers: { ...JSON_HEADERS, host: `evil.example:${port}` }, body: INIT })).status).toBe(403);
     expect((await request(at, { headers: { ...JSON_HEADERS, host: `agents.example.com:${port}` }, body: INIT })).status).toBe(200);
     expect((await request(at, { headers: { ...JSON_HEADERS, host: `127.0.0.1:${port}` }, body: INIT })).status).toBe(200);
+    // An interface's own origin passes; an --allow-host name is a Host, not an origin (that takes --allow-origin).
+    expect((await request(at, { headers: { ...JSON_HEADERS, origin: `http://127.0.0.1:${port}` }, body: INIT })).status).toBe(200);
+    expect((await request(at, { headers: { ...JSON_HEADERS, origin: `http://agents.example.com:${port}` }, body: INIT })).status).toBe(403);
   });
 });
 
