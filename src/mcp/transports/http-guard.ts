@@ -40,7 +40,8 @@ export interface Guard {
 
 /** Whether `host` (an address or `localhost`, brackets allowed) is a loopback address. */
 export function isLoopback(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
+  // A zone (`fe80::1%eth0`) names an interface, not the address.
+  const h = host.replace(/^\[|\]$/g, "").replace(/%.*$/, "").toLowerCase();
   if (h === "localhost") return true;
   if (isIPv4(h)) return h.startsWith("127.");
   if (isIPv6(h)) {
