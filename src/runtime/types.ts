@@ -97,8 +97,14 @@ export interface AuditRecord {
    * decided through and who decided it (`channel:principal`, see `ApprovalDecider`); null otherwise.
    */
   approval?: { id: string; channel: string | null; approver: string | null } | null;
-  /** o200k tokens of the arguments' JSON text. */
+  /** o200k tokens of the arguments' JSON text (0 when `arguments_unrecorded`). */
   argument_tokens: number;
+  /**
+   * Present when the arguments could not be serialised for counting — nested deeper than
+   * JSON.stringify goes, a cycle, a value JSON has no form for — and says why, in at most a few
+   * hundred characters; the call was answered as any other.
+   */
+  arguments_unrecorded?: string;
   /** o200k tokens of the observation's text. */
   observation_tokens: number;
   /**
