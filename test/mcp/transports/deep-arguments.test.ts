@@ -90,6 +90,22 @@ describe("arguments the audit cannot serialise", () => {
     ]);
   });
 
+  it("over HTTP: a deep tool name or _meta field is refused with a sentence naming the field, not a stack overflow", async () => {
+    await start();
+    server = await serveHttp(gateway, { port: 0, warn: () => {} });
+    const sid = await open(server.url);
+    const meta = await request(server.url, { headers: inSession(sid), body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"note_read","arguments":{"name":"a"},"_meta":{"toolgate/call_id":${nested}}}}` });
+    expect(resultOf(meta.body).content[0]!.text).toBe('_meta["toolgate/call_id"] must be a non-empty string of at most 512 characters; received an array; example "c-1". Fix the request metadata and call note_read again.');
+    const name = await request(server.url, { headers: inSession(sid), body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":{"deep":${nested}}}}` });
+    const data = name.body.split("\n").find((l) => l.startsWith("data: "))!.slice(6);
+    expect(JSON.parse(data)).toEqual({
+      jsonrpc: "2.0",
+      id: 4,
+      error: { code: -32602, message: "tools/call params.name must be the name of a tool (a non-empty string); received a value nested too deeply to show; call tools/list for the names" },
+    });
+    expect(resultOf((await request(server.url, { headers: inSession(sid), body: readCall(5) })).body).isError).toBeUndefined();
+  });
+
   it("over stdio: the same, and the session keeps answering", async () => {
     await start();
     const stdin = new PassThrough();
