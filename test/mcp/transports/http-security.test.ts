@@ -13,6 +13,7 @@ import { createGateway } from "../../../src/runtime/gateway.js";
 import { createMemoryAuditSink } from "../../../src/runtime/audit.js";
 import { openStore } from "../../../src/idempotency/open.js";
 import { keyRingFromMap } from "../../../src/capability/keys.js";
+import { createCapabilityAuthority } from "../../../src/capability/authority.js";
 import type { Gateway } from "../../../src/runtime/types.js";
 import type { Store } from "../../../src/idempotency/store.js";
 import { serveHttp, type HttpHandle, type HttpOptions } from "../../../src/mcp/transports/http.js";
@@ -311,6 +312,17 @@ describe("A3 approval over HTTP", () => {
     const approver = 'elicitation:peer 127.0.0.1 [unverified name "http-test"]';
     expect(approval).toMatchObject({ state: "consumed", approver });
     expect(audit.records.at(-1)).toMatchObject({ tool: "note_delete", outcome: "ok", approval: { id: approval!.id, channel: "elicitation", approver } });
+  });
+
+  it("with keys, the principal of a session opened with a capability that verifies is its issued grant", async () => {
+    await start({ keys: true, approveVia: "elicitation" });
+    const token = createCapabilityAuthority({ keys: keyRingFromMap({ k1: Buffer.alloc(32, 3).toString("base64") }, "test") }).issue({ rights: ["write"], objects: ["tool:note_delete"], ttl_ms: 60_000 });
+    const { grant } = (await gateway.holder(token))!;
+    const { client } = await connect({ headers: { authorization: `Bearer ${token}` }, answer: () => ({ action: "accept" }) });
+    await client.callTool({ name: "note_delete", arguments: { name: "x" } });
+    const [approval] = await gateway.approvals.list({ limit: 1 });
+    expect(approval!.approver).toBe(`elicitation:capability ${grant} [unverified name "http-test"]`);
+    expect(JSON.stringify([approval, audit.records])).not.toContain(token.split(".").at(-1));
   });
 
   it("with a bearer credential, the principal is the credential's digest, never the credential", async () => {
