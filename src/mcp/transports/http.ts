@@ -3,8 +3,8 @@
  * and one MCP server per session, all sharing one Gateway. The SDK transport answers malformed
  * JSON (400 / -32700) and oversized bodies (413) itself; this file owns routing, which requests
  * are answered at all (`http-guard.ts`: Host and Origin), sessions bound to their caller and
- * bounded in number (`http-sessions.ts`), bounds on connections and on the time to send a
- * request, the refusal to serve a network without authentication, and a shutdown that drains
+ * bounded in number (`http-sessions.ts`), bounds on connections (in total and per peer) and on
+ * the time to send a request, the refusal to serve a network without authentication, and a shutdown that drains
  * in-flight calls.
  *
  * Idle sessions expire: one with no request open for `sessionIdleMs` (default 30 minutes) is
@@ -257,16 +257,16 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
   // Before the HTTP parser's own listener: a connection over its peer's bound never reaches a route.
   listener.prependListener("connection", (socket: net.Socket) => {
     const peer = peerOf(socket.remoteAddress);
-    const open = connections.get(peer.key) ?? 0;
-    if (open >= perPeer) {
+    const count = connections.get(peer.key) ?? 0;
+    if (count >= perPeer) {
       refused.add(socket);
-      const message = `too many connections from ${peer.label}: ${open} are open, the most --max-connections-per-peer allows (${perPeer}); reuse an open connection (HTTP keep-alive), close idle ones, or start toolgate with a higher --max-connections-per-peer`;
+      const message = `too many connections from ${peer.label}: ${count} ${count === 1 ? "is" : "are"} open, the most --max-connections-per-peer allows (${perPeer}); reuse an open connection (HTTP keep-alive), close idle ones, or start toolgate with a higher --max-connections-per-peer`;
       const body = errorBody(-32000, message);
       socket.on("error", () => {});
       socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 5\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, () => socket.destroy());
       return;
     }
-    connections.set(peer.key, open + 1);
+    connections.set(peer.key, count + 1);
     socket.once("close", () => {
       const left = (connections.get(peer.key) ?? 1) - 1;
       if (left === 0) connections.delete(peer.key);
