@@ -1,7 +1,9 @@
 /**
- * The layers of src/, bottom first (ARCHITECTURE.md, "Layers"). A folder may import its own
- * layer's other folders only where listed in `peers`, and any layer below; an import that runs
- * up a layer fails `npm run lint`, as does any cycle between files.
+ * The layers of src/, bottom first (ARCHITECTURE.md, "Layers"). A folder may import only the
+ * layers below it, never its own layer's other folders; every folder of src/ must be listed, and
+ * the public API's entry points (src/index.ts, src/entries/) sit above them all. So the folder graph is acyclic by
+ * construction: an import that runs up or across a layer fails `npm run lint`, as does any cycle
+ * between files.
  */
 const LAYERS = [
   ["core"],
@@ -19,6 +21,10 @@ const LAYERS = [
 
 const above = (i) => LAYERS.slice(i + 1).flat();
 const sameLayer = (i, folder) => LAYERS[i].filter((f) => f !== folder);
+
+const LISTED = LAYERS.flat().join("|");
+/** The public API: the root and one file per subpath entry, above every layer (ARCHITECTURE.md, "The public API"). */
+const ENTRIES = "index\\.ts$|entries/";
 
 const layerRules = LAYERS.flatMap((folders, i) =>
   folders.map((folder) => ({
@@ -45,9 +51,35 @@ const mcpRules = [
   to: { path: `^src/mcp/(${to})/` },
 }));
 
+/** A folder missing from LAYERS would be bound by no layer rule: its first import, either way, fails. */
+const placeRules = [
+  {
+    name: "layer-unlisted",
+    comment: `every folder of src/ has a place in LAYERS in .dependency-cruiser.cjs (listed: ${LAYERS.flat().join(", ")})`,
+    severity: "error",
+    from: { path: "^src/", pathNot: `^src/((${LISTED})/|${ENTRIES})` },
+    to: {},
+  },
+  {
+    name: "layer-unlisted-target",
+    comment: `every folder of src/ has a place in LAYERS in .dependency-cruiser.cjs (listed: ${LAYERS.flat().join(", ")})`,
+    severity: "error",
+    from: {},
+    to: { path: "^src/", pathNot: `^src/((${LISTED})/|${ENTRIES})` },
+  },
+  {
+    name: "no-barrel-import",
+    comment: "src/index.ts and src/entries/ are the public API, above every layer: code inside src/ imports the module itself",
+    severity: "error",
+    from: { path: "^src/" },
+    to: { path: `^src/(${ENTRIES})` },
+  },
+];
+
 module.exports = {
   forbidden: [
     ...layerRules,
+    ...placeRules,
     ...mcpRules,
     {
       name: "no-circular",

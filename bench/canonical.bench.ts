@@ -1,6 +1,6 @@
 /**
  * RFC 8785 canonicalize vs the `canonicalize` npm package and vs JSON.stringify, on the same
- * small, 1 KB and 100 KB objects (issue 3: ≥ 1.5× the package's throughput, ≤ 3× JSON.stringify's time).
+ * small, 1 KB and 100 KB objects (goals: ≥ 1.5× the package's throughput, ≤ 3× JSON.stringify's time).
  */
 import peer from "canonicalize";
 import { canonicalize } from "../src/canonical/jcs.js";

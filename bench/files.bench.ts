@@ -20,13 +20,22 @@ function withGoal(row: Row): void {
   row.goal_met = row.toolgate_median_us <= GOAL_US;
 }
 
+/** The fixture: a 2,000-line source file three folders deep under `root`; returns its path. */
+export function writeFilesFixture(root: string): string {
+  const dir = join(root, "src", "tools", "fs");
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, "module.ts");
+  writeFileSync(file, Array.from({ length: 2000 }, (_, i) => `export const value${i} = compute(${i}); // line ${i + 1}`).join("\n") + "\n");
+  return file;
+}
+
+/** The one line the edit benchmarks change and change back. */
+export const EDIT_LINE = { from: "value1234 =", to: "VALUE1234 =" };
+
 export default async function filesBench(h: Harness): Promise<void> {
   const root = realpathSync(mkdtempSync(join(tmpdir(), "tg-files-bench-")));
   try {
-    const dir = join(root, "src", "tools", "fs");
-    mkdirSync(dir, { recursive: true });
-    const file = join(dir, "module.ts");
-    writeFileSync(file, Array.from({ length: 2000 }, (_, i) => `export const value${i} = compute(${i}); // line ${i + 1}`).join("\n") + "\n");
+    const file = writeFilesFixture(root);
     const ws = openWorkspace(root);
 
     withGoal(
@@ -55,7 +64,7 @@ export default async function filesBench(h: Harness): Promise<void> {
         hot_path: "file_edit one line of the same file",
         toolgate: () => {
           flip = !flip;
-          return editFile(ws, flip ? { path: file, old_str: "value1234 =", new_str: "VALUE1234 =" } : { path: file, old_str: "VALUE1234 =", new_str: "value1234 =" });
+          return editFile(ws, flip ? { path: file, old_str: EDIT_LINE.from, new_str: EDIT_LINE.to } : { path: file, old_str: EDIT_LINE.to, new_str: EDIT_LINE.from });
         },
         peer: {
           name: "readFile + replace + temp write, fsync, rename by hand",
@@ -65,7 +74,7 @@ export default async function filesBench(h: Harness): Promise<void> {
             const temp = `${file}.bench.tmp`;
             const handle = await open(temp, "wx");
             try {
-              await handle.writeFile(flip ? text.replace("value1234 =", "VALUE1234 =") : text.replace("VALUE1234 =", "value1234 ="));
+              await handle.writeFile(flip ? text.replace(EDIT_LINE.from, EDIT_LINE.to) : text.replace(EDIT_LINE.to, EDIT_LINE.from));
               await handle.sync();
             } finally {
               await handle.close();
@@ -79,7 +88,7 @@ export default async function filesBench(h: Harness): Promise<void> {
         note: "both write a temporary file, fsync and rename; toolgate also walks by descriptor, counts matches, hashes before and after and checks the name still holds the file",
       }),
     );
-    if (!/value1234 =|VALUE1234 =/.test(readFileSync(file, "utf8"))) throw new Error("the edit benchmark lost its line");
+    if (![EDIT_LINE.from, EDIT_LINE.to].some((line) => readFileSync(file, "utf8").includes(line))) throw new Error("the edit benchmark lost its line");
     await writeFile(join(root, "done"), "");
   } finally {
     rmSync(root, { recursive: true, force: true });

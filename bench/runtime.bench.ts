@@ -1,7 +1,7 @@
 /**
- * The runtime's overhead (issue 5, "Benchmark"): an A0 no-op call through the whole gateway vs
+ * The runtime's overhead: an A0 no-op call through the whole gateway vs
  * calling the handler after a bare Ajv validate (goal ≤ 50 µs per call in process); an A2 call
- * with the SQLite store vs the same settle without the gateway; whole-boundary p50 per call.
+ * with the SQLite store vs the same runOnce without the gateway; whole-boundary p50 per call.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,7 +11,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { createGateway } from "../src/runtime/gateway.js";
 import { createMemoryStore } from "../src/idempotency/stores/memory.js";
 import { openStore } from "../src/idempotency/open.js";
-import { settle } from "../src/idempotency/settle.js";
+import { runOnce } from "../src/idempotency/run-once.js";
 import { deriveIdempotencyKey, fingerprint } from "../src/canonical/key.js";
 import type { ToolSpec } from "../src/core/tool.js";
 import { median, type Harness } from "./harness.js";
@@ -85,7 +85,7 @@ export default async function bench(h: Harness): Promise<void> {
     await quiet.close();
     await audited.close();
 
-    // A2 through the gateway vs the same settle without it, both on SQLite.
+    // A2 through the gateway vs the same runOnce without it, both on SQLite.
     const writes = createGateway({ tools: [tool("file_write", "write", noop)], store: await openStore(`sqlite:${join(dir, "gw.db")}`), audit: false });
     const direct = await openStore(`sqlite:${join(dir, "direct.db")}`);
     let m = 0;
@@ -101,7 +101,7 @@ export default async function bench(h: Harness): Promise<void> {
         fn: async () => {
           if (!validate(args)) throw new Error("invalid");
           const key = deriveIdempotencyKey({ trajectory_id: "bench", turn: 0, call_id: `d${m++}`, tool: "file_write", args });
-          const r = await settle(direct, key, noop, { lease_ms: 60_000, fingerprint: fingerprint(args), tool: "file_write" });
+          const r = await runOnce(direct, key, noop, { lease_ms: 60_000, fingerprint: fingerprint(args), tool: "file_write" });
           if (r.status !== "executed") throw new Error(r.status);
         },
       },

@@ -1,5 +1,5 @@
 /**
- * Schema layer (issue 2): validation through toolgate's validator vs the same compiled Ajv
+ * Schema layer: validation through toolgate's validator vs the same compiled Ajv
  * validator alone (same options), on a valid and an invalid call — goal ≤ 1.2× for the verdict —
  * then what a refusal costs on top (its issues, its text for the model, vs Ajv's errorsText), and the
  * lint time of the whole 117-tool GitHub MCP catalog (no peer).
@@ -16,7 +16,7 @@ import type { Harness } from "./harness.js";
 
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => void;
 
-/** seed 003's search_customer_orders, closed and bounded. */
+/** The order assistant's search_customer_orders (examples/orders.ts), closed and bounded. */
 const spec = {
   name: "search_customer_orders",
   inputSchema: {

@@ -1,6 +1,6 @@
 /**
- * Stores: `settle` (claim + complete, two store operations) on each backend against the raw
- * client's single write in the same run (issue 3 "Benchmark"), and toolgate over Redis against
+ * Stores: `runOnce` (claim + complete, two store operations) on each backend against the raw
+ * client's single write in the same run, and toolgate over Redis against
  * `@aws-lambda-powertools/idempotency` (`makeIdempotent`, its Redis cache persistence layer over
  * @redis/client) on the same Redis with the same workload. Every operation uses a fresh key, so
  * each one really claims and completes.
@@ -16,7 +16,7 @@ import Database from "better-sqlite3";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { deriveIdempotencyKey, fingerprint } from "../src/canonical/key.js";
-import { settle } from "../src/idempotency/settle.js";
+import { runOnce } from "../src/idempotency/run-once.js";
 import type { Store } from "../src/idempotency/store.js";
 import { createPostgresStore } from "../src/idempotency/stores/postgres.js";
 import { createRedisStore } from "../src/idempotency/stores/redis.js";
@@ -28,13 +28,13 @@ const run = randomBytes(4).toString("hex");
 const GOAL_RAW = { op: "<=", value: 2.0, label: "≥ 0.5× raw rate (time ≤ 2.0×)" } as const;
 const result = { order_id: "ord_123", refunded_cents: 1250, status: "refunded" };
 
-/** One settle per call on a fresh key: claim → execute → complete. */
+/** One runOnce per call on a fresh key: claim → execute → complete. */
 function settler(store: Store, tag: string) {
   let n = 0;
-  return () => settle(store, `bench-${run}-${tag}-${n++}`, () => result, { lease_ms: 30_000 });
+  return () => runOnce(store, `bench-${run}-${tag}-${n++}`, () => result, { lease_ms: 30_000 });
 }
 
-/** The store operations settle makes, without settle: claim, then the fenced COMPLETED transition. */
+/** The store operations runOnce makes, without runOnce: claim, then the fenced COMPLETED transition. */
 function storeOps(store: Store, tag: string, complete: boolean) {
   let n = 0;
   return async () => {
@@ -46,7 +46,7 @@ function storeOps(store: Store, tag: string, complete: boolean) {
 }
 
 /**
- * Three rows per store against the same raw single write: settle (the goal), the two store
+ * Three rows per store against the same raw single write: runOnce (the goal), the two store
  * operations alone (what the store itself costs), and the claim alone (one op vs one op).
  */
 async function againstRaw(h: Harness, kind: string, store: Store, peer: { name: string; fn: () => unknown }, sizes: { batch: number; rounds: number }) {
@@ -108,7 +108,7 @@ async function redis(h: Harness): Promise<void> {
     toolgate: () => {
       const args = { order_id: `ord_${t++}`, amount_cents: 1250 };
       const key = deriveIdempotencyKey({ trajectory_id: `traj-${run}`, turn: 1, call_id: "c1", tool: "orders.refund", args });
-      return settle(store, key, () => ({ ...result, order_id: args.order_id }), { lease_ms: 30_000, fingerprint: fingerprint(args), tool: "orders.refund" });
+      return runOnce(store, key, () => ({ ...result, order_id: args.order_id }), { lease_ms: 30_000, fingerprint: fingerprint(args), tool: "orders.refund" });
     },
     peer: { name: "powertools makeIdempotent (redis)", fn: () => refund({ order_id: `ord_${p++}`, amount_cents: 1250 }) },
     goal: { op: "<=", value: 1.0, label: "≥ 1.0× powertools (time ≤ 1.0×)" },

@@ -1,12 +1,13 @@
 /**
- * Seed 003's order assistant, as a toolgate catalog. Serve it over MCP with
+ * An order assistant's search tool, as a toolgate catalog. Serve it over MCP with
  *   npx toolgate serve --catalog examples/orders.ts
- * or run it directly (`npx tsx examples/orders.ts`) for seed 003's executable contract test:
- * "Expected: rejected: unknown field: limit and one valid request."
+ * or run it directly (`npx tsx examples/orders.ts`) for its executable contract test,
+ * which tests the boundary before any model is involved: one rejection naming limit, one valid request.
  */
 import { pathToFileURL } from "node:url";
 import { z } from "zod";
-import { createGateway, createMemoryStore, defineTool, toolResult } from "../src/index.js";
+import { createGateway, defineTool, toolResult } from "toolgate";
+import { createMemoryStore } from "toolgate/stores";
 
 type Status = "pending" | "shipped" | "delivered" | "cancelled";
 interface Order {
@@ -28,7 +29,7 @@ const ORDERS: Order[] = Array.from({ length: 45 }, (_, i) => ({
 
 const MAX_ORDERS = 20;
 
-/** seed 003, "The contract": a distinct verb, a narrow schema, server-side validation, a bounded result. */
+/** The contract of a tool (docs/schemas.md): a distinct verb, a narrow schema, server-side validation, a bounded result. */
 export const searchCustomerOrders = defineTool({
   name: "search_customer_orders",
   description:
@@ -39,7 +40,7 @@ export const searchCustomerOrders = defineTool({
     since: z.iso.date().optional().describe("ISO-8601 date (YYYY-MM-DD); only orders placed on or after it. All dates when absent."),
   }),
   effect: "read",
-  // Semantic validation after the schema (seed 003: "validate tenant ownership, policy, and semantic constraints after parsing").
+  // Semantic validation after the schema (docs/observations.md: ownership, existence and policy are checked after parsing).
   check: (args) => {
     if (!ORDERS.some((o) => o.customer_id === args.customer_id)) {
       return [{ path: "/customer_id", code: "not_found", message: `customer_id ${args.customer_id} does not exist`, example: "c_7" }];
@@ -60,7 +61,7 @@ export const searchCustomerOrders = defineTool({
 
 export default [searchCustomerOrders];
 
-/** Seed 003's "Executable contract test", through the whole gateway. */
+/** The executable contract test, through the whole gateway: one rejection naming limit, one valid call. */
 export async function contractTest(): Promise<string[]> {
   const gateway = createGateway({ tools: [searchCustomerOrders], store: createMemoryStore(), audit: false });
   const base = { trajectory_id: "t_contract", turn: 1, tool: "search_customer_orders" };

@@ -1,6 +1,6 @@
 /**
- * RFC 8785 JSON Canonicalization Scheme (seed 000, "Deriving the key": "the arguments must be
- * serialized canonically before hashing"). One recursive pass; strings go through
+ * RFC 8785 JSON Canonicalization Scheme (docs/idempotency.md: the arguments are hashed in
+ * canonical form, whatever their key order and spacing). One recursive pass; strings go through
  * JSON.stringify, whose escaping is exactly RFC 8785 §3.2.2.2 for well-formed strings, and
  * numbers through ECMAScript Number-to-String, which is RFC 8785 §3.2.2.3 by definition.
  *

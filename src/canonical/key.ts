@@ -1,5 +1,5 @@
 /**
- * Idempotency keys (seed 000, "Deriving the key"): the key names the logical call, not the
+ * Idempotency keys (docs/idempotency.md): the key names the logical call, not the
  * attempt, so it is derived from the trajectory and recomputed identically after a crash.
  */
 import { createHash, createHmac } from "node:crypto";
@@ -18,7 +18,7 @@ export interface KeyInput {
 export interface KeyOptions {
   /**
    * When set, the key is HMAC-SHA256 under this secret, so the endpoint's other clients cannot
-   * guess keys (seed 000: "a keyed hash when keys must not be guessable").
+   * guess keys (docs/idempotency.md).
    */
   secret?: string | Uint8Array;
 }
@@ -49,7 +49,7 @@ function describe(value: unknown): string {
  * The canonical text hashed into a key: RFC 8785 JSON of the array
  * `[trajectory_id, turn, call_id, tool, args]`.
  *
- * Why not the seed's `trajectory_id|turn|call_id|tool|args` join: `|` may occur inside a
+ * Why not a `trajectory_id|turn|call_id|tool|args` join: `|` may occur inside a
  * field, so ("a|b", "c") and ("a", "b|c") produce the same text and the same key, and two
  * different calls would share one record (the second would receive the first's result).
  * A JSON array quotes and escapes every string, so distinct tuples give distinct texts:

@@ -1,7 +1,7 @@
 /**
- * Offline attenuation (seed 000, "The capability check", Listing 4): a holder appends a block
+ * Offline attenuation (docs/authority.md, "Attenuation"): a holder appends a block
  * that narrows the grant, without the root key — the new tag is HMAC(previous tag, block).
- * The seed's rule is enforced here as a refusal, C_c ⪯ C_p ⇔ R_c ⊆ R_p ∧ O_c ⊑ O_p ∧
+ * The rule is enforced here as a refusal, C_c ⪯ C_p ⇔ R_c ⊆ R_p ∧ O_c ⊑ O_p ∧
  * P_c ⇒ P_p ∧ E_c ≤ E_p, and verification enforces it anyway by intersecting every block.
  *
  * The holder cannot verify the parent (it has no key), so attenuation checks the parent's

@@ -1,7 +1,7 @@
 /**
- * The local half of the capability check (seed 000, "The capability check"): "the operation is
+ * The local half of the capability check (docs/authority.md): the operation is
  * among the rights, the target lies within the objects, the cost satisfies the predicate, and
- * the capability has not expired". Signature, revocation and budget, which need the key or the
+ * the capability has not expired. Signature, revocation and budget, which need the key or the
  * store, are in authority.ts. Every reason is safe to show a model: it names what was asked and
  * what the grant allows, never a key.
  */

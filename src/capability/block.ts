@@ -1,7 +1,7 @@
 /**
  * One block of a capability chain and its strict validation. Block 0 is issued by the runtime
  * and states every component of C = (R, O, P, E) plus the key id; each later block may state
- * any component again, only to narrow it (seed 000, "The capability check", Listing 4).
+ * any component again, only to narrow it (docs/authority.md, "Attenuation").
  *
  * Validation is closed: an unknown field in a block or predicate makes the token malformed,
  * because a caveat this runtime does not understand cannot be enforced and must not be ignored.

@@ -1,6 +1,6 @@
 /**
- * The effective grant of a chain: the intersection of every block (seed 000, "The capability
- * check": a child holds no more than its parent). Computed from all blocks, so a hand-made
+ * The effective grant of a chain: the intersection of every block (docs/authority.md, "Attenuation":
+ * a child holds no more than its parent). Computed from all blocks, so a hand-made
  * block that states something wider than its parent narrows nothing away and widens nothing.
  */
 import type { ParsedBlock } from "./block.js";

@@ -1,6 +1,6 @@
 /**
- * Root keys, held only by the runtime (seed 000, "The capability check": "signed with a key
- * only the runtime holds"). A key file or the `TOOLGATE_KEYS` variable holds a JSON map
+ * Root keys, held only by the runtime (docs/authority.md: a capability is signed with a key
+ * only the runtime holds). A key file or the `TOOLGATE_KEYS` variable holds a JSON map
  * `{ kid: base64 key }`, each key at least 32 bytes. Rotation: add a new kid and issue with it;
  * old kids keep verifying until removed. The issuing kid is the last one listed unless chosen.
  *

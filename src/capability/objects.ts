@@ -1,5 +1,5 @@
 /**
- * The objects O of a capability C = (R, O, P, E) (seed 000, "The capability check"): typed,
+ * The objects O of a capability C = (R, O, P, E) (docs/authority.md): typed,
  * normalised before any comparison, so that "within" is a tree order with no string tricks.
  *
  * - `path:/abs/prefix` — POSIX, absolute. `.` and `..` are resolved lexically (`..` above `/`

@@ -1,6 +1,6 @@
 /**
- * The predicate P of a capability (seed 000, "The capability check": "a predicate that bounds
- * arguments and cost"). Kept small and decidable so that implication — the seed's P_c ⇒ P_p
+ * The predicate P of a capability (docs/authority.md: a predicate that bounds
+ * arguments and cost). Kept small and decidable so that implication — P_c ⇒ P_p
  * for attenuation — is checkable exactly:
  *
  * - `max_cost`: per-call ceiling; a call costing more is refused (`cost_over`).

@@ -1,9 +1,9 @@
 /**
- * "Did you mean": the closest allowed name by edit distance, only when it is close (seed 003, "An
- * error is also an observation"). The one rule for every suggestion toolgate makes — a field
- * name, an enum value, a tool name, a store URL scheme: compared without case, `-`, `_` or
- * blanks (customerId is customer_id), and close means at most one edit per three characters of
- * what was sent (at least one).
+ * "Did you mean": the closest allowed name by edit distance, only when it is close
+ * (docs/observations.md). The one rule for every suggestion toolgate makes — a field name, an
+ * enum value, a tool name, a store URL scheme: compared without case, `-`, `_` or blanks
+ * (customerId is customer_id), and close means at most one edit per three characters of what
+ * was sent (at least one).
  */
 import { LruCache } from "./lru.js";
 

@@ -9,9 +9,9 @@
 export type ToolDefinedCode = string;
 
 /**
- * Errors split by audience (STYLE.md 12): `NoEffectError` is thrown by a tool to say the call
+ * Errors split by audience, each with a string code: `NoEffectError` is thrown by a tool to say the call
  * failed *before any effect* (a refused precondition), the one kind of failure that releases an
- * idempotency key instead of leaving it IN_DOUBT (seed 000, "The endpoint record").
+ * idempotency key instead of leaving it IN_DOUBT (docs/idempotency.md).
  */
 export class NoEffectError extends Error {
   readonly code: ToolDefinedCode;

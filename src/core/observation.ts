@@ -41,7 +41,7 @@ export interface ObservationIssue {
 }
 
 /**
- * One shape for every tool (seed 003, "The contract"). `text` is what the model reads;
+ * One shape for every tool (docs/observations.md). `text` is what the model reads;
  * the structured fields are for clients and tests.
  */
 export interface Observation {

@@ -7,7 +7,7 @@ import type { JsonValue } from "./json.js";
 import type { ToolDefinedCode } from "./errors.js";
 
 /**
- * The side-effect annotation (seed 000, "Schema Rules for Tool Definitions"): it decides
+ * The side-effect annotation (docs/authority.md): it decides
  * the authority level and whether a call needs an idempotency key or an approval.
  * read → A0, idempotent → A1, write → A2 (idempotency key), destructive → A3 (key + approval).
  */
@@ -53,7 +53,7 @@ export interface ToolContext {
   budget_tokens: number;
 }
 
-/** The capability request a call makes: operation, target object and cost (seed 000, "The capability check"). */
+/** The capability request a call makes: operation, target object and cost (docs/authority.md). */
 export interface GrantRequest {
   /** A right: "read" | "write" | "execute" | "connect" | any right the deployment defines. */
   op: string;
@@ -75,7 +75,7 @@ export interface CheckIssue {
   example?: unknown;
 }
 
-/** Outcome of a reconciliation probe for an IN_DOUBT call (seed 000, "The endpoint record"). */
+/** Outcome of a reconciliation probe for an IN_DOUBT call (docs/idempotency.md). */
 export type ProbeOutcome =
   | { outcome: "applied"; result: JsonValue }
   | { outcome: "not_applied" }
@@ -83,7 +83,7 @@ export type ProbeOutcome =
 
 /**
  * What a handler may return besides its bare output: a text rendering for the model,
- * the post-state after a write (no silent writes, seed 003) and how to continue a cut result.
+ * the post-state after a write (no silent writes, docs/observations.md) and how to continue a cut result.
  * A handler that returns anything else returns its output directly.
  */
 export interface ToolResult<O = JsonValue> {

@@ -1,10 +1,10 @@
 /**
- * Equation 1 from measured traffic: per tool, estimate p_err, L_gen and T_repair
+ * Equation 1 (docs/economics.md) from measured traffic: per tool, estimate p_err, L_gen and T_repair
  * from the audit trail, put a Wilson 95 % interval on p_err, and recommend constraining only
  * when the whole interval lies on one side of p_break.
  *
- * What counts as "failed to parse or validate" (seed 000: "the rate at which unconstrained
- * calls fail to parse"): a call whose outcome is `invalid_arguments` — the arguments were
+ * What counts as "failed to parse or validate" (docs/economics.md: the rate at which unconstrained
+ * calls fail): a call whose outcome is `invalid_arguments` — the arguments were
  * not a JSON object or broke the tool's schema, exactly what a grammar-constrained decoder
  * prevents. `unknown_tool` is counted separately (a grammar over the catalog's names would
  * prevent it too, but it belongs to no tool). `check_failed`, `denied` and the rest are
@@ -19,7 +19,7 @@ import { ToolgateError } from "../core/errors.js";
 /** Outcome codes counted as a malformed call. */
 export const MALFORMED_OUTCOMES: readonly string[] = ["invalid_arguments"];
 
-/** The seed's illustration of the mask overhead, used when none is given. */
+/** The mask overhead of docs/economics.md's worked example, used when none is given. */
 export const DEFAULT_MASK_MS = 0.5;
 
 export type Recommendation = "constrain" | "dont_constrain" | "not_enough_data";
@@ -45,7 +45,7 @@ export interface ToolBreakeven {
   p_break: number | null;
   /** L_gen · t_mask / T_repair as computed, unbounded (4.26 means masking one call costs 4.26 repair turns); null when unmeasured. */
   p_break_raw: number | null;
-  /** p_break ≥ 100 %: a repair turn costs no more than masking one call, so constraining never pays (seed 000, equation 1). */
+  /** p_break ≥ 100 %: a repair turn costs no more than masking one call, so constraining never pays (equation 1). */
   constraining_never_pays: boolean;
   recommendation: Recommendation;
   /** Why the recommendation, or the warning when the sample is too small to decide. */
@@ -54,7 +54,7 @@ export interface ToolBreakeven {
 }
 
 export interface AuditBreakevenOptions {
-  /** t_mask per token, ms (default 0.5, the seed's illustration). */
+  /** t_mask per token, ms (default 0.5, as in docs/economics.md). */
   mask_ms?: number;
   /** T_repair to use when no repair in the whole trail could be timed, ms. */
   repair_ms?: number;

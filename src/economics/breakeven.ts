@@ -1,5 +1,5 @@
 /**
- * When constraining decoding pays: seed 000, "When to Constrain Decoding", equation 1.
+ * When constraining decoding pays: docs/economics.md, equation 1.
  *
  *   E[T_free]       = L_gen · t_decode + p_err · T_repair
  *   T_constrained   = L_gen · (t_decode + t_mask)
@@ -44,7 +44,7 @@ export interface BreakevenResult {
   one_in: number | null;
   /**
    * The N of the summary's "about one time in N": 1 / p_break rounded down to a round number
-   * (`one-in.ts`: 45 → 40, as seed 000 says "about one time in forty"); null when 1 / p_break < 2.
+   * (`one-in.ts`: 45 → 40, the worked example's "about one time in forty"); null when 1 / p_break < 2.
    */
   about_one_in: number | null;
   observed_rate: number | null;
@@ -83,7 +83,7 @@ export function oneIn(p: number): number | null {
 }
 
 /**
- * Equation 1 of seed 000. Throws ToolgateError("invalid_input") for zero or negative times
+ * Equation 1 of docs/economics.md. Throws ToolgateError("invalid_input") for zero or negative times
  * or tokens, and for a rate outside [0, 1].
  */
 export function breakeven(input: BreakevenInput): BreakevenResult {

@@ -1,5 +1,5 @@
 /**
- * The token cost of a catalog: seed 000, "The token cost of a catalog", equation 2:
+ * The token cost of a catalog: docs/economics.md, equation 2:
  * T_catalog = N · K · S for K tools averaging S tokens over a trajectory of N turns.
  */
 import { countTokens, type TokenizerName } from "../observation/tokens.js";
@@ -7,7 +7,7 @@ import { ToolgateError } from "../core/errors.js";
 import { toToolDescriptors, type ToolDescriptor } from "../schema/descriptor.js";
 
 export interface CatalogCostOptions {
-  /** N, turns in the trajectory (default 40, the seed's illustration). */
+  /** N, turns in the trajectory (default 40, as in docs/economics.md). */
   turns?: number;
   tokenizer?: TokenizerName;
   /** Called after each tool is counted (for a progress line on large catalogs). */
@@ -29,12 +29,12 @@ export interface CatalogCost {
   total: number;
 }
 
-/** Default N: the seed's 40-turn trajectory. */
+/** Default N: the 40-turn trajectory of docs/economics.md. */
 export const DEFAULT_TURNS = 40;
 
 function checkTurns(turns: number): void {
   if (!Number.isInteger(turns) || turns < 1) {
-    throw new ToolgateError("invalid_input", `turns (N) must be an integer ≥ 1; received ${String(turns)}. Pass --turns 40 for the seed's trajectory.`);
+    throw new ToolgateError("invalid_input", `turns (N) must be an integer ≥ 1; received ${String(turns)}. Pass --turns 40 for the trajectory of docs/economics.md's worked example.`);
   }
 }
 
@@ -48,7 +48,7 @@ export function definitionText(tool: ToolDescriptor): string {
   return JSON.stringify({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema });
 }
 
-/** Equation 2 over a catalog: each tool's definition counted as `definitionText` encodes. */
+/** Equation 2 (docs/economics.md) over a catalog: each tool's definition counted as `definitionText` encodes. */
 export function catalogCost(tools: readonly ToolDescriptor[], options: CatalogCostOptions = {}): CatalogCost {
   const turns = options.turns ?? DEFAULT_TURNS;
   const tokenizer = options.tokenizer ?? "o200k";
@@ -74,12 +74,12 @@ export interface ShapeComparison {
   turns: number;
   a: { k: number; s: number; per_turn: number; total: number };
   b: { k: number; s: number; per_turn: number; total: number };
-  /** 1 − total_b / total_a: how much less shape b sends (0.964… for the seed's example). */
+  /** 1 − total_b / total_a: how much less shape b sends (0.964… for the worked example of docs/economics.md). */
   reduction: number;
 }
 
 /**
- * Sets two catalog shapes side by side over N turns. The seed's example: 80 × 350 against
+ * Sets two catalog shapes side by side over N turns. The worked example (docs/economics.md): 80 × 350 against
  * 4 × 250 over 40 turns is 1,120,000 against 40,000 tokens, about 96 % less.
  */
 export function compareCatalogShapes(a: CatalogShape, b: CatalogShape, turns: number = DEFAULT_TURNS): ShapeComparison {

@@ -1,6 +1,6 @@
 /**
- * "About one time in forty": a rate as a person says it. Seed 000 turns p_break = 40 ms /
- * 1,800 ms ≈ 2.2 % (exactly one in 45) into "more often than about one time in forty".
+ * "About one time in forty": a rate as a person says it. The worked example (docs/economics.md)
+ * turns p_break = 40 ms / 1,800 ms ≈ 2.2 % (exactly one in 45) into "more often than about one time in forty".
  *
  * The rule: N is 1/p rounded DOWN to a round number — a whole number below 10, else one of
  * 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8, 9 times a power of ten (45 → 40, 19 → 15, 130 → 120).

@@ -1,9 +1,9 @@
-/** Operator-facing errors of the settlement layer (STYLE.md 12: each with a string code). */
+/** Operator-facing errors of the settlement layer (each with a string code). */
 import { ToolgateError } from "../core/errors.js";
 
 /**
- * A store operation failed (server down, connection lost, disk error). Raised by `settle` and
- * `settleRecord` around every store call; when it escapes, nothing was marked COMPLETED.
+ * A store operation failed (server down, connection lost, disk error). Raised by `runOnce` and
+ * `resolveInDoubt` around every store call; when it escapes, nothing was marked COMPLETED.
  * `step` says which operation failed; `effect` whether the tool had already run.
  */
 export class StoreUnavailableError extends ToolgateError {
@@ -25,10 +25,10 @@ export class StoreUnavailableError extends ToolgateError {
   }
 }
 
-/** `settleRecord` refused: no such record, still in flight, already completed, or changed under us. */
-export class SettleRecordError extends ToolgateError {
+/** `resolveInDoubt` refused: no such record, still in flight, already completed, or changed under us. */
+export class ResolveInDoubtError extends ToolgateError {
   constructor(code: "record_not_found" | "record_in_flight" | "record_completed" | "record_changed" | "result_not_json" | "invalid_outcome", message: string) {
     super(code, message);
-    this.name = "SettleRecordError";
+    this.name = "ResolveInDoubtError";
   }
 }

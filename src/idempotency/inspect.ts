@@ -10,7 +10,7 @@ export interface RecordView extends IdempotencyRecord {
   reads_as: RecordState;
 }
 
-export interface ListRecordsQuery {
+export interface ListRecordViewsQuery {
   /** Filter on the state a record reads as: an IN_FLIGHT record past its lease counts as IN_DOUBT, not IN_FLIGHT. */
   state?: RecordState;
   limit?: number;
@@ -22,7 +22,7 @@ export interface ListRecordsQuery {
 const view = (r: IdempotencyRecord, now: number): RecordView => ({ ...r, reads_as: effectiveState(r, now) });
 
 /** Records that read as `state`, from one stored state, paging until `limit` matched or the store ran out. */
-async function collect(store: Store, stored: RecordState, query: ListRecordsQuery & { limit: number }): Promise<RecordView[]> {
+async function collect(store: Store, stored: RecordState, query: ListRecordViewsQuery & { limit: number }): Promise<RecordView[]> {
   const out: RecordView[] = [];
   let after = query.after;
   for (;;) {
@@ -36,8 +36,8 @@ async function collect(store: Store, stored: RecordState, query: ListRecordsQuer
   }
 }
 
-/** One page of records in key order, each with `reads_as`. */
-export async function listRecords(store: Store, query: ListRecordsQuery): Promise<RecordView[]> {
+/** One page of records in key order, each with `reads_as` (the store's own `records.list` returns them as stored). */
+export async function listRecordViews(store: Store, query: ListRecordViewsQuery): Promise<RecordView[]> {
   const limit = query.limit ?? 100;
   if (query.state === undefined) {
     const page = await store.records.list({ limit, now: query.now, ...(query.after !== undefined ? { after: query.after } : {}) });

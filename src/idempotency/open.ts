@@ -1,6 +1,6 @@
 /**
  * `openStore(url)`: the one way a library user, the CLI (`--store`) and the runtime pick a
- * store (issue 3, "Stores"). The Redis and PostgreSQL factories import their drivers only when
+ * store. The Redis and PostgreSQL factories import their drivers only when
  * such a URL is opened, so the root import never loads `ioredis` or `pg`.
  */
 import { existsSync } from "node:fs";

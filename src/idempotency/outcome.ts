@@ -1,5 +1,5 @@
 /**
- * What `settle` returns: one variant per way a call can leave the state machine, so the
+ * What `runOnce` returns: one variant per way a call can leave the state machine, so the
  * runtime can turn each into an observation without parsing messages.
  */
 import type { NoEffectError } from "../core/errors.js";
@@ -8,7 +8,7 @@ import type { ProbeOutcome } from "../core/tool.js";
 import type { IdempotencyRecord } from "./store.js";
 
 /** This call ran the effect and recorded its result (COMPLETED). */
-export interface SettleExecuted {
+export interface RunOnceExecuted {
   status: "executed";
   result: JsonValue;
   record: IdempotencyRecord;
@@ -17,7 +17,7 @@ export interface SettleExecuted {
 }
 
 /** A repeat of a COMPLETED call: the stored result, not executed again. */
-export interface SettleReplay {
+export interface RunOnceReplay {
   status: "replay";
   result: JsonValue;
   record: IdempotencyRecord;
@@ -26,7 +26,7 @@ export interface SettleReplay {
 }
 
 /** Another attempt holds a live lease: refused, never run in parallel. */
-export interface SettleInFlight {
+export interface RunOnceInFlight {
   status: "in_flight";
   /** Milliseconds until the lease passes; after it, a repeat finds the record IN_DOUBT. */
   retry_after_ms: number;
@@ -54,7 +54,7 @@ export type InDoubtCause =
   | "probe_busy";
 
 /** The effect is unknown: repeats are refused until a probe or an operator settles the record. */
-export interface SettleInDoubt {
+export interface RunOnceInDoubt {
   status: "in_doubt";
   cause: InDoubtCause;
   /** One line for the model or operator, ending with how to settle. */
@@ -70,7 +70,7 @@ export interface SettleInDoubt {
 }
 
 /** The key is already used with other arguments (IETF Idempotency-Key draft: 422). */
-export interface SettleKeyReused {
+export interface RunOnceKeyReused {
   status: "key_reused";
   expected_fingerprint: string;
   received_fingerprint: string;
@@ -78,13 +78,13 @@ export interface SettleKeyReused {
 }
 
 /** The tool threw a NoEffectError: nothing happened, the key is released, a retry runs again. */
-export interface SettleReleased {
+export interface RunOnceReleased {
   status: "released_no_effect";
   error: NoEffectError;
 }
 
-export type SettleOutcome = SettleExecuted | SettleReplay | SettleInFlight | SettleInDoubt | SettleKeyReused | SettleReleased;
+export type RunOnceOutcome = RunOnceExecuted | RunOnceReplay | RunOnceInFlight | RunOnceInDoubt | RunOnceKeyReused | RunOnceReleased;
 
-/** The settle path an operator follows, appended to IN_DOUBT reasons. */
-export const settleHint = (key: string): string =>
+/** How an IN_DOUBT record gets settled (a probe, or the operator's `toolgate records settle`), appended to IN_DOUBT reasons. */
+export const inDoubtHint = (key: string): string =>
   `settle it with a probe or by hand: toolgate records settle ${key} --outcome applied|not_applied`;

@@ -1,13 +1,16 @@
-/** Small facts about endpoint records shared by settle, settleRecord and the CLI. */
+/**
+ * Small facts about endpoint records shared by `runOnce`, `resolveInDoubt` and the CLI. Whether a
+ * lease has passed is decided here and nowhere else: `effectiveState` and `retryAfterMs`.
+ */
 import { randomFillSync } from "node:crypto";
 import type { IdempotencyRecord, RecordPatch, RecordState } from "./store.js";
 
-/** COMPLETED records are kept this long by default: 24 h (issue 3). */
+/** COMPLETED records are kept this long by default: 24 h. */
 export const DEFAULT_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Random bytes drawn from the CSPRNG in one call per 256 tokens: a call into OpenSSL per token
- * cost more than the rest of `settle` (the same batching `crypto.randomUUID` does). Each byte
+ * cost more than the rest of `runOnce` (the same batching `crypto.randomUUID` does). Each byte
  * is handed out once, so tokens stay independent 128-bit secrets.
  */
 const TOKEN_BYTES = 16;
@@ -27,10 +30,20 @@ export function newOwnerToken(): string {
 
 /**
  * The state a record reads as at `now`: an IN_FLIGHT record whose lease has passed reads as
- * IN_DOUBT (seed 000, "The endpoint record": the executor may have died partway through).
+ * IN_DOUBT (docs/idempotency.md: the executor may have died partway through). The one test of
+ * "the lease passed": the state machine, the operator's resolution and the listings all ask this
+ * function. Stores never judge a lease; they return a record as stored (the conformance suite pins it).
  */
 export function effectiveState(record: IdempotencyRecord, now: number): RecordState {
   return record.state === "IN_FLIGHT" && record.lease_until <= now ? "IN_DOUBT" : record.state;
+}
+
+/**
+ * Milliseconds until the lease of a record that still reads IN_FLIGHT at `now` passes, at
+ * least 1: how long a repeat waits before it finds the call finished or IN_DOUBT.
+ */
+export function retryAfterMs(record: IdempotencyRecord, now: number): number {
+  return Math.max(1, Math.ceil(record.lease_until - now));
 }
 
 /**

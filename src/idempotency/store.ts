@@ -32,7 +32,7 @@ export interface StoreCapabilities {
   durable: boolean;
 }
 
-/** The four states of seed 000 "The endpoint record"; "unseen" is the absence of a record. */
+/** The stored states of the endpoint record (docs/idempotency.md); "unseen" is the absence of a record. */
 export type RecordState = "IN_FLIGHT" | "COMPLETED" | "IN_DOUBT";
 
 export interface IdempotencyRecord {
@@ -44,7 +44,7 @@ export interface IdempotencyRecord {
   fingerprint: string | null;
   /** Tool name, for listing and operators. */
   tool: string | null;
-  /** While IN_FLIGHT: the claim is void after this instant and the record reads as IN_DOUBT. */
+  /** While IN_FLIGHT: the claim is void after this instant and the record reads as IN_DOUBT (`record.ts` `effectiveState`). */
   lease_until: number;
   /** COMPLETED: the stored result every repeat receives. */
   result: JsonValue | null;

@@ -1,5 +1,5 @@
 /**
- * The named transitions of the endpoint record (seed 000, "The endpoint record"), each one
+ * The named transitions of the endpoint record (docs/idempotency.md), each one
  * store call fenced by owner and state, each wrapped so a failing store surfaces as a
  * `StoreUnavailableError` that says which step failed and whether the effect had happened.
  */

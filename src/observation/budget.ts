@@ -1,5 +1,5 @@
 /**
- * Observation budgets (seed 003, "Numerical walkthrough: observation is a budget"): a rendered
+ * Observation budgets (docs/observations.md, "Observation is a budget"): a rendered
  * observation fits a token budget (o200k). What does not fit is cut at token boundaries, keeping
  * the head and the tail, and replaced by a marker that says how much was cut and how to get it.
  * A long text is encoded only near its ends (`ends.ts`): cutting 10 MB to 2,000 tokens reads
@@ -8,7 +8,7 @@
 import { CHARS_PER_TOKEN_READ, tokenEnds, type TextEnds } from "./ends.js";
 import { countTokens, decodeTokens, encodeTokensUpTo } from "./tokens.js";
 
-/** The gateway default when neither the tool nor the gateway sets one (issue 5: 2,000 tokens). */
+/** The gateway default when neither the tool nor the gateway sets one (2,000 tokens). */
 export const DEFAULT_BUDGET_TOKENS = 2000;
 
 /**

@@ -1,6 +1,6 @@
 /**
- * Cursors for the part of an observation the budget cut (issue 5: "a marker that says how much
- * was cut and exactly how to get the rest"). When a tool has no continuation of its own, the
+ * Cursors for the part of an observation the budget cut (docs/observations.md: a marker says how much
+ * was cut and exactly how to get the rest). When a tool has no continuation of its own, the
  * gateway keeps the cut text here and the built-in `read_more` tool pages through it in order.
  *
  * Held in process memory, bounded in entries and age: a cursor is a convenience for the next

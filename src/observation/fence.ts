@@ -1,6 +1,6 @@
 /**
- * Untrusted fencing (seed 003, "What frameworks hide": "Treat every tool result as untrusted
- * data; presentation text … never authorizes a subsequent action"). Tool output is rendered
+ * Untrusted fencing (docs/observations.md, "Tool output is untrusted data": text in
+ * a result never authorizes a later action). Tool output is rendered
  * between two marker lines that carry its provenance and a tag derived from the content, so an
  * output that contains a fence line (ours, or one forged to look like ours) cannot close it.
  */

@@ -1,6 +1,6 @@
 /**
- * The one observation shape and its text rendering (seed 003, "The contract: intent → validated
- * action → useful observation"). Success: a header, the post-state after a write (no silent
+ * The one observation shape and its text rendering (docs/observations.md: intent → validated
+ * action → useful observation). Success: a header, the post-state after a write (no silent
  * writes), the tool output fenced as untrusted data and cut to the budget, and how to continue.
  * Error: the code, a message the model can act on, and any untrusted text fenced.
  */
@@ -119,7 +119,7 @@ function frameLines(parts: Omit<ResultParts, "output">, state: Record<string, Js
       ? `ok: ${parts.tool} (call ${parts.call_id}) — replayed: this call already ran; the stored result is shown and nothing was executed again.`
       : `ok: ${parts.tool} (call ${parts.call_id})`,
   ];
-  // Only a write has a post-state (seed 003, "Silent writes"); a read's state is what it read.
+  // Only a write has a post-state (docs/observations.md, "No silent writes"); a read's state is what it read.
   if (state) head.push(`${parts.authority === "A0" ? "state" : "state after the write"}: ${JSON.stringify(state)}`);
   const tail: string[] = [];
   if (parts.tool_truncated) tail.push(`the tool left out ${parts.tool_truncated.omitted} ${parts.tool_truncated.unit}.`);
@@ -148,7 +148,7 @@ function toolCutHint(tool: string, cut: { omitted: number; unit: string }, next:
   return next ? `${what}; to get the rest call ${tool} with ${JSON.stringify(next.arguments)}.` : `${what}; to see them, narrow the call (e.g. a more specific query, or pipe output through head, tail or grep).`;
 }
 
-/** An error observation: refusals and failures alike (seed 003: "An error is also an observation"). */
+/** An error observation: refusals and failures alike (docs/observations.md). */
 export interface ErrorParts {
   tool: string;
   call_id: string;

@@ -1,6 +1,6 @@
 /**
- * Secret redaction (issue 5, "Known secrets (keys, configured env values) are redacted from every
- * observation"). The gateway knows the secret values it was configured with; every observation —
+ * Secret redaction (docs/observations.md): keys and configured env values are redacted from every
+ * observation. The gateway knows the secret values it was configured with; every observation —
  * text and structured fields — passes through one redactor before it leaves the boundary.
  */
 import { ToolgateError } from "../core/errors.js";

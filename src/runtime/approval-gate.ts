@@ -1,6 +1,6 @@
 /**
- * The approval boundary for A3 calls (seed 000: destructive or irreversible → key + approval;
- * seed 003, exercise 2: "a proposed action plus an approval boundary"). The first proposal asks
+ * The approval boundary for A3 calls (docs/authority.md: destructive or irreversible → key + approval;
+ * a proposed action plus an approval boundary). The first proposal asks
  * for an approval bound to (tool, canonical-argument hash, requesting capability chain,
  * trajectory); a re-proposal with the approval id, by the same requester with the same
  * arguments, proceeds exactly once, when a channel the operator chose approved it.

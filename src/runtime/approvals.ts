@@ -1,6 +1,6 @@
 /**
- * Approvals for A3 calls (seed 003, exercise 2: "a proposed action plus an approval boundary";
- * seed 000, authority levels). An approval is bound to the tool, the canonical-argument hash and
+ * Approvals for A3 calls (docs/authority.md, "Approvals for A3 calls": a proposed action plus
+ * an approval boundary). An approval is bound to the tool, the canonical-argument hash and
  * the requester — the trajectory and the exact capability chain that asked (its grant id and a
  * one-way fingerprint of the chain) — and checked against all of them when it is redeemed. It
  * expires, and it is single-use because redeeming it is a compare-and-set on the store
@@ -44,7 +44,7 @@ export function approverChannel(approver: string | null): ApprovalChannel | null
   return channel === "cli" || channel === "elicitation" ? channel : null;
 }
 
-/** Default lifetime of an approval request (issue 5: 15 minutes). */
+/** Default lifetime of an approval request (15 minutes). */
 export const DEFAULT_APPROVAL_TTL_MS = 15 * 60 * 1000;
 
 /** What an approval is bound to. */

@@ -1,7 +1,7 @@
 /**
  * The state of one call as it moves through the pipeline, and the one way a stage stops it:
- * a `Refusal`, which the gateway turns into an error observation (seed 003: "An error is also
- * an observation"). Stages return data; only the orchestrator renders and audits.
+ * a `Refusal`, which the gateway turns into an error observation (docs/observations.md, "An error
+ * is an observation too"). Stages return data; only the orchestrator renders and audits.
  */
 import { performance } from "node:perf_hooks";
 import type { AuthorityLevel, ToolContext, ToolSpec } from "../core/tool.js";

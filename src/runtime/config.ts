@@ -1,6 +1,6 @@
 /**
- * Gateway configuration checks and lookups: observation budgets (seed 003, "observation is a
- * budget"; issue 5: default 2,000 o200k tokens, per tool and per gateway) and the key material
+ * Gateway configuration checks and lookups: observation budgets (docs/observations.md, "Observation
+ * is a budget": default 2,000 o200k tokens, per tool and per gateway) and the key material
  * that must never appear in an observation.
  */
 import { ToolgateError } from "../core/errors.js";

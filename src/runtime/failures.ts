@@ -1,6 +1,6 @@
 /**
- * What a thrown handler becomes (seed 000, "The endpoint record": "an exception does not prove
- * that the effect did not happen"). The tool's message is untrusted text and is fenced; the
+ * What a thrown handler becomes (docs/idempotency.md: an exception does not prove
+ * that the effect did not happen). The tool's message is untrusted text and is fenced; the
  * gateway's own sentence says what is known about the effect and what the model should do.
  */
 import { NoEffectError } from "../core/errors.js";

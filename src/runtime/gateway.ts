@@ -1,6 +1,6 @@
 /**
- * `createGateway`: the runtime boundary (seed 000, "Tool Calling": every call passes validation
- * and grant before it takes effect). `call` reads like the pipeline of DESIGN.md:
+ * `createGateway`: the runtime boundary (every call passes validation and grant before it
+ * takes effect). `call` reads like the pipeline of ARCHITECTURE.md:
  * resolve → validate → grant → approve (A3) → settle (A2/A3) → execute → shape → audit.
  * Each stage lives in its own module and returns data or a `Refusal`; only this file renders
  * refusals and writes the audit record.
@@ -58,7 +58,7 @@ export interface GatewayOptions {
    * `gateway.approvals`), `elicitation` (a person an MCP client asked), or `both` (default).
    */
   approve_via?: ApproveVia;
-  /** HMAC secret for derived idempotency keys (seed 000: when keys must not be guessable). */
+  /** HMAC secret for derived idempotency keys (docs/idempotency.md: when keys must not be guessable). */
   key_secret?: string | Uint8Array;
   /** Time bound for tools that set no `timeout_ms`, ms; null = unbounded. Default 60,000. */
   timeout_ms?: number | null;
@@ -195,7 +195,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     return c.stage("shape", () => shape({ tool: tool.name, call_id: p.call_id, authority: c.authority!, result: settled.result, replay: settled.replay }, renderOpts(tool, tool.name)));
   }
 
-  /** The call's idempotency key: the client's (checked) or derived from the trajectory (seed 000, "Deriving the key"). */
+  /** The call's idempotency key: the client's (checked) or derived from the trajectory (docs/idempotency.md). */
   function idempotency(tool: ToolSpec, args: JsonValue, p: Proposal): { key: string; fingerprint: string } | Refusal {
     let key: string;
     try {
@@ -284,6 +284,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   return {
     tools,
     requiresCapability: authority !== null,
+    holder: (capability) => (authority ? authority.holder(capability) : Promise.resolve(null)),
     approvals: createApprovalsApi(store.approvals, clock),
     call(proposal, callOptions) {
       if (closed) {

@@ -1,7 +1,7 @@
 /**
  * Stage 3, grant: when the gateway holds keys, every call needs a capability that approves its
- * (op, target, cost) (seed 000, "The capability check": "Checked below the model, on every call,
- * before any host operation"). The request comes from the tool's `grant(args)` or, by default,
+ * (op, target, cost) (docs/authority.md: checked below the model, on every call,
+ * before any host operation). The request comes from the tool's `grant(args)` or, by default,
  * from its effect: read → "read", anything else → "write", on `tool:NAME`, cost 1.
  */
 import type { GrantRequest, ToolContext, ToolSpec } from "../core/tool.js";
@@ -9,7 +9,7 @@ import type { JsonValue } from "../core/json.js";
 import type { CapabilityAuthority } from "../capability/authority.js";
 import { refuse, type Refusal } from "./call.js";
 
-/** The default request of a tool that does not say (issue 5). */
+/** The default request of a tool that does not say (docs/authority.md). */
 export function defaultGrant(tool: ToolSpec): GrantRequest {
   return { op: tool.effect === "read" ? "read" : "write", target: `tool:${tool.name}`, cost: 1 };
 }

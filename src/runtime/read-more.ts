@@ -1,6 +1,6 @@
 /**
  * `read_more`: the built-in tool that returns what a budget cut removed, in order, one page per
- * call (seed 003, "Use pagination … stable ordering"). Enabled by `continuations` on the gateway;
+ * call (docs/observations.md, "Observation is a budget"). Enabled by `continuations` on the gateway;
  * it is read-only (A0) and reads only the gateway's own cursor cache.
  */
 import { NoEffectError } from "../core/errors.js";

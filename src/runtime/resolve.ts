@@ -1,6 +1,6 @@
 /**
  * Stage 1, resolve: the proposal names a tool of the catalog. An unknown name is an observation
- * naming the closest tool and the available ones (seed 003, "Overlapping tools": the model must
+ * naming the closest tool and the available ones (docs/observations.md: the model must
  * be able to choose again without guessing).
  */
 import { closest } from "../core/closest.js";

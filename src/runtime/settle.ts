@@ -1,6 +1,6 @@
 /**
- * Stage 4, settle: A2 and A3 calls run through the idempotency record (seed 000, "The endpoint
- * record"), keyed by the derived key or the client's key; A0/A1 calls skip it. Every outcome
+ * Stage 4, settle: A2 and A3 calls run through the idempotency record (docs/idempotency.md),
+ * keyed by the derived key or the client's key; A0/A1 calls skip it. Every outcome
  * that is not a fresh execution becomes an observation saying what happened and what to do.
  * The record stores what the model may see: the result, a probe's result and a thrown message
  * pass through the gateway's redactor before the store gets them, so a replay answers with the
@@ -8,8 +8,8 @@
  */
 import type { JsonValue } from "../core/json.js";
 import type { ProbeOutcome, ToolContext, ToolSpec } from "../core/tool.js";
-import { settle, type SettleOptions } from "../idempotency/settle.js";
-import type { InDoubtCause, SettleOutcome } from "../idempotency/outcome.js";
+import { runOnce, type RunOnceOptions } from "../idempotency/run-once.js";
+import type { InDoubtCause, RunOnceOutcome } from "../idempotency/outcome.js";
 import type { Store } from "../idempotency/store.js";
 import { StoreUnavailableError } from "../idempotency/errors.js";
 import { storableResult } from "../idempotency/transitions.js";
@@ -41,7 +41,7 @@ export interface SettleStageInput {
 /** Runs `run` at most once for the key; returns the result (fresh or replayed) or a refusal. */
 export async function settleStage(input: SettleStageInput): Promise<Settled | (Refusal & { record_state: string | null })> {
   const { tool, redactor } = input;
-  const options: SettleOptions = {
+  const options: RunOnceOptions = {
     lease_ms: input.lease_ms,
     fingerprint: input.fingerprint,
     tool: tool.name,
@@ -49,9 +49,9 @@ export async function settleStage(input: SettleStageInput): Promise<Settled | (R
     ...(tool.probe ? { probe: async () => redactProbe(await redacting(redactor, () => tool.probe!(input.args as Record<string, unknown>, input.ctx)), redactor) } : {}),
   };
   const run = async () => redactResult(await redacting(redactor, input.run), redactor);
-  let outcome: SettleOutcome;
+  let outcome: RunOnceOutcome;
   try {
-    outcome = await settle(input.store, input.key, run, options);
+    outcome = await runOnce(input.store, input.key, run, options);
   } catch (err) {
     if (err instanceof StoreUnavailableError) {
       const ran = err.effect !== "not_started";
@@ -123,7 +123,7 @@ async function redacting<T>(redactor: Redactor, fn: () => T | Promise<T>): Promi
   }
 }
 
-/** The result as the record will store it; one the store would refuse (not JSON) is left for settle to report. */
+/** The result as the record will store it; one the store would refuse (not JSON) is left for runOnce to report. */
 function redactResult(result: Executed, redactor: Redactor): Executed {
   if (redactor.empty || !storableResult(result).ok) return result;
   return redactor.json(result as unknown as JsonValue) as unknown as Executed;
@@ -135,7 +135,7 @@ function redactProbe(outcome: ProbeOutcome, redactor: Redactor): ProbeOutcome {
 }
 
 /**
- * Why the effect is unknown, in the gateway's words: the settle reason can quote the tool's
+ * Why the effect is unknown, in the gateway's words: runOnce's reason can quote the tool's
  * thrown message, which is untrusted text and stays out of the gateway's own sentence.
  */
 const IN_DOUBT_WHY: Record<InDoubtCause, string> = {

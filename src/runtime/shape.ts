@@ -1,7 +1,7 @@
 /**
  * Stage 6, shape: the executed (or replayed) result becomes the one observation shape, rendered
  * for the model within the tool's token budget, output fenced as untrusted data and redacted
- * (seed 003, "observation is a budget"; "Silent writes": name the new state).
+ * (docs/observations.md: "Observation is a budget"; "No silent writes": name the new state).
  */
 import type { AuthorityLevel } from "../core/tool.js";
 import { renderResult, type Rendered, type RenderOptions } from "../observation/observation-text.js";

@@ -1,6 +1,6 @@
 /**
- * `toolgate stats`: pure aggregation over an audit trail — the measures seed 003 asks for
- * ("selection accuracy, validation-error rate, result tokens, and successful end state"):
+ * `toolgate stats`: pure aggregation over an audit trail — the measures that say whether an interface
+ * works (docs/observations.md, "What to measure"):
  * per tool and overall, calls, validation-error and denial rates, replays, in-doubt count,
  * p50/p95 latency, argument and observation tokens, truncation rate.
  */

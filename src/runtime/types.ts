@@ -1,10 +1,11 @@
 import type { AuthorityLevel, ToolSpec } from "../core/tool.js";
 import type { ApprovalRecord, ApprovalState } from "../idempotency/store.js";
 import type { Observation } from "../core/observation.js";
+import type { CapabilityHolder } from "../capability/authority.js";
 
 /**
- * What a model proposes, plus the ids that identify the logical call (seed 000,
- * "Deriving the key": the key identifies the call, not the attempt).
+ * What a model proposes, plus the ids that identify the logical call (docs/idempotency.md:
+ * the key identifies the call, not the attempt).
  */
 export interface Proposal {
   trajectory_id: string;
@@ -50,6 +51,12 @@ export interface Gateway {
   readonly requiresCapability: boolean;
   /** Runs one proposal through resolve → validate → grant → settle → execute → shape → audit. Never throws for a bad call: refusals are observations. */
   call(proposal: Proposal, options?: { signal?: AbortSignal }): Promise<Observation>;
+  /**
+   * Who holds `capability` when it verifies now (the issued grant it descends from); null when it
+   * does not, or when the gateway requires no capability. For a transport that shares a bound
+   * among callers; it decides nothing about calls.
+   */
+  holder(capability: string): Promise<CapabilityHolder | null>;
   readonly approvals: ApprovalsApi;
   /**
    * Refuses new calls and waits for in-flight calls (up to `grace_ms`); calls still running then
@@ -76,7 +83,7 @@ export interface AuditRecord {
   authority: AuthorityLevel | null;
   /** "ok" or the observation's error code. */
   outcome: string;
-  /** Stages that ran, in pipeline order; `approve` is the A3 approval gate (added by the runtime issue). */
+  /** Stages that ran, in pipeline order; `approve` is the A3 approval gate. */
   stages: Partial<Record<"resolve" | "validate" | "grant" | "approve" | "settle" | "execute" | "shape", StageOutcome>>;
   /** Issue codes when validation failed (e.g. ["additional_property"]). */
   validation_codes: string[];
@@ -90,8 +97,14 @@ export interface AuditRecord {
    * decided through and who decided it (`channel:principal`, see `ApprovalDecider`); null otherwise.
    */
   approval?: { id: string; channel: string | null; approver: string | null } | null;
-  /** o200k tokens of the arguments' JSON text. */
+  /** o200k tokens of the arguments' JSON text (0 when `arguments_unrecorded`). */
   argument_tokens: number;
+  /**
+   * Present when the arguments could not be serialised for counting — nested deeper than
+   * JSON.stringify goes, a cycle, a value JSON has no form for — and says why, in at most a few
+   * hundred characters; the call was answered as any other.
+   */
+  arguments_unrecorded?: string;
   /** o200k tokens of the observation's text. */
   observation_tokens: number;
   /**

@@ -1,7 +1,7 @@
 /**
- * Stage 2, validate: the schema first, then the tool's semantic `check` (seed 003, "The schema
- * is necessary but insufficient: validate tenant ownership, policy, and semantic constraints
- * after parsing"). Both failures are observations rendered by the schema area's one renderer.
+ * Stage 2, validate: the schema first, then the tool's semantic `check` (docs/observations.md: passing
+ * the schema is necessary but not sufficient; ownership, existence and policy are checked
+ * after parsing). Both failures are observations rendered by the schema area's one renderer.
  */
 import type { CheckIssue, ToolContext, ToolSpec } from "../core/tool.js";
 import type { JsonValue } from "../core/json.js";

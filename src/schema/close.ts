@@ -1,6 +1,6 @@
 /**
- * Closes the open object schemas of a foreign catalog (seed 000, "Schema Rules": a closed schema
- * is the first rule; seed 003: `{"customer_id":"c_7","limit":500}` must come back as "unknown
+ * Closes the open object schemas of a foreign catalog (docs/schemas.md: a closed schema
+ * is the first rule; `{"customer_id":"c_7","limit":500}` must come back as "unknown
  * field: limit", not reach the tool). JSON Schema leaves an object open when it says nothing
  * about `additionalProperties`, and most MCP servers say nothing, so a model's misspelt or
  * invented field would pass validation and reach the upstream, which usually ignores it in

@@ -2,7 +2,7 @@
  * `defineTool`: a typed tool from zod schemas. The model sees the published JSON Schema; the
  * handler, check, grant and probe receive the arguments parsed by zod (defaults applied,
  * typed as `z.output<input>`). A tool without an effect, or whose published schema fails an
- * error-level lint rule, is refused at definition time (issue 2, "defineTool").
+ * error-level lint rule, is refused at definition time (docs/schemas.md).
  */
 import type { z } from "zod";
 import { NoEffectError, ToolgateError } from "../core/errors.js";
@@ -15,7 +15,7 @@ import { renderIssues } from "./issue-text.js";
 import { type CheckIssue, type Effect, type GrantRequest, type ProbeOutcome, type ToolContext, type ToolResult, type ToolSpec } from "../core/tool.js";
 
 export interface ToolDefinition<I extends z.ZodType, R> {
-  /** `^[a-zA-Z0-9_-]{1,64}$`, a verb and an object (seed 003: `search_customer_orders`, not `query`). */
+  /** `^[a-zA-Z0-9_-]{1,64}$`, a verb and an object (docs/schemas.md: `search_customer_orders`, not `query`). */
   name: string;
   title?: string;
   /** MCP openWorldHint: false when the tool reaches nothing outside its own domain (MCP assumes true when absent). */

@@ -1,6 +1,6 @@
 /**
  * What each JSON Schema `format` looks like, for error observations: the shape to say and an
- * example to copy (seed 003: "since must be YYYY-MM-DD; received 3/5/26; example 2026-03-05").
+ * example to copy (docs/observations.md: "since must be YYYY-MM-DD; received 3/5/26; example 2026-03-05").
  */
 export const FORMAT_HINTS: Readonly<Record<string, { expected: string; example: string }>> = {
   date: { expected: "YYYY-MM-DD", example: "2026-03-05" },

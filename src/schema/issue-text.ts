@@ -1,7 +1,7 @@
 /**
- * The one renderer of argument problems (STYLE.md 13–14): schema issues and semantic `check`
+ * The one renderer of argument problems: schema issues and semantic `check`
  * issues become the same text, each line naming the field, what was expected, what arrived
- * and an example (seed 003, "An error is also an observation").
+ * and an example (docs/observations.md, "An error is an observation too").
  */
 import type { ObservationIssue } from "../core/observation.js";
 import type { CheckIssue } from "../core/tool.js";

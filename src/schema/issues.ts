@@ -1,6 +1,6 @@
 /**
  * Ajv errors → structured issues `{path, code, message, expected, received, example}`
- * (STYLE.md 13: issues are data, one renderer makes the text). Built only on failure, so the
+ * (issues are data; one renderer, render.ts, makes the text). Built only on failure, so the
  * valid path never pays for it. Unions are reduced to the branch the call meant (see unions.ts).
  */
 import type { ErrorObject } from "ajv";

@@ -1,7 +1,7 @@
 /**
  * zod v4 → the published JSON Schema (draft 2020-12, `$schema` set): the input read as the
  * model writes it (`io: "input"`, so a field with a default is not required), every object
- * closed (seed 000, "Schema Rules for Tool Definitions", rule 1), descriptions carried.
+ * closed (docs/schemas.md, TG001), descriptions carried.
  */
 import { z } from "zod";
 import { ToolgateError } from "../core/errors.js";

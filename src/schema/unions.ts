@@ -1,7 +1,7 @@
 /**
  * Union failures name the branch the call meant instead of listing every branch's errors
- * (seed 000, "Schema Rules for Tool Definitions", rule 5: an untagged union "leaves the
- * validator unable to report which branch failed"). Ajv reports every branch; this keeps:
+ * (docs/schemas.md, "Tagged unions": without a discriminator the
+ * validator cannot say which branch the call meant). Ajv reports every branch; this keeps:
  * the errors of the branch the discriminator selects, or one issue about the discriminator,
  * or for `T | null` the errors of T, or for an untagged union the closest branch.
  */

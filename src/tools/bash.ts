@@ -1,6 +1,6 @@
 /**
- * bash_execute: `bash -c` inside the isolation envelope (seed 000, Listing 5 "bash_execute" and
- * "A reference catalog for coding agents"). Refuses when the envelope cannot start, unless the
+ * bash_execute: `bash -c` inside the isolation envelope (docs/envelope.md,
+ * the threat model). Refuses when the envelope cannot start, unless the
  * operator opted out explicitly; the observation carries exit status, signal, duration and both
  * streams bounded, and says when the sandbox, not the command, caused the failure.
  */

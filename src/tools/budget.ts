@@ -1,5 +1,5 @@
 /**
- * How much of the observation budget a tool's own text may use (issue 5: the operator's budget
+ * How much of the observation budget a tool's own text may use (docs/observations.md: the operator's budget
  * applies to every tool): the call's `ctx.budget_tokens` minus the gateway's frame around the
  * text. A tool that ends its window or page within this is never cut by the gateway, so its own
  * continuation (next offset, cursor) stays exact.

@@ -1,7 +1,7 @@
 /**
- * The general coding catalog (seed 000, "A reference catalog for coding agents", Listing 5):
- * a sandboxed shell, a windowed file viewer, an exact-replacement editor (Listing 1) and a
- * structured search. Names and bounds follow Listing 5; the descriptions say what each returns
+ * The general coding catalog (docs/envelope.md): a sandboxed shell, a windowed file viewer, an
+ * exact-replacement editor and a structured search. Names and bounds harden the published listing
+ * (test/schema/fixtures/seed-listing-5.json); the descriptions say what each returns
  * and how to continue, and the whole catalog stays lint-clean and small (test/tools/catalog.test.ts
  * pins its o200k token count).
  */

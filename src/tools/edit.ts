@@ -1,5 +1,5 @@
 /**
- * file_edit: exact replacement of a block (seed 000, Listing 1). old_str must match exactly one
+ * file_edit: exact replacement of a block (docs/schemas.md, TG008). old_str must match exactly one
  * block unless allow_multiple; otherwise the file is left unchanged and the error names the
  * match count (and, for 0, the closest near-match; for several, the line of each). The write is
  * atomic and keeps the mode, the CRLF line endings and the final newline as they were.
@@ -169,7 +169,7 @@ async function snippetAround(text: string, from: number, to: number, context = S
 }
 
 /**
- * Settles an IN_DOUBT edit by reading the file (seed 000, "The endpoint record": a reconciliation
+ * Settles an IN_DOUBT edit by reading the file (docs/idempotency.md: a reconciliation
  * probe). The edit ran only if old_str matched, so: old_str gone → applied; old_str still there
  * and a non-empty new_str absent → not applied; anything else (new_str contains old_str, or an
  * empty new_str with old_str present) cannot be told apart → unknown, for a person to settle.

@@ -1,5 +1,5 @@
 /**
- * grep_search: ripgrep with `--json` (seed 000, Listing 5 "grep_search": structured file and
+ * grep_search: ripgrep with `--json` (structured file and
  * line matches without shell quoting hazards). Respects .gitignore (even outside a git
  * repository), skips hidden files, never follows symlinks while walking; results are sorted by
  * path then line, capped per page, with the total and a cursor to continue.

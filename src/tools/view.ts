@@ -1,5 +1,5 @@
 /**
- * file_view: a bounded window of a text file (seed 000, Listing 5 "file_view"): numbered lines
+ * file_view: a bounded window of a text file (docs/envelope.md): numbered lines
  * from 1, the total line count, the exact offset to continue, long lines cut with a marker,
  * binary files refused, invalid UTF-8 shown as U+FFFD, a directory answered with a listing.
  */

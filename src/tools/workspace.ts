@@ -1,6 +1,6 @@
 /**
- * Workspace confinement for the coding catalog (seed 000, "A reference catalog for coding
- * agents": a general catalog is safe only inside an envelope sized for the broadest thing its
+ * Workspace confinement for the coding catalog (docs/envelope.md: a general catalog
+ * is safe only inside an envelope sized for the broadest thing its
  * tools can do). Every path a tool touches is absolute and lies inside the workspace root; the
  * tools open it with `open()`, a walk from a held root descriptor that resolves symlinks itself
  * (fs/walk.ts), and then work on the descriptors it holds, never on a path string again: a

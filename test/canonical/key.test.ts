@@ -22,7 +22,7 @@ describe("deriveIdempotencyKey", () => {
     expect(deriveIdempotencyKey(call)).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  it("does not depend on argument key order (seed 000: {path, force} vs {force, path})", () => {
+  it("does not depend on argument key order ({path, force} vs {force, path})", () => {
     const a = deriveIdempotencyKey({ ...call, args: { path: "/a", force: true } });
     const b = deriveIdempotencyKey({ ...call, args: { force: true, path: "/a" } });
     expect(a).toBe(b);
@@ -42,8 +42,8 @@ describe("deriveIdempotencyKey", () => {
     expect(keys.has(base)).toBe(false);
   });
 
-  it('is injective where the seed\'s "|" join is not: ("a|b","c") and ("a","b|c") get different keys', () => {
-    // call_id and tool are adjacent in the tuple, so the seed's join cannot tell where one ends.
+  it('is injective where a "|" join is not: ("a|b","c") and ("a","b|c") get different keys', () => {
+    // call_id and tool are adjacent in the tuple, so a "|" join cannot tell where one ends.
     const left = { ...call, call_id: "a|b", tool: "c" };
     const right = { ...call, call_id: "a", tool: "b|c" };
     const seedJoin = (v: typeof call) => `${v.trajectory_id}|${v.turn}|${v.call_id}|${v.tool}|${JSON.stringify(v.args)}`;

@@ -1,5 +1,5 @@
 /**
- * Seed 000, Listing 4: attenuation refuses to widen any component of C = (R, O, P, E) and
+ * docs/authority.md, "Attenuation": attenuation refuses to widen any component of C = (R, O, P, E) and
  * allows narrowing; verification enforces the intersection even for a hand-made wider block.
  */
 import { describe, expect, it } from "vitest";

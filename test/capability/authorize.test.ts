@@ -1,5 +1,5 @@
 /**
- * The capability check on every call (seed 000, "The capability check"): each denial code with
+ * The capability check on every call (docs/authority.md): each denial code with
  * its exact reason, expiry and revocation through a chain, budgets spent atomically.
  */
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Monotonic delegation as a property (seed 000, C_c ⪯ C_p): for random chains — including
+ * Monotonic delegation as a property (docs/authority.md, C_c ⪯ C_p): for random chains — including
  * hand-made blocks that try to widen any component — and random requests, whatever a child
  * allows its parent allows too. And `attenuate` only ever yields such children.
  */

@@ -5,7 +5,7 @@ import { renderComparison } from "../../src/cli/economics-text.js";
 const last = (a: { k: number; s: number }, b: { k: number; s: number }) => renderComparison(compareCatalogShapes(a, b, 40)).trimEnd().split("\n").at(-1);
 
 describe("renderComparison's verdict", () => {
-  it("keeps the seed's sentence when B is smaller", () => {
+  it("keeps the worked example's sentence when B is smaller", () => {
     expect(last({ k: 80, s: 350 }, { k: 4, s: 250 })).toBe("B sends 96.4 % less than A");
   });
 

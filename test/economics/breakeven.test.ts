@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { breakeven } from "../../src/economics/breakeven.js";
 
-describe("breakeven (seed 000, equation 1)", () => {
-  it("reproduces the seed's example: 80 tokens, 0.5 ms, 1,800 ms → 40 ms / 1,800 ms ≈ 2.2 %", () => {
+describe("breakeven (equation 1)", () => {
+  it("reproduces the worked example: 80 tokens, 0.5 ms, 1,800 ms → 40 ms / 1,800 ms ≈ 2.2 %", () => {
     const r = breakeven({ tokens: 80, mask_ms: 0.5, repair_ms: 1800 });
     expect(r.mask_cost_ms).toBe(40);
     expect(r.p_break).toBe(40 / 1800);
     expect((r.p_break * 100).toFixed(1)).toBe("2.2");
-    // 1 / p_break = 45 exactly; the seed says "about one time in forty" (rounded down to a round number).
+    // 1 / p_break = 45 exactly; the sentence says "about one time in forty" (rounded down to a round number).
     expect(r.one_in).toBe(45);
     expect(r.about_one_in).toBe(40);
     expect(r.decision).toBe("measure");

@@ -10,8 +10,8 @@ import { countTokens } from "../../src/observation/tokens.js";
 import { testdataAvailable } from "../support/require.js";
 import { mcpCatalogs, seedListing5 } from "../support/catalogs.js";
 
-describe("compareCatalogShapes (seed 000, equation 2)", () => {
-  it("reproduces the seed: 80 × 350 against 4 × 250 over 40 turns is 1,120,000 against 40,000 tokens, about 96 % less", () => {
+describe("compareCatalogShapes (equation 2)", () => {
+  it("reproduces the worked example: 80 × 350 against 4 × 250 over 40 turns is 1,120,000 against 40,000 tokens, about 96 % less", () => {
     const c = compareCatalogShapes({ k: 80, s: 350 }, { k: 4, s: 250 }, 40);
     expect(c.a).toEqual({ k: 80, s: 350, per_turn: 28_000, total: 1_120_000 });
     expect(c.b).toEqual({ k: 4, s: 250, per_turn: 1_000, total: 40_000 });
@@ -20,7 +20,7 @@ describe("compareCatalogShapes (seed 000, equation 2)", () => {
   });
 
   it("rejects shapes and turns that are not counts", () => {
-    expect(() => compareCatalogShapes({ k: 80, s: 350 }, { k: 4, s: 250 }, 0)).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: turns (N) must be an integer ≥ 1; received 0. Pass --turns 40 for the seed's trajectory.]`);
+    expect(() => compareCatalogShapes({ k: 80, s: 350 }, { k: 4, s: 250 }, 0)).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: turns (N) must be an integer ≥ 1; received 0. Pass --turns 40 for the trajectory of docs/economics.md's worked example.]`);
     expect(() => compareCatalogShapes({ k: -1, s: 350 }, { k: 4, s: 250 })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: shape a: k must be an integer ≥ 0; received -1]`);
     expect(() => compareCatalogShapes({ k: 1, s: 350 }, { k: 4, s: Number.NaN })).toThrow(/shape b: s/);
   });
@@ -32,7 +32,7 @@ describe("catalogCost", () => {
     expect(definitionText(tool)).toBe(`{"name":"t","description":"d","inputSchema":{"type":"object"}}`);
   });
 
-  it("costs the seed's Listing 5 as written: 392 o200k tokens per turn (388 with the key `parameters`)", () => {
+  it("costs seed-listing-5.json as written: 392 o200k tokens per turn (388 with the key `parameters`)", () => {
     const c = catalogCost(seedListing5(), { turns: 40 });
     expect(c.tools.map((t) => t.tokens)).toMatchInlineSnapshot(`
       [

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { aboutOneIn, numberWords, roundOneIn } from "../../src/economics/one-in.js";
 import { breakeven } from "../../src/economics/breakeven.js";
 
-describe("about one time in N (the seed's phrasing of a rate)", () => {
-  it("says the seed's example as the seed does: 1,800 / 40 = 45 → 'about one time in forty'", () => {
+describe("about one time in N (a rate as a person says it)", () => {
+  it("says the worked example as docs/economics.md does: 1,800 / 40 = 45 → 'about one time in forty'", () => {
     expect(aboutOneIn(1800 / 40)).toBe("about one time in forty");
   });
 

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { contractTest, searchCustomerOrders } from "../../examples/orders.js";
 import { lintTool } from "../../src/index.js";
 
-describe("examples/orders.ts (seed 003's order assistant)", () => {
-  it("passes seed 003's executable contract test: one rejection naming limit, one valid request", async () => {
+describe("examples/orders.ts (the order assistant)", () => {
+  it("passes its executable contract test: one rejection naming limit, one valid request", async () => {
     expect(await contractTest()).toMatchInlineSnapshot(`
       [
         "rejected: unknown field: limit; allowed: customer_id, status, since",

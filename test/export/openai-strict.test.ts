@@ -64,7 +64,7 @@ describe("checkOpenAIStrict", () => {
     `);
   });
 
-  it("judges the seed's Listing 5: optional properties, length bounds and a default keep three of four tools from being strict", () => {
+  it("judges seed-listing-5.json: optional properties, length bounds and a default keep three of four tools from being strict", () => {
     expect(seedListing5().map((t) => [t.name, checkOpenAIStrict(t).problems.map((p) => p.pointer)])).toMatchInlineSnapshot(`
       [
         [

@@ -1,5 +1,5 @@
 /**
- * Crash (issue 3): a child process claims a key, starts its effect and is SIGKILLed. After the
+ * Crash: a child process claims a key, starts its effect and is SIGKILLed. After the
  * lease the record is IN_DOUBT, repeats are refused, and the probe settles it — the effect
  * happens exactly once whether the child died after or before it.
  */
@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/idempotency/open.js";
-import { settle } from "../../src/idempotency/settle.js";
+import { runOnce } from "../../src/idempotency/run-once.js";
 import type { ProbeOutcome } from "../../src/core/tool.js";
 import { POSTGRES_URL, REDIS_URL, projectRoot, serviceAvailable } from "../support/require.js";
 import { dropPgSchema, dropRedisPrefix } from "./fixtures/service-cleanup.js";
@@ -73,17 +73,17 @@ describe.each(stores)("crash: the executor is SIGKILLed mid-effect (%s, a durabl
       let runs = 0;
       const execute = () => ++runs;
       // Before the lease passes the dead executor still holds it.
-      expect(await settle(store, key, execute, { lease_ms: LEASE, now: () => claimed!.lease_until - 1 })).toMatchObject({ status: "in_flight", retry_after_ms: 1 });
+      expect(await runOnce(store, key, execute, { lease_ms: LEASE, now: () => claimed!.lease_until - 1 })).toMatchObject({ status: "in_flight", retry_after_ms: 1 });
       const afterLease = () => claimed!.lease_until + 1;
-      expect(await settle(store, key, execute, { lease_ms: LEASE, now: afterLease })).toMatchObject({ status: "in_doubt", cause: "lease_expired" });
+      expect(await runOnce(store, key, execute, { lease_ms: LEASE, now: afterLease })).toMatchObject({ status: "in_doubt", cause: "lease_expired" });
       expect(await store.records.get(key, afterLease())).toMatchObject({ state: "IN_DOUBT" });
-      expect(await settle(store, key, execute, { lease_ms: LEASE, now: afterLease })).toMatchObject({ status: "in_doubt", cause: "unsettled" });
+      expect(await runOnce(store, key, execute, { lease_ms: LEASE, now: afterLease })).toMatchObject({ status: "in_doubt", cause: "unsettled" });
 
-      const probed = await settle(store, key, execute, { lease_ms: LEASE, now: afterLease, probe: probeFor(effects, key) });
+      const probed = await runOnce(store, key, execute, { lease_ms: LEASE, now: afterLease, probe: probeFor(effects, key) });
       expect(probed).toMatchObject({ status: "replay", settled_by: "probe", result: { key, found_in: "effects file" } });
       expect(runs).toBe(0);
       expect(effectLines(effects, key)).toHaveLength(1);
-      expect(await settle(store, key, execute, { lease_ms: LEASE })).toMatchObject({ status: "replay", settled_by: "stored" });
+      expect(await runOnce(store, key, execute, { lease_ms: LEASE })).toMatchObject({ status: "replay", settled_by: "stored" });
     } finally {
       await store.close();
     }
@@ -102,8 +102,8 @@ describe.each(stores)("crash: the executor is SIGKILLed mid-effect (%s, a durabl
         appendFileSync(effects, `${key} applied\n`);
         return { key, by: "parent" };
       };
-      expect(await settle(store, key, effect, { lease_ms: LEASE, now: afterLease })).toMatchObject({ status: "in_doubt", cause: "lease_expired" });
-      const out = await settle(store, key, effect, { lease_ms: LEASE, now: afterLease, probe: probeFor(effects, key) });
+      expect(await runOnce(store, key, effect, { lease_ms: LEASE, now: afterLease })).toMatchObject({ status: "in_doubt", cause: "lease_expired" });
+      const out = await runOnce(store, key, effect, { lease_ms: LEASE, now: afterLease, probe: probeFor(effects, key) });
       expect(out).toMatchObject({ status: "executed", after_probe: "not_applied", result: { key, by: "parent" } });
       expect(effectLines(effects, key)).toHaveLength(1);
     } finally {

@@ -1,7 +1,7 @@
 /**
  * Two OS processes share one store (SQLite file, Redis, PostgreSQL) and both submit the same
- * 1,000 keys through `settle` at once: every effect must happen exactly once, counted in an
- * append-only file (issue 3, "Tests that must exist"). Then both spend one budget and race to
+ * 1,000 keys through `runOnce` at once: every effect must happen exactly once, counted in an
+ * append-only file. Then both spend one budget and race to
  * consume the same approvals: the limit holds and every approval is used exactly once.
  */
 import { spawn } from "node:child_process";
@@ -18,7 +18,7 @@ import { dropPgSchema, dropRedisPrefix } from "./fixtures/service-cleanup.js";
 const KEYS = 1000;
 /** Two child processes on a shared 2-core machine: generous, never a performance bound. */
 const SLOW = 180_000;
-const worker = join(projectRoot, "test", "idempotency", "fixtures", "multiprocess-settle-worker.ts");
+const worker = join(projectRoot, "test", "idempotency", "fixtures", "multiprocess-run-once-worker.ts");
 const sharedWorker = join(projectRoot, "test", "idempotency", "fixtures", "multiprocess-shared-worker.ts");
 const dir = mkdtempSync(join(tmpdir(), "toolgate-multiprocess-"));
 const run = randomBytes(4).toString("hex");

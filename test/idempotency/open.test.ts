@@ -8,7 +8,7 @@ import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/idempotency/open.js";
 import { defaultStateDir } from "../../src/state/location.js";
-import { settle } from "../../src/idempotency/settle.js";
+import { runOnce } from "../../src/idempotency/run-once.js";
 import { importDriver } from "../../src/idempotency/stores/driver.js";
 import { POSTGRES_URL, REDIS_URL, projectRoot, serviceAvailable } from "../support/require.js";
 
@@ -67,10 +67,10 @@ describe("openStore: URL forms", () => {
     expect(rows).toEqual([{ key: "k" }]);
   });
 
-  it.runIf(postgresUp)("postgres://…?async_transitions=on opens a store whose writes after the claim are not flushed one by one, and it settles", async () => {
+  it.runIf(postgresUp)("postgres://…?async_transitions=on opens a store whose writes after the claim are not flushed one by one, and runOnce works over it", async () => {
     const schema = `tg_test_open_${randomBytes(4).toString("hex")}`;
     const store = await openStore(`${POSTGRES_URL}?schema=${schema}&async_transitions=on`);
-    const out = await settle(store, "k-async", () => ({ done: true }), { lease_ms: 60_000 });
+    const out = await runOnce(store, "k-async", () => ({ done: true }), { lease_ms: 60_000 });
     expect(out).toMatchObject({ status: "executed", result: { done: true } });
     expect(await store.records.get("k-async", Date.now())).toMatchObject({ state: "COMPLETED" });
     await store.close();
@@ -160,7 +160,7 @@ describe("lazy drivers", () => {
     return JSON.parse(r.stdout) as { before: string[]; after: string[] };
   };
 
-  it("the root import loads neither ioredis nor pg", () => {
+  it("importing the root and toolgate/stores loads neither ioredis nor pg", () => {
     const { before } = probe();
     expect(before).not.toContain("ioredis");
     expect(before).not.toContain("pg");

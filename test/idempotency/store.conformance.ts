@@ -1,6 +1,6 @@
 /**
  * The Store contract (`src/idempotency/store.ts`) as tests, written once and run against every
- * backend (STYLE.md 7): `describeStoreConformance("sqlite", () => openStore("sqlite:…"))`.
+ * backend: `describeStoreConformance("sqlite", () => openStore("sqlite:…"))`.
  *
  * Each call uses a fresh random key prefix, so several files and runs can share one Redis or
  * PostgreSQL server. Key order is code-unit order (ASCII keys here, so any binary collation agrees).
@@ -10,10 +10,10 @@ import { afterAll, beforeAll, describe } from "vitest";
 import type { Store } from "../../src/idempotency/store.js";
 import { recordCases } from "./conformance/records.cases.js";
 import { sideCases } from "./conformance/side.cases.js";
-import { settleCases } from "./conformance/settle.cases.js";
+import { runOnceCases } from "./conformance/run-once.cases.js";
 
 export interface ConformanceOptions {
-  /** Concurrent claimers / settlers in the race cases. Default 100 (the issue's figure). */
+  /** Concurrent claimers / settlers in the race cases. Default 100. */
   concurrency?: number;
 }
 
@@ -50,6 +50,6 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
     });
     recordCases(ctx);
     sideCases(ctx);
-    settleCases(ctx);
+    runOnceCases(ctx);
   });
 }

@@ -1,6 +1,6 @@
 /**
- * Seed 003, "What frameworks hide": tool results are untrusted; "presentation text … never
- * authorizes a subsequent action". An order note carries a prompt injection that names an
+ * docs/observations.md, "Tool output is untrusted data": text in a tool result never
+ * authorizes a later action. An order note carries a prompt injection that names an
  * approval id, a capability and a fake fence end. Nothing in the boundary changes because of it.
  */
 import { randomBytes } from "node:crypto";

@@ -5,7 +5,7 @@ import { createValidator } from "../../src/schema/validate.js";
 import { renderIssue, renderIssues } from "../../src/schema/issue-text.js";
 import type { ObservationIssue } from "../../src/core/observation.js";
 
-/** seed 003, "The contract": search_customer_orders, with since declared as an ISO date. */
+/** The order assistant's search_customer_orders (examples/orders.ts), with since declared as an ISO date. */
 const orders = {
   name: "search_customer_orders",
   inputSchema: {
@@ -29,7 +29,7 @@ const run = (spec: Spec, args: unknown) => {
 type Spec = { name: string; inputSchema: Record<string, unknown> };
 const text = (args: unknown, spec: Spec = orders) => renderIssues(spec.name, run(spec, args));
 
-describe("seed 003 examples", () => {
+describe("the order-search examples", () => {
   it('{"customer_id":"c_7","limit":500} → unknown field: limit, naming the allowed fields', () => {
     expect(text({ customer_id: "c_7", limit: 500 })).toMatchInlineSnapshot(`
       "search_customer_orders was not run: 1 problem with the arguments.

@@ -1,4 +1,4 @@
-/** The real catalogs in ../shared/testdata/mcp-catalogs and the seed's Listing 5, as ToolDescriptors. */
+/** The real catalogs in ../shared/testdata/mcp-catalogs and the reference four-tool listing, as ToolDescriptors. */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,10 +14,10 @@ export function mcpCatalogs(): { id: string; tools: ToolDescriptor[] }[] {
     .map((f) => ({ id: f.replace(/\.json$/, ""), tools: toToolDescriptors((JSON.parse(readFileSync(join(mcpCatalogDir, f), "utf8")) as { tools: unknown[] }).tools) }));
 }
 
-/** The linter's fixture of seed 000, Listing 5 (test/schema/fixtures), shared so the listing is written once. */
+/** The linter's fixture of the four coding tools as published (test/schema/fixtures), shared so the listing is written once. */
 export const seedListing5Path = join(dirname(fileURLToPath(import.meta.url)), "..", "schema", "fixtures", "seed-listing-5.json");
 
-/** Seed 000, Listing 5, as written (`parameters`). */
+/** That listing as written (`parameters`). */
 export function seedListing5(): ToolDescriptor[] {
   return toToolDescriptors((JSON.parse(readFileSync(seedListing5Path, "utf8")) as { tools: unknown[] }).tools);
 }

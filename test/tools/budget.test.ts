@@ -1,5 +1,5 @@
 /**
- * The operator's observation budget applies to the coding catalog (issue 5, "observation is a
+ * The operator's observation budget applies to the coding catalog (docs/observations.md, "Observation is a
  * budget"): under budgets 300 and 2000 every observation fits, and each tool's own continuation
  * still retrieves everything, because the tools end their window, page or capture within
  * `ctx.budget_tokens` instead of being cut by the gateway.

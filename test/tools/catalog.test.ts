@@ -17,7 +17,7 @@ const ctx: ToolContext = { signal: new AbortController().signal, trajectory_id: 
 describe("the coding catalog", () => {
   const tools = createCodingCatalog({ workspace: s.root });
 
-  it("has Listing 5's four tools with their effects and authority", () => {
+  it("has the four coding tools with their effects and authority", () => {
     expect(tools.map((t) => [t.name, t.effect, AUTHORITY[t.effect]])).toEqual([
       ["bash_execute", "write", "A2"],
       ["file_view", "read", "A0"],

@@ -1,5 +1,5 @@
 /**
- * The escape suite (issue 6): every attempt to leave the envelope or the workspace is contained
+ * The escape suite (docs/envelope.md): every attempt to leave the envelope or the workspace is contained
  * and the observation reports it. Each case checks the host afterwards, not only the message.
  */
 import { spawnSync } from "node:child_process";

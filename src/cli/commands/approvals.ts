@@ -1,6 +1,6 @@
 /**
- * `toolgate approvals`: a person decides A3 calls (seed 003, exercise 2: "a proposed action plus
- * an approval boundary"). Approvals live in the store, so this works against the same store the
+ * `toolgate approvals`: a person decides A3 calls (docs/authority.md, "Approvals for A3
+ * calls"). Approvals live in the store, so this works against the same store the
  * gateway (or its replicas) use.
  *   toolgate approvals list [--state S] [--limit N] [--store URL] [--json]
  *   toolgate approvals approve ID [--approver NAME] [--note TEXT] [--store URL] [--json]

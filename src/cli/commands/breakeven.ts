@@ -1,6 +1,6 @@
 /**
- * `toolgate breakeven`: when constrained decoding pays (seed 000, "When to Constrain
- * Decoding", equation 1) — from given figures, or per tool from an audit trail.
+ * `toolgate breakeven`: when constrained decoding pays (docs/economics.md,
+ * equation 1) — from given figures, or per tool from an audit trail.
  *   toolgate breakeven --tokens L --mask-ms t --repair-ms T [--observed-rate p] [--decode-ms d] [--json]
  *   toolgate breakeven --audit [FILE] [--mask-ms t] [--repair-ms T] [--json]   (no FILE: the trail toolgate serve writes for the current folder)
  * Exit 0; 2 for bad input (zero or negative times, a rate outside [0, 1], an unreadable trail).
@@ -33,7 +33,7 @@ export function numberOption(flag: string, text: string | undefined): number | u
 export function register(program: Command): void {
   program
     .command("breakeven")
-    .description("when constraining decoding to the schema pays: p_break = L·t_mask/T_repair (seed 000, equation 1)")
+    .description("when constraining decoding to the schema pays: p_break = L·t_mask/T_repair (docs/economics.md, equation 1)")
     .option("--tokens <L>", "output tokens of one call (L_gen)")
     .option("--mask-ms <t>", "masking overhead per token, ms (t_mask; default 0.5 with --audit)")
     .option("--repair-ms <T>", "latency of one repair turn, ms (T_repair; with --audit: used when no repair can be timed)")

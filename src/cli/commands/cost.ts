@@ -1,5 +1,5 @@
 /**
- * `toolgate cost`: the token cost of a catalog (seed 000, "The token cost of a catalog",
+ * `toolgate cost`: the token cost of a catalog (docs/economics.md,
  * equation 2, T = N·K·S).
  *   toolgate cost [FILE... | --mcp -- CMD ARGS... | --catalog MODULE] [--turns N] [--tokenizer o200k|cl100k] [--json]
  *   toolgate cost --shape 80x350 --shape 4x250 [--turns 40]     (compare two catalog shapes)
@@ -43,7 +43,7 @@ function progress(source: string): ((done: number, total: number) => void) | und
 export function register(program: Command): void {
   program
     .command("cost")
-    .description("token cost of a catalog's definitions: per tool, K, mean S and N·K·S over a trajectory (seed 000, equation 2)")
+    .description("token cost of a catalog's definitions: per tool, K, mean S and N·K·S over a trajectory (docs/economics.md, equation 2)")
     .argument("[files...]", "catalog files (descriptor, array, tools/list result, catalog file; - = stdin), or with --mcp the server command after --")
     .option("--mcp", "list the tools of the MCP server started by the command after --")
     .option("--catalog <module>", "a module exporting defineTool results")

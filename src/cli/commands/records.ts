@@ -1,6 +1,6 @@
 /**
- * `toolgate records`: the idempotency records an operator inspects and settles (seed 000,
- * "The endpoint record": IN_DOUBT calls wait for a probe or a person).
+ * `toolgate records`: the idempotency records an operator inspects and settles (docs/idempotency.md:
+ * IN_DOUBT calls wait for a probe or a person).
  *   toolgate records list [--state in_flight|completed|in_doubt] [--limit N] [--after KEY] [--store URL] [--json]
  *   toolgate records show KEY [--store URL] [--json]
  *   toolgate records settle KEY --outcome applied|not_applied [--result JSON] [--store URL] [--json]
@@ -12,8 +12,8 @@
  */
 import type { Command } from "commander";
 import { stateFlags, withExistingStore, type StateFlags } from "../store.js";
-import { listRecords, showRecord, type RecordView } from "../../idempotency/inspect.js";
-import { settleRecord, type ManualOutcome } from "../../idempotency/manual.js";
+import { listRecordViews, showRecord, type RecordView } from "../../idempotency/inspect.js";
+import { resolveInDoubt, type ManualOutcome } from "../../idempotency/resolve-in-doubt.js";
 import type { RecordState } from "../../idempotency/store.js";
 import type { JsonValue } from "../../core/json.js";
 import { CliError, EXIT, parseJson, printJson } from "../io.js";
@@ -77,7 +77,7 @@ export function register(program: Command): void {
       if (opts.state !== undefined && !state) throw new CliError(`--state must be one of ${Object.keys(STATES).join(", ")}; received ${JSON.stringify(opts.state)}`);
       const limit = wholeNumber(opts.limit, 1);
       if (limit === null) throw new CliError(`--limit must be a positive integer; received ${JSON.stringify(opts.limit)}`);
-      const list = await withExistingStore(opts.store, opts, (store) => listRecords(store, { limit, now: Date.now(), ...(state ? { state } : {}), ...(opts.after !== undefined ? { after: opts.after } : {}) }));
+      const list = await withExistingStore(opts.store, opts, (store) => listRecordViews(store, { limit, now: Date.now(), ...(state ? { state } : {}), ...(opts.after !== undefined ? { after: opts.after } : {}) }));
       if (opts.json) return printJson(list);
       process.stdout.write(list.length ? list.map(renderRecordLine).join("\n") + "\n" : "no records\n");
     });
@@ -96,7 +96,7 @@ export function register(program: Command): void {
     .option("--result <json>", "with applied: the result repeats of the call receive (default null)")
     .action(async (key: string, opts: Common & { outcome: string; result?: string }) => {
       const outcome = parseOutcome(opts.outcome, opts.result);
-      const settled = await withExistingStore(opts.store, opts, (store) => settleRecord(store, key, outcome));
+      const settled = await withExistingStore(opts.store, opts, (store) => resolveInDoubt(store, key, outcome));
       if (opts.json) return printJson(settled);
       process.stdout.write(settled.settled === "completed" ? `${escapeUntrusted(key)} settled: COMPLETED; repeats receive ${jsonForDisplay(settled.record.result)}\n` : `${escapeUntrusted(key)} settled: released; the next call runs\n`);
     });

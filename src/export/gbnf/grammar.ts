@@ -1,6 +1,6 @@
 /**
  * A llama.cpp GBNF grammar that admits exactly a catalog's tool calls,
- * the grammar behind constrained decoding (seed 000, "When to Constrain Decoding").
+ * the grammar behind constrained decoding (docs/economics.md, equation 1: when it pays).
  *
  * A call is `{"name": "<tool>", "arguments": {...}}`, keys in that order; each tool's arguments
  * are its input schema as rules (tool.ts says what is expressed exactly and what is reported as

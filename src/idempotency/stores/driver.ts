@@ -1,5 +1,5 @@
 /**
- * Lazy loading of a store's client package (STYLE.md 6): the root import never loads `pg`,
+ * Lazy loading of a store's client package: the root import never loads `pg`,
  * `ioredis` or the native SQLite binding; the factory imports its driver on first use, and a
  * package that is not installed is reported with the command that installs it.
  */

@@ -63,7 +63,11 @@ CREATE INDEX IF NOT EXISTS "${prefix}approvals_binding" ON ${t("approvals")} (tr
 
 const COLUMNS = "key, state, owner, fingerprint, tool, lease_until, result, error, expires_at, created_at, updated_at";
 
-/** Every statement, as text; the store sends them as named prepared statements. */
+/**
+ * Every statement, as text; the store sends them as named prepared statements. `expires_at <= now`
+ * in claim, transition and list is rows.ts `completedExpired`, repeated inside the statement so it
+ * decides atomically.
+ */
 export function postgresSql(schema: string, prefix: string) {
   const t = (name: string) => `"${schema}"."${prefix}${name}"`;
   return {

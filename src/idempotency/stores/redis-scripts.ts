@@ -20,7 +20,10 @@ local function flush(key, set, del)
 end
 `;
 
-/** Shared Lua: the first `n` fields of a record value (see `redis-record.ts`) and the position after them. */
+/**
+ * Shared Lua: the first `n` fields of a record value (see `redis-record.ts`) and the position
+ * after them; `expired` is rows.ts `completedExpired`, repeated here so a script decides atomically.
+ */
 const FIELDS = `
 local function fields(v, n)
   local f, pos = {}, 1

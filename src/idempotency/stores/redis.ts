@@ -14,7 +14,7 @@ import { approvalFromRow, approvalToRow, checkSpend, claimedRecord, completedExp
 import type { ApprovalRow } from "./rows.js";
 import * as lua from "./redis-scripts.js";
 import { encodeOptional as enc, hashFromPairs } from "./redis-scripts.js";
-import { listRecords } from "./redis-list.js";
+import { listRedisRecords } from "./redis-list.js";
 import { decodeRecord, encodeClaim, keepOr } from "./redis-record.js";
 
 export interface RedisStoreOptions {
@@ -130,7 +130,7 @@ function redisRecords(redis: Scripted, prefix: string): RecordStore {
     async release(key, owner, from) {
       return (await redis.tgRelease(recPrefix + key, JSON.stringify(owner), JSON.stringify(from))) === 1;
     },
-    list: (query) => listRecords(redis, recPrefix, query),
+    list: (query) => listRedisRecords(redis, recPrefix, query),
   };
 }
 

@@ -67,7 +67,9 @@ export function claimedRecord(key: string, input: ClaimInput): IdempotencyRecord
 
 /**
  * A COMPLETED record whose TTL has passed reads as unseen (store.ts `get`, `claim`):
- * expired once `now` reaches `expires_at`.
+ * expired once `now` reaches `expires_at`. The statements that must decide it atomically repeat
+ * this test inside SQL (sqlite-schema.ts, postgres-schema.ts) and Lua (redis-scripts.ts
+ * `expired`); the conformance suite pins that all agree at the boundary.
  */
 export function completedExpired(state: string, expiresAt: number | null, now: number): boolean {
   return state === "COMPLETED" && expiresAt !== null && expiresAt <= now;

@@ -48,7 +48,10 @@ CREATE INDEX IF NOT EXISTS approvals_binding ON approvals (trajectory_id, tool, 
 
 const RECORD_COLUMNS = "key, state, owner, fingerprint, tool, lease_until, result, error, expires_at, created_at, updated_at";
 
-/** Every statement of the store, prepared once at open. */
+/**
+ * Every statement of the store, prepared once at open. `expires_at <= now` in claim, transition
+ * and list is rows.ts `completedExpired`, repeated inside the statement so it decides atomically.
+ */
 export const SQLITE_SQL = {
   /**
    * Set-if-absent, or re-claim of an expired COMPLETED record, in one statement (store.ts `claim`).

@@ -1,5 +1,5 @@
 /**
- * `toolgate lint` as data (STYLE.md 10): inputs in any accepted shape → findings and a summary.
+ * `toolgate lint` as data: inputs in any accepted shape → findings and a summary.
  * The CLI prints it as text, JSON or SARIF; the MCP engineer's `lint --mcp` feeds tools listed
  * by a live server into `lintSources` the same way.
  */

@@ -9,7 +9,7 @@
  *   5. map verbs of the same intent to one term (find/search/lookup/query → search,
  *      get/fetch/retrieve/read → get, remove/delete → delete, create/add/new → create,
  *      modify/update/change/edit → update, list/enumerate → list, run/execute → run),
- *      because synonyms are exactly how two tools come to serve one sentence (seed 003).
+ *      because synonyms are exactly how two tools come to serve one sentence (docs/schemas.md).
  */
 
 const STOP = new Set(

@@ -1,5 +1,5 @@
 /**
- * Bounded capture of a stream (seed 003 / DESIGN.md "Observations are bounded"): keeps the
+ * Bounded capture of a stream (docs/observations.md, "Observation is a budget"): keeps the
  * first and the last bytes, counts what fell between, and renders the kept text with a marker
  * that says how much was cut, first to a byte bound while reading, then to a token bound.
  */

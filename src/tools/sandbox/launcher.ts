@@ -1,6 +1,6 @@
 /**
- * The isolation envelope for bash_execute and grep_search (seed 000, "A reference catalog for
- * coding agents"; ARCHITECTURE.md, tools/sandbox). A launcher turns "run this command in this
+ * The isolation envelope for bash_execute and grep_search (docs/envelope.md;
+ * ARCHITECTURE.md, tools/sandbox). A launcher turns "run this command in this
  * workspace" into the process that does it inside its envelope; `startInEnvelope` (run.ts)
  * spawns it, watches it and kills the whole tree. One file per launcher beside this.
  */

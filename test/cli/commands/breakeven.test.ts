@@ -7,7 +7,7 @@ import { each, scratch } from "./scratch.js";
 const { dir, file } = scratch("tg-econ-cli-");
 
 describe("toolgate breakeven", () => {
-  it("prints the seed's example", async () => {
+  it("prints the worked example of docs/economics.md", async () => {
     const r = await cli("breakeven", "--tokens", "80", "--mask-ms", "0.5", "--repair-ms", "1800");
     expect(r.code).toBe(0);
     expect(r.out).toMatchInlineSnapshot(`

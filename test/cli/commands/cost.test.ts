@@ -10,7 +10,7 @@ import { catalogModulePath, each, scratch } from "./scratch.js";
 const { dir, file } = scratch("tg-econ-cli-");
 
 describe("toolgate cost", () => {
-  it("reproduces the seed's shapes", async () => {
+  it("reproduces the worked example's shapes (docs/economics.md)", async () => {
     const r = await cli("cost", "--shape", "80x350", "--shape", "4x250", "--turns", "40");
     expect(r.out).toMatchInlineSnapshot(`
       "A: 80 tools × 350 tokens = 28,000 per turn, 1,120,000 over 40 turns

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { register } from "../../../src/cli/commands/records.js";
 import type { CliError } from "../../../src/cli/io.js";
 import { openStore } from "../../../src/idempotency/open.js";
-import { settle } from "../../../src/idempotency/settle.js";
+import { runOnce } from "../../../src/idempotency/run-once.js";
 import { defaultStateDir } from "../../../src/state/location.js";
 import { projectRoot } from "../../support/require.js";
 import { runCommand } from "./runtime-cli.js";
@@ -19,8 +19,8 @@ async function seeded(name: string): Promise<string> {
   const url = `sqlite:${join(dir, `${name}.db`)}`;
   const store = await openStore(url);
   const now = Date.now();
-  await settle(store, "a-done", () => ({ refund_id: "r_1" }), { lease_ms: 60_000, tool: "refund_order" });
-  await settle(store, "b-doubt", () => Promise.reject(new Error("gateway timeout")), { lease_ms: 60_000, tool: "refund_order" });
+  await runOnce(store, "a-done", () => ({ refund_id: "r_1" }), { lease_ms: 60_000, tool: "refund_order" });
+  await runOnce(store, "b-doubt", () => Promise.reject(new Error("gateway timeout")), { lease_ms: 60_000, tool: "refund_order" });
   await store.records.claim("c-dead", { owner: "dead", lease_until: now - 1000, fingerprint: null, tool: "cancel_order", now: now - 61_000 });
   await store.records.claim("d-live", { owner: "live", lease_until: now + 600_000, fingerprint: null, tool: "cancel_order", now });
   await store.close();
@@ -31,8 +31,8 @@ describe("toolgate records", () => {
   it("show: a tool's error, a tool name and a stored result with terminal sequences are printed escaped", async () => {
     const url = `sqlite:${join(dir, "hostile.db")}`;
     const store = await openStore(url);
-    await settle(store, "k-doubt", () => Promise.reject(new Error("failed\x1b[2J\x1b]52;c;ZXZpbA==\x07")), { lease_ms: 60_000, tool: "sync\u202e" });
-    await settle(store, "k-done", () => ({ note: "ok\u2066\u200b", esc: "\x1b[8m" }), { lease_ms: 60_000, tool: "note" });
+    await runOnce(store, "k-doubt", () => Promise.reject(new Error("failed\x1b[2J\x1b]52;c;ZXZpbA==\x07")), { lease_ms: 60_000, tool: "sync\u202e" });
+    await runOnce(store, "k-done", () => ({ note: "ok\u2066\u200b", esc: "\x1b[8m" }), { lease_ms: 60_000, tool: "note" });
     await store.close();
     for (const key of ["k-doubt", "k-done"]) {
       for (const argv of [["records", "show", key, "--store", url], ["records", "show", key, "--store", url, "--json"], ["records", "list", "--store", url]]) {
@@ -90,8 +90,8 @@ describe("toolgate records", () => {
     expect(JSON.parse(released.stdout)).toEqual({ settled: "released", key: "c-dead" });
 
     const store = await openStore(url);
-    expect(await settle(store, "b-doubt", () => "again", { lease_ms: 1000 })).toMatchObject({ status: "replay", result: { refund_id: "r_2" } });
-    expect(await settle(store, "c-dead", () => "ran", { lease_ms: 1000 })).toMatchObject({ status: "executed", result: "ran" });
+    expect(await runOnce(store, "b-doubt", () => "again", { lease_ms: 1000 })).toMatchObject({ status: "replay", result: { refund_id: "r_2" } });
+    expect(await runOnce(store, "c-dead", () => "ran", { lease_ms: 1000 })).toMatchObject({ status: "executed", result: "ran" });
     await store.close();
 
     expect((await runCommand(register, ["records", "settle", "d-live", "--outcome", "not_applied", "--store", url])).error?.message).toMatch(

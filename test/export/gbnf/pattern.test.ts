@@ -11,7 +11,7 @@ function grammar(pattern: string) {
 }
 
 const PATTERNS = [
-  "^/([a-zA-Z0-9_.-]+/)*[a-zA-Z0-9_.-]+$", // seed 000, Listing 1
+  "^/([a-zA-Z0-9_.-]+/)*[a-zA-Z0-9_.-]+$", // file_edit's path in test/schema/fixtures/seed-listing-1.json
   "^([0-9a-f]{64})?$",
   "^\\d{4}-\\d{2}-\\d{2}$",
   "^[^\\s\"]{1,8}$",
@@ -37,7 +37,7 @@ describe("patternToGbnf", () => {
     );
   });
 
-  it("writes the seed's path pattern compactly", () => {
+  it("writes seed-listing-1.json's path pattern compactly", () => {
     expect(patternToGbnf("^/([a-zA-Z0-9_.-]+/)*[a-zA-Z0-9_.-]+$")).toMatchInlineSnapshot(`
       {
         "expr": "[\\x2f] ([a-zA-Z0-9\\x5f\\x2e\\x2d]+ [\\x2f])* [a-zA-Z0-9\\x5f\\x2e\\x2d]+",

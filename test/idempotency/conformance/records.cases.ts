@@ -170,6 +170,23 @@ export function recordCases(c: ConformanceContext): void {
       expect(again.record).toMatchObject({ state: "IN_FLIGHT", owner: "owner-b", result: null });
     });
 
+    it("the TTL ends at expires_at in every check: get, list, a fenced transition and the claim agree", async () => {
+      // rows.ts completedExpired in TypeScript; the same test inside the SQL statements and the Lua scripts.
+      const key = c.key("ttl-edge");
+      const now = Date.now();
+      const end = now + 60_000;
+      await c.store().records.claim(key, claimInput(now));
+      await c.store().records.transition(key, "owner-a", "IN_FLIGHT", { state: "COMPLETED", result: "r", expires_at: end, now });
+      const listed = (at: number) => c.store().records.list({ after: key.slice(0, -1), limit: 5, now: at }).then((rs) => rs.filter((r) => r.key === key).length);
+      expect(await c.store().records.get(key, end - 1)).toMatchObject({ state: "COMPLETED" });
+      expect(await listed(end - 1)).toBe(1);
+      expect((await c.store().records.claim(key, claimInput(end - 1, "owner-b"))).claimed).toBe(false);
+      expect(await c.store().records.get(key, end)).toBeNull();
+      expect(await listed(end)).toBe(0);
+      expect(await c.store().records.transition(key, "owner-a", "COMPLETED", { state: "COMPLETED", result: "late", expires_at: null, now: end })).toBe(false);
+      expect(await c.store().records.claim(key, claimInput(end, "owner-b"))).toMatchObject({ claimed: true, record: { owner: "owner-b", state: "IN_FLIGHT" } });
+    });
+
     it("a COMPLETED record is gone once its TTL has passed in real time (a backend-native TTL, Redis PX, too)", async () => {
       const key = c.key("ttl-real");
       const ttl = 1000;

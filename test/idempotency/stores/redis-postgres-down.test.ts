@@ -1,11 +1,11 @@
 /**
- * A shared store that goes away in the middle of a call (issue 3, "Bad input": a store that is
+ * A shared store that goes away in the middle of a call (a store that is
  * down → a clear error, nothing marked completed): the connection to real Redis / PostgreSQL
  * runs through a proxy the test cuts while the tool executes.
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
-import { settle } from "../../../src/idempotency/settle.js";
+import { runOnce } from "../../../src/idempotency/run-once.js";
 import type { Store } from "../../../src/idempotency/store.js";
 import { createPostgresStore } from "../../../src/idempotency/stores/postgres.js";
 import { createRedisStore } from "../../../src/idempotency/stores/redis.js";
@@ -30,7 +30,7 @@ afterAll(async () => {
 async function cutDuringExecute(viaProxy: Store, direct: Store, cut: () => Promise<void>) {
   const key = `down-${run}`;
   let executed = 0;
-  const outcome = settle(viaProxy, key, async () => {
+  const outcome = runOnce(viaProxy, key, async () => {
     executed++;
     await cut();
     return { refunded: true };
@@ -40,7 +40,7 @@ async function cutDuringExecute(viaProxy: Store, direct: Store, cut: () => Promi
 }
 
 describe("a store that goes down mid-call", () => {
-  it.runIf(redisUp)("redis: settle fails with store_unavailable and the record is not COMPLETED", async () => {
+  it.runIf(redisUp)("redis: runOnce fails with store_unavailable and the record is not COMPLETED", async () => {
     const proxy = await startTcpProxy(redisUrl.hostname, Number(redisUrl.port || 6379));
     const proxied = new URL(REDIS_URL);
     proxied.hostname = "127.0.0.1";
@@ -54,7 +54,7 @@ describe("a store that goes down mid-call", () => {
     await Promise.all([viaProxy.close(), direct.close()]);
   });
 
-  it.runIf(postgresUp)("postgres: settle fails with store_unavailable and the record is not COMPLETED", async () => {
+  it.runIf(postgresUp)("postgres: runOnce fails with store_unavailable and the record is not COMPLETED", async () => {
     const proxy = await startTcpProxy(pgUrl.hostname, Number(pgUrl.port || 5432));
     const proxied = new URL(POSTGRES_URL);
     proxied.hostname = "127.0.0.1";

@@ -20,13 +20,13 @@ describe("terms", () => {
   });
 });
 
-describe("TG009 overlapping tools (seed 003)", () => {
+describe("TG009 overlapping tools", () => {
   it("warns about search_orders / find_orders, naming both and the shared terms", () => {
     const findings = overlapFindings(orders);
     expect(findings).toHaveLength(1);
     expect(findings[0]).toMatchInlineSnapshot(`
       {
-        "fix": "merge search_orders and find_orders into one tool, or give each a distinct verb and a description that says when to use it instead of the other (seed 003)",
+        "fix": "merge search_orders and find_orders into one tool, or give each a distinct verb and a description that says when to use it instead of the other",
         "message": "tools search_orders and find_orders could serve the same user sentence: similarity 0.73 ≥ 0.5 over name and description (shared terms: search, order, customer, status)",
         "other": "find_orders",
         "pointer": "",
@@ -44,7 +44,7 @@ describe("TG009 overlapping tools (seed 003)", () => {
     `);
   });
 
-  it("finds no overlap among the four coding tools (seed 000, Listing 5)", () => {
+  it("finds no overlap among the four coding tools of seed-listing-5.json", () => {
     expect(overlapFindings(seedListing5())).toEqual([]);
     const top = similarities(seedListing5())[0]!;
     expect(top.similarity).toBeLessThan(OVERLAP_THRESHOLD);

@@ -185,7 +185,7 @@ describe("TG010 naming and description", () => {
 });
 
 describe("descriptor forms", () => {
-  it("reads MCP, the seed's parameters, Anthropic's input_schema and OpenAI's function form with pointers into each", () => {
+  it("reads MCP, the bare parameters form, Anthropic's input_schema and OpenAI's function form with pointers into each", () => {
     const schema = { type: "object", properties: { q: { type: "string" } } };
     expect(lintTool({ name: "a", description: "A tool the linter tests.", parameters: schema, effect: "read" })[0]!.pointer).toBe("/parameters");
     expect(lintTool({ name: "a", description: "A tool the linter tests.", input_schema: schema, effect: "read" })[0]!.pointer).toBe("/input_schema");

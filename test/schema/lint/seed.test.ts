@@ -1,6 +1,6 @@
 /**
- * The seed's own listings linted as written (seed 000, Listing 1 and Listing 5), and each row
- * of the seed's anti-pattern table (Table 1) producing its rule on a minimal schema.
+ * The published reference listings (test/schema/fixtures/seed-listing-{1,5}.json) linted as written, and
+ * each row of the anti-pattern table in docs/schemas.md producing its rule on a minimal schema.
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -9,8 +9,8 @@ import { lintTool } from "../../../src/schema/lint/index.js";
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), "utf8")) as Record<string, unknown>;
 const brief = (tool: unknown) => lintTool(tool).map((f) => `${f.severity} ${f.rule} ${f.tool} ${f.pointer}`);
 
-describe("seed 000 listings, linted as written", () => {
-  it("Listing 1 (file_edit): old_str and new_str carry no bound and the tool declares no side effect", () => {
+describe("the reference listings, linted as written", () => {
+  it("seed-listing-1.json (file_edit): old_str and new_str carry no bound and the tool declares no side effect", () => {
     expect(brief(fixture("seed-listing-1.json"))).toMatchInlineSnapshot(`
       [
         "error TG003 file_edit /parameters/properties/old_str",
@@ -20,7 +20,7 @@ describe("seed 000 listings, linted as written", () => {
     `);
   });
 
-  it("Listing 5 (four coding tools): unbounded path/old_str/new_str/glob, an offset with no maximum, no side effects", () => {
+  it("seed-listing-5.json (four coding tools): unbounded path/old_str/new_str/glob, an offset with no maximum, no side effects", () => {
     const tools = fixture("seed-listing-5.json").tools as unknown[];
     expect(tools.flatMap(brief)).toMatchInlineSnapshot(`
       [
@@ -41,7 +41,7 @@ describe("seed 000 listings, linted as written", () => {
     `);
   });
 
-  it("Listing 5 with declared effects and bounded strings lints clean (the hardened form)", () => {
+  it("seed-listing-5.json with declared effects and bounded strings lints clean (the hardened form)", () => {
     type Prop = { type?: string; maxLength?: number; maximum?: number; description?: string; default?: unknown };
     type Tool = { name: string; effect?: string; parameters: { properties: Record<string, Prop> } };
     const tools = structuredClone(fixture("seed-listing-5.json").tools) as Tool[];
@@ -58,8 +58,8 @@ describe("seed 000 listings, linted as written", () => {
   });
 });
 
-/** Table 1: Tool Schema Anti-Patterns — one minimal schema per row, and the rule it must raise. */
-describe("seed 000 Table 1 anti-patterns", () => {
+/** docs/schemas.md, "Shapes that mislead a model" — one minimal schema per row, and the rule it must raise. */
+describe("the anti-pattern shapes of docs/schemas.md", () => {
   const tool = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
     name: "t",
     description: "A tool the linter tests.",

@@ -1,6 +1,6 @@
 /**
- * TG003 bounded — seed 000, "Schema Rules for Tool Definitions" (rule 3, "Bound every type")
- * and Table 1 ("Unbounded inputs"): one call must not carry an argument larger than the tool,
+ * TG003 bounded — docs/schemas.md ("Bounded", and the unbounded-input shape): one call must
+ * not carry an argument larger than the tool,
  * or the context that records it, can hold.
  */
 import type { SchemaNode, SchemaRule } from "../finding.js";

@@ -1,6 +1,6 @@
 /**
- * TG001 closed and TG007 untyped bag — seed 000, "Schema Rules for Tool Definitions"
- * (rule 1, close the property set) and Table 1 ("Untyped argument bag").
+ * TG001 closed and TG007 untyped bag — docs/schemas.md ("Closed": close the property set;
+ * and the untyped-bag shape).
  */
 import type { SchemaRule } from "../finding.js";
 import { isObjectSchema, isUntyped } from "../util.js";

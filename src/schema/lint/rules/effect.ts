@@ -1,7 +1,7 @@
 /**
- * TG006 side effect — seed 000, "Schema Rules for Tool Definitions": "The same schema also
+ * TG006 side effect — docs/schemas.md and docs/authority.md: the schema also
  * carries the side-effect annotation that tells the runtime how to treat the call (read-only,
- * idempotent, or destructive), which maps onto the authority levels A0 to A3."
+ * idempotent, write or destructive), which fixes its authority level, A0 to A3.
  */
 import { EFFECTS, type ToolRule } from "../finding.js";
 

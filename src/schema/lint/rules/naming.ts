@@ -1,7 +1,6 @@
 /**
- * TG010 naming and description — seed 003, "The contract" (a distinct verb; names and
- * descriptions are what the model selects by) and seed 000, "Schema Rules for Tool
- * Definitions" (the model reads names and descriptions as part of the context).
+ * TG010 naming and description — docs/schemas.md (a distinct verb and object; names and
+ * descriptions are what the model selects by, read as part of the context).
  */
 import type { CatalogRule, LintFinding, SchemaRule, ToolRule } from "../finding.js";
 import { descriptionOf } from "../util.js";
@@ -9,11 +8,11 @@ import { short } from "../../../core/describe.js";
 
 /** MCP and the model APIs accept tool names of this shape. */
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-/** Past this a description costs more context on every turn than it earns (seed 000, "The token cost of a catalog"). */
+/** Past this a description costs more context on every turn than it earns (docs/economics.md, equation 2). */
 export const MAX_DESCRIPTION_CHARS = 4096;
 /**
  * Below either of these a tool description cannot say what the tool does *and* when to use it
- * (seed 003, "The contract": the model selects by the description). Placeholders such as
+ * (docs/schemas.md: the model selects by the description). Placeholders such as
  * "x", "TODO", "Runs it", "List files" or "Read a file" are flagged; "Returns one order." is
  * not (the floor catches placeholders; it does not judge prose).
  */

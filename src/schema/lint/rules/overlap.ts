@@ -1,6 +1,6 @@
 /**
- * TG009 overlapping tools — seed 003, "Failure modes and decision rule": "If two tools could
- * plausibly serve the same user sentence, redesign the surface before tuning the prompt."
+ * TG009 overlapping tools — docs/schemas.md: if two tools could plausibly serve the
+ * same user sentence, the model chooses between synonyms; redesign the surface, not the prompt.
  *
  * Each tool becomes a TF-IDF vector over `terms(name + description)` (see terms.ts), with
  * the name's terms counted twice because the name is what the model matches first. IDF is
@@ -12,7 +12,7 @@
 import type { LintFinding } from "../finding.js";
 import { terms } from "../terms.js";
 
-/** Cosine at or above which two tools are reported (chosen so the seed's four coding tools stay below it; see test/schema/lint/overlap.test.ts). */
+/** Cosine at or above which two tools are reported (chosen so the four coding tools stay below it; see test/schema/lint/overlap.test.ts). */
 export const OVERLAP_THRESHOLD = 0.5;
 
 /** The name's weight against the description's in a tool's term counts. */
@@ -101,7 +101,7 @@ export function overlapFindings(tools: readonly NamedTool[], options: OverlapOpt
         similarity: Math.round(p.similarity * 1000) / 1000,
         shared_terms: shared,
         message: `tools ${p.a} and ${p.b} could serve the same user sentence: similarity ${p.similarity.toFixed(2)} ≥ ${threshold} over name and description (shared terms: ${shared.join(", ")})`,
-        fix: `merge ${p.a} and ${p.b} into one tool, or give each a distinct verb and a description that says when to use it instead of the other (seed 003)`,
+        fix: `merge ${p.a} and ${p.b} into one tool, or give each a distinct verb and a description that says when to use it instead of the other`,
       };
     });
 }

@@ -1,7 +1,7 @@
 /**
- * TG002 required — seed 000, "Schema Rules for Tool Definitions" (rule 2): "A description that
- * says an argument is required is a suggestion to the model; the required array is a rule the
- * validator enforces." Rule 4 adds: "say what a missing optional field means".
+ * TG002 required — docs/schemas.md ("Required"): a description that
+ * says an argument is required is a hint to the model; the required array is what the
+ * validator enforces. And an optional field's description says what leaving it out means.
  */
 import type { SchemaRule } from "../finding.js";
 import { descriptionOf, isObjectSchema } from "../util.js";

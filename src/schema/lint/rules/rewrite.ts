@@ -1,5 +1,5 @@
 /**
- * TG008 whole-file rewrite — seed 000, Table 1 ("Whole-file rewrite (`content: str`)"): output
+ * TG008 whole-file rewrite — docs/schemas.md ("Shapes that mislead a model": `content: string`): output
  * length grows with the file, long files are truncated and unrelated lines drift; an exact
  * replacement (`old_str`, `new_str`) scales with the change.
  */

@@ -1,6 +1,6 @@
 /**
- * TG005 tagged unions — seed 000, "Schema Rules for Tool Definitions" (rule 5, "Tag every
- * union") and Table 1 ("Untagged union"): without a discriminator the model mixes fields from
+ * TG005 tagged unions — docs/schemas.md ("Tagged unions", and the untagged-union
+ * shape): without a discriminator the model mixes fields from
  * several branches and the validator cannot say which branch failed.
  */
 import type { LintContext, SchemaRule } from "../finding.js";

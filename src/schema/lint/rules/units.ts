@@ -1,7 +1,6 @@
 /**
- * TG004 units — seed 000, "Schema Rules for Tool Definitions" (rule 4, "Put units and
- * conventions in names and descriptions": `timeout_ms` rather than `timeout`, "state whether
- * line numbers start at 1") and Table 1 ("Implicit units").
+ * TG004 units — docs/schemas.md ("Units and conventions in names"): `timeout_ms` rather than
+ * `timeout`, say whether line numbers start at 1; a unit mistake becomes a validation error.
  */
 import type { SchemaRule } from "../finding.js";
 import { descriptionOf, isObjectSchema, typesOf, words } from "../util.js";

@@ -1,10 +1,11 @@
-/** Conformance: the settlement state machine over a store (seed 000, "The endpoint record"). */
+/** Conformance: the state machine of `runOnce` and the operator's `resolveInDoubt` over a store (docs/idempotency.md). */
 import { describe, expect, it } from "vitest";
 import { NoEffectError } from "../../../src/core/errors.js";
 import type { ProbeOutcome } from "../../../src/core/tool.js";
-import { settle, type SettleOptions } from "../../../src/idempotency/settle.js";
-import { settleRecord } from "../../../src/idempotency/manual.js";
-import type { SettleOutcome } from "../../../src/idempotency/outcome.js";
+import { runOnce, type RunOnceOptions } from "../../../src/idempotency/run-once.js";
+import { listRecordViews } from "../../../src/idempotency/inspect.js";
+import { resolveInDoubt } from "../../../src/idempotency/resolve-in-doubt.js";
+import type { RunOnceOutcome } from "../../../src/idempotency/outcome.js";
 import type { ConformanceContext } from "../store.conformance.js";
 
 /** An execute that counts its runs and returns `result`. */
@@ -26,10 +27,10 @@ function gate() {
 
 const LEASE = 30_000;
 
-export function settleCases(c: ConformanceContext): void {
-  describe("settle", () => {
-    const run = (key: string, execute: () => unknown, options: Partial<SettleOptions> = {}): Promise<SettleOutcome> =>
-      settle(c.store(), key, execute, { lease_ms: LEASE, ...options });
+export function runOnceCases(c: ConformanceContext): void {
+  describe("runOnce", () => {
+    const run = (key: string, execute: () => unknown, options: Partial<RunOnceOptions> = {}): Promise<RunOnceOutcome> =>
+      runOnce(c.store(), key, execute, { lease_ms: LEASE, ...options });
 
     it("unseen → executed and COMPLETED; every repeat replays the stored result without executing", async () => {
       const key = c.key("s-exec");
@@ -126,6 +127,31 @@ export function settleCases(c: ConformanceContext): void {
       expect(after.status === "in_doubt" && after.reason).toContain("the lease ended at");
       expect(await run(key, exec, { now: () => t0 + 9_999_999 })).toMatchObject({ status: "in_doubt", cause: "unsettled" });
       expect(exec.runs).toBe(0);
+    });
+
+    it("the lease ends at lease_until for every reader: runOnce, resolveInDoubt and the listing agree", async () => {
+      // record.ts effectiveState decides it for all three; the store returns the record as stored.
+      const base = c.key("s-lease-edge");
+      const t0 = Date.now();
+      const end = t0 + 1000;
+      const keys = ["a", "b", "c"].map((k) => `${base}-${k}`);
+      for (const k of keys) await c.store().records.claim(k, { owner: "dead", lease_until: end, fingerprint: null, tool: "t", now: t0 });
+      const views = async (at: number, state?: "IN_DOUBT") =>
+        (await listRecordViews(c.store(), { after: base, limit: 10, now: at, ...(state ? { state } : {}) })).filter((r) => r.key.startsWith(base));
+      const listed = async (at: number) => (await views(at)).map((r) => r.reads_as);
+
+      expect(await listed(end - 1)).toEqual(["IN_FLIGHT", "IN_FLIGHT", "IN_FLIGHT"]);
+      expect(await run(keys[0]!, counted(1), { now: () => end - 1 })).toMatchObject({ status: "in_flight", retry_after_ms: 1 });
+      await expect(resolveInDoubt(c.store(), keys[1]!, { outcome: "not_applied" }, { now: () => end - 1 })).rejects.toThrow(/IN_FLIGHT until .* \(1 ms\)/);
+
+      expect(await listed(end)).toEqual(["IN_DOUBT", "IN_DOUBT", "IN_DOUBT"]);
+      expect(await run(keys[0]!, counted(1), { now: () => end })).toMatchObject({ status: "in_doubt", cause: "lease_expired" });
+      expect(await resolveInDoubt(c.store(), keys[1]!, { outcome: "not_applied" }, { now: () => end })).toEqual({ settled: "released", key: keys[1] });
+      // keys[0] is stored IN_DOUBT now, keys[1] is gone, keys[2] is still stored IN_FLIGHT and reads IN_DOUBT.
+      expect((await views(end, "IN_DOUBT")).map((r) => [r.key, r.state])).toEqual([
+        [keys[0], "IN_DOUBT"],
+        [keys[2], "IN_FLIGHT"],
+      ]);
     });
 
     it("a late executor is fenced out: its completion does not overwrite the IN_DOUBT record", async () => {
@@ -226,13 +252,13 @@ export function settleCases(c: ConformanceContext): void {
       });
     });
 
-    describe("manual settle", () => {
+    describe("resolveInDoubt (the operator)", () => {
       it("applied → COMPLETED with the operator's result; repeats replay it", async () => {
         const key = c.key("m-applied");
         await run(key, async () => {
           throw new Error("crash");
         });
-        const out = await settleRecord(c.store(), key, { outcome: "applied", result: { refund_id: "r_manual" } });
+        const out = await resolveInDoubt(c.store(), key, { outcome: "applied", result: { refund_id: "r_manual" } });
         expect(out).toMatchObject({ settled: "completed", record: { state: "COMPLETED", result: { refund_id: "r_manual" } } });
         expect(await run(key, counted(0))).toMatchObject({ status: "replay", result: { refund_id: "r_manual" } });
       });
@@ -242,22 +268,22 @@ export function settleCases(c: ConformanceContext): void {
         await run(key, async () => {
           throw new Error("crash");
         });
-        expect(await settleRecord(c.store(), key, { outcome: "not_applied" })).toEqual({ settled: "released", key });
+        expect(await resolveInDoubt(c.store(), key, { outcome: "not_applied" })).toEqual({ settled: "released", key });
         expect(await run(key, counted("again"))).toMatchObject({ status: "executed", result: "again" });
       });
 
-      it("settles an IN_FLIGHT record whose lease passed; refuses a live one, a COMPLETED one and an unseen key", async () => {
+      it("resolves an IN_FLIGHT record whose lease passed; refuses a live one, a COMPLETED one and an unseen key", async () => {
         const key = c.key("m-lease");
         const t0 = Date.now();
         await c.store().records.claim(key, { owner: "dead", lease_until: t0 + 1000, fingerprint: null, tool: null, now: t0 });
-        await expect(settleRecord(c.store(), key, { outcome: "not_applied" }, { now: () => t0 + 10 })).rejects.toMatchObject({ code: "record_in_flight" });
-        expect(await settleRecord(c.store(), key, { outcome: "applied", result: 1 }, { now: () => t0 + 2000 })).toMatchObject({ settled: "completed" });
-        await expect(settleRecord(c.store(), key, { outcome: "applied", result: 2 }, { now: () => t0 + 2001 })).rejects.toMatchObject({ code: "record_completed" });
-        await expect(settleRecord(c.store(), c.key("m-none"), { outcome: "not_applied" })).rejects.toMatchObject({ code: "record_not_found" });
+        await expect(resolveInDoubt(c.store(), key, { outcome: "not_applied" }, { now: () => t0 + 10 })).rejects.toMatchObject({ code: "record_in_flight" });
+        expect(await resolveInDoubt(c.store(), key, { outcome: "applied", result: 1 }, { now: () => t0 + 2000 })).toMatchObject({ settled: "completed" });
+        await expect(resolveInDoubt(c.store(), key, { outcome: "applied", result: 2 }, { now: () => t0 + 2001 })).rejects.toMatchObject({ code: "record_completed" });
+        await expect(resolveInDoubt(c.store(), c.key("m-none"), { outcome: "not_applied" })).rejects.toMatchObject({ code: "record_not_found" });
       });
     });
 
-    it(`${c.concurrency} concurrent settles of one key → exactly one execution, the rest replays or in-flight refusals`, async () => {
+    it(`${c.concurrency} concurrent runOnce calls of one key → exactly one execution, the rest replays or in-flight refusals`, async () => {
       const key = c.key("s-race");
       let runs = 0;
       const outs = await Promise.all(

@@ -1,5 +1,5 @@
 /**
- * settle under every interleaving fast-check's scheduler finds: concurrent calls of one key with
+ * runOnce under every interleaving fast-check's scheduler finds: concurrent calls of one key with
  * tools that succeed, throw after or before their effect, declare no effect, or return non-JSON,
  * some with a truthful probe. Whatever the order, the effect happens at most once and every
  * replay carries the one recorded result.
@@ -8,8 +8,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { NoEffectError } from "../../src/core/errors.js";
 import type { ProbeOutcome } from "../../src/core/tool.js";
-import { settle } from "../../src/idempotency/settle.js";
-import type { SettleOutcome } from "../../src/idempotency/outcome.js";
+import { runOnce } from "../../src/idempotency/run-once.js";
+import type { RunOnceOutcome } from "../../src/idempotency/outcome.js";
 import type { RecordStore, Store } from "../../src/idempotency/store.js";
 import { createMemoryStore } from "../../src/idempotency/stores/memory.js";
 
@@ -58,7 +58,7 @@ function tool(ledger: string[], behaviour: Behaviour, i: number) {
   };
 }
 
-describe("settle: every interleaving", () => {
+describe("runOnce: every interleaving", () => {
   it("the effect happens at most once; replays carry the one result", async () => {
     await fc.assert(
       fc.asyncProperty(fc.scheduler(), fc.array(fc.record({ behaviour, probe: fc.boolean() }), { minLength: 2, maxLength: 6 }), async (s, calls) => {
@@ -66,7 +66,7 @@ describe("settle: every interleaving", () => {
         const ledger: string[] = [];
         const probe = (): ProbeOutcome => (ledger.length ? { outcome: "applied", result: ledger[0]! } : { outcome: "not_applied" });
         const runs = calls.map((call, i) =>
-          settle(
+          runOnce(
             store,
             "key",
             tool(ledger, call.behaviour, i),
@@ -74,7 +74,7 @@ describe("settle: every interleaving", () => {
           ),
         );
         await s.waitFor(Promise.all(runs));
-        const outs: SettleOutcome[] = await Promise.all(runs);
+        const outs: RunOnceOutcome[] = await Promise.all(runs);
 
         expect(ledger.length).toBeLessThanOrEqual(1);
         expect(outs.filter((o) => o.status === "executed").length).toBeLessThanOrEqual(1);
@@ -93,7 +93,7 @@ describe("settle: every interleaving", () => {
         const memory = createMemoryStore();
         const store = scheduled(memory, s);
         const ledger: string[] = [];
-        const runs = calls.map((c, i) => settle(store, "key", tool(ledger, c.behaviour, i), { lease_ms: 1000, now: () => (c.late ? 1_000_000 + 5000 : 1_000_000) }));
+        const runs = calls.map((c, i) => runOnce(store, "key", tool(ledger, c.behaviour, i), { lease_ms: 1000, now: () => (c.late ? 1_000_000 + 5000 : 1_000_000) }));
         await s.waitFor(Promise.all(runs));
         await Promise.all(runs);
         expect(ledger.length).toBeLessThanOrEqual(1);
