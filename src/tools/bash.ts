@@ -108,6 +108,8 @@ export interface EnvelopePaths {
   root: string;
   hidden?: readonly string[];
   readOnly?: readonly string[];
+  /** More read-only paths, read at each call: what the repository's git config names (Workspace.gitNamed). */
+  gitNamed?(): Promise<readonly string[]>;
 }
 
 /** Hidden and read-only paths of a workspace (none for a bare root path). */
@@ -128,7 +130,9 @@ export async function executeBash(
   try {
     const launcher = await chooseLauncher();
     const timeout = args.timeout_ms ?? DEFAULT_TIMEOUT_MS;
-    const { root, hidden, readOnly } = envelopePaths(workspace);
+    const { root, hidden, readOnly: listed } = envelopePaths(workspace);
+    const named = typeof workspace === "string" ? [] : ((await workspace.gitNamed?.()) ?? []);
+    const readOnly = named.length > 0 ? [...listed, ...named] : listed;
     const outcome = await runInEnvelope(
       launcher,
       { command: args.command, workspace: root, hidden, readOnly, limits },
@@ -145,7 +149,7 @@ export async function executeBash(
       // The command may have done part of its work: the gateway records the call as in doubt.
       throw new Error(`bash_execute was aborted by the caller after ${outcome.duration_ms} ms; its whole process tree was killed, and it may have done part of its work`);
     }
-    const denied = sandboxDenials(outcome, root, limits);
+    const denied = sandboxDenials(outcome, root, limits, readOnly);
     const output: Record<string, JsonValue> = {
       exit_code: outcome.exit_code,
       signal: outcome.signal,

@@ -126,7 +126,7 @@ describe.runIf(ready && asRoot)("escape suite: host privilege, toolgate as root"
       expect([".toolgate", ".toolgate/state.db", ".git/config", "link-out"].map(owner)).toEqual([0, 0, 0, 0]);
       expect(lstatSync(outsideFile).uid).toBe(0);
       expect(told).toHaveLength(1);
-      expect(told[0]).toMatch(/^\[toolgate\] toolgate runs as root, so its sandbox runs as uid 65534:65534 .* 5 entries owned by root now belong to 65534:65534 \(hidden and protected paths keep their owner\)/);
+      expect(told[0]).toMatch(/^\[toolgate\] toolgate runs as root, so its sandbox runs as uid 65534:65534 .* 5 entries owned by root now belong to 65534:65534 \(hidden and protected paths keep their owner, the repository's \.git folder only for the entries listed under it\)/);
       await executeBash(launcher, ws, { command: "true" }, DEFAULT_BASH_LIMITS);
       expect(told).toHaveLength(1);
     } finally {

@@ -148,9 +148,19 @@ describe.runIf(binaryAvailable("bwrap"))("escape suite: protected repository fil
     }
   });
 
-  it("ordinary work in the repository goes on: git reads its config, commits write objects", async () => {
-    const { out } = await bash("git config --get core.bare; echo work > work.txt && git add work.txt && git -c user.name=a -c user.email=a@b commit -qm work && git log --oneline | wc -l");
-    expect(out.stdout).toBe("false\n1\n");
+  it("ordinary work in the repository goes on: git reads its config, status, log and diff; with .git protected as a whole, a commit is refused and said so", async () => {
+    const { out } = await bash("git config --get core.bare; echo work > work.txt && git status --short work.txt && git log --oneline 2>&1 | head -1 && git diff --stat && echo READ");
+    expect(out.stdout).toBe("false\n?? work.txt\nfatal: your current branch 'main' does not have any commits yet\nREAD\n");
+    expect(out.sandbox_denied).toEqual([]);
+    const whole = { ...ws, readOnly: [join(s.root, ".git"), ...ws.readOnly] };
+    const r = await executeBash(launcher, whole, { command: "git add work.txt && git -c user.name=a -c user.email=a@b commit -qm work" }, DEFAULT_BASH_LIMITS);
+    const refused = r.output as unknown as Out;
+    expect(refused.exit_code).not.toBe(0);
+    expect(refused.sandbox_denied.map((d) => d.code)).toEqual(["protected_path"]);
+    expect(refused.sandbox_denied[0]!.message).toMatch(/^the repository's \.git is read-only in the sandbox/);
+    // This suite's list protects the hooks and config but not all of .git: there commits write objects.
+    const { out: commit } = await bash("git add work.txt && git -c user.name=a -c user.email=a@b commit -qm work && git log --oneline | wc -l");
+    expect(commit.stdout).toBe("1\n");
   });
 
   it("a program on the host rewriting a protected file meanwhile (git's lock and rename) is not taken for the command's doing", async () => {
