@@ -112,7 +112,7 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
         const n = await handOver(run.workspace, user, keep);
         warn(
           `[toolgate] toolgate runs as root, so its sandbox runs as uid ${user.uid}:${user.gid} (nothing the sandbox makes can act as root on the host). ` +
-            `The workspace ${run.workspace} was root's: ${n.changed} entries owned by root now belong to ${user.uid}:${user.gid} (hidden and protected paths keep their owner, the repository's .git folder only for the entries listed under it${n.failed ? `; ${n.failed} could not be changed` : ""}). ` +
+            `The workspace ${run.workspace} was root's: ${n.changed} entries owned by root now belong to ${user.uid}:${user.gid} (hidden and protected paths keep their owner, the repository's .git folder only for the entries listed under it${n.linked ? `; ${n.linked} files with more than one hard link keep theirs, since another of their names may be outside the workspace` : ""}${n.failed ? `; ${n.failed} could not be changed` : ""}). ` +
             "Choose the uid with the sandbox user option, or keep ownership with chownWorkspace: false (the sandbox then writes only what that uid may).",
         );
       })();
