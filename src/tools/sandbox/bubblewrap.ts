@@ -33,7 +33,7 @@ import { admit, missingBinary, missingSetpriv, spawnOnce, unsupportedArch } from
 import { createRunCgroup, findCgroupBases, type CgroupBases } from "./cgroup.js";
 import { handOver } from "./handover.js";
 import { limitedArgv, limitedBash, sandboxEnv, type EnvelopeRun, type ExtraFd, type LaunchPlan, type SandboxLauncher } from "./launcher.js";
-import { startMonitor, type Monitor } from "./monitor.js";
+import { diskUsed, startMonitor, type Monitor } from "./monitor.js";
 import { changedPaths, openWorkspaceRoot, protect } from "./protect.js";
 import { RESTORE_SCRIPT, restoreProtected } from "./restore.js";
 import { seccompArch, seccompProgram } from "./seccomp.js";
@@ -210,6 +210,7 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
           maxCpuSeconds: run.limits.max_cpu_seconds,
           watched: protection.watched,
           stop,
+          diskUsed: writable ? () => diskUsed(run.workspace) : null,
         });
       },
       async finish({ stopped, ran }) {
