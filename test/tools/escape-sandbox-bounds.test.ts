@@ -128,7 +128,7 @@ describe.runIf(ready && asRoot)("escape suite: bounds of one call, toolgate as r
       expect(third).toBeInstanceOf(NoEffectError);
       expect([(third as NoEffectError).code, (third as Error).message]).toEqual([
         "too_many_calls",
-        "too many bash_execute calls at once: 2 are running, the most this server allows (limits.bash.max_concurrent); nothing was run. Wait for one to finish, then call again",
+        "too many bash_execute calls at once: 2 are running, the most this server allows (limits.bash.max_concurrent); nothing was run. Wait for one to finish, then call again (the operator can raise limits.bash.max_concurrent)",
       ]);
       expect(existsSync(join(t.root, "third-ran"))).toBe(false);
       const after = (await call("echo again")) as { output: { stdout: string } };
