@@ -83,6 +83,14 @@ const KEY_KINDS: Record<string, Kind> = {
   "trailer.*.cmd": "command",
 };
 
+/** The hooks git runs (githooks(5)): named one by one where core.hooksPath is the workspace root itself, which cannot be made read-only whole. */
+const HOOK_NAMES = [
+  "applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit", "prepare-commit-msg", "commit-msg", "post-commit",
+  "pre-rebase", "post-checkout", "post-merge", "pre-push", "pre-receive", "update", "proc-receive", "post-receive", "post-update",
+  "reference-transaction", "push-to-checkout", "pre-auto-gc", "post-rewrite", "sendemail-validate", "fsmonitor-watchman", "p4-changelist",
+  "p4-prepare-changelist", "p4-post-changelist", "p4-pre-submit", "post-index-change",
+];
+
 /** The keys whose values name files git runs: for the documentation and the tests. */
 export const COMMAND_KEYS = Object.keys(KEY_KINDS).filter((k) => KEY_KINDS[k] === "command");
 
@@ -146,6 +154,7 @@ export async function namedByGit(root: string, io: GitNamedIO): Promise<string[]
       // include paths are relative to the including file's folder, core.hooksPath to the working tree's top.
       const p = pathValue(e.value, kind === "include" ? dirname(path) : root);
       if (p === null) continue;
+      if (kind === "path" && p === root) for (const hook of HOOK_NAMES) name(join(root, hook), path);
       name(p, path);
       if (kind === "include" && depth < INCLUDE_DEPTH && inside(p)) queue.push({ path: p, depth: depth + 1 });
     }
