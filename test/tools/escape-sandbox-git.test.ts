@@ -8,7 +8,7 @@
  * checks the host afterwards.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { NoEffectError } from "../../src/core/errors.js";
@@ -103,6 +103,12 @@ describe.runIf(ready)("escape suite: the repository's .git", () => {
       },
     ]);
     expect(writes.text).toContain("[sandbox denied: the repository's .git is read-only in the sandbox");
+    if (asRoot) {
+      // The handover gave .git's ordinary content to the sandbox user (commits work once allowed); what runs on the host kept root.
+      const owner = (rel: string) => lstatSync(join(r.s.root, rel)).uid;
+      expect([".git", ".git/HEAD", ".git/objects", ".git/index"].map(owner)).toEqual(Array(4).fill(NOBODY));
+      expect([".git/hooks", ".git/config"].map(owner)).toEqual([0, 0]);
+    }
     expect(git(r.s.root, "rev-parse", "HEAD").stdout).toBe(before);
     expect(git(r.s.root, "status", "--short").stdout).toBe(" M a.txt\n");
   });
