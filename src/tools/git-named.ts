@@ -14,6 +14,7 @@
  * workspace), each file bounded in size, the include chain in depth and the files and paths in
  * number; past a bound the caller is refused rather than left with a partial list.
  */
+import { lstatSync, statSync, type BigIntStats } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { NoEffectError } from "../core/errors.js";
 import { parseGitConfig, type GitConfigEntry } from "./git-config.js";
@@ -220,6 +221,51 @@ function shellWords(command: string): string[] {
   }
   end();
   return words;
+}
+
+/**
+ * `namedByGit` for one workspace, answered again from the last run while nothing it consulted has
+ * changed: each path read or looked for is fingerprinted before it is consulted (the entry
+ * itself and what it leads to: device, inode, mode, size, mtime and ctime in ns), and the next
+ * call compares them first (a few stat calls, no walk). A file changed less than RACY_MS ago is
+ * never trusted this way (a change within the same timestamp tick would not show), so such a run
+ * is not kept (`racyMs`, RACY_MS by default).
+ */
+export function cachedNamedByGit(root: string, io: GitNamedIO, racyMs = RACY_MS): () => Promise<string[]> {
+  let last: { consulted: [string, string | null][]; paths: string[] } | null = null;
+  return async () => {
+    if (last !== null && last.consulted.every(([p, f]) => fingerprint(p, racyMs) === f)) return [...last.paths];
+    const consulted: [string, string | null][] = [];
+    const note = (p: string) => consulted.push([p, fingerprint(p, racyMs)]);
+    const paths = await namedByGit(root, {
+      read: (p, limit) => (note(p), io.read(p, limit)),
+      exists: (p) => (note(p), io.exists(p)),
+    });
+    last = consulted.some(([, f]) => f === null) ? null : { consulted, paths };
+    return [...paths];
+  };
+}
+
+/** A file whose ctime is this recent may still change within the same timestamp tick. */
+const RACY_MS = 2000;
+
+/** What `path` is now, as text; null when it changed too recently to be compared later. */
+function fingerprint(path: string, racyMs: number): string | null {
+  const entry = statOrNull(() => lstatSync(path, { bigint: true, throwIfNoEntry: false }));
+  if (entry === undefined) return "absent";
+  const target = statOrNull(() => statSync(path, { bigint: true, throwIfNoEntry: false }));
+  const recent = (st: BigIntStats) => Date.now() - Number(st.ctimeNs / 1_000_000n) < racyMs;
+  if (recent(entry) || (target !== undefined && recent(target))) return null;
+  const id = (st: BigIntStats | undefined) => (st === undefined ? "-" : `${st.dev}:${st.ino}:${st.mode}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`);
+  return `${id(entry)}|${id(target)}`;
+}
+
+function statOrNull(stat: () => BigIntStats | undefined): BigIntStats | undefined {
+  try {
+    return stat();
+  } catch {
+    return undefined; // ENOTDIR, ELOOP, EACCES: compared as absent
+  }
 }
 
 function tooMuch(what: string, path: string): NoEffectError {

@@ -15,7 +15,7 @@ import { Guards } from "./fs/guards.js";
 import { readHeld } from "./fs/read.js";
 import { O_PATH, errno } from "./fs/sys.js";
 import { walk, type Reached } from "./fs/walk.js";
-import { namedByGit, type GitNamedIO } from "./git-named.js";
+import { cachedNamedByGit, type GitNamedIO } from "./git-named.js";
 
 /** A confined workspace: its real root and a resolver that refuses anything outside it. */
 export interface Workspace {
@@ -180,7 +180,7 @@ export function openWorkspace(root: string, options: WorkspaceOptions = {}): Wor
         if (w.kind === "reached") await w.close();
         throw err;
       });
-      const places = await Promise.all(named.map((p) => realLocation(p).catch(() => p)));
+      const places = named.map(realPlace);
       const place = places.find((p) => w.path === p || w.path.startsWith(p + "/"));
       if (place !== undefined) {
         if (w.kind === "reached") void w.close();
@@ -216,7 +216,8 @@ export function openWorkspace(root: string, options: WorkspaceOptions = {}): Wor
     exists: (p) => lstatSync(p, { throwIfNoEntry: false }) !== undefined,
   };
   const guardsGit = readOnlyList.some((p) => p === `${real}/.git` || p === `${real}/.git/config`);
-  const gitNamed = async (): Promise<string[]> => (guardsGit ? (await namedByGit(real, gitIO)).filter((p) => readOnly.containing(p) === undefined) : []);
+  const named = cachedNamedByGit(real, gitIO);
+  const gitNamed = async (): Promise<string[]> => (guardsGit ? (await named()).filter((p) => readOnly.containing(p) === undefined) : []);
 
   const resolve = async (path: string, field = "path"): Promise<string> => {
     const opened = await open(path, "read", field);
@@ -310,6 +311,23 @@ function list(option: string, paths: readonly string[]): readonly string[] {
     if (typeof p !== "string" || p === "") throw new ToolgateError("invalid_option", `${option}[${i}] must be a non-empty path; received ${JSON.stringify(p)}`);
   });
   return paths;
+}
+
+/**
+ * Where a path git's config names resolves on the host (realpath of it or of its deepest existing
+ * ancestor, the rest appended), for comparing with a walked path: synchronous, since it runs at
+ * every file_edit for a few paths and takes microseconds.
+ */
+function realPlace(p: string): string {
+  const tail: string[] = [];
+  for (let current = p; ; current = dirname(current)) {
+    try {
+      return resolveLexically(realpathSync(current), ...tail.reverse());
+    } catch {
+      if (dirname(current) === current) return p;
+      tail.push(basename(current));
+    }
+  }
 }
 
 /**

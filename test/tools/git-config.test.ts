@@ -1,15 +1,15 @@
 /**
  * The git config reader (src/tools/git-config.ts) against git itself: each text is parsed by
  * both, and `git config --list -z` must agree entry for entry; then the paths git-named.ts finds
- * in command values.
+ * in command values, and its cache.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseGitConfig } from "../../src/tools/git-config.js";
-import { commandPaths } from "../../src/tools/git-named.js";
+import { cachedNamedByGit, commandPaths, type GitNamedIO } from "../../src/tools/git-named.js";
 import { binaryAvailable } from "../support/require.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tg-git-config-"));
@@ -73,5 +73,46 @@ describe("commandPaths: the workspace files among a command's words", () => {
     expect(commandPaths('--config=./c.json X=tools/x "quoted dir/y" \'a b\'', root, exists)).toEqual(["/ws/c.json", "/ws/tools/x", "/ws/quoted dir/y"]);
     expect(commandPaths("/ws/abs/x /usr/bin/env ~/bin/x $HOME/y", root, exists)).toEqual(["/ws/abs/x", "/usr/bin/env"]);
     expect(commandPaths("less -R", root, exists)).toEqual([]);
+  });
+});
+
+describe("cachedNamedByGit: the last answer, while nothing it read has changed", () => {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), "tg-git-named-")));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  mkdirSync(join(root, ".git"));
+  writeFileSync(join(root, ".git/config"), "[core]\n\thooksPath = hooks\n[diff \"x\"]\n\ttextconv = sh conv.sh\n");
+  let reads = 0;
+  const io: GitNamedIO = {
+    read(path, limit) {
+      reads++;
+      const st = statSync(path, { throwIfNoEntry: false });
+      if (st === undefined) return Promise.resolve({ kind: "none" });
+      if (st.isDirectory()) return Promise.resolve({ kind: "dir" });
+      return Promise.resolve(st.size > limit ? { kind: "tooLarge", bytes: st.size } : { kind: "file", text: readFileSync(path, "utf8") });
+    },
+    exists: (path) => existsSync(path),
+  };
+
+  it("reads nothing again while the files are as they were; a changed config, or a command's file appearing, is read again", async () => {
+    const named = cachedNamedByGit(root, io, 0);
+    expect(await named()).toEqual([join(root, "hooks")]);
+    const first = reads;
+    expect(await named()).toEqual([join(root, "hooks")]);
+    expect(reads).toBe(first);
+    writeFileSync(join(root, "conv.sh"), "cat\n"); // `sh conv.sh` now names a file
+    expect(await named()).toEqual([join(root, "hooks"), join(root, "conv.sh")]);
+    expect(reads).toBeGreaterThan(first);
+    const second = reads;
+    writeFileSync(join(root, ".git/config"), "[core]\n\thooksPath = other\n");
+    expect(await named()).toEqual([join(root, "other")]);
+    expect(reads).toBeGreaterThan(second);
+  });
+
+  it("never keeps an answer built from a file changed within the last RACY_MS (the same timestamp tick could hide a change)", async () => {
+    const named = cachedNamedByGit(root, io, 60_000);
+    await named();
+    const first = reads;
+    await named();
+    expect(reads).toBeGreaterThan(first);
   });
 });
