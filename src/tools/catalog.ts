@@ -47,10 +47,13 @@ export interface CodingCatalogOptions {
   hiddenPaths?: string[];
   /**
    * Files and folders (relative to the workspace) the agent may read but not change: file_edit
-   * refuses them and bash_execute sees them read-only. Default PROTECTED_DEFAULT: git hooks and
-   * config, .gitmodules, editor and agent settings, .envrc and shell start-up files, whose content
-   * runs on the host when a person next works in the repository. Replaces the default list; pass
-   * `[...PROTECTED_DEFAULT, "more"]` to extend it.
+   * refuses them and bash_execute sees them read-only. Default PROTECTED_DEFAULT: the repository's
+   * whole .git (git commands that write it then fail in the sandbox), git hooks and config,
+   * .gitmodules, editor and agent settings, .envrc and shell start-up files, whose content runs on
+   * the host when a person next works in the repository; with .git or .git/config in the list, the
+   * files git's config names are read-only too. Replaces the default list; pass
+   * `[...PROTECTED_DEFAULT, "more"]` to extend it, `PROTECTED_DEFAULT.filter((p) => p !== ".git")`
+   * to let the agent commit.
    */
   protectedPaths?: string[];
   /** Output, window, size and process bounds; every field optional (defaults in bash.ts, view.ts, edit.ts, grep.ts). */
