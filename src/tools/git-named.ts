@@ -6,9 +6,9 @@
  * values of keys git runs as commands (core.fsmonitor, core.sshCommand, core.editor, core.pager,
  * diff.*.textconv, filter.*.clean/smudge/process, credential.helper, gpg.program, alias.* with
  * `!`, … the list is `COMMAND_KEYS`). A word of such a command is a path when it holds a `/`
- * (`./x`, `tools/x`, an absolute path), or when it names an entry at the workspace root (`sh
- * conv.sh`); a word without `/` that names nothing there is a program found on PATH. Paths
- * outside the workspace are left out: the sandbox cannot change them.
+ * (`./x`, `tools/x`, an absolute path), reads as a file name (`sh conv.sh`), or names an entry at
+ * the workspace root; any other word (`cat`, `git-lfs`) is a program found on PATH or an argument
+ * that names no file. Paths outside the workspace are left out: the sandbox cannot change them.
  *
  * Everything is read through `read`, the file tools' walk (never following a link out of the
  * workspace), each file bounded in size, the include chain in depth and the files and paths in
@@ -33,7 +33,7 @@ export const GIT_CONFIG_BYTES = 256 * 1024;
 /** Config files read in all (the repository's, config.worktree and their includes). */
 export const GIT_CONFIG_FILES = 16;
 /** Paths named in all. */
-export const GIT_NAMED_PATHS = 64;
+export const GIT_NAMED_PATHS = 256;
 /** Includes followed inside includes (git's own bound is 10). */
 const INCLUDE_DEPTH = 10;
 
@@ -171,19 +171,21 @@ function pathValue(value: string, base: string): string | null {
 }
 
 /**
- * The workspace paths among the words of a shell command: a word with a `/`, or one naming an
- * entry at the root (an argument such as `conv.sh` is opened from the working tree's top).
- * Options give the value after `=`, `NAME=value` its value; `!` (an alias run by the shell) is dropped.
+ * The workspace paths among the words of a shell command: a word with a `/`; a word that reads as
+ * a file name (`conv.sh`, `.hook`: a dot in it), existing or not, since an argument is opened from
+ * the working tree's top and one created later would run as well; any other word naming an entry
+ * at the root. `--option=value`, `NAME=value` and `core.pager=value` give their value; `!` (an
+ * alias run by the shell) is dropped.
  */
 export function commandPaths(command: string, root: string, exists: (path: string) => boolean): string[] {
   const out: string[] = [];
   for (let word of shellWords(command.replace(/^\s*!/, ""))) {
-    const assigned = /^(?:--?[A-Za-z0-9-]+|[A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(word);
+    const assigned = /^[^/=]+=(.*)$/s.exec(word);
     if (assigned) word = assigned[1]!;
     else if (word.startsWith("-")) continue;
-    if (word === "" || word.startsWith("~") || word.includes("$")) continue;
+    if (word === "" || word === "." || word === ".." || word.startsWith("~") || word.includes("$")) continue;
     if (word.includes("/")) out.push(isAbsolute(word) ? resolve(word) : resolve(root, word));
-    else if (word !== "." && word !== ".." && exists(join(root, word))) out.push(join(root, word));
+    else if (word.includes(".") || exists(join(root, word))) out.push(join(root, word));
   }
   return out;
 }

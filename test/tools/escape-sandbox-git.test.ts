@@ -185,13 +185,17 @@ describe.runIf(ready)("escape suite: files the repository's git config names", (
       writeFileSync(
         join(s.root, ".git/config"),
         readFileSync(join(s.root, ".git/config"), "utf8") +
-          '[filter "x"]\n\tclean = ./scripts/clean.sh %f\n\tsmudge = cat\n[diff "bin"]\n\ttextconv = sh conv.sh\n[core]\n\tfsmonitor = "fsmonitor.pl"\n[alias]\n\tup = "!tools/run --all"\n',
+          '[filter "x"]\n\tclean = ./scripts/clean.sh %f\n\tsmudge = cat\n[diff "bin"]\n\ttextconv = sh conv.sh\n[diff "later"]\n\ttextconv = python3 later.py\n[core]\n\tfsmonitor = "fsmonitor.pl"\n[alias]\n\tup = "!tools/run --all"\n',
       );
     });
     const { out } = await r.bash("for f in scripts/clean.sh conv.sh fsmonitor.pl tools/run; do echo evil >> $f; done; echo free > scripts/other.sh; echo END");
     expect(out.stdout).toBe("END\n");
     for (const f of ["scripts/clean.sh", "conv.sh", "fsmonitor.pl", "tools/run"]) expect(r.read(f)).toBe("#!/bin/sh\ncat\n");
     expect(r.read("scripts/other.sh")).toBe("free\n");
+    // A file the config names that does not exist yet is watched: one the command creates is removed.
+    const later = await r.bash("echo 'import os' > later.py; echo END");
+    expect(r.has("later.py")).toBe(false);
+    expect(codes(later.out)).toContain("protected_path");
   });
 
   it("a gitfile naming a git folder inside the workspace: that folder is read-only as a whole", async () => {

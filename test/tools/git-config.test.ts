@@ -69,9 +69,11 @@ describe("commandPaths: the workspace files among a command's words", () => {
   const exists = (p: string) => ["/ws/conv.sh", "/ws/tool"].includes(p);
   it("words with a slash, words naming an entry at the root, option and assignment values; not programs on PATH", () => {
     expect(commandPaths("sh conv.sh --flag", root, exists)).toEqual(["/ws/conv.sh"]);
+    expect(commandPaths("python3 not-yet.py .hook", root, exists)).toEqual(["/ws/not-yet.py", "/ws/.hook"]); // file names, existing or not
     expect(commandPaths("!./scripts/run.sh && tool | cat", root, exists)).toEqual(["/ws/scripts/run.sh", "/ws/tool"]);
     expect(commandPaths('--config=./c.json X=tools/x "quoted dir/y" \'a b\'', root, exists)).toEqual(["/ws/c.json", "/ws/tools/x", "/ws/quoted dir/y"]);
-    expect(commandPaths("/ws/abs/x /usr/bin/env ~/bin/x $HOME/y", root, exists)).toEqual(["/ws/abs/x", "/usr/bin/env"]);
+    expect(commandPaths("-c core.pager=./pager.sh status", root, exists)).toEqual(["/ws/pager.sh"]); // an alias setting a command itself
+    expect(commandPaths("/ws/abs/x /usr/bin/env ~/bin/x $HOME/y . ..", root, exists)).toEqual(["/ws/abs/x", "/usr/bin/env"]);
     expect(commandPaths("less -R", root, exists)).toEqual([]);
   });
 });
@@ -80,7 +82,7 @@ describe("cachedNamedByGit: the last answer, while nothing it read has changed",
   const root = realpathSync(mkdtempSync(join(tmpdir(), "tg-git-named-")));
   afterAll(() => rmSync(root, { recursive: true, force: true }));
   mkdirSync(join(root, ".git"));
-  writeFileSync(join(root, ".git/config"), "[core]\n\thooksPath = hooks\n[diff \"x\"]\n\ttextconv = sh conv.sh\n");
+  writeFileSync(join(root, ".git/config"), "[core]\n\thooksPath = hooks\n[diff \"x\"]\n\ttextconv = sh conv\n");
   let reads = 0;
   const io: GitNamedIO = {
     read(path, limit) {
@@ -99,8 +101,8 @@ describe("cachedNamedByGit: the last answer, while nothing it read has changed",
     const first = reads;
     expect(await named()).toEqual([join(root, "hooks")]);
     expect(reads).toBe(first);
-    writeFileSync(join(root, "conv.sh"), "cat\n"); // `sh conv.sh` now names a file
-    expect(await named()).toEqual([join(root, "hooks"), join(root, "conv.sh")]);
+    writeFileSync(join(root, "conv"), "cat\n"); // `sh conv` now names a file
+    expect(await named()).toEqual([join(root, "hooks"), join(root, "conv")]);
     expect(reads).toBeGreaterThan(first);
     const second = reads;
     writeFileSync(join(root, ".git/config"), "[core]\n\thooksPath = other\n");
