@@ -50,9 +50,11 @@ export class Guards {
     return this.first.get(id) ?? this.seen.get(id);
   }
 
-  /** The place `path` is, or is under, by path. */
+  /** The place `path` is, or is under, by path: the innermost when places nest (`.git/hooks` rather than `.git`). */
   containing(path: string): string | undefined {
-    return this.places.find((p) => path === p || path.startsWith(p + "/"));
+    let found: string | undefined;
+    for (const p of this.places) if ((path === p || path.startsWith(p + "/")) && (found === undefined || p.length > found.length)) found = p;
+    return found;
   }
 }
 
