@@ -22,7 +22,7 @@ import { ToolgateError } from "../core/errors.js";
 import { checkExpiry, checkRequest, deny, type ApproveRequest, type Decision, type Denial } from "./approve.js";
 import { attenuate as attenuateOffline } from "./attenuate.js";
 import { TOKEN_VERSION, MalformedError, type Block } from "./block.js";
-import { budgetKey, chainFingerprint, chainTag, verifiedTags } from "./chain.js";
+import { budgetKey, chainFingerprint, chainTag, holderKey, verifiedTags } from "./chain.js";
 import { viewGrant, type GrantView } from "./grant.js";
 import { blockFromInput, type GrantInput, type NarrowerInput } from "./input.js";
 import type { KeyRing } from "./keys.js";
@@ -53,6 +53,14 @@ export interface Inspection {
   budgets: Array<{ block_id: string; limit: number; key: string; spent: number | null }>;
 }
 
+/** Who holds a capability that verifies: the grant the operator issued, whatever was attenuated from it. */
+export interface CapabilityHolder {
+  /** One-way and the same for every token attenuated from that grant (`holderKey`). */
+  key: string;
+  /** The issued grant's id (the chain's first block). */
+  grant: string;
+}
+
 export interface CapabilityAuthority {
   /** Signs a new grant with the current kid (or `grant.kid`); returns the token. */
   issue(grant: GrantInput & { kid?: string }): string;
@@ -61,6 +69,8 @@ export interface CapabilityAuthority {
   /** The capability check on every call. Never throws for a bad token or request; throws only when the store fails. */
   approve(token: string, request: ApproveRequest): Promise<Decision>;
   inspect(token: string): Promise<Inspection>;
+  /** Who holds `token` when it verifies now (chain, expiry, revocation); null otherwise. Never throws for a bad token; throws only when the store fails. */
+  holder(token: string): Promise<CapabilityHolder | null>;
   /** Revokes a grant id (or a whole token's own id) and, through chain ids, every grant attenuated from it. */
   revoke(idOrToken: string, reason?: string): Promise<void>;
 }
@@ -207,6 +217,14 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
       const at = now();
       const problem = v.ok ? (checkExpiry(parsed.grant, at, skew_ms) ?? (await revokedDenial(parsed, at))) : v.denial;
       return problem ? { status: problem.code, reason: problem.reason, ...base } : { status: "valid", reason: null, ...base };
+    },
+
+    async holder(token) {
+      const v = verify(token);
+      if (!v.ok) return null;
+      const at = now();
+      if (checkExpiry(v.token.grant, at, skew_ms) || (await revokedDenial(v.token, at))) return null;
+      return { key: holderKey(v.tags[0]!), grant: v.token.grant.chain_ids[0]! };
     },
 
     async revoke(idOrToken, reason) {

@@ -341,6 +341,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   return {
     tools,
     requiresCapability: authority !== null,
+    holder: (capability) => (authority ? authority.holder(capability) : Promise.resolve(null)),
     approvals: createApprovalsApi(store.approvals, clock),
     call(proposal, callOptions) {
       if (closed) {

@@ -1,6 +1,7 @@
 import type { AuthorityLevel, ToolSpec } from "../core/tool.js";
 import type { ApprovalRecord, ApprovalState } from "../idempotency/store.js";
 import type { Observation } from "../core/observation.js";
+import type { CapabilityHolder } from "../capability/authority.js";
 
 /**
  * What a model proposes, plus the ids that identify the logical call (docs/idempotency.md:
@@ -70,6 +71,12 @@ export interface Gateway {
   readonly requiresCapability: boolean;
   /** Runs one proposal through resolve → validate → grant → settle → execute → shape → audit. Never throws for a bad call: refusals are observations. */
   call(proposal: Proposal, options?: CallOptions): Promise<Observation>;
+  /**
+   * Who holds `capability` when it verifies now (the issued grant it descends from); null when it
+   * does not, or when the gateway requires no capability. For a transport that shares a bound
+   * among callers; it decides nothing about calls.
+   */
+  holder(capability: string): Promise<CapabilityHolder | null>;
   readonly approvals: ApprovalsApi;
   /**
    * Refuses new calls and waits for in-flight calls (up to `grace_ms`); calls still running then
@@ -110,8 +117,14 @@ export interface AuditRecord {
    * decided through and who decided it (`channel:principal`, see `ApprovalDecider`); null otherwise.
    */
   approval?: { id: string; channel: string | null; approver: string | null } | null;
-  /** o200k tokens of the arguments' JSON text. */
+  /** o200k tokens of the arguments' JSON text (0 when `arguments_unrecorded`). */
   argument_tokens: number;
+  /**
+   * Present when the arguments could not be serialised for counting — nested deeper than
+   * JSON.stringify goes, a cycle, a value JSON has no form for — and says why, in at most a few
+   * hundred characters; the call was answered as any other.
+   */
+  arguments_unrecorded?: string;
   /** o200k tokens of the observation's text. */
   observation_tokens: number;
   /**

@@ -74,9 +74,18 @@ function stringField(meta: Record<string, unknown>, key: string): string | undef
 /** What arrived, short and safe to print (it is the client's text). */
 function describe(value: unknown): string {
   if (typeof value === "string") return value.length > 40 ? `a string of ${value.length} characters` : escapeUntrusted(JSON.stringify(value));
-  const json = JSON.stringify(value) ?? String(value);
+  const json = jsonOrNote(value) ?? String(value);
   const shown = escapeUntrusted(json.length > 60 ? `${json.slice(0, 57)}…` : json);
   return value === null ? "null" : Array.isArray(value) ? "an array" : `${typeof value} ${shown}`;
+}
+
+/** `value` as JSON, or a note saying it is nested deeper than JSON.stringify goes (a client can send that). */
+export function jsonOrNote(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return "a value nested too deeply to show";
+  }
 }
 
 function isIssue(v: unknown): v is MetaIssue {

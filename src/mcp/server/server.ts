@@ -18,7 +18,7 @@ import { ToolgateError } from "../../core/errors.js";
 import { InFlight } from "../../core/in-flight.js";
 import { approveByElicitation, DEFAULT_APPROVAL_PROGRESS_MS, DEFAULT_APPROVAL_TIMEOUT_MS, pendingApprovalId } from "./approval.js";
 import { toMcpTool } from "./listing.js";
-import { bearerToken, idsFromMeta, META_KEYS, SessionIds, type MetaIssue } from "./meta.js";
+import { bearerToken, idsFromMeta, jsonOrNote, META_KEYS, SessionIds, type MetaIssue } from "./meta.js";
 import { outputCheck } from "./output-check.js";
 import { OBSERVATION_META, outputMismatchResult, toCallToolResult } from "./result.js";
 
@@ -101,7 +101,7 @@ function invalidParams(message: string): Error {
 
 /** A client's value in a JSON-RPC error message: short, and nothing in it a terminal would act on. */
 function shownJson(value: unknown): string {
-  const json = JSON.stringify(value) ?? "nothing";
+  const json = jsonOrNote(value) ?? "nothing";
   return escapeUntrusted(json.length > 80 ? `${json.slice(0, 77)}…` : json);
 }
 
