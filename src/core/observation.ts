@@ -18,6 +18,8 @@ export type ObservationErrorCode =
   | "approval_required"
   | "approval_denied"
   | "approval_invalid"
+  /** The caller gave up on an A3 call before it could run on its approval. */
+  | "abandoned"
   | "in_flight"
   | "in_doubt"
   | "key_reused"

@@ -20,6 +20,8 @@ export interface Refusal {
   detail?: Record<string, JsonValue>;
   /** Text that came from the tool (a thrown message); fenced as untrusted when rendered. */
   untrusted?: string;
+  /** The stage's outcome in the audit when the code alone does not say it (`abandoned: request cancelled before approval`). */
+  outcome?: string;
 }
 
 export function refuse(code: ObservationErrorCode, message: string, extra: Omit<Refusal, "refusal" | "code" | "message"> = {}): Refusal {
@@ -77,12 +79,12 @@ export class CallState {
       throw err;
     }
     if (!isThenable(value)) {
-      record(isRefusal(value) ? value.code : "ok");
+      record(isRefusal(value) ? (value.outcome ?? value.code) : "ok");
       return value;
     }
     return value.then(
       (v) => {
-        record(isRefusal(v) ? v.code : "ok");
+        record(isRefusal(v) ? (v.outcome ?? v.code) : "ok");
         return v;
       },
       (err: unknown) => {

@@ -13,6 +13,13 @@ export interface Proposal {
   turn: number;
   /** The model's or client's id for this call within the turn. */
   call_id: string;
+  /**
+   * True when the client gave no call id and `call_id` names only this attempt (an adapter
+   * assigned it). An A3 proposal then is the logical call of the approval live for the same tool,
+   * arguments, capability and trajectory (docs/authority.md): it shares a pending approval, runs
+   * under one given meanwhile, or gets the stored result of the run.
+   */
+  call_id_assigned?: boolean;
   tool: string;
   arguments: unknown;
   /** Serialised capability token (`tg1.…`); required when the gateway has keys. */
@@ -43,6 +50,19 @@ export interface ApprovalsApi {
   deny(id: string, input: Partial<ApprovalDecider> & { reason: string }): Promise<ApprovalRecord>;
 }
 
+/** How a caller takes part in one call. */
+export interface CallOptions {
+  /** Aborts the handler (it sees `ctx.signal` fire): an A2/A3 call that had started ends IN_DOUBT. */
+  signal?: AbortSignal;
+  /**
+   * Fires when the caller has given up on the answer (its request was cancelled, its connection
+   * closed); its reason, when a string, says how and is written to the audit. It interrupts
+   * nothing that runs, but an A3 call that has not run yet is then not run on its approval: the
+   * approval stays approved, and the same call proposed again runs once.
+   */
+  abandoned?: AbortSignal;
+}
+
 /** The runtime boundary. Knows nothing of MCP: transports adapt it. */
 export interface Gateway {
   /** The catalog, by name, in registration order. */
@@ -50,7 +70,7 @@ export interface Gateway {
   /** Every call needs a capability (the gateway has keys or an authority); false: every call is allowed. */
   readonly requiresCapability: boolean;
   /** Runs one proposal through resolve → validate → grant → settle → execute → shape → audit. Never throws for a bad call: refusals are observations. */
-  call(proposal: Proposal, options?: { signal?: AbortSignal }): Promise<Observation>;
+  call(proposal: Proposal, options?: CallOptions): Promise<Observation>;
   /**
    * Who holds `capability` when it verifies now (the issued grant it descends from); null when it
    * does not, or when the gateway requires no capability. For a transport that shares a bound

@@ -6,8 +6,10 @@
  * `Authorization: Bearer`; `_meta` wins because it is the more specific of the two.
  *
  * Without ids the session supplies them: the trajectory is the MCP session (a digest of its id) and every request
- * gets a fresh call id. That makes each attempt a new logical call, so a client that retries
- * without sending `toolgate/call_id` gets no deduplication across attempts.
+ * gets a fresh call id, marked `call_id_assigned`. That makes each attempt of an A2 call a new
+ * logical call, so a client that retries a write without sending `toolgate/call_id` gets no
+ * deduplication across attempts; an A3 attempt is the logical call of its approval instead (the
+ * runtime matches it by tool, arguments, capability and trajectory: `runtime/approval-gate.ts`).
  */
 import { createHash, randomUUID } from "node:crypto";
 import { MAX_TOKEN_CHARS } from "../../capability/token.js";
@@ -120,6 +122,7 @@ export function idsFromMeta(
     turn,
     call_id: fields.call_id ?? session.nextCallId(),
   };
+  if (fields.call_id === undefined) ids.call_id_assigned = true;
   const capability = fields.capability ?? bearer;
   if (capability !== undefined) ids.capability = capability;
   if (fields.idempotency_key !== undefined) ids.idempotency_key = fields.idempotency_key;
