@@ -29,7 +29,7 @@ export { MalformedError } from "./capability/block.js";
 // Schemas: validation and lint.
 export { createValidator } from "./schema/validate.js";
 export type { Validator, ValidationResult } from "./schema/validate.js";
-export { renderIssues } from "./schema/render.js";
+export { renderIssues } from "./schema/issue-text.js";
 export { lintTool, lintCatalog } from "./schema/lint/index.js";
 export type { LintFinding, Severity } from "./schema/lint/finding.js";
 // Idempotency: keys, settlement, the store.
@@ -58,7 +58,7 @@ export type { CapabilityAuthority, CapabilityAuthorityOptions, Inspection } from
 export { attenuate } from "./capability/attenuate.js";
 export type { Component as AttenuationComponent } from "./capability/attenuate.js";
 export { loadKeys } from "./capability/keys.js";
-export type { ApproveRequest, Decision as CapabilityDecision, DenyCode } from "./capability/approve.js";
+export type { AuthorizationRequest, Decision as CapabilityDecision, DenyCode } from "./capability/authorize.js";
 export type { GrantInput, NarrowerInput } from "./capability/input.js";
 export type { ArgBound, Predicate as CapabilityPredicate } from "./capability/predicates.js";
 export type { Block as CapabilityBlock } from "./capability/block.js";

@@ -19,7 +19,8 @@
  */
 import { assertStore, type Store } from "../idempotency/store.js";
 import { ToolgateError } from "../core/errors.js";
-import { checkExpiry, checkRequest, deny, type ApproveRequest, type Decision, type Denial } from "./approve.js";
+import { LruCache } from "../core/lru.js";
+import { checkExpiry, checkRequest, deny, type AuthorizationRequest, type Decision, type Denial } from "./authorize.js";
 import { attenuate as attenuateOffline } from "./attenuate.js";
 import { TOKEN_VERSION, MalformedError, type Block } from "./block.js";
 import { budgetKey, chainFingerprint, chainTag, holderKey, verifiedTags } from "./chain.js";
@@ -67,7 +68,7 @@ export interface CapabilityAuthority {
   /** Verifies `token`, then appends a narrowing block (see `attenuate`). */
   attenuate(token: string, narrower: NarrowerInput): string;
   /** The capability check on every call. Never throws for a bad token or request; throws only when the store fails. */
-  approve(token: string, request: ApproveRequest): Promise<Decision>;
+  authorize(token: string, request: AuthorizationRequest): Promise<Decision>;
   inspect(token: string): Promise<Inspection>;
   /** Who holds `token` when it verifies now (chain, expiry, revocation); null otherwise. Never throws for a bad token; throws only when the store fails. */
   holder(token: string): Promise<CapabilityHolder | null>;
@@ -155,12 +156,11 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
    * who names a block after another grant's block id reads that grant's old spend: it only
    * lowers the holder's own budget.
    */
-  const legacy = new Map<string, number>();
+  const legacy = new LruCache<string, number>(LEGACY_MEMO);
   async function legacySpent(s: Store, blockId: string): Promise<number> {
     const known = legacy.get(blockId);
     if (known !== undefined) return known;
     const spent = await s.budgets.spent(blockId);
-    if (legacy.size >= LEGACY_MEMO) legacy.delete(legacy.keys().next().value!);
     legacy.set(blockId, spent);
     return spent;
   }
@@ -185,7 +185,7 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
       return attenuateOffline(token, narrower, { now });
     },
 
-    approve(token, request) {
+    authorize(token, request) {
       const v = verify(token);
       if (!v.ok) return Promise.resolve(v.denial);
       const at = now();

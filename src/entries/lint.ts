@@ -8,4 +8,4 @@ export type { LintReport, LintSource, SourcedFinding } from "../schema/lint/repo
 export { formatReport } from "../schema/lint/format.js";
 export type { LintFormat } from "../schema/lint/format.js";
 export type { LintFinding, Severity } from "../schema/lint/finding.js";
-export type { LintDescriptor } from "../schema/descriptor.js";
+export type { UncheckedDescriptor } from "../schema/descriptor.js";

@@ -10,6 +10,7 @@
  */
 import { closeSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { LruCache } from "../core/lru.js";
 import { countTokensBounded, type BoundedCount } from "../observation/tokens.js";
 import { AUDIT_FILE, defaultStateDir } from "../state/location.js";
 import { ensurePrivateDir, openPrivateAppend } from "../state/private.js";
@@ -43,7 +44,7 @@ export interface AuditSink {
 // Agents repeat arguments (`{}`, the same id, the same path) far more than observations: exact
 // counts of recent argument texts are kept, keyed by the text itself, so a repeat costs a lookup.
 const ARGUMENT_COUNTS_MAX = 1024;
-const argumentCounts = new Map<string, number>();
+const argumentCounts = new LruCache<string, number>(ARGUMENT_COUNTS_MAX);
 
 /** Values a nesting measure visits at most; past it the depth it reports is a lower bound. */
 const DEPTH_VISITS = 1_000_000;
@@ -88,7 +89,6 @@ function argumentTokens(args: unknown): BoundedCount & { unrecorded?: string } {
   if (known !== undefined) return { tokens: known, exact: true };
   const n = countTokensBounded(text);
   if (n.exact && text.length <= 4096) {
-    if (argumentCounts.size >= ARGUMENT_COUNTS_MAX) argumentCounts.clear();
     argumentCounts.set(text, n.tokens);
   }
   return n;

@@ -7,14 +7,14 @@ import { performance } from "node:perf_hooks";
 import type { AuthorityLevel, ToolContext, ToolSpec } from "../core/tool.js";
 import type { JsonValue } from "../core/json.js";
 import type { AuditRecord, Proposal } from "./types.js";
-import type { ObservationIssue } from "../core/observation.js";
+import type { ObservationErrorCode, ObservationIssue } from "../core/observation.js";
 import type { ExecutionAborted } from "./execute.js";
 import type { ApprovalRecord } from "../idempotency/store.js";
 
 /** A stage's refusal or failure: what the model is told. */
 export interface Refusal {
   readonly refusal: true;
-  code: string;
+  code: ObservationErrorCode;
   message: string;
   issues?: ObservationIssue[];
   detail?: Record<string, JsonValue>;
@@ -24,7 +24,7 @@ export interface Refusal {
   outcome?: string;
 }
 
-export function refuse(code: string, message: string, extra: Omit<Refusal, "refusal" | "code" | "message"> = {}): Refusal {
+export function refuse(code: ObservationErrorCode, message: string, extra: Omit<Refusal, "refusal" | "code" | "message"> = {}): Refusal {
   return { refusal: true, code, message, ...extra };
 }
 

@@ -12,7 +12,7 @@ import { assertStore, type Store } from "../idempotency/store.js";
 import { createCapabilityAuthority, type CapabilityAuthority } from "../capability/authority.js";
 import type { KeyRing } from "../capability/keys.js";
 import { deriveIdempotencyKey, fingerprint, validateClientKey } from "../canonical/key.js";
-import { renderError, type Rendered, type RenderOptions } from "../observation/render.js";
+import { renderError, type Rendered, type RenderOptions } from "../observation/observation-text.js";
 import { createRedactor } from "../observation/redact.js";
 import { createContinuationCache, type ContinuationOptions } from "../observation/continuations.js";
 import { READ_MORE, readMoreTool } from "./read-more.js";

@@ -9,7 +9,7 @@ import { keyRingFromMap } from "../../src/capability/keys.js";
 import { createMemoryAuditSink, completeRecord } from "../../src/runtime/audit.js";
 import { MAX_PIECE_LENGTH } from "../../src/observation/pieces.js";
 import { countTokens, STEP_LIMITS } from "../../src/observation/tokens.js";
-import { annotationsFor, type ToolSpec } from "../../src/core/tool.js";
+import type { ToolSpec } from "../../src/core/tool.js";
 import { gateways } from "./helpers.js";
 
 const require = createRequire(import.meta.url);
@@ -55,7 +55,6 @@ const echo: ToolSpec = {
   description: "Returns its text.",
   inputSchema: { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false },
   effect: "read",
-  annotations: annotationsFor("read"),
   handler: (args) => (args as { text: string }).text.length,
 };
 

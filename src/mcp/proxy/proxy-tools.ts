@@ -65,14 +65,13 @@ const NOT_CONNECTED = "Not connected";
  */
 export function proxyToolSpec(upstream: UpstreamClient, tool: Tool): ToolSpec {
   const effect = effectFromAnnotations(tool.annotations);
-  const { title: annTitle, ...hints } = tool.annotations ?? {};
-  const title = tool.title ?? annTitle;
+  const title = tool.title ?? tool.annotations?.title;
   const spec: ToolSpec = {
     name: tool.name,
     description: tool.description ?? "",
     inputSchema: tool.inputSchema as Record<string, unknown>,
     effect,
-    annotations: { ...hints, ...(title !== undefined ? { title } : {}) },
+    ...(tool.annotations ? { mcp: { declared: tool.annotations } } : {}),
     grant: (args) => proxyGrant(tool.name, effect, args),
     handler: async (args, ctx) => {
       const live = "get" in upstream ? upstream.get(tool.name) : upstream;

@@ -13,7 +13,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonValue } from "../../core/json.js";
 import type { Observation } from "../../core/observation.js";
-import { isRecord } from "../../core/json.js";
+import { isPlainObject } from "../../core/json.js";
 
 /** The `_meta` key under which the observation's structured fields travel. */
 export const OBSERVATION_META = "toolgate/observation";
@@ -37,7 +37,7 @@ export function toCallToolResult(obs: Observation, hasOutputSchema = false): Cal
     _meta: { [OBSERVATION_META]: observationMeta(obs) },
   };
   if (!obs.ok) result.isError = true;
-  else if (isRecord(obs.output) && (obs.truncated === undefined || hasOutputSchema)) result.structuredContent = obs.output;
+  else if (isPlainObject(obs.output) && (obs.truncated === undefined || hasOutputSchema)) result.structuredContent = obs.output;
   return result;
 }
 

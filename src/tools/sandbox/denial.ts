@@ -7,18 +7,28 @@ import { join, relative, resolve } from "node:path";
 import type { EnvelopeLimits } from "./launcher.js";
 import type { RunOutcome } from "./run.js";
 
+/** What the envelope denied: the stable codes of bash_execute's `sandbox_denied`. */
+export type SandboxDenialCode =
+  | "read_only_filesystem"
+  | "permission_denied"
+  | "no_network"
+  | "host_service_unreachable"
+  | "not_permitted"
+  | "process_limit"
+  | "file_size_limit"
+  | "memory_limit"
+  | "cpu_limit"
+  | "disk_limit"
+  /** A protected path the command created or replaced, or a write refused in the repository's read-only .git. */
+  | "protected_path";
+
 export interface SandboxDenial {
-  /**
-   * Stable code: read_only_filesystem · permission_denied · no_network · host_service_unreachable · not_permitted ·
-   * process_limit · file_size_limit · memory_limit · cpu_limit · disk_limit · protected_path (a protected path the
-   * command created or replaced, or a write refused in the repository's read-only .git).
-   */
-  code: string;
+  code: SandboxDenialCode;
   message: string;
 }
 
 interface Rule {
-  code: string;
+  code: SandboxDenialCode;
   pattern: RegExp;
   message: (workspace: string, limits: EnvelopeLimits) => string;
 }
@@ -89,7 +99,7 @@ export function sandboxDenials(outcome: RunOutcome, workspace: string, limits: E
   const text = `${outcome.stderr.text}\n${outcome.stdout.text}`;
   const r = outcome.report;
   const found: SandboxDenial[] = [];
-  const add = (code: string, message: string) => found.push({ code, message });
+  const add = (code: SandboxDenialCode, message: string) => found.push({ code, message });
   if (r.protected_changed.length > 0) {
     const [list, one] = [r.protected_changed.join(", "), r.protected_changed.length === 1];
     add(

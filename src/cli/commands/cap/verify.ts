@@ -42,7 +42,7 @@ export function register(cap: Command): void {
         ...(flags.tool !== undefined ? { tool: flags.tool } : {}),
         ...(flags.args !== undefined ? { args: parseJson(flags.args, "--args") } : {}),
       };
-      const decision = await withStoreFlag(flags.store, flags, (store) => createCapabilityAuthority({ keys, ...(store ? { store } : {}) }).approve(token, request)).catch((err: unknown) => {
+      const decision = await withStoreFlag(flags.store, flags, (store) => createCapabilityAuthority({ keys, ...(store ? { store } : {}) }).authorize(token, request)).catch((err: unknown) => {
         if (err instanceof ToolgateError && err.code === "store_required") {
           throw new CliError("this capability is bounded by a budget: pass --store URL (the runtime's store) to check and spend it");
         }
