@@ -118,7 +118,7 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
   }
 
   /** Allows the call: synchronously when the chain has no budget, else after spending every budget. */
-  function settle(v: Extract<Verified, { ok: true }>, cost: number): Decision | Promise<Decision> {
+  function allow(v: Extract<Verified, { ok: true }>, cost: number): Decision | Promise<Decision> {
     const g = v.token.grant;
     // The fingerprint is a hash only an A3 approval needs: computed on first read.
     let fingerprint: string | undefined;
@@ -192,8 +192,8 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
       const expired = checkExpiry(v.token.grant, at, skew_ms);
       if (expired) return Promise.resolve(expired);
       // Without a store there is nothing to wait for: stay synchronous until the result.
-      if (!store) return Promise.resolve(checkRequest(v.token.grant, request) ?? settle(v, request.cost ?? 1));
-      return (async () => (await revokedDenial(v.token, at)) ?? checkRequest(v.token.grant, request) ?? settle(v, request.cost ?? 1))();
+      if (!store) return Promise.resolve(checkRequest(v.token.grant, request) ?? allow(v, request.cost ?? 1));
+      return (async () => (await revokedDenial(v.token, at)) ?? checkRequest(v.token.grant, request) ?? allow(v, request.cost ?? 1))();
     },
 
     async inspect(token) {
