@@ -1,7 +1,7 @@
 /**
  * The layers of src/, bottom first (ARCHITECTURE.md, "Layers"). A folder may import only the
  * layers below it, never its own layer's other folders; every folder of src/ must be listed, and
- * src/index.ts (the public barrel) sits above them all. So the folder graph is acyclic by
+ * the public API's entry points (src/index.ts, src/entries/) sit above them all. So the folder graph is acyclic by
  * construction: an import that runs up or across a layer fails `npm run lint`, as does any cycle
  * between files.
  */
@@ -23,6 +23,8 @@ const above = (i) => LAYERS.slice(i + 1).flat();
 const sameLayer = (i, folder) => LAYERS[i].filter((f) => f !== folder);
 
 const LISTED = LAYERS.flat().join("|");
+/** The public API: the root and one file per subpath entry, above every layer (ARCHITECTURE.md, "The public API"). */
+const ENTRIES = "index\\.ts$|entries/";
 
 const layerRules = LAYERS.flatMap((folders, i) =>
   folders.map((folder) => ({
@@ -55,7 +57,7 @@ const placeRules = [
     name: "layer-unlisted",
     comment: `every folder of src/ has a place in LAYERS in .dependency-cruiser.cjs (listed: ${LAYERS.flat().join(", ")})`,
     severity: "error",
-    from: { path: "^src/", pathNot: `^src/((${LISTED})/|index\\.ts$)` },
+    from: { path: "^src/", pathNot: `^src/((${LISTED})/|${ENTRIES})` },
     to: {},
   },
   {
@@ -63,14 +65,14 @@ const placeRules = [
     comment: `every folder of src/ has a place in LAYERS in .dependency-cruiser.cjs (listed: ${LAYERS.flat().join(", ")})`,
     severity: "error",
     from: {},
-    to: { path: "^src/", pathNot: `^src/((${LISTED})/|index\\.ts$)` },
+    to: { path: "^src/", pathNot: `^src/((${LISTED})/|${ENTRIES})` },
   },
   {
     name: "no-barrel-import",
-    comment: "src/index.ts is the public API, above every layer: code inside src/ imports the module itself",
+    comment: "src/index.ts and src/entries/ are the public API, above every layer: code inside src/ imports the module itself",
     severity: "error",
     from: { path: "^src/" },
-    to: { path: "^src/index\\.ts$" },
+    to: { path: `^src/(${ENTRIES})` },
   },
 ];
 

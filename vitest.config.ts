@@ -1,6 +1,8 @@
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
+  // `toolgate` and `toolgate/*` resolve to the sources, as tsconfig.json's "paths" say (examples import the package by name).
+  resolve: { tsconfigPaths: true },
   test: {
     include: ["test/**/*.test.ts"],
     // Per-user state and key defaults go to a temporary folder, not the real home.

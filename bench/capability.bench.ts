@@ -1,5 +1,5 @@
 /**
- * Capability check cost: `approve` (verify every block's tag chain + expiry + rights + objects +
+ * Capability check cost: `authorize` (verify every block's tag chain + expiry + rights + objects +
  * cost) for chains of 1, 2 and 4 blocks, against the floor — raw `createHmac` chained over the
  * same block bytes plus `timingSafeEqual` — in the same run. Goal ≤ 1.5×.
  *
@@ -15,7 +15,7 @@ import { createCapabilityAuthority } from "../src/capability/authority.js";
 import { verifyChain } from "../src/capability/chain.js";
 import { keyRingFromMap } from "../src/capability/keys.js";
 import { decodeToken, parseToken } from "../src/capability/token.js";
-import { checkRequest } from "../src/capability/approve.js";
+import { checkRequest } from "../src/capability/authorize.js";
 
 const rawKey = Buffer.alloc(32, 0x42);
 const keys = keyRingFromMap({ bench: rawKey.toString("base64") }, "bench keys");
@@ -42,12 +42,12 @@ function rawVerifier(token: string): () => boolean {
 export default async function (h: Harness): Promise<void> {
   for (const n of [1, 2, 4]) {
     const token = chainOf(n);
-    const check = await authority.approve(token, request);
+    const check = await authority.authorize(token, request);
     if (!check.allowed) throw new Error(`bench token of ${n} blocks was refused: ${check.reason}`);
     await h.compare({
       area: "capability",
-      hot_path: `verify + approve, ${n}-block chain`,
-      toolgate: () => authority.approve(token, request),
+      hot_path: `verify + authorize, ${n}-block chain`,
+      toolgate: () => authority.authorize(token, request),
       peer: { name: "createHmac chain + timingSafeEqual", fn: rawVerifier(token) },
       goal: { op: "<=", value: 1.5, label: "≤ 1.5×" },
       batch: 500,
@@ -56,7 +56,7 @@ export default async function (h: Harness): Promise<void> {
     });
   }
 
-  // The synchronous core of the same check (what `approve` does before it returns its promise):
+  // The synchronous core of the same check (what `authorize` does before it returns its promise):
   // separates the crypto and the checks from the cost of the async API, which the caller's
   // `await` pays once per call whatever the work (store round trips need it).
   const key = keys.key("bench")!;
@@ -73,7 +73,7 @@ export default async function (h: Harness): Promise<void> {
     batch: 500,
     rounds: 60,
     warmup: 10,
-    note: "approve minus its promise; the approve rows include one await per call",
+    note: "authorize minus its promise; the authorize rows include one await per call",
   });
 
   // First sight of a token: decode (no cache) + verify + the local checks, 4 blocks.

@@ -13,7 +13,7 @@ import { createMemoryStore } from "../src/idempotency/stores/memory.js";
 import { openStore } from "../src/idempotency/open.js";
 import { runOnce } from "../src/idempotency/run-once.js";
 import { deriveIdempotencyKey, fingerprint } from "../src/canonical/key.js";
-import { annotationsFor, type ToolSpec } from "../src/core/tool.js";
+import type { ToolSpec } from "../src/core/tool.js";
 import { median, type Harness } from "./harness.js";
 
 const schema = {
@@ -27,7 +27,7 @@ const args = { path: "/ws/src/a.ts", offset: 1, limit: 40 };
 const noop = () => ({ lines: 0 });
 
 function tool(name: string, effect: "read" | "write", handler: () => unknown): ToolSpec {
-  return { name, description: name, inputSchema: schema, effect, annotations: annotationsFor(effect), handler } as ToolSpec;
+  return { name, description: name, inputSchema: schema, effect, handler } as ToolSpec;
 }
 
 export default async function bench(h: Harness): Promise<void> {

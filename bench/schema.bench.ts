@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { lintCatalog, lintTool } from "../src/schema/lint/index.js";
-import { renderIssues } from "../src/schema/render.js";
+import { renderIssues } from "../src/schema/issue-text.js";
 import { createValidator } from "../src/schema/validate.js";
 import type { Harness } from "./harness.js";
 

@@ -21,7 +21,7 @@ import { completeRecord } from "../src/runtime/audit.js";
 import { createGateway } from "../src/runtime/gateway.js";
 import { createMemoryStore } from "../src/idempotency/stores/memory.js";
 import { createMemoryAuditSink } from "../src/runtime/audit.js";
-import { annotationsFor, type ToolSpec } from "../src/core/tool.js";
+import type { ToolSpec } from "../src/core/tool.js";
 import { boundCapture, HeadTailCapture } from "../src/tools/sandbox/capture.js";
 import { DEFAULT_BASH_LIMITS } from "../src/tools/bash.js";
 
@@ -164,7 +164,6 @@ export default async function tokensBench(h: Harness): Promise<void> {
     description: "echo",
     inputSchema: { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: { text: { type: "string", maxLength: 100 } }, required: ["text"], additionalProperties: false },
     effect: "read",
-    annotations: annotationsFor("read"),
     handler: () => "ok",
   };
   const gateway = createGateway({ tools: [echo], store: createMemoryStore(), audit: createMemoryAuditSink() });

@@ -6,7 +6,8 @@
  */
 import { pathToFileURL } from "node:url";
 import { z } from "zod";
-import { createGateway, createMemoryStore, defineTool, toolResult } from "../src/index.js";
+import { createGateway, defineTool, toolResult } from "toolgate";
+import { createMemoryStore } from "toolgate/stores";
 
 type Status = "pending" | "shipped" | "delivered" | "cancelled";
 interface Order {

@@ -1,30 +1,40 @@
 /**
- * The public API of toolgate. Any new export added here becomes public API
- * (guarded by test/index.test.ts); never `export *` an internal module.
+ * The root of the public API, `toolgate`: what it takes to build a gateway (docs/api.md,
+ * section `toolgate`). Every other public name is in one of the subpath entries in
+ * `src/entries/` (`toolgate/stores`, `toolgate/mcp`, …). Each entry is an explicit list: a name
+ * added here is public API and must be documented in docs/api.md, which
+ * test/api-docs.test.ts checks; never `export *` an internal module.
  */
-export type { Effect, AuthorityLevel, ToolAnnotations, ToolContext, GrantRequest, CheckIssue, ProbeOutcome, ToolResult, ToolSpec } from "./core/tool.js";
-export type { JsonSchema, JsonValue } from "./core/json.js";
-export { AUTHORITY, annotationsFor, toolResult, isToolResult } from "./core/tool.js";
-export { NoEffectError, ToolgateError } from "./core/errors.js";
-export type * from "./idempotency/store.js";
-export type { Proposal } from "./runtime/types.js";
-export type { Observation, ObservationIssue, ObservationErrorCode } from "./core/observation.js";
-// schema:
+// The tool contract and the errors a caller catches:
 export { defineTool } from "./schema/define.js";
 export type { ToolDefinition } from "./schema/define.js";
-export { lintTool, lintCatalog } from "./schema/lint/index.js";
-export type { LintFinding, Severity, CatalogRule } from "./schema/lint/finding.js";
-export type { LintDescriptor } from "./schema/descriptor.js";
-export { lintSources } from "./schema/lint/report.js";
-export type { LintReport, LintSource, SourcedFinding } from "./schema/lint/report.js";
-export { formatReport } from "./schema/lint/format.js";
-export type { LintFormat } from "./schema/lint/format.js";
+export { AUTHORITY, toolResult } from "./core/tool.js";
+export type {
+  Effect,
+  AuthorityLevel,
+  ToolContext,
+  GrantRequest,
+  CheckIssue,
+  ProbeOutcome,
+  ToolResult,
+  ToolSpec,
+} from "./core/tool.js";
+export type { JsonSchema, JsonValue } from "./core/json.js";
+export { NoEffectError, ToolgateError } from "./core/errors.js";
+export { CanonicalJsonError } from "./canonical/jcs.js";
+export { IdempotencyKeyError } from "./canonical/key.js";
+export { StoreUnavailableError } from "./idempotency/errors.js";
+export { AttenuationError } from "./capability/attenuate.js";
+export { MalformedError } from "./capability/block.js";
+// Schemas: validation and lint.
 export { createValidator } from "./schema/validate.js";
 export type { Validator, ValidationResult } from "./schema/validate.js";
-export { renderIssues, renderIssue, fromCheckIssue } from "./schema/render.js";
-// canonical / idempotency:
-export { canonicalize, CanonicalJsonError } from "./canonical/jcs.js";
-export { deriveIdempotencyKey, fingerprint, validateClientKey, IdempotencyKeyError, MAX_CLIENT_KEY_LENGTH } from "./canonical/key.js";
+export { renderIssues } from "./schema/issue-text.js";
+export { lintTool, lintCatalog } from "./schema/lint/index.js";
+export type { LintFinding, Severity } from "./schema/lint/finding.js";
+// Idempotency: keys, settlement, the store.
+export { canonicalize } from "./canonical/jcs.js";
+export { deriveIdempotencyKey, fingerprint } from "./canonical/key.js";
 export type { KeyInput, KeyOptions } from "./canonical/key.js";
 export { runOnce } from "./idempotency/run-once.js";
 export type { RunOnceOptions, RunOnceClaim } from "./idempotency/run-once.js";
@@ -38,104 +48,30 @@ export type {
   RunOnceReleased,
   InDoubtCause,
 } from "./idempotency/outcome.js";
-export { resolveInDoubt } from "./idempotency/resolve-in-doubt.js";
-export type { ManualOutcome, ResolveInDoubtOptions, ResolveInDoubtResult } from "./idempotency/resolve-in-doubt.js";
-export { StoreUnavailableError, ResolveInDoubtError } from "./idempotency/errors.js";
-export { DEFAULT_TTL_MS, effectiveState } from "./idempotency/record.js";
-export { listRecordViews, showRecord } from "./idempotency/inspect.js";
-export type { RecordView, ListRecordViewsQuery } from "./idempotency/inspect.js";
-export { createMemoryStore } from "./idempotency/stores/memory.js";
-export type { MemoryStoreOptions } from "./idempotency/stores/memory.js";
 export { openStore } from "./idempotency/open.js";
-export { defaultStateDir, defaultKeyFile } from "./state/location.js";
 export type { OpenStoreOptions } from "./idempotency/open.js";
-export { createSqliteStore } from "./idempotency/stores/sqlite.js";
-export type { SqliteStoreOptions } from "./idempotency/stores/sqlite.js";
-export { createRedisStore } from "./idempotency/stores/redis.js";
-export type { RedisStoreOptions } from "./idempotency/stores/redis.js";
-export { createPostgresStore } from "./idempotency/stores/postgres.js";
-export type { PostgresStoreOptions } from "./idempotency/stores/postgres.js";
-// capability:
+export type { Store } from "./idempotency/store.js";
+export { defaultStateDir, defaultKeyFile } from "./state/location.js";
+// Capabilities:
 export { createCapabilityAuthority } from "./capability/authority.js";
 export type { CapabilityAuthority, CapabilityAuthorityOptions, Inspection } from "./capability/authority.js";
-export { attenuate, AttenuationError } from "./capability/attenuate.js";
+export { attenuate } from "./capability/attenuate.js";
 export type { Component as AttenuationComponent } from "./capability/attenuate.js";
-export type { ApproveRequest, Decision as CapabilityDecision, DenyCode } from "./capability/approve.js";
+export { loadKeys } from "./capability/keys.js";
+export type { AuthorizationRequest, Decision as CapabilityDecision, DenyCode } from "./capability/authorize.js";
 export type { GrantInput, NarrowerInput } from "./capability/input.js";
 export type { ArgBound, Predicate as CapabilityPredicate } from "./capability/predicates.js";
 export type { Block as CapabilityBlock } from "./capability/block.js";
-export { MalformedError } from "./capability/block.js";
-export { KeyRing, loadKeys, keyRingFromMap, generateKey } from "./capability/keys.js";
-export { parseToken, TOKEN_PREFIX } from "./capability/token.js";
-export type { ParsedToken } from "./capability/token.js";
-export { viewGrant, summariseGrant } from "./capability/grant.js";
-export type { GrantView, EffectiveGrant } from "./capability/grant.js";
-export { parseObject, objectWithin, ObjectError } from "./capability/objects.js";
-export type { CapObject, ObjectKind } from "./capability/objects.js";
-export { parseDuration } from "./capability/duration.js";
-// runtime:
-export type { Gateway, ApprovalsApi, AuditRecord, StageOutcome } from "./runtime/types.js";
+// The gateway:
 export { createGateway } from "./runtime/gateway.js";
 export type { GatewayOptions } from "./runtime/gateway.js";
+export type { Gateway, ApprovalsApi, AuditRecord, StageOutcome, Proposal } from "./runtime/types.js";
 export type { Budgets } from "./runtime/config.js";
-export { createAuditSink, createMemoryAuditSink } from "./runtime/audit.js";
-export type { AuditSink, AuditFileOptions, PendingAudit } from "./runtime/audit.js";
-export { auditStats, renderStats } from "./runtime/stats.js";
-export type { Stats, ToolStats, Percentiles } from "./runtime/stats.js";
-export { DEFAULT_APPROVAL_TTL_MS } from "./runtime/approvals.js";
-// observation:
-export { renderResult, renderError, outputText } from "./observation/render.js";
-export type { ResultParts, ErrorParts, RenderOptions, Rendered } from "./observation/render.js";
-export { fitText, DEFAULT_BUDGET_TOKENS } from "./observation/budget.js";
-export { fenceUntrusted } from "./observation/fence.js";
-export { createRedactor, REDACTED } from "./observation/redact.js";
-export type { Redactor } from "./observation/redact.js";
-// tools:
+export type { Observation, ObservationIssue, ObservationErrorCode } from "./core/observation.js";
+// The coding catalog and its envelope:
 export { createCodingCatalog } from "./tools/catalog.js";
 export type { CodingCatalogOptions } from "./tools/catalog.js";
 export { HIDDEN_DEFAULT, PROTECTED_DEFAULT } from "./tools/workspace.js";
 export { createBubblewrap } from "./tools/sandbox/bubblewrap.js";
 export type { BubblewrapOptions } from "./tools/sandbox/bubblewrap.js";
 export type { SandboxLauncher, EnvelopeRun, EnvelopeLimits, LaunchPlan } from "./tools/sandbox/launcher.js";
-// mcp:
-export { createMcpServer } from "./mcp/server/server.js";
-export type { McpServerOptions } from "./mcp/server/server.js";
-export { toMcpTool } from "./mcp/server/listing.js";
-export { toCallToolResult, OBSERVATION_META } from "./mcp/server/result.js";
-export { META_KEYS } from "./mcp/server/meta.js";
-export { serveStdio } from "./mcp/transports/stdio.js";
-export type { StdioOptions, StdioHandle } from "./mcp/transports/stdio.js";
-export { serveHttp } from "./mcp/transports/http.js";
-export type { HttpOptions, HttpHandle } from "./mcp/transports/http.js";
-export { createProxy } from "./mcp/proxy/proxy.js";
-export type { ProxyOptions, Proxy } from "./mcp/proxy/proxy.js";
-export { listMcpTools } from "./mcp/proxy/list-tools.js";
-export type { UpstreamTarget } from "./mcp/proxy/upstream.js";
-// serve and proxy as the CLI hosts them (settings, lifecycle, catalog modules):
-export { gatewayFromSettings } from "./cli/host/gateway-settings.js";
-export type { GatewaySettings } from "./cli/host/gateway-settings.js";
-export { runGatewayServer } from "./cli/host/run.js";
-export type { RunOptions } from "./cli/host/run.js";
-export { parseListenAddress } from "./cli/host/flags.js";
-export type { ListenAddress } from "./cli/host/flags.js";
-export { loadCatalogModule } from "./cli/host/catalog-module.js";
-// economics:
-export { breakeven } from "./economics/breakeven.js";
-export type { BreakevenInput, BreakevenResult, BreakevenDecision } from "./economics/breakeven.js";
-export { breakevenFromAudit } from "./economics/breakeven-audit.js";
-export type { AuditBreakeven, AuditBreakevenOptions, ToolBreakeven, Recommendation } from "./economics/breakeven-audit.js";
-export { wilsonInterval } from "./economics/wilson.js";
-export type { Interval } from "./economics/wilson.js";
-export { catalogCost, compareCatalogShapes } from "./economics/cost.js";
-export type { CatalogCost, CatalogCostOptions, CatalogShape, ShapeComparison } from "./economics/cost.js";
-export type { ToolDescriptor } from "./schema/descriptor.js";
-export { exportCatalog } from "./export/catalog.js";
-export type { CatalogExport, ExportOptions } from "./export/catalog.js";
-export type { ExportFormat } from "./export/formats.js";
-export { toGbnf } from "./export/gbnf/grammar.js";
-export type { GbnfResult, GbnfOptions } from "./export/gbnf/grammar.js";
-export type { GbnfGap } from "./export/gbnf/tool.js";
-export { checkOpenAIStrict } from "./export/openai-strict.js";
-export type { StrictVerdict, StrictProblem } from "./export/openai-strict.js";
-export { overlapFindings } from "./schema/lint/rules/overlap.js";
-export type { OverlapFinding, OverlapOptions } from "./schema/lint/rules/overlap.js";

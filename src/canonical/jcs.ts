@@ -8,6 +8,7 @@
  * bigint, NaN, ±Infinity, lone surrogates, Maps, Dates, cycles) is refused instead: a value
  * that changes on the way to the hash would make two different calls share a key.
  */
+import { LruCache } from "../core/lru.js";
 
 /** Why a value has no canonical JSON form; `path` is a JSONPath such as `$.args.items[3]`. */
 export class CanonicalJsonError extends Error {
@@ -38,15 +39,14 @@ function quote(s: string): string | null {
 }
 
 /** Quoted property names, reused across calls: tool arguments repeat the same few names. Bounded. */
-const quotedNames = new Map<string, string | null>();
-const MAX_CACHED_NAMES = 4096;
+const quotedNames = new LruCache<string, string | null>(4096);
 const MAX_CACHED_NAME_LENGTH = 64;
 
 function quoteName(name: string): string | null {
   let quoted = quotedNames.get(name);
   if (quoted === undefined) {
     quoted = quote(name);
-    if (name.length <= MAX_CACHED_NAME_LENGTH && quotedNames.size < MAX_CACHED_NAMES) quotedNames.set(name, quoted);
+    if (name.length <= MAX_CACHED_NAME_LENGTH) quotedNames.set(name, quoted);
   }
   return quoted;
 }

@@ -19,10 +19,11 @@
  */
 import { assertStore, type Store } from "../idempotency/store.js";
 import { ToolgateError } from "../core/errors.js";
-import { checkExpiry, checkRequest, deny, type ApproveRequest, type Decision, type Denial } from "./approve.js";
+import { LruCache } from "../core/lru.js";
+import { checkExpiry, checkRequest, deny, type AuthorizationRequest, type Decision, type Denial } from "./authorize.js";
 import { attenuate as attenuateOffline } from "./attenuate.js";
 import { TOKEN_VERSION, MalformedError, type Block } from "./block.js";
-import { budgetKey, chainFingerprint, chainTag, verifiedTags } from "./chain.js";
+import { budgetKey, chainFingerprint, chainTag, holderKey, verifiedTags } from "./chain.js";
 import { viewGrant, type GrantView } from "./grant.js";
 import { blockFromInput, type GrantInput, type NarrowerInput } from "./input.js";
 import type { KeyRing } from "./keys.js";
@@ -53,14 +54,24 @@ export interface Inspection {
   budgets: Array<{ block_id: string; limit: number; key: string; spent: number | null }>;
 }
 
+/** Who holds a capability that verifies: the grant the operator issued, whatever was attenuated from it. */
+export interface CapabilityHolder {
+  /** One-way and the same for every token attenuated from that grant (`holderKey`). */
+  key: string;
+  /** The issued grant's id (the chain's first block). */
+  grant: string;
+}
+
 export interface CapabilityAuthority {
   /** Signs a new grant with the current kid (or `grant.kid`); returns the token. */
   issue(grant: GrantInput & { kid?: string }): string;
   /** Verifies `token`, then appends a narrowing block (see `attenuate`). */
   attenuate(token: string, narrower: NarrowerInput): string;
   /** The capability check on every call. Never throws for a bad token or request; throws only when the store fails. */
-  approve(token: string, request: ApproveRequest): Promise<Decision>;
+  authorize(token: string, request: AuthorizationRequest): Promise<Decision>;
   inspect(token: string): Promise<Inspection>;
+  /** Who holds `token` when it verifies now (chain, expiry, revocation); null otherwise. Never throws for a bad token; throws only when the store fails. */
+  holder(token: string): Promise<CapabilityHolder | null>;
   /** Revokes a grant id (or a whole token's own id) and, through chain ids, every grant attenuated from it. */
   revoke(idOrToken: string, reason?: string): Promise<void>;
 }
@@ -107,7 +118,7 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
   }
 
   /** Allows the call: synchronously when the chain has no budget, else after spending every budget. */
-  function settle(v: Extract<Verified, { ok: true }>, cost: number): Decision | Promise<Decision> {
+  function allow(v: Extract<Verified, { ok: true }>, cost: number): Decision | Promise<Decision> {
     const g = v.token.grant;
     // The fingerprint is a hash only an A3 approval needs: computed on first read.
     let fingerprint: string | undefined;
@@ -145,12 +156,11 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
    * who names a block after another grant's block id reads that grant's old spend: it only
    * lowers the holder's own budget.
    */
-  const legacy = new Map<string, number>();
+  const legacy = new LruCache<string, number>(LEGACY_MEMO);
   async function legacySpent(s: Store, blockId: string): Promise<number> {
     const known = legacy.get(blockId);
     if (known !== undefined) return known;
     const spent = await s.budgets.spent(blockId);
-    if (legacy.size >= LEGACY_MEMO) legacy.delete(legacy.keys().next().value!);
     legacy.set(blockId, spent);
     return spent;
   }
@@ -175,15 +185,15 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
       return attenuateOffline(token, narrower, { now });
     },
 
-    approve(token, request) {
+    authorize(token, request) {
       const v = verify(token);
       if (!v.ok) return Promise.resolve(v.denial);
       const at = now();
       const expired = checkExpiry(v.token.grant, at, skew_ms);
       if (expired) return Promise.resolve(expired);
       // Without a store there is nothing to wait for: stay synchronous until the result.
-      if (!store) return Promise.resolve(checkRequest(v.token.grant, request) ?? settle(v, request.cost ?? 1));
-      return (async () => (await revokedDenial(v.token, at)) ?? checkRequest(v.token.grant, request) ?? settle(v, request.cost ?? 1))();
+      if (!store) return Promise.resolve(checkRequest(v.token.grant, request) ?? allow(v, request.cost ?? 1));
+      return (async () => (await revokedDenial(v.token, at)) ?? checkRequest(v.token.grant, request) ?? allow(v, request.cost ?? 1))();
     },
 
     async inspect(token) {
@@ -207,6 +217,14 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
       const at = now();
       const problem = v.ok ? (checkExpiry(parsed.grant, at, skew_ms) ?? (await revokedDenial(parsed, at))) : v.denial;
       return problem ? { status: problem.code, reason: problem.reason, ...base } : { status: "valid", reason: null, ...base };
+    },
+
+    async holder(token) {
+      const v = verify(token);
+      if (!v.ok) return null;
+      const at = now();
+      if (checkExpiry(v.token.grant, at, skew_ms) || (await revokedDenial(v.token, at))) return null;
+      return { key: holderKey(v.tags[0]!), grant: v.token.grant.chain_ids[0]! };
     },
 
     async revoke(idOrToken, reason) {

@@ -9,7 +9,7 @@
 import { ToolgateError } from "../core/errors.js";
 import { parseObject, type CapObject } from "./objects.js";
 import type { ArgBound, Predicate, Primitive } from "./predicates.js";
-import { isRecord } from "../core/json.js";
+import { isPlainObject } from "../core/json.js";
 
 export const TOKEN_VERSION = 1;
 
@@ -34,7 +34,7 @@ export interface ParsedBlock {
   objects: CapObject[] | null;
 }
 
-/** A token or grant that does not parse; `code` is `malformed` so `approve` can report it as such. */
+/** A token or grant that does not parse; `code` is `malformed` so `authorize` can report it as such. */
 export class MalformedError extends ToolgateError {
   constructor(message: string) {
     super("malformed", message);
@@ -83,7 +83,7 @@ export function checkObjects(where: string, v: unknown): CapObject[] {
 }
 
 function checkArgBound(where: string, v: unknown): ArgBound {
-  if (!isRecord(v) || typeof v.arg !== "string" || v.arg.length === 0) bad(where, 'an object {arg, max} | {arg, min} | {arg, oneOf}, e.g. {"arg":"amount","max":100}', v);
+  if (!isPlainObject(v) || typeof v.arg !== "string" || v.arg.length === 0) bad(where, 'an object {arg, max} | {arg, min} | {arg, oneOf}, e.g. {"arg":"amount","max":100}', v);
   const kinds = ["max", "min", "oneOf"].filter((k) => k in v);
   if (kinds.length !== 1 || Object.keys(v).length !== 2) bad(where, "exactly one of max, min or oneOf beside arg", v);
   if ("max" in v) return { arg: v.arg, max: finite(`${where}.max`, v.max) };
@@ -100,7 +100,7 @@ function finite(where: string, v: unknown): number {
 
 /** Validates a predicate object; returns it without undefined members. */
 export function checkPredicate(where: string, v: unknown): Predicate {
-  if (!isRecord(v)) bad(where, "an object with max_cost, budget or args", v);
+  if (!isPlainObject(v)) bad(where, "an object with max_cost, budget or args", v);
   for (const k of Object.keys(v)) if (!PRED_KEYS.has(k)) bad(`${where}.${k}`, "absent (unknown predicate kind: this runtime cannot enforce it)", v[k]);
   const out: Predicate = {};
   if (v.max_cost !== undefined) out.max_cost = amount(`${where}.max_cost`, v.max_cost);
@@ -115,7 +115,7 @@ export function checkPredicate(where: string, v: unknown): Predicate {
 /** Strictly validates a decoded block (block 0 needs v, kid, rights, objects and exp). */
 export function checkBlock(v: unknown, index: number): ParsedBlock {
   const where = `block ${index}`;
-  if (!isRecord(v)) bad(where, "a JSON object", v);
+  if (!isPlainObject(v)) bad(where, "a JSON object", v);
   for (const k of Object.keys(v)) if (!BLOCK_KEYS.has(k)) bad(`${where}.${k}`, "absent (unknown caveat: this runtime cannot enforce it)", v[k]);
   if (typeof v.id !== "string" || !ID.test(v.id)) bad(`${where}.id`, "an id of letters, digits, _ and -", v.id);
   const block: Block = { id: v.id };

@@ -48,6 +48,8 @@ export function verifiedTags(rootKey: KeyObject, blocks: readonly Buffer[], tag:
  *   that block shares it (a child's calls count against its parent's budget), and no block
  *   a holder writes, whatever id it carries, can name another grant's budget.
  * - `chainFingerprint(tags)`: this exact chain, for binding an approval to the capability that asked.
+ * - `holderKey(tags[0])`: the issued grant a chain descends from, the same for every token
+ *   attenuated from it, for sharing a bound among its holders (HTTP sessions).
  */
 export function budgetKey(tag: Buffer): string {
   return `bud_${createHash("sha256").update("toolgate budget\0").update(tag).digest("base64url").slice(0, 32)}`;
@@ -55,4 +57,8 @@ export function budgetKey(tag: Buffer): string {
 
 export function chainFingerprint(tags: readonly Buffer[]): string {
   return createHash("sha256").update("toolgate chain\0").update(tags[tags.length - 1]!).digest("base64url").slice(0, 22);
+}
+
+export function holderKey(rootTag: Buffer): string {
+  return `hld_${createHash("sha256").update("toolgate holder\0").update(rootTag).digest("base64url").slice(0, 32)}`;
 }

@@ -12,6 +12,7 @@ import { createSecretKey, randomBytes, type KeyObject } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { inspect } from "node:util";
 import { ToolgateError } from "../core/errors.js";
+import { isPlainObject } from "../core/json.js";
 
 export const MIN_KEY_BYTES = 32;
 const KID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -55,7 +56,7 @@ export class KeyRing {
 
 /** Builds a ring from a parsed `{ kid: base64 }` map; `source` names where it came from in errors. */
 export function keyRingFromMap(map: unknown, source: string, current?: string): KeyRing {
-  if (typeof map !== "object" || map === null || Array.isArray(map)) {
+  if (!isPlainObject(map)) {
     throw new ToolgateError("bad_keys", `${source} must be a JSON object mapping kid → base64 key, e.g. {"k1":"<44 base64 chars>"}`);
   }
   const keys = new Map<string, KeyObject>();

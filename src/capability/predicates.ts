@@ -10,7 +10,7 @@
  *   top-level argument name or a JSON Pointer (`/filters/limit`). A bounded argument that the
  *   call does not supply is refused: a grant fails closed.
  */
-import { isRecord } from "../core/json.js";
+import { isPlainObject } from "../core/json.js";
 export type Primitive = string | number | boolean | null;
 
 export type ArgBound = { arg: string; max: number } | { arg: string; min: number } | { arg: string; oneOf: Primitive[] };
@@ -92,12 +92,12 @@ function inRange(v: Primitive, p: { max?: number; min?: number }): boolean {
 
 /** Reads `arg` (a name or a JSON Pointer) from the call's arguments; undefined when absent. */
 export function readArg(args: unknown, arg: string): unknown {
-  if (!arg.startsWith("/")) return isRecord(args) && Object.hasOwn(args, arg) ? args[arg] : undefined;
+  if (!arg.startsWith("/")) return isPlainObject(args) && Object.hasOwn(args, arg) ? args[arg] : undefined;
   let cur: unknown = args;
   for (const raw of arg.slice(1).split("/")) {
     const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
     if (Array.isArray(cur) && /^(0|[1-9]\d*)$/.test(key)) cur = cur[Number(key)];
-    else if (isRecord(cur) && Object.hasOwn(cur, key)) cur = cur[key];
+    else if (isPlainObject(cur) && Object.hasOwn(cur, key)) cur = cur[key];
     else return undefined;
   }
   return cur;

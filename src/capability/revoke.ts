@@ -1,6 +1,6 @@
 /**
  * Revocation by grant id, in the same store as idempotency records. A child token carries every
- * ancestor's id in its chain, and `approve` asks `store.revocations.firstRevoked(chain_ids)` in
+ * ancestor's id in its chain, and `authorize` asks `store.revocations.firstRevoked(chain_ids)` in
  * one round trip, so revoking a grant revokes every grant attenuated from it, on the next call.
  */
 import type { Store } from "../idempotency/store.js";

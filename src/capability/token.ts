@@ -16,7 +16,7 @@
 import { canonicalize } from "../canonical/jcs.js";
 import { checkBlock, MalformedError, type Block, type ParsedBlock } from "./block.js";
 import { effectiveGrant, type EffectiveGrant } from "./grant.js";
-import { memoByString } from "./memo.js";
+import { memoize } from "../core/lru.js";
 
 export const TOKEN_PREFIX = "tg1.";
 export const TAG_BYTES = 32;
@@ -82,4 +82,4 @@ export function decodeToken(text: string): ParsedToken {
 }
 
 /** `decodeToken` memoised by the exact string, up to 1024 tokens (parse once, verify every time). */
-export const parseToken: (text: string) => ParsedToken = memoByString(1024, decodeToken);
+export const parseToken: (text: string) => ParsedToken = memoize(1024, decodeToken);

@@ -1,7 +1,14 @@
-/** "Did you mean": the closest allowed name by edit distance, only when it is close (docs/observations.md). */
+/**
+ * "Did you mean": the closest allowed name by edit distance, only when it is close
+ * (docs/observations.md). The one rule for every suggestion toolgate makes — a field name, an
+ * enum value, a tool name, a store URL scheme: compared without case, `-`, `_` or blanks
+ * (customerId is customer_id), and close means at most one edit per three characters of what
+ * was sent (at least one).
+ */
+import { LruCache } from "./lru.js";
 
 /** Optimal-string-alignment distance (Levenshtein plus adjacent transpositions), three rolling rows. */
-export function editDistance(a: string, b: string, max = 8): number {
+function editDistance(a: string, b: string, max = 8): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
   let prev2: number[] = new Array<number>(b.length + 1).fill(0);
   let prev: number[] = new Array<number>(b.length + 1);
@@ -55,11 +62,13 @@ const MAX_REMEMBERED = 256;
  */
 export function suggester(candidates: readonly string[]): (name: string) => string | undefined {
   const folded = candidates.map(fold);
-  const answers = new Map<string, string | undefined>();
+  const answers = new LruCache<string, string | null>(MAX_REMEMBERED);
   return (name) => {
-    if (answers.has(name)) return answers.get(name);
-    const answer = closestFolded(name, candidates, folded);
-    if (answers.size < MAX_REMEMBERED) answers.set(name, answer);
-    return answer;
+    let answer = answers.get(name);
+    if (answer === undefined) {
+      answer = closestFolded(name, candidates, folded) ?? null;
+      answers.set(name, answer);
+    }
+    return answer ?? undefined;
   };
 }

@@ -6,6 +6,6 @@ export type JsonSchema = Record<string, unknown> | boolean;
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 /** A plain object (not null, not an array): the shape every reader of foreign JSON checks first. */
-export function isRecord(value: unknown): value is Record<string, unknown> {
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -6,7 +6,10 @@
 import type { JsonValue } from "./json.js";
 import type { AuthorityLevel } from "./tool.js";
 
-/** Stable codes of refusals and failures; what the model sees in `error.code`. */
+/**
+ * Stable codes of refusals and failures; what the model sees in `error.code`. Closed: a tool's
+ * own code (`ToolDefinedCode`) goes beside it, in `error.detail.reason` or an issue's `code`.
+ */
 export type ObservationErrorCode =
   | "unknown_tool"
   | "invalid_arguments"
@@ -15,6 +18,8 @@ export type ObservationErrorCode =
   | "approval_required"
   | "approval_denied"
   | "approval_invalid"
+  /** The caller gave up on an A3 call before it could run on its approval. */
+  | "abandoned"
   | "in_flight"
   | "in_doubt"
   | "key_reused"
@@ -53,7 +58,7 @@ export interface Observation {
    */
   output?: JsonValue;
   error?: {
-    code: ObservationErrorCode | string;
+    code: ObservationErrorCode;
     message: string;
     issues?: ObservationIssue[];
     /** Grant denial component, e.g. `expired`; approval id for `approval_required`; retry hint. */

@@ -4,6 +4,7 @@
  * only ever sees `ToolSpec`s, so it knows nothing of zod or MCP.
  */
 import type { JsonValue } from "./json.js";
+import type { ToolDefinedCode } from "./errors.js";
 
 /**
  * The side-effect annotation (docs/authority.md): it decides
@@ -14,13 +15,25 @@ export type Effect = "read" | "idempotent" | "write" | "destructive";
 
 export type AuthorityLevel = "A0" | "A1" | "A2" | "A3";
 
-/** MCP tool annotations (MCP 2025-11-25 `ToolAnnotations`). */
+/** MCP tool annotations (MCP 2025-11-25 `ToolAnnotations`), as toolgate reads and lists them. */
 export interface ToolAnnotations {
   title?: string;
   readOnlyHint?: boolean;
   destructiveHint?: boolean;
   idempotentHint?: boolean;
   openWorldHint?: boolean;
+}
+
+/** What only MCP clients read of a tool (`ToolSpec.mcp`): what its effect and title cannot say. */
+export interface McpFacing {
+  /** openWorldHint: false when the tool reaches nothing outside its own domain (MCP assumes true when absent). */
+  openWorldHint?: boolean;
+  /**
+   * Annotations declared elsewhere, listed as declared: a proxied tool's, from its upstream.
+   * tools/list keeps their keys and order (their title gives way to `ToolSpec.title`) and sets the
+   * three effect hints over them; `openWorldHint` above is not used beside them.
+   */
+  declared?: ToolAnnotations;
 }
 
 /** What a tool's handler, check and probe receive besides the arguments. */
@@ -54,8 +67,8 @@ export interface GrantRequest {
 export interface CheckIssue {
   /** JSON Pointer into the arguments, e.g. `/since`; "" for the whole call. */
   path: string;
-  /** Machine code, e.g. `not_found`, `forbidden`, `conflict`. */
-  code: string;
+  /** The tool's own machine code, e.g. `not_found`, `forbidden`, `conflict`. */
+  code: ToolDefinedCode;
   message: string;
   expected?: string;
   received?: unknown;
@@ -96,7 +109,12 @@ export interface ToolSpec<A = Record<string, unknown>, O = unknown> {
   inputSchema: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
   effect: Effect;
-  annotations: ToolAnnotations;
+  /**
+   * How MCP clients see the tool beyond its name, title, schemas and effect; the runtime never
+   * reads it. `tools/list` sets readOnlyHint, destructiveHint and idempotentHint from `effect`
+   * (mcp/server/listing.ts), so what a client is told matches what the gateway enforces.
+   */
+  mcp?: McpFacing;
   /** Runs after the schema passed; its issues are observations like schema issues. */
   check?: (args: A, ctx: ToolContext) => CheckIssue[] | void | Promise<CheckIssue[] | void>;
   /** Maps arguments to the capability request; default: op from the effect, target `tool:NAME`, cost 1. */
@@ -124,20 +142,6 @@ export const AUTHORITY: Readonly<Record<Effect, AuthorityLevel>> = {
   write: "A2",
   destructive: "A3",
 };
-
-/** MCP annotations implied by an effect (MCP `ToolAnnotations` defaults are the A3 case). */
-export function annotationsFor(effect: Effect): Required<Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint">> {
-  switch (effect) {
-    case "read":
-      return { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
-    case "idempotent":
-      return { readOnlyHint: false, destructiveHint: false, idempotentHint: true };
-    case "write":
-      return { readOnlyHint: false, destructiveHint: false, idempotentHint: false };
-    case "destructive":
-      return { readOnlyHint: false, destructiveHint: true, idempotentHint: false };
-  }
-}
 
 /** Wraps a handler's output with a rendering, post-state or continuation. */
 export function toolResult<O>(output: O, extra: Omit<ToolResult<O>, "kind" | "output"> = {}): ToolResult<O> {

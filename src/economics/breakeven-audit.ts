@@ -11,7 +11,8 @@
  * not counted: the call parsed and validated, and no grammar would have stopped it.
  */
 import { breakeven, fmtMs, type BreakevenResult } from "./breakeven.js";
-import { readAudit, type AuditCall, type BrokenLine } from "./audit-reader.js";
+import { readAudit, type AuditCall } from "./audit-calls.js";
+import type { BrokenLine } from "../runtime/audit-reader.js";
 import { wilsonInterval, type Interval } from "./wilson.js";
 import { ToolgateError } from "../core/errors.js";
 

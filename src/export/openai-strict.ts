@@ -18,7 +18,7 @@
  */
 import type { ToolDescriptor } from "../schema/descriptor.js";
 import { escapeToken } from "../core/pointer.js";
-import { isRecord } from "../core/json.js";
+import { isPlainObject } from "../core/json.js";
 
 const SUPPORTED = new Set([
   "type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "$ref", "$defs",
@@ -56,7 +56,7 @@ export function checkOpenAIStrict(tool: Pick<ToolDescriptor, "name" | "inputSche
       add(ptr, `boolean schema ${schema} is not supported; write an explicit schema`);
       return;
     }
-    if (!isRecord(schema)) return;
+    if (!isPlainObject(schema)) return;
     for (const key of Object.keys(schema)) {
       if (SUPPORTED.has(key) || (ptr === "" && ROOT_ONLY.has(key))) continue;
       add(`${ptr}/${escapeToken(key)}`, `keyword ${key} is not supported in strict mode${key === "oneOf" ? "; use anyOf" : key === "default" ? "; say the default in the description" : ""}`);
@@ -67,13 +67,13 @@ export function checkOpenAIStrict(tool: Pick<ToolDescriptor, "name" | "inputSche
       add(`${ptr}/format`, `format "${schema.format}" is not supported; supported: ${[...FORMATS].join(", ")}`);
     }
     if (Array.isArray(schema.enum)) totals.enumValues += schema.enum.length;
-    const isObjectSchema = types.includes("object") || isRecord(schema.properties);
+    const isObjectSchema = types.includes("object") || isPlainObject(schema.properties);
     if (isObjectSchema) {
       if (depth > STRICT_LIMITS.depth) add(ptr, `objects nest ${depth} levels deep; strict mode allows ${STRICT_LIMITS.depth}`);
       if (schema.additionalProperties !== false) {
         add(`${ptr}/additionalProperties`, `additionalProperties must be false; received ${JSON.stringify(schema.additionalProperties) ?? "nothing"}`);
       }
-      const props = isRecord(schema.properties) ? Object.keys(schema.properties) : [];
+      const props = isPlainObject(schema.properties) ? Object.keys(schema.properties) : [];
       totals.properties += props.length;
       const required = new Set(Array.isArray(schema.required) ? schema.required : []);
       const optional = props.filter((p) => !required.has(p));
@@ -88,7 +88,7 @@ export function checkOpenAIStrict(tool: Pick<ToolDescriptor, "name" | "inputSche
     }
     if (Array.isArray(schema.anyOf)) schema.anyOf.forEach((s, i) => walk(s, `${ptr}/anyOf/${i}`, depth));
     for (const defs of ["$defs", "definitions"] as const) {
-      if (isRecord(schema[defs])) for (const [k, s] of Object.entries(schema[defs])) walk(s, `${ptr}/${defs}/${escapeToken(k)}`, depth);
+      if (isPlainObject(schema[defs])) for (const [k, s] of Object.entries(schema[defs])) walk(s, `${ptr}/${defs}/${escapeToken(k)}`, depth);
     }
     if (typeof schema.$ref === "string" && !schema.$ref.startsWith("#")) add(`${ptr}/$ref`, `only local $ref ("#/$defs/…") is supported; received ${schema.$ref}`);
   };

@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { defaultStateDir, sqliteUrlPath } from "../state/location.js";
 import { ToolgateError } from "../core/errors.js";
-import { editDistance } from "../core/closest.js";
+import { closest } from "../core/closest.js";
 import type { Store } from "./store.js";
 import { redactUrl } from "./stores/driver.js";
 import { createMemoryStore } from "./stores/memory.js";
@@ -118,7 +118,7 @@ function onOff(name: string, value: string | undefined): boolean | undefined {
 function unknownScheme(url: string, scheme: string | undefined): string {
   const accepted = `accepted: ${STORE_URL_FORMS.join(", ")}`;
   if (scheme === undefined) return `store URL ${JSON.stringify(redactUrl(url))} has no scheme; ${accepted}`;
-  const near = SCHEMES.filter((s) => editDistance(s, scheme) <= 2).sort((a, b) => editDistance(a, scheme) - editDistance(b, scheme))[0];
+  const near = closest(scheme, SCHEMES);
   return `unknown store scheme "${scheme}:" in ${JSON.stringify(redactUrl(url))}${near ? `; did you mean "${near}:"?` : ""}; ${accepted}`;
 }
 

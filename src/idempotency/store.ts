@@ -155,11 +155,13 @@ export interface ApprovalRecord {
 export interface ApprovalStore {
   create(record: ApprovalRecord): Promise<void>;
   /**
-   * Creates `record` (a pending approval) unless an approval for the same call is already
-   * pending: same tool, args_hash, capability_id and trajectory_id, state pending and
-   * `now < expires_at`. Then nothing is created and that approval (the newest such) is returned,
-   * so a model that re-proposes a call does not add to the operator's queue. Atomic: concurrent
-   * proposals of one call share one approval, across processes for a `shared` store.
+   * Creates `record` (a pending approval) unless an approval for the same call is still live:
+   * same tool, args_hash, capability_id and trajectory_id, not denied (pending, approved, or
+   * consumed by the call it ran) and `now < expires_at`. Then nothing is created and that
+   * approval (the newest such) is returned, so a model that re-proposes a call does not add to
+   * the operator's queue, and a re-proposal of a call approved or run meanwhile is recognised as
+   * that call. Atomic: concurrent proposals of one call share one approval, across processes for
+   * a `shared` store.
    */
   createOrReuse(record: ApprovalRecord, now: number): Promise<ApprovalRecord>;
   get(id: string): Promise<ApprovalRecord | null>;

@@ -7,9 +7,11 @@
  * few turns, not state to share between replicas (a replica without it says so and how to narrow).
  */
 import { randomBytes } from "node:crypto";
+import { ToolgateError } from "../core/errors.js";
+import { LruCache } from "../core/lru.js";
 
 export interface ContinuationOptions {
-  /** Most cursors kept; the oldest is dropped first. Default 256. */
+  /** Most cursors kept (a whole number ≥ 1); the least recently made or read is dropped first. Default 256. */
   max_entries?: number;
   /** A cursor expires this long after it was made, ms. Default 15 minutes. */
   ttl_ms?: number;
@@ -37,15 +39,16 @@ export const CURSOR_PATTERN = "^m_[A-Za-z0-9_-]{16}$";
 
 export function createContinuationCache(options: ContinuationOptions = {}): ContinuationCache {
   const max = options.max_entries ?? 256;
+  if (!Number.isSafeInteger(max) || max < 1) {
+    throw new ToolgateError("invalid_config", `continuations.max_entries must be a whole number of cursors ≥ 1; received ${JSON.stringify(max) ?? String(max)}; e.g. 256`);
+  }
   const ttl = options.ttl_ms ?? 15 * 60_000;
   const now = options.now ?? Date.now;
-  // Map iteration order is insertion order: the first key is the oldest.
-  const entries = new Map<string, Continuation & { expires_at: number }>();
+  const entries = new LruCache<string, Continuation & { expires_at: number }>(max);
   return {
     reserve: () => `m_${randomBytes(12).toString("base64url")}`,
     put(cursor, value) {
       entries.set(cursor, { ...value, expires_at: now() + ttl });
-      while (entries.size > max) entries.delete(entries.keys().next().value!);
     },
     get(cursor) {
       const e = entries.get(cursor);

@@ -12,6 +12,7 @@
  * `countTokensUpTo` stops past a limit, `countTokensBounded` estimates beyond a prefix.
  */
 import { createRequire } from "node:module";
+import { LruCache } from "../core/lru.js";
 import { forEachPiece, MAX_PIECE_LENGTH, type TokenizerName } from "./pieces.js";
 
 export type { TokenizerName } from "./pieces.js";
@@ -27,7 +28,7 @@ const require = createRequire(import.meta.url);
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 
 /**
- * Pieces remembered with their token ids, per tokenizer; cleared when full. Chunks of a long run
+ * Pieces remembered with their token ids, per tokenizer (an `LruCache`). Chunks of a long run
  * are remembered too (a run of one character is one chunk over and over): at most 16,384 ×
  * 256 characters.
  */
@@ -37,7 +38,7 @@ const PIECE_CACHE_MAX = 16_384;
 interface Loaded {
   name: TokenizerName;
   enc: Encoding;
-  ids: Map<string, number[]>;
+  ids: LruCache<string, number[]>;
 }
 const loaded = new Map<TokenizerName, Loaded>();
 
@@ -49,7 +50,7 @@ function load(name: TokenizerName): Loaded {
     // The encoder's own cache keeps every piece it merged (100,000 by default, each up to a chunk
     // long); the short, repeated ones are remembered here, so a small one is enough.
     enc.setMergeCacheSize(4096);
-    tk = { name, enc, ids: new Map() };
+    tk = { name, enc, ids: new LruCache(PIECE_CACHE_MAX) };
     loaded.set(name, tk);
   }
   return tk;
@@ -64,7 +65,6 @@ function idsOf(tk: Loaded, piece: string): number[] {
   if (ids === undefined) {
     encodedBytes += Buffer.byteLength(piece, "utf8");
     ids = tk.enc.encode(piece, AS_TEXT);
-    if (tk.ids.size >= PIECE_CACHE_MAX) tk.ids.clear();
     tk.ids.set(piece, ids);
   }
   return ids;

@@ -44,6 +44,14 @@ export function approverChannel(approver: string | null): ApprovalChannel | null
   return channel === "cli" || channel === "elicitation" ? channel : null;
 }
 
+/** How long ago something happened, for a person: "42 seconds", "16 minutes", "3 hours". */
+export function agoText(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 120) return `${s} second${s === 1 ? "" : "s"}`;
+  if (s < 7200) return `${Math.round(s / 60)} minutes`;
+  return `${Math.round(s / 3600)} hours`;
+}
+
 /** Default lifetime of an approval request (15 minutes). */
 export const DEFAULT_APPROVAL_TTL_MS = 15 * 60 * 1000;
 
@@ -63,21 +71,15 @@ export function requesterCapability(grant: { grant_id: string; chain_fingerprint
 
 type Field = "tool" | "arguments" | "capability" | "trajectory";
 
-/** Outcome of presenting an approval id with a proposal. */
+/** Outcome of checking an approval against a proposal (`checkApproval`). */
 export type Redemption =
   | { ok: true; record: ApprovalRecord }
   | { ok: false; reason: "unknown" | "pending" | "denied" | "expired" | "used" | "mismatch" | "channel"; record: ApprovalRecord | null; field?: Field };
 
-/**
- * Creates a pending approval for a proposed A3 call, or returns the one still pending for the same
- * call (tool, arguments, capability, trajectory), so a model that re-proposes it does not flood the
- * operator's queue. `reused` says which.
- */
-export async function requestApproval(
-  approvals: ApprovalStore,
-  input: ApprovalBinding & { arguments: JsonValue; now: number; ttl_ms: number },
-): Promise<{ record: ApprovalRecord; reused: boolean }> {
-  const record: ApprovalRecord = {
+type RequestInput = ApprovalBinding & { arguments: JsonValue; now: number; ttl_ms: number };
+
+function pendingRecord(input: RequestInput): ApprovalRecord {
+  return {
     id: `ap_${randomBytes(12).toString("base64url")}`,
     tool: input.tool,
     args_hash: input.args_hash,
@@ -91,8 +93,25 @@ export async function requestApproval(
     approver: null,
     note: null,
   };
-  const pending = await approvals.createOrReuse(record, input.now);
-  return { record: pending, reused: pending.id !== record.id };
+}
+
+/**
+ * Creates a pending approval for a proposed A3 call, or returns the one still live for the same
+ * call (tool, arguments, capability, trajectory; pending, approved, or consumed by the call it
+ * ran, and not expired), so a model that re-proposes it does not flood the operator's queue and
+ * the gate can tell a re-proposal of a call approved or run meanwhile. `reused` says which.
+ */
+export async function requestApproval(approvals: ApprovalStore, input: RequestInput): Promise<{ record: ApprovalRecord; reused: boolean }> {
+  const record = pendingRecord(input);
+  const live = await approvals.createOrReuse(record, input.now);
+  return { record: live, reused: live.id !== record.id };
+}
+
+/** Creates a new pending approval even though one for the same call is live (it cannot serve this call). */
+export async function requestNewApproval(approvals: ApprovalStore, input: RequestInput): Promise<ApprovalRecord> {
+  const record = pendingRecord(input);
+  await approvals.create(record);
+  return record;
 }
 
 /** Checks the binding without consuming (a consumed approval may still be shown for a replay). */
@@ -104,12 +123,19 @@ export function matchBinding(record: ApprovalRecord, b: ApprovalBinding): Field 
   return null;
 }
 
+/** The approval was decided through one of `channels` (the operator's `approve_via`). */
+export function decidedVia(record: ApprovalRecord, channels: readonly ApprovalChannel[]): boolean {
+  const channel = approverChannel(record.approver);
+  return channel !== null && channels.includes(channel);
+}
+
 /**
- * Redeems an approval: binding must match, state must be approved and unexpired, through one of
- * `channels`; then the CAS approved → consumed decides the single winner. Changed arguments,
- * another requester or a channel the operator did not choose never consume the approval.
+ * Whether an approval may run this call: binding must match, state must be approved and
+ * unexpired, through one of `channels`. Changed arguments, another requester or a channel the
+ * operator did not choose never pass. It consumes nothing: `consumeApproval` does, once the run
+ * holds the call's idempotency record.
  */
-export async function redeemApproval(approvals: ApprovalStore, id: string, b: ApprovalBinding, now: number, channels: readonly ApprovalChannel[]): Promise<Redemption> {
+export async function checkApproval(approvals: ApprovalStore, id: string, b: ApprovalBinding, now: number, channels: readonly ApprovalChannel[]): Promise<Redemption> {
   const record = await approvals.get(id);
   if (!record) return { ok: false, reason: "unknown", record: null };
   const field = matchBinding(record, b);
@@ -118,11 +144,16 @@ export async function redeemApproval(approvals: ApprovalStore, id: string, b: Ap
   if (record.state === "consumed") return { ok: false, reason: "used", record };
   if (now >= record.expires_at) return { ok: false, reason: "expired", record };
   if (record.state === "pending") return { ok: false, reason: "pending", record };
-  const channel = approverChannel(record.approver);
-  if (channel === null || !channels.includes(channel)) return { ok: false, reason: "channel", record };
-  const consumed = await approvals.update(id, "approved", { state: "consumed" });
-  if (!consumed) return { ok: false, reason: "used", record: (await approvals.get(id)) ?? record };
-  return { ok: true, record: consumed };
+  if (!decidedVia(record, channels)) return { ok: false, reason: "channel", record };
+  return { ok: true, record };
+}
+
+/**
+ * Spends an approval: the compare-and-set approved → consumed decides the single winner, so two
+ * replicas can never both run it. Null when it was no longer approved (used meanwhile).
+ */
+export function consumeApproval(approvals: ApprovalStore, id: string): Promise<ApprovalRecord | null> {
+  return approvals.update(id, "approved", { state: "consumed" });
 }
 
 /** `gateway.approvals`: what an operator (CLI, UI) uses to list and decide approvals. */

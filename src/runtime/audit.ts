@@ -10,6 +10,7 @@
  */
 import { closeSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { LruCache } from "../core/lru.js";
 import { countTokensBounded, type BoundedCount } from "../observation/tokens.js";
 import { AUDIT_FILE, defaultStateDir } from "../state/location.js";
 import { ensurePrivateDir, openPrivateAppend } from "../state/private.js";
@@ -43,15 +44,51 @@ export interface AuditSink {
 // Agents repeat arguments (`{}`, the same id, the same path) far more than observations: exact
 // counts of recent argument texts are kept, keyed by the text itself, so a repeat costs a lookup.
 const ARGUMENT_COUNTS_MAX = 1024;
-const argumentCounts = new Map<string, number>();
+const argumentCounts = new LruCache<string, number>(ARGUMENT_COUNTS_MAX);
 
-function argumentTokens(args: unknown): BoundedCount {
-  const text = JSON.stringify(args) ?? "";
+/** Values a nesting measure visits at most; past it the depth it reports is a lower bound. */
+const DEPTH_VISITS = 1_000_000;
+
+/** How deep `value` nests (each array or object a level), read without recursion. */
+function nestingDepth(value: unknown): { depth: number; complete: boolean } {
+  let depth = 0;
+  let visits = 0;
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    if (++visits > DEPTH_VISITS) return { depth, complete: false };
+    const [v, d] = stack.pop()!;
+    if (typeof v !== "object" || v === null) continue;
+    if (d > depth) depth = d;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, d + 1]);
+  }
+  return { depth, complete: true };
+}
+
+/** Why `args` could not be serialised (`err`, what JSON.stringify threw), in a bounded sentence. */
+function unrecordedReason(args: unknown, err: unknown): string {
+  const thrown = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ").slice(0, 200);
+  if (err instanceof RangeError) {
+    try {
+      const { depth, complete } = nestingDepth(args);
+      return `arguments nested ${complete ? "" : "at least "}${depth} levels deep, deeper than the audit serialises (JSON.stringify: ${thrown})`;
+    } catch {
+      // A getter or proxy that throws: the reason stays the serialiser's.
+    }
+  }
+  return `arguments could not be serialised as JSON (JSON.stringify: ${thrown})`;
+}
+
+function argumentTokens(args: unknown): BoundedCount & { unrecorded?: string } {
+  let text: string;
+  try {
+    text = JSON.stringify(args) ?? "";
+  } catch (err) {
+    return { tokens: 0, exact: true, unrecorded: unrecordedReason(args, err) };
+  }
   const known = argumentCounts.get(text);
   if (known !== undefined) return { tokens: known, exact: true };
   const n = countTokensBounded(text);
   if (n.exact && text.length <= 4096) {
-    if (argumentCounts.size >= ARGUMENT_COUNTS_MAX) argumentCounts.clear();
     argumentCounts.set(text, n.tokens);
   }
   return n;
@@ -66,6 +103,7 @@ export function completeRecord(entry: PendingAudit): AuditRecord {
     ...r,
     argument_tokens: args.tokens,
     observation_tokens: obs.tokens,
+    ...("unrecorded" in args ? { arguments_unrecorded: args.unrecorded } : {}),
     ...(args.exact ? {} : { argument_tokens_estimated: true }),
     ...(obs.exact ? {} : { observation_tokens_estimated: true }),
   };

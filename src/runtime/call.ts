@@ -7,22 +7,24 @@ import { performance } from "node:perf_hooks";
 import type { AuthorityLevel, ToolContext, ToolSpec } from "../core/tool.js";
 import type { JsonValue } from "../core/json.js";
 import type { AuditRecord, Proposal } from "./types.js";
-import type { ObservationIssue } from "../core/observation.js";
+import type { ObservationErrorCode, ObservationIssue } from "../core/observation.js";
 import type { ExecutionAborted } from "./execute.js";
 import type { ApprovalRecord } from "../idempotency/store.js";
 
 /** A stage's refusal or failure: what the model is told. */
 export interface Refusal {
   readonly refusal: true;
-  code: string;
+  code: ObservationErrorCode;
   message: string;
   issues?: ObservationIssue[];
   detail?: Record<string, JsonValue>;
   /** Text that came from the tool (a thrown message); fenced as untrusted when rendered. */
   untrusted?: string;
+  /** The stage's outcome in the audit when the code alone does not say it (`abandoned: request cancelled before approval`). */
+  outcome?: string;
 }
 
-export function refuse(code: string, message: string, extra: Omit<Refusal, "refusal" | "code" | "message"> = {}): Refusal {
+export function refuse(code: ObservationErrorCode, message: string, extra: Omit<Refusal, "refusal" | "code" | "message"> = {}): Refusal {
   return { refusal: true, code, message, ...extra };
 }
 
@@ -77,12 +79,12 @@ export class CallState {
       throw err;
     }
     if (!isThenable(value)) {
-      record(isRefusal(value) ? value.code : "ok");
+      record(isRefusal(value) ? (value.outcome ?? value.code) : "ok");
       return value;
     }
     return value.then(
       (v) => {
-        record(isRefusal(v) ? v.code : "ok");
+        record(isRefusal(v) ? (v.outcome ?? v.code) : "ok");
         return v;
       },
       (err: unknown) => {

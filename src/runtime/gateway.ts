@@ -7,20 +7,20 @@
  */
 import { AUTHORITY, type ToolContext, type ToolSpec } from "../core/tool.js";
 import { type JsonValue } from "../core/json.js";
-import { ToolgateError } from "../core/errors.js";
+import { NoEffectError, ToolgateError } from "../core/errors.js";
 import { assertStore, type Store } from "../idempotency/store.js";
 import { createCapabilityAuthority, type CapabilityAuthority } from "../capability/authority.js";
 import type { KeyRing } from "../capability/keys.js";
 import { deriveIdempotencyKey, fingerprint, validateClientKey } from "../canonical/key.js";
-import { renderError, type Rendered, type RenderOptions } from "../observation/render.js";
+import { renderError, type Rendered, type RenderOptions } from "../observation/observation-text.js";
 import { createRedactor } from "../observation/redact.js";
 import { createContinuationCache, type ContinuationOptions } from "../observation/continuations.js";
 import { READ_MORE, readMoreTool } from "./read-more.js";
 import { createAuditSink, type AuditSink, type PendingAudit } from "./audit.js";
-import { APPROVE_VIA, channelsOf, createApprovalsApi, DEFAULT_APPROVAL_TTL_MS, requesterCapability, type ApproveVia } from "./approvals.js";
-import { approvalGate, auditedApproval, REPLAY_ONLY, refuseRun } from "./approval-gate.js";
+import { APPROVE_VIA, channelsOf, createApprovalsApi, DEFAULT_APPROVAL_TTL_MS, requesterCapability, type ApprovalBinding, type ApproveVia } from "./approvals.js";
+import { approvalGate, auditedApproval, RecentRuns, REPLAY_ONLY, refuseRun, spendApproval, type Passed } from "./approval-gate.js";
 import { CallState, isRefusal, refuse, type Refusal } from "./call.js";
-import { CallAbort, ExecutionAborted, execute } from "./execute.js";
+import { CallAbort, ExecutionAborted, execute, type Executed } from "./execute.js";
 import { thrownRefusal, unrenderableRefusal } from "./failures.js";
 import { grant } from "./grant.js";
 import { resolve } from "./resolve.js";
@@ -28,7 +28,7 @@ import { settleStage } from "./settle.js";
 import { shape } from "./shape.js";
 import { createValidator, runCheck, validateSchema } from "./validate.js";
 import { budgetFor, checkBudgets, keySecrets, type Budgets } from "./config.js";
-import type { Gateway, Proposal } from "./types.js";
+import type { CallOptions, Gateway, Proposal } from "./types.js";
 import type { Observation } from "../core/observation.js";
 import { InFlight } from "../core/in-flight.js";
 
@@ -106,6 +106,11 @@ export function createGateway(options: GatewayOptions): Gateway {
   let closed = false;
   // Set when close() gives up waiting: calls still running are aborted with it.
   let shutdown: ExecutionAborted | null = null;
+  // When identical A3 calls last started: a later approval request says so.
+  const recentRuns = new RecentRuns();
+  // A3 calls settling in this process, by key: a re-proposal of the same logical call waits for
+  // the run it repeats and then reads its record (a replay) instead of meeting it in flight.
+  const settling = new Map<string, Promise<void>>();
 
   const renderOpts = (tool: ToolSpec | null, name: string): RenderOptions => ({
     budget_tokens: budgetFor(tool, name, options.budgets),
@@ -113,7 +118,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     ...(more ? { continuations: { cache: more, tool: READ_MORE } } : {}),
   });
 
-  async function pipeline(c: CallState, signal: AbortSignal | undefined): Promise<Rendered> {
+  async function pipeline(c: CallState, { signal, abandoned }: CallOptions): Promise<Rendered> {
     const p = c.proposal;
     const tool = await c.stage("resolve", () => resolve(tools, p));
     if (isRefusal(tool)) return fail(c, tool);
@@ -171,29 +176,81 @@ export function createGateway(options: GatewayOptions): Gateway {
     if (isRefusal(keyed)) return fail(c, keyed);
     c.key = keyed.key;
 
-    let replayOnly = false;
+    let key = keyed.key;
+    let gate: Passed | null = null;
+    let binding: ApprovalBinding | null = null;
     if (c.authority === "A3") {
-      const binding = { tool: tool.name, args_hash: keyed.fingerprint, capability_id: requesterCapability(c.granted), trajectory_id: p.trajectory_id };
+      const b = (binding = { tool: tool.name, args_hash: keyed.fingerprint, capability_id: requesterCapability(c.granted), trajectory_id: p.trajectory_id });
+      // A proposal without ids of its own is the logical call its approval was asked for, keyed by it.
+      const joins = p.call_id_assigned === true && p.idempotency_key === undefined;
+      const keyFor = (approvalId: string) => deriveKey({ trajectory_id: p.trajectory_id, turn: 0, call_id: `approval ${approvalId}`, tool: tool.name, args });
       // The record keeps the arguments as the model may see them (a configured secret redacted);
       // the binding's hash is of the real arguments, so the approval covers exactly this call.
-      const gate = await c.stage("approve", () => approvalGate(store, { binding, arguments: redactor.json(args), approval_id: p.approval_id, channels, key: keyed.key, now: clock(), ttl_ms }));
-      if (isRefusal(gate)) {
-        c.approval = gate.approval ?? null;
-        return fail(c, gate);
+      const passed = await c.stage("approve", () =>
+        approvalGate(store, { binding: b, arguments: redactor.json(args), approval_id: p.approval_id, channels, key, joins, keyFor, abandoned, last_run_at: recentRuns.last(b), now: clock(), ttl_ms }),
+      );
+      if (isRefusal(passed)) {
+        c.approval = passed.approval ?? null;
+        if (passed.key !== undefined) c.key = passed.key;
+        return fail(c, passed);
       }
-      c.approval = gate.approval;
-      replayOnly = gate.pass === REPLAY_ONLY;
+      c.approval = passed.approval;
+      c.key = key = passed.key;
+      gate = passed;
     }
 
+    // What the run did with the approval: it could not spend it (the answer is this, not a tool failure), or started at.
+    const spending: { refused: Refusal | null; started_at: number | null } = { refused: null, started_at: null };
+    const run = async (): Promise<Executed> => {
+      if (gate?.pass === REPLAY_ONLY) return refuseRun(tool.name);
+      if (gate?.pass === "run") {
+        // Spent only now that this run holds the key's record: a re-proposal racing it finds the record, not a second approval.
+        const spent = await spendApproval(store, gate.approval, tool.name);
+        if (isRefusal(spent)) {
+          spending.refused = spent;
+          throw new NoEffectError(spent.message, spent.code);
+        }
+        c.approval = spent;
+        spending.started_at = clock();
+      }
+      return c.stage("execute", () => execute(tool, args, ctx, abort));
+    };
     const lease_ms = Math.max(options.lease_ms ?? DEFAULT_LEASE_MS, (abort.timeout_ms ?? 0) + LEASE_MARGIN_MS);
     const settled = await c.stage("settle", () =>
-      settleStage({ store, tool, args, ctx, key: keyed.key, fingerprint: keyed.fingerprint, lease_ms, now: clock, redactor, run: async () => (replayOnly ? refuseRun(tool.name) : c.stage("execute", () => execute(tool, args, ctx, abort))) }),
+      inTurn(c.authority === "A3" ? key : null, lease_ms, () => settleStage({ store, tool, args, ctx, key, fingerprint: keyed.fingerprint, lease_ms, now: clock, redactor, run })),
     );
     c.record_state = settled.record_state;
+    if (spending.refused) {
+      c.stages.settle = { ...c.stages.settle!, outcome: spending.refused.code };
+      return fail(c, spending.refused);
+    }
+    if (spending.started_at !== null && settled.record_state !== null) recentRuns.note(binding!, spending.started_at);
     if (isRefusal(settled)) return fail(c, settled);
     c.replay = settled.replay;
     return c.stage("shape", () => shape({ tool: tool.name, call_id: p.call_id, authority: c.authority!, result: settled.result, replay: settled.replay }, renderOpts(tool, tool.name)));
   }
+
+  /**
+   * Runs `work` after the settle of the same `key` still running in this process (waiting at most
+   * `ms`: then settle meets it in flight and says so); null runs it at once.
+   */
+  async function inTurn<T>(key: string | null, ms: number, work: () => Promise<T>): Promise<T> {
+    if (key === null) return work();
+    const ahead = settling.get(key);
+    const mine = (ahead ? waitAtMost(ahead, ms) : Promise.resolve()).then(work);
+    const done = mine.then(
+      () => {},
+      () => {},
+    );
+    settling.set(key, done);
+    try {
+      return await mine;
+    } finally {
+      if (settling.get(key) === done) settling.delete(key);
+    }
+  }
+
+  const deriveKey = (input: Parameters<typeof deriveIdempotencyKey>[0]) => deriveIdempotencyKey(input, options.key_secret ? { secret: options.key_secret } : {});
 
   /** The call's idempotency key: the client's (checked) or derived from the trajectory (docs/idempotency.md). */
   function idempotency(tool: ToolSpec, args: JsonValue, p: Proposal): { key: string; fingerprint: string } | Refusal {
@@ -202,7 +259,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       key =
         p.idempotency_key !== undefined
           ? validateClientKey(p.idempotency_key)
-          : deriveIdempotencyKey({ trajectory_id: p.trajectory_id, turn: p.turn, call_id: p.call_id, tool: tool.name, args }, options.key_secret ? { secret: options.key_secret } : {});
+          : deriveKey({ trajectory_id: p.trajectory_id, turn: p.turn, call_id: p.call_id, tool: tool.name, args });
     } catch (err) {
       return refuse("invalid_proposal", `${(err as Error).message}. Fix the call envelope and send it again; nothing was executed.`);
     }
@@ -263,13 +320,13 @@ export function createGateway(options: GatewayOptions): Gateway {
     };
   }
 
-  async function run(proposal: Proposal, signal: AbortSignal | undefined): Promise<Observation> {
+  async function run(proposal: Proposal, callOptions: CallOptions): Promise<Observation> {
     const c = new CallState(proposal, clock());
     active.add(c);
     try {
       let rendered: Rendered;
       try {
-        rendered = await pipeline(c, signal);
+        rendered = await pipeline(c, callOptions);
       } catch (err) {
         // A bug or a failing store outside settle: still an observation, never a throw across the boundary.
         rendered = fail(c, refuse("internal_error", `toolgate could not complete this call (${(err as Error)?.message ?? String(err)}). ${c.key ? "Whether it took effect is unknown; check the state with a read-only tool before retrying." : "Nothing was executed; retry later."}`));
@@ -284,6 +341,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   return {
     tools,
     requiresCapability: authority !== null,
+    holder: (capability) => (authority ? authority.holder(capability) : Promise.resolve(null)),
     approvals: createApprovalsApi(store.approvals, clock),
     call(proposal, callOptions) {
       if (closed) {
@@ -291,7 +349,7 @@ export function createGateway(options: GatewayOptions): Gateway {
           fail(new CallState(proposal, clock()), refuse("internal_error", "This gateway is closed; nothing was executed. Reconnect to a running toolgate.")).observation,
         );
       }
-      return run(proposal, callOptions?.signal);
+      return run(proposal, callOptions ?? {});
     },
     async close(closeOptions = {}) {
       if (closed) return;
@@ -309,6 +367,12 @@ export function createGateway(options: GatewayOptions): Gateway {
       await store.close();
     },
   };
+}
+
+/** Resolves when `p` settles or after `ms`, whichever is first. */
+function waitAtMost(p: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms).unref()))]).finally(() => clearTimeout(timer));
 }
 
 /** Applies a tool's per-call bound; a `timeoutFor` that throws or answers nonsense leaves the tool's own bound. */

@@ -40,7 +40,7 @@ export async function grant(
       { detail: { code: "missing_capability", op: request.op, target: request.target, cost } },
     );
   }
-  const decision = await authority.approve(token, { op: request.op, target: request.target, cost, tool: tool.name, args });
+  const decision = await authority.authorize(token, { op: request.op, target: request.target, cost, tool: tool.name, args });
   if (decision.allowed) {
     const allowed = decision;
     return {

@@ -4,7 +4,7 @@
  * it is read-only (A0) and reads only the gateway's own cursor cache.
  */
 import { NoEffectError } from "../core/errors.js";
-import { annotationsFor, toolResult, type ToolSpec } from "../core/tool.js";
+import { toolResult, type ToolSpec } from "../core/tool.js";
 import { takeHead } from "../observation/budget.js";
 import { CURSOR_PATTERN, type ContinuationCache } from "../observation/continuations.js";
 
@@ -28,7 +28,6 @@ export function readMoreTool(cache: ContinuationCache, budget_tokens: number): T
       additionalProperties: false,
     },
     effect: "read",
-    annotations: { ...annotationsFor("read"), title: "Read the rest of a cut result" },
     budget_tokens,
     handler: (args: Record<string, unknown>) => {
       const cursor = args.cursor as string;

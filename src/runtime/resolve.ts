@@ -3,7 +3,7 @@
  * naming the closest tool and the available ones (docs/observations.md: the model must
  * be able to choose again without guessing).
  */
-import { editDistance } from "../core/closest.js";
+import { closest } from "../core/closest.js";
 import { unsafeIdReason } from "../observation/escape.js";
 import type { ToolSpec } from "../core/tool.js";
 import { refuse, type Refusal } from "./call.js";
@@ -16,7 +16,7 @@ export function resolve(tools: ReadonlyMap<string, ToolSpec>, proposal: Proposal
   const tool = tools.get(proposal.tool);
   if (tool) return tool;
   const names = [...tools.keys()];
-  const close = closestName(proposal.tool, names);
+  const close = closest(proposal.tool, names);
   const available = names.length ? `Available tools: ${names.join(", ")}.` : "This gateway has no tools.";
   return refuse(
     "unknown_tool",
@@ -62,22 +62,3 @@ function badField(field: string, expected: string, value: unknown): Refusal {
     issues: [{ path: "", code: "invalid_proposal", message: `${field} must be ${expected}`, expected, received }],
   });
 }
-
-/** The catalog name nearest to `name` (case-insensitive edit distance), when it is plausibly a typo. */
-export function closestName(name: string, names: readonly string[]): string | null {
-  const q = name.toLowerCase();
-  let best: string | null = null;
-  let bestD = Infinity;
-  for (const n of names) {
-    const d = n.toLowerCase() === q ? 0 : editDistance(q, n.toLowerCase(), Number.MAX_SAFE_INTEGER);
-    if (d < bestD) {
-      best = n;
-      bestD = d;
-    }
-  }
-  if (best === null) return null;
-  const allowed = Math.max(2, Math.floor(Math.max(q.length, best.length) / 3));
-  const contains = best.toLowerCase().includes(q) || q.includes(best.toLowerCase());
-  return bestD <= allowed || (contains && q.length >= 3) ? best : null;
-}
-

@@ -4,7 +4,7 @@
  * (docs/observations.md: "Observation is a budget"; "No silent writes": name the new state).
  */
 import type { AuthorityLevel } from "../core/tool.js";
-import { renderResult, type Rendered, type RenderOptions } from "../observation/render.js";
+import { renderResult, type Rendered, type RenderOptions } from "../observation/observation-text.js";
 import type { Executed } from "./execute.js";
 
 export interface ShapeInput {

@@ -6,6 +6,7 @@
  */
 import { escapeUntrusted } from "../observation/escape.js";
 import type { AuditRecord } from "./types.js";
+import { readAuditLines, type BrokenLine } from "./audit-reader.js";
 
 export interface Percentiles {
   p50: number;
@@ -42,11 +43,6 @@ export interface Stats {
   lines: number;
 }
 
-export interface BrokenLine {
-  line: number;
-  reason: string;
-}
-
 /** At most this many broken lines are itemised; all are counted. */
 const MAX_ITEMISED = 20;
 
@@ -60,29 +56,13 @@ export function percentile(values: readonly number[], p: number): number {
   return sorted[rank - 1]!;
 }
 
-/** Parses JSON lines into records; empty lines are skipped, anything else unparsable counts as broken. */
+/** Reads the trail (`audit-reader.ts`); blank lines are skipped, the first broken lines itemised, all counted. */
 export function parseAudit(text: string): { records: AuditRecord[]; broken_lines: number; broken: BrokenLine[]; lines: number } {
-  const records: AuditRecord[] = [];
-  const broken: BrokenLine[] = [];
-  let brokenLines = 0;
-  let lines = 0;
-  const bad = (line: number, reason: string) => {
-    brokenLines++;
-    if (broken.length < MAX_ITEMISED) broken.push({ line, reason });
-  };
-  text.split("\n").forEach((line, i) => {
-    if (line.trim() === "") return;
-    lines++;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      return bad(i + 1, "not JSON (a line cut short by a crash, or not an audit file)");
-    }
-    if (isAuditRecord(value)) records.push(value);
-    else bad(i + 1, "JSON, but not an audit record: tool, outcome and latency_ms are required");
+  const { records, broken } = readAuditLines(text, {
+    record: (value) => (isAuditRecord(value) ? value : "JSON, but not an audit record: tool, outcome and latency_ms are required"),
+    notJson: () => "not JSON (a line cut short by a crash, or not an audit file)",
   });
-  return { records, broken_lines: brokenLines, broken, lines };
+  return { records, broken_lines: broken.length, broken: broken.slice(0, MAX_ITEMISED), lines: records.length + broken.length };
 }
 
 function isAuditRecord(v: unknown): v is AuditRecord {

@@ -1,6 +1,7 @@
 import type { AuthorityLevel, ToolSpec } from "../core/tool.js";
 import type { ApprovalRecord, ApprovalState } from "../idempotency/store.js";
 import type { Observation } from "../core/observation.js";
+import type { CapabilityHolder } from "../capability/authority.js";
 
 /**
  * What a model proposes, plus the ids that identify the logical call (docs/idempotency.md:
@@ -12,6 +13,13 @@ export interface Proposal {
   turn: number;
   /** The model's or client's id for this call within the turn. */
   call_id: string;
+  /**
+   * True when the client gave no call id and `call_id` names only this attempt (an adapter
+   * assigned it). An A3 proposal then is the logical call of the approval live for the same tool,
+   * arguments, capability and trajectory (docs/authority.md): it shares a pending approval, runs
+   * under one given meanwhile, or gets the stored result of the run.
+   */
+  call_id_assigned?: boolean;
   tool: string;
   arguments: unknown;
   /** Serialised capability token (`tg1.…`); required when the gateway has keys. */
@@ -42,6 +50,19 @@ export interface ApprovalsApi {
   deny(id: string, input: Partial<ApprovalDecider> & { reason: string }): Promise<ApprovalRecord>;
 }
 
+/** How a caller takes part in one call. */
+export interface CallOptions {
+  /** Aborts the handler (it sees `ctx.signal` fire): an A2/A3 call that had started ends IN_DOUBT. */
+  signal?: AbortSignal;
+  /**
+   * Fires when the caller has given up on the answer (its request was cancelled, its connection
+   * closed); its reason, when a string, says how and is written to the audit. It interrupts
+   * nothing that runs, but an A3 call that has not run yet is then not run on its approval: the
+   * approval stays approved, and the same call proposed again runs once.
+   */
+  abandoned?: AbortSignal;
+}
+
 /** The runtime boundary. Knows nothing of MCP: transports adapt it. */
 export interface Gateway {
   /** The catalog, by name, in registration order. */
@@ -49,7 +70,13 @@ export interface Gateway {
   /** Every call needs a capability (the gateway has keys or an authority); false: every call is allowed. */
   readonly requiresCapability: boolean;
   /** Runs one proposal through resolve → validate → grant → settle → execute → shape → audit. Never throws for a bad call: refusals are observations. */
-  call(proposal: Proposal, options?: { signal?: AbortSignal }): Promise<Observation>;
+  call(proposal: Proposal, options?: CallOptions): Promise<Observation>;
+  /**
+   * Who holds `capability` when it verifies now (the issued grant it descends from); null when it
+   * does not, or when the gateway requires no capability. For a transport that shares a bound
+   * among callers; it decides nothing about calls.
+   */
+  holder(capability: string): Promise<CapabilityHolder | null>;
   readonly approvals: ApprovalsApi;
   /**
    * Refuses new calls and waits for in-flight calls (up to `grace_ms`); calls still running then
@@ -90,8 +117,14 @@ export interface AuditRecord {
    * decided through and who decided it (`channel:principal`, see `ApprovalDecider`); null otherwise.
    */
   approval?: { id: string; channel: string | null; approver: string | null } | null;
-  /** o200k tokens of the arguments' JSON text. */
+  /** o200k tokens of the arguments' JSON text (0 when `arguments_unrecorded`). */
   argument_tokens: number;
+  /**
+   * Present when the arguments could not be serialised for counting — nested deeper than
+   * JSON.stringify goes, a cycle, a value JSON has no form for — and says why, in at most a few
+   * hundred characters; the call was answered as any other.
+   */
+  arguments_unrecorded?: string;
   /** o200k tokens of the observation's text. */
   observation_tokens: number;
   /**

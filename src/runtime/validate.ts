@@ -6,7 +6,7 @@
 import type { CheckIssue, ToolContext, ToolSpec } from "../core/tool.js";
 import type { JsonValue } from "../core/json.js";
 import { createValidator, type Validator } from "../schema/validate.js";
-import { fromCheckIssue, renderIssues } from "../schema/render.js";
+import { fromCheckIssue, renderIssues } from "../schema/issue-text.js";
 import { refuse, type Refusal } from "./call.js";
 
 export { createValidator };

@@ -15,7 +15,7 @@
  */
 
 import { escapeToken as escape } from "../core/pointer.js";
-import { isRecord as isObject } from "../core/json.js";
+import { isPlainObject as isObject } from "../core/json.js";
 
 type Json = Record<string, unknown>;
 

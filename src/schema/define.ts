@@ -11,8 +11,8 @@ import { lintTool } from "./lint/index.js";
 import { join } from "../core/pointer.js";
 import { fieldLabel } from "./labels.js";
 import { publishSchema } from "./publish.js";
-import { renderIssues } from "./render.js";
-import { annotationsFor, type CheckIssue, type Effect, type GrantRequest, type ProbeOutcome, type ToolContext, type ToolResult, type ToolSpec } from "../core/tool.js";
+import { renderIssues } from "./issue-text.js";
+import { type CheckIssue, type Effect, type GrantRequest, type ProbeOutcome, type ToolContext, type ToolResult, type ToolSpec } from "../core/tool.js";
 
 export interface ToolDefinition<I extends z.ZodType, R> {
   /** `^[a-zA-Z0-9_-]{1,64}$`, a verb and an object (docs/schemas.md: `search_customer_orders`, not `query`). */
@@ -74,11 +74,7 @@ export function defineTool<I extends z.ZodType, R = unknown>(def: ToolDefinition
     inputSchema: publishSchema(name, "input", def.input),
     ...(def.output ? { outputSchema: publishSchema(name, "output", def.output) } : {}),
     effect: def.effect,
-    annotations: {
-      ...(def.title !== undefined ? { title: def.title } : {}),
-      ...annotationsFor(def.effect),
-      ...(def.openWorldHint !== undefined ? { openWorldHint: def.openWorldHint } : {}),
-    },
+    ...(def.openWorldHint !== undefined ? { mcp: { openWorldHint: def.openWorldHint } } : {}),
     // zod refinements the JSON Schema cannot say run here, as check issues, before the user's check.
     check: async (args, ctx) => {
       const r = parseArgs(args);

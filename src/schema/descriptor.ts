@@ -4,17 +4,17 @@
  * bare `parameters` form of many published listings, Anthropic's (`input_schema`) and OpenAI's
  * (`{type: "function", function: {name, description, parameters}}`).
  *
- * `toDescriptor` never throws: it returns what it found, field by field, as a
- * `LintDescriptor`, so the linter can report what is wrong with it. `toToolDescriptor` is
- * the same reading followed by a check (a name, an input schema object): the
- * `ToolDescriptor` it returns is what export and cost work on.
+ * Two types, as found and as checked. `readDescriptor` never throws: it returns what it found,
+ * field by field, as an `UncheckedDescriptor`, so the linter can report what is wrong with it.
+ * `toToolDescriptor` is the same reading followed by a check (a name, an input schema object):
+ * the `ToolDescriptor` it returns is what export and cost work on.
  */
 import { ToolgateError } from "../core/errors.js";
 import type { ToolAnnotations } from "../core/tool.js";
-import { isRecord } from "../core/json.js";
+import { isPlainObject } from "../core/json.js";
 
-/** A tool descriptor in any accepted form, as found: the rules read it and must not trust it. */
-export interface LintDescriptor {
+/** A tool descriptor in any accepted form, as found and not checked: the lint rules read it and must not trust it. */
+export interface UncheckedDescriptor {
   /** The tool's name, or `#N` (its position) when it has none. */
   name: string;
   /** The `name` as written (may be missing or not a string). */
@@ -46,10 +46,10 @@ export interface ToolDescriptor {
 const SCHEMA_KEYS = ["inputSchema", "parameters", "input_schema"] as const;
 
 /** Reads one descriptor of any accepted form; `index` names a tool without a name (`#3`). */
-export function toDescriptor(raw: unknown, index = 0): LintDescriptor {
-  let body: Record<string, unknown> = isRecord(raw) ? raw : {};
+export function readDescriptor(raw: unknown, index = 0): UncheckedDescriptor {
+  let body: Record<string, unknown> = isPlainObject(raw) ? raw : {};
   let base = "";
-  if (isRecord(body.function) && body.type === "function") {
+  if (isPlainObject(body.function) && body.type === "function") {
     body = body.function;
     base = "/function";
   }
@@ -62,7 +62,7 @@ export function toDescriptor(raw: unknown, index = 0): LintDescriptor {
     schema: key ? body[key] : undefined,
     schemaPointer: key ? `${base}/${key}` : null,
     effect: body.effect,
-    annotations: isRecord(body.annotations) ? (body.annotations as ToolAnnotations) : undefined,
+    annotations: isPlainObject(body.annotations) ? (body.annotations as ToolAnnotations) : undefined,
     body,
     raw,
   };
@@ -73,12 +73,12 @@ export function toDescriptor(raw: unknown, index = 0): LintDescriptor {
  * `where` names it in errors (e.g. `tools[3]`).
  */
 export function toToolDescriptor(value: unknown, where = "tool", index = 0): ToolDescriptor {
-  if (!isRecord(value)) throw new ToolgateError("invalid_catalog", `${where} must be a tool object; received ${JSON.stringify(value)?.slice(0, 60) ?? String(value)}`);
-  const d = toDescriptor(value, index);
+  if (!isPlainObject(value)) throw new ToolgateError("invalid_catalog", `${where} must be a tool object; received ${JSON.stringify(value)?.slice(0, 60) ?? String(value)}`);
+  const d = readDescriptor(value, index);
   if (typeof d.rawName !== "string" || d.rawName === "") {
     throw new ToolgateError("invalid_catalog", `${where}.name must be a non-empty string; received ${JSON.stringify(d.rawName) ?? "nothing"}. Every tool needs a name.`);
   }
-  if (!isRecord(d.schema)) {
+  if (!isPlainObject(d.schema)) {
     throw new ToolgateError(
       "invalid_catalog",
       `${where} (${d.name}) has no input schema object; expected inputSchema, input_schema or parameters to be a JSON Schema object; received ${JSON.stringify(d.schema) ?? "nothing"}`,
@@ -86,7 +86,7 @@ export function toToolDescriptor(value: unknown, where = "tool", index = 0): Too
   }
   const out: ToolDescriptor = { name: d.name, description: typeof d.description === "string" ? d.description : "", inputSchema: d.schema };
   if (typeof d.body.title === "string") out.title = d.body.title;
-  if (isRecord(d.body.outputSchema)) out.outputSchema = d.body.outputSchema;
+  if (isPlainObject(d.body.outputSchema)) out.outputSchema = d.body.outputSchema;
   if (d.annotations) out.annotations = d.annotations;
   return out;
 }

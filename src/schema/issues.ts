@@ -7,18 +7,19 @@ import type { ErrorObject } from "ajv";
 import type { ObservationIssue } from "../core/observation.js";
 import type { JsonValue } from "../core/json.js";
 import { suggester } from "../core/closest.js";
+import { LruCache, memoize } from "../core/lru.js";
 import { FORMAT_HINTS } from "./formats.js";
 import { exampleForPattern as generateExample } from "./pattern-example.js";
 import { codePoints, showTyped, showValue } from "./received.js";
 import { reduceUnions } from "./unions.js";
 import { fieldLabel, typePhrase } from "./labels.js";
-import { isRecord } from "../core/json.js";
+import { isPlainObject } from "../core/json.js";
 import { join } from "../core/pointer.js";
 
 const listValues = (values: unknown[]) => (values.length > 20 ? [...values.slice(0, 20).map(showValue), `… ${values.length - 20} more`] : values.map(showValue)).join(", ");
 
 function exampleOf(schema: unknown): JsonValue | undefined {
-  if (!isRecord(schema)) return undefined;
+  if (!isPlainObject(schema)) return undefined;
   if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0] as JsonValue;
   if ("default" in schema) return schema.default as JsonValue;
   if ("const" in schema) return schema.const as JsonValue;
@@ -32,12 +33,14 @@ function exampleOf(schema: unknown): JsonValue | undefined {
  * compiles it to check the result (~14 µs), and a failing call meets the same few patterns
  * again and again. Bounded.
  */
-const patternExamples = new Map<string, string | undefined>();
+const patternExamples = new LruCache<string, string | null>(1024);
 function exampleForPattern(pattern: string): string | undefined {
-  if (patternExamples.has(pattern)) return patternExamples.get(pattern);
-  const example = generateExample(pattern);
-  if (patternExamples.size < 1024) patternExamples.set(pattern, example);
-  return example;
+  let example = patternExamples.get(pattern);
+  if (example === undefined) {
+    example = generateExample(pattern) ?? null;
+    patternExamples.set(pattern, example);
+  }
+  return example ?? undefined;
 }
 
 /** A value's type and bounds as a phrase: `an integer from 1 to 500`, `a string of 1 to 8192 characters`. */
@@ -48,7 +51,7 @@ function describeValue(schema: Record<string, unknown>, depth = 0): string | und
     // A union (nullable, anyOf, oneOf): each branch's phrase, once each; two levels at most.
     const branches = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : undefined;
     if (!branches || branches.length === 0 || depth > 1) return undefined;
-    const each = branches.map((b) => (isRecord(b) ? describeValue(b, depth + 1) : undefined));
+    const each = branches.map((b) => (isPlainObject(b) ? describeValue(b, depth + 1) : undefined));
     return each.every((d) => d !== undefined) ? [...new Set(each)].join(" or ") : undefined;
   }
   const parts = [typePhrase(schema.type)];
@@ -120,7 +123,7 @@ const NO_CHOICES: Choices = { list: "none", suggest: () => undefined };
 const NO_VALUES: Choices = { list: "", suggest: () => undefined };
 
 function propertiesOf(properties: unknown): Choices {
-  if (!isRecord(properties)) return NO_CHOICES;
+  if (!isPlainObject(properties)) return NO_CHOICES;
   let choices = propertyChoices.get(properties);
   if (!choices) {
     const allowed = Object.keys(properties);
@@ -141,15 +144,7 @@ function enumOf(allowed: unknown[]): Choices {
 }
 
 /** Field labels of recent instance paths: the same few paths fail again and again. Bounded. */
-const labels = new Map<string, string>();
-function label(pointer: string): string {
-  let text = labels.get(pointer);
-  if (text === undefined) {
-    text = fieldLabel(pointer);
-    if (labels.size < 1024) labels.set(pointer, text);
-  }
-  return text;
-}
+const label = memoize(1024, fieldLabel);
 
 const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? "" : "s"}`;
 
@@ -157,8 +152,7 @@ const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? "" : "s"}`;
 function holdsJsonObject(data: unknown): boolean {
   if (typeof data !== "string" || !data.trimStart().startsWith("{")) return false;
   try {
-    const parsed: unknown = JSON.parse(data);
-    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed);
+    return isPlainObject(JSON.parse(data));
   } catch {
     return false;
   }
@@ -175,7 +169,7 @@ export function toIssue(e: ErrorObject): ObservationIssue {
   const path = e.instancePath;
   const field = label(path);
   const p = e.params as Record<string, unknown>;
-  const parent = isRecord(e.parentSchema) ? e.parentSchema : {};
+  const parent = isPlainObject(e.parentSchema) ? e.parentSchema : {};
   switch (e.keyword) {
     case "additionalProperties":
     case "unevaluatedProperties": {
@@ -187,10 +181,10 @@ export function toIssue(e: ErrorObject): ObservationIssue {
     }
     case "required": {
       const name = String(p.missingProperty);
-      const prop = isRecord(parent.properties) ? parent.properties[name] : undefined;
+      const prop = isPlainObject(parent.properties) ? parent.properties[name] : undefined;
       // Say what to send, like every other issue: the type with its bounds, and an example.
-      const expected = isRecord(prop) ? describeValue(prop) : undefined;
-      const example = isRecord(prop) ? requiredExample(prop) : undefined;
+      const expected = isPlainObject(prop) ? describeValue(prop) : undefined;
+      const example = isPlainObject(prop) ? requiredExample(prop) : undefined;
       const at = join(path, name);
       const issue: ObservationIssue = { path: at, code: "missing_field", message: `${label(at)} is required${expected ? `: ${expected}` : ""}` };
       if (expected) issue.expected = expected;
@@ -247,7 +241,7 @@ export function toIssue(e: ErrorObject): ObservationIssue {
       const unit = e.keyword.endsWith("Items") ? "item" : "field";
       const n = Number(p.limit);
       const expected = `${e.keyword.startsWith("max") ? "at most" : "at least"} ${n} ${unit}${n === 1 ? "" : "s"}`;
-      const count = Array.isArray(e.data) ? e.data.length : isRecord(e.data) ? Object.keys(e.data).length : 0;
+      const count = Array.isArray(e.data) ? e.data.length : isPlainObject(e.data) ? Object.keys(e.data).length : 0;
       return { path, code: e.keyword.startsWith("max") ? "too_many" : "too_few", message: `${field} must have ${expected}`, expected, received: plural(count, unit) };
     }
     case "uniqueItems":

@@ -32,10 +32,16 @@ export function showValue(value: unknown): string {
   let json: string | undefined;
   try {
     json = JSON.stringify(value);
-  } catch {
+  } catch (err) {
+    // Nested deeper than the serialiser goes: String() would recurse as deep.
+    if (err instanceof RangeError) return "a value nested too deeply to show";
     json = undefined;
   }
-  return cut(json ?? String(value));
+  try {
+    return cut(json ?? String(value));
+  } catch {
+    return "a value that cannot be shown";
+  }
 }
 
 /** The JSON type of a value, as a model would name it. */

@@ -10,7 +10,7 @@ import type { ObservationIssue } from "../core/observation.js";
 import type { JsonValue } from "../core/json.js";
 import { discriminatorOf } from "./lint/rules/unions.js";
 import { escapeToken } from "../core/pointer.js";
-import { isRecord } from "../core/json.js";
+import { isPlainObject } from "../core/json.js";
 import { literalOf, typesOf } from "./lint/util.js";
 import { localRefPath, lookup } from "./lint/walk.js";
 import { fieldLabel, typePhrase } from "./labels.js";
@@ -30,7 +30,7 @@ function resolver(root: unknown) {
   return (schema: unknown): { schema: unknown; pointer: string } | undefined => {
     let cur = schema;
     let at = "";
-    for (let hop = 0; hop < 16 && isRecord(cur) && typeof cur.$ref === "string"; hop++) {
+    for (let hop = 0; hop < 16 && isPlainObject(cur) && typeof cur.$ref === "string"; hop++) {
       const path = localRefPath(cur.$ref);
       const hit = path === undefined ? undefined : lookup(root, path);
       if (!hit?.found) return undefined;
@@ -45,7 +45,7 @@ function resolver(root: unknown) {
 function branchPrefixes(union: ErrorObject, i: number, root: unknown): string[] {
   const prefixes = [`${union.schemaPath}/${i}/`];
   let cur: unknown = Array.isArray(union.schema) ? union.schema[i] : undefined;
-  for (let hop = 0; hop < 16 && isRecord(cur) && typeof cur.$ref === "string"; hop++) {
+  for (let hop = 0; hop < 16 && isPlainObject(cur) && typeof cur.$ref === "string"; hop++) {
     const path = localRefPath(cur.$ref);
     const hit = path === undefined ? undefined : lookup(root, path);
     if (!hit?.found) break;
@@ -56,7 +56,7 @@ function branchPrefixes(union: ErrorObject, i: number, root: unknown): string[] 
 }
 
 const within = (path: string, base: string) => path === base || path.startsWith(base + "/");
-const isNullOnly = (s: unknown) => isRecord(s) && (s.type === "null" || s.const === null);
+const isNullOnly = (s: unknown) => isPlainObject(s) && (s.type === "null" || s.const === null);
 
 /**
  * What a union's issues need from its schema alone (resolved branches, where their errors
@@ -79,7 +79,7 @@ interface UnionPlan {
 const plans = new WeakMap<object, Map<string, UnionPlan>>();
 
 function planOf(u: ErrorObject & { schema: unknown[] }, root: unknown, resolve: ReturnType<typeof resolver>): UnionPlan {
-  const byPath = isRecord(root) ? (plans.get(root) ?? new Map<string, UnionPlan>()) : undefined;
+  const byPath = isPlainObject(root) ? (plans.get(root) ?? new Map<string, UnionPlan>()) : undefined;
   const known = byPath?.get(u.schemaPath);
   if (known && known.schema === u.schema) return known;
   const branches = u.schema.map((b) => resolve(b)?.schema ?? b);
@@ -92,7 +92,7 @@ function planOf(u: ErrorObject & { schema: unknown[] }, root: unknown, resolve: 
     nullOnly,
     soleNonNull: nonNull.length === 1 ? nonNull[0]! : -1,
   };
-  if (byPath && isRecord(root)) {
+  if (byPath && isPlainObject(root)) {
     byPath.set(u.schemaPath, plan);
     plans.set(root, byPath);
   }
@@ -101,7 +101,7 @@ function planOf(u: ErrorObject & { schema: unknown[] }, root: unknown, resolve: 
 
 function tagOf(plan: UnionPlan, resolve: ReturnType<typeof resolver>): UnionPlan["tag"] {
   if (plan.tag !== undefined) return plan.tag;
-  const objects = plan.branches.filter(isRecord);
+  const objects = plan.branches.filter(isPlainObject);
   const disc = objects.length === plan.branches.length ? discriminatorOf(objects, (s) => resolve(s)) : undefined;
   if (!disc) return (plan.tag = null);
   const literals = objects.map((b) => {
@@ -114,7 +114,7 @@ function tagOf(plan: UnionPlan, resolve: ReturnType<typeof resolver>): UnionPlan
 
 function typesOfPlan(plan: UnionPlan): string | null {
   if (plan.types !== undefined) return plan.types;
-  const types = [...new Set(plan.branches.flatMap((b) => (isRecord(b) ? typesOf(b) : [])))];
+  const types = [...new Set(plan.branches.flatMap((b) => (isPlainObject(b) ? typesOf(b) : [])))];
   return (plan.types = types.length > 0 ? typePhrase(types) : null);
 }
 
@@ -154,7 +154,7 @@ export function reduceUnions(errors: readonly ErrorObject[], root: unknown): rea
 function choose(u: ErrorObject, plan: UnionPlan, groups: Item[][], resolve: ReturnType<typeof resolver>): Item[] {
   const data = u.data;
   if (data !== null && plan.soleNonNull >= 0) return groups[plan.soleNonNull]!;
-  if (isRecord(data)) {
+  if (isPlainObject(data)) {
     const tag = tagOf(plan, resolve);
     if (tag) {
       const idx = tag.keys.indexOf(JSON.stringify(data[tag.name]));

@@ -13,7 +13,7 @@
  */
 import { closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync, type Stats } from "node:fs";
 import { basename, dirname, join, sep } from "node:path";
-import { ToolgateError } from "../core/errors.js";
+import { ToolgateError, type ToolgateErrorCode } from "../core/errors.js";
 
 const { O_APPEND, O_CREAT, O_EXCL, O_RDONLY, O_WRONLY } = constants;
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
@@ -179,6 +179,6 @@ function target(path: string): string {
 
 const octal = (mode: number) => "0" + (mode & 0o7777).toString(8);
 
-function unsafe(message: string, code = "unsafe_state_path", cause?: unknown): ToolgateError {
+function unsafe(message: string, code: ToolgateErrorCode = "unsafe_state_path", cause?: unknown): ToolgateError {
   return new ToolgateError(code, message, cause === undefined ? undefined : { cause });
 }

@@ -53,17 +53,29 @@ const WHOLE = new Set(["max_processes", "max_concurrent", "output_bytes", "outpu
  * what it must be and what arrived, for an unknown field or a value that is not a positive number.
  */
 export function bashLimits(given: Partial<BashLimits> = {}): BashLimits {
-  const known = Object.keys(DEFAULT_BASH_LIMITS);
+  return checkedLimits("bash", DEFAULT_BASH_LIMITS, given, WHOLE);
+}
+
+/**
+ * `given` merged over `defaults` (the tool's `limits.<tool>`), each field checked: known, and a
+ * positive number (an integer when in `whole`) where the default is a number, a non-empty string
+ * where it is a string. Throws an Error naming the field, what it must be and what arrived.
+ */
+export function checkedLimits<T extends object>(tool: string, defaults: T, given: Partial<T>, whole: ReadonlySet<string>): T {
+  const known = Object.keys(defaults);
   for (const [key, value] of Object.entries(given)) {
-    if (!known.includes(key)) throw new Error(`limits.bash.${key} is not a bash limit; the limits are ${known.join(", ")}`);
-    const whole = WHOLE.has(key);
-    if (typeof value !== "number" || !Number.isFinite(value) || value <= 0 || (whole && !Number.isInteger(value))) {
-      throw new Error(
-        `limits.bash.${key} must be a positive ${whole ? "integer" : "number"}; received ${JSON.stringify(value)}; example ${DEFAULT_BASH_LIMITS[key as keyof BashLimits]} (the default)`,
-      );
+    if (!known.includes(key)) throw new Error(`limits.${tool}.${key} is not a ${tool} limit; the limits are ${known.join(", ")}`);
+    const example = defaults[key as keyof T];
+    if (typeof example === "string") {
+      if (typeof value !== "string" || value === "") throw new Error(`limits.${tool}.${key} must be a non-empty string; received ${JSON.stringify(value)}; example ${JSON.stringify(example)} (the default)`);
+      continue;
+    }
+    const isWhole = whole.has(key);
+    if (typeof value !== "number" || !Number.isFinite(value) || value <= 0 || (isWhole && !Number.isInteger(value))) {
+      throw new Error(`limits.${tool}.${key} must be a positive ${isWhole ? "integer" : "number"}; received ${JSON.stringify(value)}; example ${String(example)} (the default)`);
     }
   }
-  return { ...DEFAULT_BASH_LIMITS, ...given };
+  return { ...defaults, ...given };
 }
 
 /** Picks the launcher once per catalog: the envelope, or the explicit opt-out when it cannot start. */
@@ -78,18 +90,19 @@ export function launcherChooser(launcher: SandboxLauncher, allowUnsandboxed: boo
     }));
 }
 
-/** The concurrency cap of one catalog's bash_execute: `enter` refuses at once when `max` calls run. */
+/** The concurrency cap of one catalog's tool (bash_execute, grep_search): `enter` refuses at once when `max` calls run. */
 export interface CallGate {
   enter(): () => void;
 }
 
-export function callGate(max: number): CallGate {
+/** A cap of `max` calls of `tool` at once, set by the limit named `limit` (e.g. limits.bash.max_concurrent). */
+export function callGate(max: number, tool = "bash_execute", limit = "limits.bash.max_concurrent"): CallGate {
   let running = 0;
   return {
     enter() {
       if (running >= max) {
         throw new NoEffectError(
-          `too many bash_execute calls at once: ${max} are running, the most this server allows (limits.bash.max_concurrent); nothing was run. Wait for one to finish, then call again`,
+          `too many ${tool} calls at once: ${max} are running, the most this server allows (${limit}); nothing was run. Wait for one to finish, then call again (the operator can raise ${limit})`,
           "too_many_calls",
         );
       }
@@ -108,6 +121,8 @@ export interface EnvelopePaths {
   root: string;
   hidden?: readonly string[];
   readOnly?: readonly string[];
+  /** More read-only paths, read at each call: what the repository's git config names (Workspace.gitNamed). */
+  gitNamed?(): Promise<readonly string[]>;
 }
 
 /** Hidden and read-only paths of a workspace (none for a bare root path). */
@@ -128,7 +143,9 @@ export async function executeBash(
   try {
     const launcher = await chooseLauncher();
     const timeout = args.timeout_ms ?? DEFAULT_TIMEOUT_MS;
-    const { root, hidden, readOnly } = envelopePaths(workspace);
+    const { root, hidden, readOnly: listed } = envelopePaths(workspace);
+    const named = typeof workspace === "string" ? [] : ((await workspace.gitNamed?.()) ?? []);
+    const readOnly = named.length > 0 ? [...listed, ...named] : listed;
     const outcome = await runInEnvelope(
       launcher,
       { command: args.command, workspace: root, hidden, readOnly, limits },
@@ -145,7 +162,7 @@ export async function executeBash(
       // The command may have done part of its work: the gateway records the call as in doubt.
       throw new Error(`bash_execute was aborted by the caller after ${outcome.duration_ms} ms; its whole process tree was killed, and it may have done part of its work`);
     }
-    const denied = sandboxDenials(outcome, root, limits);
+    const denied = sandboxDenials(outcome, root, limits, readOnly);
     const output: Record<string, JsonValue> = {
       exit_code: outcome.exit_code,
       signal: outcome.signal,

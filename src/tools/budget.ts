@@ -4,7 +4,7 @@
  * text. A tool that ends its window or page within this is never cut by the gateway, so its own
  * continuation (next offset, cursor) stays exact.
  */
-import { frameTokens, type ResultParts } from "../observation/render.js";
+import { frameTokens, type ResultParts } from "../observation/observation-text.js";
 import { countTokens } from "../observation/tokens.js";
 import type { ToolContext } from "../core/tool.js";
 

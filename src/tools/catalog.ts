@@ -10,7 +10,7 @@ import { defineTool } from "../schema/define.js";
 import type { ToolSpec } from "../core/tool.js";
 import { bashLimits as checkedBashLimits, callGate, DEFAULT_TIMEOUT_MS, executeBash, launcherChooser, type BashLimits } from "./bash.js";
 import { DEFAULT_EDIT_LIMITS, editFile, probeEdit, type EditLimits } from "./edit.js";
-import { DEFAULT_GREP_LIMITS, grepSearch, type GrepLimits } from "./grep.js";
+import { grepLimits as checkedGrepLimits, grepSearch, type GrepLimits } from "./grep.js";
 import { createBubblewrap } from "./sandbox/bubblewrap.js";
 import type { SandboxLauncher } from "./sandbox/launcher.js";
 import { DEFAULT_VIEW_LIMITS, viewPath, type ViewLimits } from "./view.js";
@@ -47,10 +47,13 @@ export interface CodingCatalogOptions {
   hiddenPaths?: string[];
   /**
    * Files and folders (relative to the workspace) the agent may read but not change: file_edit
-   * refuses them and bash_execute sees them read-only. Default PROTECTED_DEFAULT: git hooks and
-   * config, .gitmodules, editor and agent settings, .envrc and shell start-up files, whose content
-   * runs on the host when a person next works in the repository. Replaces the default list; pass
-   * `[...PROTECTED_DEFAULT, "more"]` to extend it.
+   * refuses them and bash_execute sees them read-only. Default PROTECTED_DEFAULT: the repository's
+   * whole .git (git commands that write it then fail in the sandbox), git hooks and config,
+   * .gitmodules, editor and agent settings, .envrc and shell start-up files, whose content runs on
+   * the host when a person next works in the repository; with .git or .git/config in the list, the
+   * files git's config names are read-only too. Replaces the default list; pass
+   * `[...PROTECTED_DEFAULT, "more"]` to extend it, `PROTECTED_DEFAULT.filter((p) => p !== ".git")`
+   * to let the agent commit.
    */
   protectedPaths?: string[];
   /** Output, window, size and process bounds; every field optional (defaults in bash.ts, view.ts, edit.ts, grep.ts). */
@@ -136,7 +139,7 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
   const bashLimits = checkedBashLimits(options.limits?.bash);
   const viewLimits = { ...DEFAULT_VIEW_LIMITS, ...options.limits?.view };
   const editLimits = { ...DEFAULT_EDIT_LIMITS, ...options.limits?.edit };
-  const grepLimits = { ...DEFAULT_GREP_LIMITS, ...options.limits?.grep };
+  const grepLimits = checkedGrepLimits(options.limits?.grep);
   const allowUnsandboxed = options.sandbox?.allowUnsandboxed === true;
   const warn = options.sandbox?.warn ?? ((m: string) => void process.stderr.write(m + "\n"));
   if (allowUnsandboxed) {
@@ -144,6 +147,7 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
   }
   const chooseLauncher = launcherChooser(catalogLauncher(options.sandbox ?? {}, warn), allowUnsandboxed);
   const gate = callGate(bashLimits.max_concurrent);
+  const grepGate = callGate(grepLimits.max_concurrent, "grep_search", "limits.grep.max_concurrent");
 
   const bash = defineTool({
     name: "bash_execute",
@@ -229,7 +233,7 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     check: (args) => ws.check(args.path),
     grant: async (args) => ({ op: "read", target: await ws.target(args.path) }),
     // ripgrep runs in bash_execute's envelope: the same launcher (probed once) and limits.
-    handler: (args, ctx) => grepSearch(ws, args, grepLimits, ctx.signal, ctx, { choose: chooseLauncher, limits: bashLimits }),
+    handler: (args, ctx) => grepSearch(ws, args, grepLimits, ctx.signal, ctx, { choose: chooseLauncher, limits: bashLimits, gate: grepGate }),
     timeout_ms: 60_000,
     budget_tokens: grepLimits.page_tokens + 500,
   });

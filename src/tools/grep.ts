@@ -16,7 +16,7 @@ import { countTokens } from "../observation/tokens.js";
 import { NoEffectError } from "../core/errors.js";
 import { toolResult, type ToolResult } from "../core/tool.js";
 import { type JsonValue } from "../core/json.js";
-import { DEFAULT_BASH_LIMITS, envelopePaths, launcherChooser } from "./bash.js";
+import { checkedLimits, DEFAULT_BASH_LIMITS, envelopePaths, launcherChooser, type CallGate } from "./bash.js";
 import { fitCount, textBudget, type BudgetContext } from "./budget.js";
 import { RgEventReader, type Match } from "./grep-events.js";
 import { createBubblewrap } from "./sandbox/bubblewrap.js";
@@ -46,9 +46,16 @@ export interface GrepLimits {
   max_matches: number;
   /** Bytes of one ripgrep event read whole; a match on a longer line is streamed and shown cut. Default 1 MiB. */
   line_bytes: number;
+  /** grep_search calls running at once per catalog (each starts an envelope); one more is refused at once (too_many_calls). Default 4. */
+  max_concurrent: number;
 }
 
-export const DEFAULT_GREP_LIMITS: GrepLimits = { page: 100, page_tokens: 3000, text_chars: 200, binary: "rg", max_matches: 20_000, line_bytes: 1024 * 1024 };
+export const DEFAULT_GREP_LIMITS: GrepLimits = { page: 100, page_tokens: 3000, text_chars: 200, binary: "rg", max_matches: 20_000, line_bytes: 1024 * 1024, max_concurrent: 4 };
+
+/** The grep limits an operator gave, merged over the defaults and checked like the bash limits (an Error naming the field). */
+export function grepLimits(given: Partial<GrepLimits> = {}): GrepLimits {
+  return checkedLimits("grep", DEFAULT_GREP_LIMITS, given, new Set(["page", "page_tokens", "text_chars", "max_matches", "line_bytes", "max_concurrent"]));
+}
 
 /** Where ripgrep runs: the catalog's envelope (chosen once, shared with bash_execute) and its limits. */
 export interface GrepEnvelope {
@@ -56,6 +63,8 @@ export interface GrepEnvelope {
   limits: EnvelopeLimits;
   /** The ripgrep run's time bound. Default 60 s (the tool's own). */
   timeout_ms?: number;
+  /** The catalog's cap on grep_search calls at once (limits.grep.max_concurrent); none when absent. */
+  gate?: CallGate;
 }
 
 let defaultEnvelope: GrepEnvelope | undefined;
@@ -164,6 +173,15 @@ interface RipgrepRun {
 const STDERR_BYTES = 64 * 1024;
 
 async function runRipgrep(ws: Workspace, argv: string[], o: GrepLimits & { first: number }, envelope: GrepEnvelope, signal?: AbortSignal): Promise<RipgrepRun> {
+  const leave = envelope.gate?.enter() ?? (() => {});
+  try {
+    return await ripgrepIn(ws, argv, o, envelope, signal);
+  } finally {
+    leave();
+  }
+}
+
+async function ripgrepIn(ws: Workspace, argv: string[], o: GrepLimits & { first: number }, envelope: GrepEnvelope, signal?: AbortSignal): Promise<RipgrepRun> {
   const launcher = await envelope.choose();
   const { root, hidden } = envelopePaths(ws);
   const reader = new RgEventReader({ first: o.first, count: o.page, maxMatches: o.max_matches, lineBytes: o.line_bytes, textChars: o.text_chars });

@@ -6,14 +6,16 @@
  * (fs/walk.ts), and then work on the descriptors it holds, never on a path string again: a
  * concurrent change of the tree cannot lead them out of the workspace or into its hidden places.
  */
-import { constants, openSync, realpathSync, statSync } from "node:fs";
+import { constants, lstatSync, openSync, realpathSync, statSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, relative, resolve as resolveLexically } from "node:path";
 import { NoEffectError, ToolgateError } from "../core/errors.js";
 import type { CheckIssue } from "../core/tool.js";
 import { Guards } from "./fs/guards.js";
+import { readHeld } from "./fs/read.js";
 import { O_PATH, errno } from "./fs/sys.js";
 import { walk, type Reached } from "./fs/walk.js";
+import { cachedNamedByGit, type GitNamedIO } from "./git-named.js";
 
 /** A confined workspace: its real root and a resolver that refuses anything outside it. */
 export interface Workspace {
@@ -41,6 +43,14 @@ export interface Workspace {
    * a missing one would be. `write` refuses read-only paths as well. Throws like `resolve`.
    */
   open(path: string, purpose: "read" | "write", field?: string): Promise<Opened>;
+  /**
+   * The workspace paths the repository's git config names for git to run or read on the host
+   * (git-named.ts: core.hooksPath, include.path, the gitfile's git folder, files in command
+   * values), read now and not already read-only; none when the read-only list protects neither
+   * `.git` nor `.git/config`. file_edit refuses them; bash_execute's sandbox gets them read-only
+   * for the call. Throws NoEffectError (git_config_too_large) past its bounds.
+   */
+  gitNamed(): Promise<string[]>;
 }
 
 export type Opened = Reached | { kind: "missing"; path: string; notDir: boolean; close(): Promise<void> };
@@ -60,15 +70,20 @@ export const HIDDEN_DEFAULT: readonly string[] = [".toolgate"];
 
 /**
  * Read-only by default: repository files whose content runs on the host, outside the sandbox,
- * the next time a person runs git, opens the editor or starts a shell there — git hooks and
- * config (core.fsmonitor, core.hooksPath), the places that can stand in for them (a linked
- * worktree's config, `commondir` pointing git at another folder, the git folders of submodules
- * and worktrees with their own hooks and config, which `git status` in the superproject reads),
- * submodule URLs, editor and agent settings, direnv and shell start-up files. Submodule and
- * worktree commands that write those git folders then run outside the sandbox, or the operator
- * narrows the list.
+ * the next time a person runs git, opens the editor or starts a shell there. First the whole
+ * top-level `.git` (a folder or a gitfile): a mount point cannot be renamed, so no copy of it with
+ * writable hooks can take its place, and a gitfile cannot be pointed at a planted git folder; git
+ * commands that only read work inside the sandbox, those that write it (add, commit, checkout)
+ * fail there. Then, for an operator who takes `.git` out of the list to let the agent commit, what
+ * must stay read-only inside it: hooks and config (core.fsmonitor, core.hooksPath), the places
+ * that can stand in for them (a linked worktree's config, `commondir` pointing git at another
+ * folder, the git folders of submodules and worktrees with their own hooks and config, which
+ * `git status` in the superproject reads). Then submodule URLs, editor and agent settings, direnv
+ * and shell start-up files. Submodule and worktree commands that write those git folders run
+ * outside the sandbox, or the operator narrows the list.
  */
 export const PROTECTED_DEFAULT: readonly string[] = [
+  ".git",
   ".git/hooks",
   ".git/config",
   ".git/config.worktree",
@@ -159,9 +174,50 @@ export function openWorkspace(root: string, options: WorkspaceOptions = {}): Wor
       if (w.kind === "reached") void w.close();
       throw hidden.places.includes(hit) ? hiddenError(field, path, w.path, hit, real) : readOnlyError(field, path, w.path, hit);
     }
+    if (purpose === "write" && w.kind !== "guarded") {
+      // Named by git's config now: compared by where each resolves (a hooks folder may be a symlink).
+      const named = await gitNamed().catch(async (err: unknown) => {
+        if (w.kind === "reached") await w.close();
+        throw err;
+      });
+      const places = named.map(realPlace);
+      const place = places.find((p) => w.path === p || w.path.startsWith(p + "/"));
+      if (place !== undefined) {
+        if (w.kind === "reached") void w.close();
+        throw readOnlyError(field, path, w.path, place, undefined, "the repository's git config names it for git to run or read on the host (core.hooksPath, include.path or a command)");
+      }
+    }
     if (w.kind === "guarded") throw new Error(`unreachable: a guarded walk at ${w.path} passed the path check`);
     return w.kind === "reached" ? w : { ...w, close: async () => undefined };
   };
+
+  const gitIO: GitNamedIO = {
+    async read(path, limit) {
+      let opened: Opened;
+      try {
+        opened = await open(path, "read", "git config");
+      } catch (err) {
+        if (err instanceof NoEffectError) return { kind: "none" }; // outside, hidden, looping: nothing git there can use from the workspace
+        throw err;
+      }
+      try {
+        if (opened.kind !== "reached" || !(opened.stat.isFile() || opened.stat.isDirectory())) return { kind: "none" };
+        if (opened.stat.isDirectory()) return { kind: "dir" };
+        const r = await readHeld(opened.fd, opened.stat, limit, opened.path).catch((err: unknown) => {
+          if (err instanceof NoEffectError) return null; // not readable by toolgate's user: nor writable by the sandbox's
+          throw err;
+        });
+        if (r === null) return { kind: "none" };
+        return "tooLarge" in r ? { kind: "tooLarge", bytes: r.tooLarge } : { kind: "file", text: r.bytes.toString("utf8") };
+      } finally {
+        await opened.close();
+      }
+    },
+    exists: (p) => lstatSync(p, { throwIfNoEntry: false }) !== undefined,
+  };
+  const guardsGit = readOnlyList.some((p) => p === `${real}/.git` || p === `${real}/.git/config`);
+  const named = cachedNamedByGit(real, gitIO);
+  const gitNamed = async (): Promise<string[]> => (guardsGit ? (await named()).filter((p) => readOnly.containing(p) === undefined) : []);
 
   const resolve = async (path: string, field = "path"): Promise<string> => {
     const opened = await open(path, "read", field);
@@ -191,6 +247,7 @@ export function openWorkspace(root: string, options: WorkspaceOptions = {}): Wor
     readOnly: readOnlyList,
     resolve,
     open,
+    gitNamed,
     check: (path, field = "path") => asIssues(path, field, "read"),
     checkWrite: (path, field = "path") => asIssues(path, field, "write"),
     async target(path) {
@@ -215,10 +272,13 @@ function guardedError(field: string, path: string, walked: string, guard: string
     : readOnlyError(field, path, walked, guard, reached);
 }
 
-function readOnlyError(field: string, path: string, resolved: string, place: string, lead?: string): NoEffectError {
+function readOnlyError(field: string, path: string, resolved: string, place: string, lead?: string, namedBy?: string): NoEffectError {
   const where = lead ?? `${field} ${JSON.stringify(path)} resolves to ${resolved}${resolved === place ? "" : `, under ${place}`}`;
+  const list = namedBy
+    ? `; ${namedBy}, so it stays read-only while the config names it`
+    : `; the operator sets the list with the catalog's protectedPaths option${basename(place) === ".git" ? " (toolgate serve --git-writable takes the repository's .git out of it, its hooks and config staying read-only)" : ""}`;
   return new NoEffectError(
-    `${where}, which is read-only for the agent: git, an editor or a shell runs what it holds on the host, outside the sandbox, the next time a person works in this repository. file_view may read it; file_edit does not change it. A person can edit it outside the agent; the operator sets the list with the catalog's protectedPaths option.`,
+    `${where}, which is read-only for the agent: git, an editor or a shell runs what it holds on the host, outside the sandbox, the next time a person works in this repository. file_view may read it; file_edit does not change it. A person can edit it outside the agent${list}.`,
     "protected_path",
   );
 }
@@ -251,6 +311,23 @@ function list(option: string, paths: readonly string[]): readonly string[] {
     if (typeof p !== "string" || p === "") throw new ToolgateError("invalid_option", `${option}[${i}] must be a non-empty path; received ${JSON.stringify(p)}`);
   });
   return paths;
+}
+
+/**
+ * Where a path git's config names resolves on the host (realpath of it or of its deepest existing
+ * ancestor, the rest appended), for comparing with a walked path: synchronous, since it runs at
+ * every file_edit for a few paths and takes microseconds.
+ */
+function realPlace(p: string): string {
+  const tail: string[] = [];
+  for (let current = p; ; current = dirname(current)) {
+    try {
+      return resolveLexically(realpathSync(current), ...tail.reverse());
+    } catch {
+      if (dirname(current) === current) return p;
+      tail.push(basename(current));
+    }
+  }
 }
 
 /**

@@ -83,7 +83,7 @@ describe("attenuate refuses any widened component (R ⊆, O ⊑, P ⇒, E ≤)",
     );
     expect(refusal({ args: [{ arg: "amount", oneOf: ["5"] }] }).component).toBe("args");
     const child = attenuate(parent, { args: [{ arg: "amount", oneOf: [5, 10] }] }, { now });
-    const ask = (amount: number) => authority.approve(child, { op: "read", target: "path:/ws/a", args: { amount, currency: "usd" } });
+    const ask = (amount: number) => authority.authorize(child, { op: "read", target: "path:/ws/a", args: { amount, currency: "usd" } });
     expect(await ask(10)).toMatchObject({ allowed: true });
     expect(await ask(11)).toMatchObject({ allowed: false, code: "arg_out_of_bounds", reason: "argument amount = 11 is not allowed; the grant allows amount ≥ 1, amount ≤ 50, amount one of [5,10]" });
   });
@@ -151,7 +151,7 @@ describe("verification intersects every block: a hand-made wider block widens no
     const wide = blockBytes({ id: "cap_wide", rights: ["read", "write", "execute"], objects: ["path:/"], pred: { max_cost: 1e9 }, exp: T0 + 100 * HOUR });
     const token = encodeToken([...p.bytes, wide], nextTag(p.tag, wide));
     expect((await authority.inspect(token)).status).toBe("valid");
-    const ask = (op: string, target: string, cost = 1) => authority.approve(token, { op, target, cost, args: { amount: 5, currency: "usd" } });
+    const ask = (op: string, target: string, cost = 1) => authority.authorize(token, { op, target, cost, args: { amount: 5, currency: "usd" } });
     expect(await ask("read", "path:/ws/src/a")).toMatchObject({ allowed: true });
     expect(await ask("write", "path:/ws/src/a")).toMatchObject({ allowed: false, code: "right_missing" });
     expect(await ask("read", "path:/etc/passwd")).toMatchObject({ allowed: false, code: "object_outside" });

@@ -24,10 +24,10 @@ describe("budget ids", () => {
     // The attacker states a budget in a block named like the victim's budget block.
     const forged = handMade(attacker, { id: victimBudgetBlock, pred: { budget: 1000 } });
     const ask = { op: "read", target: "path:/ws/a", cost: 1 };
-    for (let i = 0; i < 5; i++) expect(await authority.approve(forged, ask)).toMatchObject({ allowed: true });
+    for (let i = 0; i < 5; i++) expect(await authority.authorize(forged, ask)).toMatchObject({ allowed: true });
     // Untouched: the victim still has all 3 of its calls, and no more.
-    for (let i = 3; i > 0; i--) expect(await authority.approve(victim, ask)).toMatchObject({ allowed: true, remaining_budget: i - 1 });
-    expect(await authority.approve(victim, ask)).toMatchObject({ allowed: false, code: "budget_exhausted" });
+    for (let i = 3; i > 0; i--) expect(await authority.authorize(victim, ask)).toMatchObject({ allowed: true, remaining_budget: i - 1 });
+    expect(await authority.authorize(victim, ask)).toMatchObject({ allowed: false, code: "budget_exhausted" });
     expect((await authority.inspect(forged)).budgets).toEqual([{ block_id: victimBudgetBlock, limit: 1000, key: expect.stringMatching(/^bud_/), spent: 5 }]);
   });
 
@@ -36,9 +36,9 @@ describe("budget ids", () => {
     const parent = authority.issue({ rights: ["read"], objects: ["path:/ws"], budget: 2, ttl_ms: HOUR });
     const child = handMade(parent, { id: "anything" });
     const ask = { op: "read", target: "path:/ws/a", cost: 1 };
-    expect(await authority.approve(child, ask)).toMatchObject({ allowed: true, remaining_budget: 1 });
-    expect(await authority.approve(parent, ask)).toMatchObject({ allowed: true, remaining_budget: 0 });
-    expect(await authority.approve(child, ask)).toMatchObject({ allowed: false, code: "budget_exhausted" });
+    expect(await authority.authorize(child, ask)).toMatchObject({ allowed: true, remaining_budget: 1 });
+    expect(await authority.authorize(parent, ask)).toMatchObject({ allowed: true, remaining_budget: 0 });
+    expect(await authority.authorize(child, ask)).toMatchObject({ allowed: false, code: "budget_exhausted" });
   });
 
   it("what an earlier version spent under the block id still counts, and copying that id lowers only the copier's budget", async () => {
@@ -47,11 +47,11 @@ describe("budget ids", () => {
     const blockId = parseToken(token).grant.id;
     await store.budgets.spend(blockId, 2, 3); // as versions that keyed budgets by block id recorded it
     const ask = { op: "read", target: "path:/ws/a", cost: 1 };
-    expect(await authority.approve(token, ask)).toMatchObject({ allowed: true, remaining_budget: 0 });
-    expect(await authority.approve(token, ask)).toMatchObject({ allowed: false, code: "budget_exhausted", reason: "the call costs 1; the capability's budget has 0 of 3 left" });
+    expect(await authority.authorize(token, ask)).toMatchObject({ allowed: true, remaining_budget: 0 });
+    expect(await authority.authorize(token, ask)).toMatchObject({ allowed: false, code: "budget_exhausted", reason: "the call costs 1; the capability's budget has 0 of 3 left" });
     expect((await authority.inspect(token)).budgets[0]!.spent).toBe(3);
     const copier = handMade(authority.issue({ rights: ["read"], objects: ["path:/ws"], ttl_ms: HOUR }), { id: blockId, pred: { budget: 4 } });
-    expect(await authority.approve(copier, { ...ask, cost: 2 })).toMatchObject({ allowed: true, remaining_budget: 0 });
+    expect(await authority.authorize(copier, { ...ask, cost: 2 })).toMatchObject({ allowed: true, remaining_budget: 0 });
     expect(await store.budgets.spent(blockId)).toBe(2);
   });
 

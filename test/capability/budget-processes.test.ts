@@ -1,6 +1,6 @@
 /**
  * A budget spent concurrently by two OS processes never exceeds the limit (capability issue,
- * "Checks"): each process approves 100 calls of cost 1, eight at a time, against one grant of
+ * "Checks"): each process authorizes 100 calls of cost 1, eight at a time, against one grant of
  * budget 150 through a shared store. Exactly 150 are allowed in total; the rest are refused with
  * `budget_exhausted`. (Both start on one "go"; how the 150 split between them is up to the
  * scheduler and is not asserted.)

@@ -70,8 +70,8 @@ describe("no key in any output", () => {
       inspect(authority, { showHidden: true, depth: 10 }),
       inspect(keys.key("k1"), { showHidden: true }),
       token,
-      JSON.stringify(await authority.approve(token, { op: "read", target: "path:/ws/a" })),
-      JSON.stringify(await authority.approve(token + "x", { op: "read", target: "path:/ws/a" })),
+      JSON.stringify(await authority.authorize(token, { op: "read", target: "path:/ws/a" })),
+      JSON.stringify(await authority.authorize(token + "x", { op: "read", target: "path:/ws/a" })),
       JSON.stringify(await authority.inspect(token)),
     ];
     expect(outputs[0]).toBe("KeyRing { kids: [k1, k2], current: k1 }");

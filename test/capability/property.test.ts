@@ -93,7 +93,7 @@ type Req = typeof request extends fc.Arbitrary<infer T> ? T : never;
 
 async function allows(token: string, r: Req): Promise<boolean> {
   clock.now = r.at;
-  const d = await authority.approve(token, { op: r.op, target: r.target, cost: r.cost, tool: r.tool, args: r.args });
+  const d = await authority.authorize(token, { op: r.op, target: r.target, cost: r.cost, tool: r.tool, args: r.args });
   return d.allowed;
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { breakevenFromAudit, callsToDecide, MALFORMED_OUTCOMES } from "../../src/economics/breakeven-audit.js";
 import { wilsonInterval } from "../../src/economics/wilson.js";
-import { readAudit } from "../../src/economics/audit-reader.js";
+import { readAudit } from "../../src/economics/audit-calls.js";
 import { jsonl, record, traffic } from "./support/audit.js";
 
 const trail = () =>

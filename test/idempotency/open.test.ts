@@ -160,7 +160,7 @@ describe("lazy drivers", () => {
     return JSON.parse(r.stdout) as { before: string[]; after: string[] };
   };
 
-  it("the root import loads neither ioredis nor pg", () => {
+  it("importing the root and toolgate/stores loads neither ioredis nor pg", () => {
     const { before } = probe();
     expect(before).not.toContain("ioredis");
     expect(before).not.toContain("pg");

@@ -9,7 +9,7 @@ import { keyRingFromMap } from "../../src/capability/keys.js";
 import { createMemoryAuditSink, completeRecord } from "../../src/runtime/audit.js";
 import { MAX_PIECE_LENGTH } from "../../src/observation/pieces.js";
 import { countTokens, STEP_LIMITS } from "../../src/observation/tokens.js";
-import { annotationsFor, type ToolSpec } from "../../src/core/tool.js";
+import type { ToolSpec } from "../../src/core/tool.js";
 import { gateways } from "./helpers.js";
 
 const require = createRequire(import.meta.url);
@@ -55,7 +55,6 @@ const echo: ToolSpec = {
   description: "Returns its text.",
   inputSchema: { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false },
   effect: "read",
-  annotations: annotationsFor("read"),
   handler: (args) => (args as { text: string }).text.length,
 };
 
@@ -99,5 +98,40 @@ describe("audit token counts are bounded per call", () => {
     const cjk = Array.from({ length: 70_000 }, () => String.fromCharCode(0x4e00 + Math.floor(fresh() * 20_000))).join("");
     const record = completeRecord({ record: { argument_tokens: null, observation_tokens: null } as never, arguments: { text: letters }, observation_text: cjk });
     expect(record).toMatchObject({ argument_tokens_estimated: true, observation_tokens_estimated: true });
+  });
+});
+
+describe("arguments the audit cannot serialise", () => {
+  const pending = (args: unknown) => ({ record: { argument_tokens: null, observation_tokens: 3 } as never, arguments: args, observation_text: "" });
+
+  it("are replaced by a bounded marker that says why, and the record is still complete", () => {
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic.self = cyclic;
+    const deep = JSON.parse(`{"v":${"[".repeat(100_000)}${"]".repeat(100_000)}}`) as unknown;
+    const cases: Array<[string, unknown, RegExp]> = [
+      ["deep", deep, /^arguments nested 100001 levels deep, deeper than the audit serialises \(JSON\.stringify: Maximum call stack size exceeded\)$/],
+      ["cycle", cyclic, /^arguments could not be serialised as JSON \(JSON\.stringify: Converting circular structure to JSON --> starting at object with constructor 'Object' --- property 'self' closes the circle\)$/],
+      ["bigint", { n: 10n }, /^arguments could not be serialised as JSON \(JSON\.stringify: Do not know how to serialize a BigInt\)$/],
+      ["toJSON", { toJSON: () => { throw new Error("x".repeat(10_000)); } }, /^arguments could not be serialised as JSON \(JSON\.stringify: x{200}\)$/],
+    ];
+    for (const [what, args, why] of cases) {
+      const record = completeRecord(pending(args));
+      expect(record.arguments_unrecorded, what).toMatch(why);
+      expect([record.argument_tokens, record.observation_tokens, record.argument_tokens_estimated], what).toEqual([0, 3, undefined]);
+      expect(JSON.parse(JSON.stringify(record)), what).toEqual(record);
+    }
+    expect(completeRecord(pending({ a: [[1]] }))).not.toHaveProperty("arguments_unrecorded");
+  });
+
+  it("a call with such arguments through the gateway is answered and audited", async () => {
+    const audit = createMemoryAuditSink();
+    const { gateway } = make({ tools: [echo], audit });
+    const cyclic: Record<string, unknown> = {};
+    cyclic.text = cyclic;
+    const o = await gateway.call({ trajectory_id: "t", turn: 0, call_id: "c1", tool: "echo", arguments: cyclic });
+    expect(o.error?.code).toBe("invalid_arguments");
+    expect(o.text).toContain("text must be a string; received [object Object] (object)");
+    expect(audit.records).toHaveLength(1);
+    expect(audit.records[0]).toMatchObject({ call_id: "c1", outcome: "invalid_arguments", argument_tokens: 0, arguments_unrecorded: expect.stringContaining("circular structure") });
   });
 });

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { createAuditSink, FLUSH_BATCH, FLUSH_DELAY_MS } from "../../src/runtime/audit.js";
 import { gateways } from "./helpers.js";
 import { aggregate } from "../../src/runtime/stats.js";
-import { annotationsFor, toolResult, type ToolSpec } from "../../src/core/tool.js";
+import { toolResult, type ToolSpec } from "../../src/core/tool.js";
 
 const make = gateways();
 const dir = mkdtempSync(join(tmpdir(), "toolgate-runtime-audit-"));
@@ -234,7 +234,6 @@ describe("a result the tool cut itself", () => {
     description: "Lists items, 10 per page.",
     inputSchema: { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: { cursor: { type: "integer" } }, additionalProperties: false },
     effect: "read",
-    annotations: annotationsFor("read"),
     handler: () => toolResult({ items: [1, 2] }, { text: "items 1-2 of 12", next: { arguments: { cursor: 2 }, hint: "10 more items" }, truncated: { omitted: 10, unit: "items" } }),
   };
   const captured: ToolSpec = {

@@ -4,7 +4,7 @@
  * executions so tests can prove a replay did not run again.
  */
 import { NoEffectError } from "../../src/core/errors.js";
-import { annotationsFor, toolResult, type Effect, type ToolSpec } from "../../src/core/tool.js";
+import { toolResult, type Effect, type ToolSpec } from "../../src/core/tool.js";
 import { type JsonValue } from "../../src/core/json.js";
 
 export const INJECTION =
@@ -28,7 +28,6 @@ function spec(name: string, effect: Effect, description: string, properties: Rec
     name,
     description,
     effect,
-    annotations: annotationsFor(effect),
     inputSchema: { $schema: S, type: "object", properties, required, additionalProperties: false },
     handler: () => null,
     ...rest,

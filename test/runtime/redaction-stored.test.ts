@@ -16,7 +16,7 @@ import { openStore } from "../../src/idempotency/open.js";
 import { createMemoryStore } from "../../src/idempotency/stores/memory.js";
 import { createMemoryAuditSink } from "../../src/runtime/audit.js";
 import { createGateway } from "../../src/runtime/gateway.js";
-import { annotationsFor, toolResult, type Effect, type ProbeOutcome, type ToolSpec } from "../../src/core/tool.js";
+import { toolResult, type Effect, type ProbeOutcome, type ToolSpec } from "../../src/core/tool.js";
 
 const SECRET = "sk-live-4f9c2b7e1d";
 const dir = mkdtempSync(join(tmpdir(), "toolgate-redaction-stored-"));
@@ -28,7 +28,6 @@ function tool(name: string, effect: Effect, handler: ToolSpec["handler"], more: 
     description: name,
     inputSchema: { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: { target: { type: "string" }, token: { type: "string" } }, required: ["target"], additionalProperties: false },
     effect,
-    annotations: annotationsFor(effect),
     handler,
     ...more,
   } as ToolSpec;

@@ -9,7 +9,7 @@ import { createCapabilityAuthority } from "../../src/capability/authority.js";
 import { keyRingFromMap } from "../../src/capability/keys.js";
 import { createMemoryStore } from "../../src/idempotency/stores/memory.js";
 import { NoEffectError } from "../../src/core/errors.js";
-import { annotationsFor, type ToolSpec } from "../../src/core/tool.js";
+import type { ToolSpec } from "../../src/core/tool.js";
 import type { Observation } from "../../src/core/observation.js";
 import { gateways } from "./helpers.js";
 
@@ -30,7 +30,6 @@ const opener: ToolSpec = {
   name: "open_file",
   description: "Opens a file of the workspace by name.",
   effect: "read",
-  annotations: annotationsFor("read"),
   inputSchema: { type: "object", properties: { name: { type: "string", maxLength: 200 } }, required: ["name"], additionalProperties: false },
   grant: (args) => ({ op: "read", target: `path:/ws/${String(args.name)}` }),
   handler: (args) => {

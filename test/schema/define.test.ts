@@ -38,9 +38,11 @@ describe("defineTool", () => {
     expect(lintTool(search)).toEqual([]);
   });
 
-  it("maps the effect to MCP annotations", () => {
-    expect(search.annotations).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
+  it("keeps the effect, and for MCP only what the effect cannot say (openWorldHint)", () => {
     expect(search.effect).toBe("read");
+    expect(search.mcp).toBeUndefined();
+    const closed = defineTool({ name: "local_read", description: "Reads one local thing.", input: z.object({}).strict(), effect: "read", openWorldHint: false, handler: () => 1 });
+    expect(closed.mcp).toEqual({ openWorldHint: false });
   });
 
   it("the handler receives the zod-parsed arguments (defaults applied)", async () => {
@@ -76,7 +78,7 @@ describe("defineTool", () => {
     expect(await tool.check!({ order_id: "o_404" }, ctx)).toEqual([{ path: "/order_id", code: "not_found", message: "order_id names no order", received: "o_404" }]);
     expect(seen).toEqual([{ order_id: "o_404" }]);
     expect(() => tool.handler({ order_id: "bad" }, ctx)).toThrow(NoEffectError);
-    expect(tool.annotations).toEqual({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
+    expect(tool.effect).toBe("destructive");
   });
 
   it("refuses a tool without an effect", () => {

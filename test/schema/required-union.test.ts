@@ -1,7 +1,7 @@
 /** A missing union field still says what to send; counts in "received" agree in number. */
 import { describe, expect, it } from "vitest";
 import { createValidator } from "../../src/schema/validate.js";
-import { renderIssues } from "../../src/schema/render.js";
+import { renderIssues } from "../../src/schema/issue-text.js";
 
 const spec = {
   name: "t",

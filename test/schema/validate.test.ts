@@ -2,7 +2,7 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it, vi } from "vitest";
 import { createValidator } from "../../src/schema/validate.js";
-import { renderIssue, renderIssues } from "../../src/schema/render.js";
+import { renderIssue, renderIssues } from "../../src/schema/issue-text.js";
 import type { ObservationIssue } from "../../src/core/observation.js";
 
 /** The order assistant's search_customer_orders (examples/orders.ts), with since declared as an ISO date. */

@@ -8,6 +8,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { spawnSync } from "node:child_process";
 import net from "node:net";
+import { networkInterfaces } from "node:os";
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const projectRoot = resolve(here, "..", "..");
@@ -58,3 +59,15 @@ export async function serviceAvailable(name: string, host: string, port: number)
 
 export const REDIS_URL = process.env.TOOLGATE_TEST_REDIS_URL ?? "redis://127.0.0.1:6379/0";
 export const POSTGRES_URL = process.env.TOOLGATE_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/**
+ * An IPv4 address of this machine that is not loopback (a peer other than the loopback one, for
+ * tests that need two peers on one machine), or null with a skip reason.
+ */
+export function nonLoopbackAddress(): string | null {
+  const found = Object.values(networkInterfaces())
+    .flatMap((list) => list ?? [])
+    .find((a) => a.family === "IPv4" && !a.internal);
+  verdict("a non-loopback IPv4 address", found ? null : "no network interface has one");
+  return found?.address ?? null;
+}

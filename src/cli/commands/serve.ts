@@ -9,7 +9,7 @@ import { gatewayFromSettings, prepareState } from "../host/gateway-settings.js";
 import { loadCatalogModule } from "../host/catalog-module.js";
 import { runGatewayServer } from "../host/run.js";
 import { createCodingCatalog, type CodingCatalogOptions } from "../../tools/catalog.js";
-import { HIDDEN_DEFAULT } from "../../tools/workspace.js";
+import { HIDDEN_DEFAULT, PROTECTED_DEFAULT } from "../../tools/workspace.js";
 import type { StatePlacement } from "../../state/placement.js";
 import { httpFlagOptions } from "../host/http-flags.js";
 import { CliError } from "../io.js";
@@ -21,6 +21,7 @@ interface ServeFlags extends GatewayFlags {
   workspace?: string;
   catalog?: string;
   graceMs?: string;
+  gitWritable?: boolean;
 }
 
 function workspaceDir(dir: string | undefined): string {
@@ -39,10 +40,12 @@ function workspaceDir(dir: string | undefined): string {
  * The coding catalog's options: state folders inside the workspace are hidden from the shell
  * and closed to the file tools from the first call.
  */
-export function codingCatalogOptions(workspace: string, state: StatePlacement): CodingCatalogOptions {
-  if (state.hidden.length === 0) return { workspace };
+export function codingCatalogOptions(workspace: string, state: StatePlacement, gitWritable = false): CodingCatalogOptions {
+  // --git-writable: the repository's .git is no longer read-only as a whole; the entries under it that run on the host stay so.
+  const git = gitWritable ? { protectedPaths: PROTECTED_DEFAULT.filter((p) => p !== ".git") } : {};
+  if (state.hidden.length === 0) return { workspace, ...git };
   // The catalog's default hidden places stay hidden too.
-  return { workspace, hiddenPaths: [...HIDDEN_DEFAULT, ...state.hidden] };
+  return { workspace, hiddenPaths: [...HIDDEN_DEFAULT, ...state.hidden], ...git };
 }
 
 export function register(program: Command): void {
@@ -50,18 +53,20 @@ export function register(program: Command): void {
     .command("serve")
     .description("serve the four coding tools (or a catalog module) through the gateway over MCP stdio, or Streamable HTTP with --http")
     .option("--workspace <dir>", "workspace root the coding tools are confined to (default: the current directory)")
-    .option("--catalog <module>", "serve the tools a JS/TS module exports (defineTool results) instead of the coding tools");
+    .option("--catalog <module>", "serve the tools a JS/TS module exports (defineTool results) instead of the coding tools")
+    .option("--git-writable", "let bash_execute write the repository's .git (add, commit, checkout); its hooks, config and the like stay read-only (default: all of .git is read-only in the sandbox)");
   gatewayFlagOptions(serve, "workspace")
     .option("--grace-ms <ms>", "on SIGINT/SIGTERM, how long in-flight calls may finish before they are aborted (default 10000)");
   httpFlagOptions(serve)
     .action(async (flags: ServeFlags) => {
       const workspace = workspaceDir(flags.workspace);
+      if (flags.catalog !== undefined && flags.gitWritable === true) throw new CliError("--git-writable configures the built-in coding tools and means nothing with --catalog (a catalog module sets its own protectedPaths); drop one of the two");
       const { settings, run } = parseGatewayFlags(flags, workspace);
       const graceMs = flags.graceMs !== undefined ? parseMsFlag("--grace-ms", flags.graceMs, { min: 0, example: 10_000 }) : undefined;
       // Before the tools exist: state folders inside the workspace are made now, so they are hidden from the first call.
       const state = prepareState(settings);
       for (const note of state.notes) process.stderr.write(`toolgate serve: ${note}\n`);
-      const tools = flags.catalog ? await loadCatalogModule(flags.catalog) : createCodingCatalog(codingCatalogOptions(workspace, state));
+      const tools = flags.catalog ? await loadCatalogModule(flags.catalog) : createCodingCatalog(codingCatalogOptions(workspace, state, flags.gitWritable === true));
       const gateway = await gatewayFromSettings(tools, settings, state);
       await runGatewayServer(gateway, {
         ...run,

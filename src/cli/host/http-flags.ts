@@ -17,10 +17,15 @@ export interface HttpFlags {
   auth?: boolean;
   maxSessions?: string;
   maxSessionsPerClient?: string;
+  maxConnections?: string;
+  maxConnectionsPerPeer?: string;
   approveVia?: string;
 }
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** The HttpOptions these flags set. */
+export type HttpFlagOption = "allowOrigins" | "allowHosts" | "noAuth" | "maxSessions" | "maxSessionsPerClient" | "maxConnections" | "maxConnectionsPerPeer";
 
 /** Adds the HTTP and approval flags to `cmd` (`--session-idle-ms` is parsed by ms-flag.ts). */
 export function httpFlagOptions(cmd: Command): Command {
@@ -29,8 +34,10 @@ export function httpFlagOptions(cmd: Command): Command {
     .option("--allow-origin <origin>", "with --http: also answer browser pages of this origin, e.g. http://localhost:6274 (repeatable; other origins get 403)", collect)
     .option("--allow-host <name>", "with --http: also answer this Host name (or name:port), e.g. a reverse proxy's (repeatable)", collect)
     .option("--no-auth", "with --http on a non-loopback address: serve it without --keys, so anyone who can reach it runs the tools (refused otherwise)")
-    .option("--max-sessions <n>", "with --http: sessions open at once (default 256); the least recently active idle one makes room")
-    .option("--max-sessions-per-client <n>", "with --http: sessions open at once per bearer credential, or per peer address without one (default 32)")
+    .option("--max-sessions <n>", "with --http: sessions open at once (default 256); a client's least recently active idle session makes room for its own new one, never another client's")
+    .option("--max-sessions-per-client <n>", "with --http: sessions open at once per client: with --keys per issued capability grant, else per peer address, every local client being one peer (default 32)")
+    .option("--max-connections <n>", "with --http: TCP connections open at once (default 1024)")
+    .option("--max-connections-per-peer <n>", "with --http: TCP connections open at once from one peer address, every local client being one peer (default 128); more are answered 503 and closed")
     .option("--approve-via <channel>", "who may approve destructive (A3) calls: cli (toolgate approvals), elicitation (the person the MCP client asks) or both (default both; cli over --http without --keys)");
 }
 
@@ -50,13 +57,15 @@ export function parseHttpFlags(
   flags: HttpFlags,
   address: { host: string } | undefined,
   keys: boolean,
-): { http: Pick<HttpOptions, "allowOrigins" | "allowHosts" | "noAuth" | "maxSessions" | "maxSessionsPerClient">; approveVia: ApproveVia } {
+): { http: Pick<HttpOptions, HttpFlagOption>; approveVia: ApproveVia } {
   const given = [
     flags.allowOrigin?.length ? "--allow-origin" : null,
     flags.allowHost?.length ? "--allow-host" : null,
     flags.auth === false ? "--no-auth" : null,
     flags.maxSessions !== undefined ? "--max-sessions" : null,
     flags.maxSessionsPerClient !== undefined ? "--max-sessions-per-client" : null,
+    flags.maxConnections !== undefined ? "--max-connections" : null,
+    flags.maxConnectionsPerPeer !== undefined ? "--max-connections-per-peer" : null,
   ].filter((f) => f !== null);
   const http = address !== undefined;
   if (!http && given.length > 0) throw new ToolgateError("bad_flag", `${given.join(", ")} appl${given.length === 1 ? "ies" : "y"} to Streamable HTTP: add --http HOST:PORT, or drop ${given.length === 1 ? "it" : "them"}`);
@@ -72,6 +81,8 @@ export function parseHttpFlags(
   }
   const maxSessions = count("--max-sessions", flags.maxSessions);
   const maxSessionsPerClient = count("--max-sessions-per-client", flags.maxSessionsPerClient);
+  const maxConnections = count("--max-connections", flags.maxConnections);
+  const maxConnectionsPerPeer = count("--max-connections-per-peer", flags.maxConnectionsPerPeer);
   return {
     http: {
       ...(flags.allowOrigin?.length ? { allowOrigins: flags.allowOrigin } : {}),
@@ -79,6 +90,8 @@ export function parseHttpFlags(
       ...(flags.auth === false ? { noAuth: true } : {}),
       ...(maxSessions !== undefined ? { maxSessions } : {}),
       ...(maxSessionsPerClient !== undefined ? { maxSessionsPerClient } : {}),
+      ...(maxConnections !== undefined ? { maxConnections } : {}),
+      ...(maxConnectionsPerPeer !== undefined ? { maxConnectionsPerPeer } : {}),
     },
     // Over HTTP without keys the client that would be asked is any local process, not a person.
     approveVia: (flags.approveVia as ApproveVia | undefined) ?? (http && !keys ? "cli" : "both"),

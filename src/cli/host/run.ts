@@ -9,12 +9,13 @@ import type { Gateway } from "../../runtime/types.js";
 import { serveHttp, type HttpOptions } from "../../mcp/transports/http.js";
 import type { McpServerOptions } from "../../mcp/server/server.js";
 import type { ListenAddress } from "./flags.js";
+import type { HttpFlagOption } from "./http-flags.js";
 import { serveStdio } from "../../mcp/transports/stdio.js";
 
 /** How long a shutdown waits for in-flight calls, ms. */
 export const DEFAULT_GRACE_MS = 10_000;
 
-export interface RunOptions extends McpServerOptions, Pick<HttpOptions, "sessionIdleMs" | "allowOrigins" | "allowHosts" | "noAuth" | "maxSessions" | "maxSessionsPerClient"> {
+export interface RunOptions extends McpServerOptions, Pick<HttpOptions, "sessionIdleMs" | HttpFlagOption> {
   /** Serve Streamable HTTP here instead of stdio. */
   http?: ListenAddress;
   graceMs?: number;

@@ -16,7 +16,7 @@
  */
 import type { ToolDescriptor } from "../../schema/descriptor.js";
 import { escapeToken } from "../../core/pointer.js";
-import { isRecord } from "../../core/json.js";
+import { isPlainObject } from "../../core/json.js";
 import { integerRange } from "./integer.js";
 import { literal, ruleSafe } from "./literal.js";
 import { patternToGbnf } from "./pattern.js";
@@ -73,12 +73,12 @@ export class ToolGrammar {
 
   /** The expression admitting the JSON values `schema` accepts (or the nearest expressible superset). */
   expr(schema: unknown, ptr: string, hint: string): string {
-    if (schema === true || (isRecord(schema) && Object.keys(schema).every((k) => NOTE_ONLY.has(k)))) return "value";
+    if (schema === true || (isPlainObject(schema) && Object.keys(schema).every((k) => NOTE_ONLY.has(k)))) return "value";
     if (schema === false) {
       this.gap(ptr, "the schema false admits nothing; the grammar admits any value here");
       return "value";
     }
-    if (!isRecord(schema)) return "value";
+    if (!isPlainObject(schema)) return "value";
     if (typeof schema.$ref === "string") return this.ref(schema.$ref, ptr);
     if ("const" in schema) return literal(JSON.stringify(schema.const));
     if (Array.isArray(schema.enum)) return schema.enum.length === 0 ? "value" : `(${schema.enum.map((v) => literal(JSON.stringify(v))).join(" | ")})`;
@@ -89,13 +89,13 @@ export class ToolGrammar {
     if (union) {
       if (union === "oneOf") this.gap(`${ptr}/oneOf`, "oneOf's exactly-one rule cannot be expressed; branches are alternatives as in anyOf");
       const { [union]: branches, ...rest } = schema;
-      const alts = (branches as unknown[]).map((b, i) => this.expr(isRecord(b) ? { ...rest, ...b } : b, `${ptr}/${union}/${i}`, `${hint}-${i}`));
+      const alts = (branches as unknown[]).map((b, i) => this.expr(isPlainObject(b) ? { ...rest, ...b } : b, `${ptr}/${union}/${i}`, `${hint}-${i}`));
       return `(${alts.join(" | ")})`;
     }
     if (Array.isArray(schema.type)) {
       return `(${schema.type.map((t) => this.expr({ ...schema, type: t }, ptr, `${hint}-${String(t)}`)).join(" | ")})`;
     }
-    const type: unknown = schema.type ?? (isRecord(schema.properties) ? "object" : schema.items !== undefined ? "array" : undefined);
+    const type: unknown = schema.type ?? (isPlainObject(schema.properties) ? "object" : schema.items !== undefined ? "array" : undefined);
     switch (type) {
       case "string":
         return this.string(schema, ptr);
@@ -146,7 +146,7 @@ export class ToolGrammar {
     const m = /^#\/(\$defs|definitions)\/(.+)$/.exec(ref);
     const defs = m ? this.tool.inputSchema[m[1]!] : undefined;
     const key = m ? m[2]!.replace(/~1/g, "/").replace(/~0/g, "~") : "";
-    if (!m || !isRecord(defs) || !(key in defs)) {
+    if (!m || !isPlainObject(defs) || !(key in defs)) {
       this.gap(`${ptr}/$ref`, `$ref ${ref} is not a local #/$defs/… reference that resolves; any value is admitted`);
       return "value";
     }
@@ -187,7 +187,7 @@ export class ToolGrammar {
       if (k in schema && schema[k] !== false) this.gap(`${ptr}/${k}`, `${k} cannot be expressed; ignored`);
     }
     if (Array.isArray(schema.items)) this.gap(`${ptr}/items`, "tuple-form items cannot be expressed; any items are admitted");
-    const item = isRecord(schema.items) || typeof schema.items === "boolean" ? this.expr(schema.items, `${ptr}/items`, `${hint}-item`) : "value";
+    const item = isPlainObject(schema.items) || typeof schema.items === "boolean" ? this.expr(schema.items, `${ptr}/items`, `${hint}-item`) : "value";
     let min = typeof schema.minItems === "number" ? schema.minItems : 0;
     let max = typeof schema.maxItems === "number" ? schema.maxItems : undefined;
     if (min > this.bound) {
@@ -207,13 +207,13 @@ export class ToolGrammar {
     for (const k of ["minProperties", "maxProperties", "propertyNames", "patternProperties", "dependentRequired", "dependentSchemas"]) {
       if (k in schema) this.gap(`${ptr}/${k}`, `${k} cannot be expressed; ignored`);
     }
-    const props = isRecord(schema.properties) ? schema.properties : {};
+    const props = isPlainObject(schema.properties) ? schema.properties : {};
     const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
     const keys = [...Object.keys(props), ...[...required].filter((r) => !(r in props))];
     if (keys.length === 0) {
       // A map: any keys, values of the additionalProperties schema.
       if (schema.additionalProperties === false) return `"{" ws "}"`;
-      const v = isRecord(schema.additionalProperties) ? this.expr(schema.additionalProperties, `${ptr}/additionalProperties`, `${hint}-value`) : "value";
+      const v = isPlainObject(schema.additionalProperties) ? this.expr(schema.additionalProperties, `${ptr}/additionalProperties`, `${hint}-value`) : "value";
       return v === "value" ? "object" : `"{" ws ( string ws ":" ws ${v} ( ws "," ws string ws ":" ws ${v} )* )? ws "}"`;
     }
     if (schema.additionalProperties !== false) {

@@ -10,7 +10,10 @@ export function approvalBinding(r: Pick<ApprovalRecord, "tool" | "args_hash" | "
   return JSON.stringify([r.tool, r.args_hash, r.capability_id, r.trajectory_id]);
 }
 
-/** Still waiting for a person's decision at `now` (an approval expires at `expires_at`). */
-export function isPendingAt(r: Pick<ApprovalRecord, "state" | "expires_at">, now: number): boolean {
-  return r.state === "pending" && now < r.expires_at;
+/**
+ * Reused by `createOrReuse` at `now`: not denied (pending, approved or consumed) and not expired
+ * (an approval expires at `expires_at`). The SQL and Lua of the other stores repeat this test.
+ */
+export function isLiveAt(r: Pick<ApprovalRecord, "state" | "expires_at">, now: number): boolean {
+  return r.state !== "denied" && now < r.expires_at;
 }

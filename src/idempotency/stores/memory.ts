@@ -3,7 +3,7 @@
  * Every operation runs synchronously inside its promise, so each is atomic with respect to
  * every other caller in the process. Values are copied in and out, as a real store would.
  */
-import { approvalBinding, isPendingAt } from "./approval-binding.js";
+import { approvalBinding, isLiveAt } from "./approval-binding.js";
 import type {
   ApprovalRecord,
   ApprovalState,
@@ -184,7 +184,7 @@ function memoryApprovals(open: () => void): ApprovalStore {
     async createOrReuse(record, now) {
       open();
       const current = approvals.get(latest.get(approvalBinding(record)) ?? "");
-      if (current && isPendingAt(current, now)) return copy(current);
+      if (current && isLiveAt(current, now)) return copy(current);
       create(record);
       return copy(record);
     },

@@ -193,7 +193,7 @@ function postgresApprovals(query: Query, pool: Pool, texts: PostgresSql, namespa
       try {
         await client.query("BEGIN");
         await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`toolgate-approval:${namespace}:${approvalBinding(record)}`]);
-        const found = await client.query<ApprovalRow>(texts.pendingApproval, [record.trajectory_id, record.tool, record.args_hash, record.capability_id, now]);
+        const found = await client.query<ApprovalRow>(texts.liveApproval, [record.trajectory_id, record.tool, record.args_hash, record.capability_id, now]);
         const created = found.rows.length === 0 ? (await client.query(texts.createApproval, values(record))).rowCount === 1 : false;
         await client.query("COMMIT");
         if (found.rows[0]) return approvalFromRow(found.rows[0]);

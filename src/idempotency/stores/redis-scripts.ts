@@ -108,7 +108,8 @@ return {1, string.format('%.17g', total)}
  * KEYS: approval, index, latest (the id of the newest approval created pending for the same call).
  * ARGV: id, created_at, now ("" = create without looking), key prefix of approvals, latest's TTL in
  * ms ("0" = not pending: leave latest), then field/value pairs. Returns the latest approval's
- * HGETALL when it is still pending at now (nothing created), else 1 created, 0 the id exists.
+ * HGETALL when it is still live at now (not denied and not expired, approval-binding.ts
+ * `isLiveAt`; nothing created), else 1 created, 0 the id exists.
  */
 export const CREATE_APPROVAL = `
 if ARGV[3] ~= '' then
@@ -116,7 +117,7 @@ if ARGV[3] ~= '' then
   if id then
     local key = ARGV[4] .. id
     local found = redis.call('HMGET', key, 'state', 'expires_at')
-    if found[1] == 'pending' and tonumber(found[2]) > tonumber(ARGV[3]) then return redis.call('HGETALL', key) end
+    if found[1] and found[1] ~= 'denied' and tonumber(found[2]) > tonumber(ARGV[3]) then return redis.call('HGETALL', key) end
   end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end

@@ -184,7 +184,7 @@ function redisApprovals(redis: Scripted, prefix: string): ApprovalStore {
   const recKey = (id: string) => `${prefix}apr:${id}`;
   const index = `${prefix}apr-index`;
   const fromHash = (hash: Record<string, string>) => approvalFromRow(hash as unknown as ApprovalRow);
-  /** One script creates, or with `now` first returns the approval still pending for the same call. */
+  /** One script creates, or with `now` first returns the approval still live for the same call. */
   const create = async (record: ApprovalRecord, now: number | null): Promise<ApprovalRecord> => {
     const fields = Object.entries(approvalToRow(record)).flatMap(([field, value]) => (value === null ? [] : [field, String(value)]));
     const latest = `${prefix}apr-latest:${createHash("sha256").update(approvalBinding(record)).digest("base64url")}`;

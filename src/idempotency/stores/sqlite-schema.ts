@@ -94,10 +94,10 @@ export const SQLITE_SQL = {
   createApproval: `INSERT INTO approvals (id, tool, args_hash, arguments, capability_id, trajectory_id, state, created_at, expires_at, decided_at, approver, note)
     VALUES (@id, @tool, @args_hash, @arguments, @capability_id, @trajectory_id, @state, @created_at, @expires_at, @decided_at, @approver, @note)`,
   getApproval: `SELECT * FROM approvals WHERE id = ?`,
-  /** The newest approval pending for the same call at @now (store.ts `createOrReuse`). */
-  pendingApproval: `SELECT * FROM approvals
+  /** The newest approval still live for the same call at @now (store.ts `createOrReuse`, approval-binding.ts `isLiveAt`). */
+  liveApproval: `SELECT * FROM approvals
     WHERE trajectory_id = @trajectory_id AND tool = @tool AND args_hash = @args_hash AND capability_id IS @capability_id
-      AND state = 'pending' AND expires_at > @now
+      AND state <> 'denied' AND expires_at > @now
     ORDER BY created_at DESC, id DESC LIMIT 1`,
   updateApproval: `UPDATE approvals SET
       state = CASE WHEN @set_state THEN @state ELSE state END,

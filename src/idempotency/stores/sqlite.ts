@@ -166,7 +166,7 @@ function sqliteApprovals(db: BetterSqlite3.Database, sql: Statements): ApprovalS
   // Look-up and insert under BEGIN IMMEDIATE: two processes proposing one call serialise on the write lock.
   const createOrReuse = db.transaction((record: ApprovalRecord, now: number): ApprovalRecord => {
     const { tool, args_hash, capability_id, trajectory_id } = record;
-    const row = sql.pendingApproval.get({ tool, args_hash, capability_id, trajectory_id, now }) as ApprovalRow | undefined;
+    const row = sql.liveApproval.get({ tool, args_hash, capability_id, trajectory_id, now }) as ApprovalRow | undefined;
     if (row) return approvalFromRow(row);
     create(record);
     return record;

@@ -75,8 +75,7 @@ const NOT_CONNECTED = "Not connected";
 export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: ProxyToolOptions = {}): ToolSpec {
   const timeout_ms = options.timeout_ms ?? DEFAULT_PROXY_TIMEOUT_MS;
   const effect = effectFromAnnotations(tool.annotations);
-  const { title: annTitle, ...hints } = tool.annotations ?? {};
-  const title = tool.title ?? annTitle;
+  const title = tool.title ?? tool.annotations?.title;
   const spec: ToolSpec = {
     name: tool.name,
     description: tool.description ?? "",
@@ -84,7 +83,7 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
     effect,
     timeout_ms,
     ...(options.timeout_hint !== undefined ? { timeout_hint: options.timeout_hint } : {}),
-    annotations: { ...hints, ...(title !== undefined ? { title } : {}) },
+    ...(tool.annotations ? { mcp: { declared: tool.annotations } } : {}),
     grant: (args) => proxyGrant(tool.name, effect, args),
     handler: async (args, ctx) => {
       const live = "get" in upstream ? upstream.get(tool.name) : upstream;

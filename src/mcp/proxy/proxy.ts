@@ -87,7 +87,7 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     const unknown = Object.keys(perTool).filter((name) => !served.tools.some((t) => t.name === name));
     if (unknown.length > 0) {
       const names = served.tools.map((t) => t.name);
-      throw new ToolgateError("unknown_tool", `a time limit names ${unknown.map((n) => JSON.stringify(n)).join(", ")}, which ${target} does not serve; its tools are ${names.join(", ")}`);
+      throw new ToolgateError("invalid_option", `a time limit names ${unknown.map((n) => JSON.stringify(n)).join(", ")}, which ${target} does not serve; its tools are ${names.join(", ")}`);
     }
     const tools = served.tools.map((t) => {
       const timeout_ms = perTool[t.name] ?? options.timeoutMs ?? DEFAULT_PROXY_TIMEOUT_MS;

@@ -12,6 +12,13 @@
  * the `elicitation` channel and the session's authenticated principal (its bearer credential or
  * peer address over HTTP, the process that started toolgate over stdio); the name the client
  * gives itself is kept only as an unverified label.
+ *
+ * One prompt per approval: a call whose approval is already being asked about (the same call
+ * proposed again, by a model told its first request timed out) waits for that answer instead of
+ * asking again. While a call waits, a request that carries a progressToken gets progress
+ * notifications, so a client that resets its timeout on progress keeps waiting. An answer that
+ * arrives after the client gave up is still recorded, and the gateway, told the request is gone,
+ * does not run the call on it: the approval stays for the re-proposal.
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
@@ -19,12 +26,16 @@ import { ToolgateError } from "../../core/errors.js";
 import { escapeUntrusted, jsonForDisplay } from "../../observation/escape.js";
 import type { Gateway, Proposal } from "../../runtime/types.js";
 import type { Observation } from "../../core/observation.js";
+import { agoText } from "../../runtime/approvals.js";
 
 /** Errors of `approve`/`deny` that mean the approval was settled by someone else (or by time). */
 const DECIDED_ELSEWHERE = new Set(["approval_decided", "approval_expired"]);
 
 /** How long a person has to answer an elicitation before the call stays pending. */
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 10 * 60_000;
+
+/** How often a call waiting for a person's answer sends progress (the SDKs' request timeout is 60 s). */
+export const DEFAULT_APPROVAL_PROGRESS_MS = 10_000;
 
 export interface ElicitContext {
   server: Server;
@@ -38,7 +49,19 @@ export interface ElicitContext {
   principal: string;
   /** Approvals decided with `toolgate approvals` are redeemed: say so in a pending observation. */
   cli: boolean;
+  /** Fires when the tools/call is gone (the client cancelled it, the connection closed): handed to the gateway. */
+  abandoned: AbortSignal;
+  /** Sends the tools/call's n-th progress notification; null when the request carries no progressToken. */
+  progress: ((n: number, message: string) => void) | null;
+  /** How often `progress` is sent while the call waits for a person, ms. */
+  progressMs: number;
 }
+
+/** What asking a person came to: a decision recorded (by this prompt or anyone), or none, with why when it is worth saying. */
+type Asked = { decided: true } | { decided: false; note?: string };
+
+/** The prompts open per gateway, by approval id: a call for an approval already being asked about waits for that answer. */
+const prompts = new WeakMap<Gateway, Map<string, Promise<Asked>>>();
 
 /** The approval id an `approval_required` observation carries, if any. */
 export function pendingApprovalId(obs: Observation): string | null {
@@ -53,11 +76,13 @@ export function pendingApprovalId(obs: Observation): string | null {
  * person read something other than what runs, so they are shown as JSON escapes (`\u202e`).
  */
 export function approvalMessage(proposal: Proposal, obs: Observation, approvalId: string): string {
+  const ranAgo = obs.error?.detail?.identical_call_ran_s_ago;
   return [
     `Approve a destructive call (${obs.authority ?? "A3"})?`,
     `tool: ${escapeUntrusted(proposal.tool)}`,
     `arguments (exactly what will run):`,
     jsonForDisplay(proposal.arguments, 2),
+    ...(typeof ranAgo === "number" ? [`An identical call (same tool and arguments) ran ${agoText(ranAgo)} ago; approving runs it again.`] : []),
     `approval id: ${escapeUntrusted(approvalId)}`,
     `Accept to approve and run it once; decline to deny it.`,
   ].join("\n");
@@ -77,15 +102,53 @@ export function withHint(obs: Observation, approvalId: string): Observation {
 }
 
 /**
- * Asks the person and re-proposes. When nobody can be asked (no elicitation capability, the
- * client failed, the person cancelled) the call stays pending: the first observation is
- * returned with the CLI command that decides it.
+ * Asks the person (or waits for the prompt already open for this approval) and re-proposes. When
+ * nobody can be asked (no elicitation capability, the client failed, the person cancelled) the
+ * call stays pending: the first observation is returned with the CLI command that decides it.
  */
 export async function approveByElicitation(ctx: ElicitContext, proposal: Proposal, obs: Observation): Promise<Observation> {
   const approvalId = pendingApprovalId(obs);
-  if (approvalId === null) return obs;
-  const withCliHint = (o: Observation, id: string) => (ctx.cli ? withHint(o, id) : o);
-  if (!ctx.elicit || !ctx.server.getClientCapabilities()?.elicitation) return withCliHint(obs, approvalId);
+  // Nobody is asked for a request already gone: its answer would reach no one.
+  if (approvalId === null || ctx.abandoned.aborted) return obs;
+  const open = prompts.get(ctx.gateway) ?? new Map<string, Promise<Asked>>();
+  prompts.set(ctx.gateway, open);
+  let asking = open.get(approvalId);
+  if (asking === undefined) {
+    if (!ctx.elicit || !ctx.server.getClientCapabilities()?.elicitation) return withCliHint(ctx, obs, approvalId);
+    const prompt = ask(ctx, proposal, obs, approvalId);
+    open.set(approvalId, (asking = prompt));
+    void prompt.then(() => open.get(approvalId) === prompt && open.delete(approvalId));
+  }
+  const asked = await whileWaiting(ctx, proposal.tool, approvalId, asking);
+  if (!asked.decided) return withCliHint(ctx, asked.note ? { ...obs, text: `${obs.text}\n${asked.note}` } : obs, approvalId);
+  // The gateway, not this adapter, decides what the answer allows (and whether the request is still there to run it for).
+  return ctx.gateway.call({ ...proposal, approval_id: approvalId }, { abandoned: ctx.abandoned });
+}
+
+function withCliHint(ctx: ElicitContext, obs: Observation, approvalId: string): Observation {
+  return ctx.cli ? withHint(obs, approvalId) : obs;
+}
+
+/** `wait`, with a progress notification at once and every `progressMs` while it lasts (when the request asked for progress). */
+async function whileWaiting<T>(ctx: ElicitContext, tool: string, approvalId: string, wait: Promise<T>): Promise<T> {
+  const progress = ctx.progress;
+  if (progress === null) return wait;
+  const message = `Waiting for a person to approve ${escapeUntrusted(tool)} (approval ${escapeUntrusted(approvalId)})`;
+  let n = 0;
+  progress(++n, message);
+  const timer = setInterval(() => progress(++n, message), ctx.progressMs);
+  try {
+    return await wait;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/**
+ * One prompt: asks the person and records the answer through `gateway.approvals`. It runs to its
+ * end even when the request that opened it is gone, so a late answer is kept. Never rejects.
+ */
+async function ask(ctx: ElicitContext, proposal: Proposal, obs: Observation, approvalId: string): Promise<Asked> {
   let answer;
   try {
     answer = await ctx.server.elicitInput(
@@ -94,12 +157,12 @@ export async function approveByElicitation(ctx: ElicitContext, proposal: Proposa
     );
   } catch {
     // The client could not ask (no form support, disconnected, timed out): the approval stays pending.
-    return withCliHint(obs, approvalId);
+    return { decided: false };
   }
   const name = ctx.server.getClientVersion()?.name;
   const by = { approver: ctx.principal, channel: "elicitation" as const, ...(typeof name === "string" && name !== "" ? { label: name } : {}) };
   const note = typeof answer.content?.note === "string" && answer.content.note !== "" ? answer.content.note : undefined;
-  if (answer.action !== "accept" && answer.action !== "decline") return withCliHint(obs, approvalId);
+  if (answer.action !== "accept" && answer.action !== "decline") return { decided: false };
   try {
     if (answer.action === "accept") {
       await ctx.gateway.approvals.approve(approvalId, note === undefined ? by : { ...by, note });
@@ -107,15 +170,13 @@ export async function approveByElicitation(ctx: ElicitContext, proposal: Proposa
       await ctx.gateway.approvals.deny(approvalId, { ...by, reason: note ?? "declined by the person asked through MCP elicitation" });
     }
   } catch (err) {
-    // Decided meanwhile — a repeated proposal shares one pending approval, and a person or the
-    // CLI may have answered first, or it expired: the gateway reports the approval's real state
-    // when the call is proposed again. Anything else stays a readable tool result, never a
-    // JSON-RPC error.
+    // Decided meanwhile — the CLI may have answered first, or it expired: the gateway reports the
+    // approval's real state when the call is proposed again. Anything else stays a readable tool
+    // result, never a JSON-RPC error.
     if (!(err instanceof ToolgateError) || !DECIDED_ELSEWHERE.has(err.code)) {
       const reason = err instanceof Error ? err.message : String(err);
-      return withCliHint({ ...obs, text: `${obs.text}
-The answer could not be recorded (${reason}); the approval is still pending.` }, approvalId);
+      return { decided: false, note: `The answer could not be recorded (${reason}); the approval is still pending.` };
     }
   }
-  return ctx.gateway.call({ ...proposal, approval_id: approvalId });
+  return { decided: true };
 }

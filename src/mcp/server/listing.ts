@@ -1,24 +1,52 @@
 /**
- * ToolSpec → MCP `Tool` for `tools/list` (MCP 2025-11-25 "Tool"). The annotations that decide
- * authority come from the effect (the side-effect annotation maps onto readOnlyHint,
- * idempotentHint and destructiveHint), so a client sees the
- * same level the gateway enforces; title and openWorldHint pass through from the spec.
+ * ToolSpec → MCP `Tool` for `tools/list` (MCP 2025-11-25 "Tool"), and the one place a tool's MCP
+ * annotations are made. The hints that decide authority come from the effect (the side-effect
+ * annotation maps onto readOnlyHint, idempotentHint and destructiveHint), so a client sees the
+ * same level the gateway enforces; the title comes from the spec, and what only MCP reads from
+ * `ToolSpec.mcp` (openWorldHint, or a proxied tool's annotations as its upstream declared them).
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { annotationsFor, type ToolSpec } from "../../core/tool.js";
+import type { Effect, ToolAnnotations, ToolSpec } from "../../core/tool.js";
 
-/** The `tools/list` entry for one tool: schemas as published (2020-12), annotations from the effect. */
+/** MCP annotations implied by an effect (MCP `ToolAnnotations` defaults are the A3 case). */
+export function annotationsFor(effect: Effect): Required<Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint">> {
+  switch (effect) {
+    case "read":
+      return { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
+    case "idempotent":
+      return { readOnlyHint: false, destructiveHint: false, idempotentHint: true };
+    case "write":
+      return { readOnlyHint: false, destructiveHint: false, idempotentHint: false };
+    case "destructive":
+      return { readOnlyHint: false, destructiveHint: true, idempotentHint: false };
+  }
+}
+
+/**
+ * A tool's annotations in tools/list. Declared annotations keep their keys in their order, then
+ * the title, then the effect's hints over them; otherwise the title, the effect's hints, then
+ * openWorldHint.
+ */
+export function mcpAnnotations(spec: ToolSpec): ToolAnnotations {
+  const title = spec.title !== undefined ? { title: spec.title } : {};
+  const declared = spec.mcp?.declared;
+  if (declared) {
+    const { title: _declaredTitle, ...hints } = declared;
+    return { ...hints, ...title, ...annotationsFor(spec.effect) };
+  }
+  const openWorld = spec.mcp?.openWorldHint;
+  return { ...title, ...annotationsFor(spec.effect), ...(openWorld !== undefined ? { openWorldHint: openWorld } : {}) };
+}
+
+/** The `tools/list` entry for one tool: schemas as published (2020-12), annotations from `mcpAnnotations`. */
 export function toMcpTool(spec: ToolSpec): Tool {
-  const title = spec.title ?? spec.annotations.title;
-  const annotations: Tool["annotations"] = { ...spec.annotations, ...annotationsFor(spec.effect) };
-  if (title !== undefined) annotations.title = title;
   const tool: Tool = {
     name: spec.name,
     description: spec.description,
     inputSchema: spec.inputSchema as Tool["inputSchema"],
-    annotations,
+    annotations: mcpAnnotations(spec),
   };
-  if (title !== undefined) tool.title = title;
+  if (spec.title !== undefined) tool.title = spec.title;
   if (spec.outputSchema) tool.outputSchema = spec.outputSchema as NonNullable<Tool["outputSchema"]>;
   return tool;
 }

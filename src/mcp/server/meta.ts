@@ -6,8 +6,10 @@
  * `Authorization: Bearer`; `_meta` wins because it is the more specific of the two.
  *
  * Without ids the session supplies them: the trajectory is the MCP session (a digest of its id) and every request
- * gets a fresh call id. That makes each attempt a new logical call, so a client that retries
- * without sending `toolgate/call_id` gets no deduplication across attempts.
+ * gets a fresh call id, marked `call_id_assigned`. That makes each attempt of an A2 call a new
+ * logical call, so a client that retries a write without sending `toolgate/call_id` gets no
+ * deduplication across attempts; an A3 attempt is the logical call of its approval instead (the
+ * runtime matches it by tool, arguments, capability and trajectory: `runtime/approval-gate.ts`).
  */
 import { createHash, randomUUID } from "node:crypto";
 import { MAX_TOKEN_CHARS } from "../../capability/token.js";
@@ -72,7 +74,7 @@ function stringField(meta: Record<string, unknown>, key: string): string | undef
 /** What arrived, short and safe to print (it is the client's text). */
 function describe(value: unknown): string {
   if (typeof value === "string") return value.length > 40 ? `a string of ${value.length} characters` : escapeUntrusted(JSON.stringify(value));
-  const json = JSON.stringify(value) ?? String(value);
+  const json = jsonOrNote(value) ?? String(value);
   const shown = escapeUntrusted(json.length > 60 ? `${json.slice(0, 57)}…` : json);
   return value === null ? "null" : Array.isArray(value) ? "an array" : `${typeof value} ${shown}`;
 }
@@ -91,6 +93,15 @@ function turnField(value: unknown): number | MetaIssue {
   const field = `_meta["${META_KEYS.turn}"]`;
   const why = typeof value === "string" && /^\s*[+-]?[0-9.]+\s*$/.test(value) ? ` (as a string, only the integer's canonical digits: no sign, leading zero, fraction or space)` : "";
   return { field, message: `${field} must be an integer ≥ 0, as a JSON number or a string of its digits${why}; received ${describe(value)}; example 3 or "3"` };
+}
+
+/** `value` as JSON, or a note saying it is nested deeper than JSON.stringify goes (a client can send that). */
+export function jsonOrNote(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return "a value nested too deeply to show";
+  }
 }
 
 function isIssue(v: unknown): v is MetaIssue {
@@ -120,6 +131,7 @@ export function idsFromMeta(
     turn,
     call_id: fields.call_id ?? session.nextCallId(),
   };
+  if (fields.call_id === undefined) ids.call_id_assigned = true;
   const capability = fields.capability ?? bearer;
   if (capability !== undefined) ids.capability = capability;
   if (fields.idempotency_key !== undefined) ids.idempotency_key = fields.idempotency_key;

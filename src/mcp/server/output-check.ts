@@ -4,7 +4,7 @@
  * checks it and throws a protocol error otherwise (-32602); checking here lets the server answer
  * a tool's bad result with a readable `isError` result instead (MCP 2025-11-25, "Output Schema").
  */
-import { renderIssue } from "../../schema/render.js";
+import { renderIssue } from "../../schema/issue-text.js";
 import type { JsonSchema } from "../../core/json.js";
 import { createValidator } from "../../schema/validate.js";
 

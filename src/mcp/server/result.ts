@@ -15,7 +15,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonValue } from "../../core/json.js";
 import type { Observation } from "../../core/observation.js";
-import { isRecord } from "../../core/json.js";
+import { isPlainObject } from "../../core/json.js";
 import { boundJson } from "../../observation/structured.js";
 
 /** The `_meta` key under which the observation's structured fields travel. */
@@ -43,7 +43,7 @@ export function toCallToolResult(obs: Observation, hasOutputSchema = false, conf
     _meta: { [OBSERVATION_META]: observationMeta(obs) },
   };
   if (!obs.ok) result.isError = true;
-  else if (isRecord(obs.output)) {
+  else if (isPlainObject(obs.output)) {
     if (!obs.truncated?.omitted_tokens) result.structuredContent = obs.output;
     else if (hasOutputSchema) return withCutStructure(result, obs, conforms);
   }
@@ -53,7 +53,7 @@ export function toCallToolResult(obs: Observation, hasOutputSchema = false, conf
 /** The structured result of an observation whose text the gateway cut, bounded like the text. */
 function withCutStructure(result: CallToolResult, obs: Observation, conforms: (cut: JsonValue) => boolean): CallToolResult {
   const bounded = boundJson(obs.output!, obs.text.length);
-  if (bounded && isRecord(bounded.value) && conforms(bounded.value)) {
+  if (bounded && isPlainObject(bounded.value) && conforms(bounded.value)) {
     const { strings, arrays } = bounded.cuts;
     const what = [strings > 0 ? `${plural(strings, "string")} shortened (ending "…[N characters cut]")` : "", arrays > 0 ? `${plural(arrays, "array")} cut to its first items` : ""].filter(Boolean).join(" and ");
     result.structuredContent = bounded.value;

@@ -7,17 +7,18 @@
  * error; MCP 2025-11-25 wants a tool result the model can read).
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { Protocol } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import { ErrorCode, ListToolsRequestSchema, type CallToolResult, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { Protocol, type RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import { ErrorCode, ListToolsRequestSchema, type CallToolResult, type ServerNotification, type ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Gateway } from "../../runtime/types.js";
 import type { Observation } from "../../core/observation.js";
 import type { ApproveVia } from "../../runtime/approvals.js";
 import { escapeUntrusted } from "../../observation/escape.js";
+import { ToolgateError } from "../../core/errors.js";
 import { InFlight } from "../../core/in-flight.js";
-import { approveByElicitation, DEFAULT_APPROVAL_TIMEOUT_MS, pendingApprovalId } from "./approval.js";
+import { approveByElicitation, DEFAULT_APPROVAL_PROGRESS_MS, DEFAULT_APPROVAL_TIMEOUT_MS, pendingApprovalId } from "./approval.js";
 import { toMcpTool } from "./listing.js";
-import { bearerToken, idsFromMeta, META_KEYS, SessionIds, type MetaIssue } from "./meta.js";
+import { bearerToken, idsFromMeta, jsonOrNote, META_KEYS, SessionIds, type MetaIssue } from "./meta.js";
 import { outputCheck } from "./output-check.js";
 import { OBSERVATION_META, outputMismatchResult, toCallToolResult } from "./result.js";
 
@@ -46,6 +47,12 @@ export interface McpServerOptions {
   approveVia?: ApproveVia;
   /** How long a person has to answer an elicitation, ms. Default 10 minutes. */
   approvalTimeoutMs?: number;
+  /**
+   * How often a call waiting for a person's answer sends a progress notification, when its
+   * request carries a progressToken (clients that reset their timeout on progress then wait), ms.
+   * Default 10,000.
+   */
+  approvalProgressMs?: number;
   /**
    * The gateway enforces no capabilities (no keys): a capability a call carries is ignored, and
    * the first such call of the session prints one warning through `warn`.
@@ -94,7 +101,7 @@ function invalidParams(message: string): Error {
 
 /** A client's value in a JSON-RPC error message: short, and nothing in it a terminal would act on. */
 function shownJson(value: unknown): string {
-  const json = JSON.stringify(value) ?? "nothing";
+  const json = jsonOrNote(value) ?? "nothing";
   return escapeUntrusted(json.length > 80 ? `${json.slice(0, 77)}…` : json);
 }
 
@@ -127,10 +134,27 @@ function metaRefusal(name: string, issue: MetaIssue): CallToolResult {
 }
 
 /**
+ * A signal for the gateway that fires when the tools/call is gone, its reason saying how. The
+ * SDK aborts a request's signal on notifications/cancelled and when the connection closes, and
+ * on close it drops the transport right after: so the reason is decided a microtask later.
+ */
+function requestGone(server: Server, signal: AbortSignal): AbortSignal {
+  const gone = new AbortController();
+  const onAbort = () => queueMicrotask(() => gone.abort(server.transport === undefined ? "connection closed" : "request cancelled"));
+  if (signal.aborted) onAbort();
+  else signal.addEventListener("abort", onAbort, { once: true });
+  return gone.signal;
+}
+
+/**
  * An MCP server (low-level SDK `Server`) answering `tools/list` and `tools/call` from `gateway`.
  * Connect it to a transport yourself, or use `serveStdio` / `serveHttp`.
  */
 export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}): Server {
+  const progressMs = options.approvalProgressMs ?? DEFAULT_APPROVAL_PROGRESS_MS;
+  if (typeof progressMs !== "number" || !Number.isFinite(progressMs) || progressMs <= 0) {
+    throw new ToolgateError("invalid_config", `approvalProgressMs must be a positive number of milliseconds, e.g. 10000; received ${typeof progressMs === "number" ? String(progressMs) : shownJson(progressMs)}`);
+  }
   const server = new Server(
     { name: options.name ?? "toolgate", version: options.version ?? "0.1.0" },
     { capabilities: { tools: { listChanged: false } }, ...(options.instructions ? { instructions: options.instructions } : {}) },
@@ -156,10 +180,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     }
   });
 
-  async function callTool(
-    params: CallToolParams | undefined,
-    extra: { requestId: RequestId; requestInfo?: { headers?: Record<string, string | string[] | undefined> } },
-  ): Promise<CallToolResult> {
+  async function callTool(params: CallToolParams | undefined, extra: RequestHandlerExtra<ServerRequest, ServerNotification>): Promise<CallToolResult> {
     const { name, arguments: args, _meta } = params ?? {};
     if (typeof name !== "string" || name === "") {
       throw invalidParams(`tools/call params.name must be the name of a tool (a non-empty string); received ${shownJson(name)}; call tools/list for the names`);
@@ -177,15 +198,26 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     }
     // MCP makes `arguments` optional: absent means a call without arguments.
     const proposal = { ...parsed.ids, tool: name, arguments: args === undefined ? {} : args };
-    // The transport's abort signal is not forwarded: a client that goes away mid-call does not
-    // cut a write in half; the call settles (bounded by the tool's timeout) and a retry with the
-    // same ids receives the stored result.
-    const obs = withCapabilityHint(await gateway.call(proposal), extra.requestInfo !== undefined);
+    // The request's signal does not abort the call: a client that goes away mid-call does not cut
+    // a write in half; the call settles (bounded by the tool's timeout) and a retry with the same
+    // ids receives the stored result. It tells the gateway the request is gone (`abandoned`): an
+    // A3 call is then not run on an approval that arrives after its client gave up.
+    const abandoned = requestGone(server, extra.signal);
+    const obs = withCapabilityHint(await gateway.call(proposal, { abandoned }), extra.requestInfo !== undefined);
     if (pendingApprovalId(obs) === null) return callResult(name, obs);
     const via = options.approveVia ?? "both";
     const timeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
     const principal = options.principal ?? "stdio client";
-    const answered = await approveByElicitation({ server, gateway, requestId: extra.requestId, timeoutMs, elicit: via !== "cli", cli: via !== "elicitation", principal }, proposal, obs);
+    const token = (_meta as Record<string, unknown> | undefined)?.progressToken;
+    const progress =
+      typeof token === "string" || typeof token === "number"
+        ? (n: number, message: string) => void extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: n, message } }).catch(() => {})
+        : null;
+    const answered = await approveByElicitation(
+      { server, gateway, requestId: extra.requestId, timeoutMs, elicit: via !== "cli", cli: via !== "elicitation", principal, abandoned, progress, progressMs },
+      proposal,
+      obs,
+    );
     return callResult(name, answered);
   }
 

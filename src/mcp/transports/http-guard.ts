@@ -8,8 +8,15 @@
  *   another address answers its own address (every interface's for 0.0.0.0 / ::) and the names
  *   the operator adds (`--allow-host`).
  * - `Origin`: a browser sends it on every cross-origin request (and on POST). Absent, the caller
- *   is not a browser page, and it is allowed. Present, it must be the endpoint's own origin or
- *   one the operator allowed (`--allow-origin`); anything else, `null` included, gets 403.
+ *   is not a browser page, and it is allowed. Present, it must be one of the endpoint's own
+ *   origins or one the operator allowed (`--allow-origin`); anything else, `null` included, gets
+ *   403. The own origins are exact: `http://` the bound address and port, and for a loopback
+ *   bind also `localhost`, `127.0.0.1` and `[::1]` with that port (for 0.0.0.0 / ::, every
+ *   interface's address with it). Another loopback address (127.0.0.2) or another port of the same
+ *   machine is another origin: a page served there is not this endpoint's. Origins compare as
+ *   browsers serialise them (RFC 6454): scheme and host without case, a default port as no port,
+ *   an IP address in its canonical form; a trailing dot (`localhost.`) makes another host, and a
+ *   value with a path, user or query is not an origin at all.
  */
 import { isIPv4, isIPv6 } from "node:net";
 import { networkInterfaces } from "node:os";
@@ -33,7 +40,8 @@ export interface Guard {
 
 /** Whether `host` (an address or `localhost`, brackets allowed) is a loopback address. */
 export function isLoopback(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
+  // A zone (`fe80::1%eth0`) names an interface, not the address.
+  const h = host.replace(/^\[|\]$/g, "").replace(/%.*$/, "").toLowerCase();
   if (h === "localhost") return true;
   if (isIPv4(h)) return h.startsWith("127.");
   if (isIPv6(h)) {
@@ -70,6 +78,22 @@ export function normaliseOrigin(text: string): string {
   return url.origin;
 }
 
+/** `http://name:port` as a browser serialises it (`[::1]`, lower case, port 80 dropped); null for a name no URL can hold. */
+function ownOrigin(name: string, port: number): string | null {
+  const host = name.replace(/^\[|\]$/g, "");
+  return canonicalOrigin(`http://${isIPv6(host) ? `[${host}]` : host}:${port}`);
+}
+
+/** The origin `text` names, canonical, when it is exactly `http(s)://host[:port]`; else null (`null`, `file://`, a path, a user). */
+function canonicalOrigin(text: string): string | null {
+  if (!/^https?:\/\/[^/?#@\s]+$/i.test(text)) return null;
+  try {
+    return new URL(text).origin;
+  } catch {
+    return null;
+  }
+}
+
 export function createGuard(options: GuardOptions): Guard {
   const { port } = options;
   const loopback = isLoopback(options.host);
@@ -87,6 +111,12 @@ export function createGuard(options: GuardOptions): Guard {
     extra.add(`${parsed.name}:${parsed.port ?? port}`);
   }
   const origins = new Set((options.allowOrigins ?? []).map(normaliseOrigin));
+  const own = new Set<string>();
+  for (const name of loopback ? [options.host, "localhost", "127.0.0.1", "::1"] : names) {
+    const origin = ownOrigin(name, port);
+    if (origin !== null) own.add(origin);
+  }
+  const ownShown = [...own].slice(0, 4).join(", ") + (own.size > 4 ? `, … (${own.size} in all)` : "");
 
   function hostAllowed(value: string | undefined): boolean {
     if (value === undefined) return false;
@@ -101,25 +131,22 @@ export function createGuard(options: GuardOptions): Guard {
   return {
     check(headers) {
       if (!hostAllowed(headers.host)) {
-        const got = headers.host === undefined ? "a request without a Host header" : `Host ${JSON.stringify(escapeUntrusted(headers.host.slice(0, 200)))}`;
+        const got = headers.host === undefined ? "a request without a Host header" : `Host ${escapeUntrusted(JSON.stringify(headers.host.slice(0, 200)))}`;
         const fix = loopback ? `name this machine's loopback address or localhost with port ${port}` : `name this server's address, or start it with --allow-host NAME`;
         return { status: 403, message: `this endpoint does not answer ${got}: requests must ${fix} (protection against DNS rebinding)` };
       }
       const origin = Array.isArray(headers.origin) ? headers.origin[0] : headers.origin;
       if (origin === undefined) return null;
-      const shown = JSON.stringify(escapeUntrusted(origin.slice(0, 200)));
-      let canonical: string | null = null;
-      try {
-        const url = new URL(origin);
-        if (url.protocol === "http:" || url.protocol === "https:") canonical = url.origin;
-      } catch {
-        // `null` and other opaque origins: refused below.
-      }
-      if (canonical !== null && origins.has(canonical)) return null;
-      if (canonical !== null && canonical.startsWith("http://") && hostAllowed(new URL(canonical).host)) return null;
+      const canonical = canonicalOrigin(origin);
+      if (canonical !== null && (own.has(canonical) || origins.has(canonical))) return null;
+      const shown = escapeUntrusted(JSON.stringify(origin.slice(0, 200)));
+      const where = `a web page may call this endpoint only from its own origins (${ownShown}) or one the operator allowed with --allow-origin`;
       return {
         status: 403,
-        message: `Origin ${shown} is not allowed: a web page may call this endpoint only from an origin the operator allowed; to allow this one, start toolgate with --allow-origin ${canonical ?? "ORIGIN"}`,
+        message:
+          canonical === null
+            ? `Origin ${shown} is not allowed: it is not an http or https origin (scheme://host:port, nothing after), so no --allow-origin can allow it; ${where}`
+            : `Origin ${shown} is not allowed: ${where}; to allow this one, start toolgate with --allow-origin ${escapeUntrusted(canonical)}`,
       };
     },
   };

@@ -3,8 +3,8 @@
  * and one MCP server per session, all sharing one Gateway. The SDK transport answers malformed
  * JSON (400 / -32700) and oversized bodies (413) itself; this file owns routing, which requests
  * are answered at all (`http-guard.ts`: Host and Origin), sessions bound to their caller and
- * bounded in number (`http-sessions.ts`), bounds on connections and on the time to send a
- * request, the refusal to serve a network without authentication, and a shutdown that drains
+ * bounded in number (`http-sessions.ts`), bounds on connections (in total and per peer) and on
+ * the time to send a request, the refusal to serve a network without authentication, and a shutdown that drains
  * in-flight calls.
  *
  * Idle sessions expire: one with no request open for `sessionIdleMs` (default 30 minutes) is
@@ -16,6 +16,7 @@
  */
 import http from "node:http";
 import { randomUUID } from "node:crypto";
+import type net from "node:net";
 import type { AddressInfo } from "node:net";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -23,7 +24,8 @@ import type { Gateway } from "../../runtime/types.js";
 import { ToolgateError } from "../../core/errors.js";
 import { escapeUntrusted } from "../../observation/escape.js";
 import { createGuard, isLoopback } from "./http-guard.js";
-import { principalOf, SessionTable, type Principal, type Tracked } from "./http-sessions.js";
+import { peerOf, principalOf, SessionTable, type Principal, type Tracked } from "./http-sessions.js";
+import { bearerToken } from "../server/meta.js";
 import { answersSent, createMcpServer, type McpServerOptions } from "../server/server.js";
 import { MAX_MESSAGE_BYTES } from "./stdio-transport.js";
 
@@ -44,10 +46,15 @@ export interface HttpOptions extends McpServerOptions {
   now?: () => number;
   /** Sessions open at once, in all; default 256. */
   maxSessions?: number;
-  /** Sessions open at once per caller (bearer credential, else peer address); default 32. */
+  /**
+   * Sessions open at once per principal (with keys the grant a bearer token verifies as, else the
+   * peer; every loopback client is one peer); default 32.
+   */
   maxSessionsPerClient?: number;
   /** TCP connections open at once; default 1024 (a session uses one or two). */
   maxConnections?: number;
+  /** TCP connections open at once from one peer (every loopback client is one peer; IPv6 by /64); default 128. */
+  maxConnectionsPerPeer?: number;
   /** Time a client has to send a request's headers, ms; default 10 s. */
   headersTimeoutMs?: number;
   /** Time a client has to send a whole request, body included, ms; default 60 s. Answers (SSE streams) are not bounded by it. */
@@ -83,6 +90,7 @@ export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
 export const DEFAULT_MAX_SESSIONS = 256;
 export const DEFAULT_MAX_SESSIONS_PER_CLIENT = 32;
 const DEFAULT_MAX_CONNECTIONS = 1024;
+const DEFAULT_MAX_CONNECTIONS_PER_PEER = 128;
 const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 
@@ -97,8 +105,10 @@ interface Session extends Tracked {
   server: Server;
 }
 
+const errorBody = (code: number, message: string) => JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } });
+
 function jsonError(res: http.ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } }));
+  res.writeHead(status, { "content-type": "application/json", ...headers }).end(errorBody(code, message));
 }
 
 function positive(name: string, value: number | undefined, fallback: number): number {
@@ -160,6 +170,20 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
 
   const expireIdle = () => closeAll(sessions.takeIdle(now() - idleMs));
 
+  /**
+   * The caller of `req` as the session bounds count it: the grant its bearer token verifies as,
+   * when the gateway has keys; otherwise its peer. A store that cannot be read counts it as its peer.
+   */
+  async function verified(req: http.IncomingMessage): Promise<Principal> {
+    const bearer = bearerToken(req.headers.authorization);
+    if (bearer === undefined || !gateway.requiresCapability) return principalOf(req);
+    const holder = await gateway.holder(bearer).catch((err: unknown) => {
+      options.onError?.(err as Error);
+      return null;
+    });
+    return principalOf(req, holder);
+  }
+
   async function open(principal: Principal): Promise<Session> {
     const id = randomUUID();
     const server = createMcpServer(gateway, { ...serverOptions, sessionId: id, principal: principal.label });
@@ -194,10 +218,11 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
       return session.transport.handleRequest(req, res);
     }
     // No session header: only an initialize may open one; the transport refuses anything else.
-    const admitted = sessions.admit(principal);
+    const caller = await verified(req);
+    const admitted = sessions.admit(caller);
     if (!admitted.ok) return jsonError(res, admitted.status, -32000, admitted.message, { "retry-after": "5" });
     void closeAll(admitted.evict);
-    const session = await open(principal);
+    const session = await open(caller);
     track(session, res);
     await session.transport.handleRequest(req, res);
     if (session.transport.sessionId === undefined) {
@@ -206,6 +231,10 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
     }
   }
 
+  const perPeer = positive("maxConnectionsPerPeer", options.maxConnectionsPerPeer, DEFAULT_MAX_CONNECTIONS_PER_PEER);
+  /** Connections open per peer (`peerOf`), and those refused for being over it. */
+  const connections = new Map<string, number>();
+  const refused = new WeakSet<net.Socket>();
   // Bad --allow-host / --allow-origin values are refused before anything is bound.
   createGuard({ host, port: options.port ?? 0, ...(options.allowHosts ? { allowHosts: options.allowHosts } : {}), ...(options.allowOrigins ? { allowOrigins: options.allowOrigins } : {}) });
   const listener = http.createServer(
@@ -216,6 +245,8 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
       connectionsCheckingInterval: Math.max(10, Math.min(30_000, Math.floor(Math.min(options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS) / 10))),
     },
     (req, res) => {
+      // A connection over its peer's bound was answered and closed when it opened.
+      if (refused.has(req.socket)) return void req.socket.destroy();
       route(req, res).catch((err: unknown) => {
         options.onError?.(err as Error);
         if (!res.headersSent) jsonError(res, 500, -32603, `internal error: ${(err as Error).message}`);
@@ -223,7 +254,26 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
     },
   );
   listener.maxConnections = positive("maxConnections", options.maxConnections, DEFAULT_MAX_CONNECTIONS);
-  listener.on("connection", (socket) => socket.setKeepAlive(true, TCP_KEEPALIVE_MS));
+  // Before the HTTP parser's own listener: a connection over its peer's bound never reaches a route.
+  listener.prependListener("connection", (socket: net.Socket) => {
+    const peer = peerOf(socket.remoteAddress);
+    const count = connections.get(peer.key) ?? 0;
+    if (count >= perPeer) {
+      refused.add(socket);
+      const message = `too many connections from ${peer.label}: ${count} ${count === 1 ? "is" : "are"} open, the most --max-connections-per-peer allows (${perPeer}); reuse an open connection (HTTP keep-alive), close idle ones, or start toolgate with a higher --max-connections-per-peer`;
+      const body = errorBody(-32000, message);
+      socket.on("error", () => {});
+      socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 5\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, () => socket.destroy());
+      return;
+    }
+    connections.set(peer.key, count + 1);
+    socket.once("close", () => {
+      const left = (connections.get(peer.key) ?? 1) - 1;
+      if (left === 0) connections.delete(peer.key);
+      else connections.set(peer.key, left);
+    });
+    socket.setKeepAlive(true, TCP_KEEPALIVE_MS);
+  });
   await new Promise<void>((resolve, reject) => {
     listener.once("error", reject);
     listener.listen(options.port ?? 0, host, () => resolve());

@@ -2,7 +2,7 @@
  * What the linter reports, and the rule shapes it runs. Rules are pure functions over JSON
  * Schema: they read a tool descriptor and report findings, never throw, never mutate.
  */
-import type { LintDescriptor } from "../descriptor.js";
+import type { UncheckedDescriptor } from "../descriptor.js";
 import type { Effect } from "../../core/tool.js";
 
 export type Severity = "error" | "warning";
@@ -23,7 +23,7 @@ export type FindingInput = Omit<LintFinding, "tool">;
 
 /** Resolves `$ref`s and reports findings for one tool. */
 export interface LintContext {
-  readonly tool: LintDescriptor;
+  readonly tool: UncheckedDescriptor;
   report(finding: FindingInput): void;
   /** Follows local `$ref`s (up to a bound); returns the target schema and its pointer, or undefined. */
   resolve(schema: unknown, pointer: string): { schema: unknown; pointer: string } | undefined;
@@ -45,8 +45,8 @@ export interface SchemaNode {
 }
 
 export type SchemaRule = (node: SchemaNode, ctx: LintContext) => void;
-export type ToolRule = (tool: LintDescriptor, ctx: LintContext) => void;
+export type ToolRule = (tool: UncheckedDescriptor, ctx: LintContext) => void;
 /** A catalog-level rule sees every tool at once (e.g. overlap between tools) and returns its findings. */
-export type CatalogRule = (tools: readonly LintDescriptor[]) => LintFinding[];
+export type CatalogRule = (tools: readonly UncheckedDescriptor[]) => LintFinding[];
 
 export const EFFECTS: readonly Effect[] = ["read", "idempotent", "write", "destructive"];

@@ -3,11 +3,11 @@
  * server's) to findings. They never throw on a schema found in the wild: anything the rules
  * cannot read becomes a TG000 finding.
  */
-import type { LintDescriptor } from "../descriptor.js";
+import type { UncheckedDescriptor } from "../descriptor.js";
 import type { FindingInput, LintContext, LintFinding } from "./finding.js";
-import { toDescriptor } from "../descriptor.js";
+import { readDescriptor } from "../descriptor.js";
 import { catalogRules, schemaRules, toolRules } from "./rules.js";
-import { isRecord } from "../../core/json.js";
+import { isPlainObject } from "../../core/json.js";
 import { shapeOf } from "../../core/describe.js";
 import { localRefPath, lookup, walkSchema } from "./walk.js";
 
@@ -18,7 +18,7 @@ const SEVERITY_ORDER = { error: 0, warning: 1 } as const;
 
 /** Lints one tool descriptor (ToolSpec, MCP tool, `{name, description, parameters}`, …). */
 export function lintTool(descriptor: unknown, index = 0): LintFinding[] {
-  return lintDescriptor(toDescriptor(descriptor, index));
+  return lintDescriptor(readDescriptor(descriptor, index));
 }
 
 /** Lints a catalog: every tool, then the catalog-level rules (e.g. overlap between tools). */
@@ -27,7 +27,7 @@ export function lintCatalog(tools: readonly unknown[]): LintFinding[] {
     const found = shapeOf(tools);
     return [{ rule: "TG000", severity: "error", tool: "(catalog)", pointer: "", message: `a catalog must be an array of tool descriptors; found ${found}`, fix: "pass the array (e.g. the tools of a tools/list result), or lintSources for a file's contents in any shape" }];
   }
-  const descriptors = tools.map((t, i) => toDescriptor(t, i));
+  const descriptors = tools.map((t, i) => readDescriptor(t, i));
   const findings = descriptors.flatMap((d) => lintDescriptor(d));
   for (const rule of catalogRules) {
     try {
@@ -39,7 +39,7 @@ export function lintCatalog(tools: readonly unknown[]): LintFinding[] {
   return findings;
 }
 
-function lintDescriptor(tool: LintDescriptor): LintFinding[] {
+function lintDescriptor(tool: UncheckedDescriptor): LintFinding[] {
   const findings: LintFinding[] = [];
   const seen = new Set<string>();
   const report = (f: FindingInput) => {
@@ -50,7 +50,7 @@ function lintDescriptor(tool: LintDescriptor): LintFinding[] {
   };
   const base = tool.schemaPointer ?? "";
   const ctx = contextFor(tool, tool.schema, base, report);
-  if (!isRecord(tool.raw)) {
+  if (!isPlainObject(tool.raw)) {
     report({ rule: "TG000", severity: "error", pointer: "", message: `a tool descriptor must be an object; found ${Array.isArray(tool.raw) ? "an array" : tool.raw === null ? "null" : typeof tool.raw}`, fix: "pass {\"name\", \"description\", \"inputSchema\"} (MCP) or {\"name\", \"description\", \"parameters\"}" });
     return findings;
   }
@@ -66,7 +66,7 @@ function lintDescriptor(tool: LintDescriptor): LintFinding[] {
 }
 
 /** A rule context whose `$ref`s resolve inside `root`, which sits at `base` in the descriptor. */
-function contextFor(tool: LintDescriptor, root: unknown, base: string, report: (f: FindingInput) => void): LintContext {
+function contextFor(tool: UncheckedDescriptor, root: unknown, base: string, report: (f: FindingInput) => void): LintContext {
   return {
     tool,
     report,
@@ -74,7 +74,7 @@ function contextFor(tool: LintDescriptor, root: unknown, base: string, report: (
       let cur: unknown = schema;
       let at = pointer;
       for (let hop = 0; hop < MAX_REF_HOPS; hop++) {
-        if (!isRecord(cur) || typeof cur.$ref !== "string") return { schema: cur, pointer: at };
+        if (!isPlainObject(cur) || typeof cur.$ref !== "string") return { schema: cur, pointer: at };
         const path = localRefPath(cur.$ref);
         if (path === undefined) return undefined;
         const hit = lookup(root, path);
@@ -91,11 +91,11 @@ function contextFor(tool: LintDescriptor, root: unknown, base: string, report: (
  * An MCP `outputSchema` is read by clients and validators, not filled by the model, so the
  * shape rules do not apply; it must still be a usable schema (TG000: an object, `$ref`s that resolve).
  */
-function lintOutputSchema(tool: LintDescriptor, report: (f: FindingInput) => void): void {
+function lintOutputSchema(tool: UncheckedDescriptor, report: (f: FindingInput) => void): void {
   const raw = tool.raw as Record<string, unknown>;
   if (!("outputSchema" in raw) || raw.outputSchema === undefined) return;
   const root = raw.outputSchema;
-  if (!isRecord(root)) {
+  if (!isPlainObject(root)) {
     report({ rule: "TG000", severity: "error", pointer: "/outputSchema", message: `the output schema must be a JSON Schema object; found ${Array.isArray(root) ? "an array" : root === null ? "null" : typeof root}`, fix: "use {\"type\": \"object\", \"properties\": {…}} or leave outputSchema out" });
     return;
   }
@@ -105,13 +105,13 @@ function lintOutputSchema(tool: LintDescriptor, report: (f: FindingInput) => voi
   });
 }
 
-function lintSchema(tool: LintDescriptor, ctx: LintContext): void {
+function lintSchema(tool: UncheckedDescriptor, ctx: LintContext): void {
   const { schema, schemaPointer } = tool;
   if (schemaPointer === null) {
     ctx.report({ rule: "TG000", severity: "error", pointer: "", message: "the tool has no input schema (inputSchema, parameters or input_schema)", fix: "add an inputSchema; a tool without arguments uses {\"type\": \"object\", \"properties\": {}, \"additionalProperties\": false}" });
     return;
   }
-  if (!isRecord(schema)) {
+  if (!isPlainObject(schema)) {
     ctx.report({ rule: "TG000", severity: "error", pointer: schemaPointer, message: `the input schema must be a JSON Schema object; found ${Array.isArray(schema) ? "an array" : schema === null ? "null" : typeof schema}`, fix: "use {\"type\": \"object\", \"properties\": {…}, \"required\": […], \"additionalProperties\": false}" });
     return;
   }

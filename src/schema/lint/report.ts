@@ -6,7 +6,7 @@
 import { ToolgateError } from "../../core/errors.js";
 import type { LintFinding } from "./finding.js";
 import { lintCatalog } from "./index.js";
-import { isRecord } from "../../core/json.js";
+import { isPlainObject } from "../../core/json.js";
 import { shapeOf } from "../../core/describe.js";
 
 export interface LintSource {
@@ -35,9 +35,9 @@ export interface LintReport {
 /** The tools an input holds; throws ToolgateError `lint_input` for a shape that holds none. */
 export function toolsOf(value: unknown, source: string): unknown[] {
   if (Array.isArray(value)) return value;
-  if (isRecord(value)) {
+  if (isPlainObject(value)) {
     if (Array.isArray(value.tools)) return value.tools;
-    if (isRecord(value.result) && Array.isArray(value.result.tools)) return value.result.tools;
+    if (isPlainObject(value.result) && Array.isArray(value.result.tools)) return value.result.tools;
     if ("name" in value || "inputSchema" in value || "parameters" in value || "input_schema" in value || "function" in value) return [value];
     const vercel = vercelTools(value);
     if (vercel) return vercel;
@@ -52,7 +52,7 @@ export function toolsOf(value: unknown, source: string): unknown[] {
 function vercelTools(value: Record<string, unknown>): unknown[] | undefined {
   const entries = Object.entries(value);
   if (entries.length === 0) return undefined;
-  const isEntry = (v: unknown) => isRecord(v) && !("name" in v) && ("inputSchema" in v || "parameters" in v);
+  const isEntry = (v: unknown) => isPlainObject(v) && !("name" in v) && ("inputSchema" in v || "parameters" in v);
   return entries.every(([, v]) => isEntry(v)) ? entries.map(([name, v]) => ({ name, ...(v as Record<string, unknown>) })) : undefined;
 }
 

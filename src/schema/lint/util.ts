@@ -1,5 +1,5 @@
 /** Small helpers the rules share for reading foreign JSON Schema defensively. */
-import { isRecord } from "../../core/json.js";
+import { isPlainObject } from "../../core/json.js";
 
 /** The JSON types a schema node admits by its `type` keyword (empty when it has none). */
 export function typesOf(schema: Record<string, unknown>): string[] {
@@ -13,7 +13,7 @@ export function typesOf(schema: Record<string, unknown>): string[] {
 export function isObjectSchema(schema: Record<string, unknown>): boolean {
   const types = typesOf(schema);
   if (types.length > 0) return types.includes("object");
-  return isRecord(schema.properties) || isRecord(schema.patternProperties);
+  return isPlainObject(schema.properties) || isPlainObject(schema.patternProperties);
 }
 
 /** A schema that pins the value: `const`, or a non-empty `enum`. */
@@ -23,7 +23,7 @@ export function isPinned(schema: Record<string, unknown>): boolean {
 
 /** The single literal a branch pins a property to, if any (`const` or one-value `enum`). */
 export function literalOf(schema: unknown): { value: unknown } | undefined {
-  if (!isRecord(schema)) return undefined;
+  if (!isPlainObject(schema)) return undefined;
   if ("const" in schema) return { value: schema.const };
   if (Array.isArray(schema.enum) && schema.enum.length === 1) return { value: schema.enum[0] };
   return undefined;
@@ -37,7 +37,7 @@ const TYPING_KEYWORDS = [
 
 export function isUntyped(schema: unknown): boolean {
   if (schema === true) return true;
-  if (!isRecord(schema)) return false;
+  if (!isPlainObject(schema)) return false;
   return !TYPING_KEYWORDS.some((k) => k in schema);
 }
 
@@ -52,5 +52,5 @@ export function words(name: string): string[] {
 }
 
 export function descriptionOf(schema: unknown): string {
-  return isRecord(schema) && typeof schema.description === "string" ? schema.description : "";
+  return isPlainObject(schema) && typeof schema.description === "string" ? schema.description : "";
 }

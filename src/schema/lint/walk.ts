@@ -5,7 +5,7 @@
  * followed; the rest are reported as TG000.
  */
 import type { LintContext, NodeRole, SchemaNode } from "./finding.js";
-import { isRecord } from "../../core/json.js";
+import { isPlainObject } from "../../core/json.js";
 import { join } from "../../core/pointer.js";
 
 /** Below this depth the linter stops and says so (TG000): no tool schema needs more. */
@@ -38,7 +38,7 @@ export function lookup(root: unknown, path: string): { found: true; value: unkno
   for (const raw of path.slice(1).split("/")) {
     const token = raw.replace(/~1/g, "/").replace(/~0/g, "~");
     if (Array.isArray(cur) && /^\d+$/.test(token) && Number(token) < cur.length) cur = cur[Number(token)];
-    else if (isRecord(cur) && Object.prototype.hasOwnProperty.call(cur, token)) cur = cur[token];
+    else if (isPlainObject(cur) && Object.prototype.hasOwnProperty.call(cur, token)) cur = cur[token];
     else return { found: false };
   }
   return { found: true, value: cur };
@@ -65,7 +65,7 @@ export function walkSchema(root: unknown, rootPointer: string, ctx: LintContext,
       visit({ schema: {}, boolean: schema, pointer: frame.pointer, role: frame.role, name: frame.name, depth: frame.depth });
       continue;
     }
-    if (!isRecord(schema)) {
+    if (!isPlainObject(schema)) {
       ctx.report({ rule: "TG000", severity: "error", pointer: frame.pointer, message: `a schema must be an object or a boolean; found ${Array.isArray(schema) ? "an array" : schema === null ? "null" : typeof schema}`, fix: "replace it with a JSON Schema object such as {\"type\": \"string\", \"maxLength\": 256}" });
       continue;
     }
@@ -83,7 +83,7 @@ export function walkSchema(root: unknown, rootPointer: string, ctx: LintContext,
     }
     for (const [key, role] of MAPS) {
       const map = schema[key];
-      if (!isRecord(map)) continue;
+      if (!isPlainObject(map)) continue;
       for (const name of Object.keys(map)) children.push({ schema: map[name], pointer: join(frame.pointer, key, name), role, name: role === "property" ? name : undefined, depth });
     }
     for (const [key, role] of LISTS) {
@@ -93,7 +93,7 @@ export function walkSchema(root: unknown, rootPointer: string, ctx: LintContext,
     for (const [key, role] of SINGLES) {
       const sub = schema[key];
       if (Array.isArray(sub)) sub.forEach((s, i) => children.push({ schema: s, pointer: join(frame.pointer, key, i), role, depth }));
-      else if (isRecord(sub) || (typeof sub === "boolean" && key === "items")) children.push({ schema: sub, pointer: join(frame.pointer, key), role, depth });
+      else if (isPlainObject(sub) || (typeof sub === "boolean" && key === "items")) children.push({ schema: sub, pointer: join(frame.pointer, key), role, depth });
     }
     // Reverse so the stack pops children in document order.
     for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);

@@ -7,13 +7,14 @@
  * guarded one.
  */
 import { lstatSync, type Stats } from "node:fs";
+import { LruCache } from "../../core/lru.js";
 import { identity } from "./sys.js";
 
-/** Identities kept per guard set; past it the oldest are forgotten (each look adds at most one per place). */
+/** Identities kept per guard set; past it the least recently seen are forgotten (each look adds at most one per place). */
 const MAX_IDENTITIES = 4096;
 
 export class Guards {
-  private readonly seen = new Map<string, string>();
+  private readonly seen = new LruCache<string, string>(MAX_IDENTITIES);
   /** What the first look found: never forgotten. */
   private readonly first = new Map<string, string>();
 
@@ -39,14 +40,8 @@ export class Guards {
   private record(stats: (Stats | null)[]): void {
     stats.forEach((st, i) => {
       if (st === null) return;
-      const id = identity(st);
-      this.seen.delete(id);
-      this.seen.set(id, this.places[i]!);
+      this.seen.set(identity(st), this.places[i]!);
     });
-    for (const oldest of this.seen.keys()) {
-      if (this.seen.size <= MAX_IDENTITIES) break;
-      this.seen.delete(oldest);
-    }
   }
 
   /** The place a file or directory is, by identity. */
@@ -55,9 +50,11 @@ export class Guards {
     return this.first.get(id) ?? this.seen.get(id);
   }
 
-  /** The place `path` is, or is under, by path. */
+  /** The place `path` is, or is under, by path: the innermost when places nest (`.git/hooks` rather than `.git`). */
   containing(path: string): string | undefined {
-    return this.places.find((p) => path === p || path.startsWith(p + "/"));
+    let found: string | undefined;
+    for (const p of this.places) if ((path === p || path.startsWith(p + "/")) && (found === undefined || p.length > found.length)) found = p;
+    return found;
   }
 }
 

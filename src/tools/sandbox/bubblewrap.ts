@@ -26,13 +26,14 @@
  *   always, and a watch on bytes written, CPU time and protected paths (monitor.ts).
  */
 import { closeSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { NoEffectError } from "../../core/errors.js";
 import { HOME, pathArgs, SECCOMP_FD, setprivArgs, systemArgs, tmpArgs } from "./bwrap-args.js";
 import { admit, missingBinary, missingSetpriv, spawnOnce, unsupportedArch } from "./bwrap-process.js";
 import { createRunCgroup, findCgroupBases, type CgroupBases } from "./cgroup.js";
 import { handOver } from "./handover.js";
 import { limitedArgv, limitedBash, sandboxEnv, type EnvelopeRun, type ExtraFd, type LaunchPlan, type SandboxLauncher } from "./launcher.js";
-import { startMonitor, type Monitor } from "./monitor.js";
+import { diskUsed, startMonitor, type Monitor } from "./monitor.js";
 import { changedPaths, openWorkspaceRoot, protect } from "./protect.js";
 import { RESTORE_SCRIPT, restoreProtected } from "./restore.js";
 import { seccompArch, seccompProgram } from "./seccomp.js";
@@ -103,11 +104,15 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
     if (!pending) {
       pending = (async () => {
         if (statSync(run.workspace).uid === user.uid) return;
-        const keep = [...(run.hidden ?? []), ...(run.readOnly ?? [])];
+        // The repository's .git is read-only as a whole, but its ordinary content (objects, refs,
+        // index) is handed over like the rest, so that an operator who lets the agent commit
+        // later finds it writable; the entries listed under it (hooks, config) keep their owner.
+        const gitDir = join(run.workspace, ".git");
+        const keep = [...(run.hidden ?? []), ...(run.readOnly ?? []).filter((p) => p !== gitDir)];
         const n = await handOver(run.workspace, user, keep);
         warn(
           `[toolgate] toolgate runs as root, so its sandbox runs as uid ${user.uid}:${user.gid} (nothing the sandbox makes can act as root on the host). ` +
-            `The workspace ${run.workspace} was root's: ${n.changed} entries owned by root now belong to ${user.uid}:${user.gid} (hidden and protected paths keep their owner${n.failed ? `; ${n.failed} could not be changed` : ""}). ` +
+            `The workspace ${run.workspace} was root's: ${n.changed} entries owned by root now belong to ${user.uid}:${user.gid} (hidden and protected paths keep their owner, the repository's .git folder only for the entries listed under it${n.linked ? `; ${n.linked} files with more than one hard link keep theirs, since another of their names may be outside the workspace` : ""}${n.failed ? `; ${n.failed} could not be changed` : ""}). ` +
             "Choose the uid with the sandbox user option, or keep ownership with chownWorkspace: false (the sandbox then writes only what that uid may).",
         );
       })();
@@ -205,6 +210,7 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
           maxCpuSeconds: run.limits.max_cpu_seconds,
           watched: protection.watched,
           stop,
+          diskUsed: writable ? () => diskUsed(run.workspace) : null,
         });
       },
       async finish({ stopped, ran }) {

@@ -20,6 +20,9 @@ export const HOME = "/home/sandbox";
 const SYSTEM_DIRS = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 const ETC_FILES = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/passwd", "/etc/group", "/etc/localtime", "/etc/nsswitch.conf", "/etc/gitconfig"];
 
+/** `safe.directory=*` as command-line git config (git honours that setting only from there, the system or the global file). */
+const SAFE_DIRECTORY = { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "safe.directory", GIT_CONFIG_VALUE_0: "*" };
+
 /** The fd bwrap reads the seccomp program from (`--seccomp 3`); the child's first extra descriptor. */
 export const SECCOMP_FD = 3;
 
@@ -30,6 +33,11 @@ export function systemArgs(readOnlyPaths: readonly string[], asRoot: boolean): s
     : ["--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL"];
   const args = [...namespaces, "--die-with-parent", "--new-session", "--clearenv"];
   for (const [k, v] of Object.entries(sandboxEnv(HOME))) args.push("--setenv", k, v);
+  // git refuses a repository another user owns ("dubious ownership"): inside the envelope the
+  // sandbox user's git may use the workspace's repository whoever owns it (a root-owned .git kept
+  // from the handover, chownWorkspace false). What that check guards against, a repository's
+  // hooks and config run by another user, runs here inside the sandbox only.
+  args.push(...Object.entries(SAFE_DIRECTORY).flatMap(([k, v]) => ["--setenv", k, v]));
   args.push("--ro-bind", "/usr", "/usr");
   for (const dir of SYSTEM_DIRS) {
     const stat = lstatOrNull(dir);

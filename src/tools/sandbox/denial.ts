@@ -3,20 +3,32 @@
  * observation can say "the sandbox denied this" and the model does not retry blindly: from the
  * command's own messages, and from what the envelope itself recorded (its cgroups and watch).
  */
+import { join, relative, resolve } from "node:path";
 import type { EnvelopeLimits } from "./launcher.js";
 import type { RunOutcome } from "./run.js";
 
+/** What the envelope denied: the stable codes of bash_execute's `sandbox_denied`. */
+export type SandboxDenialCode =
+  | "read_only_filesystem"
+  | "permission_denied"
+  | "no_network"
+  | "host_service_unreachable"
+  | "not_permitted"
+  | "process_limit"
+  | "file_size_limit"
+  | "memory_limit"
+  | "cpu_limit"
+  | "disk_limit"
+  /** A protected path the command created or replaced, or a write refused in the repository's read-only .git. */
+  | "protected_path";
+
 export interface SandboxDenial {
-  /**
-   * Stable code: read_only_filesystem · permission_denied · no_network · host_service_unreachable · not_permitted ·
-   * process_limit · file_size_limit · memory_limit · cpu_limit · disk_limit · protected_path.
-   */
-  code: string;
+  code: SandboxDenialCode;
   message: string;
 }
 
 interface Rule {
-  code: string;
+  code: SandboxDenialCode;
   pattern: RegExp;
   message: (workspace: string, limits: EnvelopeLimits) => string;
 }
@@ -55,6 +67,23 @@ const RULES: Rule[] = [
   },
 ];
 
+/** The path a "…: Read-only file system" message names (git, shells and coreutils quote it with ' " ‘ ’ or `, or not at all). */
+const READ_ONLY_PATH = /([^\s'"‘’`]+)['"‘’`]?: Read-only file system/g;
+
+/**
+ * The message for a write into the repository's .git where the run keeps it read-only as a
+ * whole (workspace.ts PROTECTED_DEFAULT), so that the model stops retrying git commands that write.
+ */
+const GIT_READ_ONLY =
+  "the repository's .git is read-only in the sandbox (git runs its hooks and config on the host, so a command must not be able to plant them there): git commands that only read work (status, log, diff, show, blame, grep), those that write the repository (add, commit, checkout, switch, stash, fetch, gc) fail here; retrying will not help. " +
+  "Make the changes in the files and leave committing to a person, or the operator lets the agent commit by taking \".git\" out of the catalog's protectedPaths option (toolgate serve --git-writable); its hooks and config stay read-only";
+
+/** Whether `path` (as a command printed it, relative to the workspace or absolute) is the workspace's .git or under it. */
+function inGitDir(path: string, workspace: string): boolean {
+  const rel = relative(workspace, resolve(workspace, path));
+  return rel === ".git" || rel.startsWith(".git/");
+}
+
 const OUT_OF_MEMORY = /Cannot allocate memory|out of memory|MemoryError|std::bad_alloc|JavaScript heap out of memory|memory exhausted/i;
 
 /** 1073741824 → "1 GiB", 10002432 → "9.5 MiB": binary units, exact where they divide, else to a tenth. */
@@ -65,12 +94,12 @@ export function formatBytes(n: number): string {
   return `${n} bytes`;
 }
 
-/** Every envelope denial visible in the outcome, most specific first; empty when none. */
-export function sandboxDenials(outcome: RunOutcome, workspace: string, limits: EnvelopeLimits): SandboxDenial[] {
+/** Every envelope denial visible in the outcome, most specific first; empty when none. `readOnly`: the run's read-only paths. */
+export function sandboxDenials(outcome: RunOutcome, workspace: string, limits: EnvelopeLimits, readOnly: readonly string[] = []): SandboxDenial[] {
   const text = `${outcome.stderr.text}\n${outcome.stdout.text}`;
   const r = outcome.report;
   const found: SandboxDenial[] = [];
-  const add = (code: string, message: string) => found.push({ code, message });
+  const add = (code: SandboxDenialCode, message: string) => found.push({ code, message });
   if (r.protected_changed.length > 0) {
     const [list, one] = [r.protected_changed.join(", "), r.protected_changed.length === 1];
     add(
@@ -79,7 +108,14 @@ export function sandboxDenials(outcome: RunOutcome, workspace: string, limits: E
         (r.protected_unrestored.length ? `. NOT put back: ${r.protected_unrestored.join("; ")}` : ""),
     );
   }
-  for (const rule of RULES) if (rule.pattern.test(text) || (rule.code === "process_limit" && outcome.process_limit_hit)) add(rule.code, rule.message(workspace, limits));
+  const refused = [...text.matchAll(READ_ONLY_PATH)].map((m) => m[1]!);
+  const intoGit = readOnly.includes(join(workspace, ".git")) ? refused.filter((p) => inGitDir(p, workspace)) : [];
+  if (intoGit.length > 0) add("protected_path", GIT_READ_ONLY);
+  for (const rule of RULES) {
+    // A write refused only inside .git is told above; the general message would send the model elsewhere.
+    if (rule.code === "read_only_filesystem" && intoGit.length > 0 && intoGit.length === refused.length) continue;
+    if (rule.pattern.test(text) || (rule.code === "process_limit" && outcome.process_limit_hit)) add(rule.code, rule.message(workspace, limits));
+  }
   if (outcome.signal === "SIGXFSZ" || /File size limit exceeded/.test(text)) {
     add("file_size_limit", `the sandbox's file size limit (${Math.min(limits.max_file_bytes, limits.max_write_bytes)} bytes per file) stopped a write`);
   }

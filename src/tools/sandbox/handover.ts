@@ -3,8 +3,9 @@
  * toolgate runs the sandbox unprivileged (user.ts), and that user must be able to write the tree
  * it works in. Every entry owned by root (uid 0) becomes the sandbox user's (uid and gid); entries
  * of other owners, hidden paths (toolgate's state, key files) and read-only protected paths keep
- * theirs, symlinks are never followed (nor chowned), and other file systems mounted inside the
- * tree are not entered. Afterwards, on the host, those files belong to the sandbox user, as does
+ * theirs, symlinks are never followed (nor chowned), a file with more than one hard link keeps
+ * its owner (another of its names may be outside the workspace: /etc/shadow on the same file
+ * system), and other file systems mounted inside the tree are not entered. Afterwards, on the host, those files belong to the sandbox user, as does
  * everything the sandbox creates.
  *
  * Each entry is opened with O_PATH | O_NOFOLLOW (no I/O, so FIFOs and devices cannot block or
@@ -22,13 +23,15 @@ export interface HandoverCount {
   changed: number;
   /** Entries that could not be changed (removed meanwhile, or refused by the file system). */
   failed: number;
+  /** Root's files left as they were because they have more than one hard link. */
+  linked: number;
 }
 
 /** Entries in flight at once: enough to hide the thread pool's latency, few enough to leave it to others. */
 const PARALLEL = 16;
 
 export async function handOver(root: string, user: SandboxUser, keep: readonly string[]): Promise<HandoverCount> {
-  const count: HandoverCount = { changed: 0, failed: 0 };
+  const count: HandoverCount = { changed: 0, failed: 0, linked: 0 };
   const kept = (p: string) => keep.some((k) => p === k || p.startsWith(k + "/"));
   let rootDev: number | undefined;
   const pending: string[] = [root];
@@ -50,7 +53,8 @@ export async function handOver(root: string, user: SandboxUser, keep: readonly s
       if (st.isSymbolicLink()) return [];
       rootDev ??= st.dev;
       if (st.dev !== rootDev) return [];
-      if (st.uid === 0) {
+      if (st.uid === 0 && !st.isDirectory() && st.nlink > 1) count.linked++;
+      else if (st.uid === 0) {
         try {
           await chown(self, user.uid, user.gid);
           count.changed++;

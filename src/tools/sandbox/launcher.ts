@@ -129,6 +129,8 @@ export function sandboxEnv(home: string): Record<string, string> {
     PAGER: "cat",
     GIT_PAGER: "cat",
     GIT_TERMINAL_PROMPT: "0",
+    // git status and diff skip refreshing the index (a write): the repository's .git may be read-only.
+    GIT_OPTIONAL_LOCKS: "0",
   };
 }
 

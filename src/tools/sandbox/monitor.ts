@@ -14,8 +14,15 @@
  *
  * CPU time is the cgroup's (whole tree, exited processes included) where there is one, else
  * utime + stime + the reaped children's of every live process (/proc/<pid>/stat).
+ *
+ * A backstop for space taken without a write the kernel counts (fallocate, which the seccomp
+ * filter refuses; whatever else may reserve blocks): the used space of the workspace's file
+ * system (statfs) at the start and at each poll. Its growth, less what the other runs watched by
+ * this process wrote meanwhile, past max_write_bytes + DISK_GROWTH_MARGIN at two polls in a row
+ * stops the run as disk_limit too. It is coarse: any other program on the host writing to that file system
+ * during the call counts as well, hence the margin.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statfsSync } from "node:fs";
 import type { StopReason } from "./launcher.js";
 import { changedPaths, type Watched } from "./protect.js";
 
@@ -31,6 +38,22 @@ export interface MonitorOptions {
   watched: readonly Watched[];
   stop: (reason: StopReason) => void;
   interval_ms?: number;
+  /** Bytes used on the workspace's file system now (`diskUsed`), or null for no growth backstop (a read-only run). */
+  diskUsed?: (() => number) | null;
+  /** Growth allowed past maxWriteBytes. Default DISK_GROWTH_MARGIN. */
+  growthMargin?: number;
+}
+
+/** How far the workspace's file system may grow past max_write_bytes in one run before the backstop stops it. */
+export const DISK_GROWTH_MARGIN = 256 * 1024 * 1024;
+
+/** Bytes written by every run this process watches, added up as each poll sees more: what a run's growth check leaves to the others. */
+let writtenByRuns = 0;
+
+/** Bytes used on the file system holding `path` (statfs: blocks in use × block size). */
+export function diskUsed(path: string): number {
+  const st = statfsSync(path);
+  return (st.blocks - st.bfree) * st.bsize;
 }
 
 export interface Monitor {
@@ -43,17 +66,33 @@ const USER_HZ = 100;
 
 export function startMonitor(o: MonitorOptions): Monitor {
   let written = 0;
+  let grown = 0;
+  let lastEstimate = 0;
   let cpu = 0;
   let stopped = false;
+  const usedAtStart = o.diskUsed ? safely(o.diskUsed) : null;
+  const othersAtStart = writtenByRuns;
+  const growthLimit = o.maxWriteBytes + (o.growthMargin ?? DISK_GROWTH_MARGIN);
   const poll = () => {
     if (stopped) return;
     const pids = o.membersFile ? cgroupMembers(o.membersFile) : treePids(o.rootPid);
     const fromCgroup = o.cpuNanos?.() ?? null;
     // Where the cgroup counts CPU time, each process's stat need not be read.
     const perProcess = pids.map((pid) => readProcess(pid, fromCgroup === null));
-    written = Math.max(written, perProcess.reduce((s, p) => s + p.writeBytes, 0));
+    const nowWritten = perProcess.reduce((s, p) => s + p.writeBytes, 0);
+    if (nowWritten > written) writtenByRuns += nowWritten - written;
+    written = Math.max(written, nowWritten);
     cpu = Math.max(cpu, fromCgroup !== null ? fromCgroup / 1e9 : perProcess.reduce((s, p) => s + p.cpuTicks, 0) / USER_HZ);
-    const reason: StopReason | null = written > o.maxWriteBytes ? "disk_limit" : cpu > o.maxCpuSeconds ? "cpu_limit" : changedPaths(o.watched).length > 0 ? "protected_path" : null;
+    const used = usedAtStart !== null ? safely(o.diskUsed!) : null;
+    if (used !== null) {
+      // Held against the run only when two polls in a row see it: another run's writes show on the
+      // file system at once but in its own count only at its next poll.
+      const estimate = used - usedAtStart! - (writtenByRuns - othersAtStart - written);
+      grown = Math.max(grown, Math.min(estimate, lastEstimate));
+      lastEstimate = estimate;
+    }
+    const reason: StopReason | null =
+      written > o.maxWriteBytes || grown > growthLimit ? "disk_limit" : cpu > o.maxCpuSeconds ? "cpu_limit" : changedPaths(o.watched).length > 0 ? "protected_path" : null;
     if (reason) {
       stopped = true;
       clearInterval(timer);
@@ -66,9 +105,19 @@ export function startMonitor(o: MonitorOptions): Monitor {
     end() {
       stopped = true;
       clearInterval(timer);
-      return { written_bytes: written, cpu_seconds: cpu };
+      // Past the backstop, the growth is the figure the denial quotes.
+      return { written_bytes: grown > growthLimit ? Math.max(written, grown) : written, cpu_seconds: cpu };
     },
   };
+}
+
+/** The used bytes, or null when the file system cannot be asked (the backstop then stands aside for the poll). */
+function safely(used: () => number): number | null {
+  try {
+    return used();
+  } catch {
+    return null;
+  }
 }
 
 function cgroupMembers(file: string): number[] {

@@ -20,6 +20,9 @@
  * clone3 (its flags sit in memory a filter cannot read; glibc falls back to clone), openat2 (its
  * mode likewise; callers fall back to openat), io_uring_setup, io_uring_enter, io_uring_register
  * (io_uring performs file operations without passing through this filter).
+ * Refused with EOPNOTSUPP ("not supported by this file system"): fallocate, which reserves disk
+ * blocks without writing them, so the monitor's count of bytes written never sees them; glibc's
+ * posix_fallocate then falls back to writing the blocks, which is counted (monitor.ts).
  * Killed (SIGSYS): a system call of another ABI than the host's — 32-bit x86 (int 0x80) or x32 on
  * x86_64, 32-bit ARM on aarch64 — whose numbers the tables here do not describe.
  *
@@ -40,6 +43,7 @@ const SECCOMP_RET_ERRNO = 0x00050000;
 const SECCOMP_RET_ALLOW = 0x7fff0000;
 const EPERM = 1;
 const ENOSYS = 38;
+const EOPNOTSUPP = 95;
 
 const CLONE_NEW_ANY = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000; // NS CGROUP UTS IPC USER PID NET
 const S_ISUID_OR_GID = 0o4000 | 0o2000;
@@ -59,8 +63,10 @@ export const DENIED_EPERM = [
 ] as const;
 /** Calls refused with ENOSYS, so callers fall back to a call the filter can check. */
 export const DENIED_ENOSYS = ["clone3", "openat2", "io_uring_setup", "io_uring_enter", "io_uring_register"] as const;
+/** Calls refused with EOPNOTSUPP, so callers fall back to writing (which the disk bound counts). */
+export const DENIED_EOPNOTSUPP = ["fallocate"] as const;
 
-type Name = (typeof DENIED_EPERM)[number] | (typeof DENIED_ENOSYS)[number] | "clone" | "ioctl" | "chmod" | "fchmod" | "fchmodat" | "fchmodat2" | "open" | "openat" | "creat" | "mknod" | "mknodat";
+type Name = (typeof DENIED_EPERM)[number] | (typeof DENIED_ENOSYS)[number] | (typeof DENIED_EOPNOTSUPP)[number] | "clone" | "ioctl" | "chmod" | "fchmod" | "fchmodat" | "fchmodat2" | "open" | "openat" | "creat" | "mknod" | "mknodat";
 
 /**
  * System call numbers (arch/x86/entry/syscalls/syscall_64.tbl and include/uapi/asm-generic/unistd.h).
@@ -75,7 +81,7 @@ const TABLES: Record<"x86_64" | "aarch64", Partial<Record<Name, number>>> = {
     bpf: 321, perf_event_open: 298, userfaultfd: 323, io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427,
     kexec_load: 246, kexec_file_load: 320, init_module: 175, finit_module: 313, delete_module: 176, reboot: 169, swapon: 167, swapoff: 168,
     settimeofday: 164, clock_settime: 227, clock_adjtime: 305, adjtimex: 159, syslog: 103, acct: 163, quotactl: 179, quotactl_fd: 443, lookup_dcookie: 212, nfsservctl: 180, uselib: 134, vhangup: 153, iopl: 172, ioperm: 173,
-    open_by_handle_at: 304, openat2: 437, ioctl: 16,
+    open_by_handle_at: 304, openat2: 437, ioctl: 16, fallocate: 285,
     chmod: 90, fchmod: 91, fchmodat: 268, fchmodat2: 452, open: 2, openat: 257, creat: 85, mknod: 133, mknodat: 259,
   },
   aarch64: {
@@ -85,7 +91,7 @@ const TABLES: Record<"x86_64" | "aarch64", Partial<Record<Name, number>>> = {
     bpf: 280, perf_event_open: 241, userfaultfd: 282, io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427,
     kexec_load: 104, kexec_file_load: 294, init_module: 105, finit_module: 273, delete_module: 106, reboot: 142, swapon: 224, swapoff: 225,
     settimeofday: 170, clock_settime: 112, clock_adjtime: 266, adjtimex: 171, syslog: 116, acct: 89, quotactl: 60, quotactl_fd: 443, lookup_dcookie: 18, nfsservctl: 42, vhangup: 58,
-    open_by_handle_at: 265, openat2: 437, ioctl: 29,
+    open_by_handle_at: 265, openat2: 437, ioctl: 29, fallocate: 47,
     fchmod: 52, fchmodat: 53, fchmodat2: 452, openat: 56, mknodat: 33,
   },
 };
@@ -122,6 +128,7 @@ export function seccompProgram(arch: SeccompArch | null = seccompArch()): Buffer
   const nr = (name: Name) => table[name];
   for (const name of DENIED_EPERM) if (nr(name) !== undefined) p.jump("eq", nr(name)!, "eperm");
   for (const name of DENIED_ENOSYS) if (nr(name) !== undefined) p.jump("eq", nr(name)!, "enosys");
+  for (const name of DENIED_EOPNOTSUPP) p.jump("eq", nr(name)!, "eopnotsupp");
   p.jump("eq", nr("clone")!, "clone");
   p.jump("eq", nr("ioctl")!, "ioctl");
   for (const [name, arg] of Object.entries(MODE_ARG) as [Name, number][]) if (nr(name) !== undefined) p.jump("eq", nr(name)!, `mode${arg}`);
@@ -135,6 +142,7 @@ export function seccompProgram(arch: SeccompArch | null = seccompArch()): Buffer
   for (const mode of [1, 2, 3]) p.label(`mode${mode}`).load(argLow(mode)).jump("set", S_ISUID_OR_GID, "eperm").ret(SECCOMP_RET_ALLOW);
   p.label("eperm").ret(SECCOMP_RET_ERRNO | EPERM);
   p.label("enosys").ret(SECCOMP_RET_ERRNO | ENOSYS);
+  p.label("eopnotsupp").ret(SECCOMP_RET_ERRNO | EOPNOTSUPP);
   p.label("kill").ret(SECCOMP_RET_KILL_PROCESS);
   return p.assemble();
 }
@@ -152,4 +160,4 @@ export function seccompData(arch: SeccompArch, name: Name | number, args: number
   return data;
 }
 
-export const SECCOMP_ACTIONS = { allow: SECCOMP_RET_ALLOW, eperm: SECCOMP_RET_ERRNO | EPERM, enosys: SECCOMP_RET_ERRNO | ENOSYS, kill: SECCOMP_RET_KILL_PROCESS };
+export const SECCOMP_ACTIONS = { allow: SECCOMP_RET_ALLOW, eperm: SECCOMP_RET_ERRNO | EPERM, enosys: SECCOMP_RET_ERRNO | ENOSYS, eopnotsupp: SECCOMP_RET_ERRNO | EOPNOTSUPP, kill: SECCOMP_RET_KILL_PROCESS };

@@ -94,7 +94,9 @@ describe("toolgate approvals", () => {
     expect((await runCommand(register, ["approvals", "list", "--store", url, "--state", "done"])).error?.message).toBe(
       `--state must be one of pending, approved, denied, consumed; received "done"`,
     );
-    expect((await runCommand(register, ["approvals", "list", "--store", url, "--limit", "0"])).error?.message).toBe(`--limit must be a positive integer; received "0"`);
+    for (const text of ["0", "1e2", "-3"]) {
+      expect((await runCommand(register, ["approvals", "list", "--store", url, "--limit", text])).error?.message).toBe(`--limit must be a positive integer; received ${JSON.stringify(text)}`);
+    }
     expect((await runCommand(register, ["approvals", "approve", "ap_x", "--store", url])).error?.message).toBe(
       "approval ap_x does not exist; run `toolgate approvals list` to see the ids",
     );

@@ -146,6 +146,8 @@ describe("toolgate records", () => {
     const err = async (argv: string[]) => (await runCommand(register, ["records", ...argv, "--store", url])).error?.message;
     expect(await err(["list", "--state", "done"])).toMatchInlineSnapshot(`"--state must be one of in_flight, completed, in_doubt; received "done""`);
     expect(await err(["list", "--limit", "x"])).toMatchInlineSnapshot(`"--limit must be a positive integer; received "x""`);
+    // Read by cli/whole-number.ts like every whole-number flag: digits only.
+    for (const text of ["0", "2.5", "1e2", "0x10"]) expect(await err(["list", "--limit", text])).toBe(`--limit must be a positive integer; received ${JSON.stringify(text)}`);
     expect(await err(["settle", "k", "--outcome", "maybe"])).toMatchInlineSnapshot(`"--outcome must be applied or not_applied; received "maybe""`);
     expect(await err(["settle", "k", "--outcome", "not_applied", "--result", "1"])).toMatchInlineSnapshot(
       `"--result goes only with --outcome applied: a call that did not apply has no result"`,

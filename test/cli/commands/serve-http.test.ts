@@ -1,5 +1,9 @@
-/** `toolgate serve --http` shutting down cleanly on SIGTERM: in-flight calls answered, or aborted after the grace. */
+/**
+ * `toolgate serve --http` shutting down cleanly on SIGTERM (in-flight calls answered, or aborted
+ * after the grace), and its HTTP bounds and audit as set from the command line.
+ */
 import { spawn } from "node:child_process";
+import net from "node:net";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
@@ -8,6 +12,18 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { defaultStateDir } from "../../../src/state/location.js";
 import { projectRoot } from "../../support/require.js";
 import { executions, ids, obsOf, started, tempDir, until } from "../../mcp/support.js";
+import { inSession, open, request } from "../../mcp/transports/raw-http.js";
+
+/** A raw TCP connection to the loopback `port` that sends nothing; `answer` is what arrives. */
+async function connected(port: number): Promise<net.Socket & { answer: string }> {
+  const s = Object.assign(net.connect(port, "127.0.0.1"), { answer: "" });
+  onTestFinished(() => void s.destroy());
+  s.setEncoding("utf8");
+  s.on("data", (d: string) => (s.answer += d));
+  s.on("error", () => {});
+  await new Promise((resolve) => s.once("connect", resolve));
+  return s;
+}
 
 /** `toolgate serve --http` on an ephemeral port, killed if a test fails midway. */
 async function spawnServe(args: string[], env: Record<string, string> = {}) {
@@ -74,5 +90,30 @@ describe("toolgate serve --http", { timeout: 180_000 }, () => {
     const audit = readFileSync(join(defaultStateDir(dir), "audit.jsonl"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as { call_id: string; outcome: string; record_state: string });
     expect(audit).toEqual([expect.objectContaining({ call_id: "term-abort-1", outcome: "tool_failed", record_state: "IN_DOUBT" })]);
     await client.close().catch(() => {});
+  });
+  it("bounds connections per peer with --max-connections-per-peer, and writes the audit line of a call whose arguments cannot be serialised", async () => {
+    const dir = tempDir("serve-bounds");
+    const { url, child, exited } = await spawnServe(["--catalog", "test/mcp/fixtures/notes-catalog.ts", "--workspace", dir, "--max-connections-per-peer", "2"], { NOTES_DIR: dir });
+    const endpoint = new URL(url);
+    const held = [await connected(Number(endpoint.port)), await connected(Number(endpoint.port))];
+    const extra = await connected(Number(endpoint.port));
+    await new Promise((resolve) => (extra.destroyed ? resolve(null) : extra.once("close", resolve)));
+    expect(extra.answer).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n[^]*too many connections from this machine's clients \(every loopback client counts as one peer\): 2 are open, the most --max-connections-per-peer allows \(2\)/);
+    await Promise.all(held.map((s) => new Promise((resolve) => (s.once("close", resolve), s.destroy()))));
+    // The server sees the two close a moment after this side does: a refused attempt is retried.
+    let sid: string | undefined;
+    while (sid === undefined) sid = await open(endpoint).catch(() => undefined);
+    const nested = "[".repeat(100_000) + "]".repeat(100_000);
+    const deep = await request(endpoint, { headers: inSession(sid), body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"note_read","arguments":{"name":${nested}},"_meta":{"toolgate/call_id":"deep-1"}}}` });
+    expect(deep.body).toContain('"code":"invalid_arguments"');
+    const ok = await request(endpoint, { headers: inSession(sid), body: JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "note_read", arguments: { name: "a" }, _meta: { "toolgate/call_id": "read-1" } } }) });
+    expect(ok.body).toContain('"ok":true');
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    const audit = readFileSync(join(defaultStateDir(dir), "audit.jsonl"), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as { call_id: string; outcome: string; arguments_unrecorded?: string });
+    expect(audit).toEqual([
+      expect.objectContaining({ call_id: "deep-1", outcome: "invalid_arguments", argument_tokens: 0, arguments_unrecorded: expect.stringMatching(/^arguments nested 100001 levels deep, deeper than the audit serialises/) }),
+      expect.objectContaining({ call_id: "read-1", outcome: "ok" }),
+    ]);
   });
 });

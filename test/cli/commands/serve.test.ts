@@ -9,9 +9,14 @@ import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import { codingCatalogOptions } from "../../../src/cli/commands/serve.js";
+import { prepareState } from "../../../src/cli/host/gateway-settings.js";
 import { defaultStateDir } from "../../../src/state/location.js";
+import { PROTECTED_DEFAULT } from "../../../src/tools/workspace.js";
+import { cli } from "../../support/cli.js";
 import { binaryAvailable, projectRoot } from "../../support/require.js";
 import { executions, ids, obsOf, started, tempDir, textOf, until } from "../../mcp/support.js";
+import { userHome } from "../../state/support.js";
 
 const NOTES_CATALOG = join(projectRoot, "test/mcp/fixtures/notes-catalog.ts");
 const open: Client[] = [];
@@ -276,5 +281,22 @@ describe("toolgate serve over raw stdio: a client that writes and hangs up", { t
     const answers = stdout.trim().split("\n").map((l) => JSON.parse(l) as { id: number; result?: { structuredContent?: unknown } });
     expect(answers.find((a) => a.id === 2)?.result?.structuredContent).toEqual({ name: "h", lines: 1 });
     expect(executions(notes)).toEqual(["note_slow h"]);
+  });
+});
+
+describe("toolgate serve --git-writable", () => {
+  it("takes the repository's .git out of the coding catalog's protected list; its hooks and config stay in it", () => {
+    const ws = tempDir("ws");
+    const { protectedPaths } = codingCatalogOptions(ws, prepareState({ workspace: ws, env: userHome() }), true);
+    expect(PROTECTED_DEFAULT[0]).toBe(".git");
+    expect(protectedPaths).toEqual(PROTECTED_DEFAULT.filter((p) => p !== ".git"));
+    expect(protectedPaths).toEqual(expect.arrayContaining([".git/hooks", ".git/config"]));
+    expect(codingCatalogOptions(ws, prepareState({ workspace: ws, env: userHome() }))).toEqual({ workspace: ws });
+  });
+
+  it("with --catalog it is refused before anything starts, saying why", async () => {
+    const r = await cli("serve", "--workspace", tempDir("ws"), "--catalog", NOTES_CATALOG, "--git-writable");
+    expect([r.code, r.out]).toEqual([2, ""]);
+    expect(r.err).toContain("--git-writable configures the built-in coding tools and means nothing with --catalog (a catalog module sets its own protectedPaths); drop one of the two");
   });
 });

@@ -28,12 +28,17 @@ describe("serve/proxy HTTP and approval flags", () => {
       await cli("serve", "--allow-origin", "http://localhost:6274"),
       await cli("serve", "--http", "127.0.0.1:0", "--allow-origin", "localhost:6274/app"),
       await cli("serve", "--http", "127.0.0.1:0", "--max-sessions", "0"),
+      await cli("serve", "--http", "127.0.0.1:0", "--max-connections-per-peer", "many"),
+      await cli("serve", "--max-connections", "10"),
     ];
     expect(runs.map((r) => [r.code, r.out, r.err])).toEqual([
       [2, "", 'toolgate: --approve-via must be one of cli, elicitation, both; received "anyone"; example --approve-via cli [bad_flag]\n'],
       [2, "", "toolgate: --allow-origin applies to Streamable HTTP: add --http HOST:PORT, or drop it [bad_flag]\n"],
       [2, "", 'toolgate: --allow-origin must be an http or https origin with no path, e.g. http://localhost:6274; received "localhost:6274/app" [bad_flag]\n'],
       [2, "", 'toolgate: --max-sessions must be a whole number of at least 1; received "0"; example --max-sessions 64 [bad_flag]\n'],
+      [2, "", 'toolgate: --max-connections-per-peer must be a whole number of at least 1; received "many"; example --max-connections-per-peer 64 [bad_flag]\n'],
+      [2, "", "toolgate: --max-connections applies to Streamable HTTP: add --http HOST:PORT, or drop it [bad_flag]\n"],
     ]);
+    expect(parseHttpFlags({ maxConnections: "200", maxConnectionsPerPeer: "8" }, { host: "127.0.0.1" }, false).http).toEqual({ maxConnections: 200, maxConnectionsPerPeer: 8 });
   });
 });

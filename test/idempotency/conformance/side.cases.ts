@@ -97,7 +97,7 @@ export function sideCases(c: ConformanceContext): void {
       expect(await c.store().approvals.update(c.key("appr-ghost"), "pending", { state: "approved" })).toBeNull();
     });
 
-    it("createOrReuse returns the approval still pending for the same call; another call, a decision or expiry makes a new one", async () => {
+    it("createOrReuse returns the approval still live for the same call; another call, a denial or expiry makes a new one", async () => {
       const t = Date.now();
       const traj = c.key("appr-reuse-traj");
       const mine = (id: string, at: number, extra: Partial<ApprovalRecord> = {}) => approval(c.key(id), at, { trajectory_id: traj, ...extra });
@@ -114,10 +114,26 @@ export function sideCases(c: ConformanceContext): void {
       // Expired at `now` (now ≥ expires_at): a new approval.
       const late = mine("appr-r-late", first.expires_at);
       expect((await c.store().approvals.createOrReuse(late, first.expires_at)).id).toBe(late.id);
-      // Decided: a new approval.
+      // Denied: a new approval.
       await c.store().approvals.update(late.id, "pending", { state: "denied", decided_at: late.created_at + 1, note: "no" });
       const after = mine("appr-r-after", late.created_at + 2);
       expect((await c.store().approvals.createOrReuse(after, late.created_at + 2)).id).toBe(after.id);
+    });
+
+    it("createOrReuse returns an approved or consumed approval of the same call until it expires", async () => {
+      const t = Date.now();
+      const traj = c.key("appr-live-traj");
+      const mine = (id: string, at: number) => approval(c.key(id), at, { trajectory_id: traj });
+      const first = mine("appr-live-0", t);
+      await c.store().approvals.createOrReuse(first, t);
+      const approved = await c.store().approvals.update(first.id, "pending", { state: "approved", decided_at: t + 1, approver: "cli:ops", note: null });
+      expect(await c.store().approvals.createOrReuse(mine("appr-live-1", t + 2), t + 2)).toEqual(approved);
+      const consumed = await c.store().approvals.update(first.id, "approved", { state: "consumed" });
+      expect(await c.store().approvals.createOrReuse(mine("appr-live-2", t + 3), first.expires_at - 1)).toEqual(consumed);
+      for (const id of ["appr-live-1", "appr-live-2"]) expect(await c.store().approvals.get(c.key(id))).toBeNull();
+      // At expires_at it is no longer live: a new approval.
+      const next = mine("appr-live-3", first.expires_at);
+      expect((await c.store().approvals.createOrReuse(next, first.expires_at)).id).toBe(next.id);
     });
 
     it(`${c.concurrency} concurrent createOrReuse of one call share one approval`, async () => {

@@ -10,7 +10,8 @@ import type { Gateway } from "../../../src/runtime/types.js";
 import type { Store } from "../../../src/idempotency/store.js";
 import { createMcpServer } from "../../../src/mcp/server/server.js";
 import catalog from "../fixtures/notes-catalog.js";
-import { executions, ids, obsOf, tempDir, textOf } from "../support.js";
+import { executions, ids, obsOf, tempDir, textOf, until } from "../support.js";
+import { createMemoryAuditSink } from "../../../src/runtime/audit.js";
 
 const KEY = Buffer.alloc(32, 7).toString("base64");
 
@@ -267,30 +268,30 @@ describe("A3 approval", () => {
     expect(approval).toMatchObject({ state: "consumed", approver: 'elicitation:stdio client [unverified name "test-client"]', note: "fine" });
   });
 
-  it("two identical calls asked at once share one approval: one runs, the other gets a tool result, not a protocol error", async () => {
-    let release: () => void = () => {};
-    const bothAsked = new Promise<void>((r) => (release = r));
+  it("two identical calls with call ids of their own, at once: one prompt, one runs, the other gets a tool result, not a protocol error", async () => {
     let asked = 0;
+    let answer: (r: ElicitResult) => void = () => {};
     store = await openStore("memory:");
-    gateway = createGateway({ tools: catalog, store, audit: false });
+    const audit = createMemoryAuditSink();
+    gateway = createGateway({ tools: catalog, store, audit });
     const server = createMcpServer(gateway);
     const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     client = new Client({ name: "test-client", version: "1.0.0" }, { capabilities: { elicitation: { form: {} } } });
-    client.setRequestHandler(ElicitRequestSchema, async () => {
-      if (++asked === 2) release();
-      await bothAsked;
-      return { action: "accept" };
-    });
+    client.setRequestHandler(ElicitRequestSchema, () => (asked++, new Promise<ElicitResult>((r) => (answer = r))));
     await client.connect(clientSide);
-    const results = await Promise.all([
-      client.callTool({ name: "note_delete", arguments: { name: "twice" } }),
-      client.callTool({ name: "note_delete", arguments: { name: "twice" } }),
+    const both = Promise.all([
+      client.callTool({ name: "note_delete", arguments: { name: "twice" }, _meta: ids("d1") }),
+      client.callTool({ name: "note_delete", arguments: { name: "twice" }, _meta: ids("d2") }),
     ]);
-    expect(asked).toBe(2);
+    // Both share the pending approval; the second waits for the first's prompt instead of asking again.
+    await until(() => asked === 1 && audit.records.length === 2);
+    answer({ action: "accept" });
+    const results = await both;
+    expect(asked).toBe(1);
     expect(results.filter((r) => r.isError !== true)).toHaveLength(1);
     const refused = results.find((r) => r.isError === true)!;
-    expect(obsOf(refused).ok).toBe(false);
+    expect([obsOf(refused).ok, obsOf(refused).error?.code]).toEqual([false, "approval_invalid"]);
     expect(executions(notes)).toEqual(["note_delete twice"]);
     expect(await gateway.approvals.list({ state: "pending" })).toHaveLength(0);
   });

@@ -4,7 +4,6 @@
  * than the bounds, slow requests, another caller's session id, a network bind without keys,
  * session ids in the audit, and a client approving its own destructive call.
  */
-import http from "node:http";
 import net from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -14,11 +13,13 @@ import { createGateway } from "../../../src/runtime/gateway.js";
 import { createMemoryAuditSink } from "../../../src/runtime/audit.js";
 import { openStore } from "../../../src/idempotency/open.js";
 import { keyRingFromMap } from "../../../src/capability/keys.js";
+import { createCapabilityAuthority } from "../../../src/capability/authority.js";
 import type { Gateway } from "../../../src/runtime/types.js";
 import type { Store } from "../../../src/idempotency/store.js";
 import { serveHttp, type HttpHandle, type HttpOptions } from "../../../src/mcp/transports/http.js";
 import catalog from "../fixtures/notes-catalog.js";
 import { executions, obsOf, tempDir } from "../support.js";
+import { errorOf, INIT, JSON_HEADERS, list as listAt, open as openAt, request } from "./raw-http.js";
 
 let store: Store;
 let gateway: Gateway;
@@ -51,44 +52,11 @@ afterEach(async () => {
   await gateway?.close();
 });
 
-interface Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-/** One request with exactly these headers (Host and Origin included), on its own connection. */
-function request(url: URL, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: options.method ?? "POST", agent: false, headers: options.headers ?? {} }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (d: string) => (body += d));
-      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body }));
-    });
-    req.on("error", reject);
-    req.end(options.body);
-  });
-}
-
-const INIT = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
-const JSON_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
-
 /** A raw initialize (+ initialized) as `headers` describe the caller; the new session's id. */
-async function open(headers: Record<string, string> = {}): Promise<string> {
-  const init = await request(server!.url, { headers: { ...JSON_HEADERS, ...headers }, body: INIT });
-  expect(init.status).toBe(200);
-  const sid = init.headers["mcp-session-id"] as string;
-  const done = await request(server!.url, { headers: { ...JSON_HEADERS, ...headers, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" }, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) });
-  expect(done.status).toBe(202);
-  return sid;
-}
+const open = (headers: Record<string, string> = {}) => openAt(server!.url, headers);
 
 /** tools/list in session `sid` as the caller `headers` describe; the answer. */
-const list = (sid: string, headers: Record<string, string> = {}) =>
-  request(server!.url, { headers: { ...JSON_HEADERS, ...headers, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" }, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }) });
-
-const errorOf = (a: Answer) => (JSON.parse(a.body) as { error: { code: number; message: string } }).error;
+const list = (sid: string, headers: Record<string, string> = {}) => listAt(server!.url, sid, headers);
 
 async function connect(options: { headers?: Record<string, string>; answer?: () => { action: "accept" | "decline" } } = {}): Promise<{ client: Client; asked: () => number }> {
   let asked = 0;
@@ -110,7 +78,10 @@ describe("Origin", () => {
     expect(JSON.parse(evil.body)).toEqual({
       jsonrpc: "2.0",
       id: null,
-      error: { code: -32000, message: 'Origin "https://evil.example" is not allowed: a web page may call this endpoint only from an origin the operator allowed; to allow this one, start toolgate with --allow-origin https://evil.example' },
+      error: {
+        code: -32000,
+        message: `Origin "https://evil.example" is not allowed: a web page may call this endpoint only from its own origins (http://127.0.0.1:${server!.url.port}, http://localhost:${server!.url.port}, http://[::1]:${server!.url.port}) or one the operator allowed with --allow-origin; to allow this one, start toolgate with --allow-origin https://evil.example`,
+      },
     });
     for (const origin of ["null", "http://localhost:6275", "file://"]) expect((await request(server!.url, { headers: { ...JSON_HEADERS, origin }, body: INIT })).status).toBe(403);
     expect(server!.sessions).toBe(0);
@@ -118,6 +89,70 @@ describe("Origin", () => {
       const ok = await request(server!.url, { headers: { ...JSON_HEADERS, ...(origin ? { origin } : {}) }, body: INIT });
       expect([origin, ok.status]).toEqual([origin, 200]);
     }
+  });
+  it("accepts only the server's exact own origins and --allow-origin ones: no other loopback address or port, no look-alike name", async () => {
+    await start({ allowOrigins: ["http://localhost:6274"] });
+    const port = Number(server!.url.port);
+    const hostile = [
+      `http://127.0.0.2:${port}`,
+      `http://127.1.2.3:${port}`,
+      `http://[::ffff:127.0.0.2]:${port}`,
+      `http://0.0.0.0:${port}`,
+      `http://localhost:${port + 1}`,
+      `http://127.0.0.1:${port + 1}`,
+      `http://localhost.evil.com:${port}`,
+      `http://localhost.:${port}`,
+      `https://localhost:${port}`,
+      `http://localhost:${port}/mcp`,
+      `http://user@localhost:${port}`,
+      "http://localhost:6274.evil.com",
+      "http://localhost.:6274",
+      "null",
+      "",
+    ];
+    for (const origin of hostile) {
+      const a = await request(server!.url, { headers: { ...JSON_HEADERS, origin }, body: INIT });
+      expect([origin, a.status]).toEqual([origin, 403]);
+      expect(errorOf(a).message).toContain(`Origin ${JSON.stringify(origin)} is not allowed: `);
+      expect(errorOf(a).message).toContain("--allow-origin");
+    }
+    expect(errorOf(await request(server!.url, { headers: { ...JSON_HEADERS, origin: "null" }, body: INIT })).message).toBe(
+      `Origin "null" is not allowed: it is not an http or https origin (scheme://host:port, nothing after), so no --allow-origin can allow it; a web page may call this endpoint only from its own origins (http://127.0.0.1:${port}, http://localhost:${port}, http://[::1]:${port}) or one the operator allowed with --allow-origin`,
+    );
+    expect(server!.sessions).toBe(0);
+    // Scheme and host compare without case and a default port is no port, as browsers serialise them.
+    const own = [`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`, `HTTP://LOCALHOST:${port}`, "http://localhost:6274", "http://LocalHost:6274"];
+    for (const origin of own) {
+      const a = await request(server!.url, { headers: { ...JSON_HEADERS, origin }, body: INIT });
+      expect([origin, a.status]).toEqual([origin, 200]);
+    }
+  });
+
+  it("on another loopback bind, its own address is an own origin and the rest of 127.0.0.0/8 is not", async () => {
+    await start({ host: "127.0.0.2" });
+    const port = Number(server!.url.port);
+    for (const origin of [`http://127.0.0.3:${port}`, `http://127.0.0.2:${port + 1}`]) expect((await request(server!.url, { headers: { ...JSON_HEADERS, origin }, body: INIT })).status).toBe(403);
+    for (const origin of [`http://127.0.0.2:${port}`, `http://127.0.0.1:${port}`, `http://localhost:${port}`]) expect((await request(server!.url, { headers: { ...JSON_HEADERS, origin }, body: INIT })).status).toBe(200);
+  });
+
+  it("quotes a refused Origin with its control characters escaped", async () => {
+    await start();
+    const port = Number(server!.url.port);
+    const socket = net.connect(port, "127.0.0.1");
+    sockets.push(socket);
+    let answer = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (d: string) => (answer += d));
+    const body = Buffer.from(INIT);
+    // U+202E (right-to-left override) as UTF-8 bytes; the server reads header bytes as latin1, so 0x80 is a C1 control.
+    const head = Buffer.concat([Buffer.from(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nOrigin: http://ev`), Buffer.from("\u202e", "utf8"), Buffer.from(`il.example\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`)]);
+    socket.end(Buffer.concat([head, body]));
+    await new Promise((resolve) => socket.once("close", resolve));
+    expect(answer).toMatch(/^HTTP\/1\.1 403/);
+    const error = (JSON.parse(answer.slice(answer.indexOf("{"), answer.lastIndexOf("}") + 1)) as { error: { message: string } }).error;
+    // The three latin1 characters of those bytes: â, the C1 control U+0080 (escaped), ®.
+    expect(error.message).toContain('Origin "http://ev\u00e2\\u{0080}\u00aeil.example" is not allowed');
+    expect(error.message).not.toMatch(/[\u0080-\u009f\u202e]/);
   });
 });
 
@@ -141,11 +176,14 @@ describe("Host (DNS rebinding)", () => {
     expect((await request(at, { headers: { ...JSON_HEADERS, host: `evil.example:${port}` }, body: INIT })).status).toBe(403);
     expect((await request(at, { headers: { ...JSON_HEADERS, host: `agents.example.com:${port}` }, body: INIT })).status).toBe(200);
     expect((await request(at, { headers: { ...JSON_HEADERS, host: `127.0.0.1:${port}` }, body: INIT })).status).toBe(200);
+    // An interface's own origin passes; an --allow-host name is a Host, not an origin (that takes --allow-origin).
+    expect((await request(at, { headers: { ...JSON_HEADERS, origin: `http://127.0.0.1:${port}` }, body: INIT })).status).toBe(200);
+    expect((await request(at, { headers: { ...JSON_HEADERS, origin: `http://agents.example.com:${port}` }, body: INIT })).status).toBe(403);
   });
 });
 
 describe("session bounds", () => {
-  it("never holds more than maxSessions: the least recently active idle session makes room", async () => {
+  it("never holds more than maxSessions: the least recently active idle session of the principal makes room (per principal and a bound refusing another principal: http-fairness.test.ts)", async () => {
     await start({ maxSessions: 3 });
     const first = await open();
     const more = [await open(), await open()];
@@ -157,35 +195,6 @@ describe("session bounds", () => {
     for (const sid of [...more, fourth]) expect((await list(sid)).status).toBe(200);
     for (let i = 0; i < 20; i++) await open();
     expect(server!.sessions).toBe(3);
-  });
-
-  it("never holds more than maxSessionsPerClient for one caller, and leaves other callers' sessions alone", async () => {
-    await start({ maxSessionsPerClient: 2 });
-    const alice = { authorization: "Bearer alice-token" };
-    const bob = { authorization: "Bearer bob-token" };
-    const bobs = [await open(bob), await open(bob)];
-    const alices = [await open(alice), await open(alice)];
-    const third = await open(alice);
-    expect(server!.sessions).toBe(4);
-    expect((await list(alices[0]!, alice)).status).toBe(404);
-    for (const sid of [alices[1]!, third]) expect((await list(sid, alice)).status).toBe(200);
-    for (const sid of bobs) expect((await list(sid, bob)).status).toBe(200);
-  });
-
-  it("refuses a new session (429) when every session of the caller has a request open", async () => {
-    await start({ maxSessionsPerClient: 1, maxSessions: 10 });
-    const sid = await open();
-    // An open GET stream keeps the session busy; the server answers its headers at once.
-    const stream = await new Promise<http.IncomingMessage>((resolve, reject) => {
-      const req = http.get(server!.url, { agent: false, headers: { accept: "text/event-stream", "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" } }, resolve);
-      req.on("error", reject);
-    });
-    expect(stream.statusCode).toBe(200);
-    const refused = await request(server!.url, { headers: JSON_HEADERS, body: INIT });
-    expect(refused.status).toBe(429);
-    expect(errorOf(refused).message).toMatch(/^too many sessions for this client: 1 are open \(at most 1\) and each has a request in progress/);
-    expect(refused.headers["retry-after"]).toBe("5");
-    stream.destroy();
   });
 });
 
@@ -303,6 +312,17 @@ describe("A3 approval over HTTP", () => {
     const approver = 'elicitation:peer 127.0.0.1 [unverified name "http-test"]';
     expect(approval).toMatchObject({ state: "consumed", approver });
     expect(audit.records.at(-1)).toMatchObject({ tool: "note_delete", outcome: "ok", approval: { id: approval!.id, channel: "elicitation", approver } });
+  });
+
+  it("with keys, the principal of a session opened with a capability that verifies is its issued grant", async () => {
+    await start({ keys: true, approveVia: "elicitation" });
+    const token = createCapabilityAuthority({ keys: keyRingFromMap({ k1: Buffer.alloc(32, 3).toString("base64") }, "test") }).issue({ rights: ["write"], objects: ["tool:note_delete"], ttl_ms: 60_000 });
+    const { grant } = (await gateway.holder(token))!;
+    const { client } = await connect({ headers: { authorization: `Bearer ${token}` }, answer: () => ({ action: "accept" }) });
+    await client.callTool({ name: "note_delete", arguments: { name: "x" } });
+    const [approval] = await gateway.approvals.list({ limit: 1 });
+    expect(approval!.approver).toBe(`elicitation:capability ${grant} [unverified name "http-test"]`);
+    expect(JSON.stringify([approval, audit.records])).not.toContain(token.split(".").at(-1));
   });
 
   it("with a bearer credential, the principal is the credential's digest, never the credential", async () => {

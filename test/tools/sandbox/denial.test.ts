@@ -33,6 +33,17 @@ describe("sandboxDenials", () => {
     expect(codes(outcome("", { process_limit_hit: true }))).toEqual(["process_limit"]);
   });
 
+  it("a write refused in the repository's .git, where the run keeps it read-only as a whole, is told as such; elsewhere, or with only parts of .git protected, it is a read-only write", () => {
+    const whole = ["/ws/.git"];
+    const git = (stderr: string, readOnly: string[]) => sandboxDenials(outcome(stderr), "/ws", limits, readOnly).map((d) => d.code);
+    expect(git("fatal: Unable to create '/ws/.git/index.lock': Read-only file system", whole)).toEqual(["protected_path"]);
+    expect(git("error: could not lock config file .git/config: Read-only file system", whole)).toEqual(["protected_path"]);
+    expect(git("mkdir: cannot create directory ‘.git/x’: Read-only file system\ntouch: cannot touch '/usr/x': Read-only file system", whole)).toEqual(["protected_path", "read_only_filesystem"]);
+    expect(git("fatal: Unable to create '/other/.git/index.lock': Read-only file system", whole)).toEqual(["read_only_filesystem"]);
+    expect(git("error: could not lock config file .git/config: Read-only file system", ["/ws/.git/config"])).toEqual(["read_only_filesystem"]);
+    expect(sandboxDenials(outcome("fatal: Unable to create '/ws/.git/index.lock': Read-only file system"), "/ws", limits, whole)[0]!.message).toContain("toolgate serve --git-writable");
+  });
+
   it("says nothing about an ordinary failure", () => {
     expect(codes(outcome("error TS2322: Type 'string' is not assignable to type 'number'."))).toEqual([]);
   });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { BpfProgram, runBpf } from "../../../src/tools/sandbox/bpf.js";
-import { DENIED_ENOSYS, DENIED_EPERM, SECCOMP_ACTIONS, seccompData, seccompProgram, type SeccompArch } from "../../../src/tools/sandbox/seccomp.js";
+import { DENIED_ENOSYS, DENIED_EOPNOTSUPP, DENIED_EPERM, SECCOMP_ACTIONS, seccompData, seccompProgram, type SeccompArch } from "../../../src/tools/sandbox/seccomp.js";
 
-const { allow, eperm, enosys, kill } = SECCOMP_ACTIONS;
+const { allow, eperm, enosys, eopnotsupp, kill } = SECCOMP_ACTIONS;
 const S_ISUID = 0o4000;
 const S_ISGID = 0o2000;
 const O_CREAT = 0o100;
@@ -16,6 +16,11 @@ describe.each<SeccompArch>(["x86_64", "aarch64"])("the seccomp filter on %s", (a
     const missing = arch === "aarch64" ? new Set(["iopl", "ioperm", "uselib"]) : new Set<string>();
     for (const name of DENIED_EPERM) if (!missing.has(name)) expect([name, verdict(name)]).toEqual([name, eperm]);
     for (const name of DENIED_ENOSYS) expect([name, verdict(name)]).toEqual([name, enosys]);
+  });
+
+  it("refuses fallocate with EOPNOTSUPP, whatever its mode (posix_fallocate then writes the blocks)", () => {
+    expect(DENIED_EOPNOTSUPP).toEqual(["fallocate"]);
+    for (const mode of [0, 1 /* FALLOC_FL_KEEP_SIZE */, 0x10 /* FALLOC_FL_ZERO_RANGE */]) expect(verdict("fallocate", [3, mode])).toBe(eopnotsupp);
   });
 
   it("allows what builds use: read, openat without O_CREAT, a plain clone (fork, threads), ioctl TCGETS, chmod 0755", () => {

@@ -44,12 +44,12 @@ export function register(cap: Command): void {
         ...(flags.tool !== undefined ? { tool: flags.tool } : {}),
         ...(flags.args !== undefined ? { args: parseJson(flags.args, "--args") } : {}),
       };
-      const decision = await withStoreFlag(flags.store, flags, (store) => createCapabilityAuthority({ keys, ...(store ? { store } : {}) }).approve(token, request)).catch((err: unknown) => {
+      const decision = await withStoreFlag(flags.store, flags, (store) => createCapabilityAuthority({ keys, ...(store ? { store } : {}) }).authorize(token, request)).catch((err: unknown) => {
         if (!(err instanceof ToolgateError && err.code === "store_required") || flags.store !== undefined) throw err;
         // A budgeted grant without --store: checked against a fresh budget in a throwaway store,
         // as for a grant without a budget, revocation is not checked; stderr says both.
         process.stderr.write("toolgate: without --store, the budget is checked as if nothing had been spent and revocation is not checked; pass --store sqlite: (toolgate serve's store for the workspace) to check both and spend\n");
-        return createCapabilityAuthority({ keys, store: createMemoryStore() }).approve(token, request);
+        return createCapabilityAuthority({ keys, store: createMemoryStore() }).authorize(token, request);
       });
       if (flags.json) printJson(decision);
       else if (decision.allowed) process.stdout.write(`allowed: grant ${decision.grant_id}${decision.remaining_budget !== undefined ? `, budget left ${decision.remaining_budget}` : ""}\n`);

@@ -5,7 +5,7 @@
  */
 import type { SchemaNode, SchemaRule } from "../finding.js";
 import { isPinned, typesOf } from "../util.js";
-import { isRecord } from "../../../core/json.js";
+import { isPlainObject } from "../../../core/json.js";
 import { join } from "../../../core/pointer.js";
 
 /** Formats whose values have a fixed maximum length. */
@@ -53,7 +53,7 @@ export const bounded: SchemaRule = (node, ctx) => {
       }
     } else if (type === "object") {
       const extra = s.additionalProperties;
-      const isMap = isRecord(extra) && Object.keys(extra).length > 0;
+      const isMap = isPlainObject(extra) && Object.keys(extra).length > 0;
       if (isMap && typeof s.maxProperties !== "number") {
         ctx.report({ rule: "TG003", severity: "error", pointer: join(node.pointer, "additionalProperties"), message: `${what} is a map (additionalProperties is a schema) with no maxProperties`, fix: "add \"maxProperties\" with the most entries one call may carry" });
       }

@@ -4,20 +4,20 @@
  */
 import type { SchemaRule } from "../finding.js";
 import { isObjectSchema, isUntyped } from "../util.js";
-import { isRecord } from "../../../core/json.js";
+import { isPlainObject } from "../../../core/json.js";
 import { join } from "../../../core/pointer.js";
 
-const isEmptySchema = (s: unknown) => s === true || (isRecord(s) && Object.keys(s).length === 0);
+const isEmptySchema = (s: unknown) => s === true || (isPlainObject(s) && Object.keys(s).length === 0);
 
 /** TG001: every object shape with declared properties sets `additionalProperties: false` (or `unevaluatedProperties: false`). */
 export const closed: SchemaRule = (node, ctx) => {
   const s = node.schema;
   if (!isObjectSchema(s) || node.role === "allOf") return;
-  const hasProps = isRecord(s.properties) || isRecord(s.patternProperties);
+  const hasProps = isPlainObject(s.properties) || isPlainObject(s.patternProperties);
   if (!hasProps || s.additionalProperties === false || s.unevaluatedProperties === false) return;
   if (isEmptySchema(s.additionalProperties)) return; // an explicit open bag: TG007 says it
-  const names = isRecord(s.properties) ? Object.keys(s.properties) : [];
-  const typedExtra = isRecord(s.additionalProperties);
+  const names = isPlainObject(s.properties) ? Object.keys(s.properties) : [];
+  const typedExtra = isPlainObject(s.additionalProperties);
   ctx.report({
     rule: "TG001",
     severity: "error",
@@ -45,11 +45,11 @@ export const untypedBag: SchemaRule = (node, ctx) => {
     return;
   }
   if (!isObjectSchema(s) || node.role === "allOf") return;
-  const hasProps = isRecord(s.properties) || isRecord(s.patternProperties);
+  const hasProps = isPlainObject(s.properties) || isPlainObject(s.patternProperties);
   const extra = s.additionalProperties;
   if (isEmptySchema(extra)) {
     ctx.report({ rule: "TG007", severity: "error", pointer: join(node.pointer, "additionalProperties"), message: "additionalProperties is open (true or {}), so the object accepts any extra key with any value", fix: "set \"additionalProperties\": false and declare every accepted key in properties" });
-  } else if (!hasProps && !isRecord(extra) && extra !== false && s.unevaluatedProperties !== false && !Array.isArray(s.allOf) && !Array.isArray(s.anyOf) && !Array.isArray(s.oneOf)) {
+  } else if (!hasProps && !isPlainObject(extra) && extra !== false && s.unevaluatedProperties !== false && !Array.isArray(s.allOf) && !Array.isArray(s.anyOf) && !Array.isArray(s.oneOf)) {
     ctx.report({ rule: "TG007", severity: "error", pointer: node.pointer, message: "object declares no properties, so the model can invent any keys and the validator has nothing to check", fix: "declare each field under properties with \"additionalProperties\": false; a tool without arguments uses {\"type\": \"object\", \"properties\": {}, \"additionalProperties\": false}" });
   }
 };

@@ -5,7 +5,7 @@
  */
 import type { SchemaRule } from "../finding.js";
 import { descriptionOf, isObjectSchema } from "../util.js";
-import { isRecord } from "../../../core/json.js";
+import { isPlainObject } from "../../../core/json.js";
 import { join } from "../../../core/pointer.js";
 
 /** A description that says what an absent value means (then an optional field is a deliberate choice). */
@@ -15,12 +15,12 @@ const SAYS_NOT_REQUIRED = /\b(not|isn't|is not) required\b/i;
 
 export const required: SchemaRule = (node, ctx) => {
   const s = node.schema;
-  if (!isObjectSchema(s) || !isRecord(s.properties)) return;
+  if (!isObjectSchema(s) || !isPlainObject(s.properties)) return;
   const req = new Set(Array.isArray(s.required) ? s.required.filter((x): x is string => typeof x === "string") : []);
   for (const [name, raw] of Object.entries(s.properties)) {
     if (req.has(name)) continue;
     const prop = ctx.resolve(raw, join(node.pointer, "properties", name))?.schema ?? raw;
-    if (isRecord(prop) && "default" in prop) continue;
+    if (isPlainObject(prop) && "default" in prop) continue;
     const pointer = join(node.pointer, "properties", name);
     const desc = descriptionOf(raw) || descriptionOf(prop);
     // Cap the text the regexes read: a 5 MB description must not cost more than its first page.
@@ -33,7 +33,7 @@ export const required: SchemaRule = (node, ctx) => {
       ctx.report({ rule: "TG002", severity: "error", pointer, message: `${name} has no default and is not in required, and nothing says what a missing ${name} means`, fix: `add "${name}" to required, or give it a "default" (say in its description what the default means)` });
     }
   }
-  if (isRecord(s.properties) && (s.additionalProperties === false || s.unevaluatedProperties === false) && !isRecord(s.patternProperties)) {
+  if (isPlainObject(s.properties) && (s.additionalProperties === false || s.unevaluatedProperties === false) && !isPlainObject(s.patternProperties)) {
     for (const name of req) {
       if (!(name in s.properties)) {
         ctx.report({ rule: "TG002", severity: "error", pointer: join(node.pointer, "required"), message: `required lists ${name}, which properties does not declare; with additionalProperties: false no call can pass`, fix: `declare ${name} under properties or remove it from required` });

@@ -4,7 +4,7 @@
  * replacement (`old_str`, `new_str`) scales with the change.
  */
 import type { ToolRule } from "../finding.js";
-import { isRecord } from "../../../core/json.js";
+import { isPlainObject } from "../../../core/json.js";
 import { join } from "../../../core/pointer.js";
 import { typesOf } from "../util.js";
 import { declaredReadOnly } from "./effect.js";
@@ -14,16 +14,16 @@ const FILE_ARGUMENT = new Set(["path", "file", "file_path", "filepath", "filenam
 const EXACT_REPLACEMENT = new Set(["old_str", "old_string", "oldstring", "old_text", "oldtext", "search", "find", "edits", "patch", "diff"]);
 
 export const wholeFileRewrite: ToolRule = (tool, ctx) => {
-  if (declaredReadOnly(tool.effect, tool.annotations) || !isRecord(tool.schema) || tool.schemaPointer === null) return;
+  if (declaredReadOnly(tool.effect, tool.annotations) || !isPlainObject(tool.schema) || tool.schemaPointer === null) return;
   const props = tool.schema.properties;
-  if (!isRecord(props)) return;
+  if (!isPlainObject(props)) return;
   const names = Object.keys(props);
   if (names.some((n) => EXACT_REPLACEMENT.has(n.toLowerCase()))) return;
   // A file rewrite: the tool names a file (a path argument or "file" in its name); a comment body is not one.
   if (!names.some((n) => FILE_ARGUMENT.has(n.toLowerCase())) && !/file/i.test(tool.name)) return;
   for (const name of names) {
     const prop = props[name];
-    if (!WHOLE_CONTENT.has(name.toLowerCase()) || !isRecord(prop) || !typesOf(prop).includes("string")) continue;
+    if (!WHOLE_CONTENT.has(name.toLowerCase()) || !isPlainObject(prop) || !typesOf(prop).includes("string")) continue;
     ctx.report({
       rule: "TG008",
       severity: "warning",

@@ -5,17 +5,17 @@
  */
 import type { LintContext, SchemaRule } from "../finding.js";
 import { isObjectSchema, literalOf, typesOf } from "../util.js";
-import { isRecord } from "../../../core/json.js";
+import { isPlainObject } from "../../../core/json.js";
 import { join } from "../../../core/pointer.js";
 
 /** The property every object branch requires with a distinct literal, or undefined. */
 export function discriminatorOf(branches: Record<string, unknown>[], resolve: LintContext["resolve"] = () => undefined): string | undefined {
   const first = branches[0];
-  if (!first || !isRecord(first.properties)) return undefined;
+  if (!first || !isPlainObject(first.properties)) return undefined;
   for (const name of Object.keys(first.properties)) {
     const seen = new Set<string>();
     const ok = branches.every((b) => {
-      if (!isRecord(b.properties) || !Array.isArray(b.required) || !b.required.includes(name)) return false;
+      if (!isPlainObject(b.properties) || !Array.isArray(b.required) || !b.required.includes(name)) return false;
       const prop = b.properties[name];
       const lit = literalOf(resolve(prop, "")?.schema ?? prop);
       if (!lit) return false;
@@ -38,7 +38,7 @@ export const unions: SchemaRule = (node, ctx) => {
     const pointer = join(node.pointer, key);
     const branches = list
       .map((b, i) => ctx.resolve(b, join(pointer, i))?.schema ?? b)
-      .filter(isRecord)
+      .filter(isPlainObject)
       .filter((b) => !isNullOnly(b));
     if (branches.length < 2) continue; // T | null is a nullable value, not a union
     if (branches.every((b) => literalOf(b))) continue; // documented literals: an enum in another spelling

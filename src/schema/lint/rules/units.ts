@@ -4,7 +4,7 @@
  */
 import type { SchemaRule } from "../finding.js";
 import { descriptionOf, isObjectSchema, typesOf, words } from "../util.js";
-import { isRecord } from "../../../core/json.js";
+import { isPlainObject } from "../../../core/json.js";
 import { join } from "../../../core/pointer.js";
 
 /** Name words that denote a measured quantity. */
@@ -20,11 +20,11 @@ const STATES_BASE = /\b(0|1|zero|one)[- ]?(based|indexed)\b|\b(starts?|starting|
 
 export const units: SchemaRule = (node, ctx) => {
   const s = node.schema;
-  if (!isObjectSchema(s) || !isRecord(s.properties)) return;
+  if (!isObjectSchema(s) || !isPlainObject(s.properties)) return;
   for (const [name, raw] of Object.entries(s.properties)) {
     const pointer = join(node.pointer, "properties", name);
     const prop = ctx.resolve(raw, pointer)?.schema ?? raw;
-    if (!isRecord(prop)) continue;
+    if (!isPlainObject(prop)) continue;
     const types = typesOf(prop);
     if (!types.includes("integer") && !types.includes("number")) continue;
     const ws = words(name);

@@ -1,9 +1,11 @@
 /**
- * Reads the runtime's audit trail (`AuditRecord`, one JSON object per line) for the
- * measured forms of the economics commands. A broken line never stops the reading: it is
- * counted and reported with its line number and reason, and the rest is used.
+ * The calls the measured forms of the economics commands read from the runtime's audit trail,
+ * through its one reader (`runtime/audit-reader.ts`): a line is a call when it has every field
+ * they use, else it is a broken line saying which field is wrong.
  */
 import type { AuditRecord } from "../runtime/types.js";
+import { readAuditLines, type BrokenLine } from "../runtime/audit-reader.js";
+import { isPlainObject } from "../core/json.js";
 
 /** The fields the economics read from one audit line; the rest of AuditRecord is ignored. */
 export type AuditCall = Pick<AuditRecord, "trajectory_id" | "turn" | "call_id" | "tool" | "outcome" | "argument_tokens" | "latency_ms"> & {
@@ -12,11 +14,6 @@ export type AuditCall = Pick<AuditRecord, "trajectory_id" | "turn" | "call_id" |
   /** 1-based line number in the file. */
   line: number;
 };
-
-export interface BrokenLine {
-  line: number;
-  reason: string;
-}
 
 export interface AuditRead {
   calls: AuditCall[];
@@ -33,8 +30,8 @@ function describe(value: unknown): string {
 
 /** Checks one parsed line; returns the call or why it is broken. */
 function toCall(value: unknown, line: number): AuditCall | string {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return `expected a JSON object, got ${describe(value)}`;
-  const v = value as Record<string, unknown>;
+  if (!isPlainObject(value)) return `expected a JSON object, got ${describe(value)}`;
+  const v = value;
   for (const f of STRING_FIELDS) {
     if (typeof v[f] !== "string" || v[f] === "") return `field ${f} must be a non-empty string; received ${describe(v[f])}`;
   }
@@ -58,29 +55,8 @@ function toCall(value: unknown, line: number): AuditCall | string {
   };
 }
 
-/** Parses JSON Lines text of audit records. */
+/** Parses JSON Lines text of audit records (`runtime/audit-reader.ts`), keeping what the economics need. */
 export function readAudit(text: string): AuditRead {
-  const calls: AuditCall[] = [];
-  const broken: BrokenLine[] = [];
-  let blank = 0;
-  const lines = text.split("\n");
-  lines.forEach((raw, i) => {
-    const line = i + 1;
-    const body = raw.trim();
-    if (body === "") {
-      blank++;
-      return;
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch (err) {
-      broken.push({ line, reason: `not valid JSON (${(err as Error).message})` });
-      return;
-    }
-    const call = toCall(parsed, line);
-    if (typeof call === "string") broken.push({ line, reason: call });
-    else calls.push(call);
-  });
-  return { calls, broken, blank };
+  const { records, broken, blank } = readAuditLines(text, { record: toCall, notJson: (message) => `not valid JSON (${message})` });
+  return { calls: records, broken, blank };
 }

@@ -6,7 +6,7 @@
  */
 import type { AuthorityLevel } from "../core/tool.js";
 import type { JsonValue } from "../core/json.js";
-import type { Observation, ObservationIssue } from "../core/observation.js";
+import type { Observation, ObservationErrorCode, ObservationIssue } from "../core/observation.js";
 import { fitText, surelyFits, type LineRange } from "./budget.js";
 import { escapeUntrusted } from "./escape.js";
 import { fenceMarks } from "./fence.js";
@@ -154,7 +154,7 @@ export interface ErrorParts {
   tool: string;
   call_id: string;
   authority?: AuthorityLevel;
-  code: string;
+  code: ObservationErrorCode;
   message: string;
   issues?: ObservationIssue[];
   detail?: Record<string, JsonValue>;

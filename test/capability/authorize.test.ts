@@ -20,9 +20,9 @@ function setup() {
 }
 const args = { amount: 5, order: { currency: "usd" } };
 
-describe("approve: each component refuses with a reason a model can act on", () => {
+describe("authorize: each component refuses with a reason a model can act on", () => {
   const { authority, token } = setup();
-  const ask = (req: Partial<Parameters<typeof authority.approve>[1]>) => authority.approve(token, { op: "read", target: "path:/ws/a.txt", args, ...req });
+  const ask = (req: Partial<Parameters<typeof authority.authorize>[1]>) => authority.authorize(token, { op: "read", target: "path:/ws/a.txt", args, ...req });
 
   it("allows a call inside every component", async () => {
     const d = await ask({});
@@ -61,12 +61,12 @@ describe("approve: each component refuses with a reason a model can act on", () 
 
   it("a block naming tool: objects restricts the calling tool", async () => {
     const child = attenuate(token, { objects: ["path:/ws", "tool:file_view"] }, { now: () => T0 });
-    expect(await authority.approve(child, { op: "read", target: "path:/ws/a", tool: "file_view", args })).toMatchObject({ allowed: true });
-    expect(await authority.approve(child, { op: "read", target: "path:/ws/a", tool: "bash_execute", args })).toMatchObject({
+    expect(await authority.authorize(child, { op: "read", target: "path:/ws/a", tool: "file_view", args })).toMatchObject({ allowed: true });
+    expect(await authority.authorize(child, { op: "read", target: "path:/ws/a", tool: "bash_execute", args })).toMatchObject({
       code: "object_outside",
       reason: 'the tool "bash_execute" is not one the capability names: file_view',
     });
-    expect(await authority.approve(child, { op: "read", target: "path:/ws/a", args })).toMatchObject({
+    expect(await authority.authorize(child, { op: "read", target: "path:/ws/a", args })).toMatchObject({
       code: "object_outside",
       reason: 'the capability is limited to the tools file_view, and the request names no tool; pass the calling tool\'s name as tool (e.g. tool: "file_view")',
     });
@@ -77,7 +77,7 @@ describe("approve: each component refuses with a reason a model can act on", () 
 });
 
 describe("createCapabilityAuthority options", () => {
-  it("an openStore promise not awaited is refused by name, not a TypeError on the first approve", () => {
+  it("an openStore promise not awaited is refused by name, not a TypeError on the first authorize", () => {
     const { keys } = testAuthority();
     expect(() => createCapabilityAuthority({ keys, store: Promise.resolve({}) as never })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: store: expected a store, e.g. await openStore("sqlite:.toolgate/state.db") or createMemoryStore(); received a Promise (openStore is async: await it)]`);
   });
@@ -88,16 +88,16 @@ describe("expiry", () => {
     const { authority, token, clock, now } = setup();
     const child = attenuate(token, { rights: ["read"] }, { now });
     clock.now = T0 + HOUR;
-    expect(await authority.approve(child, { op: "read", target: "path:/ws/a", args })).toMatchObject({ allowed: true });
+    expect(await authority.authorize(child, { op: "read", target: "path:/ws/a", args })).toMatchObject({ allowed: true });
     clock.now = T0 + HOUR + 1;
-    expect(await authority.approve(child, { op: "read", target: "path:/ws/a", args })).toEqual({
+    expect(await authority.authorize(child, { op: "read", target: "path:/ws/a", args })).toEqual({
       allowed: false,
       code: "expired",
       reason: "the capability expired at 2026-01-01T01:00:00.000Z (now 2026-01-01T01:00:00.001Z); ask for a new grant",
       grant_id: expect.stringMatching(/^cap_/),
     });
     const lenient = createCapabilityAuthority({ keys: setup().keys, now: () => T0 + HOUR + 20_000, skew_ms: 30_000 });
-    expect(await lenient.approve(child, { op: "read", target: "path:/ws/a", args })).toMatchObject({ allowed: true });
+    expect(await lenient.authorize(child, { op: "read", target: "path:/ws/a", args })).toMatchObject({ allowed: true });
   });
 });
 
@@ -108,22 +108,22 @@ describe("revocation", () => {
     const grandchild = attenuate(child, { objects: ["path:/ws/src"] }, { now });
     const other = authority.issue({ rights: ["read"], objects: ["path:/ws"], ttl_ms: HOUR });
     const req = { op: "read", target: "path:/ws/src/a", args };
-    expect(await authority.approve(grandchild, req)).toMatchObject({ allowed: true });
+    expect(await authority.authorize(grandchild, req)).toMatchObject({ allowed: true });
     await authority.revoke((await authority.inspect(token)).grant!.id, "leaked in a log");
-    const d = await authority.approve(grandchild, req);
+    const d = await authority.authorize(grandchild, req);
     expect(d).toMatchObject({ allowed: false, code: "revoked" });
     expect(!d.allowed && d.reason).toMatch(/^the capability cap_\S+ is revoked: the grant it was delegated from \(cap_\S+\) was revoked; ask for a new grant$/);
-    expect(await authority.approve(child, req)).toMatchObject({ code: "revoked" });
-    expect(await authority.approve(token, req)).toMatchObject({ code: "revoked", reason: expect.stringContaining(": it was revoked") });
-    expect(await authority.approve(other, req)).toMatchObject({ allowed: true });
+    expect(await authority.authorize(child, req)).toMatchObject({ code: "revoked" });
+    expect(await authority.authorize(token, req)).toMatchObject({ code: "revoked", reason: expect.stringContaining(": it was revoked") });
+    expect(await authority.authorize(other, req)).toMatchObject({ allowed: true });
   });
 
   it("revoking a child leaves its parent working; revoke accepts a whole token", async () => {
     const { authority, token, now, store } = setup();
     const child = attenuate(token, { rights: ["read"] }, { now });
     await authority.revoke(child);
-    expect(await authority.approve(child, { op: "read", target: "path:/ws/a", args })).toMatchObject({ code: "revoked" });
-    expect(await authority.approve(token, { op: "read", target: "path:/ws/a", args })).toMatchObject({ allowed: true });
+    expect(await authority.authorize(child, { op: "read", target: "path:/ws/a", args })).toMatchObject({ code: "revoked" });
+    expect(await authority.authorize(token, { op: "read", target: "path:/ws/a", args })).toMatchObject({ allowed: true });
     const [entry] = await store.revocations.list(T0);
     expect(entry).toMatchObject({ reason: null, until: T0 + HOUR });
   });
@@ -143,10 +143,10 @@ describe("budget", () => {
     const [, childId] = (await authority.inspect(child)).grant!.chain_ids as [string, string];
     // The budgets of the child's chain, leaf first: each spent under its own derived key.
     const [childBudget, rootBudget] = (await authority.inspect(child)).budgets.map((b) => b.key) as [string, string];
-    expect(await authority.approve(child, { op: "write", target: "path:/ws/a", cost: 3 })).toMatchObject({ code: "right_missing" });
+    expect(await authority.authorize(child, { op: "write", target: "path:/ws/a", cost: 3 })).toMatchObject({ code: "right_missing" });
     expect(await store.budgets.spent(childBudget)).toBe(0);
-    expect(await authority.approve(child, { op: "read", target: "path:/ws/a", cost: 3 })).toMatchObject({ allowed: true, remaining_budget: 1 });
-    expect(await authority.approve(child, { op: "read", target: "path:/ws/a", cost: 2 })).toEqual({
+    expect(await authority.authorize(child, { op: "read", target: "path:/ws/a", cost: 3 })).toMatchObject({ allowed: true, remaining_budget: 1 });
+    expect(await authority.authorize(child, { op: "read", target: "path:/ws/a", cost: 2 })).toEqual({
       allowed: false,
       code: "budget_exhausted",
       reason: "the call costs 2; the capability's budget has 1 of 4 left",
@@ -154,14 +154,14 @@ describe("budget", () => {
     });
     // The child's exhaustion did not touch the parent's budget, which its siblings share.
     expect(await store.budgets.spent(rootBudget)).toBe(3);
-    expect(await authority.approve(root, { op: "read", target: "path:/ws/a", cost: 7 })).toMatchObject({ allowed: true, remaining_budget: 0 });
-    expect(await authority.approve(child, { op: "read", target: "path:/ws/a", cost: 1 })).toMatchObject({ code: "budget_exhausted", reason: "the call costs 1; the capability's budget has 0 of 10 left" });
+    expect(await authority.authorize(root, { op: "read", target: "path:/ws/a", cost: 7 })).toMatchObject({ allowed: true, remaining_budget: 0 });
+    expect(await authority.authorize(child, { op: "read", target: "path:/ws/a", cost: 1 })).toMatchObject({ code: "budget_exhausted", reason: "the call costs 1; the capability's budget has 0 of 10 left" });
   });
 
   it("concurrent spenders in one process never exceed the budget", async () => {
     const { authority } = setup();
     const root = authority.issue({ rights: ["read"], objects: ["path:/ws"], budget: 25, ttl_ms: HOUR });
-    const decisions = await Promise.all(Array.from({ length: 60 }, () => authority.approve(root, { op: "read", target: "path:/ws/a" })));
+    const decisions = await Promise.all(Array.from({ length: 60 }, () => authority.authorize(root, { op: "read", target: "path:/ws/a" })));
     expect(decisions.filter((d) => d.allowed)).toHaveLength(25);
   });
 
@@ -169,7 +169,7 @@ describe("budget", () => {
     const { authority, keys } = setup();
     const root = authority.issue({ rights: ["read"], objects: ["path:/ws"], budget: 5, ttl_ms: HOUR });
     const bare = createCapabilityAuthority({ keys, now: () => T0 });
-    await expect(bare.approve(root, { op: "read", target: "path:/ws/a" })).rejects.toThrow(/bounded by a budget, which needs a store/);
+    await expect(bare.authorize(root, { op: "read", target: "path:/ws/a" })).rejects.toThrow(/bounded by a budget, which needs a store/);
   });
 });
 

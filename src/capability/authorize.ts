@@ -5,19 +5,17 @@
  * store, are in authority.ts. Every reason is safe to show a model: it names what was asked and
  * what the grant allows, never a key.
  */
+import type { GrantRequest } from "../core/tool.js";
 import type { EffectiveGrant } from "./grant.js";
 import { parseObject, withinAny, type CapObject } from "./objects.js";
-import { memoByString } from "./memo.js";
+import { memoize } from "../core/lru.js";
 import { argViolation } from "./predicates.js";
 
-/** What a call asks of its capability (the runtime derives it from resolved arguments). */
-export interface ApproveRequest {
-  /** A right, e.g. read, write, execute, connect. */
-  op: string;
-  /** A typed object, e.g. `path:/ws/a.txt`, `host:api.example.com`. */
-  target: string;
-  /** Cost in the grant's unit; default 1. */
-  cost?: number;
+/**
+ * What `authorize` checks: the tool's `GrantRequest` (op, target, cost — what its `grant` returns,
+ * or the runtime's default) plus who asks and with what, which a capability may also bound.
+ */
+export interface AuthorizationRequest extends GrantRequest {
   /** Tool name; when a block names `tool:` objects, the tool must be one of them. */
   tool?: string;
   /** The call's arguments, for argument bounds. */
@@ -62,7 +60,7 @@ export function checkExpiry(g: EffectiveGrant, now: number, skew_ms: number): De
 }
 
 /** Rights, objects (target and tool), per-call cost and argument bounds, in that order. */
-export function checkRequest(g: EffectiveGrant, req: ApproveRequest): Denial | null {
+export function checkRequest(g: EffectiveGrant, req: AuthorizationRequest): Denial | null {
   const op = req.op;
   if (typeof op !== "string" || !g.rights.includes(op)) {
     return deny("right_missing", `the call needs the right ${JSON.stringify(op)}; the capability allows ${g.rights.join(", ") || "no rights"}`, g.id);
@@ -97,4 +95,4 @@ export function checkRequest(g: EffectiveGrant, req: ApproveRequest): Denial | n
 }
 
 /** `parseObject` for request targets, memoised: the same targets recur call after call. */
-const parseTarget = memoByString(1024, parseObject);
+const parseTarget = memoize(1024, parseObject);

@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
-import { renderError, renderResult, outputText } from "../../src/observation/render.js";
+import { renderError, renderResult, outputText } from "../../src/observation/observation-text.js";
 import { createRedactor } from "../../src/observation/redact.js";
 import { countTokens } from "../../src/observation/tokens.js";
 

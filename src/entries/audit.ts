@@ -1,0 +1,9 @@
+/**
+ * `toolgate/audit`: the audit trail — the sinks a gateway writes it to (`createGateway({ audit })`)
+ * and its per-tool statistics (`toolgate stats`). An explicit list, documented in docs/api.md.
+ */
+export { createAuditSink, createMemoryAuditSink } from "../runtime/audit.js";
+export type { AuditSink, AuditFileOptions, PendingAudit } from "../runtime/audit.js";
+export type { AuditRecord, StageOutcome } from "../runtime/types.js";
+export { auditStats, renderStats } from "../runtime/stats.js";
+export type { Stats, ToolStats, Percentiles } from "../runtime/stats.js";

@@ -1,0 +1,56 @@
+/**
+ * The one reader of an audit trail (`AuditRecord`, one JSON object per line, as `audit.ts`
+ * writes it), behind `toolgate stats` and the measured `breakeven`. A broken line never stops
+ * the reading: it is kept with its 1-based line number and why, and the rest is used. Blank
+ * lines are counted apart. What makes a parsed line a usable record is the caller's: each
+ * reads the fields it needs and says, in its own words, what was wrong.
+ */
+
+/** A line that was not a usable audit record. */
+export interface BrokenLine {
+  /** 1-based line number in the trail. */
+  line: number;
+  reason: string;
+}
+
+/** How a caller reads one line: the record it needs from the parsed value, or why there is none. */
+export interface AuditLineReader<T> {
+  /** The record of one parsed line, or the reason it is not one. */
+  record(value: unknown, line: number): T | string;
+  /** The reason for a line that is not JSON, from the parser's message. */
+  notJson(parserMessage: string): string;
+}
+
+export interface AuditLines<T> {
+  records: T[];
+  /** Every broken line, in order. */
+  broken: BrokenLine[];
+  /** Lines that were empty or blanks only (not broken). */
+  blank: number;
+}
+
+/** Reads JSON Lines text of audit records with `reader`. */
+export function readAuditLines<T>(text: string, reader: AuditLineReader<T>): AuditLines<T> {
+  const records: T[] = [];
+  const broken: BrokenLine[] = [];
+  let blank = 0;
+  text.split("\n").forEach((raw, i) => {
+    const line = i + 1;
+    const body = raw.trim();
+    if (body === "") {
+      blank++;
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch (err) {
+      broken.push({ line, reason: reader.notJson((err as Error).message) });
+      return;
+    }
+    const record = reader.record(parsed, line);
+    if (typeof record === "string") broken.push({ line, reason: record });
+    else records.push(record);
+  });
+  return { records, broken, blank };
+}
