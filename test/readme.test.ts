@@ -78,8 +78,8 @@ start_stop() {
   [ "$1 $2" = "npx toolgate" ] || return 2; shift 2
   node --import "$TSX" "$MAIN" "$@" <&3 2>"$log" & local pid=$!
   exec 3<&-
-  for _ in $(seq 1 600); do grep -q " on stdio" "$log" && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  if ! grep -q " on stdio" "$log"; then cat "$log" >&2; kill "$pid" "$holder" 2>/dev/null; return 2; fi
+  for _ in $(seq 1 600); do grep -Eq " on (stdio|http://)" "$log" && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if ! grep -Eq " on (stdio|http://)" "$log"; then cat "$log" >&2; kill "$pid" "$holder" 2>/dev/null; return 2; fi
   kill -TERM "$pid"; wait "$pid"; local rc=$?
   kill "$holder" 2>/dev/null
   cat "$log" >&2
