@@ -27,6 +27,8 @@ export interface Row {
   goal: string | null;
   goal_met: boolean | null;
   note?: string;
+  /** What the two medians measure: time in µs (default) or a size in KiB (e.g. a process's max RSS). */
+  unit?: "us" | "KiB";
 }
 
 export interface CompareOptions {
@@ -116,15 +118,19 @@ export function fmtUs(us: number): string {
   return `${us.toFixed(2)} µs`;
 }
 
+function fmtValue(v: number, unit: Row["unit"]): string {
+  return unit === "KiB" ? `${(v / 1024).toFixed(1)} MiB` : fmtUs(v);
+}
+
 /** The closing table: hot path · toolgate median · peer median · ratio · goal. */
 export function renderTable(rows: Row[]): string {
   const header = ["area", "hot path", "toolgate median", "peer", "peer median", "ratio", "goal", "met"];
   const body = rows.map((r) => [
     r.area,
     r.hot_path,
-    fmtUs(r.toolgate_median_us),
+    fmtValue(r.toolgate_median_us, r.unit),
     r.peer ?? "—",
-    r.peer_median_us === null ? "—" : fmtUs(r.peer_median_us),
+    r.peer_median_us === null ? "—" : fmtValue(r.peer_median_us, r.unit),
     r.ratio === null ? "—" : `${r.ratio.toFixed(2)}×`,
     r.goal ?? "—",
     r.goal_met === null ? "—" : r.goal_met ? "yes" : "NO",

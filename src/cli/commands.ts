@@ -1,31 +1,39 @@
 /**
  * The command registry: each command lives in `commands/NAME.ts` and exports
- * `register(program)`. Add one import and one entry per command.
+ * `register(program)`. Add one entry per command. A module is imported only when its command
+ * runs (or for the full help), so `toolgate --version` and `toolgate lint FILE` do not load the
+ * gateway, the stores, the MCP SDK and the tokenizer that other commands need.
  */
 import type { Command } from "commander";
-import * as breakeven from "./commands/breakeven.js";
-import * as cap from "./commands/cap.js";
-import * as cost from "./commands/cost.js";
-import * as exportCmd from "./commands/export.js";
-import * as lint from "./commands/lint.js";
-import * as records from "./commands/records.js";
-import * as proxy from "./commands/proxy.js";
-import * as serve from "./commands/serve.js";
-import * as stats from "./commands/stats.js";
-import * as approvals from "./commands/approvals.js";
 
 export type Register = (program: Command) => void;
 
-export const commands: Register[] = [
-  // one entry per command module, e.g. lint.register,
-  lint.register,
-  cap.register,
-  records.register,
-  serve.register,
-  proxy.register,
-  breakeven.register,
-  cost.register,
-  exportCmd.register,
-  stats.register,
-  approvals.register,
+export interface CommandEntry {
+  name: string;
+  load: () => Promise<{ register: Register }>;
+}
+
+export const commands: CommandEntry[] = [
+  { name: "lint", load: () => import("./commands/lint.js") },
+  { name: "cap", load: () => import("./commands/cap.js") },
+  { name: "records", load: () => import("./commands/records.js") },
+  { name: "serve", load: () => import("./commands/serve.js") },
+  { name: "proxy", load: () => import("./commands/proxy.js") },
+  { name: "breakeven", load: () => import("./commands/breakeven.js") },
+  { name: "cost", load: () => import("./commands/cost.js") },
+  { name: "export", load: () => import("./commands/export.js") },
+  { name: "stats", load: () => import("./commands/stats.js") },
+  { name: "approvals", load: () => import("./commands/approvals.js") },
 ];
+
+/**
+ * The commands `argv` needs: the one it names; none for `--version` alone; every one otherwise
+ * (`--help`, `help`, no arguments, an unknown name: the help and the error list them all).
+ */
+export function commandsFor(argv: readonly string[]): CommandEntry[] {
+  const first = argv[0];
+  const named = first === undefined ? undefined : commands.find((c) => c.name === first);
+  if (named) return [named];
+  if (argv.length === 1 && (first === "--version" || first === "-V")) return [];
+  return commands;
+}

@@ -1,6 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { readFileSync } from "node:fs";
-import { commands } from "./commands.js";
+import { commands, commandsFor } from "./commands.js";
 import { EXIT, reportError } from "./io.js";
 
 function version(): string {
@@ -8,20 +8,24 @@ function version(): string {
   return pkg.version;
 }
 
-/** Builds the `toolgate` program; exported so tests can run commands in process. */
-export function buildProgram(): Command {
+/**
+ * Builds the `toolgate` program with the commands `argv` needs (`commands.ts` `commandsFor`;
+ * without `argv`, all of them); exported so tests can run commands in process.
+ */
+export async function buildProgram(argv?: readonly string[]): Promise<Command> {
   const program = new Command("toolgate")
     .description("The boundary between an LLM agent and the tools it calls.")
     .version(version())
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
-  for (const register of commands) register(program);
+  const needed = argv === undefined ? commands : commandsFor(argv);
+  for (const { register } of await Promise.all(needed.map((c) => c.load()))) register(program);
   return program;
 }
 
 /** Runs the CLI with `argv` (without node and script); resolves to the exit code. */
 export async function runCli(argv: string[]): Promise<number> {
-  const program = buildProgram();
+  const program = await buildProgram(argv);
   process.exitCode = undefined;
   try {
     await program.parseAsync(argv, { from: "user" });

@@ -53,7 +53,8 @@ export interface Observation {
   authority?: AuthorityLevel;
   /**
    * The tool's structured output, redacted but NOT cut: only `text` is bounded by the budget.
-   * A transport that shows structured output to a model should drop it when `truncated` is set.
+   * A transport that shows structured output to a model should drop it or cut it when the gateway
+   * cut the text (`truncated.omitted_tokens` > 0); the MCP server cuts it to the text's size.
    */
   output?: JsonValue;
   error?: {

@@ -124,6 +124,8 @@ export interface ToolSpec<A = Record<string, unknown>, O = unknown> {
   probe?: (args: A, ctx: ToolContext) => ProbeOutcome | Promise<ProbeOutcome>;
   /** Upper bound on one execution, milliseconds; the gateway aborts past it. */
   timeout_ms?: number;
+  /** How the operator gives this tool more time, for the text of a call it cut at `timeout_ms` (e.g. a flag). */
+  timeout_hint?: string;
   /**
    * This call's own bound, from its validated arguments (e.g. a shell command's `timeout_ms` plus
    * the time to kill it), ms; it can only lower `timeout_ms`. The lease of an A2/A3 call follows

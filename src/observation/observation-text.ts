@@ -122,7 +122,8 @@ function frameLines(parts: Omit<ResultParts, "output">, state: Record<string, Js
   // Only a write has a post-state (docs/observations.md, "No silent writes"); a read's state is what it read.
   if (state) head.push(`${parts.authority === "A0" ? "state" : "state after the write"}: ${JSON.stringify(state)}`);
   const tail: string[] = [];
-  if (parts.tool_truncated) tail.push(`the tool left out ${parts.tool_truncated.omitted} ${parts.tool_truncated.unit}.`);
+  // Without a continuation, how to see what the tool left out belongs in the text, not only in `truncated.hint`.
+  if (parts.tool_truncated) tail.push(next ? `the tool left out ${parts.tool_truncated.omitted} ${parts.tool_truncated.unit}.` : toolCutHint(parts.tool, parts.tool_truncated, next));
   if (next) tail.push(`more: call ${parts.tool} with ${JSON.stringify(next.arguments)} — ${next.hint}`);
   return { head, tail };
 }

@@ -25,7 +25,7 @@ export function thrownRefusal(tool: ToolSpec, error: unknown, known: EffectKnowl
   }
   const aborted = error instanceof ExecutionAborted ? error : null;
   const code = aborted?.reason === "timeout" ? "timeout" : "tool_failed";
-  const what = aborted ? `${tool.name} ${aborted.message}.` : `${tool.name} failed: it threw the error below.`;
+  const what = aborted ? `${tool.name} ${aborted.message}.${aborted.reason === "timeout" ? ` ${timeoutHint(tool)}` : ""}` : `${tool.name} failed: it threw the error below.`;
   switch (known.effect) {
     case "none":
     case "safe":
@@ -39,6 +39,11 @@ export function thrownRefusal(tool: ToolSpec, error: unknown, known: EffectKnowl
         { ...(aborted ? {} : { untrusted: message }), detail: { key: known.key, record_state: "IN_DOUBT" } },
       );
   }
+}
+
+/** How to get more time than the limit that cut the call: the tool's own hint, else who sets the limit. */
+function timeoutHint(tool: ToolSpec): string {
+  return tool.timeout_hint ?? `The limit is ${tool.name}'s time limit, set where toolgate is configured (the tool's timeout_ms, or the gateway's); if the work needs longer, tell the user, or split it into smaller calls.`;
 }
 
 /**

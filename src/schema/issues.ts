@@ -69,7 +69,18 @@ function describeValue(schema: Record<string, unknown>, depth = 0): string | und
   return parts.join(" ");
 }
 
-/** The schema's own example, else one derived from it: a pattern's, or the lower bound of a number. */
+/**
+ * The widest range whose middle is a value a call would pick: a `limit` of 1 to 500 is a size
+ * chosen by the tool's author, so its example is a middling 200, not the useless 1; an `offset` of
+ * 1 to 100,000,000 is a guard, and its lower bound is the example (the start).
+ */
+const CHOSEN_RANGE = 10_000;
+
+/**
+ * The schema's own example (or default), else one derived from it: a pattern's, or for a number a
+ * value from its bounds — the middle of a range no wider than CHOSEN_RANGE rounded down to one
+ * significant digit, else the lower bound.
+ */
 function requiredExample(schema: Record<string, unknown>): JsonValue | undefined {
   const own = exampleOf(schema);
   if (own !== undefined && own !== "") return own;
@@ -77,11 +88,24 @@ function requiredExample(schema: Record<string, unknown>): JsonValue | undefined
   if (schema.type === "integer" || schema.type === "number") {
     const lo = typeof schema.minimum === "number" ? schema.minimum : typeof schema.exclusiveMinimum === "number" ? Math.floor(schema.exclusiveMinimum) + 1 : undefined;
     const hi = typeof schema.maximum === "number" ? schema.maximum : typeof schema.exclusiveMaximum === "number" ? Math.ceil(schema.exclusiveMaximum) - 1 : undefined;
+    const allowed = (v: number) => (lo === undefined || v >= lo) && (hi === undefined || v <= hi) && (typeof schema.multipleOf !== "number" || v % schema.multipleOf === 0);
+    if (typeof schema.default === "number" && allowed(schema.default)) return schema.default;
+    if (lo !== undefined && hi !== undefined && hi - lo <= CHOSEN_RANGE) {
+      const middle = roundDown(lo + (hi - lo) / 2);
+      if (middle > lo && allowed(middle)) return middle;
+    }
     const pick = lo ?? Math.min(0, hi ?? 0);
     // Only an example that satisfies both bounds (and a multipleOf) is given.
-    return hi !== undefined && pick > hi ? undefined : typeof schema.multipleOf === "number" && pick % schema.multipleOf !== 0 ? undefined : pick;
+    return allowed(pick) ? pick : undefined;
   }
   return undefined;
+}
+
+/** `v` rounded down to one significant digit (250.5 → 200, 5.5 → 5); below 1, down to a whole number. */
+function roundDown(v: number): number {
+  if (v < 1) return Math.floor(v);
+  const unit = 10 ** Math.floor(Math.log10(v));
+  return Math.floor(v / unit) * unit;
 }
 
 /**

@@ -1,6 +1,6 @@
 /** `toolgate --help`: every command and subcommand description reads the same way (lower-case first word, no trailing period). */
 import type { Command } from "commander";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { buildProgram } from "../../src/cli/program.js";
 
 function descriptions(cmd: Command, path: string): Array<[string, string]> {
@@ -8,7 +8,10 @@ function descriptions(cmd: Command, path: string): Array<[string, string]> {
 }
 
 describe("toolgate --help", () => {
-  const all = descriptions(buildProgram(), "toolgate");
+  let all: Array<[string, string]> = [];
+  beforeAll(async () => {
+    all = descriptions(await buildProgram(), "toolgate");
+  });
 
   it("lists every command with a description", () => {
     expect(all.map(([name]) => name)).toEqual(expect.arrayContaining(["toolgate serve", "toolgate proxy", "toolgate lint", "toolgate records show", "toolgate cap issue"]));

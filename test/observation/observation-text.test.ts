@@ -52,7 +52,7 @@ describe("renderResult", () => {
       exit 0
       ok
       <<end untrusted 3149dd1f>>
-      the tool left out 120 lines."
+      the tool left out 120 lines; to see them, narrow the call (e.g. a more specific query, or pipe output through head, tail or grep)."
     `);
   });
 

@@ -267,7 +267,7 @@ describe("a result the tool cut itself", () => {
         "omitted_tokens": 0,
       }
     `);
-    expect(c.text).toContain("the tool left out 24751 bytes.");
+    expect(c.text).toContain("the tool left out 24751 bytes; to see them, narrow the call (e.g. a more specific query, or pipe output through head, tail or grep).");
     expect(audit.records.map((r) => [r.tool, r.truncated])).toEqual([
       ["list_pages", true],
       ["run_capture", true],

@@ -149,7 +149,7 @@ describe("execute", () => {
     expect(o.error?.code).toBe("timeout");
     expect(o.text).toMatchInlineSnapshot(`
       "error timeout: slow_report (call call-1)
-      slow_report did not finish within 30 ms and was aborted. It only reads, so calling again is safe once the cause is fixed."
+      slow_report did not finish within 30 ms and was aborted. The limit is slow_report's time limit, set where toolgate is configured (the tool's timeout_ms, or the gateway's); if the work needs longer, tell the user, or split it into smaller calls. It only reads, so calling again is safe once the cause is fixed."
     `);
   });
 

@@ -88,7 +88,7 @@ describe("issue texts", () => {
     };
     expect(text({ tags: ["a", "a", "B"], opts: { depth: 0 } }, spec)).toMatchInlineSnapshot(`
       "t was not run: 5 problems with the arguments.
-      - n is required: an integer from 1 to 10; example 1
+      - n is required: an integer from 1 to 10; example 5
       - tags must have at most 2 items; received 3 items
       - tags[2] must match the pattern ^[a-z]+$; received B; example a
       - tags must not repeat items; items 0 and 1 are equal
@@ -281,6 +281,32 @@ describe("required fields and examples", () => {
       - command is required: a string of 1 to 8192 characters
       - offset is required: an integer from 1 to 100000000; example 1
       Fix them and call file_tool again; nothing was changed."
+    `);
+  });
+
+  it("a missing count gets an example a call would use: the middle of a chosen range, rounded (limit 1–500 → 200); a guard-sized range keeps its lower bound", () => {
+    const paged = {
+      name: "file_view",
+      description: "View lines of a file.",
+      inputSchema: {
+        type: "object",
+        properties: {
+          offset: { type: "integer", minimum: 1, maximum: 100_000_000 },
+          limit: { type: "integer", minimum: 1, maximum: 500 },
+          step: { type: "integer", minimum: 0, maximum: 90, multipleOf: 7 },
+          depth: { type: "integer", minimum: 1, maximum: 3 },
+        },
+        required: ["offset", "limit", "step", "depth"],
+        additionalProperties: false,
+      },
+    };
+    expect(text({}, paged)).toMatchInlineSnapshot(`
+      "file_view was not run: 4 problems with the arguments.
+      - offset is required: an integer from 1 to 100000000; example 1
+      - limit is required: an integer from 1 to 500; example 200
+      - step is required: an integer from 0 to 90; example 0
+      - depth is required: an integer from 1 to 3; example 2
+      Fix them and call file_view again; nothing was changed."
     `);
   });
 

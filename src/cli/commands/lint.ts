@@ -7,7 +7,6 @@
 import { Option, type Command } from "commander";
 import { formatReport, LINT_FORMATS, type LintFormat } from "../../schema/lint/format.js";
 import { lintSources, toolsOf, type LintSource } from "../../schema/lint/report.js";
-import { mcpLintSource } from "../../mcp/proxy/list-tools.js";
 import { CliError, EXIT, parseJson, readInput } from "../io.js";
 
 /** Reads and parses the files; a bad file stops with exit 2 and one clear line. */
@@ -35,7 +34,8 @@ export function register(program: Command): void {
     .option("--mcp", "lint a live MCP server's tools/list (every page): lint --mcp -- CMD ARGS... or lint --mcp URL")
     .option("--json", "same as --format json (every command has --json)")
     .action(async (files: string[], opts: { format: LintFormat; mcp?: boolean; json?: boolean }) => {
-      const sources = opts.mcp ? [await mcpLintSource(files)] : readSources(files);
+      // The MCP client loads only for --mcp: linting a file starts like a small CLI.
+      const sources = opts.mcp ? [await (await import("../../mcp/proxy/list-tools.js")).mcpLintSource(files)] : readSources(files);
       refuseEmpty(sources);
       const report = lintSources(sources);
       process.stdout.write(formatReport(report, opts.json ? "json" : opts.format));

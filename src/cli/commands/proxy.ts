@@ -12,12 +12,33 @@ import { httpFlagOptions } from "../host/http-flags.js";
 import { targetFromArgv } from "../../mcp/proxy/list-tools.js";
 import type { UpstreamTarget } from "../../mcp/proxy/upstream.js";
 import { CliError } from "../io.js";
+import { parseMsFlag } from "../host/ms-flag.js";
 import { stateWhere } from "../store.js";
 
 interface ProxyFlags extends GatewayFlags {
   upstreamUrl?: string;
   openSchemas?: boolean;
+  timeoutMs?: string;
+  toolTimeoutMs?: string[];
 }
+
+/** Shorter than this, no upstream round trip completes; a limit this low is a typo. */
+const MIN_PROXY_TIMEOUT_MS = 100;
+
+/** `--tool-timeout-ms NAME=MS`, repeatable: each tool's own limit. */
+function toolTimeouts(values: string[] | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const value of values ?? []) {
+    const eq = value.lastIndexOf("=");
+    if (eq <= 0) throw new CliError(`--tool-timeout-ms must be NAME=MS, e.g. --tool-timeout-ms read_text_file=300000; received ${JSON.stringify(value)}`);
+    out[value.slice(0, eq)] = parseMsFlag(`--tool-timeout-ms ${value.slice(0, eq)}=`, value.slice(eq + 1), { min: MIN_PROXY_TIMEOUT_MS, example: 300_000 });
+  }
+  return out;
+}
+
+/** What a call cut at its limit says to do: the flags that raise it. */
+const timeoutHint = (tool: string, ms: number) =>
+  `That is the time limit toolgate proxy sets for ${tool} (${ms} ms). If the work needs longer, tell the user: whoever runs toolgate proxy can raise it with --timeout-ms MS (every tool of this server) or --tool-timeout-ms ${tool}=MS; or split the work into smaller calls.`;
 
 function upstreamTarget(argv: string[], url: string | undefined): UpstreamTarget {
   if (url !== undefined && argv.length > 0) throw new CliError("give the upstream either as -- CMD ARGS... or as --upstream-url URL, not both");
@@ -41,10 +62,14 @@ export function register(program: Command): void {
     .argument("[upstream...]", "the upstream server command after --, e.g. -- npx -y @modelcontextprotocol/server-memory")
     .option("--upstream-url <url>", "an upstream reached over Streamable HTTP instead of a command");
   gatewayFlagOptions(proxy, "current folder")
-    .option("--open-schemas", "validate against the upstream's schemas exactly as declared (default: objects left open, without additionalProperties, are closed so unknown fields are refused before the upstream sees them)");
+    .option("--open-schemas", "validate against the upstream's schemas exactly as declared (default: objects left open, without additionalProperties, are closed so unknown fields are refused before the upstream sees them)")
+    .option("--timeout-ms <ms>", "time limit of every upstream call, ms (default 60000); a call past it is aborted, and a write is then in doubt")
+    .option("--tool-timeout-ms <name=ms>", "one tool's own time limit, e.g. read_text_file=300000 (repeatable)", (value: string, previous: string[] = []) => [...previous, value]);
   httpFlagOptions(proxy)
     .action(async (argv: string[], flags: ProxyFlags) => {
       const upstream = upstreamTarget(argv, flags.upstreamUrl);
+      const timeoutMs = flags.timeoutMs === undefined ? undefined : parseMsFlag("--timeout-ms", flags.timeoutMs, { min: MIN_PROXY_TIMEOUT_MS, example: 300_000 });
+      const toolTimeoutMs = toolTimeouts(flags.toolTimeoutMs);
       const { settings, run } = parseGatewayFlags(flags);
       // The proxy's workspace is the folder it runs in (state is kept outside it), prepared before the upstream starts.
       const state = prepareState(settings, { guard: cwdCountsAsWorkspace(process.cwd()) });
@@ -52,6 +77,9 @@ export function register(program: Command): void {
       const proxy = await createProxy({
         upstream,
         openSchemas: flags.openSchemas === true,
+        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+        toolTimeoutMs,
+        timeoutHint,
         gateway: (tools) => gatewayFromSettings(tools, settings, state),
       });
       try {

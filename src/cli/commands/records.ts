@@ -3,7 +3,7 @@
  * IN_DOUBT calls wait for a probe or a person).
  *   toolgate records list [--state in_flight|completed|in_doubt] [--limit N] [--after KEY] [--store URL] [--json]
  *   toolgate records show KEY [--store URL] [--json]
- *   toolgate records settle KEY --outcome applied|not_applied [--result JSON] [--store URL] [--json]
+ *   toolgate records settle KEY --outcome applied|not_applied [--result JSON] [--catalog MODULE] [--store URL] [--json]
  * `--store` defaults to `sqlite:`, the store toolgate serve keeps for the workspace (the current
  * folder, or `--workspace DIR`; `--state-dir DIR` as serve had it).
  * Exit 0; 1 when `show` finds no record for the key; 2 for bad input, settling an unknown key, a
@@ -11,7 +11,10 @@
  * (read and settle never create one).
  */
 import type { Command } from "commander";
-import { stateFlags, withExistingStore, type StateFlags } from "../store.js";
+import { stateFlags, stateLocation, withExistingStore, type StateFlags } from "../store.js";
+import { loadCatalogModule } from "../host/catalog-module.js";
+import { outputCheck } from "../../mcp/server/output-check.js";
+import { createCodingCatalog } from "../../tools/catalog.js";
 import { listRecordViews, showRecord, type RecordView } from "../../idempotency/inspect.js";
 import { resolveInDoubt, type ManualOutcome } from "../../idempotency/resolve-in-doubt.js";
 import type { RecordState } from "../../idempotency/store.js";
@@ -63,6 +66,28 @@ export function parseOutcome(outcome: string, result: string | undefined): Manua
   throw new CliError(`--outcome must be applied or not_applied; received ${JSON.stringify(outcome)}`);
 }
 
+/**
+ * A settled result is what every repeat of the call receives, and a client rejects one that breaks
+ * the tool's outputSchema: so it is checked before it is stored. The tool is looked up in the
+ * `--catalog` module, else among the coding tools; a tool found in neither (a proxied one) is
+ * stored unchecked, and stderr says so.
+ */
+async function checkSettledResult(key: string, tool: string, result: JsonValue, opts: StateFlags & { catalog?: string }): Promise<void> {
+  const tools = opts.catalog ? await loadCatalogModule(opts.catalog) : createCodingCatalog({ workspace: stateLocation(opts).workspace });
+  const spec = tools.find((t) => t.name === tool);
+  const shown = escapeUntrusted(tool);
+  if (!spec) {
+    const where = opts.catalog ? `the tools of ${escapeUntrusted(opts.catalog)}` : "the coding tools";
+    process.stderr.write(`toolgate: ${shown} is not among ${where}, so --result is stored without checking it against ${shown}'s outputSchema${opts.catalog ? "" : " (pass --catalog MODULE, as toolgate serve had, for a tool of yours)"}\n`);
+    return;
+  }
+  if (!spec.outputSchema) return;
+  const problems = outputCheck()(tool, spec.outputSchema, result);
+  if (problems) {
+    throw new CliError(`--result does not match the outputSchema of ${shown}, so every repeat of the call would receive a result its client rejects; nothing was settled:\n${problems.map((p) => `  - ${p}`).join("\n")}\nGive the result ${shown} would have returned (toolgate records show ${escapeUntrusted(key)} shows the call's record).`);
+  }
+}
+
 export function register(program: Command): void {
   const cmd = program.command("records").description("inspect and settle idempotency records (IN_FLIGHT, COMPLETED, IN_DOUBT)");
   const common = (c: Command) =>
@@ -93,10 +118,17 @@ export function register(program: Command): void {
 
   common(cmd.command("settle <key>").description("settle an IN_DOUBT call by hand, after checking whether its effect happened"))
     .requiredOption("--outcome <outcome>", "applied (the effect happened) or not_applied (it did not; the next call runs)")
-    .option("--result <json>", "with applied: the result repeats of the call receive (default null)")
-    .action(async (key: string, opts: Common & { outcome: string; result?: string }) => {
+    .option("--result <json>", "with applied: the result repeats of the call receive (default null), checked against the tool's outputSchema")
+    .option("--catalog <module>", "the tools module toolgate serve --catalog had, to check --result against its tool's outputSchema (default: the coding tools)")
+    .action(async (key: string, opts: Common & { outcome: string; result?: string; catalog?: string }) => {
       const outcome = parseOutcome(opts.outcome, opts.result);
-      const settled = await withExistingStore(opts.store, opts, (store) => resolveInDoubt(store, key, outcome));
+      const settled = await withExistingStore(opts.store, opts, async (store) => {
+        if (outcome.outcome === "applied") {
+          const record = await showRecord(store, key, Date.now());
+          if (record?.tool) await checkSettledResult(key, record.tool, outcome.result, opts);
+        }
+        return resolveInDoubt(store, key, outcome);
+      });
       if (opts.json) return printJson(settled);
       process.stdout.write(settled.settled === "completed" ? `${escapeUntrusted(key)} settled: COMPLETED; repeats receive ${jsonForDisplay(settled.record.result)}\n` : `${escapeUntrusted(key)} settled: released; the next call runs\n`);
     });

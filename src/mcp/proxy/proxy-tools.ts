@@ -47,8 +47,17 @@ function textOf(result: CallToolResult): string {
     .join("\n");
 }
 
-/** Time bound the SDK applies to one upstream request, ms, unless the gateway aborts sooner. */
-const UPSTREAM_TIMEOUT_MS = 10 * 60_000;
+/** A proxied tool's time limit when the operator sets none, ms (the gateway's own default). */
+export const DEFAULT_PROXY_TIMEOUT_MS = 60_000;
+/** The SDK's bound on one upstream request lies past the gateway's, which aborts the call first. */
+const SDK_TIMEOUT_MARGIN_MS = 5_000;
+
+export interface ProxyToolOptions {
+  /** The call's time limit, ms; default DEFAULT_PROXY_TIMEOUT_MS. */
+  timeout_ms?: number;
+  /** How the operator raises it, said in the text of a call cut at the limit. */
+  timeout_hint?: string;
+}
 
 /** The upstream a proxied tool calls: a fixed client, or a link that reconnects (`UpstreamLink`). */
 export type UpstreamClient = Client | { get(tool: string): Client | Promise<Client> };
@@ -63,7 +72,8 @@ const NOT_CONNECTED = "Not connected";
  * timeout — is a normal failure to the gateway, which marks an A2/A3 call IN_DOUBT rather than
  * release its key: the upstream may have acted before it failed.
  */
-export function proxyToolSpec(upstream: UpstreamClient, tool: Tool): ToolSpec {
+export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: ProxyToolOptions = {}): ToolSpec {
+  const timeout_ms = options.timeout_ms ?? DEFAULT_PROXY_TIMEOUT_MS;
   const effect = effectFromAnnotations(tool.annotations);
   const title = tool.title ?? tool.annotations?.title;
   const spec: ToolSpec = {
@@ -71,6 +81,8 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool): ToolSpec {
     description: tool.description ?? "",
     inputSchema: tool.inputSchema as Record<string, unknown>,
     effect,
+    timeout_ms,
+    ...(options.timeout_hint !== undefined ? { timeout_hint: options.timeout_hint } : {}),
     ...(tool.annotations ? { mcp: { declared: tool.annotations } } : {}),
     grant: (args) => proxyGrant(tool.name, effect, args),
     handler: async (args, ctx) => {
@@ -80,7 +92,7 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool): ToolSpec {
       try {
         result = (await client.callTool({ name: tool.name, arguments: args }, undefined, {
           signal: ctx.signal,
-          timeout: UPSTREAM_TIMEOUT_MS,
+          timeout: timeout_ms + SDK_TIMEOUT_MARGIN_MS,
         })) as CallToolResult;
       } catch (err) {
         const message = (err as Error).message;

@@ -11,8 +11,9 @@ import { closeOpenObjects } from "../../schema/close.js";
 import { formatReport } from "../../schema/lint/format.js";
 import { lintSources, type LintReport } from "../../schema/lint/report.js";
 import { AUTHORITY, type AuthorityLevel, type ToolSpec } from "../../core/tool.js";
+import { ToolgateError } from "../../core/errors.js";
 import type { Gateway } from "../../runtime/types.js";
-import { proxyToolSpec } from "./proxy-tools.js";
+import { DEFAULT_PROXY_TIMEOUT_MS, proxyToolSpec } from "./proxy-tools.js";
 import { connectUpstream, describeTarget, listAllTools, type UpstreamTarget } from "./upstream.js";
 import { catalogFingerprint, UpstreamLink } from "./upstream-link.js";
 
@@ -28,6 +29,11 @@ export interface ProxyOptions {
    * unknown field is refused with toolgate's error before the upstream sees it.
    */
   openSchemas?: boolean;
+  /** Every proxied call's time limit, ms (default 60 s); `toolTimeoutMs` overrides it per tool name. */
+  timeoutMs?: number;
+  toolTimeoutMs?: Record<string, number>;
+  /** How the operator raises a tool's limit, said when a call is cut at it (the CLI names its flags). */
+  timeoutHint?: (tool: string, ms: number) => string;
 }
 
 export interface Proxy {
@@ -77,7 +83,16 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     if (lint.findings.length > 0) log(formatReport(lint, "text").trimEnd());
     link = new UpstreamLink(options.upstream, client, catalogFingerprint(listed), log);
     const served = servedTools(listed, options.openSchemas === true);
-    const tools = served.tools.map((t) => proxyToolSpec(link!, t));
+    const perTool = options.toolTimeoutMs ?? {};
+    const unknown = Object.keys(perTool).filter((name) => !served.tools.some((t) => t.name === name));
+    if (unknown.length > 0) {
+      const names = served.tools.map((t) => t.name);
+      throw new ToolgateError("invalid_option", `a time limit names ${unknown.map((n) => JSON.stringify(n)).join(", ")}, which ${target} does not serve; its tools are ${names.join(", ")}`);
+    }
+    const tools = served.tools.map((t) => {
+      const timeout_ms = perTool[t.name] ?? options.timeoutMs ?? DEFAULT_PROXY_TIMEOUT_MS;
+      return proxyToolSpec(link!, t, { timeout_ms, ...(options.timeoutHint ? { timeout_hint: options.timeoutHint(t.name, timeout_ms) } : {}) });
+    });
     log(summary(target, tools, lint, { objects: served.objects, tools: served.closedTools }));
     const gateway = await options.gateway(tools);
     return {

@@ -79,6 +79,22 @@ function describe(value: unknown): string {
   return value === null ? "null" : Array.isArray(value) ? "an array" : `${typeof value} ${shown}`;
 }
 
+/**
+ * The turn: a JSON integer ≥ 0, or the same integer written as a string in its one canonical
+ * form ("3", not "03", "3.0" or " 3"), since some clients send every `_meta` value as a string
+ * (the MCP Inspector CLI's `--tool-metadata key=value`). Any other spelling is refused rather
+ * than guessed, because the turn is part of the idempotency key: two spellings of one turn must
+ * not name two calls.
+ */
+function turnField(value: unknown): number | MetaIssue {
+  if (value === undefined) return 0;
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return value;
+  if (typeof value === "string" && /^(0|[1-9][0-9]*)$/.test(value) && Number.isSafeInteger(Number(value))) return Number(value);
+  const field = `_meta["${META_KEYS.turn}"]`;
+  const why = typeof value === "string" && /^\s*[+-]?[0-9.]+\s*$/.test(value) ? ` (as a string, only the integer's canonical digits: no sign, leading zero, fraction or space)` : "";
+  return { field, message: `${field} must be an integer ≥ 0, as a JSON number or a string of its digits${why}; received ${describe(value)}; example 3 or "3"` };
+}
+
 /** `value` as JSON, or a note saying it is nested deeper than JSON.stringify goes (a client can send that). */
 export function jsonOrNote(value: unknown): string | undefined {
   try {
@@ -108,15 +124,8 @@ export function idsFromMeta(
     if (isIssue(v)) return { ok: false, issue: v };
     if (v !== undefined) fields[name] = v;
   }
-  let turn = 0;
-  const rawTurn = m[META_KEYS.turn];
-  if (rawTurn !== undefined) {
-    if (typeof rawTurn !== "number" || !Number.isSafeInteger(rawTurn) || rawTurn < 0) {
-      const field = `_meta["${META_KEYS.turn}"]`;
-      return { ok: false, issue: { field, message: `${field} must be an integer ≥ 0; received ${describe(rawTurn)}; example 3` } };
-    }
-    turn = rawTurn;
-  }
+  const turn = turnField(m[META_KEYS.turn]);
+  if (isIssue(turn)) return { ok: false, issue: turn };
   const ids: Ids = {
     trajectory_id: fields.trajectory_id ?? session.trajectory_id,
     turn,

@@ -115,11 +115,20 @@ function withCapabilityHint(obs: Observation, http: boolean): Observation {
   return { ...obs, text: `${obs.text}\nOver MCP, send the token in ${where}.` };
 }
 
+/**
+ * A malformed `_meta` is the MCP client's doing (its code or its configuration), not the model's:
+ * the text says so, so the model reports it instead of retrying with other arguments.
+ */
 function metaRefusal(name: string, issue: MetaIssue): CallToolResult {
   const tool = escapeUntrusted(name);
   return {
     isError: true,
-    content: [{ type: "text", text: `${issue.message}. Fix the request metadata and call ${tool} again.` }],
+    content: [
+      {
+        type: "text",
+        text: `${tool} was not run: the MCP client sent request metadata toolgate cannot use. ${issue.message}. The request's _meta is set by the client, not by the tool's arguments, so calling again will not help: this is for the client's author (or whoever configures it) to fix.`,
+      },
+    ],
     _meta: { [OBSERVATION_META]: { ok: false, tool, call_id: "", error: { code: "invalid_meta", message: issue.message, detail: { field: issue.field } } } },
   };
 }
@@ -217,7 +226,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     const outputSchema = gateway.tools.get(name)?.outputSchema;
     if (outputSchema === undefined) return toCallToolResult(obs, false);
     const problems = obs.ok ? checkOutput(name, outputSchema, obs.output) : null;
-    return problems ? outputMismatchResult(obs, problems) : toCallToolResult(obs, true);
+    return problems ? outputMismatchResult(obs, problems) : toCallToolResult(obs, true, (cut) => checkOutput(name, outputSchema, cut) === null);
   }
   return server;
 }

@@ -3,16 +3,19 @@
  * beside the SDK's `StdioServerTransport` for one reason: bad input must not end the session.
  * The SDK's reader skips an unparsable line silently and closes the transport when a message
  * passes its buffer bound; this one answers a malformed line with a JSON-RPC `Parse error`
- * (-32700) or `Invalid Request` (-32600), answers an oversized line with an error and discards
- * it, and keeps serving. Process resources come in as parameters, so tests pass their own streams.
+ * (-32700) or `Invalid Request` (-32600), answers an oversized line with an error naming its
+ * request's id and discards it, and keeps serving. Process resources come in as parameters, so tests pass their own streams.
  */
 import process from "node:process";
 import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { peekRequest } from "./line-peek.js";
 
 /** Default bound on one JSON-RPC message, bytes (the SDK's HTTP transport uses the same 4 MiB). */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+/** Bytes kept of each end of an oversized message, to read its id from. */
+const PEEK_BYTES = 64 * 1024;
 
 export interface LineTransportOptions {
   /** Bound on one message (one line), bytes. Default 4 MiB. */
@@ -32,8 +35,8 @@ export class LineStdioTransport implements Transport {
 
   private chunks: Buffer[] = [];
   private size = 0;
-  /** True while the rest of an oversized line is being thrown away. */
-  private discarding = false;
+  /** While the rest of an oversized line is thrown away: the bytes kept of its two ends. */
+  private oversized: { head: Buffer; tail: Buffer } | null = null;
   private closed = false;
   private readonly maxBytes: number;
 
@@ -59,29 +62,59 @@ export class LineStdioTransport implements Transport {
   private readonly onData = (chunk: Buffer | string) => {
     let rest = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
     for (let nl = rest.indexOf(10); nl !== -1; nl = rest.indexOf(10)) {
-      const head = rest.subarray(0, nl);
+      const part = rest.subarray(0, nl);
       rest = rest.subarray(nl + 1);
-      if (this.discarding) this.discarding = false;
-      else if (this.size + head.length > this.maxBytes) this.tooLarge();
+      if (!this.oversized && this.size + part.length > this.maxBytes) this.overflow();
+      if (this.oversized) {
+        this.keepEnds(part);
+        this.tooLarge(this.oversized);
+        this.oversized = null;
+      }
       // A line that arrived in one chunk is read in place, not copied.
-      else this.handleLine(this.chunks.length === 0 ? head : Buffer.concat([...this.chunks, head]));
+      else this.handleLine(this.chunks.length === 0 ? part : Buffer.concat([...this.chunks, part]));
       this.chunks = [];
       this.size = 0;
     }
-    if (rest.length === 0 || this.discarding) return;
-    if (this.size + rest.length > this.maxBytes) {
-      this.tooLarge();
-      this.discarding = true;
-      this.chunks = [];
-      this.size = 0;
-      return;
-    }
+    if (rest.length === 0) return;
+    if (!this.oversized && this.size + rest.length > this.maxBytes) this.overflow();
+    if (this.oversized) return this.keepEnds(rest);
     this.chunks.push(rest);
     this.size += rest.length;
   };
 
-  private tooLarge(): void {
-    this.reply(null, -32600, `Invalid Request: a message exceeds ${this.maxBytes} bytes and was discarded; send smaller arguments (large content belongs in the workspace, not in one call)`);
+  /**
+   * The line outgrew the bound: from here on only its first and last PEEK_BYTES are kept, so its
+   * id can still be answered (`line-peek.ts`) when the line ends.
+   */
+  private overflow(): void {
+    this.oversized = { head: Buffer.alloc(0), tail: Buffer.alloc(0) };
+    for (const chunk of this.chunks) this.keepEnds(chunk);
+    this.chunks = [];
+    this.size = 0;
+  }
+
+  private keepEnds(bytes: Buffer): void {
+    const o = this.oversized!;
+    if (o.head.length < PEEK_BYTES) o.head = Buffer.concat([o.head, bytes.subarray(0, PEEK_BYTES - o.head.length)]);
+    // A copy: the tail must not hold a multi-megabyte chunk alive.
+    o.tail = Buffer.from(bytes.length >= PEEK_BYTES ? bytes.subarray(bytes.length - PEEK_BYTES) : Buffer.concat([o.tail, bytes]).subarray(-PEEK_BYTES));
+  }
+
+  /**
+   * Answers an oversized message with its own id, so the client's request fails at once instead
+   * of at the client's timeout. A `tools/call` is answered as a tool result with `isError`, as
+   * every toolgate refusal is, so the model reads what to do; any other request gets a JSON-RPC
+   * error; a message whose id cannot be read (or a notification) gets the error with `id: null`.
+   */
+  private tooLarge({ head, tail }: { head: Buffer; tail: Buffer }): void {
+    const { id, method } = peekRequest(head.toString("utf8"), tail.toString("utf8"));
+    const text = `The message exceeds ${this.maxBytes} bytes (the limit of one MCP message) and was discarded: nothing ran. Send smaller arguments: put large content in the workspace (write it in parts) and pass its path, or split the work into several calls.`;
+    this.onerror?.(new Error(`a message exceeds ${this.maxBytes} bytes and was discarded (id ${JSON.stringify(id)}, method ${method ?? "unknown"})`));
+    if (id !== null && method === "tools/call") {
+      this.write(JSON.stringify({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text }], isError: true } }) + "\n");
+      return;
+    }
+    this.reply(id, -32600, `Invalid Request: ${text}`);
   }
 
   private handleLine(line: Buffer): void {

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { projectRoot } from "../../support/require.js";
-import { obsOf, tempDir } from "../../mcp/support.js";
+import { obsOf, tempDir, textOf } from "../../mcp/support.js";
 
 const run = promisify(execFile);
 // tsx by absolute URL: the proxy test runs the command from a temporary directory.
@@ -42,6 +42,25 @@ describe("toolgate proxy and lint --mcp as commands", { timeout: 180_000 }, () =
     } finally {
       await client.close();
     }
+  });
+
+  it("proxy --timeout-ms and --tool-timeout-ms set the time limits, and a cut call says which flag gives more time", async () => {
+    const slowServer = fileURLToPath(new URL("../../mcp/fixtures/slow-server.mjs", import.meta.url));
+    const dir = tempDir("cli-proxy-slow");
+    const audit = join(tempDir("cli-proxy-slow-state"), "audit.jsonl");
+    const transport = new StdioClientTransport({ command: cli[0]!, args: [...cli.slice(1), "proxy", "--store", "memory:", "--audit", audit, "--timeout-ms", "400", "--", process.execPath, slowServer], cwd: dir, env: getDefaultEnvironment(), stderr: "pipe" });
+    const client = new Client({ name: "cli-proxy-slow", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      const cut = await client.callTool({ name: "wait_ms", arguments: { ms: 5000 } });
+      expect(obsOf(cut).error?.code).toBe("timeout");
+      expect(textOf(cut)).toContain("That is the time limit toolgate proxy sets for wait_ms (400 ms). If the work needs longer, tell the user: whoever runs toolgate proxy can raise it with --timeout-ms MS (every tool of this server) or --tool-timeout-ms wait_ms=MS");
+    } finally {
+      await client.close();
+    }
+    const bad = await run(cli[0]!, [...cli.slice(1), "proxy", "--tool-timeout-ms", "wait_ms", "--", process.execPath, slowServer], { cwd: dir }).catch((e: { code: number; stderr: string }) => e);
+    expect((bad as { code: number }).code).toBe(2);
+    expect((bad as { stderr: string }).stderr).toContain('--tool-timeout-ms must be NAME=MS, e.g. --tool-timeout-ms read_text_file=300000; received "wait_ms"');
   });
 
   it("lint --mcp reads every page of a live server's tools/list", async () => {

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { register } from "../../../src/cli/commands/records.js";
 import type { CliError } from "../../../src/cli/io.js";
 import { openStore } from "../../../src/idempotency/open.js";
@@ -11,6 +11,7 @@ import { defaultStateDir } from "../../../src/state/location.js";
 import { projectRoot } from "../../support/require.js";
 import { runCommand } from "./runtime-cli.js";
 
+const notesCatalog = join(projectRoot, "test/mcp/fixtures/notes-catalog.ts");
 const dir = mkdtempSync(join(tmpdir(), "toolgate-cli-records-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -98,6 +99,45 @@ describe("toolgate records", () => {
       /^record d-live is IN_FLIGHT until .* ms\); its executor may still finish; settle it after the lease passes$/,
     );
     expect((await runCommand(register, ["records", "settle", "a-done", "--outcome", "not_applied", "--store", url])).error?.message).toMatch(/^record a-done is already COMPLETED/);
+  });
+
+  it("settle checks --result against the tool's outputSchema (the coding tools, or --catalog's) before storing it", async () => {
+    const url = `sqlite:${join(dir, "checked.db")}`;
+    const store = await openStore(url);
+    for (const [key, tool] of [["k-edit", "file_edit"], ["k-note", "note_append"], ["k-proxied", "read_graph"]] as const) {
+      await runOnce(store, key, () => Promise.reject(new Error("lost")), { lease_ms: 60_000, tool });
+    }
+    await store.close();
+    const settle = (key: string, result: string, ...more: string[]) => runCommand(register, ["records", "settle", key, "--outcome", "applied", "--result", result, "--store", url, ...more]);
+
+    expect((await settle("k-edit", '{"path":"/ws/a.txt","bogus":1}')).error?.message).toMatchInlineSnapshot(`
+      "--result does not match the outputSchema of file_edit, so every repeat of the call would receive a result its client rejects; nothing was settled:
+        - version is required: a string
+        - unknown field: bogus; allowed: path, version, previous_version, replacements, changed_lines, total_lines, snippet, probed
+      Give the result file_edit would have returned (toolgate records show k-edit shows the call's record)."
+    `);
+    expect((await settle("k-note", '{"name":"a","lines":"two"}', "--catalog", notesCatalog)).error?.message).toMatchInlineSnapshot(`
+      "--result does not match the outputSchema of note_append, so every repeat of the call would receive a result its client rejects; nothing was settled:
+        - lines must be an integer; received "two" (string)
+      Give the result note_append would have returned (toolgate records show k-note shows the call's record)."
+    `);
+    const reads = await openStore(url);
+    expect((await reads.records.get("k-note", Date.now()))?.state).toBe("IN_DOUBT"); // nothing was settled
+    await reads.close();
+    expect((await settle("k-note", '{"name":"a","lines":2}', "--catalog", notesCatalog)).stdout).toBe(`k-note settled: COMPLETED; repeats receive {"name":"a","lines":2}\n`);
+
+    // A proxied tool is in no catalog the CLI can load: stored unchecked, and stderr says so.
+    let stderr = "";
+    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => ((stderr += String(chunk)), true));
+    try {
+      expect((await settle("k-proxied", '{"entities":[]}')).error).toBeNull();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(stderr).toMatchInlineSnapshot(`
+      "toolgate: read_graph is not among the coding tools, so --result is stored without checking it against read_graph's outputSchema (pass --catalog MODULE, as toolgate serve had, for a tool of yours)
+      "
+    `);
   });
 
   it("bad input is named", async () => {

@@ -84,6 +84,17 @@ describe("toolgate serve (default coding catalog) over stdio", { timeout: 180_00
     expect(textOf(outside)).not.toContain("root:");
   });
 
+  it("answers a tools/call over 4 MiB with a tool result for that request, telling the model to send smaller arguments", async () => {
+    const ws = tempDir("ws-big");
+    const client = await serve(["--workspace", ws]);
+    // Without the request's id the answer would not reach this call, and it would wait for the client's timeout.
+    const big = await client.callTool({ name: "file_edit", arguments: { path: join(ws, "a.txt"), old_str: "x", new_str: "y".repeat(5 * 2 ** 20) } }, undefined, { timeout: 30_000 });
+    expect(big.isError).toBe(true);
+    expect(textOf(big)).toContain("Send smaller arguments");
+    const { tools } = await client.listTools(); // the session goes on
+    expect(tools).toHaveLength(4);
+  });
+
   it("needs a capability when started with --keys and takes one from _meta", async () => {
     const ws = tempDir("ws");
     const keyFile = join(tempDir("keys"), "keys.json"); // outside the workspace: serve refuses a key file inside it
@@ -229,17 +240,14 @@ describe("toolgate serve over raw stdio: bad input", { timeout: 180_000 }, () =>
           "Invalid Request: not a JSON-RPC 2.0 message; expected {"json",
         ],
         [
-          null,
-          -32600,
-          "Invalid Request: a message exceeds 4194304 bytes and was dis",
-        ],
-        [
           5,
           -32601,
           "Method not found",
         ],
       ]
     `);
+    // The oversized call is answered for its own id, as a tool result the model reads.
+    expect(replies.find((r) => r.id === 4)?.result).toMatchObject({ isError: true, content: [{ type: "text", text: expect.stringContaining("Send smaller arguments") }] });
     expect(replies.find((r) => r.id === 6)?.result).toMatchObject({ structuredContent: { name: "ok", lines: 1 } });
     expect(executions(notes)).toEqual(["note_append ok still serving"]);
   });

@@ -192,6 +192,19 @@ describe("proxy in front of server-filesystem", () => {
     expect(s.upstreamCalls().map((c) => c.name)).toEqual(["read_text_file"]);
   });
 
+  it("bounds a big read's structuredContent by the observation budget as it bounds the text", async () => {
+    const root = tempDir("fsroot");
+    writeFileSync(join(root, "big.txt"), Array.from({ length: 4_000 }, (_, i) => `line ${i} of a long file that the model asked to read whole`).join("\n"));
+    const s = await startProxy(filesystemServer, [root]);
+    const read = await s.client.callTool({ name: "read_text_file", arguments: { path: join(root, "big.txt") } });
+    expect(read.isError).toBeUndefined();
+    expect((read._meta?.["toolgate/observation"] as { truncated?: { omitted_tokens: number } }).truncated?.omitted_tokens).toBeGreaterThan(0);
+    // The text fits the default 2,000-token budget; the structured result gets no more room than the text.
+    expect(JSON.stringify(read.structuredContent).length).toBeLessThanOrEqual(textOf(read).length);
+    expect((read.structuredContent as { content: string }).content).toMatch(/…\[\d+ characters cut\]$/);
+    expect(textOf(read)).toContain("The structured result is cut to the same size as this text");
+  });
+
   it("refuses a field the upstream's open schema does not declare, before the upstream sees it; --open-schemas passes it on", async () => {
     const root = tempDir("fsroot");
     writeFileSync(join(root, "hello.txt"), "hello\n");
@@ -248,3 +261,35 @@ describe("proxy in front of a Streamable HTTP upstream (--upstream-url)", () => 
     }
   });
 });
+
+describe("the proxy's time limits", () => {
+  const slowServer = fileURLToPath(new URL("../fixtures/slow-server.mjs", import.meta.url));
+  const start = async (options: { timeoutMs?: number; toolTimeoutMs?: Record<string, number> }) => {
+    proxy = await createProxy({
+      upstream: { command: process.execPath, args: [slowServer] },
+      gateway: async (tools) => createGateway({ tools, store: await openStore("memory:"), audit: false }),
+      log: () => {},
+      timeoutHint: (tool, ms) => `raise it with --tool-timeout-ms ${tool}=MS (now ${ms} ms)`,
+      ...options,
+    });
+    return proxy;
+  };
+
+  it("cuts a call at --timeout-ms and says how to get more time; a per-tool limit gives that tool more", async () => {
+    const short = await start({ timeoutMs: 300 });
+    const cut = await short.gateway.call({ trajectory_id: "t", turn: 1, call_id: "c1", tool: "wait_ms", arguments: { ms: 3000 } });
+    expect(cut.error?.code).toBe("timeout");
+    expect(cut.text).toContain("wait_ms did not finish within 300 ms and was aborted. raise it with --tool-timeout-ms wait_ms=MS (now 300 ms)");
+    await short.close({ grace_ms: 100 });
+
+    const long = await start({ timeoutMs: 300, toolTimeoutMs: { wait_ms: 20_000 } });
+    const ok = await long.gateway.call({ trajectory_id: "t", turn: 1, call_id: "c2", tool: "wait_ms", arguments: { ms: 1000 } });
+    expect([ok.ok, ok.text]).toEqual([true, expect.stringContaining("waited 1000 ms")]);
+  });
+
+  it("refuses a per-tool limit for a tool the upstream does not serve, naming its tools", async () => {
+    await expect(start({ toolTimeoutMs: { wait: 1000 } })).rejects.toThrow(`a time limit names "wait", which ${process.execPath} ${slowServer} does not serve; its tools are wait_ms`);
+    proxy = undefined;
+  });
+});
+

@@ -200,11 +200,31 @@ describe("tools/call", () => {
     expect(executions(notes)).toHaveLength(2);
   });
 
-  it("refuses malformed _meta ids with a tool result naming the field", async () => {
+  it("refuses malformed _meta ids with a tool result naming the field, worded for the client's author", async () => {
     await connect();
-    const result = await client.callTool({ name: "note_read", arguments: { name: "a" }, _meta: { "toolgate/turn": "3" } });
+    const result = await client.callTool({ name: "note_read", arguments: { name: "a" }, _meta: { "toolgate/turn": -1 } });
     expect(result.isError).toBe(true);
-    expect(textOf(result)).toMatchInlineSnapshot(`"_meta["toolgate/turn"] must be an integer ≥ 0; received "3"; example 3. Fix the request metadata and call note_read again."`);
+    expect(obsOf(result).error?.code).toBe("invalid_meta");
+    expect(textOf(result)).toMatchInlineSnapshot(`"note_read was not run: the MCP client sent request metadata toolgate cannot use. _meta["toolgate/turn"] must be an integer ≥ 0, as a JSON number or a string of its digits; received number -1; example 3 or "3". The request's _meta is set by the client, not by the tool's arguments, so calling again will not help: this is for the client's author (or whoever configures it) to fix."`);
+  });
+
+  it("takes the turn as a string of its canonical digits (clients that send all _meta as strings): the same logical call as the number", async () => {
+    await connect();
+    const ids = (turn: unknown) => ({ "toolgate/trajectory_id": "t-str", "toolgate/call_id": "c-str", "toolgate/turn": turn });
+    const first = await client.callTool({ name: "note_append", arguments: { name: "s", line: "one" }, _meta: ids("2") });
+    expect(first.isError).toBeUndefined();
+    const again = await client.callTool({ name: "note_append", arguments: { name: "s", line: "one" }, _meta: ids(2) });
+    expect(obsOf(again).replay).toBe(true);
+    expect(executions(notes)).toEqual(["note_append s one"]);
+    const refused: string[] = [];
+    for (const turn of ["02", "2.0", " 2", "+2", "-1", "two", ""]) {
+      const r = await client.callTool({ name: "note_append", arguments: { name: "s", line: "one" }, _meta: ids(turn) });
+      expect(obsOf(r).error?.code).toBe("invalid_meta");
+      refused.push(String(obsOf(r).error?.message));
+    }
+    expect(refused[0]).toMatchInlineSnapshot(`"_meta["toolgate/turn"] must be an integer ≥ 0, as a JSON number or a string of its digits (as a string, only the integer's canonical digits: no sign, leading zero, fraction or space); received "02"; example 3 or "3""`);
+    expect(refused[5]).toMatchInlineSnapshot(`"_meta["toolgate/turn"] must be an integer ≥ 0, as a JSON number or a string of its digits; received "two"; example 3 or "3""`);
+    expect(executions(notes)).toHaveLength(1);
   });
 });
 

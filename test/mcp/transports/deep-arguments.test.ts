@@ -95,7 +95,9 @@ describe("arguments the audit cannot serialise", () => {
     server = await serveHttp(gateway, { port: 0, warn: () => {} });
     const sid = await open(server.url);
     const meta = await request(server.url, { headers: inSession(sid), body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"note_read","arguments":{"name":"a"},"_meta":{"toolgate/call_id":${nested}}}}` });
-    expect(resultOf(meta.body).content[0]!.text).toBe('_meta["toolgate/call_id"] must be a non-empty string of at most 512 characters; received an array; example "c-1". Fix the request metadata and call note_read again.');
+    expect(resultOf(meta.body).content[0]!.text).toBe(
+      `note_read was not run: the MCP client sent request metadata toolgate cannot use. _meta["toolgate/call_id"] must be a non-empty string of at most 512 characters; received an array; example "c-1". The request's _meta is set by the client, not by the tool's arguments, so calling again will not help: this is for the client's author (or whoever configures it) to fix.`,
+    );
     const name = await request(server.url, { headers: inSession(sid), body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":{"deep":${nested}}}}` });
     const data = name.body.split("\n").find((l) => l.startsWith("data: "))!.slice(6);
     expect(JSON.parse(data)).toEqual({

@@ -52,6 +52,15 @@ describe("MCP Inspector CLI against toolgate serve", { timeout: 180_000 }, () =>
     expect(refused.content[0]!.text).toContain("unknown field: mode");
   });
 
+  it("calls a tool over stdio with toolgate ids as --tool-metadata, which the Inspector sends as strings (the turn too)", async () => {
+    const ws = tempDir("inspector");
+    writeFileSync(join(ws, "a.txt"), "inspected line\n");
+    const call = [...serve, "--workspace", ws, "--method", "tools/call", "--tool-name", "file_view", "--tool-arg", `path=${join(ws, "a.txt")}`, "offset=1", "limit=5"];
+    const ok = (await inspect([...call, "--tool-metadata", "toolgate/trajectory_id=insp-1", "toolgate/call_id=c-1", "toolgate/turn=2"])) as { isError?: boolean; _meta: Record<string, { call_id: string }> };
+    expect(ok.isError).toBeUndefined();
+    expect(ok._meta["toolgate/observation"]!.call_id).toBe("c-1");
+  });
+
   it("lists and calls over Streamable HTTP", async () => {
     process.env.NOTES_DIR = tempDir("inspector-notes");
     gateway = createGateway({ tools: catalog, store: await openStore("memory:"), audit: false });

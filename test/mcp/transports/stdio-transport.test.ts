@@ -85,27 +85,51 @@ describe("LineStdioTransport", () => {
     expect(h.received).toHaveLength(1);
   });
 
-  it("discards an oversized message, whether it arrives in one chunk or many, and keeps serving", async () => {
+  it("discards an oversized message, whether it arrives in one chunk or many, answers its id and keeps serving", async () => {
     const h = harness(100);
     await h.transport.start();
-    const big = JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/call", params: { x: "a".repeat(300) } });
+    const big = JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list", params: { x: "a".repeat(300) } });
     h.input.write(big.slice(0, 50));
     h.input.write(big.slice(50, 150));
     h.input.write(big.slice(150) + "\n");
     h.input.write(big + "\n" + ping(4) + "\n");
     await h.flush();
     expect(h.replies).toHaveLength(2);
+    expect(h.replies[1]).toEqual(h.replies[0]);
     expect(h.replies[0]).toMatchInlineSnapshot(`
       {
         "error": {
           "code": -32600,
-          "message": "Invalid Request: a message exceeds 100 bytes and was discarded; send smaller arguments (large content belongs in the workspace, not in one call)",
+          "message": "Invalid Request: The message exceeds 100 bytes (the limit of one MCP message) and was discarded: nothing ran. Send smaller arguments: put large content in the workspace (write it in parts) and pass its path, or split the work into several calls.",
         },
-        "id": null,
+        "id": 9,
         "jsonrpc": "2.0",
       }
     `);
     expect(h.received.map((m) => (m as { id: number }).id)).toEqual([4]);
+  });
+
+  it("answers an oversized tools/call with a tool result the model reads, its id read from the end where the TypeScript SDK writes it", async () => {
+    const h = harness(1000);
+    await h.transport.start();
+    // The SDK's own serialization: {...request, jsonrpc, id} puts the id last, after the arguments.
+    const sdkShaped = JSON.stringify({ method: "tools/call", params: { name: "file_edit", arguments: { new_str: '"id": 1, '.repeat(40_000) } }, jsonrpc: "2.0", id: 41 });
+    for (let i = 0; i < sdkShaped.length; i += 65_536) h.input.write(sdkShaped.slice(i, i + 65_536));
+    h.input.write("\n" + ping(5) + "\n");
+    await h.flush();
+    expect(h.replies).toEqual([{ jsonrpc: "2.0", id: 41, result: { isError: true, content: [{ type: "text", text: expect.stringContaining("Send smaller arguments") }] } }]);
+    expect(h.received.map((m) => (m as { id: number }).id)).toEqual([5]);
+  });
+
+  it("reads the id at the head where the Python SDK writes it; a string id is answered as a string, an unreadable one as null", async () => {
+    const h = harness(200);
+    await h.transport.start();
+    const pyShaped = `{"jsonrpc":"2.0","id":"req-7","method":"tools/call","params":{"name":"x","arguments":{"s":"${"b".repeat(500)}"}}}`;
+    const noId = JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { s: "c".repeat(500) } });
+    h.input.write(`${pyShaped}\n${noId}\n`);
+    await h.flush();
+    expect(h.replies.map((r) => (r as { id: unknown }).id)).toEqual(["req-7", null]);
+    expect((h.replies[0] as { result: { isError: boolean } }).result.isError).toBe(true);
   });
 
   it("delivers every message exactly as the SDK's JSON-RPC schema reads it, and refuses what it refuses", async () => {

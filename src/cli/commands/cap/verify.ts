@@ -1,12 +1,14 @@
 /**
  * `toolgate cap verify TOKEN --op OP --target OBJ`: the capability check for one request; exit 0
- * allowed, 1 denied. With `--store` it checks revocation and spends budgets there.
+ * allowed, 1 denied. With `--store` it checks revocation and spends budgets there; without it, a
+ * budget is checked as a fresh one (nothing spent) and revocation not at all, which stderr says.
  */
 import type { Command } from "commander";
 import { createCapabilityAuthority } from "../../../capability/authority.js";
 import { parseObject } from "../../../capability/objects.js";
 import { ToolgateError } from "../../../core/errors.js";
 import { escapeUntrusted } from "../../../observation/escape.js";
+import { createMemoryStore } from "../../../idempotency/stores/memory.js";
 import { CliError, EXIT, parseJson, printJson } from "../../io.js";
 import { stateFlags, type StateFlags } from "../../store.js";
 import { keysFrom, number, readToken, withStoreFlag } from "./flags.js";
@@ -43,10 +45,11 @@ export function register(cap: Command): void {
         ...(flags.args !== undefined ? { args: parseJson(flags.args, "--args") } : {}),
       };
       const decision = await withStoreFlag(flags.store, flags, (store) => createCapabilityAuthority({ keys, ...(store ? { store } : {}) }).authorize(token, request)).catch((err: unknown) => {
-        if (err instanceof ToolgateError && err.code === "store_required") {
-          throw new CliError("this capability is bounded by a budget: pass --store URL (the runtime's store) to check and spend it");
-        }
-        throw err;
+        if (!(err instanceof ToolgateError && err.code === "store_required") || flags.store !== undefined) throw err;
+        // A budgeted grant without --store: checked against a fresh budget in a throwaway store,
+        // as for a grant without a budget, revocation is not checked; stderr says both.
+        process.stderr.write("toolgate: without --store, the budget is checked as if nothing had been spent and revocation is not checked; pass --store sqlite: (toolgate serve's store for the workspace) to check both and spend\n");
+        return createCapabilityAuthority({ keys, store: createMemoryStore() }).authorize(token, request);
       });
       if (flags.json) printJson(decision);
       else if (decision.allowed) process.stdout.write(`allowed: grant ${decision.grant_id}${decision.remaining_budget !== undefined ? `, budget left ${decision.remaining_budget}` : ""}\n`);
