@@ -69,7 +69,8 @@ const placeRules = [
   },
   {
     name: "no-barrel-import",
-    comment: "src/index.ts and src/entries/ are the public API, above every layer: code inside src/ imports the module itself",
+    comment:
+      "src/index.ts and src/entries/ are the public API, above every layer: code inside src/ imports the module itself",
     severity: "error",
     from: { path: "^src/" },
     to: { path: `^src/(${ENTRIES})` },

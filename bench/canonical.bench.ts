@@ -9,7 +9,7 @@ import type { Harness } from "./harness.js";
 /** Deterministic pseudo-random numbers, so every run measures the same inputs. */
 function rng(seed: number): () => number {
   let s = seed >>> 0;
-  return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32;
 }
 
 /** A tool-call-like record: unsorted keys, strings with a little non-ASCII, ints, floats, nesting. */
@@ -28,7 +28,12 @@ function item(r: () => number, i: number): Record<string, unknown> {
 /** An object whose JSON is about `bytes` long. */
 export function sample(bytes: number, seed = 7): Record<string, unknown> {
   const r = rng(seed);
-  const out: Record<string, unknown> = { trajectory_id: "traj-8c1f", order_id: "o_12345", note: "ship to ü-Straße 5", items: [] as unknown[] };
+  const out: Record<string, unknown> = {
+    trajectory_id: "traj-8c1f",
+    order_id: "o_12345",
+    note: "ship to ü-Straße 5",
+    items: [] as unknown[],
+  };
   const items = out.items as unknown[];
   while (JSON.stringify(out).length < bytes) items.push(item(r, items.length));
   return out;

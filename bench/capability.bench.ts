@@ -23,8 +23,19 @@ const authority = createCapabilityAuthority({ keys });
 const request = { op: "read", target: "path:/ws/src/lib/a.ts", cost: 1, tool: "file_view", args: { limit: 50 } };
 
 function chainOf(blocks: number): string {
-  let token = authority.issue({ rights: ["read", "write"], objects: ["path:/ws", "host:*.example.com"], max_cost: 10, args: [{ arg: "limit", max: 500 }], ttl_ms: 3_600_000 });
-  const steps = [{ rights: ["read"] }, { objects: ["path:/ws/src"] }, { max_cost: 5 }, { objects: ["path:/ws/src/lib"] }];
+  let token = authority.issue({
+    rights: ["read", "write"],
+    objects: ["path:/ws", "host:*.example.com"],
+    max_cost: 10,
+    args: [{ arg: "limit", max: 500 }],
+    ttl_ms: 3_600_000,
+  });
+  const steps = [
+    { rights: ["read"] },
+    { objects: ["path:/ws/src"] },
+    { max_cost: 5 },
+    { objects: ["path:/ws/src/lib"] },
+  ];
   for (let i = 1; i < blocks; i++) token = attenuate(token, steps[i - 1]!);
   return token;
 }

@@ -34,7 +34,20 @@ const mib = (kib: number) => `${(kib / 1024).toFixed(1)} MiB`;
 export default async function (h: Harness): Promise<void> {
   if (!existsSync(main)) throw new Error(`${main} is not built: run npm run build first`);
   const file = join(mkdtempSync(join(tmpdir(), "toolgate-bench-cli-")), "tool.json");
-  writeFileSync(file, JSON.stringify({ name: "find_orders", description: "Find at most 20 newest orders for one customer.", inputSchema: { type: "object", properties: { customer_id: { type: "string", maxLength: 64, description: "Customer id, e.g. c_7." } }, required: ["customer_id"], additionalProperties: false }, annotations: { readOnlyHint: true } }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      name: "find_orders",
+      description: "Find at most 20 newest orders for one customer.",
+      inputSchema: {
+        type: "object",
+        properties: { customer_id: { type: "string", maxLength: 64, description: "Customer id, e.g. c_7." } },
+        required: ["customer_id"],
+        additionalProperties: false,
+      },
+      annotations: { readOnlyHint: true },
+    }),
+  );
 
   for (const [label, args] of [
     ["toolgate --version", [main, "--version"]],

@@ -27,21 +27,35 @@ import { openWorkspace } from "../src/tools/workspace.js";
 /** What the bench calls on either side: the three entry points by the names both trees export. */
 interface FileTools {
   openWorkspace(root: string): unknown;
-  viewPath(ws: unknown, args: { path: string; offset: number; limit: number }): Promise<{ output: Record<string, unknown> }>;
+  viewPath(
+    ws: unknown,
+    args: { path: string; offset: number; limit: number },
+  ): Promise<{ output: Record<string, unknown> }>;
   editFile(ws: unknown, args: { path: string; old_str: string; new_str: string }): Promise<unknown>;
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
-const usage = "usage: npx tsx bench/files-vs-before.ts <older checkout>, e.g. a `git worktree add --detach ../toolgate-old <commit>` with node_modules linked in";
+const usage =
+  "usage: npx tsx bench/files-vs-before.ts <older checkout>, e.g. a `git worktree add --detach ../toolgate-old <commit>` with node_modules linked in";
 
 async function loadOlder(dir: string): Promise<FileTools> {
   const tools = join(dir, "src", "tools");
   const found: Record<string, unknown> = {};
-  for (const [file, name] of [["workspace.ts", "openWorkspace"], ["view.ts", "viewPath"], ["edit.ts", "editFile"]] as const) {
+  for (const [file, name] of [
+    ["workspace.ts", "openWorkspace"],
+    ["view.ts", "viewPath"],
+    ["edit.ts", "editFile"],
+  ] as const) {
     const path = join(tools, file);
-    if (!existsSync(path)) throw new Error(`${path} does not exist; the older checkout must be a toolgate tree with src/tools/${file}. ${usage}`);
+    if (!existsSync(path))
+      throw new Error(
+        `${path} does not exist; the older checkout must be a toolgate tree with src/tools/${file}. ${usage}`,
+      );
     const fn = ((await import(pathToFileURL(path).href)) as Record<string, unknown>)[name];
-    if (typeof fn !== "function") throw new Error(`${path} exports no function ${name} (found ${typeof fn}); this bench compares trees that both have it`);
+    if (typeof fn !== "function")
+      throw new Error(
+        `${path} exports no function ${name} (found ${typeof fn}); this bench compares trees that both have it`,
+      );
     found[name] = fn;
   }
   return found as unknown as FileTools;
@@ -58,9 +72,14 @@ function describeCheckout(dir: string): string {
 const arg = process.argv[2];
 if (arg === undefined) throw new Error(`the older checkout is missing. ${usage}`);
 const olderDir = realpathSync(resolve(arg));
-if (olderDir === realpathSync(join(here, ".."))) throw new Error(`${olderDir} is this tree; pass a checkout of an older commit. ${usage}`);
-if (!existsSync(join(olderDir, "src", "tools"))) throw new Error(`${olderDir}/src/tools does not exist; pass the root of a toolgate checkout. ${usage}`);
-if (!existsSync(join(olderDir, "node_modules"))) throw new Error(`${olderDir}/node_modules does not exist; link this tree's in: ln -s "${realpathSync(join(here, "..", "node_modules"))}" "${olderDir}/node_modules"`);
+if (olderDir === realpathSync(join(here, "..")))
+  throw new Error(`${olderDir} is this tree; pass a checkout of an older commit. ${usage}`);
+if (!existsSync(join(olderDir, "src", "tools")))
+  throw new Error(`${olderDir}/src/tools does not exist; pass the root of a toolgate checkout. ${usage}`);
+if (!existsSync(join(olderDir, "node_modules")))
+  throw new Error(
+    `${olderDir}/node_modules does not exist; link this tree's in: ln -s "${realpathSync(join(here, "..", "node_modules"))}" "${olderDir}/node_modules"`,
+  );
 
 const older = await loadOlder(olderDir);
 const current: FileTools = { openWorkspace, viewPath, editFile } as unknown as FileTools;
@@ -80,7 +99,12 @@ const side = (tools: FileTools) => {
     view: () => tools.viewPath(ws, { path: file, offset: 501, limit: 500 }),
     edit: () => {
       flip = !flip;
-      return tools.editFile(ws, flip ? { path: file, old_str: EDIT_LINE.from, new_str: EDIT_LINE.to } : { path: file, old_str: EDIT_LINE.to, new_str: EDIT_LINE.from });
+      return tools.editFile(
+        ws,
+        flip
+          ? { path: file, old_str: EDIT_LINE.from, new_str: EDIT_LINE.to }
+          : { path: file, old_str: EDIT_LINE.to, new_str: EDIT_LINE.from },
+      );
     },
   };
 };
@@ -92,13 +116,33 @@ try {
   // Both must show the same window, or the comparison is not of the same work.
   const [a, b] = [(await ours.view()).output, (await theirs.view()).output];
   for (const key of ["first_line", "last_line", "total_lines", "content"]) {
-    if (a[key] !== b[key]) throw new Error(`the two trees' file_view windows differ in ${key} (${String(a[key]).slice(0, 80)} vs ${String(b[key]).slice(0, 80)})`);
+    if (a[key] !== b[key])
+      throw new Error(
+        `the two trees' file_view windows differ in ${key} (${String(a[key]).slice(0, 80)} vs ${String(b[key]).slice(0, 80)})`,
+      );
   }
   const peer = (fn: () => unknown) => ({ name: `${olderName} (older tree)`, fn });
-  await h.compare({ area: "files", hot_path: `file_view 500-line window, ${currentName} vs ${olderName}`, toolgate: ours.view, peer: peer(theirs.view), batch: 10, rounds: 30, warmup: 3 });
-  await h.compare({ area: "files", hot_path: `file_edit one line, ${currentName} vs ${olderName}`, toolgate: ours.edit, peer: peer(theirs.edit), batch: 5, rounds: 30, warmup: 3 });
+  await h.compare({
+    area: "files",
+    hot_path: `file_view 500-line window, ${currentName} vs ${olderName}`,
+    toolgate: ours.view,
+    peer: peer(theirs.view),
+    batch: 10,
+    rounds: 30,
+    warmup: 3,
+  });
+  await h.compare({
+    area: "files",
+    hot_path: `file_edit one line, ${currentName} vs ${olderName}`,
+    toolgate: ours.edit,
+    peer: peer(theirs.edit),
+    batch: 5,
+    rounds: 30,
+    warmup: 3,
+  });
   for (const { file } of [ours, theirs]) {
-    if (![EDIT_LINE.from, EDIT_LINE.to].some((line) => readFileSync(file, "utf8").includes(line))) throw new Error(`the edit benchmark lost its line in ${file}`);
+    if (![EDIT_LINE.from, EDIT_LINE.to].some((line) => readFileSync(file, "utf8").includes(line)))
+      throw new Error(`the edit benchmark lost its line in ${file}`);
   }
 } finally {
   for (const root of roots) rmSync(root, { recursive: true, force: true });
@@ -106,5 +150,18 @@ try {
 const loadAfter = loadavg();
 
 console.log("\n" + renderTable(h.rows));
-const figure = (r: Row) => ({ hot_path: r.hot_path, current_us: r.toolgate_median_us, older_us: r.peer_median_us, ratio: r.ratio });
-console.log(JSON.stringify({ current: currentName, older: olderName, node: process.version, load: { before: loadBefore, after: loadAfter }, rows: h.rows.map(figure) }));
+const figure = (r: Row) => ({
+  hot_path: r.hot_path,
+  current_us: r.toolgate_median_us,
+  older_us: r.peer_median_us,
+  ratio: r.ratio,
+});
+console.log(
+  JSON.stringify({
+    current: currentName,
+    older: olderName,
+    node: process.version,
+    load: { before: loadBefore, after: loadAfter },
+    rows: h.rows.map(figure),
+  }),
+);

@@ -25,7 +25,11 @@ export function writeFilesFixture(root: string): string {
   const dir = join(root, "src", "tools", "fs");
   mkdirSync(dir, { recursive: true });
   const file = join(dir, "module.ts");
-  writeFileSync(file, Array.from({ length: 2000 }, (_, i) => `export const value${i} = compute(${i}); // line ${i + 1}`).join("\n") + "\n");
+  writeFileSync(
+    file,
+    Array.from({ length: 2000 }, (_, i) => `export const value${i} = compute(${i}); // line ${i + 1}`).join("\n") +
+      "\n",
+  );
   return file;
 }
 
@@ -64,7 +68,12 @@ export default async function filesBench(h: Harness): Promise<void> {
         hot_path: "file_edit one line of the same file",
         toolgate: () => {
           flip = !flip;
-          return editFile(ws, flip ? { path: file, old_str: EDIT_LINE.from, new_str: EDIT_LINE.to } : { path: file, old_str: EDIT_LINE.to, new_str: EDIT_LINE.from });
+          return editFile(
+            ws,
+            flip
+              ? { path: file, old_str: EDIT_LINE.from, new_str: EDIT_LINE.to }
+              : { path: file, old_str: EDIT_LINE.to, new_str: EDIT_LINE.from },
+          );
         },
         peer: {
           name: "readFile + replace + temp write, fsync, rename by hand",
@@ -74,7 +83,9 @@ export default async function filesBench(h: Harness): Promise<void> {
             const temp = `${file}.bench.tmp`;
             const handle = await open(temp, "wx");
             try {
-              await handle.writeFile(flip ? text.replace(EDIT_LINE.from, EDIT_LINE.to) : text.replace(EDIT_LINE.to, EDIT_LINE.from));
+              await handle.writeFile(
+                flip ? text.replace(EDIT_LINE.from, EDIT_LINE.to) : text.replace(EDIT_LINE.to, EDIT_LINE.from),
+              );
               await handle.sync();
             } finally {
               await handle.close();
@@ -88,7 +99,8 @@ export default async function filesBench(h: Harness): Promise<void> {
         note: "both write a temporary file, fsync and rename; toolgate also walks by descriptor, counts matches, hashes before and after and checks the name still holds the file",
       }),
     );
-    if (![EDIT_LINE.from, EDIT_LINE.to].some((line) => readFileSync(file, "utf8").includes(line))) throw new Error("the edit benchmark lost its line");
+    if (![EDIT_LINE.from, EDIT_LINE.to].some((line) => readFileSync(file, "utf8").includes(line)))
+      throw new Error("the edit benchmark lost its line");
     await writeFile(join(root, "done"), "");
   } finally {
     rmSync(root, { recursive: true, force: true });

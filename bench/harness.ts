@@ -89,7 +89,8 @@ export class Harness {
     const tg = median(ours);
     const peer = o.peer ? median(theirs) : null;
     const ratio = peer !== null && peer > 0 ? tg / peer : null;
-    const goal_met = o.goal && ratio !== null ? (o.goal.op === "<=" ? ratio <= o.goal.value : ratio >= o.goal.value) : null;
+    const goal_met =
+      o.goal && ratio !== null ? (o.goal.op === "<=" ? ratio <= o.goal.value : ratio >= o.goal.value) : null;
     const row: Row = {
       area: o.area,
       hot_path: o.hot_path,
@@ -102,7 +103,9 @@ export class Harness {
       ...(o.note ? { note: o.note } : {}),
     };
     this.rows.push(row);
-    this.progress(`    ${fmtUs(tg)}${peer !== null ? ` vs ${fmtUs(peer)} (${o.peer!.name}) = ${ratio!.toFixed(2)}×` : ""}`);
+    this.progress(
+      `    ${fmtUs(tg)}${peer !== null ? ` vs ${fmtUs(peer)} (${o.peer!.name}) = ${ratio!.toFixed(2)}×` : ""}`,
+    );
     return row;
   }
 

@@ -35,7 +35,14 @@ const out = join(here, "results.json");
 writeFileSync(
   out,
   JSON.stringify(
-    { date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? null, rows: harness.rows, failures },
+    {
+      date: new Date().toISOString(),
+      node: process.version,
+      cpus: os.cpus().length,
+      cpu: os.cpus()[0]?.model ?? null,
+      rows: harness.rows,
+      failures,
+    },
     null,
     2,
   ) + "\n",

@@ -48,7 +48,21 @@ function buildToolgate(): string {
   const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
   process.stderr.write("  mcp · compiling src/ with tsc (tsconfig.build.json) …\n");
   try {
-    execFileSync(process.execPath, [tsc, "-p", join(root, "tsconfig.build.json"), "--outDir", join(dir, "dist"), "--declaration", "false", "--sourceMap", "false"], { stdio: "ignore" });
+    execFileSync(
+      process.execPath,
+      [
+        tsc,
+        "-p",
+        join(root, "tsconfig.build.json"),
+        "--outDir",
+        join(dir, "dist"),
+        "--declaration",
+        "false",
+        "--sourceMap",
+        "false",
+      ],
+      { stdio: "ignore" },
+    );
   } catch {
     // Exit code 2: type errors, files emitted all the same.
   }
@@ -59,9 +73,16 @@ function buildToolgate(): string {
   return join(dir, "dist");
 }
 
-async function connect(command: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Client> {
+async function connect(
+  command: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string> = {},
+): Promise<Client> {
   const client = new Client({ name: "bench", version: "1.0.0" });
-  await client.connect(new StdioClientTransport({ command, args, cwd, env: { ...getDefaultEnvironment(), ...env }, stderr: "ignore" }));
+  await client.connect(
+    new StdioClientTransport({ command, args, cwd, env: { ...getDefaultEnvironment(), ...env }, stderr: "ignore" }),
+  );
   await client.listTools(); // caches output validators on both sides alike
   return client;
 }
@@ -91,8 +112,35 @@ export default async function (h: Harness): Promise<void> {
     const stateHome = { XDG_STATE_HOME: join(ws, "state-home") };
     const project = join(ws, "project");
     mkdirSync(project);
-    const served = await connect(toolgate[0]!, [...toolgate.slice(1), "serve", "--workspace", project, "--catalog", join(root, "test/mcp/fixtures/notes-catalog.ts")], root, stateHome);
-    const proxied = await connect(toolgate[0]!, [...toolgate.slice(1), "proxy", "--store", `sqlite:${join(ws, "proxy.db")}`, "--audit", join(ws, "proxy-audit.jsonl"), "--", process.execPath, bare], root, stateHome);
+    const served = await connect(
+      toolgate[0]!,
+      [
+        ...toolgate.slice(1),
+        "serve",
+        "--workspace",
+        project,
+        "--catalog",
+        join(root, "test/mcp/fixtures/notes-catalog.ts"),
+      ],
+      root,
+      stateHome,
+    );
+    const proxied = await connect(
+      toolgate[0]!,
+      [
+        ...toolgate.slice(1),
+        "proxy",
+        "--store",
+        `sqlite:${join(ws, "proxy.db")}`,
+        "--audit",
+        join(ws, "proxy-audit.jsonl"),
+        "--",
+        process.execPath,
+        bare,
+      ],
+      root,
+      stateHome,
+    );
     clients.push(direct, served, proxied);
 
     const read = (c: Client) => () => c.callTool({ name: "noop_read", arguments: {} });
@@ -132,10 +180,14 @@ export default async function (h: Harness): Promise<void> {
     const { createGateway } = await load<typeof GatewayModule>("runtime/gateway.js");
     const gateway = createGateway({ tools: [noop], store: await openStore("memory:"), audit: false });
     const bareServer = new McpServer({ name: "bare", version: "1.0.0" });
-    bareServer.registerTool("noop_read", { description: "Does nothing and returns ok.", inputSchema: {}, outputSchema: { ok: z.boolean() } }, () => ({
-      content: [{ type: "text", text: '{"ok":true}' }],
-      structuredContent: { ok: true },
-    }));
+    bareServer.registerTool(
+      "noop_read",
+      { description: "Does nothing and returns ok.", inputSchema: {}, outputSchema: { ok: z.boolean() } },
+      () => ({
+        content: [{ type: "text", text: '{"ok":true}' }],
+        structuredContent: { ok: true },
+      }),
+    );
     const inProcess = await connectInMemory(createMcpServer(gateway));
     const bareInProcess = await connectInMemory(bareServer);
     clients.push(inProcess, bareInProcess);

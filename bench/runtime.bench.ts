@@ -19,7 +19,11 @@ import { median, type Harness } from "./harness.js";
 const schema = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
   type: "object",
-  properties: { path: { type: "string", maxLength: 1024 }, offset: { type: "integer", minimum: 1 }, limit: { type: "integer", minimum: 1, maximum: 500 } },
+  properties: {
+    path: { type: "string", maxLength: 1024 },
+    offset: { type: "integer", minimum: 1 },
+    limit: { type: "integer", minimum: 1, maximum: 500 },
+  },
   required: ["path", "offset", "limit"],
   additionalProperties: false,
 };
@@ -43,7 +47,11 @@ export default async function bench(h: Harness): Promise<void> {
     let n = 0;
     const p = () => ({ trajectory_id: "bench", turn: 0, call_id: `c${n++}`, tool: "file_view", arguments: args });
     const quiet = createGateway({ tools: [tool("file_view", "read", noop)], store: createMemoryStore(), audit: false });
-    const audited = createGateway({ tools: [tool("file_view", "read", noop)], store: createMemoryStore(), audit: join(dir, "audit.jsonl") });
+    const audited = createGateway({
+      tools: [tool("file_view", "read", noop)],
+      store: createMemoryStore(),
+      audit: join(dir, "audit.jsonl"),
+    });
     for (const [label, gw] of [
       ["A0 no-op call, no audit", quiet],
       ["A0 no-op call, JSONL audit", audited],
@@ -79,29 +87,59 @@ export default async function bench(h: Harness): Promise<void> {
       const mean = steady.reduce((a, b) => a + b, 0) / steady.length;
       // The mean carries every preemption of a shared machine; p50 is the boundary's own cost.
       const note = `p95 ${p95.toFixed(1)} µs, mean ${mean.toFixed(1)} µs over ${steady.length} calls`;
-      h.record({ area: "runtime", hot_path: label, toolgate_median_us: p50, peer: null, peer_median_us: null, ratio: null, goal: "≤ 50 µs", goal_met: p50 <= 50, note });
+      h.record({
+        area: "runtime",
+        hot_path: label,
+        toolgate_median_us: p50,
+        peer: null,
+        peer_median_us: null,
+        ratio: null,
+        goal: "≤ 50 µs",
+        goal_met: p50 <= 50,
+        note,
+      });
       process.stderr.write(`    p50 ${p50.toFixed(2)} µs (${note})\n`);
     }
     await quiet.close();
     await audited.close();
 
     // A2 through the gateway vs the same runOnce without it, both on SQLite.
-    const writes = createGateway({ tools: [tool("file_write", "write", noop)], store: await openStore(`sqlite:${join(dir, "gw.db")}`), audit: false });
+    const writes = createGateway({
+      tools: [tool("file_write", "write", noop)],
+      store: await openStore(`sqlite:${join(dir, "gw.db")}`),
+      audit: false,
+    });
     const direct = await openStore(`sqlite:${join(dir, "direct.db")}`);
     let m = 0;
     await h.compare({
       area: "runtime",
       hot_path: "A2 call, SQLite store",
       toolgate: async () => {
-        const o = await writes.call({ trajectory_id: "bench", turn: 0, call_id: `w${m++}`, tool: "file_write", arguments: args });
+        const o = await writes.call({
+          trajectory_id: "bench",
+          turn: 0,
+          call_id: `w${m++}`,
+          tool: "file_write",
+          arguments: args,
+        });
         if (!o.ok) throw new Error(o.text);
       },
       peer: {
         name: "validate + settle (SQLite), no gateway",
         fn: async () => {
           if (!validate(args)) throw new Error("invalid");
-          const key = deriveIdempotencyKey({ trajectory_id: "bench", turn: 0, call_id: `d${m++}`, tool: "file_write", args });
-          const r = await runOnce(direct, key, noop, { lease_ms: 60_000, fingerprint: fingerprint(args), tool: "file_write" });
+          const key = deriveIdempotencyKey({
+            trajectory_id: "bench",
+            turn: 0,
+            call_id: `d${m++}`,
+            tool: "file_write",
+            args,
+          });
+          const r = await runOnce(direct, key, noop, {
+            lease_ms: 60_000,
+            fingerprint: fingerprint(args),
+            tool: "file_write",
+          });
           if (r.status !== "executed") throw new Error(r.status);
         },
       },

@@ -14,7 +14,8 @@ import { renderIssues } from "../src/schema/issue-text.js";
 import { createValidator } from "../src/schema/validate.js";
 import type { Harness } from "./harness.js";
 
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => void;
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
+  addFormatsModule) as unknown as (ajv: Ajv2020) => void;
 
 /** The order assistant's search_customer_orders (examples/orders.ts), closed and bounded. */
 const spec = {
@@ -41,7 +42,8 @@ export default async function schemaBench(h: Harness): Promise<void> {
   const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: false, logger: false, validateSchema: false });
   addFormats(ajv);
   const peer = ajv.compile(spec.inputSchema);
-  if (!validator.validate(spec, valid).ok || validator.validate(spec, invalid).ok || !peer(valid) || peer(invalid)) throw new Error("bench inputs do not have the expected verdicts");
+  if (!validator.validate(spec, valid).ok || validator.validate(spec, invalid).ok || !peer(valid) || peer(invalid))
+    throw new Error("bench inputs do not have the expected verdicts");
 
   let sink: unknown;
   const goal = { op: "<=" as const, value: 1.2, label: "≤ 1.2×" };
@@ -92,7 +94,21 @@ export default async function schemaBench(h: Harness): Promise<void> {
     return;
   }
   const tools = (JSON.parse(readFileSync(join(catalogPath), "utf8")) as { tools: unknown[] }).tools;
-  await h.compare({ area: "schema", hot_path: `lint GitHub catalog, ${tools.length} tools (per-tool rules)`, toolgate: () => (sink = tools.map((t, i) => lintTool(t, i))), batch: 1, rounds: 10, warmup: 2 });
-  await h.compare({ area: "schema", hot_path: `lintCatalog GitHub, ${tools.length} tools (+ catalog rules)`, toolgate: () => (sink = lintCatalog(tools)), batch: 1, rounds: 10, warmup: 2 });
+  await h.compare({
+    area: "schema",
+    hot_path: `lint GitHub catalog, ${tools.length} tools (per-tool rules)`,
+    toolgate: () => (sink = tools.map((t, i) => lintTool(t, i))),
+    batch: 1,
+    rounds: 10,
+    warmup: 2,
+  });
+  await h.compare({
+    area: "schema",
+    hot_path: `lintCatalog GitHub, ${tools.length} tools (+ catalog rules)`,
+    toolgate: () => (sink = lintCatalog(tools)),
+    batch: 1,
+    rounds: 10,
+    warmup: 2,
+  });
   void sink;
 }

@@ -41,7 +41,14 @@ function storeOps(store: Store, tag: string, complete: boolean) {
     const key = `bench-${run}-${tag}-ops-${n++}`;
     const now = Date.now();
     await store.records.claim(key, { owner: "bench", lease_until: now + 30_000, fingerprint: null, tool: null, now });
-    if (complete) await store.records.transition(key, "bench", "IN_FLIGHT", { state: "COMPLETED", result, error: null, expires_at: now + 86_400_000, now });
+    if (complete)
+      await store.records.transition(key, "bench", "IN_FLIGHT", {
+        state: "COMPLETED",
+        result,
+        error: null,
+        expires_at: now + 86_400_000,
+        now,
+      });
   };
 }
 
@@ -49,10 +56,24 @@ function storeOps(store: Store, tag: string, complete: boolean) {
  * Three rows per store against the same raw single write: runOnce (the goal), the two store
  * operations alone (what the store itself costs), and the claim alone (one op vs one op).
  */
-async function againstRaw(h: Harness, kind: string, store: Store, peer: { name: string; fn: () => unknown }, sizes: { batch: number; rounds: number }) {
+async function againstRaw(
+  h: Harness,
+  kind: string,
+  store: Store,
+  peer: { name: string; fn: () => unknown },
+  sizes: { batch: number; rounds: number },
+) {
   // The first row per backend also pays the JIT warm-up of the store's code paths; on two busy
   // cores that takes longer than the default 3 warm-up batches, so warm this row up longer.
-  await h.compare({ area: "stores", hot_path: `settle (claim+complete) · ${kind}`, toolgate: settler(store, kind), peer, goal: GOAL_RAW, ...sizes, warmup: 10 });
+  await h.compare({
+    area: "stores",
+    hot_path: `settle (claim+complete) · ${kind}`,
+    toolgate: settler(store, kind),
+    peer,
+    goal: GOAL_RAW,
+    ...sizes,
+    warmup: 10,
+  });
   await h.compare({
     area: "stores",
     hot_path: `claim + complete, store ops only · ${kind}`,
@@ -61,7 +82,14 @@ async function againstRaw(h: Harness, kind: string, store: Store, peer: { name: 
     ...sizes,
     note: "the two store operations settle makes, without settle's own work",
   });
-  await h.compare({ area: "stores", hot_path: `claim alone · ${kind}`, toolgate: storeOps(store, `${kind}-claim`, false), peer, ...sizes, note: "one store operation against one raw operation" });
+  await h.compare({
+    area: "stores",
+    hot_path: `claim alone · ${kind}`,
+    toolgate: storeOps(store, `${kind}-claim`, false),
+    peer,
+    ...sizes,
+    note: "one store operation against one raw operation",
+  });
 }
 
 async function sqlite(h: Harness, dir: string): Promise<void> {
@@ -74,7 +102,13 @@ async function sqlite(h: Harness, dir: string): Promise<void> {
   const insert = db.prepare("INSERT INTO raw (key, value) VALUES (?, ?)");
   let n = 0;
   const value = JSON.stringify(result);
-  await againstRaw(h, "sqlite", store, { name: "better-sqlite3 prepared INSERT", fn: () => insert.run(`raw-${n++}`, value) }, { batch: 100, rounds: 30 });
+  await againstRaw(
+    h,
+    "sqlite",
+    store,
+    { name: "better-sqlite3 prepared INSERT", fn: () => insert.run(`raw-${n++}`, value) },
+    { batch: 100, rounds: 30 },
+  );
   await store.close();
   db.close();
 }
@@ -95,11 +129,14 @@ async function redis(h: Harness): Promise<void> {
   // Outside Lambda, Powertools warns on every call unless it can ask for the remaining time;
   // give it a context so the peer is measured without that cost.
   config.registerLambdaContext({ getRemainingTimeInMillis: () => 60_000 } as never);
-  const refund = makeIdempotent(async (event: { order_id: string; amount_cents: number }) => ({ ...result, order_id: event.order_id }), {
-    persistenceStore: new CachePersistenceLayer({ client: client as never }),
-    config,
-    keyPrefix: `${prefix}pt`,
-  });
+  const refund = makeIdempotent(
+    async (event: { order_id: string; amount_cents: number }) => ({ ...result, order_id: event.order_id }),
+    {
+      persistenceStore: new CachePersistenceLayer({ client: client as never }),
+      config,
+      keyPrefix: `${prefix}pt`,
+    },
+  );
   let p = 0;
   let t = 0;
   await h.compare({
@@ -107,10 +144,23 @@ async function redis(h: Harness): Promise<void> {
     hot_path: "idempotent call over redis (key + settle)",
     toolgate: () => {
       const args = { order_id: `ord_${t++}`, amount_cents: 1250 };
-      const key = deriveIdempotencyKey({ trajectory_id: `traj-${run}`, turn: 1, call_id: "c1", tool: "orders.refund", args });
-      return runOnce(store, key, () => ({ ...result, order_id: args.order_id }), { lease_ms: 30_000, fingerprint: fingerprint(args), tool: "orders.refund" });
+      const key = deriveIdempotencyKey({
+        trajectory_id: `traj-${run}`,
+        turn: 1,
+        call_id: "c1",
+        tool: "orders.refund",
+        args,
+      });
+      return runOnce(store, key, () => ({ ...result, order_id: args.order_id }), {
+        lease_ms: 30_000,
+        fingerprint: fingerprint(args),
+        tool: "orders.refund",
+      });
     },
-    peer: { name: "powertools makeIdempotent (redis)", fn: () => refund({ order_id: `ord_${p++}`, amount_cents: 1250 }) },
+    peer: {
+      name: "powertools makeIdempotent (redis)",
+      fn: () => refund({ order_id: `ord_${p++}`, amount_cents: 1250 }),
+    },
     goal: { op: "<=", value: 1.0, label: "≥ 1.0× powertools (time ≤ 1.0×)" },
     note: "toolgate side also derives the key (RFC 8785 + SHA-256) and stores an argument fingerprint",
   });
@@ -130,7 +180,10 @@ async function postgres(h: Harness): Promise<void> {
   let n = 0;
   const value = JSON.stringify(result);
   const text = `INSERT INTO "${schema}".raw (key, value) VALUES ($1, $2) ON CONFLICT DO NOTHING`;
-  const insert = { name: "pg INSERT … ON CONFLICT DO NOTHING", fn: () => pool.query({ name: "bench_raw_insert", text, values: [`raw-${n++}`, value] }) };
+  const insert = {
+    name: "pg INSERT … ON CONFLICT DO NOTHING",
+    fn: () => pool.query({ name: "bench_raw_insert", text, values: [`raw-${n++}`, value] }),
+  };
   // Each write waits for a WAL flush (milliseconds on this disk): smaller batches keep the file short.
   await againstRaw(h, "postgres", store, insert, { batch: 20, rounds: 20 });
   await store.close();
@@ -145,6 +198,8 @@ export default async function (h: Harness): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  if (await serviceAvailable("Redis", new URL(REDIS_URL).hostname, Number(new URL(REDIS_URL).port || 6379))) await redis(h);
-  if (await serviceAvailable("PostgreSQL", new URL(POSTGRES_URL).hostname, Number(new URL(POSTGRES_URL).port || 5432))) await postgres(h);
+  if (await serviceAvailable("Redis", new URL(REDIS_URL).hostname, Number(new URL(REDIS_URL).port || 6379)))
+    await redis(h);
+  if (await serviceAvailable("PostgreSQL", new URL(POSTGRES_URL).hostname, Number(new URL(POSTGRES_URL).port || 5432)))
+    await postgres(h);
 }

@@ -26,7 +26,9 @@ import { boundCapture, HeadTailCapture } from "../src/tools/sandbox/capture.js";
 import { DEFAULT_BASH_LIMITS } from "../src/tools/bash.js";
 
 const require = createRequire(import.meta.url);
-const o200k = require("gpt-tokenizer/cjs/encoding/o200k_base") as { countTokens(text: string, options?: unknown): number };
+const o200k = require("gpt-tokenizer/cjs/encoding/o200k_base") as {
+  countTokens(text: string, options?: unknown): number;
+};
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 
 /** The counting before pieces were bounded: ASCII pieces whole to the encoder (cached up to 64 characters), other text whole. */
@@ -34,7 +36,7 @@ const wholeCounts = new Map<string, number>();
 function countTokensWhole(text: string): number {
   if (!isAscii(text)) return o200k.countTokens(text, AS_TEXT);
   let total = 0;
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     const end = pieceEnd(text, i);
     const piece = text.slice(i, end);
     let n = wholeCounts.get(piece);
@@ -56,13 +58,31 @@ const rnd = () => {
   seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
   return seed / 4294967296;
 };
-const letters = (n: number) => Array.from({ length: n }, () => String.fromCharCode(97 + Math.floor(rnd() * 26))).join("");
-const rareCjk = (n: number) => Array.from({ length: n }, () => String.fromCharCode(0x4e00 + Math.floor(rnd() * 20_000))).join("");
+const letters = (n: number) =>
+  Array.from({ length: n }, () => String.fromCharCode(97 + Math.floor(rnd() * 26))).join("");
+const rareCjk = (n: number) =>
+  Array.from({ length: n }, () => String.fromCharCode(0x4e00 + Math.floor(rnd() * 20_000))).join("");
 function mixed(chars: number): string {
-  const words = ["the", "quick", "brown", "fox", "función", "données", "漢字", "テスト", "—", "42", "1234", '{"a": [1, 2]}', "naïve", "😀", "return x;"];
+  const words = [
+    "the",
+    "quick",
+    "brown",
+    "fox",
+    "función",
+    "données",
+    "漢字",
+    "テスト",
+    "—",
+    "42",
+    "1234",
+    '{"a": [1, 2]}',
+    "naïve",
+    "😀",
+    "return x;",
+  ];
   // Joined, not appended: a flat string, as JSON.parse makes (an appended one is a rope that the first reader flattens).
   const parts: string[] = [];
-  for (let n = 0; n < chars; ) {
+  for (let n = 0; n < chars;) {
     const part = words[Math.floor(rnd() * words.length)] + (rnd() < 0.1 ? "\n" : " ");
     parts.push(part);
     n += part.length;
@@ -134,43 +154,103 @@ export default async function tokensBench(h: Harness): Promise<void> {
     ...slow,
   });
   const mb = mixed(1_000_000);
-  await h.compare({ area: "tokens", hot_path: "countTokens, 1 MB mixed text", toolgate: () => countTokens(mb), peer: { ...peer, fn: () => countTokensWhole(mb) }, batch: 1, rounds: 5, warmup: 1 });
+  await h.compare({
+    area: "tokens",
+    hot_path: "countTokens, 1 MB mixed text",
+    toolgate: () => countTokens(mb),
+    peer: { ...peer, fn: () => countTokensWhole(mb) },
+    batch: 1,
+    rounds: 5,
+    warmup: 1,
+  });
   const source = mixed(4000);
-  await h.compare({ area: "tokens", hot_path: "countTokens, 4 KB mixed text (cached)", toolgate: () => countTokens(source), peer: { ...peer, fn: () => countTokensWhole(source) }, batch: 20, rounds: 20 });
+  await h.compare({
+    area: "tokens",
+    hot_path: "countTokens, 4 KB mixed text (cached)",
+    toolgate: () => countTokens(source),
+    peer: { ...peer, fn: () => countTokensWhole(source) },
+    batch: 20,
+    rounds: 20,
+  });
 
   // The worst single step, fresh hostile input each time.
   const steps: [string, Step][] = [];
   const record = (text: string) =>
-    completeRecord({ record: { argument_tokens: null, observation_tokens: null } as never, arguments: { command: text }, observation_text: "error denied" });
+    completeRecord({
+      record: { argument_tokens: null, observation_tokens: null } as never,
+      arguments: { command: text },
+      observation_text: "error denied",
+    });
   steps.push(["audit line, 1 MB argument of random letters", await worst(5, () => letters(1_000_000), record)]);
   steps.push(["audit line, 1 MB argument of rare CJK", await worst(5, () => rareCjk(350_000), record)]);
-  steps.push(["audit line, 1 MB argument of dots", await worst(5, () => ".".repeat(1_000_000 - Math.floor(rnd() * 100)), record)]);
+  steps.push([
+    "audit line, 1 MB argument of dots",
+    await worst(5, () => ".".repeat(1_000_000 - Math.floor(rnd() * 100)), record),
+  ]);
   steps.push(["audit line, 1 MB mixed argument", await worst(5, () => mixed(1_000_000), record)]);
   const marker = (n: number) => `[cut ${n} tokens]`;
-  steps.push(["fitText 10 MB random letters to 2,000 tokens", await worst(3, () => letters(10_000_000), (t) => fitText(t, 2000, marker))]);
-  steps.push(["fitText 10 MB rare CJK to 2,000 tokens", await worst(3, () => rareCjk(3_500_000), (t) => fitText(t, 2000, marker))]);
-  steps.push(["fitText 10 MB of line breaks to 2,000 tokens", await worst(3, () => "\n".repeat(10_000_000 - Math.floor(rnd() * 100)), (t) => fitText(t, 2000, marker))]);
+  steps.push([
+    "fitText 10 MB random letters to 2,000 tokens",
+    await worst(
+      3,
+      () => letters(10_000_000),
+      (t) => fitText(t, 2000, marker),
+    ),
+  ]);
+  steps.push([
+    "fitText 10 MB rare CJK to 2,000 tokens",
+    await worst(
+      3,
+      () => rareCjk(3_500_000),
+      (t) => fitText(t, 2000, marker),
+    ),
+  ]);
+  steps.push([
+    "fitText 10 MB of line breaks to 2,000 tokens",
+    await worst(
+      3,
+      () => "\n".repeat(10_000_000 - Math.floor(rnd() * 100)),
+      (t) => fitText(t, 2000, marker),
+    ),
+  ]);
   // bash_execute's capture keeps 128 KB of head and of tail per stream and encodes both whole.
   steps.push([
     "boundCapture, 256 KB of random letters without a newline",
-    await worst(3, () => letters(400_000), (t) => {
-      const capture = new HeadTailCapture(DEFAULT_BASH_LIMITS.output_bytes);
-      capture.push(Buffer.from(t));
-      return boundCapture(capture, 2000, "stdout");
-    }),
+    await worst(
+      3,
+      () => letters(400_000),
+      (t) => {
+        const capture = new HeadTailCapture(DEFAULT_BASH_LIMITS.output_bytes);
+        capture.push(Buffer.from(t));
+        return boundCapture(capture, 2000, "stdout");
+      },
+    ),
   ]);
   const echo: ToolSpec = {
     name: "echo",
     description: "echo",
-    inputSchema: { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: { text: { type: "string", maxLength: 100 } }, required: ["text"], additionalProperties: false },
+    inputSchema: {
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      type: "object",
+      properties: { text: { type: "string", maxLength: 100 } },
+      required: ["text"],
+      additionalProperties: false,
+    },
     effect: "read",
     handler: () => "ok",
   };
   const gateway = createGateway({ tools: [echo], store: createMemoryStore(), audit: createMemoryAuditSink() });
   let n = 0;
-  const refused = (text: string) => gateway.call({ trajectory_id: "b", turn: 0, call_id: `c${n++}`, tool: "echo", arguments: { text } });
-  steps.push(["refused gateway call, 1 MB random-letter argument (whole call)", await worst(3, () => letters(1_000_000), refused)]);
-  steps.push(["refused gateway call, 1 MB rare-CJK argument (whole call)", await worst(3, () => rareCjk(350_000), refused)]);
+  const refused = (text: string) =>
+    gateway.call({ trajectory_id: "b", turn: 0, call_id: `c${n++}`, tool: "echo", arguments: { text } });
+  steps.push([
+    "refused gateway call, 1 MB random-letter argument (whole call)",
+    await worst(3, () => letters(1_000_000), refused),
+  ]);
+  steps.push([
+    "refused gateway call, 1 MB rare-CJK argument (whole call)",
+    await worst(3, () => rareCjk(350_000), refused),
+  ]);
   await gateway.close();
 
   for (const [label, step] of steps) {

@@ -9,7 +9,16 @@
  * Process spawns are slow, so batches and rounds are small.
  */
 import { spawn } from "node:child_process";
-import { closeSync, constants, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -40,8 +49,14 @@ function run(file: string, args: string[], env?: Record<string, string>): Promis
  */
 function runByHand(plan: LaunchPlan, root: string): Promise<string> {
   return new Promise((done, fail) => {
-    const fds = (plan.extraFds ?? []).map((e) => ("fd" in e ? openSync(root, O_PATH | constants.O_NOFOLLOW) : "pipe" as const));
-    const child = spawn(plan.file, plan.args, { stdio: ["ignore", "pipe", "inherit", ...fds], env: plan.env, cwd: plan.cwd });
+    const fds = (plan.extraFds ?? []).map((e) =>
+      "fd" in e ? openSync(root, O_PATH | constants.O_NOFOLLOW) : ("pipe" as const),
+    );
+    const child = spawn(plan.file, plan.args, {
+      stdio: ["ignore", "pipe", "inherit", ...fds],
+      env: plan.env,
+      cwd: plan.cwd,
+    });
     for (const fd of fds) if (typeof fd === "number") closeSync(fd);
     (plan.extraFds ?? []).forEach((e, i) => {
       const stream = child.stdio[3 + i] as (Readable & Writable) | null;
@@ -100,9 +115,18 @@ export default async function toolsBench(h: Harness): Promise<void> {
     const zod = realpathSync(join(process.cwd(), "node_modules", "zod"));
     const ws = openWorkspace(zod);
     // node_modules is shared and world-readable: searched as the sandbox user, never handed over to it.
-    const envelope = { choose: launcherChooser(createBubblewrap({ ...quiet, chownWorkspace: false }), false), limits: DEFAULT_BASH_LIMITS };
+    const envelope = {
+      choose: launcherChooser(createBubblewrap({ ...quiet, chownWorkspace: false }), false),
+      limits: DEFAULT_BASH_LIMITS,
+    };
     const rgArgs = ["--json", "--sort", "path", "--no-config", "--no-require-git", "-e", "safeParse", "--", zod];
-    const rgPlan = await bare.plan({ command: "", argv: ["/usr/bin/rg", ...rgArgs], workspace: zod, readOnlyWorkspace: true, limits: DEFAULT_BASH_LIMITS });
+    const rgPlan = await bare.plan({
+      command: "",
+      argv: ["/usr/bin/rg", ...rgArgs],
+      workspace: zod,
+      readOnlyWorkspace: true,
+      limits: DEFAULT_BASH_LIMITS,
+    });
     await rgPlan.finish?.({ stopped: null, ran: false });
     await h.compare({
       area: "tools",
@@ -134,14 +158,22 @@ export default async function toolsBench(h: Harness): Promise<void> {
       hot_path: "file_edit one line of a 10 MB file",
       toolgate: () => {
         flip = !flip;
-        return editFile(edits, flip ? { path: big, old_str: "line 500000\n", new_str: "LINE 500000\n" } : { path: big, old_str: "LINE 500000\n", new_str: "line 500000\n" });
+        return editFile(
+          edits,
+          flip
+            ? { path: big, old_str: "line 500000\n", new_str: "LINE 500000\n" }
+            : { path: big, old_str: "LINE 500000\n", new_str: "line 500000\n" },
+        );
       },
       peer: {
         name: "readFile + replace + writeFile by hand",
         fn: async () => {
           flip = !flip;
           const text = await readFile(big, "utf8");
-          await writeFile(big, flip ? text.replace("line 500000\n", "LINE 500000\n") : text.replace("LINE 500000\n", "line 500000\n"));
+          await writeFile(
+            big,
+            flip ? text.replace("line 500000\n", "LINE 500000\n") : text.replace("LINE 500000\n", "line 500000\n"),
+          );
         },
       },
       batch: 1,
@@ -149,7 +181,8 @@ export default async function toolsBench(h: Harness): Promise<void> {
       warmup: 1,
       note: "file_edit also checks the match count, hashes before and after, writes a temp file, fsyncs and renames",
     });
-    if (!readFileSync(big, "utf8").includes("line 500000\n") && !readFileSync(big, "utf8").includes("LINE 500000\n")) throw new Error("the edit benchmark lost its line");
+    if (!readFileSync(big, "utf8").includes("line 500000\n") && !readFileSync(big, "utf8").includes("LINE 500000\n"))
+      throw new Error("the edit benchmark lost its line");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

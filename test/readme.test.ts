@@ -49,7 +49,7 @@ function readmeExamples(): Example[][] {
     if (/^\s/.test(text) && block.length > 0) {
       const last = block[block.length - 1]!;
       last.command += code.trim() ? ` ${code.trim()}` : "";
-      last.comment += comment ? ` ${comment}` : /^\s*#\s?(.*)$/.exec(text)?.[1] ?? "";
+      last.comment += comment ? ` ${comment}` : (/^\s*#\s?(.*)$/.exec(text)?.[1] ?? "");
     } else if (code.trim() && !code.trim().startsWith("#")) block.push({ line: i + 1, command: code.trim(), comment });
   });
   return blocks;
@@ -58,7 +58,7 @@ function readmeExamples(): Example[][] {
 /** The synopsis made a command: options in brackets left out, the first of `a|b`. */
 function concrete(command: string): string {
   let c = command;
-  for (let before = ""; before !== c; ) {
+  for (let before = ""; before !== c;) {
     before = c;
     c = c.replace(/\s*\[[^[\]]*\](\.\.\.)?/g, "");
   }
@@ -91,7 +91,12 @@ check() { local rc=$1 allowed=$2 line=$3; case " $allowed " in *" $rc "*) ;; *) 
 const catalogTool = (name: string) => ({
   name,
   description: `Find at most 20 newest orders of one customer (${name}).`,
-  inputSchema: { type: "object", properties: { customer_id: { type: "string", maxLength: 64, description: "Customer id, e.g. c_7." } }, required: ["customer_id"], additionalProperties: false },
+  inputSchema: {
+    type: "object",
+    properties: { customer_id: { type: "string", maxLength: 64, description: "Customer id, e.g. c_7." } },
+    required: ["customer_id"],
+    additionalProperties: false,
+  },
   annotations: { readOnlyHint: true },
 });
 
@@ -99,11 +104,17 @@ describe("README.md: every shell example runs as written", { timeout: 600_000 },
   it("runs each block in a fresh workspace with the state using toolgate makes", async () => {
     const ws = tempDir("readme-ws");
     const home = tempDir("readme-home");
-    const env: Record<string, string> = { ...(process.env as Record<string, string>), HOME: home, TSX: tsx, MAIN: join(projectRoot, "src/cli/main.ts") };
+    const env: Record<string, string> = {
+      ...(process.env as Record<string, string>),
+      HOME: home,
+      TSX: tsx,
+      MAIN: join(projectRoot, "src/cli/main.ts"),
+    };
     delete env.XDG_STATE_HOME;
     delete env.XDG_CONFIG_HOME;
     delete env.TOOLGATE_KEYS;
-    const bash = (script: string) => spawnSync("bash", ["-c", PRELUDE + script], { cwd: ws, env, encoding: "utf8", timeout: 300_000 });
+    const bash = (script: string) =>
+      spawnSync("bash", ["-c", PRELUDE + script], { cwd: ws, env, encoding: "utf8", timeout: 300_000 });
 
     // Using toolgate: serve ran in the workspace (its state folder and store exist) …
     const first = bash("start_stop npx toolgate serve");
@@ -111,17 +122,34 @@ describe("README.md: every shell example runs as written", { timeout: 600_000 },
     // … a destructive call was held for approval twice, with an audit trail, and a write is in doubt.
     const state = defaultStateDir(ws, env);
     const store = await openStore(`sqlite:${join(state, "state.db")}`);
-    const refund = defineTool({ name: "refund_order", description: "Refunds one order in full; the money leaves at once.", input: z.object({ order: z.string().max(20).describe("Order id, e.g. o_1.") }), effect: "destructive", handler: () => ({ refunded: true }) });
+    const refund = defineTool({
+      name: "refund_order",
+      description: "Refunds one order in full; the money leaves at once.",
+      input: z.object({ order: z.string().max(20).describe("Order id, e.g. o_1.") }),
+      effect: "destructive",
+      handler: () => ({ refunded: true }),
+    });
     const gateway = createGateway({ tools: [refund], store, audit: join(state, "audit.jsonl") });
     const approvals: string[] = [];
     for (const order of ["o_1", "o_2"]) {
-      const obs = await gateway.call({ trajectory_id: "readme", turn: 1, call_id: `c-${order}`, tool: "refund_order", arguments: { order } });
+      const obs = await gateway.call({
+        trajectory_id: "readme",
+        turn: 1,
+        call_id: `c-${order}`,
+        tool: "refund_order",
+        arguments: { order },
+      });
       approvals.push(String(obs.error?.detail?.approval_id));
     }
-    for (const key of ["k-doubt-1", "k-doubt-2"]) await runOnce(store, key, () => Promise.reject(new Error("connection reset")), { lease_ms: 60_000, tool: "refund_order" });
+    for (const key of ["k-doubt-1", "k-doubt-2"])
+      await runOnce(store, key, () => Promise.reject(new Error("connection reset")), {
+        lease_ms: 60_000,
+        tool: "refund_order",
+      });
     await gateway.close();
 
-    for (const name of ["catalog.json", "more.json", "other.json"]) writeFileSync(join(ws, name), JSON.stringify({ tools: [catalogTool(name.replace(".json", "_orders"))] }));
+    for (const name of ["catalog.json", "more.json", "other.json"])
+      writeFileSync(join(ws, name), JSON.stringify({ tools: [catalogTool(name.replace(".json", "_orders"))] }));
     writeFileSync(
       join(ws, "my-tools.ts"),
       `export const shout = { name: "shout", description: "Returns its text in capitals.", effect: "read", annotations: {}, handler: (a: { text: string }) => ({ text: a.text.toUpperCase() }),
@@ -137,8 +165,12 @@ describe("README.md: every shell example runs as written", { timeout: 600_000 },
         let c = concrete(command)
           .replace("curl -s …", "cat catalog.json")
           .replace("npx @modelcontextprotocol/server-memory", `node ${memoryServer}`)
-          .replace("cap_…", `"$(npx toolgate cap inspect "$T" --json | node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).grant.id')"`);
-        for (const [placeholder, values] of Object.entries(queues)) while (c.includes(placeholder)) c = c.replace(placeholder, values.shift()!);
+          .replace(
+            "cap_…",
+            `"$(npx toolgate cap inspect "$T" --json | node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).grant.id')"`,
+          );
+        for (const [placeholder, values] of Object.entries(queues))
+          while (c.includes(placeholder)) c = c.replace(placeholder, values.shift()!);
         if (/^npx toolgate serve\b/.test(c)) c = `start_stop ${c}`;
         const allowed = /\bexit 1\b|\b1 (errors|denied)\b/.test(comment) ? "0 1" : "0";
         script.push(`${c} >/dev/null; check $? "${allowed}" ${line}`);
@@ -148,7 +180,11 @@ describe("README.md: every shell example runs as written", { timeout: 600_000 },
       expect(r.status, `${r.stderr}\n--- script ---\n${script.join("\n")}`).toBe(0);
     }
     // Every example ran but the test suite: the rules above left nothing out.
-    expect(ran.length).toBe(readmeExamples().flat().filter((e) => e.command !== "npm test").length);
+    expect(ran.length).toBe(
+      readmeExamples()
+        .flat()
+        .filter((e) => e.command !== "npm test").length,
+    );
     expect(ran.filter((c) => /[[\]…]|\bKEY\b/.test(c.replace(/"\$\(.*\)"/, "")))).toEqual([]);
   });
 });

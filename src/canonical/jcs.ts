@@ -159,7 +159,9 @@ class Canonicalizer {
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!;
       path?.push(key);
-      const name = quoteName(key) ?? this.fail(key, "the property name contains a lone UTF-16 surrogate (RFC 8785 §3.2.2.2); rename it");
+      const name =
+        quoteName(key) ??
+        this.fail(key, "the property name contains a lone UTF-16 surrogate (RFC 8785 §3.2.2.2); rename it");
       out += (i === 0 ? "" : ",") + name + ":" + this.write(value[key]);
       path?.pop();
     }

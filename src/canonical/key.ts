@@ -42,7 +42,9 @@ function requireString(field: string, value: unknown): string {
 function describe(value: unknown): string {
   if (typeof value === "string") return value.length === 0 ? "an empty string" : JSON.stringify(value);
   if (value === undefined) return "nothing";
-  return typeof value === "number" || typeof value === "boolean" || value === null ? String(value) : `a ${typeof value}`;
+  return typeof value === "number" || typeof value === "boolean" || value === null
+    ? String(value)
+    : `a ${typeof value}`;
 }
 
 /**
@@ -94,7 +96,10 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
  */
 export function validateClientKey(key: unknown, field = "idempotency_key"): string {
   if (typeof key !== "string" || key.length === 0) {
-    throw new IdempotencyKeyError(field, `${field} must be a non-empty string of at most ${MAX_CLIENT_KEY_LENGTH} characters; received ${describe(key)}`);
+    throw new IdempotencyKeyError(
+      field,
+      `${field} must be a non-empty string of at most ${MAX_CLIENT_KEY_LENGTH} characters; received ${describe(key)}`,
+    );
   }
   if (key.length > MAX_CLIENT_KEY_LENGTH) {
     throw new IdempotencyKeyError(

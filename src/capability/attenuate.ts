@@ -51,20 +51,33 @@ export function attenuate(token: string, narrower: NarrowerInput, options: { now
 
   if (block.rights) {
     const extra = block.rights.filter((r) => !g.rights.includes(r));
-    if (extra.length > 0) throw new AttenuationError("rights", `rights ${extra.join(",")} are not held by the parent (it holds ${g.rights.join(",") || "none"})`);
+    if (extra.length > 0)
+      throw new AttenuationError(
+        "rights",
+        `rights ${extra.join(",")} are not held by the parent (it holds ${g.rights.join(",") || "none"})`,
+      );
   }
   for (const o of objects ?? []) {
     if (!g.object_sets.every((set) => withinSet(o, set))) {
-      throw new AttenuationError("objects", `object ${o.text} is not within the parent's objects (${g.objects.map((x) => x.text).join(",") || "none"})`);
+      throw new AttenuationError(
+        "objects",
+        `object ${o.text} is not within the parent's objects (${g.objects.map((x) => x.text).join(",") || "none"})`,
+      );
     }
   }
   const wider = block.pred ? widening(block.pred, g.pred) : null;
   if (wider) throw new AttenuationError(wider.component as Component, wider.message);
   if (g.exp <= now) {
-    throw new AttenuationError("expiry", `the parent expired at ${new Date(g.exp).toISOString()}; a child of an expired grant is never valid`);
+    throw new AttenuationError(
+      "expiry",
+      `the parent expired at ${new Date(g.exp).toISOString()}; a child of an expired grant is never valid`,
+    );
   }
   if (block.exp !== undefined && block.exp > g.exp) {
-    throw new AttenuationError("expiry", `expiry ${new Date(block.exp).toISOString()} is after the parent's ${new Date(g.exp).toISOString()}`);
+    throw new AttenuationError(
+      "expiry",
+      `expiry ${new Date(block.exp).toISOString()} is after the parent's ${new Date(g.exp).toISOString()}`,
+    );
   }
 
   const bytes = blockBytes(block);

@@ -93,17 +93,30 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
     try {
       token = parseToken(text);
     } catch (err) {
-      if (err instanceof MalformedError) return { ok: false, denial: deny("malformed", `the capability token does not parse: ${err.message}`) };
+      if (err instanceof MalformedError)
+        return { ok: false, denial: deny("malformed", `the capability token does not parse: ${err.message}`) };
       throw err;
     }
     const kid = token.grant.kid;
     const key = keys.key(kid);
     if (!key) {
-      return { ok: false, denial: deny("unknown_kid", `the capability is signed with key id ${JSON.stringify(kid)}, which this runtime does not hold (rotated out?); ask for a new grant`) };
+      return {
+        ok: false,
+        denial: deny(
+          "unknown_kid",
+          `the capability is signed with key id ${JSON.stringify(kid)}, which this runtime does not hold (rotated out?); ask for a new grant`,
+        ),
+      };
     }
     const tags = verifiedTags(key, token.bytes, token.tag);
     if (!tags) {
-      return { ok: false, denial: deny("bad_signature", "the capability's signature does not verify: it was altered or not issued by this runtime; present the token exactly as issued") };
+      return {
+        ok: false,
+        denial: deny(
+          "bad_signature",
+          "the capability's signature does not verify: it was altered or not issued by this runtime; present the token exactly as issued",
+        ),
+      };
     }
     return { ok: true, token, tags };
   }
@@ -133,9 +146,17 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
     return g.pred.budgets.length === 0 ? allowed : spendBudgets(v, cost, allowed);
   }
 
-  async function spendBudgets(v: Extract<Verified, { ok: true }>, cost: number, allowed: Extract<Decision, { allowed: true }>): Promise<Decision> {
+  async function spendBudgets(
+    v: Extract<Verified, { ok: true }>,
+    cost: number,
+    allowed: Extract<Decision, { allowed: true }>,
+  ): Promise<Decision> {
     const g = v.token.grant;
-    if (!store) throw new ToolgateError("store_required", `capability ${g.id} is bounded by a budget, which needs a store; create the authority with a store`);
+    if (!store)
+      throw new ToolgateError(
+        "store_required",
+        `capability ${g.id} is bounded by a budget, which needs a store; create the authority with a store`,
+      );
     let remaining = Infinity;
     for (const b of g.pred.budgets) {
       // Keyed by the chain's tag at the stating block, not its id: a holder chooses ids freely.
@@ -143,7 +164,11 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
       const limit = Math.max(0, b.limit - (await legacySpent(store, b.id)));
       const r = await store.budgets.spend(budgetKey(v.tags[b.block]!), cost, limit);
       if (!r.ok) {
-        return deny("budget_exhausted", `the call costs ${cost}; the capability's budget has ${r.remaining} of ${b.limit} left`, g.id);
+        return deny(
+          "budget_exhausted",
+          `the call costs ${cost}; the capability's budget has ${r.remaining} of ${b.limit} left`,
+          g.id,
+        );
       }
       remaining = Math.min(remaining, r.remaining);
     }
@@ -171,9 +196,17 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
       const { kid: chosen, ...rest } = grant;
       const kid = chosen ?? keys.current;
       const key = keys.key(kid);
-      if (!key) throw new ToolgateError("unknown_kid", `cannot issue with kid ${JSON.stringify(kid)}: not in the key ring (kids: ${keys.kids.join(", ")})`);
+      if (!key)
+        throw new ToolgateError(
+          "unknown_kid",
+          `cannot issue with kid ${JSON.stringify(kid)}: not in the key ring (kids: ${keys.kids.join(", ")})`,
+        );
       const { block } = blockFromInput(rest, at, true);
-      if (block.exp! <= at) throw new ToolgateError("invalid_grant", `invalid grant: expires_at ${new Date(block.exp!).toISOString()} is not in the future`);
+      if (block.exp! <= at)
+        throw new ToolgateError(
+          "invalid_grant",
+          `invalid grant: expires_at ${new Date(block.exp!).toISOString()} is not in the future`,
+        );
       const root: Block = { ...block, v: TOKEN_VERSION, kid };
       const bytes = blockBytes(root);
       return encodeToken([bytes], chainTag(key, [bytes]));
@@ -193,7 +226,8 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
       if (expired) return Promise.resolve(expired);
       // Without a store there is nothing to wait for: stay synchronous until the result.
       if (!store) return Promise.resolve(checkRequest(v.token.grant, request) ?? allow(v, request.cost ?? 1));
-      return (async () => (await revokedDenial(v.token, at)) ?? checkRequest(v.token.grant, request) ?? allow(v, request.cost ?? 1))();
+      return (async () =>
+        (await revokedDenial(v.token, at)) ?? checkRequest(v.token.grant, request) ?? allow(v, request.cost ?? 1))();
     },
 
     async inspect(token) {
@@ -201,7 +235,8 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
       try {
         parsed = parseToken(token);
       } catch (err) {
-        if (err instanceof MalformedError) return { status: "malformed", reason: err.message, blocks: [], grant: null, budgets: [] };
+        if (err instanceof MalformedError)
+          return { status: "malformed", reason: err.message, blocks: [], grant: null, budgets: [] };
         throw err;
       }
       const v = verify(token);
@@ -209,14 +244,21 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
         ? await Promise.all(
             parsed.grant.pred.budgets.map(async (b) => {
               const key = budgetKey(v.tags[b.block]!);
-              return { block_id: b.id, limit: b.limit, key, spent: store ? (await store.budgets.spent(key)) + (await legacySpent(store, b.id)) : null };
+              return {
+                block_id: b.id,
+                limit: b.limit,
+                key,
+                spent: store ? (await store.budgets.spent(key)) + (await legacySpent(store, b.id)) : null,
+              };
             }),
           )
         : [];
       const base = { blocks: parsed.blocks.map((b) => b.block), grant: viewGrant(parsed.grant), budgets };
       const at = now();
       const problem = v.ok ? (checkExpiry(parsed.grant, at, skew_ms) ?? (await revokedDenial(parsed, at))) : v.denial;
-      return problem ? { status: problem.code, reason: problem.reason, ...base } : { status: "valid", reason: null, ...base };
+      return problem
+        ? { status: problem.code, reason: problem.reason, ...base }
+        : { status: "valid", reason: null, ...base };
     },
 
     async holder(token) {
@@ -228,7 +270,11 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
     },
 
     async revoke(idOrToken, reason) {
-      if (!store) throw new ToolgateError("store_required", "revocation needs a store; create the authority with a store (the same URL as idempotency)");
+      if (!store)
+        throw new ToolgateError(
+          "store_required",
+          "revocation needs a store; create the authority with a store (the same URL as idempotency)",
+        );
       let until: number | null = null;
       let id = idOrToken;
       if (idOrToken.startsWith(TOKEN_PREFIX)) {

@@ -56,14 +56,22 @@ const list = (objs: readonly CapObject[]) => objs.map((o) => o.text).join(", ") 
 /** Expiry with skew: the grant is good while now ≤ exp + skew. */
 export function checkExpiry(g: EffectiveGrant, now: number, skew_ms: number): Denial | null {
   if (now <= g.exp + skew_ms) return null;
-  return deny("expired", `the capability expired at ${new Date(g.exp).toISOString()} (now ${new Date(now).toISOString()}); ask for a new grant`, g.id);
+  return deny(
+    "expired",
+    `the capability expired at ${new Date(g.exp).toISOString()} (now ${new Date(now).toISOString()}); ask for a new grant`,
+    g.id,
+  );
 }
 
 /** Rights, objects (target and tool), per-call cost and argument bounds, in that order. */
 export function checkRequest(g: EffectiveGrant, req: AuthorizationRequest): Denial | null {
   const op = req.op;
   if (typeof op !== "string" || !g.rights.includes(op)) {
-    return deny("right_missing", `the call needs the right ${JSON.stringify(op)}; the capability allows ${g.rights.join(", ") || "no rights"}`, g.id);
+    return deny(
+      "right_missing",
+      `the call needs the right ${JSON.stringify(op)}; the capability allows ${g.rights.join(", ") || "no rights"}`,
+      g.id,
+    );
   }
   let target: CapObject;
   try {
@@ -73,14 +81,26 @@ export function checkRequest(g: EffectiveGrant, req: AuthorizationRequest): Deni
   }
   for (const set of g.object_sets) {
     if (!withinAny(target, set)) {
-      return deny("object_outside", `the target ${target.text} is outside the capability's objects: ${list(g.objects)}`, g.id);
+      return deny(
+        "object_outside",
+        `the target ${target.text} is outside the capability's objects: ${list(g.objects)}`,
+        g.id,
+      );
     }
   }
   if (g.tools !== null && typeof req.tool !== "string") {
-    return deny("object_outside", `the capability is limited to the tools ${g.tools.join(", ") || "none"}, and the request names no tool; pass the calling tool's name as tool (e.g. tool: ${JSON.stringify(g.tools[0] ?? "file_view")})`, g.id);
+    return deny(
+      "object_outside",
+      `the capability is limited to the tools ${g.tools.join(", ") || "none"}, and the request names no tool; pass the calling tool's name as tool (e.g. tool: ${JSON.stringify(g.tools[0] ?? "file_view")})`,
+      g.id,
+    );
   }
   if (g.tools !== null && !g.tools.includes(req.tool as string)) {
-    return deny("object_outside", `the tool ${JSON.stringify(req.tool ?? null)} is not one the capability names: ${g.tools.join(", ") || "none"}`, g.id);
+    return deny(
+      "object_outside",
+      `the tool ${JSON.stringify(req.tool ?? null)} is not one the capability names: ${g.tools.join(", ") || "none"}`,
+      g.id,
+    );
   }
   const cost = req.cost ?? 1;
   if (typeof cost !== "number" || !Number.isFinite(cost) || cost < 0) {

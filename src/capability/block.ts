@@ -51,7 +51,9 @@ const isPrimitive = (v: unknown): v is Primitive => v === null || ["string", "nu
 
 function bad(where: string, expected: string, received: unknown): never {
   const shown = received === undefined ? "nothing" : JSON.stringify(received);
-  throw new MalformedError(`${where} must be ${expected}; received ${shown && shown.length > 80 ? shown.slice(0, 77) + "..." : shown}`);
+  throw new MalformedError(
+    `${where} must be ${expected}; received ${shown && shown.length > 80 ? shown.slice(0, 77) + "..." : shown}`,
+  );
 }
 
 function amount(where: string, v: unknown): number {
@@ -62,7 +64,9 @@ function amount(where: string, v: unknown): number {
 /** Validates rights: lower-case words such as read, write, execute, connect. */
 export function checkRights(where: string, v: unknown): string[] {
   if (!Array.isArray(v) || v.length === 0) bad(where, 'a non-empty list of rights, e.g. ["read","write"]', v);
-  for (const r of v) if (typeof r !== "string" || !RIGHT.test(r)) bad(`${where} entry`, "a lower-case right such as read, write, execute or connect", r);
+  for (const r of v)
+    if (typeof r !== "string" || !RIGHT.test(r))
+      bad(`${where} entry`, "a lower-case right such as read, write, execute or connect", r);
   return [...new Set(v as string[])].sort();
 }
 
@@ -83,13 +87,15 @@ export function checkObjects(where: string, v: unknown): CapObject[] {
 }
 
 function checkArgBound(where: string, v: unknown): ArgBound {
-  if (!isPlainObject(v) || typeof v.arg !== "string" || v.arg.length === 0) bad(where, 'an object {arg, max} | {arg, min} | {arg, oneOf}, e.g. {"arg":"amount","max":100}', v);
+  if (!isPlainObject(v) || typeof v.arg !== "string" || v.arg.length === 0)
+    bad(where, 'an object {arg, max} | {arg, min} | {arg, oneOf}, e.g. {"arg":"amount","max":100}', v);
   const kinds = ["max", "min", "oneOf"].filter((k) => k in v);
   if (kinds.length !== 1 || Object.keys(v).length !== 2) bad(where, "exactly one of max, min or oneOf beside arg", v);
   if ("max" in v) return { arg: v.arg, max: finite(`${where}.max`, v.max) };
   if ("min" in v) return { arg: v.arg, min: finite(`${where}.min`, v.min) };
   const list = v.oneOf;
-  if (!Array.isArray(list) || list.length === 0 || !list.every(isPrimitive)) bad(`${where}.oneOf`, "a non-empty list of strings, numbers, booleans or null", list);
+  if (!Array.isArray(list) || list.length === 0 || !list.every(isPrimitive))
+    bad(`${where}.oneOf`, "a non-empty list of strings, numbers, booleans or null", list);
   return { arg: v.arg, oneOf: [...list] };
 }
 
@@ -101,12 +107,15 @@ function finite(where: string, v: unknown): number {
 /** Validates a predicate object; returns it without undefined members. */
 export function checkPredicate(where: string, v: unknown): Predicate {
   if (!isPlainObject(v)) bad(where, "an object with max_cost, budget or args", v);
-  for (const k of Object.keys(v)) if (!PRED_KEYS.has(k)) bad(`${where}.${k}`, "absent (unknown predicate kind: this runtime cannot enforce it)", v[k]);
+  for (const k of Object.keys(v))
+    if (!PRED_KEYS.has(k))
+      bad(`${where}.${k}`, "absent (unknown predicate kind: this runtime cannot enforce it)", v[k]);
   const out: Predicate = {};
   if (v.max_cost !== undefined) out.max_cost = amount(`${where}.max_cost`, v.max_cost);
   if (v.budget !== undefined) out.budget = amount(`${where}.budget`, v.budget);
   if (v.args !== undefined) {
-    if (!Array.isArray(v.args) || v.args.length === 0) bad(`${where}.args`, "a non-empty list of argument bounds", v.args);
+    if (!Array.isArray(v.args) || v.args.length === 0)
+      bad(`${where}.args`, "a non-empty list of argument bounds", v.args);
     out.args = v.args.map((b, i) => checkArgBound(`${where}.args[${i}]`, b));
   }
   return out;
@@ -116,7 +125,8 @@ export function checkPredicate(where: string, v: unknown): Predicate {
 export function checkBlock(v: unknown, index: number): ParsedBlock {
   const where = `block ${index}`;
   if (!isPlainObject(v)) bad(where, "a JSON object", v);
-  for (const k of Object.keys(v)) if (!BLOCK_KEYS.has(k)) bad(`${where}.${k}`, "absent (unknown caveat: this runtime cannot enforce it)", v[k]);
+  for (const k of Object.keys(v))
+    if (!BLOCK_KEYS.has(k)) bad(`${where}.${k}`, "absent (unknown caveat: this runtime cannot enforce it)", v[k]);
   if (typeof v.id !== "string" || !ID.test(v.id)) bad(`${where}.id`, "an id of letters, digits, _ and -", v.id);
   const block: Block = { id: v.id };
   if (index === 0) {
@@ -124,7 +134,8 @@ export function checkBlock(v: unknown, index: number): ParsedBlock {
     if (typeof v.kid !== "string" || !ID.test(v.kid)) bad(`${where}.kid`, "a key id", v.kid);
     block.v = v.v;
     block.kid = v.kid;
-    for (const k of ["rights", "objects", "exp"]) if (v[k] === undefined) bad(`${where}.${k}`, "present in the first block", undefined);
+    for (const k of ["rights", "objects", "exp"])
+      if (v[k] === undefined) bad(`${where}.${k}`, "present in the first block", undefined);
   } else {
     if (v.v !== undefined) bad(`${where}.v`, "absent (only the first block carries the version)", v.v);
     if (v.kid !== undefined) bad(`${where}.kid`, "absent (only the first block names the key)", v.kid);
@@ -137,7 +148,8 @@ export function checkBlock(v: unknown, index: number): ParsedBlock {
   }
   if (v.pred !== undefined) block.pred = checkPredicate(`${where}.pred`, v.pred);
   if (v.exp !== undefined) {
-    if (typeof v.exp !== "number" || !Number.isSafeInteger(v.exp) || v.exp <= 0) bad(`${where}.exp`, "epoch milliseconds (a positive integer)", v.exp);
+    if (typeof v.exp !== "number" || !Number.isSafeInteger(v.exp) || v.exp <= 0)
+      bad(`${where}.exp`, "epoch milliseconds (a positive integer)", v.exp);
     block.exp = v.exp;
   }
   return { block, objects };

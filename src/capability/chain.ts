@@ -56,7 +56,11 @@ export function budgetKey(tag: Buffer): string {
 }
 
 export function chainFingerprint(tags: readonly Buffer[]): string {
-  return createHash("sha256").update("toolgate chain\0").update(tags[tags.length - 1]!).digest("base64url").slice(0, 22);
+  return createHash("sha256")
+    .update("toolgate chain\0")
+    .update(tags[tags.length - 1]!)
+    .digest("base64url")
+    .slice(0, 22);
 }
 
 export function holderKey(rootTag: Buffer): string {

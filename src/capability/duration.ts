@@ -8,7 +8,10 @@ export function parseDuration(text: string, what = "duration"): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(text.trim());
   const ms = m ? Math.round(Number(m[1]) * UNITS[m[2]!]!) : NaN;
   if (!Number.isSafeInteger(ms) || ms <= 0) {
-    throw new ToolgateError("invalid_duration", `${what} must be a positive number with a unit (ms, s, m, h, d), e.g. 10m or 1h; received ${JSON.stringify(text)}`);
+    throw new ToolgateError(
+      "invalid_duration",
+      `${what} must be a positive number with a unit (ms, s, m, h, d), e.g. 10m or 1h; received ${JSON.stringify(text)}`,
+    );
   }
   return ms;
 }

@@ -98,7 +98,10 @@ export function viewGrant(g: EffectiveGrant): GrantView {
 
 /** One line per component, for reasons and the CLI: `rights read,write; objects path:/ws; …`. */
 export function summariseGrant(g: EffectiveGrant): string {
-  const parts = [`rights ${g.rights.join(",") || "(none)"}`, `objects ${g.objects.map((o) => o.text).join(",") || "(none)"}`];
+  const parts = [
+    `rights ${g.rights.join(",") || "(none)"}`,
+    `objects ${g.objects.map((o) => o.text).join(",") || "(none)"}`,
+  ];
   if (g.tools !== null) parts.push(`tools ${g.tools.join(",") || "(none)"}`);
   if (g.pred.max_cost !== null) parts.push(`max_cost ${g.pred.max_cost}`);
   for (const b of g.pred.budgets) parts.push(`budget ${b.limit} (${b.id})`);

@@ -36,11 +36,23 @@ function invalid(err: unknown): never {
 }
 
 /** Converts an input into a block (id assigned) plus its parsed objects; `now` resolves `ttl_ms`. */
-export function blockFromInput(input: NarrowerInput, now: number, root: boolean): { block: Block; objects: CapObject[] | null } {
-  if (typeof input !== "object" || input === null) throw new ToolgateError("invalid_grant", "invalid grant: expected an object with rights, objects, max_cost, budget, args, expires_at or ttl_ms");
+export function blockFromInput(
+  input: NarrowerInput,
+  now: number,
+  root: boolean,
+): { block: Block; objects: CapObject[] | null } {
+  if (typeof input !== "object" || input === null)
+    throw new ToolgateError(
+      "invalid_grant",
+      "invalid grant: expected an object with rights, objects, max_cost, budget, args, expires_at or ttl_ms",
+    );
   const known = new Set(["rights", "objects", "max_cost", "budget", "args", "expires_at", "ttl_ms"]);
   for (const k of Object.keys(input)) {
-    if (!known.has(k)) throw new ToolgateError("invalid_grant", `invalid grant: unknown field ${k}; expected rights, objects, max_cost, budget, args, expires_at or ttl_ms`);
+    if (!known.has(k))
+      throw new ToolgateError(
+        "invalid_grant",
+        `invalid grant: unknown field ${k}; expected rights, objects, max_cost, budget, args, expires_at or ttl_ms`,
+      );
   }
   const block: Block = { id: newGrantId() };
   let objects: CapObject[] | null = null;
@@ -58,7 +70,11 @@ export function blockFromInput(input: NarrowerInput, now: number, root: boolean)
   }
   const exp = expiry(input, now);
   if (exp !== undefined) block.exp = exp;
-  else if (root) throw new ToolgateError("invalid_grant", "invalid grant: a grant needs an expiry; give expires_at (epoch ms) or ttl_ms, e.g. ttl_ms: 3600000 for one hour");
+  else if (root)
+    throw new ToolgateError(
+      "invalid_grant",
+      "invalid grant: a grant needs an expiry; give expires_at (epoch ms) or ttl_ms, e.g. ttl_ms: 3600000 for one hour",
+    );
   return { block, objects };
 }
 
@@ -68,13 +84,19 @@ function expiry(input: NarrowerInput, now: number): number | undefined {
   }
   if (input.ttl_ms !== undefined) {
     if (typeof input.ttl_ms !== "number" || !Number.isSafeInteger(input.ttl_ms) || input.ttl_ms <= 0) {
-      throw new ToolgateError("invalid_grant", `invalid grant: ttl_ms must be a positive integer of milliseconds; received ${JSON.stringify(input.ttl_ms)}`);
+      throw new ToolgateError(
+        "invalid_grant",
+        `invalid grant: ttl_ms must be a positive integer of milliseconds; received ${JSON.stringify(input.ttl_ms)}`,
+      );
     }
     return now + input.ttl_ms;
   }
   if (input.expires_at !== undefined) {
     if (typeof input.expires_at !== "number" || !Number.isSafeInteger(input.expires_at) || input.expires_at <= 0) {
-      throw new ToolgateError("invalid_grant", `invalid grant: expires_at must be epoch milliseconds; received ${JSON.stringify(input.expires_at)}`);
+      throw new ToolgateError(
+        "invalid_grant",
+        `invalid grant: expires_at must be epoch milliseconds; received ${JSON.stringify(input.expires_at)}`,
+      );
     }
     return input.expires_at;
   }

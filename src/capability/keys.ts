@@ -29,9 +29,17 @@ export class KeyRing {
   readonly current: string;
 
   constructor(keys: Map<string, KeyObject>, current?: string) {
-    if (keys.size === 0) throw new ToolgateError("no_keys", "the key ring is empty; add at least one kid → base64 key of ≥ 32 bytes (toolgate cap keygen --out FILE)");
+    if (keys.size === 0)
+      throw new ToolgateError(
+        "no_keys",
+        "the key ring is empty; add at least one kid → base64 key of ≥ 32 bytes (toolgate cap keygen --out FILE)",
+      );
     const chosen = current ?? [...keys.keys()].pop()!;
-    if (!keys.has(chosen)) throw new ToolgateError("unknown_kid", `the issuing kid ${JSON.stringify(chosen)} is not in the key ring (kids: ${[...keys.keys()].join(", ")})`);
+    if (!keys.has(chosen))
+      throw new ToolgateError(
+        "unknown_kid",
+        `the issuing kid ${JSON.stringify(chosen)} is not in the key ring (kids: ${[...keys.keys()].join(", ")})`,
+      );
     this.#keys = new Map(keys);
     this.current = chosen;
   }
@@ -57,17 +65,27 @@ export class KeyRing {
 /** Builds a ring from a parsed `{ kid: base64 }` map; `source` names where it came from in errors. */
 export function keyRingFromMap(map: unknown, source: string, current?: string): KeyRing {
   if (!isPlainObject(map)) {
-    throw new ToolgateError("bad_keys", `${source} must be a JSON object mapping kid → base64 key, e.g. {"k1":"<44 base64 chars>"}`);
+    throw new ToolgateError(
+      "bad_keys",
+      `${source} must be a JSON object mapping kid → base64 key, e.g. {"k1":"<44 base64 chars>"}`,
+    );
   }
   const keys = new Map<string, KeyObject>();
   for (const [kid, value] of Object.entries(map)) {
-    if (!KID.test(kid)) throw new ToolgateError("bad_keys", `${source}: kid ${JSON.stringify(kid)} must be 1–64 letters, digits, _ or -`);
+    if (!KID.test(kid))
+      throw new ToolgateError("bad_keys", `${source}: kid ${JSON.stringify(kid)} must be 1–64 letters, digits, _ or -`);
     if (typeof value !== "string" || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(value)) {
-      throw new ToolgateError("bad_keys", `${source}: the key for kid ${kid} must be a base64 string (standard or URL-safe)`);
+      throw new ToolgateError(
+        "bad_keys",
+        `${source}: the key for kid ${kid} must be a base64 string (standard or URL-safe)`,
+      );
     }
     const bytes = Buffer.from(value.replace(/-/g, "+").replace(/_/g, "/"), "base64");
     if (bytes.length < MIN_KEY_BYTES) {
-      throw new ToolgateError("bad_keys", `${source}: the key for kid ${kid} is ${bytes.length} bytes; at least ${MIN_KEY_BYTES} are required (toolgate cap keygen makes one)`);
+      throw new ToolgateError(
+        "bad_keys",
+        `${source}: the key for kid ${kid} is ${bytes.length} bytes; at least ${MIN_KEY_BYTES} are required (toolgate cap keygen makes one)`,
+      );
     }
     keys.set(kid, createSecretKey(bytes));
     bytes.fill(0);
@@ -89,13 +107,19 @@ export function loadKeys(options: { file?: string; env?: NodeJS.ProcessEnv; curr
       text = readFileSync(options.file, "utf8");
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      throw new ToolgateError("bad_keys", `cannot read ${source}: ${code === "ENOENT" ? "no such file (create one with toolgate cap keygen --out FILE)" : code ?? "error"}`);
+      throw new ToolgateError(
+        "bad_keys",
+        `cannot read ${source}: ${code === "ENOENT" ? "no such file (create one with toolgate cap keygen --out FILE)" : (code ?? "error")}`,
+      );
     }
   } else if (env.TOOLGATE_KEYS) {
     source = "TOOLGATE_KEYS";
     text = env.TOOLGATE_KEYS;
   } else {
-    throw new ToolgateError("no_keys", "no capability keys: pass --keys FILE or set TOOLGATE_KEYS to a JSON map kid → base64 key (toolgate cap keygen --out FILE creates a file)");
+    throw new ToolgateError(
+      "no_keys",
+      "no capability keys: pass --keys FILE or set TOOLGATE_KEYS to a JSON map kid → base64 key (toolgate cap keygen --out FILE creates a file)",
+    );
   }
   let map: unknown;
   try {

@@ -52,7 +52,12 @@ export function normalisePath(raw: string, text = `path:${raw}`): string {
   if (!raw.startsWith("/")) fail(text, "is not an absolute path", "write it from the root, e.g. path:/ws/src");
   if (raw.includes("\0")) fail(text, "contains a NUL byte", "remove it");
   const enc = /%[0-9A-Fa-f]{2}/.exec(raw);
-  if (enc) fail(text, `contains the percent-encoded sequence ${enc[0]}`, "pass the decoded filesystem path (toolgate refuses URL encoding in paths rather than guess how to decode it)");
+  if (enc)
+    fail(
+      text,
+      `contains the percent-encoded sequence ${enc[0]}`,
+      "pass the decoded filesystem path (toolgate refuses URL encoding in paths rather than guess how to decode it)",
+    );
   const out: string[] = [];
   for (const seg of raw.split("/")) {
     if (seg === "" || seg === ".") continue;
@@ -67,20 +72,28 @@ function normaliseHost(raw: string, text: string): { value: string; wildcard: bo
   if (host.endsWith(".")) host = host.slice(0, -1);
   const wildcard = host.startsWith("*.");
   const name = wildcard ? host.slice(2) : host;
-  if (name.includes(":")) fail(text, "carries a port or is an IPv6 address", "name the host only, e.g. host:api.example.com");
-  if (name.length === 0 || name.length > 253) fail(text, "is not a host name of 1–253 characters", "e.g. host:api.example.com");
+  if (name.includes(":"))
+    fail(text, "carries a port or is an IPv6 address", "name the host only, e.g. host:api.example.com");
+  if (name.length === 0 || name.length > 253)
+    fail(text, "is not a host name of 1–253 characters", "e.g. host:api.example.com");
   for (const label of name.split(".")) {
     if (!LABEL.test(label)) {
-      fail(text, `has the label ${JSON.stringify(label)}, which is not letters, digits and inner hyphens (1–63)`, "use punycode for international names; a wildcard is allowed only as the whole first label, e.g. host:*.example.com");
+      fail(
+        text,
+        `has the label ${JSON.stringify(label)}, which is not letters, digits and inner hyphens (1–63)`,
+        "use punycode for international names; a wildcard is allowed only as the whole first label, e.g. host:*.example.com",
+      );
     }
   }
-  if (wildcard && !name.includes(".")) fail(text, "is a wildcard over a top-level domain", "name at least two labels after *., e.g. host:*.example.com");
+  if (wildcard && !name.includes("."))
+    fail(text, "is a wildcard over a top-level domain", "name at least two labels after *., e.g. host:*.example.com");
   return { value: wildcard ? `*.${name}` : name, wildcard };
 }
 
 /** Parses and normalises `kind:value`. Throws ObjectError naming what is wrong and how to fix it. */
 export function parseObject(text: string): CapObject {
-  if (typeof text !== "string") throw new ObjectError(`object must be a string like ${EXAMPLES}; received ${typeof text}`);
+  if (typeof text !== "string")
+    throw new ObjectError(`object must be a string like ${EXAMPLES}; received ${typeof text}`);
   const colon = text.indexOf(":");
   const kind = colon > 0 ? text.slice(0, colon) : "";
   const raw = colon > 0 ? text.slice(colon + 1) : "";
@@ -107,7 +120,12 @@ export function parseObject(text: string): CapObject {
       break;
     }
     default:
-      if (!IDENT.test(raw)) fail(text, "has an empty or unusual identifier", "use letters, digits and _ . : @ - (at most 128), e.g. tenant:acme");
+      if (!IDENT.test(raw))
+        fail(
+          text,
+          "has an empty or unusual identifier",
+          "use letters, digits and _ . : @ - (at most 128), e.g. tenant:acme",
+        );
       value = raw;
   }
   return { kind: kind as ObjectKind, value, wildcard, text: `${kind}:${value}` };
@@ -121,7 +139,10 @@ export function objectWithin(inner: CapObject, outer: CapObject): boolean {
     case "path": {
       // Segment boundary: `/ws` holds `/ws/a`, never `/ws2` (no string built on this hot path).
       const o = outer.value;
-      return o === "/" || (inner.value.length > o.length && inner.value.charCodeAt(o.length) === 47 && inner.value.startsWith(o));
+      return (
+        o === "/" ||
+        (inner.value.length > o.length && inner.value.charCodeAt(o.length) === 47 && inner.value.startsWith(o))
+      );
     }
     case "host":
       // `*.example.com` holds `a.example.com`, `a.b.example.com` and `*.a.example.com`.

@@ -13,7 +13,8 @@
 import { isPlainObject } from "../core/json.js";
 export type Primitive = string | number | boolean | null;
 
-export type ArgBound = { arg: string; max: number } | { arg: string; min: number } | { arg: string; oneOf: Primitive[] };
+export type ArgBound =
+  { arg: string; max: number } | { arg: string; min: number } | { arg: string; oneOf: Primitive[] };
 
 export interface Predicate {
   max_cost?: number;
@@ -37,9 +38,15 @@ export function emptyPredicate(): EffectivePredicate {
 }
 
 /** Conjoins one block's predicate into `into` (mutates and returns it). */
-export function conjoin(into: EffectivePredicate, p: Predicate | undefined, blockId: string, blockIndex: number): EffectivePredicate {
+export function conjoin(
+  into: EffectivePredicate,
+  p: Predicate | undefined,
+  blockId: string,
+  blockIndex: number,
+): EffectivePredicate {
   if (!p) return into;
-  if (p.max_cost !== undefined) into.max_cost = into.max_cost === null ? p.max_cost : Math.min(into.max_cost, p.max_cost);
+  if (p.max_cost !== undefined)
+    into.max_cost = into.max_cost === null ? p.max_cost : Math.min(into.max_cost, p.max_cost);
   if (p.budget !== undefined) into.budgets.unshift({ id: blockId, limit: p.budget, block: blockIndex });
   for (const b of p.args ?? []) {
     const cur = into.args.get(b.arg) ?? {};
@@ -78,7 +85,10 @@ export function widening(child: Predicate, parent: EffectivePredicate): { compon
       // A listed value the parent's bounds exclude is stated wider, even though the intersection would drop it.
       const extra = b.oneOf.filter((v) => !(p.oneOf === undefined || p.oneOf.includes(v)) || !inRange(v, p));
       if (extra.length > 0) {
-        return { component: "args", message: `bound ${b.arg} oneOf ${JSON.stringify(b.oneOf)} adds ${JSON.stringify(extra)}, outside the parent's ${describeBounds(b.arg, p)}` };
+        return {
+          component: "args",
+          message: `bound ${b.arg} oneOf ${JSON.stringify(b.oneOf)} adds ${JSON.stringify(extra)}, outside the parent's ${describeBounds(b.arg, p)}`,
+        };
       }
     }
   }
@@ -107,12 +117,14 @@ export function readArg(args: unknown, arg: string): unknown {
 export function argViolation(pred: EffectivePredicate, args: unknown): string | null {
   for (const [arg, b] of pred.args) {
     const v = readArg(args, arg);
-    if (v === undefined) return `the grant bounds argument ${arg} (${describeBounds(arg, b)}) but the call does not supply it`;
+    if (v === undefined)
+      return `the grant bounds argument ${arg} (${describeBounds(arg, b)}) but the call does not supply it`;
     if (b.oneOf !== undefined && !b.oneOf.includes(v as Primitive)) {
       return `argument ${arg} = ${JSON.stringify(v)} is not allowed; the grant allows ${describeBounds(arg, b)}`;
     }
     if (b.max !== undefined || b.min !== undefined) {
-      if (typeof v !== "number" || !Number.isFinite(v)) return `argument ${arg} = ${JSON.stringify(v)} is not a number; the grant allows ${describeBounds(arg, b)}`;
+      if (typeof v !== "number" || !Number.isFinite(v))
+        return `argument ${arg} = ${JSON.stringify(v)} is not a number; the grant allows ${describeBounds(arg, b)}`;
       if ((b.max !== undefined && v > b.max) || (b.min !== undefined && v < b.min)) {
         return `argument ${arg} = ${v} is out of bounds; the grant allows ${describeBounds(arg, b)}`;
       }

@@ -54,11 +54,15 @@ export function encodeToken(bytes: readonly Buffer[], tag: Buffer): string {
 /** Parses a token without verifying it. Throws MalformedError naming what does not parse. */
 export function decodeToken(text: string): ParsedToken {
   if (typeof text !== "string") throw new MalformedError(`the token must be a string; received ${typeof text}`);
-  if (text.length > MAX_TOKEN_CHARS) throw new MalformedError(`the token is ${text.length} characters, above the limit of ${MAX_TOKEN_CHARS}`);
-  if (!text.startsWith(TOKEN_PREFIX)) throw new MalformedError(`the token must start with ${TOKEN_PREFIX} (format tg1.<block>….<tag>)`);
+  if (text.length > MAX_TOKEN_CHARS)
+    throw new MalformedError(`the token is ${text.length} characters, above the limit of ${MAX_TOKEN_CHARS}`);
+  if (!text.startsWith(TOKEN_PREFIX))
+    throw new MalformedError(`the token must start with ${TOKEN_PREFIX} (format tg1.<block>….<tag>)`);
   const segs = text.slice(TOKEN_PREFIX.length).split(".");
-  if (segs.length < 2) throw new MalformedError("the token must have at least one block and a tag (format tg1.<block>….<tag>)");
-  if (segs.length - 1 > MAX_BLOCKS) throw new MalformedError(`the token has ${segs.length - 1} blocks, above the limit of ${MAX_BLOCKS}`);
+  if (segs.length < 2)
+    throw new MalformedError("the token must have at least one block and a tag (format tg1.<block>….<tag>)");
+  if (segs.length - 1 > MAX_BLOCKS)
+    throw new MalformedError(`the token has ${segs.length - 1} blocks, above the limit of ${MAX_BLOCKS}`);
   const tag = decodeSegment(segs.pop()!, "the tag");
   if (tag.length !== TAG_BYTES) throw new MalformedError(`the tag must be ${TAG_BYTES} bytes; received ${tag.length}`);
   const bytes: Buffer[] = [];
@@ -73,7 +77,8 @@ export function decodeToken(text: string): ParsedToken {
       throw new MalformedError(`block ${i} is not JSON`);
     }
     const parsed = checkBlock(json, i);
-    if (ids.has(parsed.block.id)) throw new MalformedError(`block ${i}.id repeats the id ${parsed.block.id} of an earlier block`);
+    if (ids.has(parsed.block.id))
+      throw new MalformedError(`block ${i}.id repeats the id ${parsed.block.id} of an earlier block`);
     ids.add(parsed.block.id);
     bytes.push(b);
     blocks.push(parsed);

@@ -39,10 +39,18 @@ function fromValue(value: unknown, source: string): LoadedCatalog {
 export async function loadCatalogs(options: CatalogSourceOptions): Promise<LoadedCatalog[]> {
   const files = options.files ?? [];
   const kinds = [files.length > 0 && !options.mcp, !!options.mcp, !!options.catalog].filter(Boolean).length;
-  if (kinds > 1) throw new ToolgateError("invalid_input", "give one catalog source: FILE..., --mcp -- CMD ARGS... or --catalog MODULE");
+  if (kinds > 1)
+    throw new ToolgateError(
+      "invalid_input",
+      "give one catalog source: FILE..., --mcp -- CMD ARGS... or --catalog MODULE",
+    );
   if (options.mcp) {
     const [command, ...args] = options.mcp;
-    if (!command) throw new ToolgateError("invalid_input", "--mcp needs the server command after --, e.g. --mcp -- npx @modelcontextprotocol/server-memory");
+    if (!command)
+      throw new ToolgateError(
+        "invalid_input",
+        "--mcp needs the server command after --, e.g. --mcp -- npx @modelcontextprotocol/server-memory",
+      );
     const { listMcpTools } = await import("../mcp/proxy/list-tools.js");
     return [fromValue(await listMcpTools({ command, args }), `mcp:${options.mcp.join(" ")}`)];
   }
@@ -51,7 +59,14 @@ export async function loadCatalogs(options: CatalogSourceOptions): Promise<Loade
     const { loadCatalogModule } = await import("./host/catalog-module.js");
     return [fromSpecs(await loadCatalogModule(options.catalog), toMcpTool, `module:${options.catalog}`)];
   }
-  if (files.length > 0) return files.map((f) => fromValue(parseJson(readInput(f), f === "-" ? "standard input" : f), f));
+  if (files.length > 0)
+    return files.map((f) => fromValue(parseJson(readInput(f), f === "-" ? "standard input" : f), f));
   const { createCodingCatalog } = await import("../tools/catalog.js");
-  return [fromSpecs(createCodingCatalog({ workspace: options.workspace ?? process.cwd() }), toMcpTool, "built-in coding catalog")];
+  return [
+    fromSpecs(
+      createCodingCatalog({ workspace: options.workspace ?? process.cwd() }),
+      toMcpTool,
+      "built-in coding catalog",
+    ),
+  ];
 }

@@ -51,7 +51,12 @@ export function readInput(file: string): string {
     return file === "-" ? readAllSync(0) : readFileSync(file, "utf8");
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    const why = e.code === "ENOENT" ? "no such file" : e.code === "EISDIR" ? `it is a directory; pass a file (e.g. ${join(file, "catalog.json")}) or - for standard input` : e.message;
+    const why =
+      e.code === "ENOENT"
+        ? "no such file"
+        : e.code === "EISDIR"
+          ? `it is a directory; pass a file (e.g. ${join(file, "catalog.json")}) or - for standard input`
+          : e.message;
     throw new CliError(`cannot read ${file === "-" ? "standard input" : file}: ${why}`);
   }
 }

@@ -19,14 +19,23 @@ export interface StateFlags {
 /** Adds `--workspace DIR` and `--state-dir DIR` to a command. */
 export function stateFlags(cmd: Command): Command {
   return cmd
-    .option("--workspace <dir>", "the workspace toolgate serve was started for: sqlite: and the default audit trail are its state (default: the current directory)")
-    .option("--state-dir <dir>", "the state folder toolgate serve was given with --state-dir (relative to the workspace)");
+    .option(
+      "--workspace <dir>",
+      "the workspace toolgate serve was started for: sqlite: and the default audit trail are its state (default: the current directory)",
+    )
+    .option(
+      "--state-dir <dir>",
+      "the state folder toolgate serve was given with --state-dir (relative to the workspace)",
+    );
 }
 
 /** The workspace and state folder the flags name. */
 export function stateLocation(flags: StateFlags): { workspace: string; stateDir: string } {
   const workspace = resolve(flags.workspace ?? process.cwd());
-  return { workspace, stateDir: flags.stateDir !== undefined ? resolve(workspace, flags.stateDir) : defaultStateDir(workspace) };
+  return {
+    workspace,
+    stateDir: flags.stateDir !== undefined ? resolve(workspace, flags.stateDir) : defaultStateDir(workspace),
+  };
 }
 
 /** The audit trail serve writes by default for these flags. */
@@ -38,7 +47,11 @@ export function defaultAuditFile(flags: StateFlags): string {
 export function openStoreFor(url: string, flags: StateFlags, options: { mustExist?: boolean } = {}): Promise<Store> {
   const workspace = resolve(flags.workspace ?? process.cwd());
   // The default state folder is worked out only for `sqlite:` alone (openStore), so other URLs need no home folder.
-  return openStore(url, { workspace, ...(flags.stateDir !== undefined ? { stateDir: resolve(workspace, flags.stateDir) } : {}), ...options });
+  return openStore(url, {
+    workspace,
+    ...(flags.stateDir !== undefined ? { stateDir: resolve(workspace, flags.stateDir) } : {}),
+    ...options,
+  });
 }
 
 /** Runs `run` with an open store and always closes it, whether `run` resolves or throws. */
@@ -55,7 +68,11 @@ export async function withStore<T>(store: Store, run: (store: Store) => Promise<
  * and always closes it. A missing SQLite file is refused, never created: a mistyped `--store`
  * must not read as an empty store.
  */
-export async function withExistingStore<T>(url: string, flags: StateFlags, run: (store: Store) => Promise<T>): Promise<T> {
+export async function withExistingStore<T>(
+  url: string,
+  flags: StateFlags,
+  run: (store: Store) => Promise<T>,
+): Promise<T> {
   return withStore(await openStoreFor(url, flags, { mustExist: true }), run);
 }
 
@@ -66,6 +83,8 @@ export function stateDirHelp(where: string): string {
 
 /** Where the state went, for a start line: the store and the audit trail. */
 export function stateWhere(state: StatePlacement): string {
-  const store = state.store.toLowerCase().startsWith("sqlite:") ? state.store.slice("sqlite:".length) : redactUrl(state.store);
+  const store = state.store.toLowerCase().startsWith("sqlite:")
+    ? state.store.slice("sqlite:".length)
+    : redactUrl(state.store);
   return `${store}, ${state.audit === false ? "no audit trail" : state.audit}`;
 }

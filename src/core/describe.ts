@@ -4,7 +4,9 @@
 export function shapeOf(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
-  return typeof value === "object" ? `an object with keys ${Object.keys(value).slice(0, 5).join(", ") || "(none)"}` : typeof value;
+  return typeof value === "object"
+    ? `an object with keys ${Object.keys(value).slice(0, 5).join(", ") || "(none)"}`
+    : typeof value;
 }
 
 /** A value as a message quotes it: its kind, and for a primitive its JSON text, cut short. */

@@ -36,7 +36,11 @@ export class LruCache<K, V extends NonNullable<unknown> | null> {
   readonly #head: Entry<K, V>;
 
   constructor(max: number) {
-    if (!Number.isSafeInteger(max) || max < 1) throw new ToolgateError("invalid_option", `a cache's size bound must be a whole number ≥ 1; received ${String(max)}`);
+    if (!Number.isSafeInteger(max) || max < 1)
+      throw new ToolgateError(
+        "invalid_option",
+        `a cache's size bound must be a whole number ≥ 1; received ${String(max)}`,
+      );
     this.max = max;
     this.#fresh = Math.floor(max / 2);
     const head = { key: undefined, value: undefined, linked: 0, older: null, newer: null } as unknown as Entry<K, V>;
@@ -108,7 +112,10 @@ function unlink<K, V>(entry: Entry<K, V>): void {
 }
 
 /** `compute` remembered per key in an `LruCache` of `max` entries (a throw is not remembered). */
-export function memoize<V extends NonNullable<unknown> | null>(max: number, compute: (key: string) => V): (key: string) => V {
+export function memoize<V extends NonNullable<unknown> | null>(
+  max: number,
+  compute: (key: string) => V,
+): (key: string) => V {
   const cache = new LruCache<string, V>(max);
   return (key) => {
     let value = cache.get(key);

@@ -77,9 +77,7 @@ export interface CheckIssue {
 
 /** Outcome of a reconciliation probe for an IN_DOUBT call (docs/idempotency.md). */
 export type ProbeOutcome =
-  | { outcome: "applied"; result: JsonValue }
-  | { outcome: "not_applied" }
-  | { outcome: "unknown"; detail?: string };
+  { outcome: "applied"; result: JsonValue } | { outcome: "not_applied" } | { outcome: "unknown"; detail?: string };
 
 /**
  * What a handler may return besides its bare output: a text rendering for the model,

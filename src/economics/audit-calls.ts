@@ -8,7 +8,10 @@ import { readAuditLines, type BrokenLine } from "../runtime/audit-reader.js";
 import { isPlainObject } from "../core/json.js";
 
 /** The fields the economics read from one audit line; the rest of AuditRecord is ignored. */
-export type AuditCall = Pick<AuditRecord, "trajectory_id" | "turn" | "call_id" | "tool" | "outcome" | "argument_tokens" | "latency_ms"> & {
+export type AuditCall = Pick<
+  AuditRecord,
+  "trajectory_id" | "turn" | "call_id" | "tool" | "outcome" | "argument_tokens" | "latency_ms"
+> & {
   /** `ts` as epoch milliseconds. */
   at: number;
   /** 1-based line number in the file. */
@@ -33,11 +36,13 @@ function toCall(value: unknown, line: number): AuditCall | string {
   if (!isPlainObject(value)) return `expected a JSON object, got ${describe(value)}`;
   const v = value;
   for (const f of STRING_FIELDS) {
-    if (typeof v[f] !== "string" || v[f] === "") return `field ${f} must be a non-empty string; received ${describe(v[f])}`;
+    if (typeof v[f] !== "string" || v[f] === "")
+      return `field ${f} must be a non-empty string; received ${describe(v[f])}`;
   }
   const at = Date.parse(v.ts as string);
   if (Number.isNaN(at)) return `field ts must be an ISO-8601 timestamp; received ${describe(v.ts)}`;
-  if (!Number.isInteger(v.turn) || (v.turn as number) < 0) return `field turn must be an integer ≥ 0; received ${describe(v.turn)}`;
+  if (!Number.isInteger(v.turn) || (v.turn as number) < 0)
+    return `field turn must be an integer ≥ 0; received ${describe(v.turn)}`;
   if (typeof v.argument_tokens !== "number" || !Number.isFinite(v.argument_tokens) || v.argument_tokens < 0) {
     return `field argument_tokens must be a number ≥ 0; received ${describe(v.argument_tokens)}`;
   }
@@ -57,6 +62,9 @@ function toCall(value: unknown, line: number): AuditCall | string {
 
 /** Parses JSON Lines text of audit records (`runtime/audit-reader.ts`), keeping what the economics need. */
 export function readAudit(text: string): AuditRead {
-  const { records, broken, blank } = readAuditLines(text, { record: toCall, notJson: (message) => `not valid JSON (${message})` });
+  const { records, broken, blank } = readAuditLines(text, {
+    record: toCall,
+    notJson: (message) => `not valid JSON (${message})`,
+  });
   return { calls: records, broken, blank };
 }

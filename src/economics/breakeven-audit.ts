@@ -117,13 +117,22 @@ export function callsToDecide(rate: number, p_break: number): number | null {
   return hi;
 }
 
-function decide(p_err: Interval, p_break: number, failed: number, calls: number): { recommendation: Recommendation; reason: string } {
+function decide(
+  p_err: Interval,
+  p_break: number,
+  failed: number,
+  calls: number,
+): { recommendation: Recommendation; reason: string } {
   const iv = `p_err ${(p_err.p * 100).toFixed(1)} % (95 % CI ${(p_err.low * 100).toFixed(1)}–${(p_err.high * 100).toFixed(1)} %, ${failed}/${calls})`;
   const pb = `p_break ${(p_break * 100).toFixed(1)} %`;
   if (p_err.low > p_break) return { recommendation: "constrain", reason: `${iv} lies above ${pb}: constrain decoding` };
-  if (p_err.high < p_break) return { recommendation: "dont_constrain", reason: `${iv} lies below ${pb}: do not constrain` };
+  if (p_err.high < p_break)
+    return { recommendation: "dont_constrain", reason: `${iv} lies below ${pb}: do not constrain` };
   const needed = callsToDecide(p_err.p, p_break);
-  const more = needed === null ? "the observed rate is too close to p_break for any practical sample to decide" : `at this rate about ${needed.toLocaleString("en-US")} calls would decide`;
+  const more =
+    needed === null
+      ? "the observed rate is too close to p_break for any practical sample to decide"
+      : `at this rate about ${needed.toLocaleString("en-US")} calls would decide`;
   return {
     recommendation: "not_enough_data",
     reason: `warning: sample too small to decide — ${iv} straddles ${pb}; ${more}`,
@@ -131,13 +140,22 @@ function decide(p_err: Interval, p_break: number, failed: number, calls: number)
 }
 
 /** Per-tool break-even from parsed audit calls. */
-export function breakevenFromCalls(calls: AuditCall[], options: AuditBreakevenOptions = {}): Omit<AuditBreakeven, "records" | "broken"> {
+export function breakevenFromCalls(
+  calls: AuditCall[],
+  options: AuditBreakevenOptions = {},
+): Omit<AuditBreakeven, "records" | "broken"> {
   const mask_ms = options.mask_ms ?? DEFAULT_MASK_MS;
   if (!(typeof mask_ms === "number" && Number.isFinite(mask_ms) && mask_ms > 0)) {
-    throw new ToolgateError("invalid_input", `mask_ms (t_mask) must be a number greater than 0; received ${String(mask_ms)}. Pass --mask-ms, e.g. 0.5.`);
+    throw new ToolgateError(
+      "invalid_input",
+      `mask_ms (t_mask) must be a number greater than 0; received ${String(mask_ms)}. Pass --mask-ms, e.g. 0.5.`,
+    );
   }
   if (options.repair_ms !== undefined && !(Number.isFinite(options.repair_ms) && options.repair_ms > 0)) {
-    throw new ToolgateError("invalid_input", `repair_ms (T_repair) must be a number greater than 0; received ${String(options.repair_ms)}`);
+    throw new ToolgateError(
+      "invalid_input",
+      `repair_ms (T_repair) must be a number greater than 0; received ${String(options.repair_ms)}`,
+    );
   }
   const repairs = repairTimes(calls);
   const allTimed = [...repairs.values()].filter((t) => t > 0);
@@ -169,23 +187,55 @@ export function breakevenFromCalls(calls: AuditCall[], options: AuditBreakevenOp
           : options.repair_ms !== undefined
             ? ([options.repair_ms, "option"] as const)
             : ([null, null] as const);
-    const base = { tool, calls: list.length, failed: failedCalls.length, p_err, l_gen, t_repair_ms: t_repair, repairs_timed: timed.length, t_repair_source: source } as const;
+    const base = {
+      tool,
+      calls: list.length,
+      failed: failedCalls.length,
+      p_err,
+      l_gen,
+      t_repair_ms: t_repair,
+      repairs_timed: timed.length,
+      t_repair_source: source,
+    } as const;
     if (t_repair === null || l_gen <= 0) {
       const why =
         l_gen <= 0
           ? "argument_tokens are all 0, so L_gen is unknown"
           : "no failed call in the trail was followed by another call of its trajectory, so T_repair is unmeasured; pass --repair-ms to assume one";
-      tools.push({ ...base, p_break: null, p_break_raw: null, constraining_never_pays: false, recommendation: "not_enough_data", reason: `warning: ${why}`, breakeven: null });
+      tools.push({
+        ...base,
+        p_break: null,
+        p_break_raw: null,
+        constraining_never_pays: false,
+        recommendation: "not_enough_data",
+        reason: `warning: ${why}`,
+        breakeven: null,
+      });
       continue;
     }
     const be = breakeven({ tokens: l_gen, mask_ms, repair_ms: t_repair, observed_rate: p_err.p });
     if (be.p_break >= 1) {
       // No rate can exceed p_break, so no sample size changes the answer (e.g. scripted clients replying within ms).
       const reason = `p_break ≥ 100 %: a repair turn (T_repair ${fmtMs(t_repair)}) costs less than masking one call (L_gen · t_mask = ${fmtMs(be.mask_cost_ms)}); don't constrain`;
-      tools.push({ ...base, p_break: null, p_break_raw: be.p_break, constraining_never_pays: true, recommendation: "dont_constrain", reason, breakeven: be });
+      tools.push({
+        ...base,
+        p_break: null,
+        p_break_raw: be.p_break,
+        constraining_never_pays: true,
+        recommendation: "dont_constrain",
+        reason,
+        breakeven: be,
+      });
       continue;
     }
-    tools.push({ ...base, p_break: be.p_break, p_break_raw: be.p_break, constraining_never_pays: false, ...decide(p_err, be.p_break, failedCalls.length, list.length), breakeven: be });
+    tools.push({
+      ...base,
+      p_break: be.p_break,
+      p_break_raw: be.p_break,
+      constraining_never_pays: false,
+      ...decide(p_err, be.p_break, failedCalls.length, list.length),
+      breakeven: be,
+    });
   }
   return { mask_ms, tools, unknown_tool_calls, malformed_outcomes: MALFORMED_OUTCOMES };
 }
@@ -202,4 +252,3 @@ export function breakevenFromAudit(text: string, options: AuditBreakevenOptions 
   }
   return { ...breakevenFromCalls(read.calls, options), records: read.calls.length, broken: read.broken };
 }
-

@@ -68,7 +68,10 @@ function positive(name: string, flag: string, value: number): void {
 /** Checks a rate is in [0, 1]; `label` names the option for the message. */
 export function checkRate(label: string, value: number): void {
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || value > 1) {
-    throw new ToolgateError("invalid_input", `${label} must be a rate in [0, 1]; received ${String(value)}. Write 2.5 % as 0.025.`);
+    throw new ToolgateError(
+      "invalid_input",
+      `${label} must be a rate in [0, 1]; received ${String(value)}. Write 2.5 % as 0.025.`,
+    );
   }
 }
 
@@ -106,7 +109,16 @@ export function breakeven(input: BreakevenInput): BreakevenResult {
   const rate = input.observed_rate ?? null;
   const expected_free_ms = rate === null ? null : input.tokens * decode + rate * input.repair_ms;
   // Above 100 % no rate can exceed p_break, so there is nothing left to measure.
-  const decision: BreakevenDecision = p_break > 1 ? "dont_constrain" : rate === null ? "measure" : rate > p_break ? "constrain" : rate < p_break ? "dont_constrain" : "either";
+  const decision: BreakevenDecision =
+    p_break > 1
+      ? "dont_constrain"
+      : rate === null
+        ? "measure"
+        : rate > p_break
+          ? "constrain"
+          : rate < p_break
+            ? "dont_constrain"
+            : "either";
 
   const threshold =
     p_break >= 1

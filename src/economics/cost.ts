@@ -34,7 +34,10 @@ export const DEFAULT_TURNS = 40;
 
 function checkTurns(turns: number): void {
   if (!Number.isInteger(turns) || turns < 1) {
-    throw new ToolgateError("invalid_input", `turns (N) must be an integer ≥ 1; received ${String(turns)}. Pass --turns 40 for the trajectory of docs/economics.md's worked example.`);
+    throw new ToolgateError(
+      "invalid_input",
+      `turns (N) must be an integer ≥ 1; received ${String(turns)}. Pass --turns 40 for the trajectory of docs/economics.md's worked example.`,
+    );
   }
 }
 
@@ -84,9 +87,14 @@ export interface ShapeComparison {
  */
 export function compareCatalogShapes(a: CatalogShape, b: CatalogShape, turns: number = DEFAULT_TURNS): ShapeComparison {
   checkTurns(turns);
-  for (const [label, s] of [["a", a], ["b", b]] as const) {
-    if (!Number.isInteger(s.k) || s.k < 0) throw new ToolgateError("invalid_input", `shape ${label}: k must be an integer ≥ 0; received ${String(s.k)}`);
-    if (!Number.isFinite(s.s) || s.s < 0) throw new ToolgateError("invalid_input", `shape ${label}: s must be a number ≥ 0; received ${String(s.s)}`);
+  for (const [label, s] of [
+    ["a", a],
+    ["b", b],
+  ] as const) {
+    if (!Number.isInteger(s.k) || s.k < 0)
+      throw new ToolgateError("invalid_input", `shape ${label}: k must be an integer ≥ 0; received ${String(s.k)}`);
+    if (!Number.isFinite(s.s) || s.s < 0)
+      throw new ToolgateError("invalid_input", `shape ${label}: s must be a number ≥ 0; received ${String(s.s)}`);
   }
   const side = (s: CatalogShape) => ({ k: s.k, s: s.s, per_turn: s.k * s.s, total: turns * s.k * s.s });
   const sa = side(a);

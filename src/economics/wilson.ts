@@ -25,9 +25,13 @@ export function wilsonInterval(successes: number, trials: number, z: number = Z9
     throw new ToolgateError("invalid_input", `trials must be a non-negative integer; received ${trials}`);
   }
   if (!Number.isInteger(successes) || successes < 0 || successes > trials) {
-    throw new ToolgateError("invalid_input", `successes must be an integer in [0, trials=${trials}]; received ${successes}`);
+    throw new ToolgateError(
+      "invalid_input",
+      `successes must be an integer in [0, trials=${trials}]; received ${successes}`,
+    );
   }
-  if (!(z > 0) || !Number.isFinite(z)) throw new ToolgateError("invalid_input", `z must be a positive number; received ${z}`);
+  if (!(z > 0) || !Number.isFinite(z))
+    throw new ToolgateError("invalid_input", `z must be a positive number; received ${z}`);
   if (trials === 0) return { p: 0, low: 0, high: 1 };
   const n = trials;
   const p = successes / n;

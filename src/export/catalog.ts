@@ -25,12 +25,21 @@ export interface ExportOptions {
   max_repeat?: number;
 }
 
-export function exportCatalog(catalog: readonly ToolDescriptor[], format: ExportFormat, options: ExportOptions = {}): CatalogExport {
-  if (!EXPORT_FORMATS.includes(format)) throw new ToolgateError("invalid_input", `format must be one of ${EXPORT_FORMATS.join(", ")}; received ${JSON.stringify(format) ?? "nothing"}`);
+export function exportCatalog(
+  catalog: readonly ToolDescriptor[],
+  format: ExportFormat,
+  options: ExportOptions = {},
+): CatalogExport {
+  if (!EXPORT_FORMATS.includes(format))
+    throw new ToolgateError(
+      "invalid_input",
+      `format must be one of ${EXPORT_FORMATS.join(", ")}; received ${JSON.stringify(format) ?? "nothing"}`,
+    );
   // A library caller may hand over tools in any accepted form (OpenAI, Anthropic, a ToolSpec): read each one.
   // A ToolSpec is read as found: its MCP annotations are toMcpTool's to make (pass specs.map(toMcpTool), as the CLI does).
   const tools = toToolDescriptors(catalog);
-  if (options.strict && format !== "openai") throw new ToolgateError("invalid_input", `--strict applies to --format openai only; received --format ${format}`);
+  if (options.strict && format !== "openai")
+    throw new ToolgateError("invalid_input", `--strict applies to --format openai only; received --format ${format}`);
   switch (format) {
     case "mcp":
       return { output: toMcp(tools), notes: [], failed: false };
@@ -41,16 +50,19 @@ export function exportCatalog(catalog: readonly ToolDescriptor[], format: Export
     case "openai": {
       const r = toOpenAI(tools, { strict: options.strict === true });
       const bad = (r.verdicts ?? []).filter((v) => !v.ok);
-      const notes = bad.flatMap((v) => [`${v.tool}: cannot be strict (emitted with strict: false):`, ...v.problems.map((p) => `  ${p.pointer || "/"}: ${p.message}`)]);
+      const notes = bad.flatMap((v) => [
+        `${v.tool}: cannot be strict (emitted with strict: false):`,
+        ...v.problems.map((p) => `  ${p.pointer || "/"}: ${p.message}`),
+      ]);
       if (r.verdicts) notes.push(`${r.verdicts.length - bad.length} of ${r.verdicts.length} tool(s) can be strict`);
       return { output: r.tools, notes, failed: bad.length > 0 };
     }
     case "gbnf": {
       const r = toGbnf(tools, options.max_repeat !== undefined ? { max_repeat: options.max_repeat } : {});
       const notes = r.gaps.map((g) => `${g.tool} ${g.pointer || "/"}: ${g.message}`);
-      if (r.gaps.length > 0) notes.push(`${r.gaps.length} constraint(s) the grammar cannot express (listed above); the rest is exact`);
+      if (r.gaps.length > 0)
+        notes.push(`${r.gaps.length} constraint(s) the grammar cannot express (listed above); the rest is exact`);
       return { output: r.grammar, notes, failed: false };
     }
   }
 }
-

@@ -33,7 +33,10 @@ export function toMcp(tools: readonly ToolDescriptor[]): { tools: Record<string,
 }
 
 export interface OpenAIExport {
-  tools: { type: "function"; function: { name: string; description: string; parameters: Record<string, unknown>; strict: boolean } }[];
+  tools: {
+    type: "function";
+    function: { name: string; description: string; parameters: Record<string, unknown>; strict: boolean };
+  }[];
   /** With `strict`: each tool's verdict; tools that fail are emitted with strict: false. */
   verdicts: StrictVerdict[] | null;
 }
@@ -44,17 +47,26 @@ export function toOpenAI(tools: readonly ToolDescriptor[], options: { strict?: b
   return {
     tools: tools.map((t, i) => ({
       type: "function" as const,
-      function: { name: t.name, description: t.description, parameters: bareSchema(t.inputSchema), strict: verdicts ? verdicts[i]!.ok : false },
+      function: {
+        name: t.name,
+        description: t.description,
+        parameters: bareSchema(t.inputSchema),
+        strict: verdicts ? verdicts[i]!.ok : false,
+      },
     })),
     verdicts,
   };
 }
 
-export function toAnthropic(tools: readonly ToolDescriptor[]): { name: string; description: string; input_schema: Record<string, unknown> }[] {
+export function toAnthropic(
+  tools: readonly ToolDescriptor[],
+): { name: string; description: string; input_schema: Record<string, unknown> }[] {
   return tools.map((t) => ({ name: t.name, description: t.description, input_schema: bareSchema(t.inputSchema) }));
 }
 
-export function toVercelAI(tools: readonly ToolDescriptor[]): Record<string, { description: string; inputSchema: Record<string, unknown> }> {
+export function toVercelAI(
+  tools: readonly ToolDescriptor[],
+): Record<string, { description: string; inputSchema: Record<string, unknown> }> {
   const out: Record<string, { description: string; inputSchema: Record<string, unknown> }> = {};
   for (const t of tools) out[t.name] = { description: t.description, inputSchema: bareSchema(t.inputSchema) };
   return out;

@@ -27,7 +27,16 @@ export class StoreUnavailableError extends ToolgateError {
 
 /** `resolveInDoubt` refused: no such record, still in flight, already completed, or changed under us. */
 export class ResolveInDoubtError extends ToolgateError {
-  constructor(code: "record_not_found" | "record_in_flight" | "record_completed" | "record_changed" | "result_not_json" | "invalid_outcome", message: string) {
+  constructor(
+    code:
+      | "record_not_found"
+      | "record_in_flight"
+      | "record_completed"
+      | "record_changed"
+      | "result_not_json"
+      | "invalid_outcome",
+    message: string,
+  ) {
     super(code, message);
     this.name = "ResolveInDoubtError";
   }

@@ -22,11 +22,20 @@ export interface ListRecordViewsQuery {
 const view = (r: IdempotencyRecord, now: number): RecordView => ({ ...r, reads_as: effectiveState(r, now) });
 
 /** Records that read as `state`, from one stored state, paging until `limit` matched or the store ran out. */
-async function collect(store: Store, stored: RecordState, query: ListRecordViewsQuery & { limit: number }): Promise<RecordView[]> {
+async function collect(
+  store: Store,
+  stored: RecordState,
+  query: ListRecordViewsQuery & { limit: number },
+): Promise<RecordView[]> {
   const out: RecordView[] = [];
   let after = query.after;
   for (;;) {
-    const page = await store.records.list({ state: stored, limit: query.limit, now: query.now, ...(after !== undefined ? { after } : {}) });
+    const page = await store.records.list({
+      state: stored,
+      limit: query.limit,
+      now: query.now,
+      ...(after !== undefined ? { after } : {}),
+    });
     for (const r of page) {
       const v = view(r, query.now);
       if (query.state === undefined || v.reads_as === query.state) out.push(v);
@@ -40,7 +49,11 @@ async function collect(store: Store, stored: RecordState, query: ListRecordViews
 export async function listRecordViews(store: Store, query: ListRecordViewsQuery): Promise<RecordView[]> {
   const limit = query.limit ?? 100;
   if (query.state === undefined) {
-    const page = await store.records.list({ limit, now: query.now, ...(query.after !== undefined ? { after: query.after } : {}) });
+    const page = await store.records.list({
+      limit,
+      now: query.now,
+      ...(query.after !== undefined ? { after: query.after } : {}),
+    });
     return page.map((r) => view(r, query.now));
   }
   const q = { ...query, limit };

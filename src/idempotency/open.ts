@@ -41,7 +41,14 @@ export interface OpenStoreOptions {
 }
 
 /** The accepted URL forms, as error messages list them. */
-export const STORE_URL_FORMS = ["memory:", "sqlite:PATH", "redis://HOST:PORT/DB", "rediss://HOST:PORT/DB", "postgres://USER@HOST:PORT/DB", "postgresql://…"];
+export const STORE_URL_FORMS = [
+  "memory:",
+  "sqlite:PATH",
+  "redis://HOST:PORT/DB",
+  "rediss://HOST:PORT/DB",
+  "postgres://USER@HOST:PORT/DB",
+  "postgresql://…",
+];
 
 const SCHEMES = ["memory", "sqlite", "redis", "rediss", "postgres", "postgresql"];
 
@@ -55,19 +62,27 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(url)?.[1]?.toLowerCase();
   switch (scheme) {
     case "memory":
-      if (url.length > "memory:".length) throw badUrl(`memory: takes no path; received ${JSON.stringify(url)}; use memory:`);
+      if (url.length > "memory:".length)
+        throw badUrl(`memory: takes no path; received ${JSON.stringify(url)}; use memory:`);
       return createMemoryStore();
     case "sqlite": {
       const path = sqlitePath(url, options.workspace ?? process.cwd(), options.stateDir);
       if (options.mustExist && path !== ":memory:" && !existsSync(path)) {
-        throw new ToolgateError("store_missing", `no toolgate state at ${path}: nothing has been recorded there yet; run from the workspace toolgate serves (or pass --workspace DIR), or name the store with --store`);
+        throw new ToolgateError(
+          "store_missing",
+          `no toolgate state at ${path}: nothing has been recorded there yet; run from the workspace toolgate serves (or pass --workspace DIR), or name the store with --store`,
+        );
       }
       return createSqliteStore({ path });
     }
     case "redis":
     case "rediss": {
       const { base, params } = splitParams(url, ["prefix"]);
-      return createRedisStore({ url: base, prefix: options.prefix ?? params.prefix ?? "toolgate:", connectTimeoutMs: options.connectTimeoutMs });
+      return createRedisStore({
+        url: base,
+        prefix: options.prefix ?? params.prefix ?? "toolgate:",
+        connectTimeoutMs: options.connectTimeoutMs,
+      });
     }
     case "postgres":
     case "postgresql": {
@@ -96,7 +111,9 @@ function splitParams(url: string, names: string[]): { base: string; params: Reco
   try {
     parsed = new URL(url);
   } catch {
-    throw badUrl(`${redactUrl(url)} is not a valid URL; example ${url.startsWith("redis") ? "redis://127.0.0.1:6379/0" : "postgres://postgres@127.0.0.1:5432/test"}`);
+    throw badUrl(
+      `${redactUrl(url)} is not a valid URL; example ${url.startsWith("redis") ? "redis://127.0.0.1:6379/0" : "postgres://postgres@127.0.0.1:5432/test"}`,
+    );
   }
   const params: Record<string, string | undefined> = {};
   for (const name of names) {
@@ -112,7 +129,9 @@ function onOff(name: string, value: string | undefined): boolean | undefined {
   const v = value.toLowerCase();
   if (v === "on" || v === "true" || v === "1") return true;
   if (v === "off" || v === "false" || v === "0") return false;
-  throw badUrl(`?${name}= must be on or off (also true/false, 1/0); received ${JSON.stringify(value)}; example ?${name}=on`);
+  throw badUrl(
+    `?${name}= must be on or off (also true/false, 1/0); received ${JSON.stringify(value)}; example ?${name}=on`,
+  );
 }
 
 function unknownScheme(url: string, scheme: string | undefined): string {

@@ -83,7 +83,8 @@ export interface RunOnceReleased {
   error: NoEffectError;
 }
 
-export type RunOnceOutcome = RunOnceExecuted | RunOnceReplay | RunOnceInFlight | RunOnceInDoubt | RunOnceKeyReused | RunOnceReleased;
+export type RunOnceOutcome =
+  RunOnceExecuted | RunOnceReplay | RunOnceInFlight | RunOnceInDoubt | RunOnceKeyReused | RunOnceReleased;
 
 /** How an IN_DOUBT record gets settled (a probe, or the operator's `toolgate records settle`), appended to IN_DOUBT reasons. */
 export const inDoubtHint = (key: string): string =>

@@ -18,31 +18,48 @@ export interface ResolveInDoubtOptions {
 }
 
 /** What the record became: COMPLETED with the given result, or released (the next call runs). */
-export type ResolveInDoubtResult = { settled: "completed"; record: IdempotencyRecord } | { settled: "released"; key: string };
+export type ResolveInDoubtResult =
+  { settled: "completed"; record: IdempotencyRecord } | { settled: "released"; key: string };
 
 /**
  * Resolves an IN_DOUBT record (or an IN_FLIGHT one whose lease has passed, which reads as IN_DOUBT).
  * Refuses unseen, COMPLETED and live IN_FLIGHT records with a `ResolveInDoubtError` saying why.
  */
-export async function resolveInDoubt(store: Store, key: string, input: ManualOutcome, options: ResolveInDoubtOptions = {}): Promise<ResolveInDoubtResult> {
+export async function resolveInDoubt(
+  store: Store,
+  key: string,
+  input: ManualOutcome,
+  options: ResolveInDoubtOptions = {},
+): Promise<ResolveInDoubtResult> {
   const now = options.now ?? Date.now;
   const ttl = options.ttl_ms === undefined ? DEFAULT_TTL_MS : options.ttl_ms;
   const records = new RecordTransitions(store, key);
   let result: JsonValue = null;
   if (input.outcome === "applied") {
     const stored = storableResult(input.result);
-    if (!stored.ok) throw new ResolveInDoubtError("result_not_json", `the result to store for ${key} is not JSON: ${stored.reason}`);
+    if (!stored.ok)
+      throw new ResolveInDoubtError("result_not_json", `the result to store for ${key} is not JSON: ${stored.reason}`);
     result = stored.result;
   } else if (input.outcome !== "not_applied") {
-    throw new ResolveInDoubtError("invalid_outcome", `outcome must be "applied" or "not_applied"; received ${JSON.stringify((input as { outcome?: unknown }).outcome)}`);
+    throw new ResolveInDoubtError(
+      "invalid_outcome",
+      `outcome must be "applied" or "not_applied"; received ${JSON.stringify((input as { outcome?: unknown }).outcome)}`,
+    );
   }
 
   let record = await records.get(now());
-  if (!record) throw new ResolveInDoubtError("record_not_found", `no record for key ${key}: it was never claimed, was released, or was COMPLETED and passed its TTL`);
+  if (!record)
+    throw new ResolveInDoubtError(
+      "record_not_found",
+      `no record for key ${key}: it was never claimed, was released, or was COMPLETED and passed its TTL`,
+    );
   const t = now();
   switch (effectiveState(record, t)) {
     case "COMPLETED":
-      throw new ResolveInDoubtError("record_completed", `record ${key} is already COMPLETED (at ${new Date(record.updated_at).toISOString()}); there is nothing to settle`);
+      throw new ResolveInDoubtError(
+        "record_completed",
+        `record ${key} is already COMPLETED (at ${new Date(record.updated_at).toISOString()}); there is nothing to settle`,
+      );
     case "IN_FLIGHT":
       throw new ResolveInDoubtError(
         "record_in_flight",
@@ -69,4 +86,8 @@ export async function resolveInDoubt(store: Store, key: string, input: ManualOut
   return { settled: "completed", record: done };
 }
 
-const changed = (key: string) => new ResolveInDoubtError("record_changed", `record ${key} changed while it was being settled (another party settled it); run \`toolgate records show ${key}\` and retry`);
+const changed = (key: string) =>
+  new ResolveInDoubtError(
+    "record_changed",
+    `record ${key} changed while it was being settled (another party settled it); run \`toolgate records show ${key}\` and retry`,
+  );

@@ -80,17 +80,32 @@ const MAX_CLAIMS = 4;
  * Executes `execute` at most once for `key` over `store` and says what happened. Store
  * failures throw `StoreUnavailableError`; everything else is a `RunOnceOutcome`.
  */
-export async function runOnce(store: Store, key: string, execute: Execute, options: RunOnceOptions): Promise<RunOnceOutcome> {
+export async function runOnce(
+  store: Store,
+  key: string,
+  execute: Execute,
+  options: RunOnceOptions,
+): Promise<RunOnceOutcome> {
   const a = attempt(store, key, options);
   let probed = false;
   for (let claims = 0; claims < MAX_CLAIMS; claims++) {
     const now = a.now();
-    const claim = await a.records.claim({ owner: a.owner, lease_until: now + a.lease_ms, fingerprint: a.fingerprint, tool: a.tool, now });
+    const claim = await a.records.claim({
+      owner: a.owner,
+      lease_until: now + a.lease_ms,
+      fingerprint: a.fingerprint,
+      tool: a.tool,
+      now,
+    });
     const step = claim.claimed ? await run(a, execute, claim.record) : await repeat(a, claim.record, probed);
     if (step === RUN_AFTER_PROBE) probed = true;
-    else if (step !== CLAIM_AGAIN) return probed && step.status === "executed" ? { ...step, after_probe: "not_applied" } : step;
+    else if (step !== CLAIM_AGAIN)
+      return probed && step.status === "executed" ? { ...step, after_probe: "not_applied" } : step;
   }
-  throw new ToolgateError("settle_contention", `runOnce: key ${a.key} changed state ${MAX_CLAIMS} times while this call tried to claim it; retry the call`);
+  throw new ToolgateError(
+    "settle_contention",
+    `runOnce: key ${a.key} changed state ${MAX_CLAIMS} times while this call tried to claim it; retry the call`,
+  );
 }
 
 function attempt(store: Store, key: string, options: RunOnceOptions): Attempt {
@@ -98,14 +113,23 @@ function attempt(store: Store, key: string, options: RunOnceOptions): Attempt {
   assertStore(store, "runOnce: store");
   validateClientKey(key, "key");
   if (typeof options !== "object" || options === null) {
-    throw new ToolgateError("invalid_option", `runOnce: options must be an object with lease_ms; received ${options === null ? "null" : typeof options}; e.g. runOnce(store, key, run, { lease_ms: 30000 })`);
+    throw new ToolgateError(
+      "invalid_option",
+      `runOnce: options must be an object with lease_ms; received ${options === null ? "null" : typeof options}; e.g. runOnce(store, key, run, { lease_ms: 30000 })`,
+    );
   }
   if (!Number.isFinite(options.lease_ms) || options.lease_ms <= 0) {
-    throw new ToolgateError("invalid_option", `runOnce: lease_ms must be a positive number of milliseconds; received ${String(options.lease_ms)}; e.g. 30000`);
+    throw new ToolgateError(
+      "invalid_option",
+      `runOnce: lease_ms must be a positive number of milliseconds; received ${String(options.lease_ms)}; e.g. 30000`,
+    );
   }
   const ttl = options.ttl_ms === undefined ? DEFAULT_TTL_MS : options.ttl_ms;
   if (ttl !== null && (!Number.isFinite(ttl) || ttl <= 0)) {
-    throw new ToolgateError("invalid_option", `runOnce: ttl_ms must be a positive number of milliseconds or null (keep forever); received ${String(ttl)}`);
+    throw new ToolgateError(
+      "invalid_option",
+      `runOnce: ttl_ms must be a positive number of milliseconds or null (keep forever); received ${String(ttl)}`,
+    );
   }
   return {
     records: new RecordTransitions(store, key),
@@ -135,14 +159,25 @@ async function run(a: Attempt, execute: Execute, claimed: IdempotencyRecord): Pr
     const reason = `the tool threw before confirming its effect: ${(error as Error)?.message ?? String(error)}`;
     const record = await records.markInDoubt(claimed, reason, a.now());
     if (!record) return lost(a, undefined, error);
-    return { status: "in_doubt", cause: "execute_failed", reason: `${reason}; the effect may have happened, so the key stays claimed; ${inDoubtHint(a.key)}`, record, error };
+    return {
+      status: "in_doubt",
+      cause: "execute_failed",
+      reason: `${reason}; the effect may have happened, so the key stays claimed; ${inDoubtHint(a.key)}`,
+      record,
+      error,
+    };
   }
   const stored = storableResult(value);
   if (!stored.ok) {
     const reason = `the tool ran but its result is not JSON (${stored.reason}), so it cannot be stored for repeats`;
     const record = await records.markInDoubt(claimed, reason, a.now(), "happened");
     if (!record) return lost(a, undefined);
-    return { status: "in_doubt", cause: "result_not_json", reason: `${reason}; the effect happened; return JSON data from the tool, then ${inDoubtHint(a.key)}`, record };
+    return {
+      status: "in_doubt",
+      cause: "result_not_json",
+      reason: `${reason}; the effect happened; return JSON data from the tool, then ${inDoubtHint(a.key)}`,
+      record,
+    };
   }
   const now = a.now();
   const record = await records.complete(claimed, stored.result, a.ttl_ms === null ? null : now + a.ttl_ms, now);
@@ -166,7 +201,12 @@ async function lost(a: Attempt, result: JsonValue | undefined, error?: unknown):
 /** The claim found `record`: the branch of the state it reads as now. `probed`: a probe already freed the key once for this call. */
 async function repeat(a: Attempt, record: IdempotencyRecord, probed: boolean): Promise<Step> {
   if (a.fingerprint !== null && record.fingerprint !== null && record.fingerprint !== a.fingerprint) {
-    return { status: "key_reused", expected_fingerprint: record.fingerprint, received_fingerprint: a.fingerprint, record };
+    return {
+      status: "key_reused",
+      expected_fingerprint: record.fingerprint,
+      received_fingerprint: a.fingerprint,
+      record,
+    };
   }
   const now = a.now();
   switch (effectiveState(record, now)) {
@@ -184,7 +224,12 @@ async function repeat(a: Attempt, record: IdempotencyRecord, probed: boolean): P
   }
 }
 
-function inDoubt(a: Attempt, record: IdempotencyRecord, cause: "lease_expired" | "unsettled", probed: boolean): Step | Promise<Step> {
+function inDoubt(
+  a: Attempt,
+  record: IdempotencyRecord,
+  cause: "lease_expired" | "unsettled",
+  probed: boolean,
+): Step | Promise<Step> {
   // One probe per call: after a probe released the key and another caller claimed it, this call reports rather than probing again.
   if (a.probe && !probed) return reconcile(a, a.probe, record);
   const why = record.error ?? "the effect of an earlier attempt is unknown";
@@ -201,7 +246,11 @@ function inDoubt(a: Attempt, record: IdempotencyRecord, cause: "lease_expired" |
  * released. The prober first takes the record over (a fenced owner change), so two probers or a
  * late executor can never both settle it.
  */
-async function reconcile(a: Attempt, probe: NonNullable<RunOnceOptions["probe"]>, record: IdempotencyRecord): Promise<Step> {
+async function reconcile(
+  a: Attempt,
+  probe: NonNullable<RunOnceOptions["probe"]>,
+  record: IdempotencyRecord,
+): Promise<Step> {
   const { records, owner } = a;
   const mine = await records.takeOver(record, owner, a.now());
   if (!mine) return moved(a);
@@ -265,7 +314,16 @@ async function moved(a: Attempt): Promise<Step> {
   }
 }
 
-const replay = (record: IdempotencyRecord, settled_by: "stored" | "probe"): RunOnceOutcome => ({ status: "replay", result: record.result, record, settled_by });
+const replay = (record: IdempotencyRecord, settled_by: "stored" | "probe"): RunOnceOutcome => ({
+  status: "replay",
+  result: record.result,
+  record,
+  settled_by,
+});
 
 /** Another attempt holds a live lease: refused, never run in parallel. */
-const inFlight = (record: IdempotencyRecord, now: number): RunOnceOutcome => ({ status: "in_flight", retry_after_ms: retryAfterMs(record, now), record });
+const inFlight = (record: IdempotencyRecord, now: number): RunOnceOutcome => ({
+  status: "in_flight",
+  retry_after_ms: retryAfterMs(record, now),
+  record,
+});

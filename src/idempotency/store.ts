@@ -64,9 +64,7 @@ export interface ClaimInput {
   now: number;
 }
 
-export type ClaimOutcome =
-  | { claimed: true; record: IdempotencyRecord }
-  | { claimed: false; record: IdempotencyRecord };
+export type ClaimOutcome = { claimed: true; record: IdempotencyRecord } | { claimed: false; record: IdempotencyRecord };
 
 /** The changes a transition may make. */
 export interface RecordPatch {
@@ -170,7 +168,11 @@ export interface ApprovalStore {
    * Returns the updated record, or null when the state had moved (approval already used,
    * decided or unknown). This is what makes an approval single-use across replicas.
    */
-  update(id: string, from: ApprovalState, patch: Partial<Pick<ApprovalRecord, "state" | "decided_at" | "approver" | "note">>): Promise<ApprovalRecord | null>;
+  update(
+    id: string,
+    from: ApprovalState,
+    patch: Partial<Pick<ApprovalRecord, "state" | "decided_at" | "approver" | "note">>,
+  ): Promise<ApprovalRecord | null>;
   /** Newest first; `state` filters. */
   list(query: { state?: ApprovalState; limit?: number }): Promise<ApprovalRecord[]>;
 }
@@ -182,6 +184,16 @@ export interface ApprovalStore {
 export function assertStore(store: unknown, option: string): asserts store is Store {
   const s = store as Partial<Store> | null | undefined;
   if (typeof s === "object" && s !== null && typeof s.records === "object" && typeof s.approvals === "object") return;
-  const received = s === undefined ? "nothing" : s === null ? "null" : typeof (s as { then?: unknown }).then === "function" ? "a Promise (openStore is async: await it)" : shapeOf(s);
-  throw new ToolgateError("invalid_config", `${option}: expected a store, e.g. await openStore("sqlite:.toolgate/state.db") or createMemoryStore(); received ${received}`);
+  const received =
+    s === undefined
+      ? "nothing"
+      : s === null
+        ? "null"
+        : typeof (s as { then?: unknown }).then === "function"
+          ? "a Promise (openStore is async: await it)"
+          : shapeOf(s);
+  throw new ToolgateError(
+    "invalid_config",
+    `${option}: expected a store, e.g. await openStore("sqlite:.toolgate/state.db") or createMemoryStore(); received ${received}`,
+  );
 }

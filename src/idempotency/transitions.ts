@@ -38,8 +38,15 @@ export class RecordTransitions {
    * One fenced write from `record` (the record this party holds): the new record when the
    * fence held, built here from `record` and `patch` rather than read back; null when it did not.
    */
-  private async fenced(step: string, effect: Effect, record: IdempotencyRecord, patch: RecordPatch): Promise<IdempotencyRecord | null> {
-    const applied = await this.call(step, effect, () => this.store.records.transition(this.key, record.owner, record.state, patch));
+  private async fenced(
+    step: string,
+    effect: Effect,
+    record: IdempotencyRecord,
+    patch: RecordPatch,
+  ): Promise<IdempotencyRecord | null> {
+    const applied = await this.call(step, effect, () =>
+      this.store.records.transition(this.key, record.owner, record.state, patch),
+    );
     return applied ? applyPatch(record, patch) : null;
   }
 

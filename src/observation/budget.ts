@@ -94,7 +94,12 @@ function cutMiddle(text: string, ends: TextEnds, keep: number, marker: CutMarker
   const sep = head.length === 0 || head.endsWith("\n") ? "" : "\n";
   const after = tail.length === 0 ? "" : "\n";
   const removed = text.slice(head.length, text.length - tail.length);
-  return { text: `${head}${sep}${line}${after}${tail}`, omitted_tokens: omitted, removed, ...(ends.estimated ? { estimated: true as const } : {}) };
+  return {
+    text: `${head}${sep}${line}${after}${tail}`,
+    omitted_tokens: omitted,
+    removed,
+    ...(ends.estimated ? { estimated: true as const } : {}),
+  };
 }
 
 /**

@@ -40,7 +40,10 @@ export const CURSOR_PATTERN = "^m_[A-Za-z0-9_-]{16}$";
 export function createContinuationCache(options: ContinuationOptions = {}): ContinuationCache {
   const max = options.max_entries ?? 256;
   if (!Number.isSafeInteger(max) || max < 1) {
-    throw new ToolgateError("invalid_config", `continuations.max_entries must be a whole number of cursors ≥ 1; received ${JSON.stringify(max) ?? String(max)}; e.g. 256`);
+    throw new ToolgateError(
+      "invalid_config",
+      `continuations.max_entries must be a whole number of cursors ≥ 1; received ${JSON.stringify(max) ?? String(max)}; e.g. 256`,
+    );
   }
   const ttl = options.ttl_ms ?? 15 * 60_000;
   const now = options.now ?? Date.now;

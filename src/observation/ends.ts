@@ -52,11 +52,22 @@ export function tokenEnds(text: string, need: number, tailNeed = need): TextEnds
   // The tail's window starts at what the head's rate says `tailNeed` tokens take (CJK: half a
   // character a token; English: four), and doubles if that was too little.
   const perToken = head.end / Math.max(1, head.ids.length);
-  const tail = suffixTokens(rest, tailNeed + TAIL_MARGIN, Math.ceil(tailNeed * perToken * 1.25) + 64, Math.max(1024, tailNeed * CHARS_PER_TOKEN_READ));
-  if (tail.start === 0) return { head: head.ids, tail: tail.ids, total: head.ids.length + tail.ids.length, estimated: false };
+  const tail = suffixTokens(
+    rest,
+    tailNeed + TAIL_MARGIN,
+    Math.ceil(tailNeed * perToken * 1.25) + 64,
+    Math.max(1024, tailNeed * CHARS_PER_TOKEN_READ),
+  );
+  if (tail.start === 0)
+    return { head: head.ids, tail: tail.ids, total: head.ids.length + tail.ids.length, estimated: false };
   const readChars = head.end + (rest.length - tail.start);
   const rate = (head.ids.length + tail.ids.length) / readChars;
-  return { head: head.ids, tail: tail.ids, total: head.ids.length + tail.ids.length + Math.ceil(tail.start * rate), estimated: true };
+  return {
+    head: head.ids,
+    tail: tail.ids,
+    total: head.ids.length + tail.ids.length + Math.ceil(tail.start * rate),
+    estimated: true,
+  };
 }
 
 /**
@@ -64,7 +75,12 @@ export function tokenEnds(text: string, need: number, tailNeed = need): TextEnds
  * whole text), found by doubling a window from the end, `firstWidth` wide at first; `start` is
  * where the window begins.
  */
-function suffixTokens(text: string, need: number, firstWidth: number, maxChars: number): { ids: number[]; start: number } {
+function suffixTokens(
+  text: string,
+  need: number,
+  firstWidth: number,
+  maxChars: number,
+): { ids: number[]; start: number } {
   let width = Math.min(text.length, firstWidth, maxChars);
   for (;;) {
     let start = text.length - width;

@@ -42,7 +42,10 @@ export interface EscapeOptions {
  */
 export function escapeUntrusted(text: string, options: EscapeOptions = {}): string {
   if (!UNSAFE.test(text)) return text;
-  return text.replace(options.newlines ? (options.tabs ? UNSAFE_BUT_LAYOUT : UNSAFE_BUT_NEWLINE) : UNSAFE_ALL, showCodePoint);
+  return text.replace(
+    options.newlines ? (options.tabs ? UNSAFE_BUT_LAYOUT : UNSAFE_BUT_NEWLINE) : UNSAFE_ALL,
+    showCodePoint,
+  );
 }
 
 /** The first unsafe character of `text` and its index (UTF-16), or null: for refusing ids. */

@@ -32,7 +32,10 @@ export interface FenceMarks {
  */
 export function fenceTag(content: string): string {
   for (let salt = 0; ; salt++) {
-    const tag = content.length < 4096 ? fnv1a(salt, content) : createHash("sha256").update(`${salt}\0${content}`).digest("hex").slice(0, 8);
+    const tag =
+      content.length < 4096
+        ? fnv1a(salt, content)
+        : createHash("sha256").update(`${salt}\0${content}`).digest("hex").slice(0, 8);
     if (!content.includes(tag)) return tag;
   }
 }

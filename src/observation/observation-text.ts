@@ -55,11 +55,16 @@ export function renderResult(parts: ResultParts, opts: RenderOptions): Rendered 
   const body = r.text(parts.text ?? outputText(output));
   // A list we rendered has item i on line i + 1: the marker can name items instead of lines.
   const items = parts.text === undefined && Array.isArray(output) && output.length > 0 ? output.length : null;
-  const fence = fenceMarks(body, { tool: parts.tool, call_id: parts.call_id, ...(parts.replay ? { note: "stored result of an earlier execution, replayed" } : {}) });
+  const fence = fenceMarks(body, {
+    tool: parts.tool,
+    call_id: parts.call_id,
+    ...(parts.replay ? { note: "stored result of an earlier execution, replayed" } : {}),
+  });
 
   const { head, tail } = frameLines(parts, state, next);
 
-  const assemble = (content: string) => [...head, fence.open, content.endsWith("\n") ? content.slice(0, -1) : content, fence.close, ...tail].join("\n");
+  const assemble = (content: string) =>
+    [...head, fence.open, content.endsWith("\n") ? content.slice(0, -1) : content, fence.close, ...tail].join("\n");
   const more = opts.continuations;
   const cursor = more ? more.cache.reserve() : null;
   const how = cursor
@@ -75,15 +80,23 @@ export function renderResult(parts: ResultParts, opts: RenderOptions): Rendered 
   // not, so a tool that sized its text with `frameTokens` is never cut (a frame over the budget
   // is counted only as far as the budget: the whole text is cut below).
   const frameBytes = Buffer.byteLength(frame, "utf8");
-  const frameCost = surelyFits(body, opts.budget_tokens - frameBytes - SEAM_TOKENS) ? frameBytes : countTokensUpTo(frame, opts.budget_tokens);
+  const frameCost = surelyFits(body, opts.budget_tokens - frameBytes - SEAM_TOKENS)
+    ? frameBytes
+    : countTokensUpTo(frame, opts.budget_tokens);
   const fitted = fitText(body, Math.max(0, opts.budget_tokens - frameCost - SEAM_TOKENS), marker);
   let text = assemble(fitted.text);
   let omitted = fitted.omitted_tokens;
-  if (cursor && fitted.removed) more!.cache.put(cursor, { tool: parts.tool, call_id: parts.call_id, text: fitted.removed });
+  if (cursor && fitted.removed)
+    more!.cache.put(cursor, { tool: parts.tool, call_id: parts.call_id, text: fitted.removed });
   let tokens = omitted > 0 || fitted.tokens !== null ? countTokensUpTo(text, opts.budget_tokens) : null;
   if (tokens !== null && tokens > opts.budget_tokens) {
     // The frame alone (a large post-state or continuation) is over the budget: cut the whole text.
-    const whole = fitText(text, opts.budget_tokens, (n, _cut, estimated) => `[toolgate cut ${about(estimated)}${n} tokens to fit the ${opts.budget_tokens}-token budget. To get the rest: ${how}.]`);
+    const whole = fitText(
+      text,
+      opts.budget_tokens,
+      (n, _cut, estimated) =>
+        `[toolgate cut ${about(estimated)}${n} tokens to fit the ${opts.budget_tokens}-token budget. To get the rest: ${how}.]`,
+    );
     text = whole.text;
     omitted += whole.omitted_tokens;
     tokens = whole.tokens ?? countTokens(text);
@@ -113,7 +126,11 @@ export function renderResult(parts: ResultParts, opts: RenderOptions): Rendered 
 }
 
 /** The lines around the fenced output: header and post-state above, the tool's own cut and continuation below. */
-function frameLines(parts: Omit<ResultParts, "output">, state: Record<string, JsonValue> | undefined, next: ResultParts["next"]): { head: string[]; tail: string[] } {
+function frameLines(
+  parts: Omit<ResultParts, "output">,
+  state: Record<string, JsonValue> | undefined,
+  next: ResultParts["next"],
+): { head: string[]; tail: string[] } {
   const head = [
     parts.replay
       ? `ok: ${parts.tool} (call ${parts.call_id}) — replayed: this call already ran; the stored result is shown and nothing was executed again.`
@@ -123,7 +140,12 @@ function frameLines(parts: Omit<ResultParts, "output">, state: Record<string, Js
   if (state) head.push(`${parts.authority === "A0" ? "state" : "state after the write"}: ${JSON.stringify(state)}`);
   const tail: string[] = [];
   // Without a continuation, how to see what the tool left out belongs in the text, not only in `truncated.hint`.
-  if (parts.tool_truncated) tail.push(next ? `the tool left out ${parts.tool_truncated.omitted} ${parts.tool_truncated.unit}.` : toolCutHint(parts.tool, parts.tool_truncated, next));
+  if (parts.tool_truncated)
+    tail.push(
+      next
+        ? `the tool left out ${parts.tool_truncated.omitted} ${parts.tool_truncated.unit}.`
+        : toolCutHint(parts.tool, parts.tool_truncated, next),
+    );
   if (next) tail.push(`more: call ${parts.tool} with ${JSON.stringify(next.arguments)} — ${next.hint}`);
   return { head, tail };
 }
@@ -139,14 +161,20 @@ const FRAME_SLACK_TOKENS = 16;
  */
 export function frameTokens(parts: Omit<ResultParts, "output" | "text">): number {
   const { head, tail } = frameLines(parts, parts.state, parts.next);
-  const fence = fenceMarks("", { tool: parts.tool, call_id: parts.call_id, ...(parts.replay ? { note: "stored result of an earlier execution, replayed" } : {}) });
+  const fence = fenceMarks("", {
+    tool: parts.tool,
+    call_id: parts.call_id,
+    ...(parts.replay ? { note: "stored result of an earlier execution, replayed" } : {}),
+  });
   return countTokens([...head, fence.open, fence.close, ...tail].join("\n")) + SEAM_TOKENS + FRAME_SLACK_TOKENS;
 }
 
 /** How to get what the tool itself left out: its continuation, or a narrower call. */
 function toolCutHint(tool: string, cut: { omitted: number; unit: string }, next: ResultParts["next"]): string {
   const what = `the tool left out ${cut.omitted} ${cut.unit}`;
-  return next ? `${what}; to get the rest call ${tool} with ${JSON.stringify(next.arguments)}.` : `${what}; to see them, narrow the call (e.g. a more specific query, or pipe output through head, tail or grep).`;
+  return next
+    ? `${what}; to get the rest call ${tool} with ${JSON.stringify(next.arguments)}.`
+    : `${what}; to see them, narrow the call (e.g. a more specific query, or pipe output through head, tail or grep).`;
 }
 
 /** An error observation: refusals and failures alike (docs/observations.md). */
@@ -180,11 +208,21 @@ export function renderError(parts: ErrorParts, opts: RenderOptions): Rendered {
     // A thrown message may quote file text (a near-match to copy): its lines and tabs stay.
     const body = escapeUntrusted(r.text(parts.untrusted), { newlines: true, tabs: true });
     const fence = fenceMarks(body, { tool, call_id, what: "message thrown by" });
-    const marker = (omitted: number, _cut: LineRange | null, estimated: boolean) => `[toolgate cut ${about(estimated)}${omitted} tokens of this message to fit the ${opts.budget_tokens}-token budget]`;
-    const fitted = fitText(body, Math.max(0, opts.budget_tokens - countTokensUpTo(text, opts.budget_tokens) - 40), marker);
+    const marker = (omitted: number, _cut: LineRange | null, estimated: boolean) =>
+      `[toolgate cut ${about(estimated)}${omitted} tokens of this message to fit the ${opts.budget_tokens}-token budget]`;
+    const fitted = fitText(
+      body,
+      Math.max(0, opts.budget_tokens - countTokensUpTo(text, opts.budget_tokens) - 40),
+      marker,
+    );
     text = [text, fence.open, fitted.text, fence.close].join("\n");
   } else {
-    const fitted = fitText(text, opts.budget_tokens, (omitted, _cut, estimated) => `[toolgate cut ${about(estimated)}${omitted} tokens of this error to fit the ${opts.budget_tokens}-token budget]`);
+    const fitted = fitText(
+      text,
+      opts.budget_tokens,
+      (omitted, _cut, estimated) =>
+        `[toolgate cut ${about(estimated)}${omitted} tokens of this error to fit the ${opts.budget_tokens}-token budget]`,
+    );
     text = fitted.text;
   }
   const observation: Observation = {
@@ -210,7 +248,8 @@ export function renderError(parts: ErrorParts, opts: RenderOptions): Rendered {
 export function outputText(output: JsonValue | undefined): string {
   if (output === undefined || output === null) return "(no output)";
   if (typeof output === "string") return output;
-  if (Array.isArray(output)) return output.length === 0 ? "[]" : `[\n${output.map((v) => JSON.stringify(v)).join(",\n")}\n]`;
+  if (Array.isArray(output))
+    return output.length === 0 ? "[]" : `[\n${output.map((v) => JSON.stringify(v)).join(",\n")}\n]`;
   return JSON.stringify(output, null, 2);
 }
 
@@ -219,6 +258,7 @@ const about = (estimated: boolean) => (estimated ? "about " : "");
 
 function cutRange(cut: LineRange | null, items: number | null): string {
   if (!cut) return "";
-  if (items !== null && cut.first >= 2 && cut.last <= items + 1) return ` (items ${cut.first - 1}–${cut.last - 1} of ${items})`;
+  if (items !== null && cut.first >= 2 && cut.last <= items + 1)
+    return ` (items ${cut.first - 1}–${cut.last - 1} of ${items})`;
   return ` (lines ${cut.first}–${cut.last} of ${cut.total})`;
 }

@@ -47,14 +47,23 @@ const SPLIT: Record<TokenizerName, RegExp> = {
  * `reach` promises that `each` stops the walk before a piece starting at or after it.
  * Returns the offset reached (`text.length` when not stopped).
  */
-export function forEachPiece(text: string, tokenizer: TokenizerName, each: (piece: string) => boolean | void, reach = text.length): number {
+export function forEachPiece(
+  text: string,
+  tokenizer: TokenizerName,
+  each: (piece: string) => boolean | void,
+  reach = text.length,
+): number {
   let at = 0;
   if (tokenizer === "o200k") {
     // A piece that starts before `reach` ends within MAX_PIECE_LENGTH and is decided by at most
     // 3 characters after it: only that far need be ASCII for the hand-written cut, however long
     // the text. A walk that goes on past it anyway continues with the regex, which agrees.
     const whole = reach >= text.length - MAX_PIECE_LENGTH - LOOKAHEAD;
-    const ascii = isAscii(whole ? text : text.slice(0, reach + MAX_PIECE_LENGTH + LOOKAHEAD)) ? (whole ? text.length : reach) : 0;
+    const ascii = isAscii(whole ? text : text.slice(0, reach + MAX_PIECE_LENGTH + LOOKAHEAD))
+      ? whole
+        ? text.length
+        : reach
+      : 0;
     while (at < ascii) {
       const end = pieceEnd(text, at, MAX_PIECE_LENGTH);
       if (each(text.slice(at, end)) === true) return end;
@@ -72,7 +81,8 @@ export function forEachPiece(text: string, tokenizer: TokenizerName, each: (piec
     let length = m === null ? 0 : m[0].length;
     // No alternative matched here: hand on one character, so that no text is ever lost.
     if (length === 0) length = wholeCharsIn(text, at, 1);
-    else if (length > WINDOW - LOOKAHEAD && at + window.length < text.length) length = wholeCharsIn(text, at, MAX_PIECE_LENGTH);
+    else if (length > WINDOW - LOOKAHEAD && at + window.length < text.length)
+      length = wholeCharsIn(text, at, MAX_PIECE_LENGTH);
     const stopped = emit(text, at, at + length, each);
     if (stopped !== -1) return stopped;
     at += length;
@@ -90,14 +100,15 @@ const LOOKAHEAD = 8;
  */
 function wholeCharsIn(text: string, at: number, n: number, bound = text.length): number {
   const end = Math.min(bound, at + n);
-  if (end < bound && isHighSurrogate(text.charCodeAt(end - 1)) && isLowSurrogate(text.charCodeAt(end))) return n === 1 ? 2 : end - at - 1;
+  if (end < bound && isHighSurrogate(text.charCodeAt(end - 1)) && isLowSurrogate(text.charCodeAt(end)))
+    return n === 1 ? 2 : end - at - 1;
   return end - at;
 }
 
 /** Hands on `text[start, end)`, in chunks when it is longer than the bound: -1, or the offset reached when `each` stopped. */
 function emit(text: string, start: number, end: number, each: (piece: string) => boolean | void): number {
   if (end - start <= MAX_PIECE_LENGTH) return each(text.slice(start, end)) === true ? end : -1;
-  for (let i = start; i < end; ) {
+  for (let i = start; i < end;) {
     // Never between the two halves of a surrogate pair: each chunk is whole characters.
     const stop = i + wholeCharsIn(text, i, MAX_PIECE_LENGTH, end);
     if (each(text.slice(i, stop)) === true) return stop;

@@ -38,7 +38,8 @@ export function createRedactor(secrets: readonly string[]): Redactor {
     for (const s of values) if (out.includes(s)) out = out.split(s).join(REDACTED);
     return out;
   };
-  const json = <T extends JsonValue | undefined>(value: T): T => (values.length === 0 ? value : (walk(value, text) as T));
+  const json = <T extends JsonValue | undefined>(value: T): T =>
+    values.length === 0 ? value : (walk(value, text) as T);
   return { empty: values.length === 0, text, json };
 }
 

@@ -51,7 +51,13 @@ export function boundJson(value: JsonValue, maxChars: number): BoundedJson | nul
         cuts.arrays++;
       }
       const items = part as JsonValue[];
-      return items.slice(0, Math.max(Math.ceil(items.length / 2), items.length - Math.ceil((over / JSON.stringify(items).length) * items.length)));
+      return items.slice(
+        0,
+        Math.max(
+          Math.ceil(items.length / 2),
+          items.length - Math.ceil((over / JSON.stringify(items).length) * items.length),
+        ),
+      );
     });
     size = JSON.stringify(current).length;
   }

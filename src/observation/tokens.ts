@@ -46,7 +46,9 @@ function load(name: TokenizerName): Loaded {
   let tk = loaded.get(name);
   if (!tk) {
     // The CommonJS build is loaded synchronously so counting stays a plain function.
-    const enc = require(name === "o200k" ? "gpt-tokenizer/cjs/encoding/o200k_base" : "gpt-tokenizer/cjs/encoding/cl100k_base") as Encoding;
+    const enc = require(
+      name === "o200k" ? "gpt-tokenizer/cjs/encoding/o200k_base" : "gpt-tokenizer/cjs/encoding/cl100k_base",
+    ) as Encoding;
     // The encoder's own cache keeps every piece it merged (100,000 by default, each up to a chunk
     // long); the short, repeated ones are remembered here, so a small one is enough.
     enc.setMergeCacheSize(4096);
@@ -200,7 +202,11 @@ const SAMPLE_CHARS = 64;
  * give the rate, so a text cannot make its rest look cheaper by what it starts with. The work
  * is the limits plus some 32 samples of up to 128 characters (and one native pass to see if the text is ASCII).
  */
-export function countTokensBounded(text: string, limits: WalkLimits = STEP_LIMITS, tokenizer: TokenizerName = "o200k"): BoundedCount {
+export function countTokensBounded(
+  text: string,
+  limits: WalkLimits = STEP_LIMITS,
+  tokenizer: TokenizerName = "o200k",
+): BoundedCount {
   const tk = load(tokenizer);
   let tokens = 0;
   // A text longer than the walk may read cannot be counted whole: the samples alone estimate it.
@@ -223,7 +229,13 @@ export function countTokensBounded(text: string, limits: WalkLimits = STEP_LIMIT
       (piece) => {
         if (first) return void (first = false);
         // A chunk of a long run is sampled by its start: its rate is the run's, for less work.
-        const part = piece.length <= 2 * SAMPLE_CHARS ? piece : piece.slice(0, isHighSurrogate(piece.charCodeAt(2 * SAMPLE_CHARS - 1)) ? 2 * SAMPLE_CHARS - 1 : 2 * SAMPLE_CHARS);
+        const part =
+          piece.length <= 2 * SAMPLE_CHARS
+            ? piece
+            : piece.slice(
+                0,
+                isHighSurrogate(piece.charCodeAt(2 * SAMPLE_CHARS - 1)) ? 2 * SAMPLE_CHARS - 1 : 2 * SAMPLE_CHARS,
+              );
         sampled += idsOf(tk, part).length;
         chars += part.length;
         return chars >= SAMPLE_CHARS;

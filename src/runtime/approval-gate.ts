@@ -72,11 +72,17 @@ export function refuseRun(tool: string): never {
  * `approval` once settle holds the key's record, or (REPLAY_ONLY) only to be answered from its
  * record (`approval`, for the audit, is null for a replay without one).
  */
-export type Passed = { pass: "run"; approval: ApprovalRecord; key: string } | { pass: typeof REPLAY_ONLY; approval: ApprovalRecord | null; key: string };
+export type Passed =
+  | { pass: "run"; approval: ApprovalRecord; key: string }
+  | { pass: typeof REPLAY_ONLY; approval: ApprovalRecord | null; key: string };
 
 /** The approval an audit line names: its id, and who decided it through which channel. */
-export function auditedApproval(record: ApprovalRecord | null): { id: string; channel: string | null; approver: string | null } | null {
-  return record === null ? null : { id: record.id, channel: approverChannel(record.approver), approver: record.approver };
+export function auditedApproval(
+  record: ApprovalRecord | null,
+): { id: string; channel: string | null; approver: string | null } | null {
+  return record === null
+    ? null
+    : { id: record.id, channel: approverChannel(record.approver), approver: record.approver };
 }
 
 /** A refusal of the gate, with the approval it concerns (for the audit) when there is one, and the logical call's key when the gate knows it. */
@@ -90,14 +96,22 @@ const AGAIN = `Propose the call without approval_id to request a new approval; n
 
 /** The answer to a call whose approval another call consumed first (seen by the gate, or when spending it). */
 function usedRefusal(id: string): Refusal {
-  return refuse("approval_invalid", `Approval ${id} was already used: an approval runs one call exactly once. ${AGAIN}`, { detail: { approval_id: id, reason: "used" } });
+  return refuse(
+    "approval_invalid",
+    `Approval ${id} was already used: an approval runs one call exactly once. ${AGAIN}`,
+    { detail: { approval_id: id, reason: "used" } },
+  );
 }
 
 /**
  * Spends the approval a passed gate runs under, once the run holds the call's idempotency record:
  * the consumed approval, or what the call is told when it cannot be spent (nothing ran).
  */
-export async function spendApproval(store: Store, approval: ApprovalRecord, tool: string): Promise<ApprovalRecord | Refusal> {
+export async function spendApproval(
+  store: Store,
+  approval: ApprovalRecord,
+  tool: string,
+): Promise<ApprovalRecord | Refusal> {
   try {
     return (await consumeApproval(store.approvals, approval.id)) ?? usedRefusal(approval.id);
   } catch (err) {
@@ -135,7 +149,10 @@ function keyUnder(input: ApprovalGateInput, id: string): string {
 function runUnder(input: ApprovalGateInput, record: ApprovalRecord, key: string): Passed | GateRefusal {
   const gone = input.abandoned;
   if (!gone?.aborted) return { pass: "run", approval: record, key };
-  const why = typeof gone.reason === "string" && gone.reason.trim() !== "" ? gone.reason.trim().slice(0, 100) : "request abandoned";
+  const why =
+    typeof gone.reason === "string" && gone.reason.trim() !== ""
+      ? gone.reason.trim().slice(0, 100)
+      : "request abandoned";
   return no(
     refuse(
       "abandoned",
@@ -154,7 +171,10 @@ function asked(input: ApprovalGateInput, record: ApprovalRecord, reused: boolean
     ? `Approval ${record.id}, requested earlier for exactly these arguments, is still pending: no person has decided yet; it expires at ${iso(record.expires_at)}.`
     : `Approval ${record.id} was requested for exactly these arguments and expires at ${iso(record.expires_at)}.`;
   const ago = input.last_run_at === null ? null : Math.max(0, Math.round((input.now - input.last_run_at) / 1000));
-  const ran = ago === null ? "" : ` An identical call (same tool and arguments) ran ${agoText(ago)} ago; approving this one runs it again.`;
+  const ran =
+    ago === null
+      ? ""
+      : ` An identical call (same tool and arguments) ran ${agoText(ago)} ago; approving this one runs it again.`;
   return no(
     refuse(
       "approval_required",
@@ -179,14 +199,16 @@ export async function approvalGate(store: Store, input: ApprovalGateInput): Prom
   if (input.approval_id === undefined) {
     // The same call re-sent after it ran (its answer lost): settle answers with the stored
     // result. Asking a person again would queue a decision about a call that will not run.
-    if (!input.joins && (await store.records.get(input.key, input.now))?.state === "COMPLETED") return { pass: REPLAY_ONLY, approval: null, key: input.key };
+    if (!input.joins && (await store.records.get(input.key, input.now))?.state === "COMPLETED")
+      return { pass: REPLAY_ONLY, approval: null, key: input.key };
     const request = { ...b, arguments: input.arguments, now: input.now, ttl_ms: input.ttl_ms };
     const { record, reused } = await requestApproval(store.approvals, request);
     if (!reused || record.state === "pending") return asked(input, record, reused);
     const key = keyUnder(input, record.id);
     if (record.state === "approved" && decidedVia(record, input.channels)) return runUnder(input, record, key);
     // Consumed by this logical call: its record answers (a replay, or in flight, or in doubt).
-    if (record.state === "consumed" && (await store.records.get(key, input.now))) return { pass: REPLAY_ONLY, approval: record, key };
+    if (record.state === "consumed" && (await store.records.get(key, input.now)))
+      return { pass: REPLAY_ONLY, approval: record, key };
     // Approved through a channel this server does not accept, or consumed by another call (other
     // ids, or a run that left no record): this call needs an approval of its own.
     return asked(input, await requestNewApproval(store.approvals, request), false);
@@ -196,7 +218,12 @@ export async function approvalGate(store: Store, input: ApprovalGateInput): Prom
   if (r.ok) return runUnder(input, r.record, keyUnder(input, id));
   switch (r.reason) {
     case "unknown":
-      return no(refuse("approval_invalid", `approval_id ${JSON.stringify(id)} does not exist. ${AGAIN}`, { detail: { approval_id: id, reason: "unknown" } }), null);
+      return no(
+        refuse("approval_invalid", `approval_id ${JSON.stringify(id)} does not exist. ${AGAIN}`, {
+          detail: { approval_id: id, reason: "unknown" },
+        }),
+        null,
+      );
     case "mismatch": {
       const what = {
         arguments: "different arguments",
@@ -204,32 +231,49 @@ export async function approvalGate(store: Store, input: ApprovalGateInput): Prom
         capability: "a call made with another capability",
         trajectory: "a call of another trajectory",
       }[r.field!];
-      return no(refuse(
-        "approval_invalid",
-        `Approval ${id} was given for ${what}, not for this call to ${b.tool}. An approval covers exactly the call it was requested for. ${AGAIN}`,
-        { detail: { approval_id: id, reason: `changed_${r.field}` } },
-      ), r.record);
+      return no(
+        refuse(
+          "approval_invalid",
+          `Approval ${id} was given for ${what}, not for this call to ${b.tool}. An approval covers exactly the call it was requested for. ${AGAIN}`,
+          { detail: { approval_id: id, reason: `changed_${r.field}` } },
+        ),
+        r.record,
+      );
     }
     case "pending":
-      return no(refuse(
-        "approval_required",
-        `Approval ${id} is still pending: no person has decided yet; nothing was executed. Wait, then propose the same call again with approval_id "${id}" (it expires at ${iso(r.record!.expires_at)}).`,
-        { detail: { approval_id: id, expires_at: iso(r.record!.expires_at), state: "pending" } },
-      ), r.record);
+      return no(
+        refuse(
+          "approval_required",
+          `Approval ${id} is still pending: no person has decided yet; nothing was executed. Wait, then propose the same call again with approval_id "${id}" (it expires at ${iso(r.record!.expires_at)}).`,
+          { detail: { approval_id: id, expires_at: iso(r.record!.expires_at), state: "pending" } },
+        ),
+        r.record,
+      );
     case "denied":
-      return no(refuse(
-        "approval_denied",
-        `Approval ${id} was denied${r.record!.approver ? ` by ${r.record!.approver}` : ""}: ${r.record!.note ?? "no reason given"}. Nothing was executed. Do not retry this call; tell the user and choose another way.`,
-        { detail: { approval_id: id, reason: r.record!.note ?? null } },
-      ), r.record);
+      return no(
+        refuse(
+          "approval_denied",
+          `Approval ${id} was denied${r.record!.approver ? ` by ${r.record!.approver}` : ""}: ${r.record!.note ?? "no reason given"}. Nothing was executed. Do not retry this call; tell the user and choose another way.`,
+          { detail: { approval_id: id, reason: r.record!.note ?? null } },
+        ),
+        r.record,
+      );
     case "channel":
-      return no(refuse(
-        "approval_invalid",
-        `Approval ${id} was decided through ${approverChannel(r.record!.approver) ?? "an unnamed channel"}, which this server does not accept for destructive calls (it accepts ${input.channels.join(" and ")}). ${AGAIN}`,
-        { detail: { approval_id: id, reason: "channel" } },
-      ), r.record);
+      return no(
+        refuse(
+          "approval_invalid",
+          `Approval ${id} was decided through ${approverChannel(r.record!.approver) ?? "an unnamed channel"}, which this server does not accept for destructive calls (it accepts ${input.channels.join(" and ")}). ${AGAIN}`,
+          { detail: { approval_id: id, reason: "channel" } },
+        ),
+        r.record,
+      );
     case "expired":
-      return no(refuse("approval_invalid", `Approval ${id} expired at ${iso(r.record!.expires_at)}. ${AGAIN}`, { detail: { approval_id: id, reason: "expired" } }), r.record);
+      return no(
+        refuse("approval_invalid", `Approval ${id} expired at ${iso(r.record!.expires_at)}. ${AGAIN}`, {
+          detail: { approval_id: id, reason: "expired" },
+        }),
+        r.record,
+      );
     case "used": {
       // The same call re-sent after it ran: settle answers with the stored result, never a second run.
       const key = keyUnder(input, id);

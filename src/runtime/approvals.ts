@@ -74,7 +74,12 @@ type Field = "tool" | "arguments" | "capability" | "trajectory";
 /** Outcome of checking an approval against a proposal (`checkApproval`). */
 export type Redemption =
   | { ok: true; record: ApprovalRecord }
-  | { ok: false; reason: "unknown" | "pending" | "denied" | "expired" | "used" | "mismatch" | "channel"; record: ApprovalRecord | null; field?: Field };
+  | {
+      ok: false;
+      reason: "unknown" | "pending" | "denied" | "expired" | "used" | "mismatch" | "channel";
+      record: ApprovalRecord | null;
+      field?: Field;
+    };
 
 type RequestInput = ApprovalBinding & { arguments: JsonValue; now: number; ttl_ms: number };
 
@@ -101,7 +106,10 @@ function pendingRecord(input: RequestInput): ApprovalRecord {
  * ran, and not expired), so a model that re-proposes it does not flood the operator's queue and
  * the gate can tell a re-proposal of a call approved or run meanwhile. `reused` says which.
  */
-export async function requestApproval(approvals: ApprovalStore, input: RequestInput): Promise<{ record: ApprovalRecord; reused: boolean }> {
+export async function requestApproval(
+  approvals: ApprovalStore,
+  input: RequestInput,
+): Promise<{ record: ApprovalRecord; reused: boolean }> {
   const record = pendingRecord(input);
   const live = await approvals.createOrReuse(record, input.now);
   return { record: live, reused: live.id !== record.id };
@@ -135,7 +143,13 @@ export function decidedVia(record: ApprovalRecord, channels: readonly ApprovalCh
  * operator did not choose never pass. It consumes nothing: `consumeApproval` does, once the run
  * holds the call's idempotency record.
  */
-export async function checkApproval(approvals: ApprovalStore, id: string, b: ApprovalBinding, now: number, channels: readonly ApprovalChannel[]): Promise<Redemption> {
+export async function checkApproval(
+  approvals: ApprovalStore,
+  id: string,
+  b: ApprovalBinding,
+  now: number,
+  channels: readonly ApprovalChannel[],
+): Promise<Redemption> {
   const record = await approvals.get(id);
   if (!record) return { ok: false, reason: "unknown", record: null };
   const field = matchBinding(record, b);
@@ -161,34 +175,70 @@ export function createApprovalsApi(approvals: ApprovalStore, clock: () => number
   const decide = async (id: string, state: "approved" | "denied", approver: string | null, note: string | null) => {
     const now = clock();
     const record = await approvals.get(id);
-    if (!record) throw new ToolgateError("approval_not_found", `approval ${id} does not exist; run \`toolgate approvals list\` to see the ids`);
+    if (!record)
+      throw new ToolgateError(
+        "approval_not_found",
+        `approval ${id} does not exist; run \`toolgate approvals list\` to see the ids`,
+      );
     if (record.state !== "pending") {
-      throw new ToolgateError("approval_decided", `approval ${id} is already ${record.state}${record.approver ? ` (by ${record.approver})` : ""}; an approval is decided once`);
+      throw new ToolgateError(
+        "approval_decided",
+        `approval ${id} is already ${record.state}${record.approver ? ` (by ${record.approver})` : ""}; an approval is decided once`,
+      );
     }
     if (now >= record.expires_at) {
-      throw new ToolgateError("approval_expired", `approval ${id} expired at ${new Date(record.expires_at).toISOString()}; the agent must propose the call again for a new approval`);
+      throw new ToolgateError(
+        "approval_expired",
+        `approval ${id} expired at ${new Date(record.expires_at).toISOString()}; the agent must propose the call again for a new approval`,
+      );
     }
     const updated = await approvals.update(id, "pending", { state, decided_at: now, approver, note });
-    if (!updated) throw new ToolgateError("approval_decided", `approval ${id} was decided by someone else just now; list it again to see the outcome`);
+    if (!updated)
+      throw new ToolgateError(
+        "approval_decided",
+        `approval ${id} was decided by someone else just now; list it again to see the outcome`,
+      );
     return updated;
   };
   const channelOf = (input: { channel?: ApprovalChannel }): ApprovalChannel | ToolgateError => {
     const channel = input.channel ?? "cli";
-    return channel === "cli" || channel === "elicitation" ? channel : new ToolgateError("invalid_input", `approvals: channel must be "cli" or "elicitation"; received ${JSON.stringify(channel)}`);
+    return channel === "cli" || channel === "elicitation"
+      ? channel
+      : new ToolgateError(
+          "invalid_input",
+          `approvals: channel must be "cli" or "elicitation"; received ${JSON.stringify(channel)}`,
+        );
   };
   return {
     list: (query = {}) => approvals.list(query),
     approve: (id, input) => {
-      if (!input.approver?.trim()) return Promise.reject(new ToolgateError("invalid_input", "approve: approver is required (the authenticated principal who approves this call, e.g. the OS user)"));
+      if (!input.approver?.trim())
+        return Promise.reject(
+          new ToolgateError(
+            "invalid_input",
+            "approve: approver is required (the authenticated principal who approves this call, e.g. the OS user)",
+          ),
+        );
       const channel = channelOf(input);
       if (channel instanceof ToolgateError) return Promise.reject(channel);
       return decide(id, "approved", formatApprover(channel, input.approver.trim(), input.label), input.note ?? null);
     },
     deny: (id, input) => {
-      if (!input.reason?.trim()) return Promise.reject(new ToolgateError("invalid_input", "deny: a reason is required; the agent is told it, e.g. --reason \"not during the freeze\""));
+      if (!input.reason?.trim())
+        return Promise.reject(
+          new ToolgateError(
+            "invalid_input",
+            'deny: a reason is required; the agent is told it, e.g. --reason "not during the freeze"',
+          ),
+        );
       const channel = channelOf(input);
       if (channel instanceof ToolgateError) return Promise.reject(channel);
-      return decide(id, "denied", input.approver?.trim() ? formatApprover(channel, input.approver.trim(), input.label) : null, input.reason);
+      return decide(
+        id,
+        "denied",
+        input.approver?.trim() ? formatApprover(channel, input.approver.trim(), input.label) : null,
+        input.reason,
+      );
     },
   };
 }

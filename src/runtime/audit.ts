@@ -26,7 +26,10 @@ export const FLUSH_BATCH = 256;
  * `observation_tokens` is null, the sink counts the matching text when it writes.
  */
 export interface PendingAudit {
-  record: Omit<AuditRecord, "argument_tokens" | "observation_tokens"> & { argument_tokens: number | null; observation_tokens: number | null };
+  record: Omit<AuditRecord, "argument_tokens" | "observation_tokens"> & {
+    argument_tokens: number | null;
+    observation_tokens: number | null;
+  };
   /** The call's arguments; serialised and counted when the sink receives the entry (the call's end). */
   arguments: unknown;
   observation_text: string;
@@ -97,8 +100,12 @@ function argumentTokens(args: unknown): BoundedCount & { unrecorded?: string } {
 /** Fills in lazily counted token figures, and says which ones are estimates. */
 export function completeRecord(entry: PendingAudit): AuditRecord {
   const r = entry.record;
-  const args = r.argument_tokens === null ? argumentTokens(entry.arguments) : { tokens: r.argument_tokens, exact: true };
-  const obs = r.observation_tokens === null ? countTokensBounded(entry.observation_text) : { tokens: r.observation_tokens, exact: true };
+  const args =
+    r.argument_tokens === null ? argumentTokens(entry.arguments) : { tokens: r.argument_tokens, exact: true };
+  const obs =
+    r.observation_tokens === null
+      ? countTokensBounded(entry.observation_text)
+      : { tokens: r.observation_tokens, exact: true };
   return {
     ...r,
     argument_tokens: args.tokens,
@@ -120,7 +127,10 @@ export interface AuditFileOptions {
  * absent and must be ours alone; the file is 0600 and opened without following a link
  * (state/private.ts), so nothing that can write beside it can redirect the lines elsewhere.
  */
-export function createAuditSink(path: string = join(defaultStateDir(process.cwd()), AUDIT_FILE), options: AuditFileOptions = {}): AuditSink {
+export function createAuditSink(
+  path: string = join(defaultStateDir(process.cwd()), AUDIT_FILE),
+  options: AuditFileOptions = {},
+): AuditSink {
   let fd: number | null = null;
   const open = () => {
     ensurePrivateDir(dirname(path), "the audit trail's folder");

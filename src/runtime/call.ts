@@ -24,7 +24,11 @@ export interface Refusal {
   outcome?: string;
 }
 
-export function refuse(code: ObservationErrorCode, message: string, extra: Omit<Refusal, "refusal" | "code" | "message"> = {}): Refusal {
+export function refuse(
+  code: ObservationErrorCode,
+  message: string,
+  extra: Omit<Refusal, "refusal" | "code" | "message"> = {},
+): Refusal {
   return { refusal: true, code, message, ...extra };
 }
 

@@ -39,11 +39,15 @@ export function checkBudgets(budgets: Budgets | undefined, tools: ReadonlyMap<st
   if (budgets?.default_tokens !== undefined) check("budgets.default_tokens", budgets.default_tokens);
   for (const [name, v] of Object.entries(budgets?.per_tool ?? {})) {
     if (!tools.has(name)) {
-      throw new ToolgateError("invalid_config", `budgets.per_tool names ${JSON.stringify(name)}, which is not a tool of this gateway (tools: ${[...tools.keys()].join(", ")})`);
+      throw new ToolgateError(
+        "invalid_config",
+        `budgets.per_tool names ${JSON.stringify(name)}, which is not a tool of this gateway (tools: ${[...tools.keys()].join(", ")})`,
+      );
     }
     check(`budgets.per_tool.${name}`, v);
   }
-  for (const t of tools.values()) if (t.budget_tokens !== undefined) check(`tool ${t.name}: budget_tokens`, t.budget_tokens);
+  for (const t of tools.values())
+    if (t.budget_tokens !== undefined) check(`tool ${t.name}: budget_tokens`, t.budget_tokens);
 }
 
 /** The capability root keys as text (base64 and base64url), so a leaked key is redacted too. */

@@ -99,7 +99,10 @@ export class CallAbort {
       };
       this.onCancel = fail;
       const onCaller = () => fail(new ExecutionAborted("cancelled", null));
-      const timer = this.timeout_ms === null ? null : setTimeout(() => fail(new ExecutionAborted("timeout", this.timeout_ms)), this.timeout_ms);
+      const timer =
+        this.timeout_ms === null
+          ? null
+          : setTimeout(() => fail(new ExecutionAborted("timeout", this.timeout_ms)), this.timeout_ms);
       const cleanup = () => {
         this.onCancel = null;
         if (timer) clearTimeout(timer);
@@ -120,7 +123,8 @@ export class CallAbort {
   }
 }
 
-const isThenable = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as { then?: unknown } | null)?.then === "function";
+const isThenable = <T>(v: T | Promise<T>): v is Promise<T> =>
+  typeof (v as { then?: unknown } | null)?.then === "function";
 
 /** Runs the handler; throws or rejects with the handler's error or an `ExecutionAborted`. */
 export async function execute(tool: ToolSpec, args: JsonValue, ctx: ToolContext, abort: CallAbort): Promise<Executed> {
@@ -141,6 +145,7 @@ export function normalise(value: unknown): Executed {
 
 /** Reads a stored `Executed` back (a replay); tolerant of records written by older versions. */
 export function fromStored(result: JsonValue): Executed {
-  if (result !== null && typeof result === "object" && !Array.isArray(result) && "output" in result) return result as unknown as Executed;
+  if (result !== null && typeof result === "object" && !Array.isArray(result) && "output" in result)
+    return result as unknown as Executed;
   return { output: result };
 }

@@ -25,13 +25,19 @@ export function thrownRefusal(tool: ToolSpec, error: unknown, known: EffectKnowl
   }
   const aborted = error instanceof ExecutionAborted ? error : null;
   const code = aborted?.reason === "timeout" ? "timeout" : "tool_failed";
-  const what = aborted ? `${tool.name} ${aborted.message}.${aborted.reason === "timeout" ? ` ${timeoutHint(tool)}` : ""}` : `${tool.name} failed: it threw the error below.`;
+  const what = aborted
+    ? `${tool.name} ${aborted.message}.${aborted.reason === "timeout" ? ` ${timeoutHint(tool)}` : ""}`
+    : `${tool.name} failed: it threw the error below.`;
   switch (known.effect) {
     case "none":
     case "safe":
-      return refuse(code, `${what} ${tool.effect === "read" ? "It only reads" : "It is idempotent"}, so calling again is safe once the cause is fixed.`, {
-        ...(aborted ? {} : { untrusted: message }),
-      });
+      return refuse(
+        code,
+        `${what} ${tool.effect === "read" ? "It only reads" : "It is idempotent"}, so calling again is safe once the cause is fixed.`,
+        {
+          ...(aborted ? {} : { untrusted: message }),
+        },
+      );
     case "in_doubt":
       return refuse(
         code,
@@ -43,7 +49,10 @@ export function thrownRefusal(tool: ToolSpec, error: unknown, known: EffectKnowl
 
 /** How to get more time than the limit that cut the call: the tool's own hint, else who sets the limit. */
 function timeoutHint(tool: ToolSpec): string {
-  return tool.timeout_hint ?? `The limit is ${tool.name}'s time limit, set where toolgate is configured (the tool's timeout_ms, or the gateway's); if the work needs longer, tell the user, or split it into smaller calls.`;
+  return (
+    tool.timeout_hint ??
+    `The limit is ${tool.name}'s time limit, set where toolgate is configured (the tool's timeout_ms, or the gateway's); if the work needs longer, tell the user, or split it into smaller calls.`
+  );
 }
 
 /**

@@ -17,8 +17,24 @@ import { createRedactor } from "../observation/redact.js";
 import { createContinuationCache, type ContinuationOptions } from "../observation/continuations.js";
 import { READ_MORE, readMoreTool } from "./read-more.js";
 import { createAuditSink, type AuditSink, type PendingAudit } from "./audit.js";
-import { APPROVE_VIA, channelsOf, createApprovalsApi, DEFAULT_APPROVAL_TTL_MS, requesterCapability, type ApprovalBinding, type ApproveVia } from "./approvals.js";
-import { approvalGate, auditedApproval, RecentRuns, REPLAY_ONLY, refuseRun, spendApproval, type Passed } from "./approval-gate.js";
+import {
+  APPROVE_VIA,
+  channelsOf,
+  createApprovalsApi,
+  DEFAULT_APPROVAL_TTL_MS,
+  requesterCapability,
+  type ApprovalBinding,
+  type ApproveVia,
+} from "./approvals.js";
+import {
+  approvalGate,
+  auditedApproval,
+  RecentRuns,
+  REPLAY_ONLY,
+  refuseRun,
+  spendApproval,
+  type Passed,
+} from "./approval-gate.js";
 import { CallState, isRefusal, refuse, type Refusal } from "./call.js";
 import { CallAbort, ExecutionAborted, execute, type Executed } from "./execute.js";
 import { thrownRefusal, unrenderableRefusal } from "./failures.js";
@@ -78,15 +94,25 @@ const SETTLE_AFTER_ABORT_MS = 5_000;
 export function createGateway(options: GatewayOptions): Gateway {
   const tools = new Map<string, ToolSpec>();
   for (const t of options.tools) {
-    if (tools.has(t.name)) throw new ToolgateError("invalid_config", `tools: two tools are named ${JSON.stringify(t.name)}; tool names must be unique`);
+    if (tools.has(t.name))
+      throw new ToolgateError(
+        "invalid_config",
+        `tools: two tools are named ${JSON.stringify(t.name)}; tool names must be unique`,
+      );
     tools.set(t.name, t);
   }
   const { store } = options;
   assertStore(store, "store");
   const clock = options.clock ?? Date.now;
-  const more = options.continuations ? createContinuationCache({ ...(options.continuations === true ? {} : options.continuations), now: clock }) : null;
+  const more = options.continuations
+    ? createContinuationCache({ ...(options.continuations === true ? {} : options.continuations), now: clock })
+    : null;
   if (more) {
-    if (tools.has(READ_MORE)) throw new ToolgateError("invalid_config", `continuations: the built-in tool ${READ_MORE} would replace a catalog tool of that name; rename that tool or turn continuations off`);
+    if (tools.has(READ_MORE))
+      throw new ToolgateError(
+        "invalid_config",
+        `continuations: the built-in tool ${READ_MORE} would replace a catalog tool of that name; rename that tool or turn continuations off`,
+      );
     tools.set(READ_MORE, readMoreTool(more, budgetFor(null, READ_MORE, options.budgets)));
   }
   checkBudgets(options.budgets, tools);
@@ -94,12 +120,18 @@ export function createGateway(options: GatewayOptions): Gateway {
   // Compile every schema now: a schema Ajv cannot use fails at startup, not on the first call.
   for (const t of tools.values()) validator.compile({ name: t.name, inputSchema: t.inputSchema });
   const redactor = createRedactor([...(options.secrets ?? []), ...keySecrets(options.keys)]);
-  const authority = options.authority ?? (options.keys ? createCapabilityAuthority({ keys: options.keys, store, now: clock }) : null);
+  const authority =
+    options.authority ?? (options.keys ? createCapabilityAuthority({ keys: options.keys, store, now: clock }) : null);
   // Last: every check above has passed, so a refused configuration leaves no open file behind.
-  const sink = options.audit === false ? null : typeof options.audit === "object" ? options.audit : createAuditSink(options.audit);
+  const sink =
+    options.audit === false ? null : typeof options.audit === "object" ? options.audit : createAuditSink(options.audit);
   const ttl_ms = options.approval_ttl_ms ?? DEFAULT_APPROVAL_TTL_MS;
   const approveVia = options.approve_via ?? "both";
-  if (!APPROVE_VIA.includes(approveVia)) throw new ToolgateError("invalid_config", `approve_via must be one of ${APPROVE_VIA.join(", ")}; received ${JSON.stringify(approveVia)}`);
+  if (!APPROVE_VIA.includes(approveVia))
+    throw new ToolgateError(
+      "invalid_config",
+      `approve_via must be one of ${APPROVE_VIA.join(", ")}; received ${JSON.stringify(approveVia)}`,
+    );
   const channels = channelsOf(approveVia);
   // Calls in flight, and who waits for them to end (close).
   const active = new InFlight<CallState>();
@@ -124,7 +156,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     if (isRefusal(tool)) return fail(c, tool);
     c.tool = tool;
     c.authority = AUTHORITY[tool.effect];
-    const abort = (c.abort = new CallAbort(tool.timeout_ms ?? (options.timeout_ms === undefined ? DEFAULT_TIMEOUT_MS : options.timeout_ms), signal));
+    const abort = (c.abort = new CallAbort(
+      tool.timeout_ms ?? (options.timeout_ms === undefined ? DEFAULT_TIMEOUT_MS : options.timeout_ms),
+      signal,
+    ));
     if (shutdown) abort.cancel(shutdown);
     const ctx: ToolContext = {
       get signal() {
@@ -162,10 +197,17 @@ export function createGateway(options: GatewayOptions): Gateway {
     }
 
     if (c.authority === "A0" || c.authority === "A1") {
-      const result = await c.stage("execute", () => execute(tool, args, ctx, abort).catch((err: unknown) => thrownRefusal(tool, err, { effect: "safe" })));
+      const result = await c.stage("execute", () =>
+        execute(tool, args, ctx, abort).catch((err: unknown) => thrownRefusal(tool, err, { effect: "safe" })),
+      );
       if (isRefusal(result)) return fail(c, result);
       try {
-        return c.stage("shape", () => shape({ tool: tool.name, call_id: p.call_id, authority: c.authority!, result, replay: false }, renderOpts(tool, tool.name)));
+        return c.stage("shape", () =>
+          shape(
+            { tool: tool.name, call_id: p.call_id, authority: c.authority!, result, replay: false },
+            renderOpts(tool, tool.name),
+          ),
+        );
       } catch (err) {
         // Rendering threw on the tool's own result (A2/A3 results are checked by settle before they are stored).
         return fail(c, unrenderableRefusal(tool, err));
@@ -180,14 +222,38 @@ export function createGateway(options: GatewayOptions): Gateway {
     let gate: Passed | null = null;
     let binding: ApprovalBinding | null = null;
     if (c.authority === "A3") {
-      const b = (binding = { tool: tool.name, args_hash: keyed.fingerprint, capability_id: requesterCapability(c.granted), trajectory_id: p.trajectory_id });
+      const b = (binding = {
+        tool: tool.name,
+        args_hash: keyed.fingerprint,
+        capability_id: requesterCapability(c.granted),
+        trajectory_id: p.trajectory_id,
+      });
       // A proposal without ids of its own is the logical call its approval was asked for, keyed by it.
       const joins = p.call_id_assigned === true && p.idempotency_key === undefined;
-      const keyFor = (approvalId: string) => deriveKey({ trajectory_id: p.trajectory_id, turn: 0, call_id: `approval ${approvalId}`, tool: tool.name, args });
+      const keyFor = (approvalId: string) =>
+        deriveKey({
+          trajectory_id: p.trajectory_id,
+          turn: 0,
+          call_id: `approval ${approvalId}`,
+          tool: tool.name,
+          args,
+        });
       // The record keeps the arguments as the model may see them (a configured secret redacted);
       // the binding's hash is of the real arguments, so the approval covers exactly this call.
       const passed = await c.stage("approve", () =>
-        approvalGate(store, { binding: b, arguments: redactor.json(args), approval_id: p.approval_id, channels, key, joins, keyFor, abandoned, last_run_at: recentRuns.last(b), now: clock(), ttl_ms }),
+        approvalGate(store, {
+          binding: b,
+          arguments: redactor.json(args),
+          approval_id: p.approval_id,
+          channels,
+          key,
+          joins,
+          keyFor,
+          abandoned,
+          last_run_at: recentRuns.last(b),
+          now: clock(),
+          ttl_ms,
+        }),
       );
       if (isRefusal(passed)) {
         c.approval = passed.approval ?? null;
@@ -217,7 +283,20 @@ export function createGateway(options: GatewayOptions): Gateway {
     };
     const lease_ms = Math.max(options.lease_ms ?? DEFAULT_LEASE_MS, (abort.timeout_ms ?? 0) + LEASE_MARGIN_MS);
     const settled = await c.stage("settle", () =>
-      inTurn(c.authority === "A3" ? key : null, lease_ms, () => settleStage({ store, tool, args, ctx, key, fingerprint: keyed.fingerprint, lease_ms, now: clock, redactor, run })),
+      inTurn(c.authority === "A3" ? key : null, lease_ms, () =>
+        settleStage({
+          store,
+          tool,
+          args,
+          ctx,
+          key,
+          fingerprint: keyed.fingerprint,
+          lease_ms,
+          now: clock,
+          redactor,
+          run,
+        }),
+      ),
     );
     c.record_state = settled.record_state;
     if (spending.refused) {
@@ -227,7 +306,18 @@ export function createGateway(options: GatewayOptions): Gateway {
     if (spending.started_at !== null && settled.record_state !== null) recentRuns.note(binding!, spending.started_at);
     if (isRefusal(settled)) return fail(c, settled);
     c.replay = settled.replay;
-    return c.stage("shape", () => shape({ tool: tool.name, call_id: p.call_id, authority: c.authority!, result: settled.result, replay: settled.replay }, renderOpts(tool, tool.name)));
+    return c.stage("shape", () =>
+      shape(
+        {
+          tool: tool.name,
+          call_id: p.call_id,
+          authority: c.authority!,
+          result: settled.result,
+          replay: settled.replay,
+        },
+        renderOpts(tool, tool.name),
+      ),
+    );
   }
 
   /**
@@ -250,7 +340,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     }
   }
 
-  const deriveKey = (input: Parameters<typeof deriveIdempotencyKey>[0]) => deriveIdempotencyKey(input, options.key_secret ? { secret: options.key_secret } : {});
+  const deriveKey = (input: Parameters<typeof deriveIdempotencyKey>[0]) =>
+    deriveIdempotencyKey(input, options.key_secret ? { secret: options.key_secret } : {});
 
   /** The call's idempotency key: the client's (checked) or derived from the trajectory (docs/idempotency.md). */
   function idempotency(tool: ToolSpec, args: JsonValue, p: Proposal): { key: string; fingerprint: string } | Refusal {
@@ -261,7 +352,10 @@ export function createGateway(options: GatewayOptions): Gateway {
           ? validateClientKey(p.idempotency_key)
           : deriveKey({ trajectory_id: p.trajectory_id, turn: p.turn, call_id: p.call_id, tool: tool.name, args });
     } catch (err) {
-      return refuse("invalid_proposal", `${(err as Error).message}. Fix the call envelope and send it again; nothing was executed.`);
+      return refuse(
+        "invalid_proposal",
+        `${(err as Error).message}. Fix the call envelope and send it again; nothing was executed.`,
+      );
     }
     return { key, fingerprint: fingerprint(args) };
   }
@@ -288,7 +382,9 @@ export function createGateway(options: GatewayOptions): Gateway {
       sink.write(auditEntry(c, rendered));
     } catch (err) {
       // A call that outlived close() must still answer; its line is reported instead of thrown.
-      process.stderr.write(`toolgate: audit line for call ${String(c.proposal.call_id)} not written: ${(err as Error).message}\n`);
+      process.stderr.write(
+        `toolgate: audit line for call ${String(c.proposal.call_id)} not written: ${(err as Error).message}\n`,
+      );
     }
   }
 
@@ -329,7 +425,13 @@ export function createGateway(options: GatewayOptions): Gateway {
         rendered = await pipeline(c, callOptions);
       } catch (err) {
         // A bug or a failing store outside settle: still an observation, never a throw across the boundary.
-        rendered = fail(c, refuse("internal_error", `toolgate could not complete this call (${(err as Error)?.message ?? String(err)}). ${c.key ? "Whether it took effect is unknown; check the state with a read-only tool before retrying." : "Nothing was executed; retry later."}`));
+        rendered = fail(
+          c,
+          refuse(
+            "internal_error",
+            `toolgate could not complete this call (${(err as Error)?.message ?? String(err)}). ${c.key ? "Whether it took effect is unknown; check the state with a read-only tool before retrying." : "Nothing was executed; retry later."}`,
+          ),
+        );
       }
       audit(c, rendered);
       return rendered.observation;
@@ -346,7 +448,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     call(proposal, callOptions) {
       if (closed) {
         return Promise.resolve(
-          fail(new CallState(proposal, clock()), refuse("internal_error", "This gateway is closed; nothing was executed. Reconnect to a running toolgate.")).observation,
+          fail(
+            new CallState(proposal, clock()),
+            refuse("internal_error", "This gateway is closed; nothing was executed. Reconnect to a running toolgate."),
+          ).observation,
         );
       }
       return run(proposal, callOptions ?? {});
@@ -372,7 +477,9 @@ export function createGateway(options: GatewayOptions): Gateway {
 /** Resolves when `p` settles or after `ms`, whichever is first. */
 function waitAtMost(p: Promise<void>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms).unref()))]).finally(() => clearTimeout(timer));
+  return Promise.race([p, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms).unref()))]).finally(() =>
+    clearTimeout(timer),
+  );
 }
 
 /** Applies a tool's per-call bound; a `timeoutFor` that throws or answers nonsense leaves the tool's own bound. */

@@ -26,10 +26,14 @@ export async function grant(
   try {
     request = tool.grant ? await tool.grant(args as Record<string, unknown>, ctx) : defaultGrant(tool);
   } catch (err) {
-    return refuse("denied", `${tool.name} could not say what authority this call needs, so it was not granted; nothing was executed.`, {
-      detail: { code: "grant_request_failed" },
-      untrusted: (err as Error)?.message ?? String(err),
-    });
+    return refuse(
+      "denied",
+      `${tool.name} could not say what authority this call needs, so it was not granted; nothing was executed.`,
+      {
+        detail: { code: "grant_request_failed" },
+        untrusted: (err as Error)?.message ?? String(err),
+      },
+    );
   }
   const cost = request.cost ?? 1;
   const needs = `${request.op} on ${request.target}${cost !== 1 ? ` at cost ${cost}` : ""}`;
@@ -40,7 +44,13 @@ export async function grant(
       { detail: { code: "missing_capability", op: request.op, target: request.target, cost } },
     );
   }
-  const decision = await authority.authorize(token, { op: request.op, target: request.target, cost, tool: tool.name, args });
+  const decision = await authority.authorize(token, {
+    op: request.op,
+    target: request.target,
+    cost,
+    tool: tool.name,
+    args,
+  });
   if (decision.allowed) {
     const allowed = decision;
     return {
@@ -51,7 +61,11 @@ export async function grant(
       },
     };
   }
-  return refuse("denied", `The capability was refused for ${needs}: ${decision.reason} (${decision.code}). Nothing was executed; do not retry with the same capability.`, {
-    detail: { code: decision.code, op: request.op, target: request.target, cost },
-  });
+  return refuse(
+    "denied",
+    `The capability was refused for ${needs}: ${decision.reason} (${decision.code}). Nothing was executed; do not retry with the same capability.`,
+    {
+      detail: { code: decision.code, op: request.op, target: request.target, cost },
+    },
+  );
 }

@@ -23,7 +23,13 @@ export function readMoreTool(cache: ContinuationCache, budget_tokens: number): T
     inputSchema: {
       $schema: "https://json-schema.org/draft/2020-12/schema",
       type: "object",
-      properties: { cursor: { type: "string", pattern: CURSOR_PATTERN, description: "The cursor from a cut marker, e.g. m_Ab3dEf5hIj7kLm9n." } },
+      properties: {
+        cursor: {
+          type: "string",
+          pattern: CURSOR_PATTERN,
+          description: "The cursor from a cut marker, e.g. m_Ab3dEf5hIj7kLm9n.",
+        },
+      },
       required: ["cursor"],
       additionalProperties: false,
     },
@@ -42,7 +48,10 @@ export function readMoreTool(cache: ContinuationCache, budget_tokens: number): T
       if (!rest) return toolResult(head, { text: head });
       const next = cache.reserve();
       cache.put(next, { ...entry, text: rest });
-      return toolResult(head, { text: head, next: { arguments: { cursor: next }, hint: `more of the ${entry.tool} result (call ${entry.call_id})` } });
+      return toolResult(head, {
+        text: head,
+        next: { arguments: { cursor: next }, hint: `more of the ${entry.tool} result (call ${entry.call_id})` },
+      });
     },
   };
 }

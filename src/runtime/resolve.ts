@@ -38,7 +38,8 @@ function malformedProposal(p: Proposal): Refusal | null {
   if (!Number.isSafeInteger(p.turn) || p.turn < 0) return badField("turn", "a non-negative integer", p.turn);
   for (const field of ["capability", "idempotency_key", "approval_id"] as const) {
     const v = p[field];
-    if (v !== undefined && (typeof v !== "string" || v.length === 0)) return badField(field, "a non-empty string when present", v);
+    if (v !== undefined && (typeof v !== "string" || v.length === 0))
+      return badField(field, "a non-empty string when present", v);
   }
   // Ids and the tool name are printed in the audit, by the CLI and in prompts a person reads.
   for (const field of ["tool", "trajectory_id", "call_id", "capability", "idempotency_key", "approval_id"] as const) {
@@ -51,14 +52,30 @@ function malformedProposal(p: Proposal): Refusal | null {
 
 function unsafeField(field: string, why: string): Refusal {
   const expected = "text without control, bidi or invisible characters";
-  return refuse("invalid_proposal", `The call's ${field} ${why}. Fix the call envelope and send it again; nothing was executed.`, {
-    issues: [{ path: "", code: "invalid_proposal", message: `${field} ${why}`, expected, received: `a string with such a character` }],
-  });
+  return refuse(
+    "invalid_proposal",
+    `The call's ${field} ${why}. Fix the call envelope and send it again; nothing was executed.`,
+    {
+      issues: [
+        {
+          path: "",
+          code: "invalid_proposal",
+          message: `${field} ${why}`,
+          expected,
+          received: `a string with such a character`,
+        },
+      ],
+    },
+  );
 }
 
 function badField(field: string, expected: string, value: unknown): Refusal {
-  const received = value === undefined ? "nothing" : JSON.stringify(value) ?? typeof value;
-  return refuse("invalid_proposal", `The call's ${field} must be ${expected}; received ${received}. Fix the call envelope and send it again; nothing was executed.`, {
-    issues: [{ path: "", code: "invalid_proposal", message: `${field} must be ${expected}`, expected, received }],
-  });
+  const received = value === undefined ? "nothing" : (JSON.stringify(value) ?? typeof value);
+  return refuse(
+    "invalid_proposal",
+    `The call's ${field} must be ${expected}; received ${received}. Fix the call envelope and send it again; nothing was executed.`,
+    {
+      issues: [{ path: "", code: "invalid_proposal", message: `${field} must be ${expected}`, expected, received }],
+    },
+  );
 }

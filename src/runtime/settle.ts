@@ -39,14 +39,24 @@ export interface SettleStageInput {
 }
 
 /** Runs `run` at most once for the key; returns the result (fresh or replayed) or a refusal. */
-export async function settleStage(input: SettleStageInput): Promise<Settled | (Refusal & { record_state: string | null })> {
+export async function settleStage(
+  input: SettleStageInput,
+): Promise<Settled | (Refusal & { record_state: string | null })> {
   const { tool, redactor } = input;
   const options: RunOnceOptions = {
     lease_ms: input.lease_ms,
     fingerprint: input.fingerprint,
     tool: tool.name,
     now: input.now,
-    ...(tool.probe ? { probe: async () => redactProbe(await redacting(redactor, () => tool.probe!(input.args as Record<string, unknown>, input.ctx)), redactor) } : {}),
+    ...(tool.probe
+      ? {
+          probe: async () =>
+            redactProbe(
+              await redacting(redactor, () => tool.probe!(input.args as Record<string, unknown>, input.ctx)),
+              redactor,
+            ),
+        }
+      : {}),
   };
   const run = async () => redactResult(await redacting(redactor, input.run), redactor);
   let outcome: RunOnceOutcome;
@@ -98,7 +108,8 @@ export async function settleStage(input: SettleStageInput): Promise<Settled | (R
     case "released_no_effect":
       return { ...thrownRefusal(tool, outcome.error, { effect: "none" }), record_state: null };
     case "in_doubt":
-      if (outcome.cause === "execute_failed") return { ...thrownRefusal(tool, outcome.error, { effect: "in_doubt", key }), record_state: "IN_DOUBT" };
+      if (outcome.cause === "execute_failed")
+        return { ...thrownRefusal(tool, outcome.error, { effect: "in_doubt", key }), record_state: "IN_DOUBT" };
       return {
         ...refuse(
           "in_doubt",

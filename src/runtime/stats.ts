@@ -57,12 +57,23 @@ export function percentile(values: readonly number[], p: number): number {
 }
 
 /** Reads the trail (`audit-reader.ts`); blank lines are skipped, the first broken lines itemised, all counted. */
-export function parseAudit(text: string): { records: AuditRecord[]; broken_lines: number; broken: BrokenLine[]; lines: number } {
+export function parseAudit(text: string): {
+  records: AuditRecord[];
+  broken_lines: number;
+  broken: BrokenLine[];
+  lines: number;
+} {
   const { records, broken } = readAuditLines(text, {
-    record: (value) => (isAuditRecord(value) ? value : "JSON, but not an audit record: tool, outcome and latency_ms are required"),
+    record: (value) =>
+      isAuditRecord(value) ? value : "JSON, but not an audit record: tool, outcome and latency_ms are required",
     notJson: () => "not JSON (a line cut short by a crash, or not an audit file)",
   });
-  return { records, broken_lines: broken.length, broken: broken.slice(0, MAX_ITEMISED), lines: records.length + broken.length };
+  return {
+    records,
+    broken_lines: broken.length,
+    broken: broken.slice(0, MAX_ITEMISED),
+    lines: records.length + broken.length,
+  };
 }
 
 function isAuditRecord(v: unknown): v is AuditRecord {
@@ -119,7 +130,19 @@ function summarise(rs: readonly AuditRecord[]): ToolStats {
 export function renderStats(s: Stats): string {
   const pc = (v: number) => `${(v * 100).toFixed(1)}%`;
   const ms = (p: Percentiles) => `${fmt(p.p50)}/${fmt(p.p95)}`;
-  const header = ["tool", "calls", "ok", "invalid", "denied", "replays", "in-doubt", "latency ms p50/p95", "arg tok p50/p95", "obs tok p50/p95", "truncated"];
+  const header = [
+    "tool",
+    "calls",
+    "ok",
+    "invalid",
+    "denied",
+    "replays",
+    "in-doubt",
+    "latency ms p50/p95",
+    "arg tok p50/p95",
+    "obs tok p50/p95",
+    "truncated",
+  ];
   // Tool names come from the trail, i.e. from whatever a model proposed: shown escaped.
   const row = (name: string, t: ToolStats) => [
     escapeUntrusted(name),
@@ -136,9 +159,12 @@ export function renderStats(s: Stats): string {
   ];
   const body = [...Object.entries(s.tools).map(([k, v]) => row(k, v)), row("(all)", s.overall)];
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
   const out = [line(header), ...body.map(line)];
-  out.push(`${s.lines} line(s), ${s.broken_lines} broken${s.broken.length ? `: ${s.broken.map((b) => `line ${b.line}`).join(", ")}${s.broken_lines > s.broken.length ? ", …" : ""}` : ""}`);
+  out.push(
+    `${s.lines} line(s), ${s.broken_lines} broken${s.broken.length ? `: ${s.broken.map((b) => `line ${b.line}`).join(", ")}${s.broken_lines > s.broken.length ? ", …" : ""}` : ""}`,
+  );
   return out.join("\n");
 }
 

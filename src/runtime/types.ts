@@ -30,7 +30,6 @@ export interface Proposal {
   approval_id?: string;
 }
 
-
 /**
  * Who decides an approval: `approver` is the principal the channel authenticated (the OS user
  * for the CLI, the session's credential or peer for elicitation); `channel` defaults to `cli`

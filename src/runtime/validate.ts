@@ -25,9 +25,13 @@ export async function runCheck(tool: ToolSpec, args: JsonValue, ctx: ToolContext
   try {
     found = await tool.check(args as Record<string, unknown>, ctx);
   } catch (err) {
-    return refuse("check_failed", `${tool.name}'s semantic check could not run; nothing was executed. Try again; if it repeats, report it.`, {
-      untrusted: (err as Error)?.message ?? String(err),
-    });
+    return refuse(
+      "check_failed",
+      `${tool.name}'s semantic check could not run; nothing was executed. Try again; if it repeats, report it.`,
+      {
+        untrusted: (err as Error)?.message ?? String(err),
+      },
+    );
   }
   if (!found || found.length === 0) return null;
   const issues = found.map(fromCheckIssue);

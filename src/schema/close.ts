@@ -49,7 +49,8 @@ function closeNode(node: unknown, pointer: string, depth: number, closed: string
     const map = node[key];
     if (!isObject(map)) continue;
     const copy: Json = {};
-    for (const [name, sub] of Object.entries(map)) copy[name] = closeNode(sub, `${pointer}/${key}/${escape(name)}`, depth + 1, closed, false);
+    for (const [name, sub] of Object.entries(map))
+      copy[name] = closeNode(sub, `${pointer}/${key}/${escape(name)}`, depth + 1, closed, false);
     out[key] = copy;
   }
   for (const key of SCHEMA_ONE) {
@@ -57,10 +58,12 @@ function closeNode(node: unknown, pointer: string, depth: number, closed: string
   }
   for (const key of SCHEMA_LISTS) {
     const list = node[key];
-    if (Array.isArray(list)) out[key] = list.map((sub, i) => closeNode(sub, `${pointer}/${key}/${i}`, depth + 1, closed, false));
+    if (Array.isArray(list))
+      out[key] = list.map((sub, i) => closeNode(sub, `${pointer}/${key}/${i}`, depth + 1, closed, false));
   }
   // allOf branches see each other's properties: none of them may be closed on its own.
-  if (Array.isArray(node.allOf)) out.allOf = node.allOf.map((sub, i) => closeNode(sub, `${pointer}/allOf/${i}`, depth + 1, closed, true));
+  if (Array.isArray(node.allOf))
+    out.allOf = node.allOf.map((sub, i) => closeNode(sub, `${pointer}/allOf/${i}`, depth + 1, closed, true));
   if (!underAllOf && closable(node)) {
     out.additionalProperties = false;
     closed.push(pointer === "" ? "/" : pointer);

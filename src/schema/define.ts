@@ -12,7 +12,15 @@ import { join } from "../core/pointer.js";
 import { fieldLabel } from "./labels.js";
 import { publishSchema } from "./publish.js";
 import { renderIssues } from "./issue-text.js";
-import { type CheckIssue, type Effect, type GrantRequest, type ProbeOutcome, type ToolContext, type ToolResult, type ToolSpec } from "../core/tool.js";
+import {
+  type CheckIssue,
+  type Effect,
+  type GrantRequest,
+  type ProbeOutcome,
+  type ToolContext,
+  type ToolResult,
+  type ToolSpec,
+} from "../core/tool.js";
 
 export interface ToolDefinition<I extends z.ZodType, R> {
   /** `^[a-zA-Z0-9_-]{1,64}$`, a verb and an object (docs/schemas.md: `search_customer_orders`, not `query`). */
@@ -42,13 +50,26 @@ export interface ToolDefinition<I extends z.ZodType, R> {
  * The spec's functions take the raw (schema-validated) arguments and parse them with zod
  * themselves, so any `defineTool` result registers as a plain `ToolSpec`.
  */
-export function defineTool<I extends z.ZodType, R = unknown>(def: ToolDefinition<I, R>): ToolSpec<Record<string, unknown>, R> {
+export function defineTool<I extends z.ZodType, R = unknown>(
+  def: ToolDefinition<I, R>,
+): ToolSpec<Record<string, unknown>, R> {
   const name = typeof def?.name === "string" ? def.name : String(def?.name);
   if (!EFFECTS.includes(def?.effect)) {
-    throw new ToolgateError("tool_invalid", `tool ${name}: effect must be one of ${EFFECTS.join(", ")}; received ${JSON.stringify(def?.effect) ?? "nothing"}. Declare the side effect: read (A0), idempotent (A1), write (A2, idempotency key) or destructive (A3, key + approval).`);
+    throw new ToolgateError(
+      "tool_invalid",
+      `tool ${name}: effect must be one of ${EFFECTS.join(", ")}; received ${JSON.stringify(def?.effect) ?? "nothing"}. Declare the side effect: read (A0), idempotent (A1), write (A2, idempotency key) or destructive (A3, key + approval).`,
+    );
   }
-  if (typeof def.handler !== "function") throw new ToolgateError("tool_invalid", `tool ${name}: handler must be a function; received ${typeof def.handler}.`);
-  if (!def.input || typeof (def.input as { safeParse?: unknown }).safeParse !== "function") throw new ToolgateError("tool_invalid", `tool ${name}: input must be a zod schema, e.g. z.object({ path: z.string().max(1024) }).`);
+  if (typeof def.handler !== "function")
+    throw new ToolgateError(
+      "tool_invalid",
+      `tool ${name}: handler must be a function; received ${typeof def.handler}.`,
+    );
+  if (!def.input || typeof (def.input as { safeParse?: unknown }).safeParse !== "function")
+    throw new ToolgateError(
+      "tool_invalid",
+      `tool ${name}: input must be a zod schema, e.g. z.object({ path: z.string().max(1024) }).`,
+    );
 
   // Parsed once per arguments object: check, grant, handler and probe see the same value.
   const parsed = new WeakMap<object, z.output<I>>();
@@ -92,7 +113,10 @@ export function defineTool<I extends z.ZodType, R = unknown>(def: ToolDefinition
   const errors = lintTool(spec).filter((f) => f.severity === "error");
   if (errors.length > 0) {
     const lines = errors.map((f) => `  ${f.rule} ${f.pointer || "(tool)"}: ${f.message}. Fix: ${f.fix}${inZod(f)}`);
-    throw new ToolgateError("tool_lint", `tool ${name} is refused: its published schema fails ${errors.length} lint rule${errors.length === 1 ? "" : "s"}:\n${lines.join("\n")}`);
+    throw new ToolgateError(
+      "tool_lint",
+      `tool ${name} is refused: its published schema fails ${errors.length} lint rule${errors.length === 1 ? "" : "s"}:\n${lines.join("\n")}`,
+    );
   }
   return spec;
 }
@@ -110,11 +134,14 @@ function zodHint(f: LintFinding): string | undefined {
   const m = f.message;
   switch (f.rule) {
     case "TG002":
-      return m.startsWith("required lists") ? undefined : "drop .optional(), or give the field .default(value), or say in .describe() what leaving it out means";
+      return m.startsWith("required lists")
+        ? undefined
+        : "drop .optional(), or give the field .default(value), or say in .describe() what leaving it out means";
     case "TG003":
       if (m.includes(" is a string ")) return ".max(N) on the z.string(), or z.enum([...]) when the values are known";
       if (m.includes(" is an array ")) return ".max(N) on the z.array()";
-      if (m.includes(" is a map ")) return "z.record(...).meta({ maxProperties: N }), or a z.object() with the keys named";
+      if (m.includes(" is a map "))
+        return "z.record(...).meta({ maxProperties: N }), or a z.object() with the keys named";
       if (/ is an? (number|integer) /.test(m)) return ".min(a).max(b) on the number";
       return undefined;
     case "TG005":

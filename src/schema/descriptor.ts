@@ -73,10 +73,17 @@ export function readDescriptor(raw: unknown, index = 0): UncheckedDescriptor {
  * `where` names it in errors (e.g. `tools[3]`).
  */
 export function toToolDescriptor(value: unknown, where = "tool", index = 0): ToolDescriptor {
-  if (!isPlainObject(value)) throw new ToolgateError("invalid_catalog", `${where} must be a tool object; received ${JSON.stringify(value)?.slice(0, 60) ?? String(value)}`);
+  if (!isPlainObject(value))
+    throw new ToolgateError(
+      "invalid_catalog",
+      `${where} must be a tool object; received ${JSON.stringify(value)?.slice(0, 60) ?? String(value)}`,
+    );
   const d = readDescriptor(value, index);
   if (typeof d.rawName !== "string" || d.rawName === "") {
-    throw new ToolgateError("invalid_catalog", `${where}.name must be a non-empty string; received ${JSON.stringify(d.rawName) ?? "nothing"}. Every tool needs a name.`);
+    throw new ToolgateError(
+      "invalid_catalog",
+      `${where}.name must be a non-empty string; received ${JSON.stringify(d.rawName) ?? "nothing"}. Every tool needs a name.`,
+    );
   }
   if (!isPlainObject(d.schema)) {
     throw new ToolgateError(
@@ -84,7 +91,11 @@ export function toToolDescriptor(value: unknown, where = "tool", index = 0): Too
       `${where} (${d.name}) has no input schema object; expected inputSchema, input_schema or parameters to be a JSON Schema object; received ${JSON.stringify(d.schema) ?? "nothing"}`,
     );
   }
-  const out: ToolDescriptor = { name: d.name, description: typeof d.description === "string" ? d.description : "", inputSchema: d.schema };
+  const out: ToolDescriptor = {
+    name: d.name,
+    description: typeof d.description === "string" ? d.description : "",
+    inputSchema: d.schema,
+  };
   if (typeof d.body.title === "string") out.title = d.body.title;
   if (isPlainObject(d.body.outputSchema)) out.outputSchema = d.body.outputSchema;
   if (d.annotations) out.annotations = d.annotations;

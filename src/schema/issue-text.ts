@@ -15,7 +15,10 @@ export const MAX_RENDERED_ISSUES = 10;
  * and maybe the type. Shown as it is: cutting it again would count the cut text, not the value.
  */
 const ALREADY_CUT = /… \(\d+ characters\)(?: \([a-z]+\))?$/;
-const shown = (received: unknown) => (typeof received === "string" && received.length <= 2 * RECEIVED_MAX + 48 && ALREADY_CUT.test(received) ? received : showValue(received));
+const shown = (received: unknown) =>
+  typeof received === "string" && received.length <= 2 * RECEIVED_MAX + 48 && ALREADY_CUT.test(received)
+    ? received
+    : showValue(received);
 
 /** Codes whose example is the closest allowed name or value to what was sent: a likely typo. */
 const SUGGESTS = new Set(["unknown_field", "invalid_enum"]);

@@ -16,7 +16,11 @@ import { fieldLabel, typePhrase } from "./labels.js";
 import { isPlainObject } from "../core/json.js";
 import { join } from "../core/pointer.js";
 
-const listValues = (values: unknown[]) => (values.length > 20 ? [...values.slice(0, 20).map(showValue), `… ${values.length - 20} more`] : values.map(showValue)).join(", ");
+const listValues = (values: unknown[]) =>
+  (values.length > 20
+    ? [...values.slice(0, 20).map(showValue), `… ${values.length - 20} more`]
+    : values.map(showValue)
+  ).join(", ");
 
 function exampleOf(schema: unknown): JsonValue | undefined {
   if (!isPlainObject(schema)) return undefined;
@@ -49,7 +53,11 @@ function describeValue(schema: Record<string, unknown>, depth = 0): string | und
   if ("const" in schema) return `exactly ${showValue(schema.const)}`;
   if (schema.type === undefined) {
     // A union (nullable, anyOf, oneOf): each branch's phrase, once each; two levels at most.
-    const branches = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : undefined;
+    const branches = Array.isArray(schema.anyOf)
+      ? schema.anyOf
+      : Array.isArray(schema.oneOf)
+        ? schema.oneOf
+        : undefined;
     if (!branches || branches.length === 0 || depth > 1) return undefined;
     const each = branches.map((b) => (isPlainObject(b) ? describeValue(b, depth + 1) : undefined));
     return each.every((d) => d !== undefined) ? [...new Set(each)].join(" or ") : undefined;
@@ -86,9 +94,22 @@ function requiredExample(schema: Record<string, unknown>): JsonValue | undefined
   if (own !== undefined && own !== "") return own;
   if (typeof schema.pattern === "string") return exampleForPattern(schema.pattern);
   if (schema.type === "integer" || schema.type === "number") {
-    const lo = typeof schema.minimum === "number" ? schema.minimum : typeof schema.exclusiveMinimum === "number" ? Math.floor(schema.exclusiveMinimum) + 1 : undefined;
-    const hi = typeof schema.maximum === "number" ? schema.maximum : typeof schema.exclusiveMaximum === "number" ? Math.ceil(schema.exclusiveMaximum) - 1 : undefined;
-    const allowed = (v: number) => (lo === undefined || v >= lo) && (hi === undefined || v <= hi) && (typeof schema.multipleOf !== "number" || v % schema.multipleOf === 0);
+    const lo =
+      typeof schema.minimum === "number"
+        ? schema.minimum
+        : typeof schema.exclusiveMinimum === "number"
+          ? Math.floor(schema.exclusiveMinimum) + 1
+          : undefined;
+    const hi =
+      typeof schema.maximum === "number"
+        ? schema.maximum
+        : typeof schema.exclusiveMaximum === "number"
+          ? Math.ceil(schema.exclusiveMaximum) - 1
+          : undefined;
+    const allowed = (v: number) =>
+      (lo === undefined || v >= lo) &&
+      (hi === undefined || v <= hi) &&
+      (typeof schema.multipleOf !== "number" || v % schema.multipleOf === 0);
     if (typeof schema.default === "number" && allowed(schema.default)) return schema.default;
     if (lo !== undefined && hi !== undefined && hi - lo <= CHOSEN_RANGE) {
       const middle = roundDown(lo + (hi - lo) / 2);
@@ -127,7 +148,12 @@ function propertiesOf(properties: unknown): Choices {
   let choices = propertyChoices.get(properties);
   if (!choices) {
     const allowed = Object.keys(properties);
-    const list = allowed.length === 0 ? "none" : allowed.length > 30 ? `${allowed.slice(0, 30).join(", ")}, …` : allowed.join(", ");
+    const list =
+      allowed.length === 0
+        ? "none"
+        : allowed.length > 30
+          ? `${allowed.slice(0, 30).join(", ")}, …`
+          : allowed.join(", ");
     choices = { list, suggest: suggester(allowed) };
     propertyChoices.set(properties, choices);
   }
@@ -137,7 +163,10 @@ function propertiesOf(properties: unknown): Choices {
 function enumOf(allowed: unknown[]): Choices {
   let choices = enumChoices.get(allowed);
   if (!choices) {
-    choices = { list: listValues(allowed), suggest: suggester(allowed.filter((v): v is string => typeof v === "string")) };
+    choices = {
+      list: listValues(allowed),
+      suggest: suggester(allowed.filter((v): v is string => typeof v === "string")),
+    };
     enumChoices.set(allowed, choices);
   }
   return choices;
@@ -177,7 +206,15 @@ export function toIssue(e: ErrorObject): ObservationIssue {
       const { list, suggest } = propertiesOf(parent.properties);
       const guess = suggest(name);
       const where = path === "" ? "" : ` in ${field}`;
-      return withExample({ path: join(path, name), code: "unknown_field", message: `unknown field${where}: ${name}; allowed: ${list}`, expected: `one of ${list}` }, guess || undefined);
+      return withExample(
+        {
+          path: join(path, name),
+          code: "unknown_field",
+          message: `unknown field${where}: ${name}; allowed: ${list}`,
+          expected: `one of ${list}`,
+        },
+        guess || undefined,
+      );
     }
     case "required": {
       const name = String(p.missingProperty);
@@ -186,54 +223,125 @@ export function toIssue(e: ErrorObject): ObservationIssue {
       const expected = isPlainObject(prop) ? describeValue(prop) : undefined;
       const example = isPlainObject(prop) ? requiredExample(prop) : undefined;
       const at = join(path, name);
-      const issue: ObservationIssue = { path: at, code: "missing_field", message: `${label(at)} is required${expected ? `: ${expected}` : ""}` };
+      const issue: ObservationIssue = {
+        path: at,
+        code: "missing_field",
+        message: `${label(at)} is required${expected ? `: ${expected}` : ""}`,
+      };
       if (expected) issue.expected = expected;
       return withExample(issue, example);
     }
     case "type": {
       const expected = typePhrase(p.type);
-      const issue: ObservationIssue = { path, code: "invalid_type", message: `${field} must be ${expected}`, expected, received: showTyped(e.data) };
+      const issue: ObservationIssue = {
+        path,
+        code: "invalid_type",
+        message: `${field} must be ${expected}`,
+        expected,
+        received: showTyped(e.data),
+      };
       if (p.type === "object" && holdsJsonObject(e.data)) {
-        issue.message += ", and this string holds one as JSON text: send the parsed object, not the string (e.g. JSON.parse an OpenAI tool call's function.arguments first)";
+        issue.message +=
+          ", and this string holds one as JSON text: send the parsed object, not the string (e.g. JSON.parse an OpenAI tool call's function.arguments first)";
       }
       return issue;
     }
     case "enum": {
       const { list, suggest } = Array.isArray(p.allowedValues) ? enumOf(p.allowedValues) : NO_VALUES;
       const guess = typeof e.data === "string" ? suggest(e.data) : undefined;
-      return withExample({ path, code: "invalid_enum", message: `${field} must be one of ${list}`, expected: `one of ${list}`, received: showValue(e.data) }, guess || undefined);
+      return withExample(
+        {
+          path,
+          code: "invalid_enum",
+          message: `${field} must be one of ${list}`,
+          expected: `one of ${list}`,
+          received: showValue(e.data),
+        },
+        guess || undefined,
+      );
     }
     case "const":
-      return { path, code: "invalid_const", message: `${field} must be ${showValue(p.allowedValue)}`, expected: showValue(p.allowedValue), received: showValue(e.data), example: p.allowedValue as JsonValue };
+      return {
+        path,
+        code: "invalid_const",
+        message: `${field} must be ${showValue(p.allowedValue)}`,
+        expected: showValue(p.allowedValue),
+        received: showValue(e.data),
+        example: p.allowedValue as JsonValue,
+      };
     case "format": {
       const hint = FORMAT_HINTS[String(p.format)];
       const expected = hint?.expected ?? `a ${String(p.format)} value`;
-      return withExample({ path, code: "invalid_format", message: `${field} must be ${expected}`, expected, received: showValue(e.data) }, hint?.example);
+      return withExample(
+        {
+          path,
+          code: "invalid_format",
+          message: `${field} must be ${expected}`,
+          expected,
+          received: showValue(e.data),
+        },
+        hint?.example,
+      );
     }
     case "pattern": {
       // An empty default says nothing about the pattern: generate one from it (or give none).
       const own = exampleOf(parent);
       const example = own !== undefined && own !== "" ? own : exampleForPattern(String(p.pattern));
-      return withExample({ path, code: "invalid_pattern", message: `${field} must match the pattern ${showValue(p.pattern)}`, expected: `a string matching ${String(p.pattern)}`, received: showValue(e.data) }, example);
+      return withExample(
+        {
+          path,
+          code: "invalid_pattern",
+          message: `${field} must match the pattern ${showValue(p.pattern)}`,
+          expected: `a string matching ${String(p.pattern)}`,
+          received: showValue(e.data),
+        },
+        example,
+      );
     }
     case "maxLength":
     case "minLength": {
       const n = Number(p.limit);
       const expected = `${e.keyword === "maxLength" ? "at most" : "at least"} ${n} character${n === 1 ? "" : "s"}`;
-      return { path, code: e.keyword === "maxLength" ? "too_long" : "too_short", message: `${field} must be ${expected}`, expected, received: typeof e.data === "string" ? plural(codePoints(e.data), "character") : "? characters" };
+      return {
+        path,
+        code: e.keyword === "maxLength" ? "too_long" : "too_short",
+        message: `${field} must be ${expected}`,
+        expected,
+        received: typeof e.data === "string" ? plural(codePoints(e.data), "character") : "? characters",
+      };
     }
     case "maximum":
     case "minimum":
     case "exclusiveMaximum":
     case "exclusiveMinimum": {
-      const words = { maximum: "at most", minimum: "at least", exclusiveMaximum: "less than", exclusiveMinimum: "greater than" }[e.keyword];
+      const words = {
+        maximum: "at most",
+        minimum: "at least",
+        exclusiveMaximum: "less than",
+        exclusiveMinimum: "greater than",
+      }[e.keyword];
       const expected = `${words} ${String(p.limit)}`;
       // The bound itself is an example only when it is allowed (not for exclusive bounds).
       const example = e.keyword.startsWith("exclusive") ? undefined : (p.limit as JsonValue);
-      return withExample({ path, code: e.keyword.toLowerCase().includes("max") ? "too_big" : "too_small", message: `${field} must be ${expected}`, expected, received: showValue(e.data) }, example);
+      return withExample(
+        {
+          path,
+          code: e.keyword.toLowerCase().includes("max") ? "too_big" : "too_small",
+          message: `${field} must be ${expected}`,
+          expected,
+          received: showValue(e.data),
+        },
+        example,
+      );
     }
     case "multipleOf":
-      return { path, code: "not_multiple", message: `${field} must be a multiple of ${String(p.multipleOf)}`, expected: `a multiple of ${String(p.multipleOf)}`, received: showValue(e.data) };
+      return {
+        path,
+        code: "not_multiple",
+        message: `${field} must be a multiple of ${String(p.multipleOf)}`,
+        expected: `a multiple of ${String(p.multipleOf)}`,
+        received: showValue(e.data),
+      };
     case "maxItems":
     case "minItems":
     case "maxProperties":
@@ -242,17 +350,42 @@ export function toIssue(e: ErrorObject): ObservationIssue {
       const n = Number(p.limit);
       const expected = `${e.keyword.startsWith("max") ? "at most" : "at least"} ${n} ${unit}${n === 1 ? "" : "s"}`;
       const count = Array.isArray(e.data) ? e.data.length : isPlainObject(e.data) ? Object.keys(e.data).length : 0;
-      return { path, code: e.keyword.startsWith("max") ? "too_many" : "too_few", message: `${field} must have ${expected}`, expected, received: plural(count, unit) };
+      return {
+        path,
+        code: e.keyword.startsWith("max") ? "too_many" : "too_few",
+        message: `${field} must have ${expected}`,
+        expected,
+        received: plural(count, unit),
+      };
     }
     case "uniqueItems":
-      return { path, code: "duplicate_items", message: `${field} must not repeat items; items ${Math.min(Number(p.i), Number(p.j))} and ${Math.max(Number(p.i), Number(p.j))} are equal`, expected: "unique items" };
+      return {
+        path,
+        code: "duplicate_items",
+        message: `${field} must not repeat items; items ${Math.min(Number(p.i), Number(p.j))} and ${Math.max(Number(p.i), Number(p.j))} are equal`,
+        expected: "unique items",
+      };
     case "dependentRequired":
     case "dependencies":
-      return { path: join(path, String(p.missingProperty)), code: "missing_field", message: `${fieldLabel(join(path, String(p.missingProperty)))} is required when ${fieldLabel(join(path, String(p.property)))} is given` };
+      return {
+        path: join(path, String(p.missingProperty)),
+        code: "missing_field",
+        message: `${fieldLabel(join(path, String(p.missingProperty)))} is required when ${fieldLabel(join(path, String(p.property)))} is given`,
+      };
     case "oneOf":
-      return { path, code: "ambiguous_union", message: `${field} matches more than one alternative (${Array.isArray(p.passingSchemas) ? p.passingSchemas.join(" and ") : "several"}); it must match exactly one`, received: showValue(e.data) };
+      return {
+        path,
+        code: "ambiguous_union",
+        message: `${field} matches more than one alternative (${Array.isArray(p.passingSchemas) ? p.passingSchemas.join(" and ") : "several"}); it must match exactly one`,
+        received: showValue(e.data),
+      };
     default:
-      return { path, code: e.keyword, message: `${field} ${e.message ?? `fails ${e.keyword}`}`, received: showValue(e.data) };
+      return {
+        path,
+        code: e.keyword,
+        message: `${field} ${e.message ?? `fails ${e.keyword}`}`,
+        received: showValue(e.data),
+      };
   }
 }
 
@@ -275,7 +408,14 @@ export function issuesFrom(errors: readonly ErrorObject[], root: unknown): Obser
     else if (i.keyword === "format") (formatMiss ??= new Set()).add(i.instancePath);
   }
   for (const item of items) {
-    if (!("issue" in item) && item.keyword !== "type" && typeMiss?.has(item.instancePath) && item.keyword !== "required" && item.keyword !== "additionalProperties") continue;
+    if (
+      !("issue" in item) &&
+      item.keyword !== "type" &&
+      typeMiss?.has(item.instancePath) &&
+      item.keyword !== "required" &&
+      item.keyword !== "additionalProperties"
+    )
+      continue;
     if (!("issue" in item) && item.keyword === "pattern" && formatMiss?.has(item.instancePath)) continue;
     const issue = "issue" in item ? item.issue : toIssue(item);
     if (out.length > 16) {

@@ -12,10 +12,17 @@ export function fieldLabel(pointer: string): string {
 }
 
 /** JSON types as a sentence says them. */
-const TYPE_WORDS: Record<string, string> = { string: "a string", integer: "an integer", number: "a number", boolean: "true or false", object: "an object", array: "an array", null: "null" };
+const TYPE_WORDS: Record<string, string> = {
+  string: "a string",
+  integer: "an integer",
+  number: "a number",
+  boolean: "true or false",
+  object: "an object",
+  array: "an array",
+  null: "null",
+};
 
 export function typePhrase(type: unknown): string {
   const list = Array.isArray(type) ? type : [type];
   return list.map((t) => TYPE_WORDS[String(t)] ?? String(t)).join(" or ");
 }
-

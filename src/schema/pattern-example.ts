@@ -6,7 +6,15 @@
  * yields no example rather than a wrong one, and so does one longer than MAX_EXAMPLE_CHARS. The
  * result is checked against the pattern itself.
  */
-import { PatternReader, UnsupportedPattern, type Atom, type ClassItem, type PatternBuilder, type Property, type Shorthand } from "./regex.js";
+import {
+  PatternReader,
+  UnsupportedPattern,
+  type Atom,
+  type ClassItem,
+  type PatternBuilder,
+  type Property,
+  type Shorthand,
+} from "./regex.js";
 
 /** The character a shorthand shows. */
 const PICKS: Record<Shorthand, string> = { d: "0", w: "a", s: " ", D: "a", W: "-", S: "a" };

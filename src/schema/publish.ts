@@ -13,9 +13,16 @@ export const DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema";
 export function publishSchema(tool: string, which: "input" | "output", schema: z.ZodType): Record<string, unknown> {
   let json: Record<string, unknown>;
   try {
-    json = z.toJSONSchema(schema, { target: "draft-2020-12", io: which, unrepresentable: "throw" }) as Record<string, unknown>;
+    json = z.toJSONSchema(schema, { target: "draft-2020-12", io: which, unrepresentable: "throw" }) as Record<
+      string,
+      unknown
+    >;
   } catch (err) {
-    throw new ToolgateError("tool_invalid", `tool ${tool}: its ${which} schema cannot be published as JSON Schema: ${(err as Error).message}. Use JSON types only (a date is z.iso.date(), not z.date()).`, { cause: err });
+    throw new ToolgateError(
+      "tool_invalid",
+      `tool ${tool}: its ${which} schema cannot be published as JSON Schema: ${(err as Error).message}. Use JSON types only (a date is z.iso.date(), not z.date()).`,
+      { cause: err },
+    );
   }
   return { $schema: DRAFT_2020_12, ...closeOpenObjects(json).schema };
 }

@@ -24,7 +24,10 @@ export interface Synthetic {
 }
 export type Item = ErrorObject | Synthetic;
 
-const isUnionError = (e: Item): e is ErrorObject => !("issue" in e) && (e.keyword === "anyOf" || (e.keyword === "oneOf" && !Array.isArray((e.params as { passingSchemas?: unknown }).passingSchemas)));
+const isUnionError = (e: Item): e is ErrorObject =>
+  !("issue" in e) &&
+  (e.keyword === "anyOf" ||
+    (e.keyword === "oneOf" && !Array.isArray((e.params as { passingSchemas?: unknown }).passingSchemas)));
 
 function resolver(root: unknown) {
   return (schema: unknown): { schema: unknown; pointer: string } | undefined => {
@@ -78,7 +81,11 @@ interface UnionPlan {
 
 const plans = new WeakMap<object, Map<string, UnionPlan>>();
 
-function planOf(u: ErrorObject & { schema: unknown[] }, root: unknown, resolve: ReturnType<typeof resolver>): UnionPlan {
+function planOf(
+  u: ErrorObject & { schema: unknown[] },
+  root: unknown,
+  resolve: ReturnType<typeof resolver>,
+): UnionPlan {
   const byPath = isPlainObject(root) ? (plans.get(root) ?? new Map<string, UnionPlan>()) : undefined;
   const known = byPath?.get(u.schemaPath);
   if (known && known.schema === u.schema) return known;
@@ -109,7 +116,13 @@ function tagOf(plan: UnionPlan, resolve: ReturnType<typeof resolver>): UnionPlan
     return literalOf(resolve(props[disc])?.schema)?.value;
   });
   const list = literals.map((l) => showValue(l)).join(", ");
-  return (plan.tag = { name: disc, keys: literals.map((l) => JSON.stringify(l)), literals, list, segment: escapeToken(disc) });
+  return (plan.tag = {
+    name: disc,
+    keys: literals.map((l) => JSON.stringify(l)),
+    literals,
+    list,
+    segment: escapeToken(disc),
+  });
 }
 
 function typesOfPlan(plan: UnionPlan): string | null {
@@ -122,7 +135,11 @@ function typesOfPlan(plan: UnionPlan): string | null {
 function branchOf(prefixes: string[][], schemaPath: string): number {
   for (let i = 0; i < prefixes.length; i++) {
     for (const p of prefixes[i]!) {
-      if (schemaPath.startsWith(p) || (p.length === schemaPath.length + 1 && p.endsWith("/") && p.startsWith(schemaPath))) return i;
+      if (
+        schemaPath.startsWith(p) ||
+        (p.length === schemaPath.length + 1 && p.endsWith("/") && p.startsWith(schemaPath))
+      )
+        return i;
     }
   }
   return -1;
@@ -162,22 +179,35 @@ function choose(u: ErrorObject, plan: UnionPlan, groups: Item[][], resolve: Retu
       const path = `${u.instancePath}/${tag.segment}`;
       const list = tag.list;
       const missing = !(tag.name in data);
-      return [synthetic(u, {
-        path,
-        code: missing ? "missing_field" : "invalid_union_tag",
-        message: missing ? `${fieldLabel(path)} is required: it says which kind of ${fieldLabel(u.instancePath)} this is (one of ${list})` : `${fieldLabel(path)} must be one of ${list}`,
-        expected: `one of ${list}`,
-        ...(missing ? {} : { received: showValue(data[tag.name]) }),
-        example: tag.literals[0] as JsonValue,
-      })];
+      return [
+        synthetic(u, {
+          path,
+          code: missing ? "missing_field" : "invalid_union_tag",
+          message: missing
+            ? `${fieldLabel(path)} is required: it says which kind of ${fieldLabel(u.instancePath)} this is (one of ${list})`
+            : `${fieldLabel(path)} must be one of ${list}`,
+          expected: `one of ${list}`,
+          ...(missing ? {} : { received: showValue(data[tag.name]) }),
+          example: tag.literals[0] as JsonValue,
+        }),
+      ];
     }
   }
-  const rootTypeMiss = (i: number) => groups[i]!.some((e) => !("issue" in e) && e.keyword === "type" && e.instancePath === u.instancePath);
+  const rootTypeMiss = (i: number) =>
+    groups[i]!.some((e) => !("issue" in e) && e.keyword === "type" && e.instancePath === u.instancePath);
   const skipped = plan.branches.map((_, i) => rootTypeMiss(i) || plan.nullOnly[i]!);
   if (skipped.every(Boolean)) {
     const expected = typesOfPlan(plan);
     if (expected !== null) {
-      return [synthetic(u, { path: u.instancePath, code: "invalid_type", message: `${fieldLabel(u.instancePath)} must be ${expected}`, expected, received: showTyped(data) })];
+      return [
+        synthetic(u, {
+          path: u.instancePath,
+          code: "invalid_type",
+          message: `${fieldLabel(u.instancePath)} must be ${expected}`,
+          expected,
+          received: showTyped(data),
+        }),
+      ];
     }
   }
   // Untagged: the branch of the right type with the fewest errors is most likely the one meant.

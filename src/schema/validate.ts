@@ -15,7 +15,8 @@ import { ToolgateError } from "../core/errors.js";
 import { issuesFrom } from "./issues.js";
 
 // ajv-formats is CommonJS: under NodeNext its default import is the module namespace.
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv | Ajv2020) => void;
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
+  addFormatsModule) as unknown as (ajv: Ajv | Ajv2020) => void;
 
 /**
  * The verdict. On a refusal, `issues` is built from Ajv's errors when first read and kept:
@@ -26,12 +27,20 @@ export type ValidationResult<T = unknown> = { ok: true; value: T } | { ok: false
 
 export interface Validator {
   /** Validates `args` against `spec.inputSchema` (compiled on first use, then cached). Never throws for bad arguments. */
-  validate<T = unknown>(spec: { name: string; inputSchema: Record<string, unknown> }, args: unknown): ValidationResult<T>;
+  validate<T = unknown>(
+    spec: { name: string; inputSchema: Record<string, unknown> },
+    args: unknown,
+  ): ValidationResult<T>;
   /** Compiles a schema ahead of time; throws ToolgateError `schema_invalid` when Ajv cannot use it. */
   compile(spec: { name: string; inputSchema: Record<string, unknown> }): void;
 }
 
-const TOO_DEEP: ObservationIssue = { path: "", code: "too_deep", message: "arguments are nested too deeply to validate", expected: "arguments nested at most a few hundred levels" };
+const TOO_DEEP: ObservationIssue = {
+  path: "",
+  code: "too_deep",
+  message: "arguments are nested too deeply to validate",
+  expected: "arguments nested at most a few hundred levels",
+};
 
 /**
  * A refusal whose issues are built from Ajv's errors (a fresh array per call) on first read.
@@ -63,7 +72,14 @@ type Dialect = "2020" | "07";
 
 function makeAjv(dialect: Dialect, unicodeRegExp: boolean): Ajv | Ajv2020 {
   // allErrors: a model fixes every field in one turn; verbose: issues need the schema and data of each error.
-  const options = { allErrors: true, verbose: true, strict: false, unicodeRegExp, logger: false as const, validateSchema: false };
+  const options = {
+    allErrors: true,
+    verbose: true,
+    strict: false,
+    unicodeRegExp,
+    logger: false as const,
+    validateSchema: false,
+  };
   const ajv = dialect === "07" ? new Ajv(options) : new Ajv2020(options);
   addFormats(ajv);
   return ajv;
@@ -92,7 +108,12 @@ export function createValidator(): Validator {
           return ajvFor(dialect, unicode).compile(schema);
         } catch (err) {
           // Too deep to compile: another dialect would overflow the same way.
-          if (err instanceof RangeError) throw new ToolgateError("schema_invalid", `tool ${name}: its input schema is nested too deeply to compile (${err.message}). Flatten it or use $defs with $ref; \`toolgate lint\` shows where.`, { cause: err });
+          if (err instanceof RangeError)
+            throw new ToolgateError(
+              "schema_invalid",
+              `tool ${name}: its input schema is nested too deeply to compile (${err.message}). Flatten it or use $defs with $ref; \`toolgate lint\` shows where.`,
+              { cause: err },
+            );
           first ??= err;
           if (/already exists/.test((err as Error).message)) {
             try {
@@ -104,18 +125,30 @@ export function createValidator(): Validator {
         }
       }
     }
-    throw new ToolgateError("schema_invalid", `tool ${name}: its input schema cannot be compiled: ${(first as Error).message}. Fix the schema (run \`toolgate lint\` on it).`, { cause: first });
+    throw new ToolgateError(
+      "schema_invalid",
+      `tool ${name}: its input schema cannot be compiled: ${(first as Error).message}. Fix the schema (run \`toolgate lint\` on it).`,
+      { cause: first },
+    );
   }
 
   function get(name: string, schema: Record<string, unknown>): ValidateFunction {
-    if (typeof schema !== "object" || schema === null) throw new ToolgateError("schema_invalid", `tool ${name}: inputSchema must be a JSON Schema object; received ${schema === null ? "null" : typeof schema}.`);
+    if (typeof schema !== "object" || schema === null)
+      throw new ToolgateError(
+        "schema_invalid",
+        `tool ${name}: inputSchema must be a JSON Schema object; received ${schema === null ? "null" : typeof schema}.`,
+      );
     let fn = cache.get(schema);
     if (!fn) {
       try {
         fn = compileSchema(name, schema);
       } catch (err) {
         if (err instanceof ToolgateError) throw err;
-        throw new ToolgateError("schema_invalid", `tool ${name}: its input schema cannot be compiled: ${(err as Error).message}`, { cause: err });
+        throw new ToolgateError(
+          "schema_invalid",
+          `tool ${name}: its input schema cannot be compiled: ${(err as Error).message}`,
+          { cause: err },
+        );
       }
       cache.set(schema, fn);
     }

@@ -28,14 +28,21 @@ const NONCE_BYTES = 32;
  */
 export function claimStateDirInWorkspace(dir: string, records: string): { created: boolean } {
   ensurePrivateDir(records, "toolgate's per-user state folder");
-  const record = join(records, `workspace-dir-${createHash("sha256").update(basename(dir)).digest("hex").slice(0, 32)}`);
+  const record = join(
+    records,
+    `workspace-dir-${createHash("sha256").update(basename(dir)).digest("hex").slice(0, 32)}`,
+  );
   let created = false;
   try {
     mkdirSync(dir, { mode: 0o700 });
     created = true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "EEXIST") {
-      throw new ToolgateError("state_dir_unusable", `cannot create the state folder ${dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+      throw new ToolgateError(
+        "state_dir_unusable",
+        `cannot create the state folder ${dir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+        { cause: err },
+      );
     }
   }
   checkPrivateDir(dir, "the state folder");
@@ -51,7 +58,8 @@ export function claimStateDirInWorkspace(dir: string, records: string): { create
   const expected = readSmall(record);
   if (expected === null) throw notOurs(dir, `toolgate has no record of creating it (none in ${records})`);
   const found = readSmall(join(dir, MARKER_FILE));
-  if (found === null || !sameText(found, expected)) throw notOurs(dir, `its ${MARKER_FILE} does not hold the nonce toolgate recorded when it created the folder`);
+  if (found === null || !sameText(found, expected))
+    throw notOurs(dir, `its ${MARKER_FILE} does not hold the nonce toolgate recorded when it created the folder`);
   return { created };
 }
 

@@ -58,7 +58,10 @@ export function realWorkspace(workspace: string): string {
 /** `<name>-<16 hex of sha256(real path)>`; the name keeps only characters safe in a file name. */
 export function workspaceKey(workspace: string): string {
   const real = realWorkspace(workspace);
-  const name = basename(real).replace(/[^A-Za-z0-9._-]/g, "_").replace(/^\.+/, "").slice(0, 40);
+  const name = basename(real)
+    .replace(/[^A-Za-z0-9._-]/g, "_")
+    .replace(/^\.+/, "")
+    .slice(0, 40);
   const hash = createHash("sha256").update(real).digest("hex").slice(0, 16);
   return name ? `${name}-${hash}` : hash;
 }

@@ -12,7 +12,14 @@ import { existsSync, realpathSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { ToolgateError } from "../core/errors.js";
 import { claimStateDirInWorkspace } from "./in-workspace.js";
-import { AUDIT_FILE, STATE_DB_FILE, defaultKeyFile, defaultStateDir, realWorkspace, sqliteUrlPath } from "./location.js";
+import {
+  AUDIT_FILE,
+  STATE_DB_FILE,
+  defaultKeyFile,
+  defaultStateDir,
+  realWorkspace,
+  sqliteUrlPath,
+} from "./location.js";
 import { ensurePrivateDir, isInside, realish } from "./private.js";
 
 export interface StatePlacementInput {
@@ -78,7 +85,13 @@ export function placeState(input: StatePlacementInput): StatePlacement {
       ensurePrivateDir(folder, "the state folder");
     }
   }
-  return { workspace, store: dbFile === null ? input.store : `sqlite:${dbFile}`, audit, hidden, notes: legacyNotes(workspace, hidden, dbFile) };
+  return {
+    workspace,
+    store: dbFile === null ? input.store : `sqlite:${dbFile}`,
+    audit,
+    hidden,
+    notes: legacyNotes(workspace, hidden, dbFile),
+  };
 }
 
 /**
@@ -162,7 +175,10 @@ function legacyNotes(workspace: string, hidden: string[], dbFile: string | null)
   const old = join(workspace, ".toolgate");
   const oldDb = join(old, STATE_DB_FILE);
   if (hidden.includes(old) || dbFile === oldDb || !existsSync(oldDb)) return [];
-  const move = dbFile === null ? "" : `; if toolgate itself wrote that file and you trust it, stop toolgate and move it: mv ${oldDb} ${dbFile}`;
+  const move =
+    dbFile === null
+      ? ""
+      : `; if toolgate itself wrote that file and you trust it, stop toolgate and move it: mv ${oldDb} ${dbFile}`;
   return [
     `note: ${oldDb} is not used: toolgate keeps its state outside the workspace${dbFile === null ? "" : `, in ${dbFile}`}, where the agent cannot write. Anything in the workspace may have been written by the agent or shipped with the repository${move}`,
   ];

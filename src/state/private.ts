@@ -11,7 +11,18 @@
  * tightened to 0600. Every refusal is a ToolgateError `unsafe_state_path` naming the path, what
  * is wrong and the fix.
  */
-import { closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, realpathSync, type Stats } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readlinkSync,
+  realpathSync,
+  type Stats,
+} from "node:fs";
 import { basename, dirname, join, sep } from "node:path";
 import { ToolgateError, type ToolgateErrorCode } from "../core/errors.js";
 
@@ -48,13 +59,19 @@ export function checkPrivateDir(dir: string, what: string): void {
   const st = lstatOrNull(dir);
   if (st === null) throw unsafe(`${what} ${dir} does not exist`);
   if (st.isSymbolicLink()) {
-    throw unsafe(`${what} ${dir} is a symbolic link (to ${target(dir)}); toolgate does not follow links to its own state, which could be pointed anywhere; name the real folder instead, or remove the link`);
+    throw unsafe(
+      `${what} ${dir} is a symbolic link (to ${target(dir)}); toolgate does not follow links to its own state, which could be pointed anywhere; name the real folder instead, or remove the link`,
+    );
   }
   if (!st.isDirectory()) throw unsafe(`${what} ${dir} is not a directory; remove it or choose another folder`);
   checkOwner(st, dir, what);
   if ((st.mode & 0o022) !== 0) {
-    const who = [(st.mode & 0o020) !== 0 ? "its group" : "", (st.mode & 0o002) !== 0 ? "every user" : ""].filter(Boolean).join(" and ");
-    throw unsafe(`${what} ${dir} is writable by ${who} (mode ${octal(st.mode)}), who could replace the files in it; make it yours alone (chmod 700 ${dir}) or choose another folder`);
+    const who = [(st.mode & 0o020) !== 0 ? "its group" : "", (st.mode & 0o002) !== 0 ? "every user" : ""]
+      .filter(Boolean)
+      .join(" and ");
+    throw unsafe(
+      `${what} ${dir} is writable by ${who} (mode ${octal(st.mode)}), who could replace the files in it; make it yours alone (chmod 700 ${dir}) or choose another folder`,
+    );
   }
 }
 
@@ -82,7 +99,9 @@ export function preparePrivateFile(path: string, what: string): FileId {
 export function checkSameFile(path: string, id: FileId, what: string): void {
   const st = lstatOrNull(path);
   if (st === null || st.isSymbolicLink() || st.dev !== id.dev || st.ino !== id.ino) {
-    throw unsafe(`${what} ${path} was replaced while toolgate opened it; check what changes that folder, then start again`);
+    throw unsafe(
+      `${what} ${path} was replaced while toolgate opened it; check what changes that folder, then start again`,
+    );
   }
 }
 
@@ -126,9 +145,16 @@ function openChecked(path: string, flags: number, what: string): number {
     fd = openSync(path, flags | O_NOFOLLOW | O_NONBLOCK, 0o600);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ELOOP") throw unsafe(`${what} ${path} is a symbolic link (to ${target(path)}); toolgate does not follow links to its own state; remove the link`, "unsafe_state_path", err);
-    if (code === "ENXIO") throw unsafe(`${what} ${path} is not a regular file (a FIFO or socket); remove it`, "unsafe_state_path", err);
-    if (code === "EISDIR") throw unsafe(`${what} ${path} is a directory; remove it or choose another file`, "unsafe_state_path", err);
+    if (code === "ELOOP")
+      throw unsafe(
+        `${what} ${path} is a symbolic link (to ${target(path)}); toolgate does not follow links to its own state; remove the link`,
+        "unsafe_state_path",
+        err,
+      );
+    if (code === "ENXIO")
+      throw unsafe(`${what} ${path} is not a regular file (a FIFO or socket); remove it`, "unsafe_state_path", err);
+    if (code === "EISDIR")
+      throw unsafe(`${what} ${path} is a directory; remove it or choose another file`, "unsafe_state_path", err);
     if (code === "EEXIST") throw unsafe(`${what} ${path} already exists; remove it`, "unsafe_state_path", err);
     throw unsafe(`cannot open ${what} ${path}: ${code ?? (err as Error).message}`, "state_dir_unusable", err);
   }
@@ -147,14 +173,18 @@ function checkFile(st: Stats, path: string, what: string): void {
   if (!st.isFile()) throw unsafe(`${what} ${path} is not a regular file; remove it`);
   checkOwner(st, path, what);
   if (st.nlink !== 1) {
-    throw unsafe(`${what} ${path} has ${st.nlink} names (hard links): writing it would change a file elsewhere too; remove the other links, or this file`);
+    throw unsafe(
+      `${what} ${path} has ${st.nlink} names (hard links): writing it would change a file elsewhere too; remove the other links, or this file`,
+    );
   }
 }
 
 function checkOwner(st: Stats, path: string, what: string): void {
   const uid = me();
   if (uid !== null && st.uid !== uid) {
-    throw unsafe(`${what} ${path} belongs to uid ${st.uid}, not to this user (uid ${uid}): another account could change what toolgate reads there; use a folder of your own, or run toolgate as uid ${st.uid}`);
+    throw unsafe(
+      `${what} ${path} belongs to uid ${st.uid}, not to this user (uid ${uid}): another account could change what toolgate reads there; use a folder of your own, or run toolgate as uid ${st.uid}`,
+    );
   }
 }
 
@@ -163,7 +193,11 @@ function lstatOrNull(path: string): Stats | null {
     return lstatSync(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw unsafe(`cannot inspect ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, "state_dir_unusable", err);
+    throw unsafe(
+      `cannot inspect ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      "state_dir_unusable",
+      err,
+    );
   }
 }
 

@@ -45,12 +45,18 @@ export async function writeAtomically(target: HeldName, path: string, content: B
     }
     const now = await lstat(at(target.fd, target.name)).catch(() => null);
     if (now === null || now.dev !== original.dev || now.ino !== original.ino) {
-      throw new NoEffectError(`${path} was replaced or removed while file_edit worked on it; the file is unchanged: view it again and retry`, "version_mismatch");
+      throw new NoEffectError(
+        `${path} was replaced or removed while file_edit worked on it; the file is unchanged: view it again and retry`,
+        "version_mismatch",
+      );
     }
     await rename(at(target.fd, temp), at(target.fd, target.name));
   } catch (err) {
     await unlink(at(target.fd, temp)).catch(() => undefined);
     if (err instanceof NoEffectError) throw err;
-    throw new NoEffectError(`could not write ${path}: ${(err as Error).message}; the file is unchanged`, "write_failed");
+    throw new NoEffectError(
+      `could not write ${path}: ${(err as Error).message}; the file is unchanged`,
+      "write_failed",
+    );
   }
 }

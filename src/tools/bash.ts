@@ -61,18 +61,29 @@ export function bashLimits(given: Partial<BashLimits> = {}): BashLimits {
  * positive number (an integer when in `whole`) where the default is a number, a non-empty string
  * where it is a string. Throws an Error naming the field, what it must be and what arrived.
  */
-export function checkedLimits<T extends object>(tool: string, defaults: T, given: Partial<T>, whole: ReadonlySet<string>): T {
+export function checkedLimits<T extends object>(
+  tool: string,
+  defaults: T,
+  given: Partial<T>,
+  whole: ReadonlySet<string>,
+): T {
   const known = Object.keys(defaults);
   for (const [key, value] of Object.entries(given)) {
-    if (!known.includes(key)) throw new Error(`limits.${tool}.${key} is not a ${tool} limit; the limits are ${known.join(", ")}`);
+    if (!known.includes(key))
+      throw new Error(`limits.${tool}.${key} is not a ${tool} limit; the limits are ${known.join(", ")}`);
     const example = defaults[key as keyof T];
     if (typeof example === "string") {
-      if (typeof value !== "string" || value === "") throw new Error(`limits.${tool}.${key} must be a non-empty string; received ${JSON.stringify(value)}; example ${JSON.stringify(example)} (the default)`);
+      if (typeof value !== "string" || value === "")
+        throw new Error(
+          `limits.${tool}.${key} must be a non-empty string; received ${JSON.stringify(value)}; example ${JSON.stringify(example)} (the default)`,
+        );
       continue;
     }
     const isWhole = whole.has(key);
     if (typeof value !== "number" || !Number.isFinite(value) || value <= 0 || (isWhole && !Number.isInteger(value))) {
-      throw new Error(`limits.${tool}.${key} must be a positive ${isWhole ? "integer" : "number"}; received ${JSON.stringify(value)}; example ${String(example)} (the default)`);
+      throw new Error(
+        `limits.${tool}.${key} must be a positive ${isWhole ? "integer" : "number"}; received ${JSON.stringify(value)}; example ${String(example)} (the default)`,
+      );
     }
   }
   return { ...defaults, ...given };
@@ -86,7 +97,10 @@ export function launcherChooser(launcher: SandboxLauncher, allowUnsandboxed: boo
       if (problem === null) return launcher;
       if (allowUnsandboxed) return createUnsandboxed();
       chosen = undefined; // the operator may install it; look again next call
-      throw new NoEffectError(`${problem}. Nothing was run. (The operator can opt out of the sandbox explicitly with allowUnsandboxed, at the risk of running commands on the host.)`, "sandbox_unavailable");
+      throw new NoEffectError(
+        `${problem}. Nothing was run. (The operator can opt out of the sandbox explicitly with allowUnsandboxed, at the risk of running commands on the host.)`,
+        "sandbox_unavailable",
+      );
     }));
 }
 
@@ -126,7 +140,11 @@ export interface EnvelopePaths {
 }
 
 /** Hidden and read-only paths of a workspace (none for a bare root path). */
-export function envelopePaths(ws: string | EnvelopePaths): { root: string; hidden: readonly string[]; readOnly: readonly string[] } {
+export function envelopePaths(ws: string | EnvelopePaths): {
+  root: string;
+  hidden: readonly string[];
+  readOnly: readonly string[];
+} {
   if (typeof ws === "string") return { root: ws, hidden: [], readOnly: [] };
   return { root: ws.root, hidden: ws.hidden ?? [], readOnly: ws.readOnly ?? [] };
 }
@@ -153,14 +171,18 @@ export async function executeBash(
         timeout_ms: timeout,
         output_bytes: limits.output_bytes,
         output_tokens: limits.output_tokens,
-        ...(ctx?.budget_tokens !== undefined ? { total_tokens: streamTokens(ctx.budget_tokens, ctx.call_id ?? "", limits) } : {}),
+        ...(ctx?.budget_tokens !== undefined
+          ? { total_tokens: streamTokens(ctx.budget_tokens, ctx.call_id ?? "", limits) }
+          : {}),
         ...(ctx?.signal ? { signal: ctx.signal } : {}),
       },
     );
     if (!outcome.ran && !outcome.aborted) throw notStarted(outcome);
     if (outcome.aborted) {
       // The command may have done part of its work: the gateway records the call as in doubt.
-      throw new Error(`bash_execute was aborted by the caller after ${outcome.duration_ms} ms; its whole process tree was killed, and it may have done part of its work`);
+      throw new Error(
+        `bash_execute was aborted by the caller after ${outcome.duration_ms} ms; its whole process tree was killed, and it may have done part of its work`,
+      );
     }
     const denied = sandboxDenials(outcome, root, limits, readOnly);
     const output: Record<string, JsonValue> = {
@@ -176,7 +198,10 @@ export async function executeBash(
       sandbox_denied: denied.map((d) => ({ ...d })),
     };
     const omitted = outcome.stdout.omitted_bytes + outcome.stderr.omitted_bytes;
-    return toolResult(output, { text: render(outcome, launcher, timeout, denied), ...(omitted > 0 ? { truncated: { omitted, unit: omitted === 1 ? "byte" : "bytes" } } : {}) });
+    return toolResult(output, {
+      text: render(outcome, launcher, timeout, denied),
+      ...(omitted > 0 ? { truncated: { omitted, unit: omitted === 1 ? "byte" : "bytes" } } : {}),
+    });
   } finally {
     leave();
   }
@@ -186,9 +211,12 @@ export async function executeBash(
 function notStarted(o: RunOutcome): NoEffectError {
   const said = o.report.setup_error ?? (o.stderr.text.trim() || `exit status ${o.exit_code}`);
   const cgroup = /cgroup/.test(said)
-    ? " Fix: let toolgate's user write that cgroup folder (or remove it if an earlier run as root created it), or create the catalog with sandbox cgroups \"off\" to bound runs by ulimit alone."
+    ? ' Fix: let toolgate\'s user write that cgroup folder (or remove it if an earlier run as root created it), or create the catalog with sandbox cgroups "off" to bound runs by ulimit alone.'
     : "";
-  return new NoEffectError(`bash_execute's sandbox could not start the command: ${said}; nothing was run.${cgroup}`, "sandbox_unavailable");
+  return new NoEffectError(
+    `bash_execute's sandbox could not start the command: ${said}; nothing was run.${cgroup}`,
+    "sandbox_unavailable",
+  );
 }
 
 /** Room for the status line, the stream labels, a sandbox-denial and a timeout line. */
@@ -196,16 +224,29 @@ const TEXT_FRAME_TOKENS = 100;
 
 /** Tokens both streams may take under the call's budget: the gateway's frame (as if replayed) and the text's own lines left out. */
 function streamTokens(budget_tokens: number, call_id: string, limits: BashLimits): number {
-  const frame = { tool: "bash_execute", authority: "A2" as const, replay: true, tool_truncated: { omitted: 1e15, unit: "bytes" } };
-  return Math.max(2 * MARKER_TOKENS, textBudget({ budget_tokens, call_id }, frame, 2 * (limits.output_tokens + MARKER_TOKENS)) - TEXT_FRAME_TOKENS);
+  const frame = {
+    tool: "bash_execute",
+    authority: "A2" as const,
+    replay: true,
+    tool_truncated: { omitted: 1e15, unit: "bytes" },
+  };
+  return Math.max(
+    2 * MARKER_TOKENS,
+    textBudget({ budget_tokens, call_id }, frame, 2 * (limits.output_tokens + MARKER_TOKENS)) - TEXT_FRAME_TOKENS,
+  );
 }
 
 function render(o: RunOutcome, launcher: SandboxLauncher, timeout: number, denied: { message: string }[]): string {
-  const status = o.timed_out ? `timed out after ${timeout} ms: the whole process tree was killed` : `exit_code ${o.exit_code}${o.signal ? ` (signal ${o.signal})` : ""}`;
-  const parts = [`${status} · duration_ms ${o.duration_ms} · sandbox ${launcher.isolated ? launcher.name : "NONE (unsandboxed opt-out)"}`];
+  const status = o.timed_out
+    ? `timed out after ${timeout} ms: the whole process tree was killed`
+    : `exit_code ${o.exit_code}${o.signal ? ` (signal ${o.signal})` : ""}`;
+  const parts = [
+    `${status} · duration_ms ${o.duration_ms} · sandbox ${launcher.isolated ? launcher.name : "NONE (unsandboxed opt-out)"}`,
+  ];
   parts.push(o.stdout.text ? `[stdout]\n${o.stdout.text.replace(/\n$/, "")}` : "[stdout empty]");
   if (o.stderr.text) parts.push(`[stderr]\n${o.stderr.text.replace(/\n$/, "")}`);
   for (const d of denied) parts.push(`[sandbox denied: ${d.message}]`);
-  if (o.timed_out) parts.push(`[raise timeout_ms (up to 300000) or run a smaller step; background processes do not outlive the call]`);
+  if (o.timed_out)
+    parts.push(`[raise timeout_ms (up to 300000) or run a smaller step; background processes do not outlive the call]`);
   return parts.join("\n");
 }

@@ -18,7 +18,11 @@ export type BudgetContext = Pick<ToolContext, "budget_tokens" | "call_id">;
  * called outside a gateway. `frame` describes what the gateway adds: pass the post-state and the
  * continuation with their largest numbers.
  */
-export function textBudget(ctx: BudgetContext | undefined, frame: Omit<ResultParts, "output" | "text" | "call_id">, cap: number): number {
+export function textBudget(
+  ctx: BudgetContext | undefined,
+  frame: Omit<ResultParts, "output" | "text" | "call_id">,
+  cap: number,
+): number {
   if (!ctx) return cap;
   return Math.max(MIN_TEXT_TOKENS, Math.min(cap, ctx.budget_tokens - frameTokens({ ...frame, call_id: ctx.call_id })));
 }

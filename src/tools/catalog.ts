@@ -8,7 +8,14 @@
 import { z } from "zod";
 import { defineTool } from "../schema/define.js";
 import type { ToolSpec } from "../core/tool.js";
-import { bashLimits as checkedBashLimits, callGate, DEFAULT_TIMEOUT_MS, executeBash, launcherChooser, type BashLimits } from "./bash.js";
+import {
+  bashLimits as checkedBashLimits,
+  callGate,
+  DEFAULT_TIMEOUT_MS,
+  executeBash,
+  launcherChooser,
+  type BashLimits,
+} from "./bash.js";
 import { DEFAULT_EDIT_LIMITS, editFile, probeEdit, type EditLimits } from "./edit.js";
 import { grepLimits as checkedGrepLimits, grepSearch, type GrepLimits } from "./grep.js";
 import { createBubblewrap } from "./sandbox/bubblewrap.js";
@@ -57,7 +64,12 @@ export interface CodingCatalogOptions {
    */
   protectedPaths?: string[];
   /** Output, window, size and process bounds; every field optional (defaults in bash.ts, view.ts, edit.ts, grep.ts). */
-  limits?: { bash?: Partial<BashLimits>; view?: Partial<ViewLimits>; edit?: Partial<EditLimits>; grep?: Partial<GrepLimits> };
+  limits?: {
+    bash?: Partial<BashLimits>;
+    view?: Partial<ViewLimits>;
+    edit?: Partial<EditLimits>;
+    grep?: Partial<GrepLimits>;
+  };
 }
 
 const path = (what: string) => z.string().max(1024).describe(what);
@@ -81,7 +93,9 @@ const bashOutput = z.object({
   stderr: z.string().describe("Captured stderr, long output cut and marked."),
   stdout_omitted_bytes: count("stdout bytes cut."),
   stderr_omitted_bytes: count("stderr bytes cut."),
-  sandbox_denied: z.array(z.object({ code: z.string().describe("Stable code."), message: z.string().describe("What was denied.") })).describe("Sandbox denials recognised in the output."),
+  sandbox_denied: z
+    .array(z.object({ code: z.string().describe("Stable code."), message: z.string().describe("What was denied.") }))
+    .describe("Sandbox denials recognised in the output."),
 });
 
 const viewOutput = z.object({
@@ -106,7 +120,13 @@ const editOutput = z.object({
   version,
   previous_version: z.string().describe("version before the edit.").optional(),
   replacements: z.int().min(1).describe("Blocks replaced.").optional(),
-  changed_lines: z.object({ start: z.int().min(0).describe("First changed line."), end: z.int().min(0).describe("Last changed line.") }).describe("Where the change landed.").optional(),
+  changed_lines: z
+    .object({
+      start: z.int().min(0).describe("First changed line."),
+      end: z.int().min(0).describe("Last changed line."),
+    })
+    .describe("Where the change landed.")
+    .optional(),
   total_lines: count("Lines after the edit.").optional(),
   snippet: z.string().describe("Numbered lines around the change.").optional(),
   probed: z.literal(true).describe("The result comes from a probe after an interrupted attempt.").optional(),
@@ -143,7 +163,9 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
   const allowUnsandboxed = options.sandbox?.allowUnsandboxed === true;
   const warn = options.sandbox?.warn ?? ((m: string) => void process.stderr.write(m + "\n"));
   if (allowUnsandboxed) {
-    warn(`WARNING [toolgate] allowUnsandboxed is set: if the sandbox cannot start, bash_execute runs commands directly on this host, with access to everything the toolgate process can reach (workspace ${ws.root}).`);
+    warn(
+      `WARNING [toolgate] allowUnsandboxed is set: if the sandbox cannot start, bash_execute runs commands directly on this host, with access to everything the toolgate process can reach (workspace ${ws.root}).`,
+    );
   }
   const chooseLauncher = launcherChooser(catalogLauncher(options.sandbox ?? {}, warn), allowUnsandboxed);
   const gate = callGate(bashLimits.max_concurrent);
@@ -233,7 +255,8 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     check: (args) => ws.check(args.path),
     grant: async (args) => ({ op: "read", target: await ws.target(args.path) }),
     // ripgrep runs in bash_execute's envelope: the same launcher (probed once) and limits.
-    handler: (args, ctx) => grepSearch(ws, args, grepLimits, ctx.signal, ctx, { choose: chooseLauncher, limits: bashLimits, gate: grepGate }),
+    handler: (args, ctx) =>
+      grepSearch(ws, args, grepLimits, ctx.signal, ctx, { choose: chooseLauncher, limits: bashLimits, gate: grepGate }),
     timeout_ms: 60_000,
     budget_tokens: grepLimits.page_tokens + 500,
   });
@@ -242,10 +265,15 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
 }
 
 /** The launcher given, else bubblewrap with the catalog's sandbox options (which configure only that default). */
-function catalogLauncher(sandbox: NonNullable<CodingCatalogOptions["sandbox"]>, warn: (m: string) => void): SandboxLauncher {
+function catalogLauncher(
+  sandbox: NonNullable<CodingCatalogOptions["sandbox"]>,
+  warn: (m: string) => void,
+): SandboxLauncher {
   const given = (["user", "chownWorkspace", "cgroups"] as const).filter((k) => sandbox[k] !== undefined);
   if (sandbox.launcher !== undefined && given.length > 0) {
-    throw new Error(`sandbox.${given.join(", sandbox.")} configure the default launcher, and sandbox.launcher replaces it; pass them to createBubblewrap({ ... }) instead`);
+    throw new Error(
+      `sandbox.${given.join(", sandbox.")} configure the default launcher, and sandbox.launcher replaces it; pass them to createBubblewrap({ ... }) instead`,
+    );
   }
   if (sandbox.launcher !== undefined) return sandbox.launcher;
   return createBubblewrap({

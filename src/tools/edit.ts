@@ -37,7 +37,11 @@ const LISTED_MATCHES = 20;
 /** Pieces joined at once when many blocks are replaced. */
 const REPLACE_GROUP = 20_000;
 
-export async function editFile(ws: Workspace, args: EditArgs, limits: EditLimits = DEFAULT_EDIT_LIMITS): Promise<ToolResult<Record<string, JsonValue>>> {
+export async function editFile(
+  ws: Workspace,
+  args: EditArgs,
+  limits: EditLimits = DEFAULT_EDIT_LIMITS,
+): Promise<ToolResult<Record<string, JsonValue>>> {
   const opened = await ws.open(args.path, "write");
   try {
     const { bytes, stat, at } = await readRegular(opened, limits);
@@ -47,7 +51,13 @@ export async function editFile(ws: Workspace, args: EditArgs, limits: EditLimits
   }
 }
 
-async function edit(path: string, bytes: Buffer, stat: Stats, held: HeldName, args: EditArgs): Promise<ToolResult<Record<string, JsonValue>>> {
+async function edit(
+  path: string,
+  bytes: Buffer,
+  stat: Stats,
+  held: HeldName,
+  args: EditArgs,
+): Promise<ToolResult<Record<string, JsonValue>>> {
   const version = await versionOf(bytes);
   if (args.expected_version && args.expected_version !== version) {
     throw new NoEffectError(
@@ -55,12 +65,16 @@ async function edit(path: string, bytes: Buffer, stat: Stats, held: HeldName, ar
       "version_mismatch",
     );
   }
-  if (binaryMarker(bytes) !== -1) throw new NoEffectError(`${path} is a binary file; file_edit edits text only`, "binary_file");
+  if (binaryMarker(bytes) !== -1)
+    throw new NoEffectError(`${path} is a binary file; file_edit edits text only`, "binary_file");
   let raw: string;
   try {
     raw = strict.decode(bytes);
   } catch {
-    throw new NoEffectError(`${path} is not valid UTF-8, so replacing text could corrupt it; edit it with bash_execute (e.g. sed) instead`, "not_utf8");
+    throw new NoEffectError(
+      `${path} is not valid UTF-8, so replacing text could corrupt it; edit it with bash_execute (e.g. sed) instead`,
+      "not_utf8",
+    );
   }
   // A CRLF file is edited in LF form (file_view shows lines without "\r") and written back as CRLF.
   const crlf = (await lineStats(raw)).endings === "CRLF";
@@ -90,7 +104,10 @@ async function edit(path: string, bytes: Buffer, stat: Stats, held: HeldName, ar
   // Where the change landed in the new text: shift each start by the growth of earlier replacements.
   const delta = newStr.length - oldStr.length;
   const lastStart = starts[starts.length - 1]! + delta * (starts.length - 1);
-  const [firstLine, lastAt] = (await lineNumbers(edited, [starts[0]!, lastStart + Math.max(newStr.length - 1, 0)])) as [number, number];
+  const [firstLine, lastAt] = (await lineNumbers(edited, [starts[0]!, lastStart + Math.max(newStr.length - 1, 0)])) as [
+    number,
+    number,
+  ];
   const lastLine = Math.max(firstLine, lastAt);
   const snippet = await snippetAround(edited, firstLine, Math.min(lastLine, firstLine + SNIPPET_MAX_LINES - 1));
   const total = (await lineStats(edited)).count;
@@ -109,11 +126,17 @@ async function edit(path: string, bytes: Buffer, stat: Stats, held: HeldName, ar
   });
 }
 
-async function readRegular(opened: Awaited<ReturnType<Workspace["open"]>>, limits: EditLimits): Promise<{ bytes: Buffer; stat: Stats; at: HeldName }> {
+async function readRegular(
+  opened: Awaited<ReturnType<Workspace["open"]>>,
+  limits: EditLimits,
+): Promise<{ bytes: Buffer; stat: Stats; at: HeldName }> {
   const path = opened.path;
   if (opened.kind === "missing") {
     const why = opened.notDir ? " (a folder on the way is a file)" : "";
-    throw new NoEffectError(`path ${path} does not exist${why}; file_edit changes existing files (create one with bash_execute, e.g. printf '...' > ${path})`, "not_found");
+    throw new NoEffectError(
+      `path ${path} does not exist${why}; file_edit changes existing files (create one with bash_execute, e.g. printf '...' > ${path})`,
+      "not_found",
+    );
   }
   if (!opened.stat.isFile() || opened.parent === null) {
     const what = opened.stat.isDirectory() ? "a directory" : (specialKind(opened.stat) ?? "not a regular file");
@@ -155,8 +178,12 @@ async function noMatchMessage(path: string, text: string, oldStr: string): Promi
   if (near !== null && "skipped" in near) {
     return `${base} No near-match is named: ${near.skipped}. Find the exact text with grep_search or file_view and copy it, including indentation.`;
   }
-  if (near === null) return `${base} No similar block was found; view the file with file_view and copy the exact text, including indentation.`;
-  const how = near.differs === "content" ? `a similar block (similarity ${near.similarity})` : `the same text with different ${near.differs}`;
+  if (near === null)
+    return `${base} No similar block was found; view the file with file_view and copy the exact text, including indentation.`;
+  const how =
+    near.differs === "content"
+      ? `a similar block (similarity ${near.similarity})`
+      : `the same text with different ${near.differs}`;
   const shown = await snippetAround(text, near.line, near.line + Math.min(near.lines, 5) - 1, 0);
   return `${base} Closest near-match: ${how} at line ${near.line}:\n${shown}\nCopy the exact text from the file (file_view shows it) and retry.`;
 }
@@ -174,7 +201,11 @@ async function snippetAround(text: string, from: number, to: number, context = S
  * and a non-empty new_str absent → not applied; anything else (new_str contains old_str, or an
  * empty new_str with old_str present) cannot be told apart → unknown, for a person to settle.
  */
-export async function probeEdit(ws: Workspace, args: EditArgs, limits: EditLimits = DEFAULT_EDIT_LIMITS): Promise<ProbeOutcome> {
+export async function probeEdit(
+  ws: Workspace,
+  args: EditArgs,
+  limits: EditLimits = DEFAULT_EDIT_LIMITS,
+): Promise<ProbeOutcome> {
   const opened = await ws.open(args.path, "read");
   const path = opened.path;
   let text: string;

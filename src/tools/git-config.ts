@@ -92,7 +92,9 @@ export function parseGitConfig(text: string): GitConfigEntry[] {
       i++;
       const dot = name.indexOf(".");
       // The old form: the part after the first dot is a subsection, lower-cased.
-      return dot === -1 ? [name.toLowerCase(), null] : [name.slice(0, dot).toLowerCase(), name.slice(dot + 1).toLowerCase()];
+      return dot === -1
+        ? [name.toLowerCase(), null]
+        : [name.slice(0, dot).toLowerCase(), name.slice(dot + 1).toLowerCase()];
     }
     if (text[i] !== '"' || name.includes(".")) return null;
     i++;

@@ -20,7 +20,8 @@ import { NoEffectError } from "../core/errors.js";
 import { parseGitConfig, type GitConfigEntry } from "./git-config.js";
 
 /** What `read` finds at a path: a regular file's text (at most `limit` bytes, else `tooLarge`), a folder, or nothing usable. */
-export type GitFile = { kind: "file"; text: string } | { kind: "tooLarge"; bytes: number } | { kind: "dir" } | { kind: "none" };
+export type GitFile =
+  { kind: "file"; text: string } | { kind: "tooLarge"; bytes: number } | { kind: "dir" } | { kind: "none" };
 
 export interface GitNamedIO {
   read(path: string, limit: number): Promise<GitFile>;
@@ -86,10 +87,34 @@ const KEY_KINDS: Record<string, Kind> = {
 
 /** The hooks git runs (githooks(5)): named one by one where core.hooksPath is the workspace root itself, which cannot be made read-only whole. */
 const HOOK_NAMES = [
-  "applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit", "prepare-commit-msg", "commit-msg", "post-commit",
-  "pre-rebase", "post-checkout", "post-merge", "pre-push", "pre-receive", "update", "proc-receive", "post-receive", "post-update",
-  "reference-transaction", "push-to-checkout", "pre-auto-gc", "post-rewrite", "sendemail-validate", "fsmonitor-watchman", "p4-changelist",
-  "p4-prepare-changelist", "p4-post-changelist", "p4-pre-submit", "post-index-change",
+  "applypatch-msg",
+  "pre-applypatch",
+  "post-applypatch",
+  "pre-commit",
+  "pre-merge-commit",
+  "prepare-commit-msg",
+  "commit-msg",
+  "post-commit",
+  "pre-rebase",
+  "post-checkout",
+  "post-merge",
+  "pre-push",
+  "pre-receive",
+  "update",
+  "proc-receive",
+  "post-receive",
+  "post-update",
+  "reference-transaction",
+  "push-to-checkout",
+  "pre-auto-gc",
+  "post-rewrite",
+  "sendemail-validate",
+  "fsmonitor-watchman",
+  "p4-changelist",
+  "p4-prepare-changelist",
+  "p4-post-changelist",
+  "p4-pre-submit",
+  "post-index-change",
 ];
 
 /** The keys whose values name files git runs: for the documentation and the tests. */
@@ -106,7 +131,8 @@ export async function namedByGit(root: string, io: GitNamedIO): Promise<string[]
   const inside = (p: string) => p.startsWith(root + "/");
   const name = (p: string, from: string) => {
     if (!inside(p) || named.has(p)) return;
-    if (named.size >= GIT_NAMED_PATHS) throw tooMuch(`names more than ${GIT_NAMED_PATHS} files and folders in the workspace`, from);
+    if (named.size >= GIT_NAMED_PATHS)
+      throw tooMuch(`names more than ${GIT_NAMED_PATHS} files and folders in the workspace`, from);
     named.add(p);
   };
   const readSmall = async (path: string): Promise<GitFile> => {
@@ -141,7 +167,8 @@ export async function namedByGit(root: string, io: GitNamedIO): Promise<string[]
   while (queue.length > 0) {
     const { path, depth } = queue.shift()!;
     if (read.has(path)) continue;
-    if (read.size >= GIT_CONFIG_FILES) throw tooMuch(`includes more than ${GIT_CONFIG_FILES} config files in all`, path);
+    if (read.size >= GIT_CONFIG_FILES)
+      throw tooMuch(`includes more than ${GIT_CONFIG_FILES} config files in all`, path);
     read.add(path);
     const file = await readSmall(path);
     if (file.kind !== "file") continue;
@@ -258,7 +285,8 @@ function fingerprint(path: string, racyMs: number): string | null {
   const target = statOrNull(() => statSync(path, { bigint: true, throwIfNoEntry: false }));
   const recent = (st: BigIntStats) => Date.now() - Number(st.ctimeNs / 1_000_000n) < racyMs;
   if (recent(entry) || (target !== undefined && recent(target))) return null;
-  const id = (st: BigIntStats | undefined) => (st === undefined ? "-" : `${st.dev}:${st.ino}:${st.mode}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`);
+  const id = (st: BigIntStats | undefined) =>
+    st === undefined ? "-" : `${st.dev}:${st.ino}:${st.mode}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
   return `${id(entry)}|${id(target)}`;
 }
 

@@ -52,8 +52,7 @@ export class RgEventReader {
       if (this.long) {
         this.long.feed(piece);
         this.peakBytes = Math.max(this.peakBytes, this.long.heldBytes());
-      }
-      else if (!this.skipping) this.collect(piece);
+      } else if (!this.skipping) this.collect(piece);
       if (nl === -1) return;
       this.finishEvent();
       pos = nl + 1;
@@ -139,4 +138,3 @@ function parseMatch(json: string, textChars: number): Match {
   const column = Buffer.from(lineText, "utf8").subarray(0, byteStart).toString("utf8").length + 1;
   return { path: asText(data.path), line: data.line_number, column, text: cut(lineText, column, textChars) };
 }
-

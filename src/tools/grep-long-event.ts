@@ -79,7 +79,16 @@ export class LongEvent {
       } else {
         const c = buf[i]!;
         if (c === 0x22) {
-          this.tokens.push({ kind: "str", head: [], headBytes: 0, bytes: 0, escapes: 0, unicode: 0, ascii: true, tail: "" });
+          this.tokens.push({
+            kind: "str",
+            head: [],
+            headBytes: 0,
+            bytes: 0,
+            escapes: 0,
+            unicode: 0,
+            ascii: true,
+            tail: "",
+          });
           this.state = "str";
         } else if ((c >= 0x30 && c <= 0x39) || c === 0x2d) {
           this.tokens.push({ kind: "num", text: "" });
@@ -114,13 +123,23 @@ export class LongEvent {
    */
   result(textChars: number): Match | null {
     const t = this.tokens;
-    const key = (i: number, ...names: string[]) => t[i]?.kind === "str" && names.includes(decode(t[i] as StrToken).value);
-    const ok = key(0, "type") && key(2, "data") && key(3, "path") && key(4, "text", "bytes") && key(6, "lines") && key(7, "text", "bytes") && key(9, "line_number") && t[10]?.kind === "num";
+    const key = (i: number, ...names: string[]) =>
+      t[i]?.kind === "str" && names.includes(decode(t[i] as StrToken).value);
+    const ok =
+      key(0, "type") &&
+      key(2, "data") &&
+      key(3, "path") &&
+      key(4, "text", "bytes") &&
+      key(6, "lines") &&
+      key(7, "text", "bytes") &&
+      key(9, "line_number") &&
+      t[10]?.kind === "num";
     if (!ok || t[5]?.kind !== "str" || t[8]?.kind !== "str") return null;
     const path = decodeField(t[5] as StrToken, key(4, "bytes"));
     const line = decodeField(t[8] as StrToken, key(7, "bytes"));
     const lineNumber = Number((t[10] as NumToken).text);
-    const hasSub = key(13, "submatches") && key(14, "match") && t[16]?.kind === "str" && key(17, "start") && t[18]?.kind === "num";
+    const hasSub =
+      key(13, "submatches") && key(14, "match") && t[16]?.kind === "str" && key(17, "start") && t[18]?.kind === "num";
     const start = hasSub ? Number((t[18] as NumToken).text) : 0;
     const matched = hasSub ? decodeField(t[16] as StrToken, key(15, "bytes")) : { value: "", complete: true };
     const lineToken = t[8] as StrToken;
@@ -139,18 +158,29 @@ export class LongEvent {
       text = `…${matched.value.slice(0, textChars)}…`;
     }
     const unit = lineToken.ascii || start < headBytes ? "" : "; column counted in bytes";
-    return { path: path.value, line: lineNumber, column, text: `${text} [line of ${rawLength(lineToken)} bytes cut${unit}]` };
+    return {
+      path: path.value,
+      line: lineNumber,
+      column,
+      text: `${text} [line of ${rawLength(lineToken)} bytes cut${unit}]`,
+    };
   }
 }
 
 /** The line's length in bytes as ripgrep read it, without its terminator: the JSON string's length less what its escapes add. */
-const rawLength = (t: StrToken) => t.bytes - t.escapes - 4 * t.unicode - (t.tail.endsWith("\\r\\n") ? 2 : t.tail.endsWith("\\n") ? 1 : 0);
+const rawLength = (t: StrToken) =>
+  t.bytes - t.escapes - 4 * t.unicode - (t.tail.endsWith("\\r\\n") ? 2 : t.tail.endsWith("\\n") ? 1 : 0);
 
 /** JSON string content of a token's head, decoded; a cut inside an escape or a UTF-8 sequence is dropped. */
 function decode(t: StrToken): { value: string; complete: boolean } {
-  let raw = Buffer.concat(t.head).toString("utf8").replace(/\uFFFD+$/, "");
+  let raw = Buffer.concat(t.head)
+    .toString("utf8")
+    .replace(/\uFFFD+$/, "");
   const complete = t.headBytes === t.bytes;
-  if (!complete) raw = raw.replace(/\\(u[0-9a-fA-F]{0,3})?$/, (m, _u, offset: number) => (precededByOddBackslashes(raw, offset) ? m : ""));
+  if (!complete)
+    raw = raw.replace(/\\(u[0-9a-fA-F]{0,3})?$/, (m, _u, offset: number) =>
+      precededByOddBackslashes(raw, offset) ? m : "",
+    );
   try {
     return { value: JSON.parse(`"${raw}"`) as string, complete };
   } catch {
@@ -169,5 +199,10 @@ function decodeField(t: StrToken, base64: boolean): { value: string; complete: b
   const d = decode(t);
   if (!base64) return d;
   const usable = d.value.slice(0, d.value.length - (d.value.length % 4));
-  return { value: Buffer.from(usable, "base64").toString("utf8").replace(/\uFFFD+$/, ""), complete: d.complete };
+  return {
+    value: Buffer.from(usable, "base64")
+      .toString("utf8")
+      .replace(/\uFFFD+$/, ""),
+    complete: d.complete,
+  };
 }

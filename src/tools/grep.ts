@@ -50,11 +50,24 @@ export interface GrepLimits {
   max_concurrent: number;
 }
 
-export const DEFAULT_GREP_LIMITS: GrepLimits = { page: 100, page_tokens: 3000, text_chars: 200, binary: "rg", max_matches: 20_000, line_bytes: 1024 * 1024, max_concurrent: 4 };
+export const DEFAULT_GREP_LIMITS: GrepLimits = {
+  page: 100,
+  page_tokens: 3000,
+  text_chars: 200,
+  binary: "rg",
+  max_matches: 20_000,
+  line_bytes: 1024 * 1024,
+  max_concurrent: 4,
+};
 
 /** The grep limits an operator gave, merged over the defaults and checked like the bash limits (an Error naming the field). */
 export function grepLimits(given: Partial<GrepLimits> = {}): GrepLimits {
-  return checkedLimits("grep", DEFAULT_GREP_LIMITS, given, new Set(["page", "page_tokens", "text_chars", "max_matches", "line_bytes", "max_concurrent"]));
+  return checkedLimits(
+    "grep",
+    DEFAULT_GREP_LIMITS,
+    given,
+    new Set(["page", "page_tokens", "text_chars", "max_matches", "line_bytes", "max_concurrent"]),
+  );
 }
 
 /** Where ripgrep runs: the catalog's envelope (chosen once, shared with bash_execute) and its limits. */
@@ -69,7 +82,8 @@ export interface GrepEnvelope {
 
 let defaultEnvelope: GrepEnvelope | undefined;
 /** bubblewrap from PATH, for callers that do not pass the catalog's envelope. */
-const envelopeOrDefault = (e?: GrepEnvelope): GrepEnvelope => e ?? (defaultEnvelope ??= { choose: launcherChooser(createBubblewrap(), false), limits: DEFAULT_BASH_LIMITS });
+const envelopeOrDefault = (e?: GrepEnvelope): GrepEnvelope =>
+  e ?? (defaultEnvelope ??= { choose: launcherChooser(createBubblewrap(), false), limits: DEFAULT_BASH_LIMITS });
 
 /** `ctx` (from the gateway) bounds the page by the call's observation budget as well. */
 export async function grepSearch(
@@ -84,30 +98,64 @@ export async function grepSearch(
   const binary = findBinary(limits.binary);
   // --sort path: ripgrep emits files in path order (lines in order within each), so the order
   // is stable across pages and only the page's own events need parsing.
-  const rgArgs = [binary, "--json", "--sort", "path", "--no-config", "--no-require-git", ...(args.glob ? ["--glob", args.glob] : []), "-e", args.pattern, "--", path];
+  const rgArgs = [
+    binary,
+    "--json",
+    "--sort",
+    "path",
+    "--no-config",
+    "--no-require-git",
+    ...(args.glob ? ["--glob", args.glob] : []),
+    "-e",
+    args.pattern,
+    "--",
+    path,
+  ];
   const cursor = args.cursor ?? 0;
-  const { matches: lines, total: counted, stderr, code, stopped } = await runRipgrep(ws, rgArgs, { ...limits, first: cursor }, envelopeOrDefault(envelope), signal);
+  const {
+    matches: lines,
+    total: counted,
+    stderr,
+    code,
+    stopped,
+  } = await runRipgrep(ws, rgArgs, { ...limits, first: cursor }, envelopeOrDefault(envelope), signal);
   if (code === 2 && counted === 0 && !stopped) {
     // ripgrep explains where the regex (or the glob) broke; the model also needs to know how to fix it.
-    const reason = /error parsing glob/i.test(stderr) ? "invalid_glob" : /regex parse error|error parsing/i.test(stderr) ? "invalid_pattern" : "search_failed";
-    const advice = reason === "invalid_glob" ? `\n${GLOB_ADVICE}` : reason === "invalid_pattern" ? `\n${PATTERN_ADVICE}` : "";
+    const reason = /error parsing glob/i.test(stderr)
+      ? "invalid_glob"
+      : /regex parse error|error parsing/i.test(stderr)
+        ? "invalid_pattern"
+        : "search_failed";
+    const advice =
+      reason === "invalid_glob" ? `\n${GLOB_ADVICE}` : reason === "invalid_pattern" ? `\n${PATTERN_ADVICE}` : "";
     throw new NoEffectError(`ripgrep refused the search: ${stderr.trim() || "exit status 2"}${advice}`, reason);
   }
   const total = counted;
   // Like file_view's offset past the end: an empty page headed "showing 101-100" would read as
   // "no more matches" when the cursor was simply wrong.
   if (total > 0 && cursor >= total) {
-    const reach = stopped ? `; the search stops after ${total} matches, so narrow the pattern, path or glob to reach later ones` : "";
-    throw new NoEffectError(`cursor ${cursor} is past the last of the ${total} matches; use a cursor from 0 to ${total - 1} (0 is the first page; each page's next_cursor continues it)${reach}`, "cursor_out_of_range");
+    const reach = stopped
+      ? `; the search stops after ${total} matches, so narrow the pattern, path or glob to reach later ones`
+      : "";
+    throw new NoEffectError(
+      `cursor ${cursor} is past the last of the ${total} matches; use a cursor from 0 to ${total - 1} (0 is the first page; each page's next_cursor continues it)${reach}`,
+      "cursor_out_of_range",
+    );
   }
   const warnings = code === 2 ? stderr.trim().split("\n").slice(0, 3) : [];
   const header = (shown: number) =>
     total === 0
       ? `No matches for ${JSON.stringify(args.pattern)} under ${path}${args.glob ? ` (glob ${args.glob})` : ""}.`
       : `${stopped ? "More than " : ""}${total} matching lines under ${path}${stopped ? " (search stopped there: narrow the pattern, path or glob)" : ""}; showing ${cursor + 1}-${cursor + shown}:`;
-  const footer = (next: number | null) => (next === null ? "" : `\n[${total - next} more: call grep_search again with cursor ${next}]`);
+  const footer = (next: number | null) =>
+    next === null ? "" : `\n[${total - next} more: call grep_search again with cursor ${next}]`;
   const warn = warnings.length ? `\n[ripgrep warnings: ${warnings.join("; ")}]` : "";
-  const frame = { tool: "grep_search", authority: "A0" as const, next: { arguments: { ...args, path, cursor: total } as Record<string, JsonValue>, hint: `${total} more matches` }, tool_truncated: { omitted: total, unit: "matches" } };
+  const frame = {
+    tool: "grep_search",
+    authority: "A0" as const,
+    next: { arguments: { ...args, path, cursor: total } as Record<string, JsonValue>, hint: `${total} more matches` },
+    tool_truncated: { omitted: total, unit: "matches" },
+  };
   const maxTokens = textBudget(ctx, frame, limits.page_tokens) - countTokens(header(total) + footer(total) + warn) - 2;
   const page = fitPage(lines, maxTokens);
   const nextCursor = cursor + page.length < total ? cursor + page.length : null;
@@ -122,8 +170,17 @@ export async function grepSearch(
   const body = page.map(renderMatch).join("\n");
   return toolResult(output, {
     text: `${header(page.length)}${body ? `\n${body}` : ""}${footer(nextCursor)}${warn}`,
-    ...(nextCursor === null ? {} : { next: { arguments: { ...args, path, cursor: nextCursor } as Record<string, JsonValue>, hint: plural(total - nextCursor, "more match", "more matches") } }),
-    ...(nextCursor === null ? {} : { truncated: { omitted: total - nextCursor, unit: total - nextCursor === 1 ? "match" : "matches" } }),
+    ...(nextCursor === null
+      ? {}
+      : {
+          next: {
+            arguments: { ...args, path, cursor: nextCursor } as Record<string, JsonValue>,
+            hint: plural(total - nextCursor, "more match", "more matches"),
+          },
+        }),
+    ...(nextCursor === null
+      ? {}
+      : { truncated: { omitted: total - nextCursor, unit: total - nextCursor === 1 ? "match" : "matches" } }),
   });
 }
 
@@ -140,14 +197,26 @@ function fitPage(page: Match[], maxTokens: number): Match[] {
   let tokens = 0;
   for (let i = 0; i < page.length; i++) {
     tokens += countTokens(renderMatch(page[i]!)) + 1;
-    if (i > 0 && tokens > maxTokens) return page.slice(0, fitCount(i, (k) => page.slice(0, k).map(renderMatch).join("\n"), maxTokens));
+    if (i > 0 && tokens > maxTokens)
+      return page.slice(
+        0,
+        fitCount(i, (k) => page.slice(0, k).map(renderMatch).join("\n"), maxTokens),
+      );
   }
-  return page.slice(0, fitCount(page.length, (k) => page.slice(0, k).map(renderMatch).join("\n"), maxTokens));
+  return page.slice(
+    0,
+    fitCount(page.length, (k) => page.slice(0, k).map(renderMatch).join("\n"), maxTokens),
+  );
 }
 
 /** The binary as found on PATH (or as given, when absolute), or a refusal saying what to install. */
 function findBinary(binary: string): string {
-  const candidates = isAbsolute(binary) ? [binary] : (process.env.PATH ?? "/usr/bin:/bin").split(delimiter).filter(Boolean).map((d) => join(d, binary));
+  const candidates = isAbsolute(binary)
+    ? [binary]
+    : (process.env.PATH ?? "/usr/bin:/bin")
+        .split(delimiter)
+        .filter(Boolean)
+        .map((d) => join(d, binary));
   for (const c of candidates) {
     try {
       accessSync(c, constants.X_OK);
@@ -156,7 +225,10 @@ function findBinary(binary: string): string {
       // next
     }
   }
-  throw new NoEffectError(`grep_search needs ripgrep, and ${binary} was not found; install it (apt-get install -y ripgrep)`, "search_unavailable");
+  throw new NoEffectError(
+    `grep_search needs ripgrep, and ${binary} was not found; install it (apt-get install -y ripgrep)`,
+    "search_unavailable",
+  );
 }
 
 interface RipgrepRun {
@@ -172,7 +244,13 @@ interface RipgrepRun {
 /** Bytes of ripgrep's stderr kept (its warnings; the first three are shown). */
 const STDERR_BYTES = 64 * 1024;
 
-async function runRipgrep(ws: Workspace, argv: string[], o: GrepLimits & { first: number }, envelope: GrepEnvelope, signal?: AbortSignal): Promise<RipgrepRun> {
+async function runRipgrep(
+  ws: Workspace,
+  argv: string[],
+  o: GrepLimits & { first: number },
+  envelope: GrepEnvelope,
+  signal?: AbortSignal,
+): Promise<RipgrepRun> {
   const leave = envelope.gate?.enter() ?? (() => {});
   try {
     return await ripgrepIn(ws, argv, o, envelope, signal);
@@ -181,10 +259,22 @@ async function runRipgrep(ws: Workspace, argv: string[], o: GrepLimits & { first
   }
 }
 
-async function ripgrepIn(ws: Workspace, argv: string[], o: GrepLimits & { first: number }, envelope: GrepEnvelope, signal?: AbortSignal): Promise<RipgrepRun> {
+async function ripgrepIn(
+  ws: Workspace,
+  argv: string[],
+  o: GrepLimits & { first: number },
+  envelope: GrepEnvelope,
+  signal?: AbortSignal,
+): Promise<RipgrepRun> {
   const launcher = await envelope.choose();
   const { root, hidden } = envelopePaths(ws);
-  const reader = new RgEventReader({ first: o.first, count: o.page, maxMatches: o.max_matches, lineBytes: o.line_bytes, textChars: o.text_chars });
+  const reader = new RgEventReader({
+    first: o.first,
+    count: o.page,
+    maxMatches: o.max_matches,
+    lineBytes: o.line_bytes,
+    textChars: o.text_chars,
+  });
   const proc = await startInEnvelope(
     launcher,
     { command: "", argv, workspace: root, readOnlyWorkspace: true, hidden, limits: envelope.limits },
@@ -201,10 +291,26 @@ async function ripgrepIn(ws: Workspace, argv: string[], o: GrepLimits & { first:
   });
   const exit = await proc.done;
   if (!reader.stopped) reader.end();
-  if (exit.aborted) throw new NoEffectError("grep_search was stopped by the caller before ripgrep finished; nothing was changed", "search_aborted");
-  if (exit.timed_out) throw new NoEffectError(`ripgrep did not finish within ${envelope.timeout_ms ?? 60_000} ms; narrow the path or glob, then call grep_search again`, "search_timeout");
+  if (exit.aborted)
+    throw new NoEffectError(
+      "grep_search was stopped by the caller before ripgrep finished; nothing was changed",
+      "search_aborted",
+    );
+  if (exit.timed_out)
+    throw new NoEffectError(
+      `ripgrep did not finish within ${envelope.timeout_ms ?? 60_000} ms; narrow the path or glob, then call grep_search again`,
+      "search_timeout",
+    );
   // bwrap (or setpriv, or the cgroup join) failing to set up is told apart from ripgrep's own exit.
-  const setup = exit.report.setup_error ?? (!reader.stopped && exit.code !== 0 && exit.code !== 2 && /^(bwrap|setpriv|toolgate-sandbox)\b/m.test(stderr) ? stderr.trim() : null);
-  if (setup !== null) throw new NoEffectError(`grep_search's sandbox could not start ripgrep: ${setup}; nothing was searched`, "sandbox_unavailable");
+  const setup =
+    exit.report.setup_error ??
+    (!reader.stopped && exit.code !== 0 && exit.code !== 2 && /^(bwrap|setpriv|toolgate-sandbox)\b/m.test(stderr)
+      ? stderr.trim()
+      : null);
+  if (setup !== null)
+    throw new NoEffectError(
+      `grep_search's sandbox could not start ripgrep: ${setup}; nothing was searched`,
+      "sandbox_unavailable",
+    );
   return { matches: reader.kept, total: reader.matches, stderr, code: exit.code, stopped: reader.stopped };
 }

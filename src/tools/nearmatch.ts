@@ -43,7 +43,9 @@ const yieldLoop = () => new Promise<void>((done) => setImmediate(done));
 
 export async function nearestMatch(text: string, needle: string): Promise<NearMatch | Skipped | null> {
   if (text.length > NEAR_MATCH_MAX_CHARS) {
-    return { skipped: `the file is ${text.length} characters, more than the near-match search reads (${NEAR_MATCH_MAX_CHARS})` };
+    return {
+      skipped: `the file is ${text.length} characters, more than the near-match search reads (${NEAR_MATCH_MAX_CHARS})`,
+    };
   }
   const lines = splitLines(text);
   const needleLines = splitLines(needle);
@@ -54,7 +56,9 @@ export async function nearestMatch(text: string, needle: string): Promise<NearMa
   if (cs !== null) return { line: cs, differs: "letter case", similarity: 1, lines: span };
   if (needleLines.length === 0 || needleLines.length > FUZZY_MAX_NEEDLE_LINES) return null;
   if (lines.length > FUZZY_MAX_LINES) {
-    return { skipped: `no similar block was searched for: the file has ${lines.length} lines, more than the similarity search compares (${FUZZY_MAX_LINES})` };
+    return {
+      skipped: `no similar block was searched for: the file has ${lines.length} lines, more than the similarity search compares (${FUZZY_MAX_LINES})`,
+    };
   }
   return mostSimilar(lines, needleLines);
 }
@@ -105,7 +109,9 @@ async function mostSimilar(lines: string[], needle: string[]): Promise<NearMatch
   const starts = lines.length - needle.length + 1;
   if (starts <= 0) return null;
   if (starts * perStart > FUZZY_MAX_WORK) {
-    return { skipped: `no similar block was searched for: comparing old_str's ${needle.length} lines with the file's ${lines.length} would take ${starts * perStart} steps, more than the similarity search makes (${FUZZY_MAX_WORK})` };
+    return {
+      skipped: `no similar block was searched for: comparing old_str's ${needle.length} lines with the file's ${lines.length} would take ${starts * perStart} steps, more than the similarity search makes (${FUZZY_MAX_WORK})`,
+    };
   }
   const cache = new Map<number, Grams>();
   const grams = (i: number) => {
@@ -119,7 +125,8 @@ async function mostSimilar(lines: string[], needle: string[]): Promise<NearMatch
     let sum = 0;
     for (let k = 0; k < needle.length; k++) sum += dice(grams(start + k), wanted[k]!);
     const score = sum / needle.length;
-    if (score > (best?.similarity ?? MIN_SIMILARITY - 1e-9)) best = { line: start + 1, differs: "content", similarity: score, lines: needle.length };
+    if (score > (best?.similarity ?? MIN_SIMILARITY - 1e-9))
+      best = { line: start + 1, differs: "content", similarity: score, lines: needle.length };
     // A new line's bigrams are built once (up to FUZZY_LINE_CHARS), then each start costs perStart.
     work += perStart + Math.min(lines[start + needle.length - 1]!.length, FUZZY_LINE_CHARS);
     if (work > SLICE) {
@@ -127,7 +134,9 @@ async function mostSimilar(lines: string[], needle: string[]): Promise<NearMatch
       await yieldLoop();
     }
   }
-  return best !== null && best.similarity >= MIN_SIMILARITY ? { ...best, similarity: Math.round(best.similarity * 100) / 100 } : null;
+  return best !== null && best.similarity >= MIN_SIMILARITY
+    ? { ...best, similarity: Math.round(best.similarity * 100) / 100 }
+    : null;
 }
 
 function bigrams(line: string): Grams {

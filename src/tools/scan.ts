@@ -130,6 +130,8 @@ export function decodeLines(bytes: Buffer, at: number, max: number): string[] {
     end = bytes.indexOf(10, end);
     end = end === -1 ? -1 : end + 1;
   }
-  const text = new TextDecoder("utf-8", { ignoreBOM: at > 0 }).decode(bytes.subarray(at, end === -1 ? bytes.length : end));
+  const text = new TextDecoder("utf-8", { ignoreBOM: at > 0 }).decode(
+    bytes.subarray(at, end === -1 ? bytes.length : end),
+  );
   return linesFromOffset(text, 0, max);
 }

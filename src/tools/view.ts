@@ -35,27 +35,44 @@ export const DEFAULT_VIEW_LIMITS: ViewLimits = { line_chars: 1000, window_tokens
 // A BOM is not shown (decodeLines drops it, as editors hide it); file_edit keeps it in place.
 
 /** `ctx` (from the gateway) bounds the window by the call's observation budget as well. */
-export async function viewPath(ws: Workspace, args: ViewArgs, limits: ViewLimits = DEFAULT_VIEW_LIMITS, ctx?: BudgetContext): Promise<ToolResult<Record<string, JsonValue>>> {
+export async function viewPath(
+  ws: Workspace,
+  args: ViewArgs,
+  limits: ViewLimits = DEFAULT_VIEW_LIMITS,
+  ctx?: BudgetContext,
+): Promise<ToolResult<Record<string, JsonValue>>> {
   const opened = await ws.open(args.path, "read");
   const path = opened.path;
   try {
     if (opened.kind === "missing") {
-      throw new NoEffectError(`path ${path} does not exist${opened.notDir ? " (a folder on the way is a file)" : ""}; list its directory with file_view or find files with grep_search`, "not_found");
+      throw new NoEffectError(
+        `path ${path} does not exist${opened.notDir ? " (a folder on the way is a file)" : ""}; list its directory with file_view or find files with grep_search`,
+        "not_found",
+      );
     }
     if (opened.stat.isDirectory()) return await listDirectory(path, opened.fd, args, ctx);
     const special = specialKind(opened.stat);
     if (special !== undefined) {
       // Never opened: a FIFO would block the read forever, a device could act on the open itself.
-      throw new NoEffectError(`path ${path} is ${special}, not a regular file or directory; file_view reads text files and does not open pipes, sockets or devices`, "not_a_file");
+      throw new NoEffectError(
+        `path ${path} is ${special}, not a regular file or directory; file_view reads text files and does not open pipes, sockets or devices`,
+        "not_a_file",
+      );
     }
     const read = await readHeld(opened.fd, opened.stat, limits.file_bytes, path);
     if ("tooLarge" in read) {
-      throw new NoEffectError(`${path} is ${read.tooLarge} bytes, more than file_view reads (${limits.file_bytes}); search it with grep_search or read a part with bash_execute (e.g. sed -n '1,100p')`, "too_large");
+      throw new NoEffectError(
+        `${path} is ${read.tooLarge} bytes, more than file_view reads (${limits.file_bytes}); search it with grep_search or read a part with bash_execute (e.g. sed -n '1,100p')`,
+        "too_large",
+      );
     }
     const { bytes } = read;
     const nul = binaryMarker(bytes);
     if (nul !== -1) {
-      throw new NoEffectError(`${path} is a binary file (NUL byte at offset ${nul}, ${bytes.length} bytes); file_view shows text only: inspect it with bash_execute, e.g. \`file ${path}\` or \`xxd ${path} | head\``, "binary_file");
+      throw new NoEffectError(
+        `${path} is a binary file (NUL byte at offset ${nul}, ${bytes.length} bytes); file_view shows text only: inspect it with bash_execute, e.g. \`file ${path}\` or \`xxd ${path} | head\``,
+        "binary_file",
+      );
     }
     return await window(path, bytes, await versionOf(bytes), args, limits, ctx);
   } finally {
@@ -63,18 +80,40 @@ export async function viewPath(ws: Workspace, args: ViewArgs, limits: ViewLimits
   }
 }
 
-async function window(path: string, bytes: Buffer, version: string, args: ViewArgs, limits: ViewLimits, ctx: BudgetContext | undefined) {
+async function window(
+  path: string,
+  bytes: Buffer,
+  version: string,
+  args: ViewArgs,
+  limits: ViewLimits,
+  ctx: BudgetContext | undefined,
+) {
   // A 64 MiB file holds millions of lines: counting them and finding the offset work on the
   // bytes and yield as they go, and only the window's lines are decoded.
   const { count: total, endings } = await lineStats(bytes);
   if (total === 0 ? args.offset > 1 : args.offset > total) {
-    throw new NoEffectError(`offset ${args.offset} is past the end of ${path}, which has ${total} lines; use an offset from 1 to ${Math.max(total, 1)}`, "offset_out_of_range");
+    throw new NoEffectError(
+      `offset ${args.offset} is past the end of ${path}, which has ${total} lines; use an offset from 1 to ${Math.max(total, 1)}`,
+      "offset_out_of_range",
+    );
   }
   const header = (last: number) =>
-    total === 0 ? `${path} is empty (0 lines)` : `${path} · lines ${args.offset}-${last} of ${total}${endings === "none" ? "" : ` · ${endings} line endings`}`;
-  const footer = (last: number) => (last >= total ? (total === 0 ? "" : "\n[end of file]") : `\n[${plural(total - last, "more line")}: call file_view with offset ${last + 1}]`);
+    total === 0
+      ? `${path} is empty (0 lines)`
+      : `${path} · lines ${args.offset}-${last} of ${total}${endings === "none" ? "" : ` · ${endings} line endings`}`;
+  const footer = (last: number) =>
+    last >= total
+      ? total === 0
+        ? ""
+        : "\n[end of file]"
+      : `\n[${plural(total - last, "more line")}: call file_view with offset ${last + 1}]`;
   // The version is not repeated in the text: the gateway shows it on the state line.
-  const frame = { tool: "file_view", authority: "A0" as const, state: { path, version }, next: { arguments: { path, offset: total, limit: args.limit }, hint: plural(total, "more line") } };
+  const frame = {
+    tool: "file_view",
+    authority: "A0" as const,
+    state: { path, version },
+    next: { arguments: { path, offset: total, limit: args.limit }, hint: plural(total, "more line") },
+  };
   const maxTokens = textBudget(ctx, frame, limits.window_tokens) - countTokens(header(total) + footer(1)) - 2;
   const shown: string[] = [];
   let tokens = 0;
@@ -95,11 +134,26 @@ async function window(path: string, bytes: Buffer, version: string, args: ViewAr
   const last = args.offset + shown.length - 1;
   const nextOffset = last < total ? last + 1 : null;
   const content = numbered(shown, args.offset);
-  const output = { path, kind: "file", version, total_lines: total, first_line: args.offset, last_line: last, next_offset: nextOffset, line_endings: endings, lines_cut: cutLines, content };
+  const output = {
+    path,
+    kind: "file",
+    version,
+    total_lines: total,
+    first_line: args.offset,
+    last_line: last,
+    next_offset: nextOffset,
+    line_endings: endings,
+    lines_cut: cutLines,
+    content,
+  };
   return toolResult(output, {
     text: `${header(last)}\n${content}${footer(last)}`,
     state: { path, version },
-    ...(nextOffset === null ? {} : { next: { arguments: { path, offset: nextOffset, limit: args.limit }, hint: plural(total - last, "more line") } }),
+    ...(nextOffset === null
+      ? {}
+      : {
+          next: { arguments: { path, offset: nextOffset, limit: args.limit }, hint: plural(total - last, "more line") },
+        }),
   });
 }
 
@@ -110,11 +164,25 @@ async function listDirectory(path: string, fd: number, args: ViewArgs, ctx: Budg
     .map((d) => d.name + (d.isDirectory() ? "/" : d.isSymbolicLink() ? "@" : ""))
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   if (entries.length > 0 && args.offset > entries.length) {
-    throw new NoEffectError(`offset ${args.offset} is past the end of the listing of ${path}, which has ${entries.length} entries; use an offset from 1 to ${entries.length}`, "offset_out_of_range");
+    throw new NoEffectError(
+      `offset ${args.offset} is past the end of the listing of ${path}, which has ${entries.length} entries; use an offset from 1 to ${entries.length}`,
+      "offset_out_of_range",
+    );
   }
-  const header = (last: number) => `${path} is a directory with ${entries.length} entries (/ marks a directory, @ a symlink)${last >= args.offset ? `; entries ${args.offset}-${last}` : ""}:`;
-  const footer = (last: number) => (last >= entries.length ? "" : `\n[${plural(entries.length - last, "more entry", "more entries")}: call file_view with offset ${last + 1}]`);
-  const frame = { tool: "file_view", authority: "A0" as const, next: { arguments: { path, offset: entries.length, limit: args.limit }, hint: plural(entries.length, "more entry", "more entries") } };
+  const header = (last: number) =>
+    `${path} is a directory with ${entries.length} entries (/ marks a directory, @ a symlink)${last >= args.offset ? `; entries ${args.offset}-${last}` : ""}:`;
+  const footer = (last: number) =>
+    last >= entries.length
+      ? ""
+      : `\n[${plural(entries.length - last, "more entry", "more entries")}: call file_view with offset ${last + 1}]`;
+  const frame = {
+    tool: "file_view",
+    authority: "A0" as const,
+    next: {
+      arguments: { path, offset: entries.length, limit: args.limit },
+      hint: plural(entries.length, "more entry", "more entries"),
+    },
+  };
   const maxTokens = textBudget(ctx, frame, Infinity) - countTokens(header(entries.length) + footer(1)) - 2;
   const shown: string[] = [];
   let tokens = 0;
@@ -128,10 +196,24 @@ async function listDirectory(path: string, fd: number, args: ViewArgs, ctx: Budg
   const last = args.offset + shown.length - 1;
   const nextOffset = last < entries.length ? last + 1 : null;
   return toolResult(
-    { path, kind: "directory", total_entries: entries.length, first_entry: args.offset, next_offset: nextOffset, entries: shown },
+    {
+      path,
+      kind: "directory",
+      total_entries: entries.length,
+      first_entry: args.offset,
+      next_offset: nextOffset,
+      entries: shown,
+    },
     {
       text: `${header(last)}\n${shown.join("\n")}${footer(last)}`,
-      ...(nextOffset === null ? {} : { next: { arguments: { path, offset: nextOffset, limit: args.limit }, hint: plural(entries.length - last, "more entry", "more entries") } }),
+      ...(nextOffset === null
+        ? {}
+        : {
+            next: {
+              arguments: { path, offset: nextOffset, limit: args.limit },
+              hint: plural(entries.length - last, "more entry", "more entries"),
+            },
+          }),
     },
   );
 }

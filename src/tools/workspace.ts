@@ -112,15 +112,26 @@ const within = (p: string, dir: string) => dir === "/" || p === dir || p.startsW
 
 /** Opens a workspace at `root` (which must exist; symlinks in it are resolved once, now, and the root is held open). */
 export function openWorkspace(root: string, options: WorkspaceOptions = {}): Workspace {
-  if (!isAbsolute(root)) throw new NoEffectError(`workspace root must be an absolute path; received ${JSON.stringify(root)}`, "invalid_path");
+  if (!isAbsolute(root))
+    throw new NoEffectError(
+      `workspace root must be an absolute path; received ${JSON.stringify(root)}`,
+      "invalid_path",
+    );
   let real: string;
   try {
     real = realpathSync(root);
   } catch (err) {
     const code = errno(err);
-    throw new NoEffectError(`workspace root ${JSON.stringify(root)} ${code === "ENOENT" ? "does not exist" : `cannot be opened (${code ?? (err as Error).message})`}; create the folder first (mkdir -p) or pass an existing one`, "invalid_path");
+    throw new NoEffectError(
+      `workspace root ${JSON.stringify(root)} ${code === "ENOENT" ? "does not exist" : `cannot be opened (${code ?? (err as Error).message})`}; create the folder first (mkdir -p) or pass an existing one`,
+      "invalid_path",
+    );
   }
-  if (!statSync(real).isDirectory()) throw new NoEffectError(`workspace root ${JSON.stringify(root)} is not a folder; pass the folder the tools work in`, "invalid_path");
+  if (!statSync(real).isDirectory())
+    throw new NoEffectError(
+      `workspace root ${JSON.stringify(root)} is not a folder; pass the folder the tools work in`,
+      "invalid_path",
+    );
   const hiddenList = hiddenPlaces(real, options.hiddenPaths ?? HIDDEN_DEFAULT);
   const readOnlyList = readOnlyPlaces(real, options.protectedPaths ?? PROTECTED_DEFAULT);
   // Held for the life of the process: every walk starts here, not at the root's path.
@@ -132,12 +143,18 @@ export function openWorkspace(root: string, options: WorkspaceOptions = {}): Wor
 
   const open = async (path: string, purpose: "read" | "write", field = "path"): Promise<Opened> => {
     if (typeof path !== "string" || !isAbsolute(path)) {
-      throw new NoEffectError(`${field} must be an absolute path inside the workspace ${real}; received ${JSON.stringify(path)}; example ${JSON.stringify(real + "/README.md")}`, "invalid_path");
+      throw new NoEffectError(
+        `${field} must be an absolute path inside the workspace ${real}; received ${JSON.stringify(path)}; example ${JSON.stringify(real + "/README.md")}`,
+        "invalid_path",
+      );
     }
     // The refusals below name the path as given and the walked paths; the gateway's renderer shows
     // their control, bidi and invisible characters escaped (observation/escape.ts).
     const outside = (resolved: string) =>
-      new NoEffectError(`${field} ${JSON.stringify(path)} resolves to ${resolved}, which is outside the workspace ${real}; use a path under ${real}/`, "outside_workspace");
+      new NoEffectError(
+        `${field} ${JSON.stringify(path)} resolves to ${resolved}, which is outside the workspace ${real}; use a path under ${real}/`,
+        "outside_workspace",
+      );
     let lexical = resolveLexically(path);
     if (!within(lexical, real)) {
       // Not under the root as written (`..`, or a name outside that links in): where the host
@@ -148,31 +165,49 @@ export function openWorkspace(root: string, options: WorkspaceOptions = {}): Wor
     }
     hidden.look();
     if (purpose === "write") readOnly.look();
-    const guardOf = (st: { dev: number; ino: number }) => hidden.placeOf(st) ?? (purpose === "write" ? readOnly.placeOf(st) : undefined);
+    const guardOf = (st: { dev: number; ino: number }) =>
+      hidden.placeOf(st) ?? (purpose === "write" ? readOnly.placeOf(st) : undefined);
     let w;
     try {
       w = await walk({ fd: rootFd, path: real, guardOf }, relative(real, lexical).split("/"));
     } catch (err) {
       // The walk only opened and read names: whatever failed, nothing changed.
       const code = errno(err);
-      const why = code === "EACCES" ? "a folder on the way is closed to toolgate's user (permission denied)" : code === "ENAMETOOLONG" ? "a name in it is too long (ENAMETOOLONG)" : (code ?? (err as Error).message);
-      throw new NoEffectError(`${field} ${JSON.stringify(path)} cannot be opened: ${why}; use another path in ${real}/`, code === "EACCES" ? "permission_denied" : "invalid_path");
+      const why =
+        code === "EACCES"
+          ? "a folder on the way is closed to toolgate's user (permission denied)"
+          : code === "ENAMETOOLONG"
+            ? "a name in it is too long (ENAMETOOLONG)"
+            : (code ?? (err as Error).message);
+      throw new NoEffectError(
+        `${field} ${JSON.stringify(path)} cannot be opened: ${why}; use another path in ${real}/`,
+        code === "EACCES" ? "permission_denied" : "invalid_path",
+      );
     }
     switch (w.kind) {
       case "outside":
         throw outside(await realLocation(w.to));
       case "loop":
-        throw new NoEffectError(`${lexical} cannot be resolved: a symlink in it loops (ELOOP); use a path without the looping link`, "invalid_path");
+        throw new NoEffectError(
+          `${lexical} cannot be resolved: a symlink in it loops (ELOOP); use a path without the looping link`,
+          "invalid_path",
+        );
       case "changed":
-        throw new NoEffectError(`${field} ${JSON.stringify(path)} kept changing while it was opened (a symlink on it was replaced again and again); nothing was read or changed; retry when the tree is still`, "path_changed");
+        throw new NoEffectError(
+          `${field} ${JSON.stringify(path)} kept changing while it was opened (a symlink on it was replaced again and again); nothing was read or changed; retry when the tree is still`,
+          "path_changed",
+        );
       case "guarded":
         // Reached by its own name, it is refused by path below; by another, the message says so.
-        if (!within(w.path, w.guard)) throw guardedError(field, path, w.path, w.guard, hidden.places.includes(w.guard), real);
+        if (!within(w.path, w.guard))
+          throw guardedError(field, path, w.path, w.guard, hidden.places.includes(w.guard), real);
     }
     const hit = hidden.containing(w.path) ?? (purpose === "write" ? readOnly.containing(w.path) : undefined);
     if (hit !== undefined) {
       if (w.kind === "reached") void w.close();
-      throw hidden.places.includes(hit) ? hiddenError(field, path, w.path, hit, real) : readOnlyError(field, path, w.path, hit);
+      throw hidden.places.includes(hit)
+        ? hiddenError(field, path, w.path, hit, real)
+        : readOnlyError(field, path, w.path, hit);
     }
     if (purpose === "write" && w.kind !== "guarded") {
       // Named by git's config now: compared by where each resolves (a hooks folder may be a symlink).
@@ -184,7 +219,14 @@ export function openWorkspace(root: string, options: WorkspaceOptions = {}): Wor
       const place = places.find((p) => w.path === p || w.path.startsWith(p + "/"));
       if (place !== undefined) {
         if (w.kind === "reached") void w.close();
-        throw readOnlyError(field, path, w.path, place, undefined, "the repository's git config names it for git to run or read on the host (core.hooksPath, include.path or a command)");
+        throw readOnlyError(
+          field,
+          path,
+          w.path,
+          place,
+          undefined,
+          "the repository's git config names it for git to run or read on the host (core.hooksPath, include.path or a command)",
+        );
       }
     }
     if (w.kind === "guarded") throw new Error(`unreachable: a guarded walk at ${w.path} passed the path check`);
@@ -208,7 +250,9 @@ export function openWorkspace(root: string, options: WorkspaceOptions = {}): Wor
           throw err;
         });
         if (r === null) return { kind: "none" };
-        return "tooLarge" in r ? { kind: "tooLarge", bytes: r.tooLarge } : { kind: "file", text: r.bytes.toString("utf8") };
+        return "tooLarge" in r
+          ? { kind: "tooLarge", bytes: r.tooLarge }
+          : { kind: "file", text: r.bytes.toString("utf8") };
       } finally {
         await opened.close();
       }
@@ -217,7 +261,8 @@ export function openWorkspace(root: string, options: WorkspaceOptions = {}): Wor
   };
   const guardsGit = readOnlyList.some((p) => p === `${real}/.git` || p === `${real}/.git/config`);
   const named = cachedNamedByGit(real, gitIO);
-  const gitNamed = async (): Promise<string[]> => (guardsGit ? (await named()).filter((p) => readOnly.containing(p) === undefined) : []);
+  const gitNamed = async (): Promise<string[]> =>
+    guardsGit ? (await named()).filter((p) => readOnly.containing(p) === undefined) : [];
 
   const resolve = async (path: string, field = "path"): Promise<string> => {
     const opened = await open(path, "read", field);
@@ -229,7 +274,16 @@ export function openWorkspace(root: string, options: WorkspaceOptions = {}): Wor
     const expected = `an absolute path under ${real}/`;
     // The renderer adds "; received …; example …" from the issue's fields: the message must not say them again.
     if (typeof path !== "string" || !isAbsolute(path)) {
-      return [{ path: `/${field}`, code: "invalid_path", message: `${field} must be an absolute path inside the workspace ${real}`, expected, received: path, example: `${real}/README.md` }];
+      return [
+        {
+          path: `/${field}`,
+          code: "invalid_path",
+          message: `${field} must be an absolute path inside the workspace ${real}`,
+          expected,
+          received: path,
+          example: `${real}/README.md`,
+        },
+      ];
     }
     try {
       await (await open(path, purpose, field)).close();
@@ -261,19 +315,43 @@ export function openWorkspace(root: string, options: WorkspaceOptions = {}): Wor
 }
 
 function hiddenError(field: string, path: string, resolved: string, place: string, root: string): NoEffectError {
-  const what = resolved === place ? "which toolgate keeps for itself (its state or keys)" : `inside ${place}, which holds toolgate's own state`;
-  return new NoEffectError(`${field} ${JSON.stringify(path)} resolves to ${resolved}, ${what} and is closed to tools; use another path in ${root}/`, "protected_path");
+  const what =
+    resolved === place
+      ? "which toolgate keeps for itself (its state or keys)"
+      : `inside ${place}, which holds toolgate's own state`;
+  return new NoEffectError(
+    `${field} ${JSON.stringify(path)} resolves to ${resolved}, ${what} and is closed to tools; use another path in ${root}/`,
+    "protected_path",
+  );
 }
 
-function guardedError(field: string, path: string, walked: string, guard: string, isHidden: boolean, root: string): NoEffectError {
+function guardedError(
+  field: string,
+  path: string,
+  walked: string,
+  guard: string,
+  isHidden: boolean,
+  root: string,
+): NoEffectError {
   const reached = `${field} ${JSON.stringify(path)} leads to ${walked}, which is ${guard} under another name (a folder on the way was moved or swapped with it)`;
   return isHidden
-    ? new NoEffectError(`${reached}; it holds toolgate's own state and is closed to tools; use another path in ${root}/`, "protected_path")
+    ? new NoEffectError(
+        `${reached}; it holds toolgate's own state and is closed to tools; use another path in ${root}/`,
+        "protected_path",
+      )
     : readOnlyError(field, path, walked, guard, reached);
 }
 
-function readOnlyError(field: string, path: string, resolved: string, place: string, lead?: string, namedBy?: string): NoEffectError {
-  const where = lead ?? `${field} ${JSON.stringify(path)} resolves to ${resolved}${resolved === place ? "" : `, under ${place}`}`;
+function readOnlyError(
+  field: string,
+  path: string,
+  resolved: string,
+  place: string,
+  lead?: string,
+  namedBy?: string,
+): NoEffectError {
+  const where =
+    lead ?? `${field} ${JSON.stringify(path)} resolves to ${resolved}${resolved === place ? "" : `, under ${place}`}`;
   const list = namedBy
     ? `; ${namedBy}, so it stays read-only while the config names it`
     : `; the operator sets the list with the catalog's protectedPaths option${basename(place) === ".git" ? " (toolgate serve --git-writable takes the repository's .git out of it, its hooks and config staying read-only)" : ""}`;
@@ -299,16 +377,27 @@ function readOnlyPlaces(root: string, paths: readonly string[]): string[] {
   return list("protectedPaths", paths).map((p, i) => {
     const abs = resolveLexically(root, p);
     if (isAbsolute(p) || !within(abs, root) || abs === root) {
-      throw new ToolgateError("invalid_option", `protectedPaths[${i}] must be a path inside the workspace, relative to its root (e.g. ".git/hooks"); received ${JSON.stringify(p)}`);
+      throw new ToolgateError(
+        "invalid_option",
+        `protectedPaths[${i}] must be a path inside the workspace, relative to its root (e.g. ".git/hooks"); received ${JSON.stringify(p)}`,
+      );
     }
     return abs;
   });
 }
 
 function list(option: string, paths: readonly string[]): readonly string[] {
-  if (!Array.isArray(paths)) throw new ToolgateError("invalid_option", `${option} must be an array of paths; received ${JSON.stringify(paths)}; example [".toolgate"]`);
+  if (!Array.isArray(paths))
+    throw new ToolgateError(
+      "invalid_option",
+      `${option} must be an array of paths; received ${JSON.stringify(paths)}; example [".toolgate"]`,
+    );
   paths.forEach((p, i) => {
-    if (typeof p !== "string" || p === "") throw new ToolgateError("invalid_option", `${option}[${i}] must be a non-empty path; received ${JSON.stringify(p)}`);
+    if (typeof p !== "string" || p === "")
+      throw new ToolgateError(
+        "invalid_option",
+        `${option}[${i}] must be a non-empty path; received ${JSON.stringify(p)}`,
+      );
   });
   return paths;
 }
@@ -344,9 +433,14 @@ async function realLocation(p: string): Promise<string> {
       return tail.length ? resolveLexically(found, ...tail.reverse()) : found;
     } catch (err) {
       const code = errno(err);
-      if (code === "ELOOP") throw new NoEffectError(`${p} cannot be resolved: a symlink in it loops (ELOOP); use a path without the looping link`, "invalid_path");
+      if (code === "ELOOP")
+        throw new NoEffectError(
+          `${p} cannot be resolved: a symlink in it loops (ELOOP); use a path without the looping link`,
+          "invalid_path",
+        );
       // Not allowed to look (EACCES): the path as written is all a message can name.
-      if (code !== "ENOENT" && code !== "ENOTDIR") return tail.length ? resolveLexically(current, ...tail.reverse()) : current;
+      if (code !== "ENOENT" && code !== "ENOTDIR")
+        return tail.length ? resolveLexically(current, ...tail.reverse()) : current;
       const parent = dirname(current);
       if (parent === current) return p;
       tail.push(basename(current));

@@ -24,14 +24,24 @@ describe.runIf(haveVectors)("RFC 8785 vectors (../shared/testdata/jcs)", () => {
   const names = haveVectors ? readdirSync(join(jcs, "input")).filter((f) => f.endsWith(".json")) : [];
 
   it("has the six vectors", () => {
-    expect(names.sort()).toEqual(["arrays.json", "french.json", "structures.json", "unicode.json", "values.json", "weird.json"]);
+    expect(names.sort()).toEqual([
+      "arrays.json",
+      "french.json",
+      "structures.json",
+      "unicode.json",
+      "values.json",
+      "weird.json",
+    ]);
   });
 
   it.each(names)("%s is byte-exact against output/ and outhex/", (name) => {
     const input = JSON.parse(readFileSync(join(jcs, "input", name), "utf8")) as unknown;
     const bytes = Buffer.from(canonicalize(input), "utf8");
     expect(bytes.equals(readFileSync(join(jcs, "output", name)))).toBe(true);
-    const hex = readFileSync(join(jcs, "outhex", name.replace(/\.json$/, ".txt")), "utf8").trim().split(/\s+/).join("");
+    const hex = readFileSync(join(jcs, "outhex", name.replace(/\.json$/, ".txt")), "utf8")
+      .trim()
+      .split(/\s+/)
+      .join("");
     expect(bytes.toString("hex")).toBe(hex);
   });
 
@@ -63,16 +73,24 @@ describe("traps the vectors do not exercise", () => {
   });
 
   it("writes exponents and integers as ECMAScript does", () => {
-    expect(canonicalize([1e21, 1e-7, 123456789012345680000, 0.1 + 0.2, 2 ** 53, -1.5e-300])).toBe("[1e+21,1e-7,123456789012345680000,0.30000000000000004,9007199254740992,-1.5e-300]");
+    expect(canonicalize([1e21, 1e-7, 123456789012345680000, 0.1 + 0.2, 2 ** 53, -1.5e-300])).toBe(
+      "[1e+21,1e-7,123456789012345680000,0.30000000000000004,9007199254740992,-1.5e-300]",
+    );
   });
 
   it("escapes control characters in lowercase \\u form and leaves other text as UTF-8", () => {
-    expect(canonicalize("\u0000\u001f\b\t\n\f\r\"\\/\u007f\u2028é")).toBe('"\\u0000\\u001f\\b\\t\\n\\f\\r\\"\\\\/\u007f\u2028é"');
+    expect(canonicalize('\u0000\u001f\b\t\n\f\r"\\/\u007f\u2028é')).toBe(
+      '"\\u0000\\u001f\\b\\t\\n\\f\\r\\"\\\\/\u007f\u2028é"',
+    );
   });
 
   it("refuses NaN and ±Infinity", () => {
-    expect(refusal(() => canonicalize({ price: NaN }))).toMatchInlineSnapshot(`"$.price: NaN is not a JSON number (RFC 8785 §3.2.2.3 refuses NaN and Infinity); use null or a finite number"`);
-    expect(refusal(() => canonicalize([1, Infinity]))).toMatchInlineSnapshot(`"$[1]: Infinity is not a JSON number (RFC 8785 §3.2.2.3 refuses NaN and Infinity); use null or a finite number"`);
+    expect(refusal(() => canonicalize({ price: NaN }))).toMatchInlineSnapshot(
+      `"$.price: NaN is not a JSON number (RFC 8785 §3.2.2.3 refuses NaN and Infinity); use null or a finite number"`,
+    );
+    expect(refusal(() => canonicalize([1, Infinity]))).toMatchInlineSnapshot(
+      `"$[1]: Infinity is not a JSON number (RFC 8785 §3.2.2.3 refuses NaN and Infinity); use null or a finite number"`,
+    );
     expect(refusal(() => canonicalize(-Infinity))).toContain("$: -Infinity is not a JSON number");
   });
 
@@ -81,7 +99,9 @@ describe("traps the vectors do not exercise", () => {
       `"$.note[1]: the string contains a lone UTF-16 surrogate, which has no UTF-8 form (RFC 8785 §3.2.2.2); pair it or remove it"`,
     );
     expect(refusal(() => canonicalize("\uDC00"))).toContain("$: the string contains a lone UTF-16 surrogate");
-    expect(refusal(() => canonicalize({ "k\uDBFF": 1 }))).toMatchInlineSnapshot(`"$["k\\udbff"]: the property name contains a lone UTF-16 surrogate (RFC 8785 §3.2.2.2); rename it"`);
+    expect(refusal(() => canonicalize({ "k\uDBFF": 1 }))).toMatchInlineSnapshot(
+      `"$["k\\udbff"]: the property name contains a lone UTF-16 surrogate (RFC 8785 §3.2.2.2); rename it"`,
+    );
     expect(canonicalize("\uD83D\uDE02")).toBe('"😂"');
     // Property names are cached between calls: a refused name stays refused.
     expect(refusal(() => canonicalize([{ ok: 1 }, { "k\uDBFF": 1 }]))).toContain('$[1]["k\\udbff"]: the property name');
@@ -91,8 +111,12 @@ describe("traps the vectors do not exercise", () => {
     expect(refusal(() => canonicalize({ args: { items: [1, 2, 3, undefined] } }))).toMatchInlineSnapshot(
       `"$.args.items[3]: undefined is not JSON (JSON.stringify would drop it); omit the property or use null"`,
     );
-    expect(refusal(() => canonicalize({ f: () => 1 }))).toMatchInlineSnapshot(`"$.f: a function is not JSON; pass data, not code"`);
-    expect(refusal(() => canonicalize([Symbol("s")]))).toMatchInlineSnapshot(`"$[0]: a symbol is not JSON; use a string"`);
+    expect(refusal(() => canonicalize({ f: () => 1 }))).toMatchInlineSnapshot(
+      `"$.f: a function is not JSON; pass data, not code"`,
+    );
+    expect(refusal(() => canonicalize([Symbol("s")]))).toMatchInlineSnapshot(
+      `"$[0]: a symbol is not JSON; use a string"`,
+    );
     expect(refusal(() => canonicalize({ "amount cents": 10n }))).toMatchInlineSnapshot(
       `"$["amount cents"]: a bigint (10n) is not JSON; use a number within ±2^53 or a decimal string"`,
     );
@@ -103,7 +127,9 @@ describe("traps the vectors do not exercise", () => {
   });
 
   it("refuses objects that are not plain data (Date, Map, class instances)", () => {
-    expect(refusal(() => canonicalize({ at: new Date(0) }))).toMatchInlineSnapshot(`"$.at: a Date is not plain JSON data; convert it to an object, array or string first"`);
+    expect(refusal(() => canonicalize({ at: new Date(0) }))).toMatchInlineSnapshot(
+      `"$.at: a Date is not plain JSON data; convert it to an object, array or string first"`,
+    );
     expect(refusal(() => canonicalize({ m: new Map() }))).toContain("$.m: a Map is not plain JSON data");
     class Order {
       id = 1;
@@ -115,7 +141,9 @@ describe("traps the vectors do not exercise", () => {
   it("refuses cyclic input, naming where the cycle closes", () => {
     const a: Record<string, unknown> = { name: "a" };
     a.self = { back: [a] };
-    expect(refusal(() => canonicalize(a))).toMatchInlineSnapshot(`"$.self.back[0]: the value contains itself (a cycle); JSON has no references"`);
+    expect(refusal(() => canonicalize(a))).toMatchInlineSnapshot(
+      `"$.self.back[0]: the value contains itself (a cycle); JSON has no references"`,
+    );
     // The same object twice (not a cycle) is fine.
     const shared = { x: 1 };
     expect(canonicalize({ p: shared, q: [shared] })).toBe('{"p":{"x":1},"q":[{"x":1}]}');
@@ -128,7 +156,10 @@ describe("traps the vectors do not exercise", () => {
 
 describe("properties", () => {
   it("agrees with the canonicalize package on any JSON value", () => {
-    fc.assert(fc.property(fc.jsonValue(), (v) => canonicalize(v) === peer(v)), { numRuns: 500 });
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => canonicalize(v) === peer(v)),
+      { numRuns: 500 },
+    );
   });
 
   it("is stable: canonical text parses back to the same canonical text, whatever the key order", () => {

@@ -1,9 +1,21 @@
 import { createHash, createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { deriveIdempotencyKey, fingerprint, IdempotencyKeyError, keyMaterial, validateClientKey } from "../../src/canonical/key.js";
+import {
+  deriveIdempotencyKey,
+  fingerprint,
+  IdempotencyKeyError,
+  keyMaterial,
+  validateClientKey,
+} from "../../src/canonical/key.js";
 import { CanonicalJsonError } from "../../src/canonical/jcs.js";
 
-const call = { trajectory_id: "traj-1", turn: 3, call_id: "call_7", tool: "orders.refund", args: { order_id: "o_1", amount_cents: 1250 } };
+const call = {
+  trajectory_id: "traj-1",
+  turn: 3,
+  call_id: "call_7",
+  tool: "orders.refund",
+  args: { order_id: "o_1", amount_cents: 1250 },
+};
 
 function thrown(fn: () => unknown): Error {
   try {
@@ -46,7 +58,8 @@ describe("deriveIdempotencyKey", () => {
     // call_id and tool are adjacent in the tuple, so a "|" join cannot tell where one ends.
     const left = { ...call, call_id: "a|b", tool: "c" };
     const right = { ...call, call_id: "a", tool: "b|c" };
-    const seedJoin = (v: typeof call) => `${v.trajectory_id}|${v.turn}|${v.call_id}|${v.tool}|${JSON.stringify(v.args)}`;
+    const seedJoin = (v: typeof call) =>
+      `${v.trajectory_id}|${v.turn}|${v.call_id}|${v.tool}|${JSON.stringify(v.args)}`;
     expect(seedJoin(left)).toBe(seedJoin(right));
     expect(keyMaterial(left)).toBe('["traj-1",3,"a|b","c",{"amount_cents":1250,"order_id":"o_1"}]');
     expect(keyMaterial(right)).toBe('["traj-1",3,"a","b|c",{"amount_cents":1250,"order_id":"o_1"}]');
@@ -61,24 +74,34 @@ describe("deriveIdempotencyKey", () => {
   });
 
   it("refuses a bad tuple field, naming it", () => {
-    expect(thrown(() => deriveIdempotencyKey({ ...call, turn: -1 })).message).toMatchInlineSnapshot(`"turn must be a non-negative integer; received -1"`);
-    expect(thrown(() => deriveIdempotencyKey({ ...call, turn: 1.5 })).message).toMatchInlineSnapshot(`"turn must be a non-negative integer; received 1.5"`);
+    expect(thrown(() => deriveIdempotencyKey({ ...call, turn: -1 })).message).toMatchInlineSnapshot(
+      `"turn must be a non-negative integer; received -1"`,
+    );
+    expect(thrown(() => deriveIdempotencyKey({ ...call, turn: 1.5 })).message).toMatchInlineSnapshot(
+      `"turn must be a non-negative integer; received 1.5"`,
+    );
     const err = thrown(() => deriveIdempotencyKey({ ...call, trajectory_id: "" }));
     expect(err).toBeInstanceOf(IdempotencyKeyError);
     expect(err.message).toMatchInlineSnapshot(`"trajectory_id must be a non-empty string; received an empty string"`);
-    expect(thrown(() => deriveIdempotencyKey({ ...call, tool: 7 as unknown as string })).message).toMatchInlineSnapshot(`"tool must be a non-empty string; received 7"`);
+    expect(thrown(() => deriveIdempotencyKey({ ...call, tool: 7 as unknown as string })).message).toMatchInlineSnapshot(
+      `"tool must be a non-empty string; received 7"`,
+    );
   });
 
   it("refuses non-JSON arguments with the path under $.args", () => {
     const err = thrown(() => deriveIdempotencyKey({ ...call, args: { items: [1, 2, 3, undefined] } }));
     expect(err).toBeInstanceOf(CanonicalJsonError);
-    expect(err.message).toMatchInlineSnapshot(`"$.args.items[3]: undefined is not JSON (JSON.stringify would drop it); omit the property or use null"`);
+    expect(err.message).toMatchInlineSnapshot(
+      `"$.args.items[3]: undefined is not JSON (JSON.stringify would drop it); omit the property or use null"`,
+    );
   });
 });
 
 describe("fingerprint", () => {
   it("is SHA-256 hex of the canonical arguments, independent of key order", () => {
-    expect(fingerprint({ b: 1, a: [true, null] })).toBe(createHash("sha256").update('{"a":[true,null],"b":1}').digest("hex"));
+    expect(fingerprint({ b: 1, a: [true, null] })).toBe(
+      createHash("sha256").update('{"a":[true,null],"b":1}').digest("hex"),
+    );
     expect(fingerprint({ a: [true, null], b: 1 })).toBe(fingerprint({ b: 1, a: [true, null] }));
     expect(fingerprint({ a: 1 })).not.toBe(fingerprint({ a: 2 }));
   });
@@ -112,6 +135,8 @@ describe("validateClientKey", () => {
     );
     const err = thrown(() => validateClientKey(42, "Idempotency-Key"));
     expect(err).toMatchObject({ code: "invalid_idempotency_key", field: "Idempotency-Key" });
-    expect(err.message).toMatchInlineSnapshot(`"Idempotency-Key must be a non-empty string of at most 255 characters; received 42"`);
+    expect(err.message).toMatchInlineSnapshot(
+      `"Idempotency-Key must be a non-empty string of at most 255 characters; received 42"`,
+    );
   });
 });

@@ -15,7 +15,11 @@ const parent = authority.issue({
   objects: ["path:/ws", "host:*.example.com"],
   max_cost: 10,
   budget: 100,
-  args: [{ arg: "amount", max: 50 }, { arg: "amount", min: 1 }, { arg: "currency", oneOf: ["usd", "eur"] }],
+  args: [
+    { arg: "amount", max: 50 },
+    { arg: "amount", min: 1 },
+    { arg: "currency", oneOf: ["usd", "eur"] },
+  ],
   ttl_ms: HOUR,
 });
 const now = () => clock.now;
@@ -67,8 +71,12 @@ describe("attenuate refuses any widened component (R ⊆, O ⊑, P ⇒, E ≤)",
         "message": "attenuation may only narrow a capability: budget 101 is above the parent's 100",
       }
     `);
-    expect(refusal({ args: [{ arg: "amount", max: 51 }] }).message).toMatch(/amount ≤ 51 is wider than the parent's amount ≤ 50/);
-    expect(refusal({ args: [{ arg: "amount", min: 0 }] }).message).toMatch(/amount ≥ 0 is wider than the parent's amount ≥ 1/);
+    expect(refusal({ args: [{ arg: "amount", max: 51 }] }).message).toMatch(
+      /amount ≤ 51 is wider than the parent's amount ≤ 50/,
+    );
+    expect(refusal({ args: [{ arg: "amount", min: 0 }] }).message).toMatch(
+      /amount ≥ 0 is wider than the parent's amount ≥ 1/,
+    );
     expect(refusal({ args: [{ arg: "currency", oneOf: ["usd", "gbp"] }] })).toMatchInlineSnapshot(`
       {
         "component": "args",
@@ -83,9 +91,14 @@ describe("attenuate refuses any widened component (R ⊆, O ⊑, P ⇒, E ≤)",
     );
     expect(refusal({ args: [{ arg: "amount", oneOf: ["5"] }] }).component).toBe("args");
     const child = attenuate(parent, { args: [{ arg: "amount", oneOf: [5, 10] }] }, { now });
-    const ask = (amount: number) => authority.authorize(child, { op: "read", target: "path:/ws/a", args: { amount, currency: "usd" } });
+    const ask = (amount: number) =>
+      authority.authorize(child, { op: "read", target: "path:/ws/a", args: { amount, currency: "usd" } });
     expect(await ask(10)).toMatchObject({ allowed: true });
-    expect(await ask(11)).toMatchObject({ allowed: false, code: "arg_out_of_bounds", reason: "argument amount = 11 is not allowed; the grant allows amount ≥ 1, amount ≤ 50, amount one of [5,10]" });
+    expect(await ask(11)).toMatchObject({
+      allowed: false,
+      code: "arg_out_of_bounds",
+      reason: "argument amount = 11 is not allowed; the grant allows amount ≥ 1, amount ≤ 50, amount one of [5,10]",
+    });
   });
 
   it("E: a later expiry, and any child of an expired parent", () => {
@@ -97,11 +110,15 @@ describe("attenuate refuses any widened component (R ⊆, O ⊑, P ⇒, E ≤)",
     `);
     expect(refusal({ ttl_ms: 2 * HOUR }).component).toBe("expiry");
     const later = () => T0 + 2 * HOUR;
-    expect(() => attenuate(parent, { rights: ["read"] }, { now: later })).toThrow(/the parent expired at 2026-01-01T01:00:00.000Z/);
+    expect(() => attenuate(parent, { rights: ["read"] }, { now: later })).toThrow(
+      /the parent expired at 2026-01-01T01:00:00.000Z/,
+    );
   });
 
   it("refuses a malformed narrowing with invalid_grant, naming the field", () => {
-    expect(() => attenuate(parent, { rights: ["Read"] }, { now })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: invalid grant: rights entry must be a lower-case right such as read, write, execute or connect; received "Read"]`);
+    expect(() => attenuate(parent, { rights: ["Read"] }, { now })).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: invalid grant: rights entry must be a lower-case right such as read, write, execute or connect; received "Read"]`,
+    );
     expect(() => attenuate(parent, { objects: ["/ws"] }, { now })).toThrow(/has no known kind/);
     expect(() => attenuate(parent, { scope: "x" } as NarrowerInput, { now })).toThrow(/unknown field scope/);
   });
@@ -111,7 +128,17 @@ describe("attenuate allows narrowing, offline, and the child verifies", () => {
   it("narrows every component at once and the effective grant is the intersection", async () => {
     const child = attenuate(
       parent,
-      { rights: ["read"], objects: ["path:/ws/src", "host:api.example.com"], max_cost: 2, budget: 5, args: [{ arg: "amount", max: 20 }, { arg: "currency", oneOf: ["usd"] }], ttl_ms: 600_000 },
+      {
+        rights: ["read"],
+        objects: ["path:/ws/src", "host:api.example.com"],
+        max_cost: 2,
+        budget: 5,
+        args: [
+          { arg: "amount", max: 20 },
+          { arg: "currency", oneOf: ["usd"] },
+        ],
+        ttl_ms: 600_000,
+      },
       { now },
     );
     const inspected = await authority.inspect(child);
@@ -145,13 +172,24 @@ describe("attenuate allows narrowing, offline, and the child verifies", () => {
 
 describe("verification intersects every block: a hand-made wider block widens nothing", () => {
   it("a block appended without the attenuate checks cannot add a right, an object, cost or time", async () => {
-    const narrow = attenuate(parent, { rights: ["read"], objects: ["path:/ws/src"], max_cost: 2, ttl_ms: 60_000 }, { now });
+    const narrow = attenuate(
+      parent,
+      { rights: ["read"], objects: ["path:/ws/src"], max_cost: 2, ttl_ms: 60_000 },
+      { now },
+    );
     const p = parseToken(narrow);
     // What a malicious holder could do: append a block claiming everything, with a valid tag.
-    const wide = blockBytes({ id: "cap_wide", rights: ["read", "write", "execute"], objects: ["path:/"], pred: { max_cost: 1e9 }, exp: T0 + 100 * HOUR });
+    const wide = blockBytes({
+      id: "cap_wide",
+      rights: ["read", "write", "execute"],
+      objects: ["path:/"],
+      pred: { max_cost: 1e9 },
+      exp: T0 + 100 * HOUR,
+    });
     const token = encodeToken([...p.bytes, wide], nextTag(p.tag, wide));
     expect((await authority.inspect(token)).status).toBe("valid");
-    const ask = (op: string, target: string, cost = 1) => authority.authorize(token, { op, target, cost, args: { amount: 5, currency: "usd" } });
+    const ask = (op: string, target: string, cost = 1) =>
+      authority.authorize(token, { op, target, cost, args: { amount: 5, currency: "usd" } });
     expect(await ask("read", "path:/ws/src/a")).toMatchObject({ allowed: true });
     expect(await ask("write", "path:/ws/src/a")).toMatchObject({ allowed: false, code: "right_missing" });
     expect(await ask("read", "path:/etc/passwd")).toMatchObject({ allowed: false, code: "object_outside" });

@@ -26,9 +26,12 @@ describe("budget ids", () => {
     const ask = { op: "read", target: "path:/ws/a", cost: 1 };
     for (let i = 0; i < 5; i++) expect(await authority.authorize(forged, ask)).toMatchObject({ allowed: true });
     // Untouched: the victim still has all 3 of its calls, and no more.
-    for (let i = 3; i > 0; i--) expect(await authority.authorize(victim, ask)).toMatchObject({ allowed: true, remaining_budget: i - 1 });
+    for (let i = 3; i > 0; i--)
+      expect(await authority.authorize(victim, ask)).toMatchObject({ allowed: true, remaining_budget: i - 1 });
     expect(await authority.authorize(victim, ask)).toMatchObject({ allowed: false, code: "budget_exhausted" });
-    expect((await authority.inspect(forged)).budgets).toEqual([{ block_id: victimBudgetBlock, limit: 1000, key: expect.stringMatching(/^bud_/), spent: 5 }]);
+    expect((await authority.inspect(forged)).budgets).toEqual([
+      { block_id: victimBudgetBlock, limit: 1000, key: expect.stringMatching(/^bud_/), spent: 5 },
+    ]);
   });
 
   it("a child's calls still count against its parent's budget, whatever id the child's block has", async () => {
@@ -48,10 +51,20 @@ describe("budget ids", () => {
     await store.budgets.spend(blockId, 2, 3); // as versions that keyed budgets by block id recorded it
     const ask = { op: "read", target: "path:/ws/a", cost: 1 };
     expect(await authority.authorize(token, ask)).toMatchObject({ allowed: true, remaining_budget: 0 });
-    expect(await authority.authorize(token, ask)).toMatchObject({ allowed: false, code: "budget_exhausted", reason: "the call costs 1; the capability's budget has 0 of 3 left" });
+    expect(await authority.authorize(token, ask)).toMatchObject({
+      allowed: false,
+      code: "budget_exhausted",
+      reason: "the call costs 1; the capability's budget has 0 of 3 left",
+    });
     expect((await authority.inspect(token)).budgets[0]!.spent).toBe(3);
-    const copier = handMade(authority.issue({ rights: ["read"], objects: ["path:/ws"], ttl_ms: HOUR }), { id: blockId, pred: { budget: 4 } });
-    expect(await authority.authorize(copier, { ...ask, cost: 2 })).toMatchObject({ allowed: true, remaining_budget: 0 });
+    const copier = handMade(authority.issue({ rights: ["read"], objects: ["path:/ws"], ttl_ms: HOUR }), {
+      id: blockId,
+      pred: { budget: 4 },
+    });
+    expect(await authority.authorize(copier, { ...ask, cost: 2 })).toMatchObject({
+      allowed: true,
+      remaining_budget: 0,
+    });
     expect(await store.budgets.spent(blockId)).toBe(2);
   });
 

@@ -42,7 +42,11 @@ function start(url: string, token: string) {
   });
   // "close", not "exit": at "exit" the child's stdout may still hold its last line (the outcome).
   const result = new Promise<Outcome>((done, fail) =>
-    child.once("close", (code) => (code === 0 ? done(JSON.parse(out.split("\n").filter(Boolean).pop()!) as Outcome) : fail(new Error(`worker exited ${code}: ${err}`)))),
+    child.once("close", (code) =>
+      code === 0
+        ? done(JSON.parse(out.split("\n").filter(Boolean).pop()!) as Outcome)
+        : fail(new Error(`worker exited ${code}: ${err}`)),
+    ),
   );
   return { child, ready, result };
 }
@@ -57,7 +61,9 @@ async function race(url: string): Promise<void> {
   a.child.stdin.write("go\n");
   b.child.stdin.write("go\n");
   const [ra, rb] = await Promise.all([a.result, b.result]);
-  console.info(`[capability budget race] ${url.split(":")[0]}: process A allowed ${ra.allowed}, process B allowed ${rb.allowed}`);
+  console.info(
+    `[capability budget race] ${url.split(":")[0]}: process A allowed ${ra.allowed}, process B allowed ${rb.allowed}`,
+  );
   expect(ra.allowed + rb.allowed).toBe(BUDGET);
   expect((ra.codes.budget_exhausted ?? 0) + (rb.codes.budget_exhausted ?? 0)).toBe(2 * ATTEMPTS - BUDGET);
   const store = await openStore(url);
@@ -70,17 +76,29 @@ async function race(url: string): Promise<void> {
 }
 
 describe("budget spent by two processes", () => {
-  it("SQLite (the embedded default): never exceeds the budget", async () => {
-    await race(`sqlite:${join(mkdtempSync(join(tmpdir(), "toolgate-cap-budget-")), "state.db")}`);
-  }, TIMEOUT_MS);
+  it(
+    "SQLite (the embedded default): never exceeds the budget",
+    async () => {
+      await race(`sqlite:${join(mkdtempSync(join(tmpdir(), "toolgate-cap-budget-")), "state.db")}`);
+    },
+    TIMEOUT_MS,
+  );
 
-  it("Redis: never exceeds the budget", async (ctx) => {
-    if (!(await serviceAvailable("Redis", "127.0.0.1", 6379))) return ctx.skip();
-    await race(`${REDIS_URL}?prefix=toolgate-cap-test:`);
-  }, TIMEOUT_MS);
+  it(
+    "Redis: never exceeds the budget",
+    async (ctx) => {
+      if (!(await serviceAvailable("Redis", "127.0.0.1", 6379))) return ctx.skip();
+      await race(`${REDIS_URL}?prefix=toolgate-cap-test:`);
+    },
+    TIMEOUT_MS,
+  );
 
-  it("PostgreSQL: never exceeds the budget", async (ctx) => {
-    if (!(await serviceAvailable("PostgreSQL", "127.0.0.1", 5432))) return ctx.skip();
-    await race(`${POSTGRES_URL}?table_prefix=tgcap_`);
-  }, TIMEOUT_MS);
+  it(
+    "PostgreSQL: never exceeds the budget",
+    async (ctx) => {
+      if (!(await serviceAvailable("PostgreSQL", "127.0.0.1", 5432))) return ctx.skip();
+      await race(`${POSTGRES_URL}?table_prefix=tgcap_`);
+    },
+    TIMEOUT_MS,
+  );
 });

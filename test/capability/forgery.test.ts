@@ -49,15 +49,27 @@ describe("every single-bit flip is rejected", () => {
 describe("blocks cannot be dropped, reordered or swapped", () => {
   it("dropping a middle or the last block (keeping the tag) fails the signature", async () => {
     const s = segments(grandchild);
-    expect(await authority.authorize(join([s[0]!, s[2]!, s[3]!]), request)).toMatchObject({ allowed: false, code: "bad_signature" });
-    expect(await authority.authorize(join([s[0]!, s[1]!, s[3]!]), request)).toMatchObject({ allowed: false, code: "bad_signature" });
+    expect(await authority.authorize(join([s[0]!, s[2]!, s[3]!]), request)).toMatchObject({
+      allowed: false,
+      code: "bad_signature",
+    });
+    expect(await authority.authorize(join([s[0]!, s[1]!, s[3]!]), request)).toMatchObject({
+      allowed: false,
+      code: "bad_signature",
+    });
     // The holder of the grandchild cannot recover the child's tag, so it cannot shorten the chain.
-    expect(await authority.authorize(join([s[0]!, s[3]!]), request)).toMatchObject({ allowed: false, code: "bad_signature" });
+    expect(await authority.authorize(join([s[0]!, s[3]!]), request)).toMatchObject({
+      allowed: false,
+      code: "bad_signature",
+    });
   });
 
   it("reordering blocks fails (block 0 out of place is malformed; others fail the tag)", async () => {
     const s = segments(grandchild);
-    expect(await authority.authorize(join([s[0]!, s[2]!, s[1]!, s[3]!]), request)).toMatchObject({ allowed: false, code: "bad_signature" });
+    expect(await authority.authorize(join([s[0]!, s[2]!, s[1]!, s[3]!]), request)).toMatchObject({
+      allowed: false,
+      code: "bad_signature",
+    });
     const moved = await authority.authorize(join([s[1]!, s[0]!, s[2]!, s[3]!]), request);
     expect(moved).toMatchInlineSnapshot(`
       {
@@ -72,8 +84,14 @@ describe("blocks cannot be dropped, reordered or swapped", () => {
     const sibling = attenuate(root, { rights: ["read"], objects: ["path:/ws"] }, { now });
     const s = segments(child);
     const o = segments(sibling);
-    expect(await authority.authorize(join([s[0]!, o[1]!, s[2]!]), request)).toMatchObject({ allowed: false, code: "bad_signature" });
-    expect(await authority.authorize(join([s[0]!, s[1]!, o[2]!]), request)).toMatchObject({ allowed: false, code: "bad_signature" });
+    expect(await authority.authorize(join([s[0]!, o[1]!, s[2]!]), request)).toMatchObject({
+      allowed: false,
+      code: "bad_signature",
+    });
+    expect(await authority.authorize(join([s[0]!, s[1]!, o[2]!]), request)).toMatchObject({
+      allowed: false,
+      code: "bad_signature",
+    });
     const other = authority.issue({ rights: ["read"], objects: ["path:/"], ttl_ms: HOUR });
     expect(await authority.authorize(join([segments(other)[0]!, s[1]!, s[2]!]), request)).toMatchInlineSnapshot(`
       {
@@ -87,7 +105,9 @@ describe("blocks cannot be dropped, reordered or swapped", () => {
 
 describe("keys: unknown kid, wrong key, rotation", () => {
   it("a kid this runtime does not hold is unknown_kid; the same kid with another key is bad_signature", async () => {
-    const elsewhere = testAuthority({ keys: keyRingFromMap({ k9: Buffer.alloc(32, 9).toString("base64") }, "other") }).authority;
+    const elsewhere = testAuthority({
+      keys: keyRingFromMap({ k9: Buffer.alloc(32, 9).toString("base64") }, "other"),
+    }).authority;
     const foreign = elsewhere.issue({ rights: ["read"], objects: ["path:/ws"], ttl_ms: HOUR });
     expect(await authority.authorize(foreign, request)).toMatchInlineSnapshot(`
       {
@@ -96,7 +116,9 @@ describe("keys: unknown kid, wrong key, rotation", () => {
         "reason": "the capability is signed with key id "k9", which this runtime does not hold (rotated out?); ask for a new grant",
       }
     `);
-    const impostor = testAuthority({ keys: keyRingFromMap({ k1: Buffer.alloc(32, 1).toString("base64") }, "other") }).authority;
+    const impostor = testAuthority({
+      keys: keyRingFromMap({ k1: Buffer.alloc(32, 1).toString("base64") }, "other"),
+    }).authority;
     const forged = impostor.issue({ rights: ["read"], objects: ["path:/ws"], ttl_ms: HOUR });
     expect(await authority.authorize(forged, request)).toMatchObject({ allowed: false, code: "bad_signature" });
   });
@@ -104,7 +126,9 @@ describe("keys: unknown kid, wrong key, rotation", () => {
   it("rotation: tokens of an old kid verify until the kid is removed", async () => {
     const withK2 = authority.issue({ kid: "k2", rights: ["read"], objects: ["path:/ws"], ttl_ms: HOUR });
     expect(await authority.authorize(withK2, request)).toMatchObject({ allowed: true });
-    const rotated = testAuthority({ keys: keyRingFromMap({ k2: KEY_K2, k3: Buffer.alloc(32, 3).toString("base64") }, "rotated") }).authority;
+    const rotated = testAuthority({
+      keys: keyRingFromMap({ k2: KEY_K2, k3: Buffer.alloc(32, 3).toString("base64") }, "rotated"),
+    }).authority;
     expect(await rotated.authorize(withK2, request)).toMatchObject({ allowed: true });
     expect(await rotated.authorize(root, request)).toMatchObject({ allowed: false, code: "unknown_kid" });
     expect(KEY_K1).not.toBe(KEY_K2);
@@ -119,9 +143,16 @@ describe("malformed tokens name what does not parse", () => {
     ["tg1.e30.AAAA", "the tag must be 32 bytes; received 3"],
     [`tg1.a+b.${"A".repeat(43)}`, "block 0 is not base64url (letters, digits, - and _ only)"],
     [`tg1.${Buffer.from("{").toString("base64url")}.${"A".repeat(43)}`, "block 0 is not JSON"],
-    [`tg1.${Buffer.from('{"id":"x","v":1,"kid":"k1","rights":["read"],"objects":["path:/ws"],"exp":1,"scope":"all"}').toString("base64url")}.${"A".repeat(43)}`, 'block 0.scope must be absent (unknown caveat: this runtime cannot enforce it); received "all"'],
+    [
+      `tg1.${Buffer.from('{"id":"x","v":1,"kid":"k1","rights":["read"],"objects":["path:/ws"],"exp":1,"scope":"all"}').toString("base64url")}.${"A".repeat(43)}`,
+      'block 0.scope must be absent (unknown caveat: this runtime cannot enforce it); received "all"',
+    ],
   ])("%s", async (token, message) => {
-    expect(await authority.authorize(token, request)).toEqual({ allowed: false, code: "malformed", reason: `the capability token does not parse: ${message}` });
+    expect(await authority.authorize(token, request)).toEqual({
+      allowed: false,
+      code: "malformed",
+      reason: `the capability token does not parse: ${message}`,
+    });
   });
 
   it("non-canonical base64 (unused trailing bits set) is refused rather than decoded to the same token", async () => {
@@ -129,6 +160,10 @@ describe("malformed tokens name what does not parse", () => {
     const last = tag.at(-1)!;
     const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     const tweaked = tag.slice(0, -1) + alphabet[alphabet.indexOf(last) ^ 1];
-    expect(await authority.authorize(join([segments(root)[0]!, tweaked]), request)).toMatchObject({ allowed: false, code: "malformed", reason: expect.stringContaining("not canonical base64url") });
+    expect(await authority.authorize(join([segments(root)[0]!, tweaked]), request)).toMatchObject({
+      allowed: false,
+      code: "malformed",
+      reason: expect.stringContaining("not canonical base64url"),
+    });
   });
 });

@@ -11,9 +11,14 @@ describe("authority.holder", () => {
     const token = authority.issue({ rights: ["read"], objects: ["tool:note_read"], ttl_ms: HOUR });
     const narrower = authority.attenuate(authority.attenuate(token, { rights: ["read"] }), { ttl_ms: HOUR / 2 });
     const holder = await authority.holder(token);
-    expect(holder).toEqual({ key: expect.stringMatching(/^hld_[A-Za-z0-9_-]{32}$/), grant: expect.stringMatching(/^cap_/) });
+    expect(holder).toEqual({
+      key: expect.stringMatching(/^hld_[A-Za-z0-9_-]{32}$/),
+      grant: expect.stringMatching(/^cap_/),
+    });
     expect(await authority.holder(narrower)).toEqual(holder);
-    const other = await authority.holder(authority.issue({ rights: ["read"], objects: ["tool:note_read"], ttl_ms: HOUR }));
+    const other = await authority.holder(
+      authority.issue({ rights: ["read"], objects: ["tool:note_read"], ttl_ms: HOUR }),
+    );
     expect(other!.key).not.toBe(holder!.key);
     expect(JSON.stringify(holder)).not.toContain(token.split(".").at(-1));
   });
@@ -21,7 +26,10 @@ describe("authority.holder", () => {
   it("is null for a token that is malformed, forged, signed by another key, expired or revoked", async () => {
     const { authority, clock } = testAuthority();
     const token = authority.issue({ rights: ["read"], objects: ["tool:note_read"], ttl_ms: HOUR });
-    const foreign = createCapabilityAuthority({ keys: keyRingFromMap({ k1: KEY_K2 }, "other keys"), now: () => T0 }).issue({ rights: ["read"], objects: ["tool:note_read"], ttl_ms: HOUR });
+    const foreign = createCapabilityAuthority({
+      keys: keyRingFromMap({ k1: KEY_K2 }, "other keys"),
+      now: () => T0,
+    }).issue({ rights: ["read"], objects: ["tool:note_read"], ttl_ms: HOUR });
     const forged = token.slice(0, -4) + (token.endsWith("AAAA") ? "BBBB" : "AAAA");
     for (const bad of ["", "garbage", "tg1.x", forged, foreign]) expect(await authority.holder(bad), bad).toBeNull();
     const revoked = authority.issue({ rights: ["read"], objects: ["tool:note_read"], ttl_ms: HOUR });

@@ -14,7 +14,9 @@ describe("loadKeys", () => {
     const ring = loadKeys({ env: { TOOLGATE_KEYS: JSON.stringify({ old: KEY_K1, new: KEY_K2 }) } });
     expect(ring.kids).toEqual(["old", "new"]);
     expect(ring.current).toBe("new");
-    expect(loadKeys({ env: { TOOLGATE_KEYS: JSON.stringify({ old: KEY_K1, new: KEY_K2 }) }, current: "old" }).current).toBe("old");
+    expect(
+      loadKeys({ env: { TOOLGATE_KEYS: JSON.stringify({ old: KEY_K1, new: KEY_K2 }) }, current: "old" }).current,
+    ).toBe("old");
     // URL-safe base64 is accepted too.
     expect(keyRingFromMap({ u: Buffer.from(KEY_K2, "base64").toString("base64url") }, "x").kids).toEqual(["u"]);
   });
@@ -29,17 +31,30 @@ describe("loadKeys", () => {
       }
       throw new Error("no error");
     };
-    expect(message(() => loadKeys({ env: {} }))).toMatchInlineSnapshot(`"no capability keys: pass --keys FILE or set TOOLGATE_KEYS to a JSON map kid → base64 key (toolgate cap keygen --out FILE creates a file)"`);
+    expect(message(() => loadKeys({ env: {} }))).toMatchInlineSnapshot(
+      `"no capability keys: pass --keys FILE or set TOOLGATE_KEYS to a JSON map kid → base64 key (toolgate cap keygen --out FILE creates a file)"`,
+    );
     const tooShort = message(() => loadKeys({ env: { TOOLGATE_KEYS: JSON.stringify({ k1: short }) } }));
-    expect(tooShort).toMatchInlineSnapshot(`"TOOLGATE_KEYS: the key for kid k1 is 31 bytes; at least 32 are required (toolgate cap keygen makes one)"`);
+    expect(tooShort).toMatchInlineSnapshot(
+      `"TOOLGATE_KEYS: the key for kid k1 is 31 bytes; at least 32 are required (toolgate cap keygen makes one)"`,
+    );
     const notJson = message(() => loadKeys({ env: { TOOLGATE_KEYS: `{"k1":"${KEY_K1}` } }));
     expect(notJson).toMatchInlineSnapshot(`"TOOLGATE_KEYS is not valid JSON; expected {"kid":"base64 key"}"`);
-    expect(message(() => keyRingFromMap({ k1: "not base64!" }, "TOOLGATE_KEYS"))).toMatchInlineSnapshot(`"TOOLGATE_KEYS: the key for kid k1 must be a base64 string (standard or URL-safe)"`);
-    expect(message(() => keyRingFromMap(["x"], "TOOLGATE_KEYS"))).toMatch(/must be a JSON object mapping kid → base64 key/);
-    expect(message(() => keyRingFromMap({ "bad kid": KEY_K1 }, "TOOLGATE_KEYS"))).toMatch(/kid "bad kid" must be 1–64 letters/);
+    expect(message(() => keyRingFromMap({ k1: "not base64!" }, "TOOLGATE_KEYS"))).toMatchInlineSnapshot(
+      `"TOOLGATE_KEYS: the key for kid k1 must be a base64 string (standard or URL-safe)"`,
+    );
+    expect(message(() => keyRingFromMap(["x"], "TOOLGATE_KEYS"))).toMatch(
+      /must be a JSON object mapping kid → base64 key/,
+    );
+    expect(message(() => keyRingFromMap({ "bad kid": KEY_K1 }, "TOOLGATE_KEYS"))).toMatch(
+      /kid "bad kid" must be 1–64 letters/,
+    );
     expect(message(() => keyRingFromMap({}, "TOOLGATE_KEYS"))).toMatch(/the key ring is empty/);
-    expect(message(() => keyRingFromMap({ k1: KEY_K1 }, "TOOLGATE_KEYS", "k2"))).toMatch(/the issuing kid "k2" is not in the key ring \(kids: k1\)/);
-    for (const m of [tooShort, notJson]) for (const f of [...forms(short), ...forms(KEY_K1)]) expect(m.includes(f)).toBe(false);
+    expect(message(() => keyRingFromMap({ k1: KEY_K1 }, "TOOLGATE_KEYS", "k2"))).toMatch(
+      /the issuing kid "k2" is not in the key ring \(kids: k1\)/,
+    );
+    for (const m of [tooShort, notJson])
+      for (const f of [...forms(short), ...forms(KEY_K1)]) expect(m.includes(f)).toBe(false);
   });
 
   it("generateKey makes 32 random bytes", () => {
@@ -75,6 +90,7 @@ describe("no key in any output", () => {
       JSON.stringify(await authority.inspect(token)),
     ];
     expect(outputs[0]).toBe("KeyRing { kids: [k1, k2], current: k1 }");
-    for (const out of outputs) for (const f of [...forms(KEY_K1), ...forms(KEY_K2)]) expect(out.includes(f)).toBe(false);
+    for (const out of outputs)
+      for (const f of [...forms(KEY_K1), ...forms(KEY_K2)]) expect(out.includes(f)).toBe(false);
   });
 });

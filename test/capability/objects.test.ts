@@ -38,14 +38,18 @@ describe("path objects: segment boundaries and traversal", () => {
   });
 
   it("refuses percent-encoded sequences instead of guessing how to decode them", () => {
-    expect(error("path:/ws/%2e%2e/etc")).toMatchInlineSnapshot(`"object "path:/ws/%2e%2e/etc" contains the percent-encoded sequence %2e; pass the decoded filesystem path (toolgate refuses URL encoding in paths rather than guess how to decode it)"`);
+    expect(error("path:/ws/%2e%2e/etc")).toMatchInlineSnapshot(
+      `"object "path:/ws/%2e%2e/etc" contains the percent-encoded sequence %2e; pass the decoded filesystem path (toolgate refuses URL encoding in paths rather than guess how to decode it)"`,
+    );
     expect(() => parseObject("path:/ws%2Fsecret")).toThrow(/percent-encoded sequence %2F/);
     // A lone % that encodes nothing is an ordinary character.
     expect(parseObject("path:/ws/100%").text).toBe("path:/ws/100%");
   });
 
   it("refuses relative paths and NUL bytes", () => {
-    expect(error("path:ws/a")).toMatchInlineSnapshot(`"object "path:ws/a" is not an absolute path; write it from the root, e.g. path:/ws/src"`);
+    expect(error("path:ws/a")).toMatchInlineSnapshot(
+      `"object "path:ws/a" is not an absolute path; write it from the root, e.g. path:/ws/src"`,
+    );
     expect(() => parseObject("path:/ws/a\0b")).toThrow(/NUL/);
   });
 });
@@ -67,8 +71,12 @@ describe("host objects: label-boundary wildcards", () => {
   });
 
   it("refuses ports, bad labels, inner wildcards and a wildcard over a top-level domain", () => {
-    expect(error("host:api.example.com:443")).toMatchInlineSnapshot(`"object "host:api.example.com:443" carries a port or is an IPv6 address; name the host only, e.g. host:api.example.com"`);
-    expect(error("host:a.*.example.com")).toMatchInlineSnapshot(`"object "host:a.*.example.com" has the label "*", which is not letters, digits and inner hyphens (1–63); use punycode for international names; a wildcard is allowed only as the whole first label, e.g. host:*.example.com"`);
+    expect(error("host:api.example.com:443")).toMatchInlineSnapshot(
+      `"object "host:api.example.com:443" carries a port or is an IPv6 address; name the host only, e.g. host:api.example.com"`,
+    );
+    expect(error("host:a.*.example.com")).toMatchInlineSnapshot(
+      `"object "host:a.*.example.com" has the label "*", which is not letters, digits and inner hyphens (1–63); use punycode for international names; a wildcard is allowed only as the whole first label, e.g. host:*.example.com"`,
+    );
     expect(() => parseObject("host:*.com")).toThrow(/wildcard over a top-level domain/);
     expect(() => parseObject("host:exa_mple.com")).toThrow(/label "exa_mple"/);
     expect(() => parseObject("host:bücher.de")).toThrow(/punycode/);
@@ -81,7 +89,9 @@ describe("repo, tenant and tool objects", () => {
     expect(within("repo:acme/api", "repo:acme/*")).toBe(true);
     expect(within("repo:acmex/api", "repo:acme/*")).toBe(false);
     expect(within("repo:acme/api-2", "repo:acme/api")).toBe(false);
-    expect(error("repo:acme")).toMatchInlineSnapshot(`"object "repo:acme" is not owner/name; e.g. repo:acme/api, or repo:acme/* for every repository of acme"`);
+    expect(error("repo:acme")).toMatchInlineSnapshot(
+      `"object "repo:acme" is not owner/name; e.g. repo:acme/api, or repo:acme/* for every repository of acme"`,
+    );
   });
 
   it("tenant and tool are exact and never match another kind", () => {
@@ -89,11 +99,15 @@ describe("repo, tenant and tool objects", () => {
     expect(within("tenant:acme2", "tenant:acme")).toBe(false);
     expect(within("tool:file_view", "tool:file_view")).toBe(true);
     expect(within("tool:file_view", "path:/")).toBe(false);
-    expect(error("tenant:")).toMatchInlineSnapshot(`"object "tenant:" has an empty or unusual identifier; use letters, digits and _ . : @ - (at most 128), e.g. tenant:acme"`);
+    expect(error("tenant:")).toMatchInlineSnapshot(
+      `"object "tenant:" has an empty or unusual identifier; use letters, digits and _ . : @ - (at most 128), e.g. tenant:acme"`,
+    );
   });
 
   it("refuses an object without a known kind, naming the kinds", () => {
-    expect(error("/ws")).toMatchInlineSnapshot(`"object "/ws" has no known kind (expected one of path, host, repo, tenant, tool); write it as kind:value, e.g. path:/ws, host:api.example.com, host:*.example.com, repo:owner/name, tenant:acme, tool:file_view"`);
+    expect(error("/ws")).toMatchInlineSnapshot(
+      `"object "/ws" has no known kind (expected one of path, host, repo, tenant, tool); write it as kind:value, e.g. path:/ws, host:api.example.com, host:*.example.com, repo:owner/name, tenant:acme, tool:file_view"`,
+    );
   });
 });
 

@@ -11,7 +11,9 @@ describe("revokeGrant's id", () => {
   it("refuses an id that no toolgate grant can have", async () => {
     const store = createMemoryStore();
     for (const id of ["bogus", "cap_x", "cap_3q2Xn0u8mB1Kc9d", "cap_3q2Xn0u8mB1Kc9dZZ", "g1"]) {
-      await expect(revokeGrant(store, id, input), id).rejects.toThrow(/expected a grant id such as cap_3q2Xn0u8mB1Kc9dZ/);
+      await expect(revokeGrant(store, id, input), id).rejects.toThrow(
+        /expected a grant id such as cap_3q2Xn0u8mB1Kc9dZ/,
+      );
     }
     expect(await store.revocations.list(T0)).toEqual([]);
   });

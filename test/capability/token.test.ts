@@ -10,7 +10,12 @@ import { decodeToken, MAX_BLOCKS, MAX_TOKEN_CHARS } from "../../src/capability/t
 import { HOUR, T0, testAuthority } from "./support.js";
 
 const { authority } = testAuthority();
-const token = authority.issue({ rights: ["write", "read"], objects: ["path:/ws/", "host:API.example.com"], max_cost: 3, ttl_ms: HOUR });
+const token = authority.issue({
+  rights: ["write", "read"],
+  objects: ["path:/ws/", "host:API.example.com"],
+  max_cost: 3,
+  ttl_ms: HOUR,
+});
 const tag = "A".repeat(43);
 const enc = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
 const root = { v: 1, id: "cap_root", kid: "k1", rights: ["read"], objects: ["path:/ws"], exp: T0 + HOUR };
@@ -29,15 +34,30 @@ describe("token format", () => {
     const [, b0, t] = token.split(".");
     const block = JSON.parse(Buffer.from(b0!, "base64url").toString("utf8"));
     expect(Buffer.from(b0!, "base64url").toString("utf8")).toBe(canonicalize(block));
-    expect(block).toMatchObject({ v: 1, kid: "k1", rights: ["read", "write"], objects: ["host:api.example.com", "path:/ws"], pred: { max_cost: 3 }, exp: T0 + HOUR });
+    expect(block).toMatchObject({
+      v: 1,
+      kid: "k1",
+      rights: ["read", "write"],
+      objects: ["host:api.example.com", "path:/ws"],
+      pred: { max_cost: 3 },
+      exp: T0 + HOUR,
+    });
     expect(Buffer.from(t!, "base64url")).toHaveLength(32);
   });
 
   it("bounds length and block count, and refuses repeated ids", () => {
-    expect(problem(() => decodeToken("tg1." + "A".repeat(MAX_TOKEN_CHARS)))).toBe(`the token is ${MAX_TOKEN_CHARS + 4} characters, above the limit of ${MAX_TOKEN_CHARS}`);
-    const many = ["tg1", enc(root), ...Array.from({ length: MAX_BLOCKS }, (_, i) => enc({ id: `b${i}` })), tag].join(".");
-    expect(problem(() => decodeToken(many))).toBe(`the token has ${MAX_BLOCKS + 1} blocks, above the limit of ${MAX_BLOCKS}`);
-    expect(problem(() => decodeToken(["tg1", enc(root), enc({ id: "cap_root" }), tag].join(".")))).toBe("block 1.id repeats the id cap_root of an earlier block");
+    expect(problem(() => decodeToken("tg1." + "A".repeat(MAX_TOKEN_CHARS)))).toBe(
+      `the token is ${MAX_TOKEN_CHARS + 4} characters, above the limit of ${MAX_TOKEN_CHARS}`,
+    );
+    const many = ["tg1", enc(root), ...Array.from({ length: MAX_BLOCKS }, (_, i) => enc({ id: `b${i}` })), tag].join(
+      ".",
+    );
+    expect(problem(() => decodeToken(many))).toBe(
+      `the token has ${MAX_BLOCKS + 1} blocks, above the limit of ${MAX_BLOCKS}`,
+    );
+    expect(problem(() => decodeToken(["tg1", enc(root), enc({ id: "cap_root" }), tag].join(".")))).toBe(
+      "block 1.id repeats the id cap_root of an earlier block",
+    );
   });
 });
 
@@ -64,7 +84,9 @@ describe("block validation names the field, what was expected and what arrived",
   ];
   it("every malformed block", () => {
     // Round-trip through JSON: what a decoder sees (undefined members vanish).
-    const messages = Object.fromEntries(cases.map(([name, value, index]) => [name, problem(() => checkBlock(JSON.parse(JSON.stringify(value)), index))]));
+    const messages = Object.fromEntries(
+      cases.map(([name, value, index]) => [name, problem(() => checkBlock(JSON.parse(JSON.stringify(value)), index))]),
+    );
     expect(messages).toMatchInlineSnapshot(`
       {
         "bad id": "block 0.id must be an id of letters, digits, _ and -; received "a b"",
@@ -99,7 +121,9 @@ describe("grant input", () => {
     ["unknown field", { scope: "all" }],
   ];
   it("every malformed grant input", () => {
-    const messages = Object.fromEntries(cases.map(([name, input]) => [name, problem(() => blockFromInput(input as NarrowerInput, T0, false))]));
+    const messages = Object.fromEntries(
+      cases.map(([name, input]) => [name, problem(() => blockFromInput(input as NarrowerInput, T0, false))]),
+    );
     expect(messages).toMatchInlineSnapshot(`
       {
         "expires_at not epoch ms": "invalid grant: expires_at must be epoch milliseconds; received "2030-01-01"",

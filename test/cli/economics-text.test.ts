@@ -2,7 +2,11 @@ import { describe, expect, it } from "vitest";
 import { compareCatalogShapes } from "../../src/economics/cost.js";
 import { renderComparison } from "../../src/cli/economics-text.js";
 
-const last = (a: { k: number; s: number }, b: { k: number; s: number }) => renderComparison(compareCatalogShapes(a, b, 40)).trimEnd().split("\n").at(-1);
+const last = (a: { k: number; s: number }, b: { k: number; s: number }) =>
+  renderComparison(compareCatalogShapes(a, b, 40))
+    .trimEnd()
+    .split("\n")
+    .at(-1);
 
 describe("renderComparison's verdict", () => {
   it("keeps the worked example's sentence when B is smaller", () => {

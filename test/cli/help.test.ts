@@ -4,7 +4,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { buildProgram } from "../../src/cli/program.js";
 
 function descriptions(cmd: Command, path: string): Array<[string, string]> {
-  return cmd.commands.flatMap((c) => [[`${path} ${c.name()}`, c.description()] as [string, string], ...descriptions(c, `${path} ${c.name()}`)]);
+  return cmd.commands.flatMap((c) => [
+    [`${path} ${c.name()}`, c.description()] as [string, string],
+    ...descriptions(c, `${path} ${c.name()}`),
+  ]);
 }
 
 describe("toolgate --help", () => {
@@ -14,7 +17,15 @@ describe("toolgate --help", () => {
   });
 
   it("lists every command with a description", () => {
-    expect(all.map(([name]) => name)).toEqual(expect.arrayContaining(["toolgate serve", "toolgate proxy", "toolgate lint", "toolgate records show", "toolgate cap issue"]));
+    expect(all.map(([name]) => name)).toEqual(
+      expect.arrayContaining([
+        "toolgate serve",
+        "toolgate proxy",
+        "toolgate lint",
+        "toolgate records show",
+        "toolgate cap issue",
+      ]),
+    );
     expect(all.filter(([, d]) => d.trim() === "")).toEqual([]);
   });
 

@@ -34,7 +34,9 @@ const pkg = JSON.parse(readFileSync(join(projectRoot, "package.json"), "utf8")) 
 /** The `mcpServers` JSON blocks of the README, in order. */
 function readmeConfigs(): Record<string, ServerEntry>[] {
   const readme = readFileSync(join(projectRoot, "README.md"), "utf8");
-  const blocks = [...readme.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1]!).filter((b) => b.includes('"mcpServers"'));
+  const blocks = [...readme.matchAll(/```json\n([\s\S]*?)```/g)]
+    .map((m) => m[1]!)
+    .filter((b) => b.includes('"mcpServers"'));
   return blocks.map((b) => (JSON.parse(b) as { mcpServers: Record<string, ServerEntry> }).mcpServers);
 }
 
@@ -47,7 +49,8 @@ function openDir(prefix: string): string {
 
 function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): string {
   const r = spawnSync(command, args, { cwd, env, encoding: "utf8", timeout: 480_000 });
-  if (r.status !== 0) throw new Error(`${command} ${args.join(" ")} exited ${r.status ?? r.signal}:\n${r.stdout}\n${r.stderr}`);
+  if (r.status !== 0)
+    throw new Error(`${command} ${args.join(" ")} exited ${r.status ?? r.signal}:\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
 }
 
@@ -66,8 +69,16 @@ async function listThrough(entry: ServerEntry, start: Start): Promise<string[]> 
   const wrap: string[] = ["env", "-u", "HOME", "-u", "XDG_STATE_HOME", "-u", "XDG_CONFIG_HOME"];
   if (start.home !== undefined) wrap.push(`HOME=${start.home}`);
   if (start.pathPrefix) wrap.push(`PATH=${start.pathPrefix}:${process.env.PATH ?? ""}`);
-  const prefix = start.asNobody ? ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "--", ...wrap] : wrap;
-  const transport = new StdioClientTransport({ command: prefix[0]!, args: [...prefix.slice(1), entry.command, ...entry.args], cwd: start.cwd, env: getDefaultEnvironment(), stderr: "pipe" });
+  const prefix = start.asNobody
+    ? ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "--", ...wrap]
+    : wrap;
+  const transport = new StdioClientTransport({
+    command: prefix[0]!,
+    args: [...prefix.slice(1), entry.command, ...entry.args],
+    cwd: start.cwd,
+    env: getDefaultEnvironment(),
+    stderr: "pipe",
+  });
   let stderr = "";
   transport.stderr?.on("data", (d: Buffer) => (stderr += d));
   const client = new Client({ name: "install-test", version: "1.0.0" });
@@ -75,7 +86,10 @@ async function listThrough(entry: ServerEntry, start: Start): Promise<string[]> 
     await client.connect(transport);
     return (await client.listTools()).tools.map((t) => t.name);
   } catch (err) {
-    throw new Error(`${entry.command} ${entry.args.join(" ")} from ${start.cwd}: ${String(err)}\nstderr:\n${stderr.slice(-2000)}`, { cause: err });
+    throw new Error(
+      `${entry.command} ${entry.args.join(" ")} from ${start.cwd}: ${String(err)}\nstderr:\n${stderr.slice(-2000)}`,
+      { cause: err },
+    );
   } finally {
     await client.close();
   }
@@ -101,11 +115,30 @@ describe("the README's MCP client configurations, started as a client starts the
 
   beforeAll(() => {
     // uid 65534 must reach the memory server and the copy's node_modules (a link into this checkout).
-    const reach = spawnSync("setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "--", "test", "-r", memoryServer]);
-    if (reach.status !== 0) throw new Error(`uid ${NOBODY} cannot read ${memoryServer}: the checkout must be in folders others may enter (chmod o+x its parents)`);
+    const reach = spawnSync("setpriv", [
+      `--reuid=${NOBODY}`,
+      `--regid=${NOBODY}`,
+      "--clear-groups",
+      "--",
+      "test",
+      "-r",
+      memoryServer,
+    ]);
+    if (reach.status !== 0)
+      throw new Error(
+        `uid ${NOBODY} cannot read ${memoryServer}: the checkout must be in folders others may enter (chmod o+x its parents)`,
+      );
 
     checkout = openDir("checkout");
-    for (const f of ["package.json", "package-lock.json", "tsconfig.json", "tsconfig.build.json", "src", ...pkg.files.filter((f) => f !== "dist")]) cpSync(join(projectRoot, f), join(checkout, f), { recursive: true });
+    for (const f of [
+      "package.json",
+      "package-lock.json",
+      "tsconfig.json",
+      "tsconfig.build.json",
+      "src",
+      ...pkg.files.filter((f) => f !== "dist"),
+    ])
+      cpSync(join(projectRoot, f), join(checkout, f), { recursive: true });
     symlinkSync(join(projectRoot, "node_modules"), join(checkout, "node_modules"));
     // `npm link` runs `prepare` (the build) and links the bin into the prefix, as in a checkout.
     const linkPrefix = openDir("link-prefix");
@@ -120,9 +153,25 @@ describe("the README's MCP client configurations, started as a client starts the
     const sqlite = join(projectRoot, "node_modules/better-sqlite3");
     const { version } = JSON.parse(readFileSync(join(sqlite, "package.json"), "utf8")) as { version: string };
     const prebuilds = tempDir("prebuilds");
-    run("tar", ["-czf", join(prebuilds, `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`), "build/Release/better_sqlite3.node"], sqlite);
+    run(
+      "tar",
+      [
+        "-czf",
+        join(
+          prebuilds,
+          `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`,
+        ),
+        "build/Release/better_sqlite3.node",
+      ],
+      sqlite,
+    );
     const installEnv = { ...process.env, npm_config_better_sqlite3_local_prebuilds: prebuilds };
-    run("npm", ["install", "-g", "--prefix", installPrefix, "--prefer-offline", "--no-audit", "--no-fund", join(packed, tgz)], packed, installEnv);
+    run(
+      "npm",
+      ["install", "-g", "--prefix", installPrefix, "--prefer-offline", "--no-audit", "--no-fund", join(packed, tgz)],
+      packed,
+      installEnv,
+    );
     installBin = join(installPrefix, "bin");
 
     workspace = openDir("ws");
@@ -150,25 +199,49 @@ describe("the README's MCP client configurations, started as a client starts the
 
   it("after npm link: the toolgate command, from /, as uid 65534", async () => {
     const [serve, proxy] = Object.values(configs[1]!).map((e) => concrete(e, checkout, workspace));
-    expect(await listThrough(serve!, { cwd: "/", home: nobodyHome, asNobody: true, pathPrefix: linkBin })).toEqual(CODING);
-    expect(await listThrough(proxy!, { cwd: "/", home: nobodyHome, asNobody: true, pathPrefix: linkBin })).toContain("read_graph");
+    expect(await listThrough(serve!, { cwd: "/", home: nobodyHome, asNobody: true, pathPrefix: linkBin })).toEqual(
+      CODING,
+    );
+    expect(await listThrough(proxy!, { cwd: "/", home: nobodyHome, asNobody: true, pathPrefix: linkBin })).toContain(
+      "read_graph",
+    );
   });
 
   it("after npm pack and npm install -g of the tarball: the toolgate command, from / and a temporary folder, as uid 65534", async () => {
     const [serve, proxy] = Object.values(configs[1]!).map((e) => concrete(e, checkout, workspace));
     for (const cwd of ["/", openDir("cwd")]) {
-      expect(await listThrough(serve!, { cwd, home: nobodyHome, asNobody: true, pathPrefix: installBin })).toEqual(CODING);
-      expect(await listThrough(proxy!, { cwd, home: nobodyHome, asNobody: true, pathPrefix: installBin })).toContain("read_graph");
+      expect(await listThrough(serve!, { cwd, home: nobodyHome, asNobody: true, pathPrefix: installBin })).toEqual(
+        CODING,
+      );
+      expect(await listThrough(proxy!, { cwd, home: nobodyHome, asNobody: true, pathPrefix: installBin })).toContain(
+        "read_graph",
+      );
     }
   });
 
   it("proxy started in / by a user without a usable home is refused naming the fix, never by mkdir of /.toolgate", () => {
     const [, proxy] = Object.values(configs[1]!).map((e) => concrete(e, checkout, workspace));
-    const r = spawnSync("setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "--", "env", "-u", "HOME", "-u", "XDG_STATE_HOME", `PATH=${installBin}:${process.env.PATH ?? ""}`, proxy!.command, ...proxy!.args], { cwd: "/", input: "", encoding: "utf8", timeout: 60_000 });
+    const r = spawnSync(
+      "setpriv",
+      [
+        `--reuid=${NOBODY}`,
+        `--regid=${NOBODY}`,
+        "--clear-groups",
+        "--",
+        "env",
+        "-u",
+        "HOME",
+        "-u",
+        "XDG_STATE_HOME",
+        `PATH=${installBin}:${process.env.PATH ?? ""}`,
+        proxy!.command,
+        ...proxy!.args,
+      ],
+      { cwd: "/", input: "", encoding: "utf8", timeout: 60_000 },
+    );
     expect(r.status).toBe(2);
     expect(r.stderr).not.toContain("/.toolgate");
     expect(r.stderr).toContain("toolgate: cannot create the state folder /nonexistent/.local/state/toolgate/");
     expect(r.stderr).toContain("set XDG_STATE_HOME (or HOME) to a folder you own");
   });
 });
-

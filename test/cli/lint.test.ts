@@ -14,8 +14,22 @@ const file = (name: string, value: unknown) => {
   return path;
 };
 
-const clean = { name: "get_order", description: "Returns one order.", annotations: { readOnlyHint: true }, inputSchema: { type: "object", properties: { order_id: { type: "string", maxLength: 32, description: "Order id." } }, required: ["order_id"], additionalProperties: false } };
-const dirty = { name: "query", description: "Runs a query.", inputSchema: { type: "object", properties: { q: { type: "string", description: "SQL." } }, required: ["q"] } };
+const clean = {
+  name: "get_order",
+  description: "Returns one order.",
+  annotations: { readOnlyHint: true },
+  inputSchema: {
+    type: "object",
+    properties: { order_id: { type: "string", maxLength: 32, description: "Order id." } },
+    required: ["order_id"],
+    additionalProperties: false,
+  },
+};
+const dirty = {
+  name: "query",
+  description: "Runs a query.",
+  inputSchema: { type: "object", properties: { q: { type: "string", description: "SQL." } }, required: ["q"] },
+};
 
 describe("toolgate lint", () => {
   it("exit 0 and a summary for a clean descriptor", async () => {
@@ -51,19 +65,48 @@ describe("toolgate lint", () => {
     const r = await cli("lint", "--format", "json", file("arr.json", [clean, dirty]));
     expect(r.code).toBe(1);
     const report = JSON.parse(r.out);
-    expect(report.summary).toEqual({ tools: 2, clean: 1, errors: 3, warnings: 0, byRule: { TG001: 1, TG003: 1, TG006: 1 } });
-    expect(report.findings[0]).toMatchObject({ rule: "TG001", severity: "error", tool: "query", pointer: "/inputSchema" });
+    expect(report.summary).toEqual({
+      tools: 2,
+      clean: 1,
+      errors: 3,
+      warnings: 0,
+      byRule: { TG001: 1, TG003: 1, TG006: 1 },
+    });
+    expect(report.findings[0]).toMatchObject({
+      rule: "TG001",
+      severity: "error",
+      tool: "query",
+      pointer: "/inputSchema",
+    });
   });
 
   it("--json is --format json: the findings of a known catalog, each with its rule, pointer, message and fix", async () => {
     const path = file("j.json", [clean, dirty]);
     const json = await cli("lint", "--json", path);
     expect(json.code).toBe(1);
-    const finding = (rule: string, pointer: string, message: string, fix: string) => ({ rule, severity: "error", pointer, message, fix, tool: "query", source: path });
+    const finding = (rule: string, pointer: string, message: string, fix: string) => ({
+      rule,
+      severity: "error",
+      pointer,
+      message,
+      fix,
+      tool: "query",
+      source: path,
+    });
     expect(JSON.parse(json.out)).toStrictEqual({
       findings: [
-        finding("TG001", "/inputSchema", "object with properties (q) does not set additionalProperties: false, so undeclared arguments pass through", 'add "additionalProperties": false'),
-        finding("TG003", "/inputSchema/properties/q", "property q is a string with no maxLength, enum, const, bounded format or anchored bounded pattern", 'add "maxLength" (e.g. 1024 for a path, 256 for a name), or an enum if the values are known'),
+        finding(
+          "TG001",
+          "/inputSchema",
+          "object with properties (q) does not set additionalProperties: false, so undeclared arguments pass through",
+          'add "additionalProperties": false',
+        ),
+        finding(
+          "TG003",
+          "/inputSchema/properties/q",
+          "property q is a string with no maxLength, enum, const, bounded format or anchored bounded pattern",
+          'add "maxLength" (e.g. 1024 for a path, 256 for a name), or an enum if the values are known',
+        ),
         finding(
           "TG006",
           "",
@@ -83,8 +126,14 @@ describe("toolgate lint", () => {
     const sarif = JSON.parse(r.out);
     expect(sarif.version).toBe("2.1.0");
     expect(sarif.runs[0].tool.driver.name).toBe("toolgate");
-    expect(sarif.runs[0].results.map((x: { ruleId: string; level: string }) => `${x.ruleId} ${x.level}`)).toEqual(["TG001 error", "TG003 error", "TG006 error"]);
-    expect(sarif.runs[0].results[1].locations[0].logicalLocations[0].fullyQualifiedName).toBe("query#/inputSchema/properties/q");
+    expect(sarif.runs[0].results.map((x: { ruleId: string; level: string }) => `${x.ruleId} ${x.level}`)).toEqual([
+      "TG001 error",
+      "TG003 error",
+      "TG006 error",
+    ]);
+    expect(sarif.runs[0].results[1].locations[0].logicalLocations[0].fullyQualifiedName).toBe(
+      "query#/inputSchema/properties/q",
+    );
   });
 
   it("a JSON-RPC tools/list response is accepted", async () => {
@@ -93,22 +142,35 @@ describe("toolgate lint", () => {
 
   it("exit 2 with one clear line for unreadable files, invalid JSON, a shape with no tools, a bad format, no files", async () => {
     const missing = await cli("lint", join(dir, "nope.json"));
-    expect([missing.code, missing.err.replaceAll(dir, "DIR")]).toEqual([2, "toolgate: cannot read DIR/nope.json: no such file\n"]);
+    expect([missing.code, missing.err.replaceAll(dir, "DIR")]).toEqual([
+      2,
+      "toolgate: cannot read DIR/nope.json: no such file\n",
+    ]);
     const bad = await cli("lint", file("bad.json", "{ not json"));
     expect(bad.code).toBe(2);
     expect(bad.err.replaceAll(dir, "DIR")).toMatch(/^toolgate: DIR\/bad\.json is not valid JSON: .+\n$/);
     expect(bad.err).not.toMatch(/\n\s+at /);
     const shape = await cli("lint", file("num.json", "42"));
-    expect([shape.code, shape.err.replaceAll(dir, "DIR")]).toEqual([2, 'toolgate: DIR/num.json: expected a tool descriptor, an array of them, or {"tools": [...]}; found number [lint_input]\n']);
+    expect([shape.code, shape.err.replaceAll(dir, "DIR")]).toEqual([
+      2,
+      'toolgate: DIR/num.json: expected a tool descriptor, an array of them, or {"tools": [...]}; found number [lint_input]\n',
+    ]);
     expect((await cli("lint", "--format", "xml", file("c2.json", clean))).code).toBe(2);
     const none = await cli("lint");
     expect([none.code, none.err]).toEqual([2, "toolgate: lint needs at least one FILE (or - for standard input)\n"]);
   });
 
   it("exit 2 with one clear line for an empty catalog, in each shape", async () => {
-    for (const [name, value] of [["empty-array.json", []], ["empty-tools.json", { tools: [] }]] as const) {
+    for (const [name, value] of [
+      ["empty-array.json", []],
+      ["empty-tools.json", { tools: [] }],
+    ] as const) {
       const r = await cli("lint", file(name, value));
-      expect([r.code, r.out, r.err.replaceAll(dir, "DIR")]).toEqual([2, "", `toolgate: no tool descriptors found in DIR/${name}: expected a tool, an array of tools or {"tools": [...]}\n`]);
+      expect([r.code, r.out, r.err.replaceAll(dir, "DIR")]).toEqual([
+        2,
+        "",
+        `toolgate: no tool descriptors found in DIR/${name}: expected a tool, an array of tools or {"tools": [...]}\n`,
+      ]);
     }
   });
 
@@ -128,7 +190,11 @@ describe("toolgate lint", () => {
   });
 
   it("reads standard input with -", () => {
-    const r = spawnSync(process.execPath, ["--import", "tsx", join(projectRoot, "src/cli/main.ts"), "lint", "--format", "json", "-"], { input: JSON.stringify([dirty]), encoding: "utf8", cwd: projectRoot });
+    const r = spawnSync(
+      process.execPath,
+      ["--import", "tsx", join(projectRoot, "src/cli/main.ts"), "lint", "--format", "json", "-"],
+      { input: JSON.stringify([dirty]), encoding: "utf8", cwd: projectRoot },
+    );
     expect(r.status).toBe(1);
     expect(JSON.parse(r.stdout).summary.byRule).toEqual({ TG001: 1, TG003: 1, TG006: 1 });
   });

@@ -9,7 +9,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("readInput", () => {
   it("says a directory is a directory and what to pass instead, not Node's EISDIR text", () => {
-    expect(() => readInput(dir)).toThrow(`cannot read ${dir}: it is a directory; pass a file (e.g. ${join(dir, "catalog.json")}) or - for standard input`);
+    expect(() => readInput(dir)).toThrow(
+      `cannot read ${dir}: it is a directory; pass a file (e.g. ${join(dir, "catalog.json")}) or - for standard input`,
+    );
   });
 
   it("keeps the plain message for a missing file", () => {

@@ -31,6 +31,7 @@ describe("closest", () => {
 
   it("a suggester over fixed candidates answers as closest does", () => {
     const suggest = suggester(fields);
-    for (const name of ["limt", "customerId", "stxxxs", "lim", "since"]) expect(suggest(name)).toBe(closest(name, fields));
+    for (const name of ["limt", "customerId", "stxxxs", "lim", "since"])
+      expect(suggest(name)).toBe(closest(name, fields));
   });
 });

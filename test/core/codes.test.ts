@@ -32,14 +32,18 @@ describe("a tool's own codes", () => {
     description: "Posts one entry to the ledger, unless the period is closed.",
     input: z.object({ period: z.string().max(7).describe("Period, YYYY-MM.") }).strict(),
     effect: "idempotent",
-    check: (args) => (args.period < "2026-01" ? [{ path: "/period", code: "period_archived", message: "period is archived" }] : undefined),
+    check: (args) =>
+      args.period < "2026-01"
+        ? [{ path: "/period", code: "period_archived", message: "period is archived" }]
+        : undefined,
     handler: () => {
       throw new NoEffectError("the period is closed", "period_closed");
     },
   });
   const gateway = createGateway({ tools: [ledger], store: createMemoryStore(), audit: false });
   afterAll(() => gateway.close());
-  const call = (period: string) => gateway.call({ trajectory_id: "t", turn: 1, call_id: `c-${period}`, tool: "ledger_post", arguments: { period } });
+  const call = (period: string) =>
+    gateway.call({ trajectory_id: "t", turn: 1, call_id: `c-${period}`, tool: "ledger_post", arguments: { period } });
 
   it("a NoEffectError's code is the reason beside precondition_failed, never the error code", async () => {
     const o = await call("2026-03");

@@ -13,7 +13,13 @@ describe("LruCache", () => {
 
   it("drops the least recently used entry, not the oldest one", () => {
     const cache = new LruCache<string, number>(4);
-    for (const [k, v] of [["a", 1], ["b", 2], ["c", 3], ["d", 4]] as const) cache.set(k, v);
+    for (const [k, v] of [
+      ["a", 1],
+      ["b", 2],
+      ["c", 3],
+      ["d", 4],
+    ] as const)
+      cache.set(k, v);
     expect(cache.get("a")).toBe(1); // three entries linked since a: past half the bound, so a moves
     cache.set("e", 5);
     expect(["a", "b", "c", "d", "e"].map((k) => cache.get(k) ?? null)).toEqual([1, null, 3, 4, 5]);
@@ -41,27 +47,41 @@ describe("LruCache", () => {
 
   it("never drops an entry used within the last max / 2 - 1 insertions and moves", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 12 }).chain((max) => fc.tuple(fc.constant(max), fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 2 * max })), { minLength: 20, maxLength: 300 }))), ([max, ops]) => {
-        const cache = new LruCache<number, number>(max);
-        const lastUse = new Map<number, number>();
-        let links = 0;
-        for (const [write, key] of ops) {
-          if (write) {
-            cache.set(key, key);
-            links++;
-          } else if (cache.get(key) === undefined) continue;
-          else links++; // a hit counts here as a link, the most it can be
-          lastUse.set(key, links);
-          expect(cache.size).toBeLessThanOrEqual(max);
-          for (const [k, used] of lastUse) if (links - used < max / 2 - 1) expect(cache.has(k), `key ${k}`).toBe(true);
-        }
-      }),
+      fc.property(
+        fc
+          .integer({ min: 1, max: 12 })
+          .chain((max) =>
+            fc.tuple(
+              fc.constant(max),
+              fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 2 * max })), { minLength: 20, maxLength: 300 }),
+            ),
+          ),
+        ([max, ops]) => {
+          const cache = new LruCache<number, number>(max);
+          const lastUse = new Map<number, number>();
+          let links = 0;
+          for (const [write, key] of ops) {
+            if (write) {
+              cache.set(key, key);
+              links++;
+            } else if (cache.get(key) === undefined) continue;
+            else links++; // a hit counts here as a link, the most it can be
+            lastUse.set(key, links);
+            expect(cache.size).toBeLessThanOrEqual(max);
+            for (const [k, used] of lastUse)
+              if (links - used < max / 2 - 1) expect(cache.has(k), `key ${k}`).toBe(true);
+          }
+        },
+      ),
       { numRuns: 1000 },
     );
   });
 
   it("refuses a bound that is not a whole number of at least 1", () => {
-    for (const bad of [0, -1, 1.5, Number.NaN]) expect(() => new LruCache(bad)).toThrow(`a cache's size bound must be a whole number ≥ 1; received ${String(bad)}`);
+    for (const bad of [0, -1, 1.5, Number.NaN])
+      expect(() => new LruCache(bad)).toThrow(
+        `a cache's size bound must be a whole number ≥ 1; received ${String(bad)}`,
+      );
   });
 });
 

@@ -82,11 +82,19 @@ describe("breakevenFromAudit", () => {
         },
       ]
     `);
-    expect(r.tools[2]!.reason).toMatchInlineSnapshot(`"warning: sample too small to decide — p_err 10.0 % (95 % CI 1.8–40.4 %, 1/10) straddles p_break 2.5 %; at this rate about 15 calls would decide"`);
+    expect(r.tools[2]!.reason).toMatchInlineSnapshot(
+      `"warning: sample too small to decide — p_err 10.0 % (95 % CI 1.8–40.4 %, 1/10) straddles p_break 2.5 %; at this rate about 15 calls would decide"`,
+    );
   });
 
   it("uses the rest of a file with broken lines and reports each one", () => {
-    const text = trail() + "{not json\n" + JSON.stringify({ ...record({}), tool: 7 }) + "\n" + JSON.stringify(record({ ts: "yesterday" })) + "\n[]\n";
+    const text =
+      trail() +
+      "{not json\n" +
+      JSON.stringify({ ...record({}), tool: 7 }) +
+      "\n" +
+      JSON.stringify(record({ ts: "yesterday" })) +
+      "\n[]\n";
     const r = breakevenFromAudit(text);
     expect(r.records).toBe(1212);
     expect(r.broken).toMatchInlineSnapshot(`
@@ -115,20 +123,31 @@ describe("breakevenFromAudit", () => {
     const text = jsonl([record({ outcome: "invalid_arguments" }), record({ call_id: "c1", trajectory_id: "t2" })]);
     const r = breakevenFromAudit(text);
     expect(r.tools[0]!.recommendation).toBe("not_enough_data");
-    expect(r.tools[0]!.reason).toMatchInlineSnapshot(`"warning: no failed call in the trail was followed by another call of its trajectory, so T_repair is unmeasured; pass --repair-ms to assume one"`);
+    expect(r.tools[0]!.reason).toMatchInlineSnapshot(
+      `"warning: no failed call in the trail was followed by another call of its trajectory, so T_repair is unmeasured; pass --repair-ms to assume one"`,
+    );
     const withOption = breakevenFromAudit(text, { repair_ms: 1800 });
     expect(withOption.tools[0]!.t_repair_source).toBe("option");
-    expect(withOption.tools[0]!.p_break).toBeCloseTo(80 * 0.5 / 1800, 12);
+    expect(withOption.tools[0]!.p_break).toBeCloseTo((80 * 0.5) / 1800, 12);
   });
 
   it("rejects a trail with no usable record and bad options", () => {
-    expect(() => breakevenFromAudit("oops\n\n")).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: the audit trail holds no usable record (1 broken line(s); line 1: not valid JSON (Unexpected token 'o', "oops" is not valid JSON)). Expected one AuditRecord JSON object per line, as the gateway writes to its audit trail.]`);
-    expect(() => breakevenFromAudit(trail(), { mask_ms: 0 })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: mask_ms (t_mask) must be a number greater than 0; received 0. Pass --mask-ms, e.g. 0.5.]`);
+    expect(() => breakevenFromAudit("oops\n\n")).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: the audit trail holds no usable record (1 broken line(s); line 1: not valid JSON (Unexpected token 'o', "oops" is not valid JSON)). Expected one AuditRecord JSON object per line, as the gateway writes to its audit trail.]`,
+    );
+    expect(() => breakevenFromAudit(trail(), { mask_ms: 0 })).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: mask_ms (t_mask) must be a number greater than 0; received 0. Pass --mask-ms, e.g. 0.5.]`,
+    );
     expect(() => breakevenFromAudit(trail(), { repair_ms: -5 })).toThrow(/repair_ms/);
   });
 
   it("says how many calls at the observed rate would decide", () => {
-    for (const [rate, p_break] of [[0.1, 0.025], [0.02, 0.025], [0, 0.01], [0.3, 0.2]] as const) {
+    for (const [rate, p_break] of [
+      [0.1, 0.025],
+      [0.02, 0.025],
+      [0, 0.01],
+      [0.3, 0.2],
+    ] as const) {
       const n = callsToDecide(rate, p_break)!;
       const iv = wilsonInterval(Math.round(rate * n), n);
       expect(iv.low > p_break || iv.high < p_break).toBe(true);

@@ -20,8 +20,14 @@ describe("breakevenFromAudit on the gateway's own audit trail", () => {
       effect: "read",
       handler: ({ order_id }) => ({ order_id, status: "shipped" }),
     });
-    const gateway = createGateway({ tools: [lookup], store: await openStore("memory:"), audit: auditPath, clock: () => now });
-    const propose = (trajectory_id: string, turn: number, args: unknown) => gateway.call({ trajectory_id, turn, call_id: `c${turn}`, tool: "get_order", arguments: args });
+    const gateway = createGateway({
+      tools: [lookup],
+      store: await openStore("memory:"),
+      audit: auditPath,
+      clock: () => now,
+    });
+    const propose = (trajectory_id: string, turn: number, args: unknown) =>
+      gateway.call({ trajectory_id, turn, call_id: `c${turn}`, tool: "get_order", arguments: args });
     // Trajectory a: a malformed call, repaired 1,500 ms later. Trajectory b: two good calls.
     expect((await propose("a", 1, { id: "o_1" })).error?.code).toBe("invalid_arguments");
     now += 1500;
@@ -35,7 +41,13 @@ describe("breakevenFromAudit on the gateway's own audit trail", () => {
     const r = breakevenFromAudit(readFileSync(auditPath, "utf8"), { mask_ms: 0.5 });
     expect(r.broken).toEqual([]);
     const t = r.tools[0]!;
-    expect([t.tool, t.calls, t.failed, t.t_repair_ms, t.t_repair_source]).toEqual(["get_order", 4, 1, 1500, "measured"]);
+    expect([t.tool, t.calls, t.failed, t.t_repair_ms, t.t_repair_source]).toEqual([
+      "get_order",
+      4,
+      1,
+      1500,
+      "measured",
+    ]);
     expect(t.l_gen).toBeGreaterThan(0);
     expect(t.p_break).toBeCloseTo((t.l_gen * 0.5) / 1500, 12);
     // Even 1 of 4 decides here: short calls make p_break tiny (L_gen · 0.5 ms / 1,500 ms < 1 %),

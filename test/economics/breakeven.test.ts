@@ -11,7 +11,9 @@ describe("breakeven (equation 1)", () => {
     expect(r.one_in).toBe(45);
     expect(r.about_one_in).toBe(40);
     expect(r.decision).toBe("measure");
-    expect(r.summary).toMatchInlineSnapshot(`"p_break = 40 ms / 1,800 ms ≈ 2.2 %: constraining pays when calls fail to parse more often than about one time in forty; measure the tool's own malformation rate (--observed-rate) to decide."`);
+    expect(r.summary).toMatchInlineSnapshot(
+      `"p_break = 40 ms / 1,800 ms ≈ 2.2 %: constraining pays when calls fail to parse more often than about one time in forty; measure the tool's own malformation rate (--observed-rate) to decide."`,
+    );
   });
 
   it("decides from an observed rate on either side of p_break, and computes both latencies", () => {
@@ -23,7 +25,9 @@ describe("breakeven (equation 1)", () => {
     const below = breakeven({ tokens: 80, mask_ms: 0.5, repair_ms: 1800, observed_rate: 0.01, decode_ms: 20 });
     expect(below.decision).toBe("dont_constrain");
     expect(below.expected_free_ms!).toBeLessThan(below.constrained_ms);
-    expect(below.summary).toMatchInlineSnapshot(`"p_break = 40 ms / 1,800 ms ≈ 2.2 %: constraining pays when calls fail to parse more often than about one time in forty; observed 1.0 % < 2.2 %: do not constrain; repair turns are cheaper."`);
+    expect(below.summary).toMatchInlineSnapshot(
+      `"p_break = 40 ms / 1,800 ms ≈ 2.2 %: constraining pays when calls fail to parse more often than about one time in forty; observed 1.0 % < 2.2 %: do not constrain; repair turns are cheaper."`,
+    );
     // At the break-even point both sides cost the same (equation 1 is their equality).
     const tie = breakeven({ tokens: 80, mask_ms: 0.5, repair_ms: 2000, observed_rate: 0.02, decode_ms: 10 });
     expect(tie.decision).toBe("either");
@@ -39,12 +43,24 @@ describe("breakeven (equation 1)", () => {
   });
 
   it("rejects zero or negative times and tokens, and rates outside [0, 1]", () => {
-    expect(() => breakeven({ tokens: 0, mask_ms: 0.5, repair_ms: 1800 })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: tokens (L_gen) must be a number greater than 0; received 0. Pass --tokens with a positive value, e.g. 80.]`);
-    expect(() => breakeven({ tokens: 80, mask_ms: -0.5, repair_ms: 1800 })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: mask_ms (t_mask) must be a number greater than 0; received -0.5. Pass --mask-ms with a positive value, e.g. 0.5.]`);
-    expect(() => breakeven({ tokens: 80, mask_ms: 0.5, repair_ms: 0 })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: repair_ms (T_repair) must be a number greater than 0; received 0. Pass --repair-ms with a positive value, e.g. 1800.]`);
+    expect(() => breakeven({ tokens: 0, mask_ms: 0.5, repair_ms: 1800 })).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: tokens (L_gen) must be a number greater than 0; received 0. Pass --tokens with a positive value, e.g. 80.]`,
+    );
+    expect(() => breakeven({ tokens: 80, mask_ms: -0.5, repair_ms: 1800 })).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: mask_ms (t_mask) must be a number greater than 0; received -0.5. Pass --mask-ms with a positive value, e.g. 0.5.]`,
+    );
+    expect(() => breakeven({ tokens: 80, mask_ms: 0.5, repair_ms: 0 })).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: repair_ms (T_repair) must be a number greater than 0; received 0. Pass --repair-ms with a positive value, e.g. 1800.]`,
+    );
     expect(() => breakeven({ tokens: 80, mask_ms: 0.5, repair_ms: Number.NaN })).toThrow(/repair_ms/);
-    expect(() => breakeven({ tokens: 80, mask_ms: 0.5, repair_ms: 1800, observed_rate: 1.5 })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: observed_rate (p_err) must be a rate in [0, 1]; received 1.5. Write 2.5 % as 0.025.]`);
+    expect(() =>
+      breakeven({ tokens: 80, mask_ms: 0.5, repair_ms: 1800, observed_rate: 1.5 }),
+    ).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: observed_rate (p_err) must be a rate in [0, 1]; received 1.5. Write 2.5 % as 0.025.]`,
+    );
     expect(() => breakeven({ tokens: 80, mask_ms: 0.5, repair_ms: 1800, observed_rate: -0.1 })).toThrow(/\[0, 1\]/);
-    expect(() => breakeven({ tokens: 80, mask_ms: 0.5, repair_ms: 1800, decode_ms: -1 })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: decode_ms (t_decode) must be a number ≥ 0; received -1]`);
+    expect(() =>
+      breakeven({ tokens: 80, mask_ms: 0.5, repair_ms: 1800, decode_ms: -1 }),
+    ).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: decode_ms (t_decode) must be a number ≥ 0; received -1]`);
   });
 });

@@ -20,8 +20,12 @@ describe("compareCatalogShapes (equation 2)", () => {
   });
 
   it("rejects shapes and turns that are not counts", () => {
-    expect(() => compareCatalogShapes({ k: 80, s: 350 }, { k: 4, s: 250 }, 0)).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: turns (N) must be an integer ≥ 1; received 0. Pass --turns 40 for the trajectory of docs/economics.md's worked example.]`);
-    expect(() => compareCatalogShapes({ k: -1, s: 350 }, { k: 4, s: 250 })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: shape a: k must be an integer ≥ 0; received -1]`);
+    expect(() => compareCatalogShapes({ k: 80, s: 350 }, { k: 4, s: 250 }, 0)).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: turns (N) must be an integer ≥ 1; received 0. Pass --turns 40 for the trajectory of docs/economics.md's worked example.]`,
+    );
+    expect(() => compareCatalogShapes({ k: -1, s: 350 }, { k: 4, s: 250 })).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: shape a: k must be an integer ≥ 0; received -1]`,
+    );
     expect(() => compareCatalogShapes({ k: 1, s: 350 }, { k: 4, s: Number.NaN })).toThrow(/shape b: s/);
   });
 });
@@ -45,12 +49,16 @@ describe("catalogCost", () => {
     expect([c.k, c.per_turn, c.mean_s, c.total]).toEqual([4, 392, 98, 15_680]);
     expect(catalogCost(seedListing5(), { tokenizer: "cl100k" }).per_turn).toMatchInlineSnapshot(`386`);
     // The same definitions serialised as the listing writes them ("parameters") count 388.
-    const asWritten = seedListing5().map((t) => countTokens(JSON.stringify({ name: t.name, description: t.description, parameters: t.inputSchema })));
+    const asWritten = seedListing5().map((t) =>
+      countTokens(JSON.stringify({ name: t.name, description: t.description, parameters: t.inputSchema })),
+    );
     expect(asWritten.reduce((a, b) => a + b, 0)).toBe(388);
   });
 
   it("pins the cost of the built-in coding catalog", () => {
-    const tools = createCodingCatalog({ workspace: mkdtempSync(join(tmpdir(), "tg-econ-cost-")) }).map((s, i) => toToolDescriptor(toMcpTool(s), "tool", i));
+    const tools = createCodingCatalog({ workspace: mkdtempSync(join(tmpdir(), "tg-econ-cost-")) }).map((s, i) =>
+      toToolDescriptor(toMcpTool(s), "tool", i),
+    );
     const c = catalogCost(tools, { turns: 40 });
     expect(c.tools).toMatchInlineSnapshot(`
       [
@@ -85,7 +93,9 @@ describe("catalogCost", () => {
     const seen: string[] = [];
     catalogCost(seedListing5(), { onProgress: (d, t) => seen.push(`${d}/${t}`) });
     expect(seen).toEqual(["1/4", "2/4", "3/4", "4/4"]);
-    expect(() => catalogCost(seedListing5(), { turns: 2.5 })).toThrow(/turns \(N\) must be an integer ≥ 1; received 2.5/);
+    expect(() => catalogCost(seedListing5(), { turns: 2.5 })).toThrow(
+      /turns \(N\) must be an integer ≥ 1; received 2.5/,
+    );
     expect(catalogCost([])).toMatchObject({ k: 0, mean_s: 0, total: 0 });
   });
 

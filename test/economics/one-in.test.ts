@@ -9,9 +9,32 @@ describe("about one time in N (a rate as a person says it)", () => {
 
   it("rounds 1/p down to a round number, so a rate above one in N is always above p", () => {
     const cases: [number, number][] = [
-      [2, 2], [2.9, 2], [7.5, 7], [9.99, 9], [10, 10], [11.9, 10], [12, 12], [14, 12], [15, 15], [19, 15], [20, 20],
-      [24, 20], [25, 25], [29.9, 25], [30, 30], [39, 30], [45, 40], [50, 50], [99, 90], [100, 100], [130, 120],
-      [199, 150], [250, 250], [1234, 1200], [999_999, 900_000], [1_000_000, 1_000_000],
+      [2, 2],
+      [2.9, 2],
+      [7.5, 7],
+      [9.99, 9],
+      [10, 10],
+      [11.9, 10],
+      [12, 12],
+      [14, 12],
+      [15, 15],
+      [19, 15],
+      [20, 20],
+      [24, 20],
+      [25, 25],
+      [29.9, 25],
+      [30, 30],
+      [39, 30],
+      [45, 40],
+      [50, 50],
+      [99, 90],
+      [100, 100],
+      [130, 120],
+      [199, 150],
+      [250, 250],
+      [1234, 1200],
+      [999_999, 900_000],
+      [1_000_000, 1_000_000],
     ];
     for (const [ratio, n] of cases) {
       expect([ratio, roundOneIn(ratio)]).toEqual([ratio, n]);
@@ -26,17 +49,36 @@ describe("about one time in N (a rate as a person says it)", () => {
   });
 
   it("has no phrase below one in two, nor for a ratio that is not finite", () => {
-    expect([roundOneIn(1.99), roundOneIn(1), roundOneIn(0.5), roundOneIn(Infinity), roundOneIn(Number.NaN)]).toEqual([null, null, null, null, null]);
+    expect([roundOneIn(1.99), roundOneIn(1), roundOneIn(0.5), roundOneIn(Infinity), roundOneIn(Number.NaN)]).toEqual([
+      null,
+      null,
+      null,
+      null,
+      null,
+    ]);
     expect(aboutOneIn(1.5)).toBeNull();
   });
 
   it("spells N out below 100 and writes digits from 100", () => {
-    expect([2, 9, 10, 12, 15, 20, 25, 40, 90, 99].map(numberWords)).toEqual(["two", "nine", "ten", "twelve", "fifteen", "twenty", "twenty-five", "forty", "ninety", "ninety-nine"]);
+    expect([2, 9, 10, 12, 15, 20, 25, 40, 90, 99].map(numberWords)).toEqual([
+      "two",
+      "nine",
+      "ten",
+      "twelve",
+      "fifteen",
+      "twenty",
+      "twenty-five",
+      "forty",
+      "ninety",
+      "ninety-nine",
+    ]);
     expect([100, 1200, 1_000_000].map(numberWords)).toEqual(["100", "1,200", "1,000,000"]);
   });
 
   it("breakeven's summary uses the phrase, and the percentage when p_break is above 50 %", () => {
-    expect(breakeven({ tokens: 100, mask_ms: 1, repair_ms: 2500 }).summary).toContain("more often than about one time in twenty-five;");
+    expect(breakeven({ tokens: 100, mask_ms: 1, repair_ms: 2500 }).summary).toContain(
+      "more often than about one time in twenty-five;",
+    );
     const high = breakeven({ tokens: 100, mask_ms: 1, repair_ms: 150 });
     expect([high.one_in, high.about_one_in]).toEqual([2, null]);
     expect(high.summary).toContain("more often than 66.7 % of the time;");

@@ -39,21 +39,28 @@ describe("wilsonInterval", () => {
 
   it("agrees with the score test solved by bisection for any sample", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 5000 }).chain((n) => fc.tuple(fc.integer({ min: 0, max: n }), fc.constant(n))), ([x, n]) => {
-        const r = wilsonInterval(x, n);
-        const [lo, hi] = byBisection(x, n);
-        expect(r.low).toBeCloseTo(lo, 9);
-        expect(r.high).toBeCloseTo(hi, 9);
-        expect(r.low).toBeLessThanOrEqual(r.p);
-        expect(r.high).toBeGreaterThanOrEqual(r.p);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 5000 }).chain((n) => fc.tuple(fc.integer({ min: 0, max: n }), fc.constant(n))),
+        ([x, n]) => {
+          const r = wilsonInterval(x, n);
+          const [lo, hi] = byBisection(x, n);
+          expect(r.low).toBeCloseTo(lo, 9);
+          expect(r.high).toBeCloseTo(hi, 9);
+          expect(r.low).toBeLessThanOrEqual(r.p);
+          expect(r.high).toBeGreaterThanOrEqual(r.p);
+        },
+      ),
     );
   });
 
   it("knows nothing from no trials, and rejects impossible counts", () => {
     expect(wilsonInterval(0, 0)).toEqual({ p: 0, low: 0, high: 1 });
-    expect(() => wilsonInterval(11, 10)).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: successes must be an integer in [0, trials=10]; received 11]`);
-    expect(() => wilsonInterval(1, -3)).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: trials must be a non-negative integer; received -3]`);
+    expect(() => wilsonInterval(11, 10)).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: successes must be an integer in [0, trials=10]; received 11]`,
+    );
+    expect(() => wilsonInterval(1, -3)).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: trials must be a non-negative integer; received -3]`,
+    );
     expect(() => wilsonInterval(1.5, 3)).toThrow(/successes/);
   });
 });

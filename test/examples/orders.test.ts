@@ -15,6 +15,9 @@ describe("examples/orders.ts (the order assistant)", () => {
   it("publishes a tool with no error-level finding; optional filters are TG002 warnings, as the rule says", () => {
     const findings = lintTool(searchCustomerOrders);
     expect(findings.filter((f) => f.severity === "error")).toEqual([]);
-    expect(findings.map((f) => `${f.rule} ${f.pointer}`)).toEqual(["TG002 /inputSchema/properties/status", "TG002 /inputSchema/properties/since"]);
+    expect(findings.map((f) => `${f.rule} ${f.pointer}`)).toEqual([
+      "TG002 /inputSchema/properties/status",
+      "TG002 /inputSchema/properties/since",
+    ]);
   });
 });

@@ -11,21 +11,44 @@ const tool = toToolDescriptor({
   inputSchema: {
     $schema: "https://json-schema.org/draft/2020-12/schema",
     type: "object",
-    properties: { customer_id: { type: "string" }, status: { type: ["string", "null"], enum: ["pending", "shipped", null] } },
+    properties: {
+      customer_id: { type: "string" },
+      status: { type: ["string", "null"], enum: ["pending", "shipped", null] },
+    },
     required: ["customer_id", "status"],
     additionalProperties: false,
   },
   annotations: { readOnlyHint: true },
 });
-const bare = { type: "object", properties: tool.inputSchema.properties, required: ["customer_id", "status"], additionalProperties: false };
+const bare = {
+  type: "object",
+  properties: tool.inputSchema.properties,
+  required: ["customer_id", "status"],
+  additionalProperties: false,
+};
 
 describe("export formats", () => {
   it("MCP: the tools/list shape, schema as published, title and annotations kept", () => {
-    expect(toMcp([tool])).toEqual({ tools: [{ name: tool.name, title: "Search orders", description: tool.description, inputSchema: tool.inputSchema, annotations: { readOnlyHint: true } }] });
+    expect(toMcp([tool])).toEqual({
+      tools: [
+        {
+          name: tool.name,
+          title: "Search orders",
+          description: tool.description,
+          inputSchema: tool.inputSchema,
+          annotations: { readOnlyHint: true },
+        },
+      ],
+    });
   });
 
   it("OpenAI: {type: function, function: {name, description, parameters, strict}} without $schema", () => {
-    expect(toOpenAI([tool]).tools).toEqual([{ type: "function", function: { name: tool.name, description: tool.description, parameters: bare, strict: false } }]);
+    expect(toOpenAI([tool]).tools).toEqual([
+      {
+        type: "function",
+        function: { name: tool.name, description: tool.description, parameters: bare, strict: false },
+      },
+    ]);
     expect(toOpenAI([tool], { strict: true }).tools[0]!.function.strict).toBe(true);
   });
 
@@ -34,13 +57,17 @@ describe("export formats", () => {
   });
 
   it("Vercel AI SDK: {[name]: {description, inputSchema}}", () => {
-    expect(toVercelAI([tool])).toEqual({ search_customer_orders: { description: tool.description, inputSchema: bare } });
+    expect(toVercelAI([tool])).toEqual({
+      search_customer_orders: { description: tool.description, inputSchema: bare },
+    });
   });
 
   it("--strict reports the tools that cannot be strict and emits them with strict: false", () => {
     const r = exportCatalog(seedListing5(), "openai", { strict: true });
     expect(r.failed).toBe(true);
-    expect((r.output as { function: { name: string; strict: boolean } }[]).map((t) => [t.function.name, t.function.strict])).toEqual([
+    expect(
+      (r.output as { function: { name: string; strict: boolean } }[]).map((t) => [t.function.name, t.function.strict]),
+    ).toEqual([
       ["bash_execute", false],
       ["file_view", true],
       ["file_edit", false],
@@ -66,14 +93,20 @@ describe("export formats", () => {
     const r = exportCatalog(seedListing5(), "gbnf");
     expect(typeof r.output).toBe("string");
     expect((r.output as string).startsWith("# toolgate: tool calls of a catalog of 4 tool(s)")).toBe(true);
-    expect(r.notes.at(-1)).toMatchInlineSnapshot(`"2 constraint(s) the grammar cannot express (listed above); the rest is exact"`);
+    expect(r.notes.at(-1)).toMatchInlineSnapshot(
+      `"2 constraint(s) the grammar cannot express (listed above); the rest is exact"`,
+    );
   });
 
   it("refuses a format it does not know (a JavaScript caller), naming the accepted ones", () => {
-    expect(() => exportCatalog([tool], "xml" as never)).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: format must be one of mcp, openai, anthropic, vercel-ai, gbnf; received "xml"]`);
+    expect(() => exportCatalog([tool], "xml" as never)).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: format must be one of mcp, openai, anthropic, vercel-ai, gbnf; received "xml"]`,
+    );
   });
 
   it("refuses --strict outside openai", () => {
-    expect(() => exportCatalog([tool], "anthropic", { strict: true })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: --strict applies to --format openai only; received --format anthropic]`);
+    expect(() => exportCatalog([tool], "anthropic", { strict: true })).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: --strict applies to --format openai only; received --format anthropic]`,
+    );
   });
 });

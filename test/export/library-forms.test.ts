@@ -4,8 +4,18 @@ import { catalogCost } from "../../src/economics/cost.js";
 import { toToolDescriptor, type ToolDescriptor } from "../../src/schema/descriptor.js";
 import { exportCatalog } from "../../src/export/catalog.js";
 
-const schema = { type: "object", properties: { id: { type: "string", maxLength: 10 } }, required: ["id"], additionalProperties: false };
-const mcp = { name: "get_order", description: "Get one order by its id.", inputSchema: schema, annotations: { readOnlyHint: true } };
+const schema = {
+  type: "object",
+  properties: { id: { type: "string", maxLength: 10 } },
+  required: ["id"],
+  additionalProperties: false,
+};
+const mcp = {
+  name: "get_order",
+  description: "Get one order by its id.",
+  inputSchema: schema,
+  annotations: { readOnlyHint: true },
+};
 const forms: Record<string, unknown> = {
   openai: { type: "function", function: { name: mcp.name, description: mcp.description, parameters: schema } },
   anthropic: { name: mcp.name, description: mcp.description, input_schema: schema },

@@ -14,7 +14,14 @@ const strictWeather = {
     },
     required: ["location", "unit", "when"],
     additionalProperties: false,
-    $defs: { range: { type: "object", properties: { from: { type: "string" }, to: { type: "string" } }, required: ["from", "to"], additionalProperties: false } },
+    $defs: {
+      range: {
+        type: "object",
+        properties: { from: { type: "string" }, to: { type: "string" } },
+        required: ["from", "to"],
+        additionalProperties: false,
+      },
+    },
   },
 };
 
@@ -56,7 +63,8 @@ describe("checkOpenAIStrict", () => {
   });
 
   it("rejects a root that is not an object", () => {
-    expect(checkOpenAIStrict({ name: "u", inputSchema: { anyOf: [{ type: "object" }] } }).problems[0]).toMatchInlineSnapshot(`
+    expect(checkOpenAIStrict({ name: "u", inputSchema: { anyOf: [{ type: "object" }] } }).problems[0])
+      .toMatchInlineSnapshot(`
       {
         "message": "the root must be {"type": "object"}; received type missing with anyOf at the root",
         "pointer": "",
@@ -65,7 +73,8 @@ describe("checkOpenAIStrict", () => {
   });
 
   it("judges seed-listing-5.json: optional properties, length bounds and a default keep three of four tools from being strict", () => {
-    expect(seedListing5().map((t) => [t.name, checkOpenAIStrict(t).problems.map((p) => p.pointer)])).toMatchInlineSnapshot(`
+    expect(seedListing5().map((t) => [t.name, checkOpenAIStrict(t).problems.map((p) => p.pointer)]))
+      .toMatchInlineSnapshot(`
       [
         [
           "bash_execute",
@@ -101,7 +110,16 @@ describe("checkOpenAIStrict", () => {
       const verdicts = tools.map(checkOpenAIStrict);
       const reasons: Record<string, number> = {};
       for (const v of verdicts) {
-        for (const kind of new Set(v.problems.map((p) => p.message.replace(/;.*$/, "").replace(/ received .*$/, "").replace(/missing .*$/, "missing …").replace(/keyword \S+/, "keyword K").replace(/format "[^"]*"/, "format F")))) {
+        for (const kind of new Set(
+          v.problems.map((p) =>
+            p.message
+              .replace(/;.*$/, "")
+              .replace(/ received .*$/, "")
+              .replace(/missing .*$/, "missing …")
+              .replace(/keyword \S+/, "keyword K")
+              .replace(/format "[^"]*"/, "format F"),
+          ),
+        )) {
           reasons[kind] = (reasons[kind] ?? 0) + 1;
         }
       }

@@ -23,7 +23,11 @@ const sharedWorker = join(projectRoot, "test", "idempotency", "fixtures", "multi
 const dir = mkdtempSync(join(tmpdir(), "toolgate-multiprocess-"));
 const run = randomBytes(4).toString("hex");
 const redisUp = await serviceAvailable("Redis", new URL(REDIS_URL).hostname, Number(new URL(REDIS_URL).port || 6379));
-const postgresUp = await serviceAvailable("PostgreSQL", new URL(POSTGRES_URL).hostname, Number(new URL(POSTGRES_URL).port || 5432));
+const postgresUp = await serviceAvailable(
+  "PostgreSQL",
+  new URL(POSTGRES_URL).hostname,
+  Number(new URL(POSTGRES_URL).port || 5432),
+);
 const redisPrefix = `tg-test-mp-${run}:`;
 const pgSchema = `tg_test_mp_${run}`;
 const withParam = (url: string, param: string) => `${url}${url.includes("?") ? "&" : "?"}${param}`;
@@ -112,12 +116,24 @@ async function raceBudgetAndApprovals(url: string, label: string) {
   const prefix = `mp-shared-${label}-${run}-`;
   const store = await openStore(url);
   const now = Date.now();
-  await Promise.all(Array.from({ length: APPROVALS }, (_, i) =>
-    store.approvals.create({
-      id: `${prefix}ap-${String(i).padStart(4, "0")}`, tool: "orders.refund", args_hash: "a".repeat(64), arguments: { i },
-      capability_id: null, trajectory_id: "t", state: "pending", created_at: now, expires_at: now + 600_000, decided_at: null, approver: null, note: null,
-    }),
-  ));
+  await Promise.all(
+    Array.from({ length: APPROVALS }, (_, i) =>
+      store.approvals.create({
+        id: `${prefix}ap-${String(i).padStart(4, "0")}`,
+        tool: "orders.refund",
+        args_hash: "a".repeat(64),
+        arguments: { i },
+        capability_id: null,
+        trajectory_id: "t",
+        state: "pending",
+        created_at: now,
+        expires_at: now + 600_000,
+        decided_at: null,
+        approver: null,
+        note: null,
+      }),
+    ),
+  );
   type Out = { spent_ok: number; consumed: string[] };
   const args = (name: string) => [url, prefix, String(SPENDS), String(LIMIT), String(APPROVALS), name];
   const a = startWorker<Out>(sharedWorker, args("A"), "A");
@@ -138,29 +154,53 @@ async function raceBudgetAndApprovals(url: string, label: string) {
 }
 
 describe("two OS processes, 1,000 keys each, submitted by both at once", () => {
-  it("sqlite: one file shared by both processes, every effect exactly once", async () => {
-    await raceTwoProcesses(`sqlite:${join(dir, "shared.db")}`, "sqlite");
-  }, SLOW);
+  it(
+    "sqlite: one file shared by both processes, every effect exactly once",
+    async () => {
+      await raceTwoProcesses(`sqlite:${join(dir, "shared.db")}`, "sqlite");
+    },
+    SLOW,
+  );
 
-  it.runIf(redisUp)("redis: every effect exactly once", async () => {
-    await raceTwoProcesses(withParam(REDIS_URL, `prefix=${redisPrefix}`), "redis");
-  }, SLOW);
+  it.runIf(redisUp)(
+    "redis: every effect exactly once",
+    async () => {
+      await raceTwoProcesses(withParam(REDIS_URL, `prefix=${redisPrefix}`), "redis");
+    },
+    SLOW,
+  );
 
-  it.runIf(postgresUp)("postgres: every effect exactly once", async () => {
-    await raceTwoProcesses(withParam(POSTGRES_URL, `schema=${pgSchema}`), "postgres");
-  }, SLOW);
+  it.runIf(postgresUp)(
+    "postgres: every effect exactly once",
+    async () => {
+      await raceTwoProcesses(withParam(POSTGRES_URL, `schema=${pgSchema}`), "postgres");
+    },
+    SLOW,
+  );
 });
 
 describe("two OS processes spend one budget and race for the same approvals", () => {
-  it("sqlite: the limit holds exactly and every approval is consumed once", async () => {
-    await raceBudgetAndApprovals(`sqlite:${join(dir, "shared-budget.db")}`, "sqlite");
-  }, SLOW);
+  it(
+    "sqlite: the limit holds exactly and every approval is consumed once",
+    async () => {
+      await raceBudgetAndApprovals(`sqlite:${join(dir, "shared-budget.db")}`, "sqlite");
+    },
+    SLOW,
+  );
 
-  it.runIf(redisUp)("redis: the limit holds exactly and every approval is consumed once", async () => {
-    await raceBudgetAndApprovals(withParam(REDIS_URL, `prefix=${redisPrefix}`), "redis");
-  }, SLOW);
+  it.runIf(redisUp)(
+    "redis: the limit holds exactly and every approval is consumed once",
+    async () => {
+      await raceBudgetAndApprovals(withParam(REDIS_URL, `prefix=${redisPrefix}`), "redis");
+    },
+    SLOW,
+  );
 
-  it.runIf(postgresUp)("postgres: the limit holds exactly and every approval is consumed once", async () => {
-    await raceBudgetAndApprovals(withParam(POSTGRES_URL, `schema=${pgSchema}`), "postgres");
-  }, SLOW);
+  it.runIf(postgresUp)(
+    "postgres: the limit holds exactly and every approval is consumed once",
+    async () => {
+      await raceBudgetAndApprovals(withParam(POSTGRES_URL, `schema=${pgSchema}`), "postgres");
+    },
+    SLOW,
+  );
 });

@@ -15,7 +15,11 @@ import { POSTGRES_URL, REDIS_URL, projectRoot, serviceAvailable } from "../suppo
 const dir = mkdtempSync(join(tmpdir(), "toolgate-open-test-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const redisUp = await serviceAvailable("Redis", new URL(REDIS_URL).hostname, Number(new URL(REDIS_URL).port || 6379));
-const postgresUp = await serviceAvailable("PostgreSQL", new URL(POSTGRES_URL).hostname, Number(new URL(POSTGRES_URL).port || 5432));
+const postgresUp = await serviceAvailable(
+  "PostgreSQL",
+  new URL(POSTGRES_URL).hostname,
+  Number(new URL(POSTGRES_URL).port || 5432),
+);
 
 describe("openStore: URL forms", () => {
   it("memory: opens the in-process store", async () => {
@@ -54,7 +58,9 @@ describe("openStore: URL forms", () => {
 
   it.runIf(postgresUp)("postgresql://…?schema=&table_prefix= names where the tables go", async () => {
     const schema = `tg_test_open_${randomBytes(4).toString("hex")}`;
-    const store = await openStore(`${POSTGRES_URL.replace(/^postgres:/, "postgresql:")}?schema=${schema}&table_prefix=t_`);
+    const store = await openStore(
+      `${POSTGRES_URL.replace(/^postgres:/, "postgresql:")}?schema=${schema}&table_prefix=t_`,
+    );
     expect(store.kind).toBe("postgres");
     await store.records.claim("k", { owner: "o", lease_until: 2, fingerprint: null, tool: null, now: 1 });
     await store.close();
@@ -67,24 +73,29 @@ describe("openStore: URL forms", () => {
     expect(rows).toEqual([{ key: "k" }]);
   });
 
-  it.runIf(postgresUp)("postgres://…?async_transitions=on opens a store whose writes after the claim are not flushed one by one, and runOnce works over it", async () => {
-    const schema = `tg_test_open_${randomBytes(4).toString("hex")}`;
-    const store = await openStore(`${POSTGRES_URL}?schema=${schema}&async_transitions=on`);
-    const out = await runOnce(store, "k-async", () => ({ done: true }), { lease_ms: 60_000 });
-    expect(out).toMatchObject({ status: "executed", result: { done: true } });
-    expect(await store.records.get("k-async", Date.now())).toMatchObject({ state: "COMPLETED" });
-    await store.close();
-    const { default: pg } = await import("pg");
-    const client = new pg.Client({ connectionString: POSTGRES_URL });
-    await client.connect();
-    await client.query(`DROP SCHEMA "${schema}" CASCADE`);
-    await client.end();
-  });
+  it.runIf(postgresUp)(
+    "postgres://…?async_transitions=on opens a store whose writes after the claim are not flushed one by one, and runOnce works over it",
+    async () => {
+      const schema = `tg_test_open_${randomBytes(4).toString("hex")}`;
+      const store = await openStore(`${POSTGRES_URL}?schema=${schema}&async_transitions=on`);
+      const out = await runOnce(store, "k-async", () => ({ done: true }), { lease_ms: 60_000 });
+      expect(out).toMatchObject({ status: "executed", result: { done: true } });
+      expect(await store.records.get("k-async", Date.now())).toMatchObject({ state: "COMPLETED" });
+      await store.close();
+      const { default: pg } = await import("pg");
+      const client = new pg.Client({ connectionString: POSTGRES_URL });
+      await client.connect();
+      await client.query(`DROP SCHEMA "${schema}" CASCADE`);
+      await client.end();
+    },
+  );
 });
 
 describe("openStore: bad input", () => {
   it("?async_transitions= takes on or off, and says so otherwise (before connecting)", async () => {
-    await expect(openStore("postgres://postgres@127.0.0.1:5432/test?async_transitions=maybe")).rejects.toThrowErrorMatchingInlineSnapshot(
+    await expect(
+      openStore("postgres://postgres@127.0.0.1:5432/test?async_transitions=maybe"),
+    ).rejects.toThrowErrorMatchingInlineSnapshot(
       `[ToolgateError: ?async_transitions= must be on or off (also true/false, 1/0); received "maybe"; example ?async_transitions=on]`,
     );
   });
@@ -93,7 +104,10 @@ describe("openStore: bad input", () => {
     await expect(openStore("reddis://127.0.0.1:6379/0")).rejects.toThrowErrorMatchingInlineSnapshot(
       `[ToolgateError: unknown store scheme "reddis:" in "reddis://127.0.0.1:6379/0"; did you mean "redis:"?; accepted: memory:, sqlite:PATH, redis://HOST:PORT/DB, rediss://HOST:PORT/DB, postgres://USER@HOST:PORT/DB, postgresql://…]`,
     );
-    await expect(openStore("sqlit:state.db")).rejects.toMatchObject({ code: "bad_store_url", message: expect.stringContaining('did you mean "sqlite:"?') });
+    await expect(openStore("sqlit:state.db")).rejects.toMatchObject({
+      code: "bad_store_url",
+      message: expect.stringContaining('did you mean "sqlite:"?'),
+    });
   });
 
   it("a scheme nothing like an accepted one gets no guess, and the password is not echoed", async () => {
@@ -115,7 +129,9 @@ describe("openStore: bad input", () => {
   });
 
   it("memory: with a path", async () => {
-    await expect(openStore("memory:cache")).rejects.toThrowErrorMatchingInlineSnapshot(`[ToolgateError: memory: takes no path; received "memory:cache"; use memory:]`);
+    await expect(openStore("memory:cache")).rejects.toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: memory: takes no path; received "memory:cache"; use memory:]`,
+    );
   });
 
   it("mustExist refuses a missing SQLite file, naming the path, and creates nothing", async () => {
@@ -125,7 +141,9 @@ describe("openStore: bad input", () => {
       message: `no toolgate state at ${missing}: nothing has been recorded there yet; run from the workspace toolgate serves (or pass --workspace DIR), or name the store with --store`,
     });
     expect(existsSync(join(dir, "no-such-dir"))).toBe(false);
-    await expect(openStore("sqlite:", { workspace: join(dir, "fresh"), mustExist: true })).rejects.toMatchObject({ code: "store_missing" });
+    await expect(openStore("sqlite:", { workspace: join(dir, "fresh"), mustExist: true })).rejects.toMatchObject({
+      code: "store_missing",
+    });
     expect(existsSync(defaultStateDir(join(dir, "fresh")))).toBe(false);
     // An existing file opens as usual; memory: is unaffected.
     await (await openStore(`sqlite:${join(dir, "exists.db")}`)).close();
@@ -134,8 +152,12 @@ describe("openStore: bad input", () => {
   });
 
   it("a Redis and a PostgreSQL that are down fail with store_unavailable", async () => {
-    await expect(openStore("redis://127.0.0.1:1/0", { connectTimeoutMs: 500 })).rejects.toMatchObject({ code: "store_unavailable" });
-    await expect(openStore("postgres://postgres@127.0.0.1:1/test", { connectTimeoutMs: 500 })).rejects.toMatchObject({ code: "store_unavailable" });
+    await expect(openStore("redis://127.0.0.1:1/0", { connectTimeoutMs: 500 })).rejects.toMatchObject({
+      code: "store_unavailable",
+    });
+    await expect(openStore("postgres://postgres@127.0.0.1:1/test", { connectTimeoutMs: 500 })).rejects.toMatchObject({
+      code: "store_unavailable",
+    });
   });
 
   it("a missing driver package says what to install", async () => {
@@ -146,16 +168,22 @@ describe("openStore: bad input", () => {
   });
 
   it("any other driver failure passes through unchanged", async () => {
-    await expect(importDriver("redis", "ioredis", 5, () => Promise.reject(new TypeError("boom")))).rejects.toThrow(TypeError);
+    await expect(importDriver("redis", "ioredis", 5, () => Promise.reject(new TypeError("boom")))).rejects.toThrow(
+      TypeError,
+    );
   });
 });
 
 describe("lazy drivers", () => {
   const probe = (url?: string) => {
-    const r = spawnSync(process.execPath, ["--import", "tsx", join(projectRoot, "test/idempotency/fixtures/root-import-drivers.ts"), ...(url ? [url] : [])], {
-      cwd: projectRoot,
-      encoding: "utf8",
-    });
+    const r = spawnSync(
+      process.execPath,
+      ["--import", "tsx", join(projectRoot, "test/idempotency/fixtures/root-import-drivers.ts"), ...(url ? [url] : [])],
+      {
+        cwd: projectRoot,
+        encoding: "utf8",
+      },
+    );
     if (r.status !== 0) throw new Error(r.stderr);
     return JSON.parse(r.stdout) as { before: string[]; after: string[] };
   };

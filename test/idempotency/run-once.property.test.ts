@@ -14,7 +14,13 @@ import type { RecordStore, Store } from "../../src/idempotency/store.js";
 import { createMemoryStore } from "../../src/idempotency/stores/memory.js";
 
 type Behaviour = "ok" | "throw_after_effect" | "throw_before_effect" | "no_effect" | "not_json";
-const behaviour = fc.constantFrom<Behaviour>("ok", "throw_after_effect", "throw_before_effect", "no_effect", "not_json");
+const behaviour = fc.constantFrom<Behaviour>(
+  "ok",
+  "throw_after_effect",
+  "throw_before_effect",
+  "no_effect",
+  "not_json",
+);
 
 /**
  * The memory store with every record operation run only when the scheduler picks it, so the
@@ -61,27 +67,31 @@ function tool(ledger: string[], behaviour: Behaviour, i: number) {
 describe("runOnce: every interleaving", () => {
   it("the effect happens at most once; replays carry the one result", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.scheduler(), fc.array(fc.record({ behaviour, probe: fc.boolean() }), { minLength: 2, maxLength: 6 }), async (s, calls) => {
-        const store = scheduled(createMemoryStore(), s);
-        const ledger: string[] = [];
-        const probe = (): ProbeOutcome => (ledger.length ? { outcome: "applied", result: ledger[0]! } : { outcome: "not_applied" });
-        const runs = calls.map((call, i) =>
-          runOnce(
-            store,
-            "key",
-            tool(ledger, call.behaviour, i),
-            { lease_ms: 60_000, now: () => 1_000_000, ...(call.probe ? { probe } : {}) },
-          ),
-        );
-        await s.waitFor(Promise.all(runs));
-        const outs: RunOnceOutcome[] = await Promise.all(runs);
+      fc.asyncProperty(
+        fc.scheduler(),
+        fc.array(fc.record({ behaviour, probe: fc.boolean() }), { minLength: 2, maxLength: 6 }),
+        async (s, calls) => {
+          const store = scheduled(createMemoryStore(), s);
+          const ledger: string[] = [];
+          const probe = (): ProbeOutcome =>
+            ledger.length ? { outcome: "applied", result: ledger[0]! } : { outcome: "not_applied" };
+          const runs = calls.map((call, i) =>
+            runOnce(store, "key", tool(ledger, call.behaviour, i), {
+              lease_ms: 60_000,
+              now: () => 1_000_000,
+              ...(call.probe ? { probe } : {}),
+            }),
+          );
+          await s.waitFor(Promise.all(runs));
+          const outs: RunOnceOutcome[] = await Promise.all(runs);
 
-        expect(ledger.length).toBeLessThanOrEqual(1);
-        expect(outs.filter((o) => o.status === "executed").length).toBeLessThanOrEqual(1);
-        for (const o of outs) {
-          if (o.status === "executed" || o.status === "replay") expect(o.result).toBe(ledger[0]);
-        }
-      }),
+          expect(ledger.length).toBeLessThanOrEqual(1);
+          expect(outs.filter((o) => o.status === "executed").length).toBeLessThanOrEqual(1);
+          for (const o of outs) {
+            if (o.status === "executed" || o.status === "replay") expect(o.result).toBe(ledger[0]);
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -93,7 +103,12 @@ describe("runOnce: every interleaving", () => {
         const memory = createMemoryStore();
         const store = scheduled(memory, s);
         const ledger: string[] = [];
-        const runs = calls.map((c, i) => runOnce(store, "key", tool(ledger, c.behaviour, i), { lease_ms: 1000, now: () => (c.late ? 1_000_000 + 5000 : 1_000_000) }));
+        const runs = calls.map((c, i) =>
+          runOnce(store, "key", tool(ledger, c.behaviour, i), {
+            lease_ms: 1000,
+            now: () => (c.late ? 1_000_000 + 5000 : 1_000_000),
+          }),
+        );
         await s.waitFor(Promise.all(runs));
         await Promise.all(runs);
         expect(ledger.length).toBeLessThanOrEqual(1);

@@ -42,25 +42,35 @@ describe("runOnce: a store that is down", () => {
     const err = await rejection(runOnce(store, "k1", () => ++runs, { lease_ms: 1000 }));
     expect(err).toBeInstanceOf(StoreUnavailableError);
     expect(err).toMatchObject({ code: "store_unavailable", step: "claim", effect: "not_started" });
-    expect(err.message).toMatchInlineSnapshot(`"the memory store failed during claim: the memory store is closed; the call did not run; retry when the store is back"`);
+    expect(err.message).toMatchInlineSnapshot(
+      `"the memory store failed during claim: the memory store is closed; the call did not run; retry when the store is back"`,
+    );
     expect(runs).toBe(0);
   });
 
   it("after the effect: a typed error saying the effect happened; nothing is marked COMPLETED", async () => {
     const memory = createMemoryStore();
-    const err = await rejection(runOnce(failingTransitions(memory), "k2", () => "done", { lease_ms: 1000, now: at(T0) }));
+    const err = await rejection(
+      runOnce(failingTransitions(memory), "k2", () => "done", { lease_ms: 1000, now: at(T0) }),
+    );
     expect(err).toMatchObject({ code: "store_unavailable", step: "complete", effect: "happened" });
     expect(err.message).toMatchInlineSnapshot(
       `"the memory store failed during complete: connect ECONNREFUSED 127.0.0.1:6379; the call ran but its result was not recorded; the record stays IN_FLIGHT and reads IN_DOUBT after its lease — settle it with \`toolgate records settle\`"`,
     );
     expect(await memory.records.get("k2", T0)).toMatchObject({ state: "IN_FLIGHT", result: null });
-    expect(await runOnce(memory, "k2", () => "again", { lease_ms: 1000, now: at(T0 + 1000) })).toMatchObject({ status: "in_doubt", cause: "lease_expired" });
+    expect(await runOnce(memory, "k2", () => "again", { lease_ms: 1000, now: at(T0 + 1000) })).toMatchObject({
+      status: "in_doubt",
+      cause: "lease_expired",
+    });
   });
 
   it("resolveInDoubt against a closed store: a typed error", async () => {
     const store = createMemoryStore();
     await store.close();
-    expect(await rejection(resolveInDoubt(store, "k", { outcome: "not_applied" }))).toMatchObject({ code: "store_unavailable", step: "read" });
+    expect(await rejection(resolveInDoubt(store, "k", { outcome: "not_applied" }))).toMatchObject({
+      code: "store_unavailable",
+      step: "read",
+    });
   });
 });
 
@@ -87,10 +97,15 @@ describe("runOnce: options", () => {
   it("refuses a key over 255 characters or with control characters before touching the store", async () => {
     const store = createMemoryStore();
     let runs = 0;
-    expect((await rejection(runOnce(store, "k".repeat(256), () => ++runs, { lease_ms: 10 }))).message).toMatchInlineSnapshot(
+    expect(
+      (await rejection(runOnce(store, "k".repeat(256), () => ++runs, { lease_ms: 10 }))).message,
+    ).toMatchInlineSnapshot(
       `"key must be at most 255 characters; received 256 characters; use a shorter key, e.g. a UUID or a SHA-256 hex digest"`,
     );
-    expect(await rejection(runOnce(store, "a\u0000b", () => ++runs, { lease_ms: 10 }))).toMatchObject({ code: "invalid_idempotency_key", field: "key" });
+    expect(await rejection(runOnce(store, "a\u0000b", () => ++runs, { lease_ms: 10 }))).toMatchObject({
+      code: "invalid_idempotency_key",
+      field: "key",
+    });
     expect(runs).toBe(0);
     expect(await store.records.list({ now: Date.now() })).toEqual([]);
   });
@@ -98,7 +113,11 @@ describe("runOnce: options", () => {
   it("uses the owner token it is given, and passes the claim to execute", async () => {
     const store = createMemoryStore();
     let seen: unknown;
-    const out = await runOnce(store, "k", (claim) => (seen = claim) && "ok", { lease_ms: 500, owner: "me", now: at(T0) });
+    const out = await runOnce(store, "k", (claim) => (seen = claim) && "ok", {
+      lease_ms: 500,
+      owner: "me",
+      now: at(T0),
+    });
     expect(seen).toEqual({ key: "k", owner: "me", lease_until: T0 + 500 });
     expect(out).toMatchObject({ status: "executed", record: { owner: "me" } });
   });
@@ -116,7 +135,19 @@ describe("runOnce: a record that keeps moving under the call", () => {
         ...memory.records,
         claim: async (key) => {
           claims++;
-          const dead = { key, state: "IN_FLIGHT" as const, owner: `dead-${claims}`, fingerprint: null, tool: null, lease_until: T0 - 1, result: null, error: null, expires_at: null, created_at: T0 - 1000, updated_at: T0 - 1000 };
+          const dead = {
+            key,
+            state: "IN_FLIGHT" as const,
+            owner: `dead-${claims}`,
+            fingerprint: null,
+            tool: null,
+            lease_until: T0 - 1,
+            result: null,
+            error: null,
+            expires_at: null,
+            created_at: T0 - 1000,
+            updated_at: T0 - 1000,
+          };
           return { claimed: false, record: dead };
         },
         transition: async () => false,
@@ -125,7 +156,9 @@ describe("runOnce: a record that keeps moving under the call", () => {
     let runs = 0;
     const err = await rejection(runOnce(store, "busy", () => ++runs, { lease_ms: 1000, now: at(T0) }));
     expect(err).toMatchObject({ code: "settle_contention" });
-    expect(err.message).toMatchInlineSnapshot(`"runOnce: key busy changed state 4 times while this call tried to claim it; retry the call"`);
+    expect(err.message).toMatchInlineSnapshot(
+      `"runOnce: key busy changed state 4 times while this call tried to claim it; retry the call"`,
+    );
     expect(claims).toBe(4);
     expect(runs).toBe(0);
   });
@@ -134,7 +167,10 @@ describe("runOnce: a record that keeps moving under the call", () => {
 describe("runOnce: the texts callers show", () => {
   it("IN_DOUBT after a throw, and the refusal of a repeat", async () => {
     const store = createMemoryStore();
-    const first = await runOnce(store, "refund-1", () => Promise.reject(new Error("upstream timed out after 30 s")), { lease_ms: 1000, now: at(T0) });
+    const first = await runOnce(store, "refund-1", () => Promise.reject(new Error("upstream timed out after 30 s")), {
+      lease_ms: 1000,
+      now: at(T0),
+    });
     expect(first.status === "in_doubt" && first.reason).toMatchInlineSnapshot(
       `"the tool threw before confirming its effect: upstream timed out after 30 s; the effect may have happened, so the key stays claimed; settle it with a probe or by hand: toolgate records settle refund-1 --outcome applied|not_applied"`,
     );
@@ -167,15 +203,21 @@ describe("runOnce: the texts callers show", () => {
       `"no record for key nope: it was never claimed, was released, or was COMPLETED and passed its TTL"`,
     );
     await store.records.claim("live", { owner: "o", lease_until: T0 + 1500, fingerprint: null, tool: null, now: T0 });
-    expect((await rejection(resolveInDoubt(store, "live", { outcome: "not_applied" }, { now: at(T0) }))).message).toMatchInlineSnapshot(
+    expect(
+      (await rejection(resolveInDoubt(store, "live", { outcome: "not_applied" }, { now: at(T0) }))).message,
+    ).toMatchInlineSnapshot(
       `"record live is IN_FLIGHT until 2026-11-30T10:00:01.500Z (1500 ms); its executor may still finish; settle it after the lease passes"`,
     );
     await runOnce(store, "done", () => 1, { lease_ms: 10, now: at(T0) });
-    expect((await rejection(resolveInDoubt(store, "done", { outcome: "applied", result: 2 }, { now: at(T0) }))).message).toMatchInlineSnapshot(
+    expect(
+      (await rejection(resolveInDoubt(store, "done", { outcome: "applied", result: 2 }, { now: at(T0) }))).message,
+    ).toMatchInlineSnapshot(
       `"record done is already COMPLETED (at 2026-11-30T10:00:00.000Z); there is nothing to settle"`,
     );
     await runOnce(store, "doubt", () => Promise.reject(new Error("x")), { lease_ms: 10, now: at(T0) });
-    const notJson = await rejection(resolveInDoubt(store, "doubt", { outcome: "applied", result: { when: new Date(0) } as never }));
+    const notJson = await rejection(
+      resolveInDoubt(store, "doubt", { outcome: "applied", result: { when: new Date(0) } as never }),
+    );
     expect(notJson).toMatchObject({ code: "result_not_json" });
     expect(notJson.message).toMatchInlineSnapshot(
       `"the result to store for doubt is not JSON: $.result.when: a Date is not plain JSON data; convert it to an object, array or string first"`,
@@ -204,7 +246,11 @@ describe("runOnce: two probers of one IN_DOUBT record", () => {
       },
     });
     while ((await store.records.get("k", T0))!.owner === before.owner) await new Promise((r) => setTimeout(r, 1));
-    const second = await runOnce(store, "k", () => ++effects, { lease_ms: 1000, now: at(T0 + 2), probe: () => ({ outcome: "not_applied" }) });
+    const second = await runOnce(store, "k", () => ++effects, {
+      lease_ms: 1000,
+      now: at(T0 + 2),
+      probe: () => ({ outcome: "not_applied" }),
+    });
     expect(second).toMatchObject({ status: "executed", result: 1, after_probe: "not_applied" });
     release();
     expect(await first).toMatchObject({ status: "replay", settled_by: "stored", result: 1 });

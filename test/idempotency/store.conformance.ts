@@ -27,7 +27,11 @@ export interface ConformanceContext {
   concurrency: number;
 }
 
-export function describeStoreConformance(name: string, open: () => Promise<Store>, options: ConformanceOptions = {}): void {
+export function describeStoreConformance(
+  name: string,
+  open: () => Promise<Store>,
+  options: ConformanceOptions = {},
+): void {
   describe(`Store conformance: ${name}`, () => {
     let store: Store | undefined;
     const prefix = `tgc-${randomBytes(4).toString("hex")}-`;

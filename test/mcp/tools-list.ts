@@ -54,14 +54,16 @@ async function listedBytes(gateway: Gateway): Promise<string> {
   return JSON.stringify(answer);
 }
 
-const gatewayOf = async (tools: ToolSpec[], continuations = false) => createGateway({ tools, store: await openStore("memory:"), audit: false, continuations });
+const gatewayOf = async (tools: ToolSpec[], continuations = false) =>
+  createGateway({ tools, store: await openStore("memory:"), audit: false, continuations });
 
 /** One line per catalog: `{"catalog": NAME, "answer": <the JSON-RPC message>}` with the message's own bytes. */
 export async function toolsListLines(): Promise<string[]> {
   const base = realpathSync(mkdtempSync(join(tmpdir(), "toolgate-tools-list-")));
   const workspace = join(base, "ws");
   const lines: string[] = [];
-  const add = (catalog: string, bytes: string) => lines.push(`{"catalog":${JSON.stringify(catalog)},"answer":${bytes.replaceAll(workspace, "/WORKSPACE")}}`);
+  const add = (catalog: string, bytes: string) =>
+    lines.push(`{"catalog":${JSON.stringify(catalog)},"answer":${bytes.replaceAll(workspace, "/WORKSPACE")}}`);
   try {
     (await import("node:fs")).mkdirSync(workspace);
     const coding = await gatewayOf(createCodingCatalog({ workspace }), true);
@@ -74,7 +76,11 @@ export async function toolsListLines(): Promise<string[]> {
       ["proxy of @modelcontextprotocol/server-memory", memoryServer, { MEMORY_FILE_PATH: join(base, "memory.jsonl") }],
       ["proxy of test/mcp/fixtures/hints-server.mjs", hintsServer, {}],
     ] as const) {
-      const proxy = await createProxy({ upstream: { command: process.execPath, args: [server], env }, gateway: (tools) => gatewayOf(tools), log: () => {} });
+      const proxy = await createProxy({
+        upstream: { command: process.execPath, args: [server], env },
+        gateway: (tools) => gatewayOf(tools),
+        log: () => {},
+      });
       try {
         add(catalog, await listedBytes(proxy.gateway));
       } finally {

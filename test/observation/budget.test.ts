@@ -6,7 +6,8 @@ import { countTokens } from "../../src/observation/tokens.js";
 const marker = (omitted: number, cut: { first: number; last: number; total: number } | null) =>
   `[cut ${omitted} tokens${cut ? ` lines ${cut.first}-${cut.last} of ${cut.total}` : ""}]`;
 
-const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}: the quick brown fox jumps over the lazy dog`).join("\n");
+const lines = (n: number) =>
+  Array.from({ length: n }, (_, i) => `line ${i + 1}: the quick brown fox jumps over the lazy dog`).join("\n");
 
 describe("fitText", () => {
   it("leaves a text that fits untouched and does not count small texts", () => {
@@ -117,7 +118,9 @@ describe("takeHead", () => {
 
 describe("a text too long to encode whole", () => {
   const require = createRequire(import.meta.url);
-  const o200k = require("gpt-tokenizer/cjs/encoding/o200k_base") as { encode: (text: string, options?: unknown) => number[] };
+  const o200k = require("gpt-tokenizer/cjs/encoding/o200k_base") as {
+    encode: (text: string, options?: unknown) => number[];
+  };
   /** Characters the encoder is handed while `fn` runs. */
   function encoded<T>(fn: () => T): { value: T; chars: number } {
     const original = o200k.encode;
@@ -134,11 +137,21 @@ describe("a text too long to encode whole", () => {
   }
   // 10 MB of varied lines, unlike anything cached: each line has its own number and word.
   const words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "kappa"];
-  const huge = Array.from({ length: 200_000 }, (_, i) => `line ${i} ${words[i % 8]}${i * 7919} of the proxied output, with some text`).join("\n");
+  const huge = Array.from(
+    { length: 200_000 },
+    (_, i) => `line ${i} ${words[i % 8]}${i * 7919} of the proxied output, with some text`,
+  ).join("\n");
 
   it("is cut to the budget reading only near its ends, with an estimated count the marker says is one", () => {
     expect(huge.length).toBeGreaterThan(10_000_000);
-    const { value: r, chars } = encoded(() => fitText(huge, 2000, (n, cut, estimated) => `[cut ${estimated ? "about " : ""}${n} tokens${cut ? ` lines ${cut.first}-${cut.last} of ${cut.total}` : ""}]`));
+    const { value: r, chars } = encoded(() =>
+      fitText(
+        huge,
+        2000,
+        (n, cut, estimated) =>
+          `[cut ${estimated ? "about " : ""}${n} tokens${cut ? ` lines ${cut.first}-${cut.last} of ${cut.total}` : ""}]`,
+      ),
+    );
     // About two budgets' worth of text from each end, not 10 MB.
     expect(chars).toBeLessThan(200_000);
     expect(r.tokens).toBeLessThanOrEqual(2000);

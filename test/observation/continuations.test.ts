@@ -30,7 +30,9 @@ describe("the continuation cache", () => {
 
   it("refuses a max_entries that is not a whole number of at least 1, naming it", () => {
     for (const bad of [0, -3, 2.5]) {
-      expect(() => createContinuationCache({ max_entries: bad })).toThrow(`continuations.max_entries must be a whole number of cursors ≥ 1; received ${bad}; e.g. 256`);
+      expect(() => createContinuationCache({ max_entries: bad })).toThrow(
+        `continuations.max_entries must be a whole number of cursors ≥ 1; received ${bad}; e.g. 256`,
+      );
     }
   });
 });

@@ -9,8 +9,14 @@ describe("escapeUntrusted", () => {
       [`${ESC}[2J`, "\\u{001B}[2J"],
       [`${ESC}]52;c;ZXZpbA==\x07`, "\\u{001B}]52;c;ZXZpbA==\\u{0007}"],
       ["a\rb\tc\x7fd\x85e\x9bf", "a\\u{000D}b\\u{0009}c\\u{007F}d\\u{0085}e\\u{009B}f"],
-      ["\u202eevil\u202c \u2066x\u2069 \u200f\u200e\u061c", "\\u{202E}evil\\u{202C} \\u{2066}x\\u{2069} \\u{200F}\\u{200E}\\u{061C}"],
-      ["a\u200bb\u200dc\u2060d\ufeffe\u00adf\u3164g\ufe0fh\u{e0041}i\u2028j", "a\\u{200B}b\\u{200D}c\\u{2060}d\\u{FEFF}e\\u{00AD}f\\u{3164}g\\u{FE0F}h\\u{E0041}i\\u{2028}j"],
+      [
+        "\u202eevil\u202c \u2066x\u2069 \u200f\u200e\u061c",
+        "\\u{202E}evil\\u{202C} \\u{2066}x\\u{2069} \\u{200F}\\u{200E}\\u{061C}",
+      ],
+      [
+        "a\u200bb\u200dc\u2060d\ufeffe\u00adf\u3164g\ufe0fh\u{e0041}i\u2028j",
+        "a\\u{200B}b\\u{200D}c\\u{2060}d\\u{FEFF}e\\u{00AD}f\\u{3164}g\\u{FE0F}h\\u{E0041}i\\u{2028}j",
+      ],
       ["lone \ud800 surrogate", "lone \\u{D800} surrogate"],
     ];
     for (const [raw, shown] of cases) expect(escapeUntrusted(raw)).toBe(shown);

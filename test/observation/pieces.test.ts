@@ -3,7 +3,9 @@ import { describe, expect, it } from "vitest";
 import { forEachPiece, MAX_PIECE_LENGTH } from "../../src/observation/pieces.js";
 
 const require = createRequire(import.meta.url);
-const { O200K_TOKEN_SPLIT_REGEX } = require("gpt-tokenizer/cjs/encodingParams/constants") as { O200K_TOKEN_SPLIT_REGEX: RegExp };
+const { O200K_TOKEN_SPLIT_REGEX } = require("gpt-tokenizer/cjs/encodingParams/constants") as {
+  O200K_TOKEN_SPLIT_REGEX: RegExp;
+};
 const byRegex = (text: string) => [...text.matchAll(O200K_TOKEN_SPLIT_REGEX)].map((m) => m[0]);
 
 const pieces = (text: string, reach?: number) => {

@@ -3,7 +3,10 @@ import { boundJson } from "../../src/observation/structured.js";
 
 describe("boundJson: a structured result cut to a size, still valid JSON of the same shape", () => {
   it("leaves a value that fits alone, and cuts the longest parts in turn until the compact JSON fits", () => {
-    expect(boundJson({ a: "short" }, 100)).toEqual({ value: { a: "short" }, cuts: { strings: 0, arrays: 0, characters: 0 } });
+    expect(boundJson({ a: "short" }, 100)).toEqual({
+      value: { a: "short" },
+      cuts: { strings: 0, arrays: 0, characters: 0 },
+    });
     const bounded = boundJson({ a: "a".repeat(5_000), b: "b".repeat(3_000), n: [1, 2, 3] }, 2_000)!;
     const value = bounded.value as { a: string; b: string; n: number[] };
     expect(JSON.stringify(value).length).toBeLessThanOrEqual(2_000);

@@ -1,6 +1,14 @@
 import { createRequire } from "node:module";
 import { afterEach, describe, expect, it } from "vitest";
-import { countTokens, countTokensBounded, countTokensUpTo, decodeTokens, encodeTokens, encodeTokensUpTo, STEP_LIMITS } from "../../src/observation/tokens.js";
+import {
+  countTokens,
+  countTokensBounded,
+  countTokensUpTo,
+  decodeTokens,
+  encodeTokens,
+  encodeTokensUpTo,
+  STEP_LIMITS,
+} from "../../src/observation/tokens.js";
 import { MAX_PIECE_LENGTH } from "../../src/observation/pieces.js";
 import { corpusFiles, mixedTexts, trickyCases } from "../support/corpus.js";
 import { seeded } from "../support/seeded.js";
@@ -12,8 +20,10 @@ const o200k = require("gpt-tokenizer/cjs/encoding/o200k_base") as Api;
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 const exact = (text: string) => (o200k.countTokens as (t: string, o: unknown) => number)(text, AS_TEXT);
 
-const pick = (next: () => number, chars: string, n: number) => Array.from({ length: n }, () => chars[Math.floor(next() * chars.length)]).join("");
-const rareCjk = (next: () => number, n: number) => Array.from({ length: n }, () => String.fromCharCode(0x4e00 + Math.floor(next() * 20_000))).join("");
+const pick = (next: () => number, chars: string, n: number) =>
+  Array.from({ length: n }, () => chars[Math.floor(next() * chars.length)]).join("");
+const rareCjk = (next: () => number, n: number) =>
+  Array.from({ length: n }, () => String.fromCharCode(0x4e00 + Math.floor(next() * 20_000))).join("");
 
 /** Records the longest text (or token array) each encoder entry point receives, and every text it encodes, until the test ends. */
 const restore: (() => void)[] = [];
@@ -54,7 +64,12 @@ describe("token counting is linear: the encoder never gets a long piece", () => 
       const ids = encodeTokens(text);
       const back = decodeTokens(ids);
       restore.splice(0).forEach((undo) => undo());
-      expect({ what, encode: longest.encode <= MAX_PIECE_LENGTH, count: longest.countTokens <= MAX_PIECE_LENGTH, decode: longest.decode <= 64 }).toEqual({ what, encode: true, count: true, decode: true });
+      expect({
+        what,
+        encode: longest.encode <= MAX_PIECE_LENGTH,
+        count: longest.countTokens <= MAX_PIECE_LENGTH,
+        decode: longest.decode <= 64,
+      }).toEqual({ what, encode: true, count: true, decode: true });
       // Still one consistent encoding: the count is the ids' length and the ids decode to the text.
       expect(ids.length, what).toBe(n);
       expect(back === text, what).toBe(true);
@@ -63,7 +78,9 @@ describe("token counting is linear: the encoder never gets a long piece", () => 
 
   it("cuts inside a piece only between whole characters (never a surrogate pair)", () => {
     const rng = seeded(5);
-    const astral = Array.from({ length: 3000 }, () => String.fromCodePoint(0x20000 + Math.floor(rng() * 40_000))).join("");
+    const astral = Array.from({ length: 3000 }, () => String.fromCodePoint(0x20000 + Math.floor(rng() * 40_000))).join(
+      "",
+    );
     const text = "x" + astral + "a😀".repeat(300);
     const { inputs } = watchEncoder();
     expect(decodeTokens(encodeTokens(text))).toBe(text);
@@ -94,7 +111,11 @@ describe("token counting stays exact for ordinary text", () => {
 
   it("counts random text whose pieces are shorter than the bound exactly (graphemes, any code unit, special-token look-alikes)", async () => {
     const fc = await import("fast-check");
-    const word = fc.oneof(fc.string({ unit: "grapheme", maxLength: 40 }), fc.string({ unit: "binary", maxLength: 40 }), fc.constantFrom("<|endoftext|>", "<|im_start|>", "don't", "  \n\n ", "1234567"));
+    const word = fc.oneof(
+      fc.string({ unit: "grapheme", maxLength: 40 }),
+      fc.string({ unit: "binary", maxLength: 40 }),
+      fc.constantFrom("<|endoftext|>", "<|im_start|>", "don't", "  \n\n ", "1234567"),
+    );
     fc.assert(
       fc.property(fc.array(word, { maxLength: 60 }), (words) => {
         const text = words.join(" ");
@@ -108,14 +129,29 @@ describe("token counting stays exact for ordinary text", () => {
 
   it("differs from the whole-piece count only on pieces longer than the bound: between 2 fewer and 2 more tokens per cut", () => {
     const rng = seeded(7);
-    const alphabets = ["ab", "abc", "aeiou", "thequickbrownfox", "abcdefghijklmnopqrstuvwxyz", ".-=", ".", "!?.,;:", "-=_*#", "漢字", "的一是不了人我在有他这为之大来以个中上们", "AB", "Ab"];
+    const alphabets = [
+      "ab",
+      "abc",
+      "aeiou",
+      "thequickbrownfox",
+      "abcdefghijklmnopqrstuvwxyz",
+      ".-=",
+      ".",
+      "!?.,;:",
+      "-=_*#",
+      "漢字",
+      "的一是不了人我在有他这为之大来以个中上们",
+      "AB",
+      "Ab",
+    ];
     let cuts = 0;
     let over = 0;
     for (let n = 0; n < 600; n++) {
       const alphabet = alphabets[n % alphabets.length]!;
       const run = 1 + Math.floor(rng() * 6);
       let text = "";
-      while (text.length < 257 + Math.floor(rng() * 1200)) text += alphabet[Math.floor(rng() * alphabet.length)]!.repeat(run);
+      while (text.length < 257 + Math.floor(rng() * 1200))
+        text += alphabet[Math.floor(rng() * alphabet.length)]!.repeat(run);
       // One piece (letters, or punctuation), cut every MAX_PIECE_LENGTH characters.
       const k = Math.ceil(text.length / MAX_PIECE_LENGTH) - 1;
       const d = countTokens(text) - exact(text);
@@ -180,7 +216,9 @@ describe("bounded counts", () => {
     const bounded = countTokensBounded(big);
     expect(bounded.exact).toBe(false);
     // Only the cache misses reach the encoder; they are at most the prefix and the samples.
-    expect(inputs.reduce((n, p) => n + p.length, 0)).toBeLessThanOrEqual(STEP_LIMITS.encoded + 32 * 128 + MAX_PIECE_LENGTH);
+    expect(inputs.reduce((n, p) => n + p.length, 0)).toBeLessThanOrEqual(
+      STEP_LIMITS.encoded + 32 * 128 + MAX_PIECE_LENGTH,
+    );
     const truth = countTokens(big);
     expect(Math.abs(bounded.tokens - truth) / truth).toBeLessThan(0.1);
   });

@@ -26,12 +26,15 @@ function withBlock(token: string, id: string): string {
 describe("an approval is bound to its requester", () => {
   it("redeemed from another trajectory it is refused and stays unused", async () => {
     const { call, gateway, catalog } = make();
-    const id = (await call("refund_order", REFUND, { trajectory_id: "victim-run" })).error!.detail!.approval_id as string;
+    const id = (await call("refund_order", REFUND, { trajectory_id: "victim-run" })).error!.detail!
+      .approval_id as string;
     await gateway.approvals.approve(id, { approver: "alice" });
     const stolen = await call("refund_order", REFUND, { trajectory_id: "other-run", approval_id: id });
     expect(stolen.error?.code).toBe("approval_invalid");
     expect(stolen.error?.detail?.reason).toBe("changed_trajectory");
-    expect(stolen.error?.message).toMatch(/^Approval ap_\S+ was given for a call of another trajectory, not for this call to refund_order\./);
+    expect(stolen.error?.message).toMatch(
+      /^Approval ap_\S+ was given for a call of another trajectory, not for this call to refund_order\./,
+    );
     expect(catalog.calls.refund_order).toBeUndefined();
     const own = await call("refund_order", REFUND, { trajectory_id: "victim-run", approval_id: id });
     expect(own.ok).toBe(true);
@@ -70,13 +73,23 @@ describe("who may approve", () => {
     await gateway.approvals.approve(id, { approver: "root" });
     const o = await call("refund_order", REFUND, { approval_id: id });
     expect([o.error?.code, o.error?.detail?.reason]).toEqual(["approval_invalid", "channel"]);
-    expect(o.error?.message).toMatch(/was decided through cli, which this server does not accept for destructive calls \(it accepts elicitation\)/);
+    expect(o.error?.message).toMatch(
+      /was decided through cli, which this server does not accept for destructive calls \(it accepts elicitation\)/,
+    );
     expect(catalog.calls.refund_order).toBeUndefined();
     const other = await call("refund_order", { ...REFUND, amount_cents: 5 });
     const viaElicitation = other.error!.detail!.approval_id as string;
-    await gateway.approvals.approve(viaElicitation, { approver: "peer 127.0.0.1", channel: "elicitation", label: "Claude" });
+    await gateway.approvals.approve(viaElicitation, {
+      approver: "peer 127.0.0.1",
+      channel: "elicitation",
+      label: "Claude",
+    });
     expect((await call("refund_order", { ...REFUND, amount_cents: 5 }, { approval_id: viaElicitation })).ok).toBe(true);
-    expect(audit.records.at(-1)!.approval).toEqual({ id: viaElicitation, channel: "elicitation", approver: 'elicitation:peer 127.0.0.1 [unverified name "Claude"]' });
+    expect(audit.records.at(-1)!.approval).toEqual({
+      id: viaElicitation,
+      channel: "elicitation",
+      approver: 'elicitation:peer 127.0.0.1 [unverified name "Claude"]',
+    });
   });
 
   it("approve_via cli: an approval recorded through elicitation does not run the call", async () => {
@@ -88,6 +101,8 @@ describe("who may approve", () => {
   });
 
   it("refuses an approve_via that is not a channel", () => {
-    expect(() => make({ approve_via: "anyone" as never })).toThrow('approve_via must be one of cli, elicitation, both; received "anyone"');
+    expect(() => make({ approve_via: "anyone" as never })).toThrow(
+      'approve_via must be one of cli, elicitation, both; received "anyone"',
+    );
   });
 });

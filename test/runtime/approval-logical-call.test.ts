@@ -35,7 +35,9 @@ async function approvedIdless(extra: Parameters<typeof make>[0] = {}) {
 describe("a call whose caller gave up is not run on its approval", () => {
   it("the approval stays approved, nothing runs, and the audit says why", async () => {
     const { gateway, propose, catalog, audit, id } = await approvedIdless();
-    const late = await gateway.call(propose("refund_order", REFUND, { ...IDLESS, approval_id: id }), { abandoned: gaveUp() });
+    const late = await gateway.call(propose("refund_order", REFUND, { ...IDLESS, approval_id: id }), {
+      abandoned: gaveUp(),
+    });
     expect(late.error?.code).toBe("abandoned");
     expect(stable(late.text)).toMatchInlineSnapshot(`
       "error abandoned: refund_order (call call-2)
@@ -43,7 +45,11 @@ describe("a call whose caller gave up is not run on its approval", () => {
     `);
     expect(catalog.calls.refund_order).toBeUndefined();
     expect(await gateway.approvals.list({})).toMatchObject([{ id, state: "approved" }]);
-    expect(audit.records.at(-1)).toMatchObject({ outcome: "abandoned", approval: { id }, stages: { approve: { outcome: "abandoned: request cancelled before approval" } } });
+    expect(audit.records.at(-1)).toMatchObject({
+      outcome: "abandoned",
+      approval: { id },
+      stages: { approve: { outcome: "abandoned: request cancelled before approval" } },
+    });
     expect(audit.records.at(-1)!.stages.settle).toBeUndefined();
   });
 
@@ -53,7 +59,9 @@ describe("a call whose caller gave up is not run on its approval", () => {
     await gateway.approvals.approve(id, { approver: "alice" });
     const silent = new AbortController();
     silent.abort();
-    const late = await gateway.call(propose("refund_order", REFUND, { call_id: "r1", approval_id: id }), { abandoned: silent.signal });
+    const late = await gateway.call(propose("refund_order", REFUND, { call_id: "r1", approval_id: id }), {
+      abandoned: silent.signal,
+    });
     expect(late.error?.code).toBe("abandoned");
     expect(audit.records.at(-1)!.stages.approve!.outcome).toBe("abandoned: request abandoned before approval");
     expect(catalog.calls.refund_order).toBeUndefined();
@@ -64,7 +72,9 @@ describe("a call whose caller gave up is not run on its approval", () => {
 
   it("a signal that has not fired changes nothing", async () => {
     const { gateway, propose, catalog, id } = await approvedIdless();
-    const o = await gateway.call(propose("refund_order", REFUND, { ...IDLESS, approval_id: id }), { abandoned: new AbortController().signal });
+    const o = await gateway.call(propose("refund_order", REFUND, { ...IDLESS, approval_id: id }), {
+      abandoned: new AbortController().signal,
+    });
     expect(o.ok).toBe(true);
     expect(catalog.calls.refund_order).toBe(1);
   });
@@ -79,7 +89,11 @@ describe("an id-less re-proposal is the call its approval was asked for", () => 
     const again = await call("refund_order", REFUND, IDLESS);
     expect([again.ok, again.replay]).toEqual([true, undefined]);
     expect(catalog.calls.refund_order).toBe(1);
-    expect(audit.records.at(-1)).toMatchObject({ key: abandonedKey, record_state: "COMPLETED", approval: { id, approver: "cli:alice" } });
+    expect(audit.records.at(-1)).toMatchObject({
+      key: abandonedKey,
+      record_state: "COMPLETED",
+      approval: { id, approver: "cli:alice" },
+    });
     expect(await gateway.approvals.list({})).toMatchObject([{ id, state: "consumed" }]);
 
     const third = await call("refund_order", REFUND, IDLESS);
@@ -119,7 +133,10 @@ describe("an id-less re-proposal is the call its approval was asked for", () => 
     const { call, gateway, catalog } = make();
     const id = (await call("refund_order", REFUND, { call_id: "r1" })).error!.detail!.approval_id as string;
     await gateway.approvals.approve(id, { approver: "alice" });
-    const both = await Promise.all([call("refund_order", REFUND, { call_id: "r1", approval_id: id }), call("refund_order", REFUND, { call_id: "r1", approval_id: id })]);
+    const both = await Promise.all([
+      call("refund_order", REFUND, { call_id: "r1", approval_id: id }),
+      call("refund_order", REFUND, { call_id: "r1", approval_id: id }),
+    ]);
     expect(both.map((o) => o.ok)).toEqual([true, true]);
     expect(both.map((o) => o.replay === true).sort()).toEqual([false, true]);
     expect(catalog.calls.refund_order).toBe(1);
@@ -129,10 +146,19 @@ describe("an id-less re-proposal is the call its approval was asked for", () => 
     const { call, gateway, catalog, audit } = make();
     const id = (await call("refund_order", REFUND)).error!.detail!.approval_id as string;
     await gateway.approvals.approve(id, { approver: "alice" });
-    const both = await Promise.all([call("refund_order", REFUND, { call_id: "ra", approval_id: id }), call("refund_order", REFUND, { call_id: "rb", approval_id: id })]);
+    const both = await Promise.all([
+      call("refund_order", REFUND, { call_id: "ra", approval_id: id }),
+      call("refund_order", REFUND, { call_id: "rb", approval_id: id }),
+    ]);
     expect(both.filter((o) => o.ok)).toHaveLength(1);
-    expect(both.find((o) => !o.ok)!.error).toMatchObject({ code: "approval_invalid", detail: { approval_id: id, reason: "used" } });
-    expect(audit.records.find((r) => r.outcome === "approval_invalid")).toMatchObject({ record_state: null, stages: { settle: { outcome: "approval_invalid" } } });
+    expect(both.find((o) => !o.ok)!.error).toMatchObject({
+      code: "approval_invalid",
+      detail: { approval_id: id, reason: "used" },
+    });
+    expect(audit.records.find((r) => r.outcome === "approval_invalid")).toMatchObject({
+      record_state: null,
+      stages: { settle: { outcome: "approval_invalid" } },
+    });
     expect(catalog.calls.refund_order).toBe(1);
   });
 
@@ -140,7 +166,8 @@ describe("an id-less re-proposal is the call its approval was asked for", () => 
     const store = createMemoryStore();
     let failing = true;
     const update = store.approvals.update.bind(store.approvals);
-    store.approvals.update = (id, from, patch) => (failing && from === "approved" ? Promise.reject(new Error("connection reset")) : update(id, from, patch));
+    store.approvals.update = (id, from, patch) =>
+      failing && from === "approved" ? Promise.reject(new Error("connection reset")) : update(id, from, patch);
     const { call, gateway, catalog } = make({ store });
     const id = (await call("refund_order", REFUND, IDLESS)).error!.detail!.approval_id as string;
     await gateway.approvals.approve(id, { approver: "alice" });
@@ -175,7 +202,8 @@ describe("the approval's bindings still hold for an id-less re-proposal", () => 
     const authority = createCapabilityAuthority({ keys, store, now: () => clock.now });
     const grant = { rights: ["write"], objects: ["tool:refund_order"], ttl_ms: 3_600_000 };
     const [mine, theirs] = [authority.issue(grant), authority.issue(grant)];
-    const id = (await call("refund_order", REFUND, { ...IDLESS, capability: mine })).error!.detail!.approval_id as string;
+    const id = (await call("refund_order", REFUND, { ...IDLESS, capability: mine })).error!.detail!
+      .approval_id as string;
     await gateway.approvals.approve(id, { approver: "alice" });
     const other = await call("refund_order", REFUND, { ...IDLESS, capability: theirs });
     expect([other.error?.code, other.error?.detail?.approval_id === id]).toEqual(["approval_required", false]);
@@ -191,7 +219,10 @@ describe("the approval's bindings still hold for an id-less re-proposal", () => 
     expect([o.error?.code, o.error?.detail?.approval_id === id]).toEqual(["approval_required", false]);
     expect(catalog.calls.refund_order).toBeUndefined();
     // The new approval, decided through elicitation, runs it.
-    await gateway.approvals.approve(o.error!.detail!.approval_id as string, { approver: "stdio client", channel: "elicitation" });
+    await gateway.approvals.approve(o.error!.detail!.approval_id as string, {
+      approver: "stdio client",
+      channel: "elicitation",
+    });
     expect((await call("refund_order", REFUND, IDLESS)).ok).toBe(true);
   });
 
@@ -218,7 +249,9 @@ describe("a second approval for an identical call", () => {
   it("says that an identical call ran, and how long ago", async () => {
     const { call, gateway, clock } = make();
     const id = (await call("refund_order", REFUND, { call_id: "r1" })).error!.detail!.approval_id as string;
-    expect((await call("refund_order", REFUND, { call_id: "r1" })).error?.detail?.identical_call_ran_s_ago).toBeUndefined();
+    expect(
+      (await call("refund_order", REFUND, { call_id: "r1" })).error?.detail?.identical_call_ran_s_ago,
+    ).toBeUndefined();
     await gateway.approvals.approve(id, { approver: "alice" });
     expect((await call("refund_order", REFUND, { call_id: "r1", approval_id: id })).ok).toBe(true);
     clock.now += 42_000;

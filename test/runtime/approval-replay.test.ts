@@ -28,7 +28,9 @@ describe("A3: a completed call re-sent without approval_id", () => {
     await call("refund_order", REFUND, { approval_id: id, call_id: "r1" });
 
     expect((await call("refund_order", REFUND, { call_id: "r2" })).error?.code).toBe("approval_required");
-    expect((await call("refund_order", { ...REFUND, amount_cents: 1 }, { call_id: "r1" })).error?.code).toBe("approval_required");
+    expect((await call("refund_order", { ...REFUND, amount_cents: 1 }, { call_id: "r1" })).error?.code).toBe(
+      "approval_required",
+    );
   });
 });
 
@@ -43,7 +45,10 @@ describe("A3: the record expires between the approval gate and settle", () => {
       await first.gateway.approvals.approve(id, { approver: "alice" });
       expect((await first.call("refund_order", REFUND, { approval_id: id, call_id: "r1" })).ok).toBe(true);
       const [done] = await store.records.list({ state: "COMPLETED", limit: 1, now: first.clock.now });
-      const stale = { ...store, records: Object.assign(Object.create(store.records) as typeof store.records, { get: async () => done! }) };
+      const stale = {
+        ...store,
+        records: Object.assign(Object.create(store.records) as typeof store.records, { get: async () => done! }),
+      };
       const { call, catalog, clock } = make({ store: stale });
       clock.now = done!.expires_at! + 1;
 
@@ -52,7 +57,9 @@ describe("A3: the record expires between the approval gate and settle", () => {
       expect(catalog.calls.refund_order ?? 0).toBe(0);
       expect(await store.records.get(done!.key, clock.now)).toBeNull();
       if (!withId) {
-        expect(again.text).toContain("cannot be replayed and was not run again; nothing was executed. Propose the call without approval_id to request a new approval.");
+        expect(again.text).toContain(
+          "cannot be replayed and was not run again; nothing was executed. Propose the call without approval_id to request a new approval.",
+        );
         expect(await first.gateway.approvals.list({ state: "pending" })).toEqual([]);
       }
     });

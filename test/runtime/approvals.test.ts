@@ -14,7 +14,14 @@ describe("A3 approvals", () => {
       refund_order is destructive (A3) and needs a person's approval before it runs; nothing was executed. Approval ap_<id> was requested for exactly these arguments and expires at 2026-03-05T10:15:00.000Z. Once it is approved, propose the same call again with approval_id "ap_<id>" and the same arguments."
     `);
     const [pending] = await gateway.approvals.list({ state: "pending" });
-    expect(pending).toMatchObject({ id: o.error!.detail!.approval_id, tool: "refund_order", arguments: REFUND, state: "pending", capability_id: null, expires_at: clock.now + 15 * 60_000 });
+    expect(pending).toMatchObject({
+      id: o.error!.detail!.approval_id,
+      tool: "refund_order",
+      arguments: REFUND,
+      state: "pending",
+      capability_id: null,
+      expires_at: clock.now + 15 * 60_000,
+    });
     expect(pending!.args_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(catalog.calls.refund_order).toBeUndefined();
   });
@@ -24,7 +31,12 @@ describe("A3 approvals", () => {
     const first = (await call("refund_order", REFUND)).error!.detail!.approval_id as string;
     clock.now += 60_000;
     const again = await call("refund_order", REFUND);
-    expect(again.error?.detail).toMatchObject({ approval_id: first, state: "pending", reused: true, expires_at: "2026-03-05T10:15:00.000Z" });
+    expect(again.error?.detail).toMatchObject({
+      approval_id: first,
+      state: "pending",
+      reused: true,
+      expires_at: "2026-03-05T10:15:00.000Z",
+    });
     expect(stable(again.text)).toMatchInlineSnapshot(`
       "error approval_required: refund_order (call call-2)
       refund_order is destructive (A3) and needs a person's approval before it runs; nothing was executed. Approval ap_<id>, requested earlier for exactly these arguments, is still pending: no person has decided yet; it expires at 2026-03-05T10:15:00.000Z. Once it is approved, propose the same call again with approval_id "ap_<id>" and the same arguments."
@@ -64,7 +76,10 @@ describe("A3 approvals", () => {
 
     const run = await call("refund_order", REFUND, { approval_id: id, call_id: "r1" });
     expect(run.ok).toBe(true);
-    expect(audit.records.at(-1)).toMatchObject({ outcome: "ok", approval: { id, channel: "cli", approver: "cli:alice" } });
+    expect(audit.records.at(-1)).toMatchObject({
+      outcome: "ok",
+      approval: { id, channel: "cli", approver: "cli:alice" },
+    });
     expect(run.state).toEqual({ order_id: "o_007", version: 2, refunded: true });
     expect(catalog.calls.refund_order).toBe(1);
     expect((await gateway.approvals.list({ state: "consumed" })).map((a) => a.id)).toEqual([id]);
@@ -126,7 +141,11 @@ describe("A3 approvals", () => {
     `);
     const late = (await call("refund_order", REFUND)).error!.detail!.approval_id as string;
     clock.now += 15 * 60_000 + 1;
-    await expect(stable_(gateway.approvals.approve(late, { approver: "alice" }))).rejects.toThrowErrorMatchingInlineSnapshot(`[ToolgateError: approval ap_<id> expired at 2026-03-05T10:30:00.000Z; the agent must propose the call again for a new approval]`);
+    await expect(
+      stable_(gateway.approvals.approve(late, { approver: "alice" })),
+    ).rejects.toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: approval ap_<id> expired at 2026-03-05T10:30:00.000Z; the agent must propose the call again for a new approval]`,
+    );
     expect(catalog.calls.refund_order).toBeUndefined();
   });
 
@@ -137,12 +156,24 @@ describe("A3 approvals", () => {
       "error approval_invalid: refund_order (call call-1)
       approval_id "ap_forged" does not exist. Propose the call without approval_id to request a new approval; nothing was executed."
     `);
-    await expect(gateway.approvals.approve("ap_nope", { approver: "alice" })).rejects.toThrowErrorMatchingInlineSnapshot(`[ToolgateError: approval ap_nope does not exist; run \`toolgate approvals list\` to see the ids]`);
+    await expect(
+      gateway.approvals.approve("ap_nope", { approver: "alice" }),
+    ).rejects.toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: approval ap_nope does not exist; run \`toolgate approvals list\` to see the ids]`,
+    );
     const id = (await call("refund_order", REFUND)).error!.detail!.approval_id as string;
-    await expect(gateway.approvals.approve(id, { approver: " " })).rejects.toThrowErrorMatchingInlineSnapshot(`[ToolgateError: approve: approver is required (the authenticated principal who approves this call, e.g. the OS user)]`);
-    await expect(gateway.approvals.deny(id, { reason: "" })).rejects.toThrowErrorMatchingInlineSnapshot(`[ToolgateError: deny: a reason is required; the agent is told it, e.g. --reason "not during the freeze"]`);
+    await expect(gateway.approvals.approve(id, { approver: " " })).rejects.toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: approve: approver is required (the authenticated principal who approves this call, e.g. the OS user)]`,
+    );
+    await expect(gateway.approvals.deny(id, { reason: "" })).rejects.toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: deny: a reason is required; the agent is told it, e.g. --reason "not during the freeze"]`,
+    );
     await gateway.approvals.deny(id, { reason: "no" });
-    await expect(stable_(gateway.approvals.approve(id, { approver: "alice" }))).rejects.toThrowErrorMatchingInlineSnapshot(`[ToolgateError: approval ap_<id> is already denied; an approval is decided once]`);
+    await expect(
+      stable_(gateway.approvals.approve(id, { approver: "alice" })),
+    ).rejects.toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: approval ap_<id> is already denied; an approval is decided once]`,
+    );
   });
 
   it("two replicas sharing a store: only one redemption runs", async () => {
@@ -150,7 +181,10 @@ describe("A3 approvals", () => {
     const b = make({ store: a.store });
     const id = (await a.call("refund_order", REFUND)).error!.detail!.approval_id as string;
     await a.gateway.approvals.approve(id, { approver: "alice" });
-    const [x, y] = await Promise.all([a.call("refund_order", REFUND, { approval_id: id, call_id: "ra" }), b.call("refund_order", REFUND, { approval_id: id, call_id: "rb" })]);
+    const [x, y] = await Promise.all([
+      a.call("refund_order", REFUND, { approval_id: id, call_id: "ra" }),
+      b.call("refund_order", REFUND, { approval_id: id, call_id: "rb" }),
+    ]);
     expect([x.ok, y.ok].filter(Boolean)).toHaveLength(1);
     expect((a.catalog.calls.refund_order ?? 0) + (b.catalog.calls.refund_order ?? 0)).toBe(1);
   });

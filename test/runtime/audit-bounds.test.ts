@@ -13,7 +13,10 @@ import type { ToolSpec } from "../../src/core/tool.js";
 import { gateways } from "./helpers.js";
 
 const require = createRequire(import.meta.url);
-const o200k = require("gpt-tokenizer/cjs/encoding/o200k_base") as Record<"encode" | "countTokens", (text: string, options?: unknown) => unknown>;
+const o200k = require("gpt-tokenizer/cjs/encoding/o200k_base") as Record<
+  "encode" | "countTokens",
+  (text: string, options?: unknown) => unknown
+>;
 
 /** Watches the encoder: characters handed to it, and a refusal of any text longer than a piece (the quadratic case). */
 const restore: (() => void)[] = [];
@@ -45,15 +48,27 @@ function random(seed: number): () => number {
 const next = random(29);
 const HOSTILE: [string, string][] = [
   ["200 KB of dots", ".".repeat(200_000)],
-  ["200 KB of random letters", Array.from({ length: 200_000 }, () => String.fromCharCode(97 + Math.floor(next() * 26))).join("")],
-  ["200 KB of rare CJK", Array.from({ length: 70_000 }, () => String.fromCharCode(0x4e00 + Math.floor(next() * 20_000))).join("")],
+  [
+    "200 KB of random letters",
+    Array.from({ length: 200_000 }, () => String.fromCharCode(97 + Math.floor(next() * 26))).join(""),
+  ],
+  [
+    "200 KB of rare CJK",
+    Array.from({ length: 70_000 }, () => String.fromCharCode(0x4e00 + Math.floor(next() * 20_000))).join(""),
+  ],
 ];
 
 // A tool that takes any text, so a long argument passes validation and reaches the grant.
 const echo: ToolSpec = {
   name: "echo",
   description: "Returns its text.",
-  inputSchema: { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false },
+  inputSchema: {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    type: "object",
+    properties: { text: { type: "string" } },
+    required: ["text"],
+    additionalProperties: false,
+  },
   effect: "read",
   handler: (args) => (args as { text: string }).text.length,
 };
@@ -89,35 +104,73 @@ describe("audit token counts are bounded per call", () => {
   it("names an estimate only when there was one: a long run of one character is cheap and counted exactly", () => {
     // 50,000 dots: quadratic to count as one piece, a few cached chunks now, and within one step.
     const run = ".".repeat(50_000);
-    const dots = completeRecord({ record: { argument_tokens: null, observation_tokens: 5 } as never, arguments: { text: run }, observation_text: "" });
+    const dots = completeRecord({
+      record: { argument_tokens: null, observation_tokens: 5 } as never,
+      arguments: { text: run },
+      observation_text: "",
+    });
     expect(dots.argument_tokens).toBe(countTokens(JSON.stringify({ text: run })));
     expect(dots).not.toHaveProperty("argument_tokens_estimated");
     // Text never seen before (pieces already counted are cached and cost nothing).
     const fresh = random(31);
     const letters = Array.from({ length: 200_000 }, () => String.fromCharCode(97 + Math.floor(fresh() * 26))).join("");
-    const cjk = Array.from({ length: 70_000 }, () => String.fromCharCode(0x4e00 + Math.floor(fresh() * 20_000))).join("");
-    const record = completeRecord({ record: { argument_tokens: null, observation_tokens: null } as never, arguments: { text: letters }, observation_text: cjk });
+    const cjk = Array.from({ length: 70_000 }, () => String.fromCharCode(0x4e00 + Math.floor(fresh() * 20_000))).join(
+      "",
+    );
+    const record = completeRecord({
+      record: { argument_tokens: null, observation_tokens: null } as never,
+      arguments: { text: letters },
+      observation_text: cjk,
+    });
     expect(record).toMatchObject({ argument_tokens_estimated: true, observation_tokens_estimated: true });
   });
 });
 
 describe("arguments the audit cannot serialise", () => {
-  const pending = (args: unknown) => ({ record: { argument_tokens: null, observation_tokens: 3 } as never, arguments: args, observation_text: "" });
+  const pending = (args: unknown) => ({
+    record: { argument_tokens: null, observation_tokens: 3 } as never,
+    arguments: args,
+    observation_text: "",
+  });
 
   it("are replaced by a bounded marker that says why, and the record is still complete", () => {
     const cyclic: Record<string, unknown> = { a: 1 };
     cyclic.self = cyclic;
     const deep = JSON.parse(`{"v":${"[".repeat(100_000)}${"]".repeat(100_000)}}`) as unknown;
     const cases: Array<[string, unknown, RegExp]> = [
-      ["deep", deep, /^arguments nested 100001 levels deep, deeper than the audit serialises \(JSON\.stringify: Maximum call stack size exceeded\)$/],
-      ["cycle", cyclic, /^arguments could not be serialised as JSON \(JSON\.stringify: Converting circular structure to JSON --> starting at object with constructor 'Object' --- property 'self' closes the circle\)$/],
-      ["bigint", { n: 10n }, /^arguments could not be serialised as JSON \(JSON\.stringify: Do not know how to serialize a BigInt\)$/],
-      ["toJSON", { toJSON: () => { throw new Error("x".repeat(10_000)); } }, /^arguments could not be serialised as JSON \(JSON\.stringify: x{200}\)$/],
+      [
+        "deep",
+        deep,
+        /^arguments nested 100001 levels deep, deeper than the audit serialises \(JSON\.stringify: Maximum call stack size exceeded\)$/,
+      ],
+      [
+        "cycle",
+        cyclic,
+        /^arguments could not be serialised as JSON \(JSON\.stringify: Converting circular structure to JSON --> starting at object with constructor 'Object' --- property 'self' closes the circle\)$/,
+      ],
+      [
+        "bigint",
+        { n: 10n },
+        /^arguments could not be serialised as JSON \(JSON\.stringify: Do not know how to serialize a BigInt\)$/,
+      ],
+      [
+        "toJSON",
+        {
+          toJSON: () => {
+            throw new Error("x".repeat(10_000));
+          },
+        },
+        /^arguments could not be serialised as JSON \(JSON\.stringify: x{200}\)$/,
+      ],
     ];
     for (const [what, args, why] of cases) {
       const record = completeRecord(pending(args));
       expect(record.arguments_unrecorded, what).toMatch(why);
-      expect([record.argument_tokens, record.observation_tokens, record.argument_tokens_estimated], what).toEqual([0, 3, undefined]);
+      expect([record.argument_tokens, record.observation_tokens, record.argument_tokens_estimated], what).toEqual([
+        0,
+        3,
+        undefined,
+      ]);
       expect(JSON.parse(JSON.stringify(record)), what).toEqual(record);
     }
     expect(completeRecord(pending({ a: [[1]] }))).not.toHaveProperty("arguments_unrecorded");
@@ -132,6 +185,11 @@ describe("arguments the audit cannot serialise", () => {
     expect(o.error?.code).toBe("invalid_arguments");
     expect(o.text).toContain("text must be a string; received [object Object] (object)");
     expect(audit.records).toHaveLength(1);
-    expect(audit.records[0]).toMatchObject({ call_id: "c1", outcome: "invalid_arguments", argument_tokens: 0, arguments_unrecorded: expect.stringContaining("circular structure") });
+    expect(audit.records[0]).toMatchObject({
+      call_id: "c1",
+      outcome: "invalid_arguments",
+      argument_tokens: 0,
+      arguments_unrecorded: expect.stringContaining("circular structure"),
+    });
   });
 });

@@ -13,19 +13,27 @@ import { tempDir, until } from "../mcp/support.js";
 interface Server {
   child: ChildProcessWithoutNullStreams;
   /** Sends a JSON-RPC request and resolves with its response. */
-  request(id: number, method: string, params: unknown): Promise<{ result?: { isError?: boolean; content?: { text: string }[] } }>;
+  request(
+    id: number,
+    method: string,
+    params: unknown,
+  ): Promise<{ result?: { isError?: boolean; content?: { text: string }[] } }>;
   notify(method: string): void;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 const running: ChildProcessWithoutNullStreams[] = [];
 afterEach(() => {
-  for (const child of running.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  for (const child of running.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
 });
 
 /** `toolgate serve` from source over stdio, speaking newline-delimited JSON-RPC by hand. */
 function serve(args: string[]): Server {
-  const child = spawn(process.execPath, ["--import", "tsx", join(projectRoot, "src/cli/main.ts"), "serve", ...args], { cwd: projectRoot, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", join(projectRoot, "src/cli/main.ts"), "serve", ...args], {
+    cwd: projectRoot,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   running.push(child);
   const responses = new Map<number, unknown>();
   let pending = "";
@@ -38,7 +46,9 @@ function serve(args: string[]): Server {
     }
   });
   child.stderr.resume();
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
   return {
     child,
     exited,
@@ -55,7 +65,11 @@ function serve(args: string[]): Server {
 
 async function started(args: string[]): Promise<Server> {
   const s = serve(args);
-  await s.request(1, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "audit-exit-test", version: "1.0.0" } });
+  await s.request(1, "initialize", {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "audit-exit-test", version: "1.0.0" },
+  });
   s.notify("notifications/initialized");
   return s;
 }
@@ -67,7 +81,14 @@ const hostileCall = (call_id: string) => ({
   _meta: { "toolgate/trajectory_id": "traj-exit", "toolgate/turn": 1, "toolgate/call_id": call_id },
 });
 
-const auditLines = (path: string) => (existsSync(path) ? readFileSync(path, "utf8").trimEnd().split("\n").filter(Boolean).map((l) => JSON.parse(l) as { call_id: string; outcome: string; argument_tokens: number }) : []);
+const auditLines = (path: string) =>
+  existsSync(path)
+    ? readFileSync(path, "utf8")
+        .trimEnd()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { call_id: string; outcome: string; argument_tokens: number })
+    : [];
 
 describe("the audit line is written before the process exits", { timeout: 120_000 }, () => {
   it("a client that closes stdin and sends SIGTERM right after the answer: the server exits cleanly and the line is there", async () => {
@@ -79,7 +100,9 @@ describe("the audit line is written before the process exits", { timeout: 120_00
     s.child.stdin.end();
     s.child.kill("SIGTERM");
     expect(await s.exited).toEqual({ code: 0, signal: null });
-    expect(auditLines(audit)).toEqual([expect.objectContaining({ call_id: "exit-term-1", outcome: "invalid_arguments" })]);
+    expect(auditLines(audit)).toEqual([
+      expect.objectContaining({ call_id: "exit-term-1", outcome: "invalid_arguments" }),
+    ]);
     expect(auditLines(audit)[0]!.argument_tokens).toBeGreaterThan(3000);
   });
 
@@ -92,6 +115,8 @@ describe("the audit line is written before the process exits", { timeout: 120_00
     expect(answer.result?.isError).toBe(true);
     s.child.kill("SIGKILL");
     expect(await s.exited).toEqual({ code: null, signal: "SIGKILL" });
-    expect(auditLines(audit)).toEqual([expect.objectContaining({ call_id: "exit-kill-1", outcome: "invalid_arguments" })]);
+    expect(auditLines(audit)).toEqual([
+      expect.objectContaining({ call_id: "exit-kill-1", outcome: "invalid_arguments" }),
+    ]);
   });
 });

@@ -4,13 +4,33 @@ import { readAuditLines } from "../../src/runtime/audit-reader.js";
 import { auditStats } from "../../src/runtime/stats.js";
 import { readAudit } from "../../src/economics/audit-calls.js";
 
-const good = { ts: "2026-03-05T10:00:00.000Z", trajectory_id: "t", turn: 1, call_id: "c1", tool: "file_view", outcome: "ok", argument_tokens: 9, latency_ms: 1.5 };
-const trail = [JSON.stringify(good), "", "{cut short", "  ", JSON.stringify({ tool: "file_view" }), `\t${JSON.stringify({ ...good, call_id: "c2" })}\r`, ""].join("\n");
+const good = {
+  ts: "2026-03-05T10:00:00.000Z",
+  trajectory_id: "t",
+  turn: 1,
+  call_id: "c1",
+  tool: "file_view",
+  outcome: "ok",
+  argument_tokens: 9,
+  latency_ms: 1.5,
+};
+const trail = [
+  JSON.stringify(good),
+  "",
+  "{cut short",
+  "  ",
+  JSON.stringify({ tool: "file_view" }),
+  `\t${JSON.stringify({ ...good, call_id: "c2" })}\r`,
+  "",
+].join("\n");
 
 describe("readAuditLines", () => {
   it("parses each non-blank line, counts blanks apart, and keeps every broken line with its number and reason", () => {
     const read = readAuditLines(trail, {
-      record: (value, line) => (typeof value === "object" && value !== null && "ts" in value ? { line, call_id: (value as { call_id?: unknown }).call_id } : "no ts"),
+      record: (value, line) =>
+        typeof value === "object" && value !== null && "ts" in value
+          ? { line, call_id: (value as { call_id?: unknown }).call_id }
+          : "no ts",
       notJson: (message) => `parser said: ${message}`,
     });
     expect(read.records).toEqual([

@@ -14,16 +14,23 @@ const dir = mkdtempSync(join(tmpdir(), "toolgate-runtime-audit-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The reference encoder (gpt-tokenizer's o200k, all text as text): the audit's counts are checked against it, not against toolgate's counter. */
-const o200k = createRequire(import.meta.url)("gpt-tokenizer/cjs/encoding/o200k_base") as { countTokens(text: string, options: unknown): number };
+const o200k = createRequire(import.meta.url)("gpt-tokenizer/cjs/encoding/o200k_base") as {
+  countTokens(text: string, options: unknown): number;
+};
 const referenceTokens = (text: string) => o200k.countTokens(text, { disallowedSpecial: new Set() });
 
 /** Durations (a record's latency_ms and each stage's ms) are the only volatile fields: each must be a duration, then reads as "<ms>". */
 function withoutDurations(record: Record<string, unknown>): Record<string, unknown> {
   const ms = (value: unknown) => {
-    expect(typeof value === "number" && Number.isFinite(value) && value >= 0, `a duration in ms, got ${JSON.stringify(value)}`).toBe(true);
+    expect(
+      typeof value === "number" && Number.isFinite(value) && value >= 0,
+      `a duration in ms, got ${JSON.stringify(value)}`,
+    ).toBe(true);
     return "<ms>";
   };
-  const stages = Object.fromEntries(Object.entries(record.stages as Record<string, { ms: unknown }>).map(([name, s]) => [name, { ...s, ms: ms(s.ms) }]));
+  const stages = Object.fromEntries(
+    Object.entries(record.stages as Record<string, { ms: unknown }>).map(([name, s]) => [name, { ...s, ms: ms(s.ms) }]),
+  );
   return { ...record, stages, latency_ms: ms(record.latency_ms) };
 }
 
@@ -66,10 +73,16 @@ describe("audit trail", () => {
     expect(lines).toHaveLength(302);
     // Lines are in completion order; the expected trail is in call order.
     const order = (id: unknown) => (id === "w" ? 301 : Number(String(id).slice("call-".length)));
-    const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>).sort((a, b) => order(a.call_id) - order(b.call_id));
-    const reads = Array.from({ length: 300 }, (_, i) => line(`call-${i + 1}`, { observation_tokens: seen.get(`call-${i + 1}`) }));
+    const records = lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .sort((a, b) => order(a.call_id) - order(b.call_id));
+    const reads = Array.from({ length: 300 }, (_, i) =>
+      line(`call-${i + 1}`, { observation_tokens: seen.get(`call-${i + 1}`) }),
+    );
     // The idempotency key: SHA-256 of the RFC 8785 text of [trajectory_id, turn, call_id, tool, arguments].
-    const key = createHash("sha256").update('["traj-1",1,"w","add_order_note",{"note":"n","order_id":"o_001"}]').digest("hex");
+    const key = createHash("sha256")
+      .update('["traj-1",1,"w","add_order_note",{"note":"n","order_id":"o_001"}]')
+      .digest("hex");
     const write = line("w", {
       tool: "add_order_note",
       authority: "A2",
@@ -108,9 +121,9 @@ describe("audit trail", () => {
     expect(readFileSync(path, "utf8").trimEnd().split("\n")).toHaveLength(2);
     const sink = createAuditSink(join(dir, "closed.jsonl"));
     await sink.close();
-    expect(() =>
-      sink.write({ record: {} as never, arguments: {}, observation_text: "" }),
-    ).toThrow(/^audit sink .*closed\.jsonl is closed; create a new gateway to keep auditing$/);
+    expect(() => sink.write({ record: {} as never, arguments: {}, observation_text: "" })).toThrow(
+      /^audit sink .*closed\.jsonl is closed; create a new gateway to keep auditing$/,
+    );
   });
 
   it("writes a line at once on an idle trail; lines that follow within FLUSH_DELAY_MS are batched, a full batch on the next turn", async () => {
@@ -120,12 +133,22 @@ describe("audit trail", () => {
     const path = join(dir, "live.jsonl");
     const sink = createAuditSink(path);
     try {
-      const entry = (i: number) => ({ record: { call_id: `c${i}`, argument_tokens: null, observation_tokens: null } as never, arguments: { i }, observation_text: `text ${i}` });
-      const read = () => readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as { call_id: string });
+      const entry = (i: number) => ({
+        record: { call_id: `c${i}`, argument_tokens: null, observation_tokens: null } as never,
+        arguments: { i },
+        observation_text: `text ${i}`,
+      });
+      const read = () =>
+        readFileSync(path, "utf8")
+          .trimEnd()
+          .split("\n")
+          .map((l) => JSON.parse(l) as { call_id: string });
       const ids = () => read().map((r) => r.call_id);
       sink.write(entry(0));
       // On disk before write() returns: nothing was written in the last FLUSH_DELAY_MS. Counts by the reference encoder.
-      expect(read()).toStrictEqual([{ call_id: "c0", argument_tokens: referenceTokens('{"i":0}'), observation_tokens: referenceTokens("text 0") }]);
+      expect(read()).toStrictEqual([
+        { call_id: "c0", argument_tokens: referenceTokens('{"i":0}'), observation_tokens: referenceTokens("text 0") },
+      ]);
       // Right after a write, lines wait; FLUSH_BATCH waiting lines are written on the next turn, with the one that came after.
       for (let i = 1; i <= FLUSH_BATCH + 1; i++) sink.write(entry(i));
       expect(ids()).toStrictEqual(["c0"]);
@@ -143,7 +166,11 @@ describe("audit trail", () => {
       expect(read()).toHaveLength(FLUSH_BATCH + 4);
       sink.flush();
       // A repeated argument text is counted exactly (served from the per-text cache).
-      expect(read().at(-1)).toStrictEqual({ call_id: "c0", argument_tokens: referenceTokens('{"i":0}'), observation_tokens: referenceTokens("text 0") });
+      expect(read().at(-1)).toStrictEqual({
+        call_id: "c0",
+        argument_tokens: referenceTokens('{"i":0}'),
+        observation_tokens: referenceTokens("text 0"),
+      });
     } finally {
       vi.useRealTimers();
       await sink.close();
@@ -205,9 +232,14 @@ describe("close", () => {
     expect(seen?.aborted).toBe(true);
     expect(o.error?.code).toBe("tool_failed");
     expect(o.error?.detail?.record_state).toBe("IN_DOUBT");
-    expect(o.error?.message).toMatch(/^add_order_note was still running when toolgate shut down \(after its grace period\) and was aborted\. Whether its effect happened is unknown/);
+    expect(o.error?.message).toMatch(
+      /^add_order_note was still running when toolgate shut down \(after its grace period\) and was aborted\. Whether its effect happened is unknown/,
+    );
     expect(recordState).toBe("IN_DOUBT");
-    const lines = readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as { outcome: string; record_state: string });
+    const lines = readFileSync(path, "utf8")
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { outcome: string; record_state: string });
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ outcome: "tool_failed", record_state: "IN_DOUBT" });
   });
@@ -232,15 +264,32 @@ describe("a result the tool cut itself", () => {
   const paged: ToolSpec = {
     name: "list_pages",
     description: "Lists items, 10 per page.",
-    inputSchema: { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: { cursor: { type: "integer" } }, additionalProperties: false },
+    inputSchema: {
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      type: "object",
+      properties: { cursor: { type: "integer" } },
+      additionalProperties: false,
+    },
     effect: "read",
-    handler: () => toolResult({ items: [1, 2] }, { text: "items 1-2 of 12", next: { arguments: { cursor: 2 }, hint: "10 more items" }, truncated: { omitted: 10, unit: "items" } }),
+    handler: () =>
+      toolResult(
+        { items: [1, 2] },
+        {
+          text: "items 1-2 of 12",
+          next: { arguments: { cursor: 2 }, hint: "10 more items" },
+          truncated: { omitted: 10, unit: "items" },
+        },
+      ),
   };
   const captured: ToolSpec = {
     ...paged,
     name: "run_capture",
     description: "Runs and captures output, head and tail.",
-    handler: () => toolResult({ stdout: "head … tail" }, { text: "head\n[… 24751 bytes cut …]\ntail", truncated: { omitted: 24751, unit: "bytes" } }),
+    handler: () =>
+      toolResult(
+        { stdout: "head … tail" },
+        { text: "head\n[… 24751 bytes cut …]\ntail", truncated: { omitted: 24751, unit: "bytes" } },
+      ),
   };
 
   it("is marked truncated in the observation (by_tool, with how to get the rest) and in the audit record, so stats count it", async () => {
@@ -267,7 +316,9 @@ describe("a result the tool cut itself", () => {
         "omitted_tokens": 0,
       }
     `);
-    expect(c.text).toContain("the tool left out 24751 bytes; to see them, narrow the call (e.g. a more specific query, or pipe output through head, tail or grep).");
+    expect(c.text).toContain(
+      "the tool left out 24751 bytes; to see them, narrow the call (e.g. a more specific query, or pipe output through head, tail or grep).",
+    );
     expect(audit.records.map((r) => [r.tool, r.truncated])).toEqual([
       ["list_pages", true],
       ["run_capture", true],

@@ -23,7 +23,14 @@ export interface Order {
 
 const S = "https://json-schema.org/draft/2020-12/schema";
 
-function spec(name: string, effect: Effect, description: string, properties: Record<string, unknown>, required: string[], rest: Partial<ToolSpec>): ToolSpec {
+function spec(
+  name: string,
+  effect: Effect,
+  description: string,
+  properties: Record<string, unknown>,
+  required: string[],
+  rest: Partial<ToolSpec>,
+): ToolSpec {
   return {
     name,
     description,
@@ -67,7 +74,14 @@ export function orderCatalog() {
     {
       check: (args: Record<string, unknown>) => {
         if (![...orders.values()].some((o) => o.customer_id === args.customer_id)) {
-          return [{ path: "/customer_id", code: "not_found", message: `customer_id ${String(args.customer_id)} does not exist`, example: "c_7" }];
+          return [
+            {
+              path: "/customer_id",
+              code: "not_found",
+              message: `customer_id ${String(args.customer_id)} does not exist`,
+              example: "c_7",
+            },
+          ];
         }
       },
       handler: (args: Record<string, unknown>) => {
@@ -75,26 +89,45 @@ export function orderCatalog() {
         const offset = (args.offset as number | undefined) ?? 0;
         const limit = (args.limit as number | undefined) ?? 20;
         const all = [...orders.values()]
-          .filter((o) => o.customer_id === args.customer_id && (!args.status || o.status === args.status) && (!args.since || o.placed >= (args.since as string)))
+          .filter(
+            (o) =>
+              o.customer_id === args.customer_id &&
+              (!args.status || o.status === args.status) &&
+              (!args.since || o.placed >= (args.since as string)),
+          )
           .sort((a, b) => (a.placed === b.placed ? a.id.localeCompare(b.id) : b.placed.localeCompare(a.placed)));
         const page = all.slice(offset, offset + limit);
         const rows = page.map((o) => ({ id: o.id, status: o.status, total_cents: o.total_cents, placed: o.placed }));
         const more = offset + limit < all.length;
         return toolResult(rows as unknown as JsonValue, {
-          ...(more ? { next: { arguments: { ...(args as Record<string, JsonValue>), offset: offset + limit }, hint: `orders ${offset + limit + 1}–${all.length} of ${all.length}` } } : {}),
+          ...(more
+            ? {
+                next: {
+                  arguments: { ...(args as Record<string, JsonValue>), offset: offset + limit },
+                  hint: `orders ${offset + limit + 1}–${all.length} of ${all.length}`,
+                },
+              }
+            : {}),
         });
       },
     },
   );
 
-  const getOrder = spec("get_order", "read", "One order with its notes.", { order_id: { type: "string", pattern: "^o_[0-9]{3}$" } }, ["order_id"], {
-    handler: (args: Record<string, unknown>) => {
-      count("get_order");
-      const o = orders.get(args.order_id as string);
-      if (!o) throw new NoEffectError(`order ${String(args.order_id)} does not exist`, "not_found");
-      return o as unknown as JsonValue;
+  const getOrder = spec(
+    "get_order",
+    "read",
+    "One order with its notes.",
+    { order_id: { type: "string", pattern: "^o_[0-9]{3}$" } },
+    ["order_id"],
+    {
+      handler: (args: Record<string, unknown>) => {
+        count("get_order");
+        const o = orders.get(args.order_id as string);
+        if (!o) throw new NoEffectError(`order ${String(args.order_id)} does not exist`, "not_found");
+        return o as unknown as JsonValue;
+      },
     },
-  });
+  );
 
   const addNote = spec(
     "add_order_note",
@@ -114,18 +147,28 @@ export function orderCatalog() {
     },
   );
 
-  const flakyWrite = spec("sync_inventory", "write", "Pushes inventory to the warehouse.", { sku: { type: "string", maxLength: 20 } }, ["sku"], {
-    handler: () => {
-      count("sync_inventory");
-      throw new Error("connection reset by warehouse after sending the request");
+  const flakyWrite = spec(
+    "sync_inventory",
+    "write",
+    "Pushes inventory to the warehouse.",
+    { sku: { type: "string", maxLength: 20 } },
+    ["sku"],
+    {
+      handler: () => {
+        count("sync_inventory");
+        throw new Error("connection reset by warehouse after sending the request");
+      },
     },
-  });
+  );
 
   const refund = spec(
     "refund_order",
     "destructive",
     "Refunds an order in full. Irreversible.",
-    { order_id: { type: "string", pattern: "^o_[0-9]{3}$" }, amount_cents: { type: "integer", minimum: 1, maximum: 1000000 } },
+    {
+      order_id: { type: "string", pattern: "^o_[0-9]{3}$" },
+      amount_cents: { type: "integer", minimum: 1, maximum: 1000000 },
+    },
     ["order_id", "amount_cents"],
     {
       handler: (args: Record<string, unknown>) => {
@@ -133,7 +176,10 @@ export function orderCatalog() {
         const o = orders.get(args.order_id as string)!;
         o.refunded = true;
         o.version++;
-        return toolResult({ refunded_cents: args.amount_cents as number }, { state: { order_id: o.id, version: o.version, refunded: true } });
+        return toolResult(
+          { refunded_cents: args.amount_cents as number },
+          { state: { order_id: o.id, version: o.version, refunded: true } },
+        );
       },
     },
   );
@@ -149,17 +195,31 @@ export function orderCatalog() {
   const env = spec("show_config", "read", "Shows the service configuration.", {}, [], {
     handler: () => {
       count("show_config");
-      return { endpoint: "https://api.example.com", api_key: process.env.TEST_TOOLGATE_API_KEY ?? "sk-test-0123456789abcdef" };
+      return {
+        endpoint: "https://api.example.com",
+        api_key: process.env.TEST_TOOLGATE_API_KEY ?? "sk-test-0123456789abcdef",
+      };
     },
   });
 
-  const log = spec("tail_log", "read", "The last `lines` lines of the access log.", { lines: { type: "integer", minimum: 1, maximum: 5000 } }, ["lines"], {
-    handler: (args: Record<string, unknown>) => {
-      count("tail_log");
-      const n = args.lines as number;
-      return Array.from({ length: n }, (_, i) => `${String(i + 1).padStart(5, "0")} GET /orders/o_${String((i % 60) + 1).padStart(3, "0")} 200 ${(i * 7) % 90} ms`).join("\n");
+  const log = spec(
+    "tail_log",
+    "read",
+    "The last `lines` lines of the access log.",
+    { lines: { type: "integer", minimum: 1, maximum: 5000 } },
+    ["lines"],
+    {
+      handler: (args: Record<string, unknown>) => {
+        count("tail_log");
+        const n = args.lines as number;
+        return Array.from(
+          { length: n },
+          (_, i) =>
+            `${String(i + 1).padStart(5, "0")} GET /orders/o_${String((i % 60) + 1).padStart(3, "0")} 200 ${(i * 7) % 90} ms`,
+        ).join("\n");
+      },
     },
-  });
+  );
 
   return { tools: [searchOrders, getOrder, addNote, flakyWrite, refund, slow, env, log], orders, calls };
 }

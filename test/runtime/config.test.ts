@@ -9,20 +9,34 @@ const base = () => ({ tools: tools(), store: createMemoryStore(), audit: false a
 describe("createGateway configuration", () => {
   it("refuses duplicate tool names", () => {
     const t = tools();
-    expect(() => createGateway({ ...base(), tools: [...t, t[0]!] })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: tools: two tools are named "search_customer_orders"; tool names must be unique]`);
+    expect(() => createGateway({ ...base(), tools: [...t, t[0]!] })).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: tools: two tools are named "search_customer_orders"; tool names must be unique]`,
+    );
   });
 
   it("refuses a missing store, or an openStore promise not awaited, by name", () => {
-    expect(() => createGateway({ ...base(), store: undefined as never })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: store: expected a store, e.g. await openStore("sqlite:.toolgate/state.db") or createMemoryStore(); received nothing]`);
-    expect(() => createGateway({ ...base(), store: Promise.resolve(createMemoryStore()) as never })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: store: expected a store, e.g. await openStore("sqlite:.toolgate/state.db") or createMemoryStore(); received a Promise (openStore is async: await it)]`);
+    expect(() => createGateway({ ...base(), store: undefined as never })).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: store: expected a store, e.g. await openStore("sqlite:.toolgate/state.db") or createMemoryStore(); received nothing]`,
+    );
+    expect(() =>
+      createGateway({ ...base(), store: Promise.resolve(createMemoryStore()) as never }),
+    ).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: store: expected a store, e.g. await openStore("sqlite:.toolgate/state.db") or createMemoryStore(); received a Promise (openStore is async: await it)]`,
+    );
   });
 
   it("refuses budgets too small for a marker and budgets for unknown tools", () => {
-    expect(() => createGateway({ ...base(), budgets: { default_tokens: 50 } })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: budgets.default_tokens must be an integer of at least 200 tokens (a cut needs room for its marker); received 50; e.g. 2000]`);
-    expect(() => createGateway({ ...base(), budgets: { per_tool: { grep: 500 } } })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: budgets.per_tool names "grep", which is not a tool of this gateway (tools: search_customer_orders, get_order, add_order_note, sync_inventory, refund_order, slow_report, show_config, tail_log)]`);
+    expect(() => createGateway({ ...base(), budgets: { default_tokens: 50 } })).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: budgets.default_tokens must be an integer of at least 200 tokens (a cut needs room for its marker); received 50; e.g. 2000]`,
+    );
+    expect(() => createGateway({ ...base(), budgets: { per_tool: { grep: 500 } } })).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: budgets.per_tool names "grep", which is not a tool of this gateway (tools: search_customer_orders, get_order, add_order_note, sync_inventory, refund_order, slow_report, show_config, tail_log)]`,
+    );
     const t = tools();
     t[0]!.budget_tokens = 1.5;
-    expect(() => createGateway({ ...base(), tools: t })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: tool search_customer_orders: budget_tokens must be an integer of at least 200 tokens (a cut needs room for its marker); received 1.5; e.g. 2000]`);
+    expect(() => createGateway({ ...base(), tools: t })).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: tool search_customer_orders: budget_tokens must be an integer of at least 200 tokens (a cut needs room for its marker); received 1.5; e.g. 2000]`,
+    );
   });
 
   it("refuses a schema Ajv cannot compile at startup, not on the first call", () => {
@@ -66,7 +80,13 @@ describe("createGateway configuration", () => {
   it("a closed gateway answers with an observation, not a throw", async () => {
     const gw = createGateway(base());
     await gw.close();
-    const o = await gw.call({ trajectory_id: "t", turn: 0, call_id: "c", tool: "get_order", arguments: { order_id: "o_001" } });
+    const o = await gw.call({
+      trajectory_id: "t",
+      turn: 0,
+      call_id: "c",
+      tool: "get_order",
+      arguments: { order_id: "o_001" },
+    });
     expect(o.text).toMatchInlineSnapshot(`
       "error internal_error: get_order (call c)
       This gateway is closed; nothing was executed. Reconnect to a running toolgate."

@@ -120,7 +120,9 @@ describe("shape", () => {
     // Head and tail survive; the marker names the cut lines and how to get them.
     expect(o.text).toContain("00001 GET /orders/");
     expect(o.text).toContain("02000 GET /orders/");
-    expect(o.text).toMatch(/\[toolgate cut \d+ tokens here \(lines \d+–\d+ of 2000\) to fit the 2000-token budget\. To get the rest: narrow the query/);
+    expect(o.text).toMatch(
+      /\[toolgate cut \d+ tokens here \(lines \d+–\d+ of 2000\) to fit the 2000-token budget\. To get the rest: narrow the query/,
+    );
     expect(countTokens(o.text)).toBeLessThanOrEqual(2000);
     expect(countTokens(o.text)).toBeGreaterThan(1800);
   });
@@ -206,7 +208,11 @@ describe("execute", () => {
       throw new Error("bad hook");
     };
     expect((await call("slow_report", {})).error?.code).toBe("timeout");
-    expect(reasons).toEqual(["did not finish within 10 ms and was aborted", "did not finish within 30 ms and was aborted", "did not finish within 30 ms and was aborted"]);
+    expect(reasons).toEqual([
+      "did not finish within 10 ms and was aborted",
+      "did not finish within 30 ms and was aborted",
+      "did not finish within 30 ms and was aborted",
+    ]);
   });
 
   it("an A2 call's lease follows its own bound: a short call is not leased for the longest one the tool allows", async () => {
@@ -252,13 +258,18 @@ describe("continuations (read_more)", () => {
     const first = await call("tail_log", { lines: 300 });
     const cont = first.truncated?.continuation;
     expect(cont?.tool).toBe("read_more");
-    expect(first.text).toContain(`To get the rest: call read_more with {"cursor":"${String(cont!.arguments.cursor)}"}.`);
+    expect(first.text).toContain(
+      `To get the rest: call read_more with {"cursor":"${String(cont!.arguments.cursor)}"}.`,
+    );
     // Reassemble: the head and tail shown in the first page, with every read_more page between them.
     const tag = /^<<untrusted ([0-9a-f]{8}):/m.exec(first.text)![1]!;
     const open = first.text.indexOf("\n", first.text.indexOf(`<<untrusted ${tag}:`)) + 1;
     const head = first.text.slice(open, first.text.indexOf(`\n<<end untrusted ${tag}>>\n[toolgate cut`));
     const reopen = `<<untrusted ${tag} (continued)>>\n`;
-    const tail = first.text.slice(first.text.indexOf(reopen) + reopen.length, first.text.lastIndexOf(`\n<<end untrusted ${tag}>>`));
+    const tail = first.text.slice(
+      first.text.indexOf(reopen) + reopen.length,
+      first.text.lastIndexOf(`\n<<end untrusted ${tag}>>`),
+    );
     let args = cont!.arguments;
     let middle = "";
     for (let pages = 0; ; pages++) {

@@ -43,19 +43,51 @@ describe("grant", () => {
 
   it("every denial code is an observation with the code and a model-safe reason", async () => {
     const { call, authority, clock, catalog } = secured();
-    const other = createCapabilityAuthority({ keys: keyRingFromMap({ k9: randomBytes(32).toString("base64") }, "other"), now: () => clock.now });
-    const good = authority.issue({ rights: ["read", "write"], objects: ["tool:get_order", "tool:add_order_note"], ttl_ms: hour });
+    const other = createCapabilityAuthority({
+      keys: keyRingFromMap({ k9: randomBytes(32).toString("base64") }, "other"),
+      now: () => clock.now,
+    });
+    const good = authority.issue({
+      rights: ["read", "write"],
+      objects: ["tool:get_order", "tool:add_order_note"],
+      ttl_ms: hour,
+    });
     const tampered = good.slice(0, -4) + (good.endsWith("AAAA") ? "BBBB" : "AAAA");
     const cases: Array<[string, string, string, unknown]> = [
       ["malformed", "tg1.not-a-token", "get_order", { order_id: "o_001" }],
       ["bad_signature", tampered, "get_order", { order_id: "o_001" }],
-      ["unknown_kid", other.issue({ rights: ["read"], objects: ["tool:get_order"], ttl_ms: hour }), "get_order", { order_id: "o_001" }],
-      ["right_missing", authority.issue({ rights: ["read"], objects: ["tool:add_order_note"], ttl_ms: hour }), "add_order_note", { order_id: "o_001", note: "n" }],
-      ["object_outside", authority.issue({ rights: ["read"], objects: ["tool:search_customer_orders"], ttl_ms: hour }), "get_order", { order_id: "o_001" }],
-      ["cost_over", authority.issue({ rights: ["read"], objects: ["tool:get_order"], max_cost: 0.5, ttl_ms: hour }), "get_order", { order_id: "o_001" }],
+      [
+        "unknown_kid",
+        other.issue({ rights: ["read"], objects: ["tool:get_order"], ttl_ms: hour }),
+        "get_order",
+        { order_id: "o_001" },
+      ],
+      [
+        "right_missing",
+        authority.issue({ rights: ["read"], objects: ["tool:add_order_note"], ttl_ms: hour }),
+        "add_order_note",
+        { order_id: "o_001", note: "n" },
+      ],
+      [
+        "object_outside",
+        authority.issue({ rights: ["read"], objects: ["tool:search_customer_orders"], ttl_ms: hour }),
+        "get_order",
+        { order_id: "o_001" },
+      ],
+      [
+        "cost_over",
+        authority.issue({ rights: ["read"], objects: ["tool:get_order"], max_cost: 0.5, ttl_ms: hour }),
+        "get_order",
+        { order_id: "o_001" },
+      ],
       [
         "arg_out_of_bounds",
-        authority.issue({ rights: ["write"], objects: ["tool:refund_order"], args: [{ arg: "amount_cents", max: 100 }], ttl_ms: hour }),
+        authority.issue({
+          rights: ["write"],
+          objects: ["tool:refund_order"],
+          args: [{ arg: "amount_cents", max: 100 }],
+          ttl_ms: hour,
+        }),
         "refund_order",
         { order_id: "o_001", amount_cents: 500 },
       ],
@@ -86,7 +118,9 @@ describe("grant", () => {
 
     const revoked = authority.issue({ rights: ["read"], objects: ["tool:get_order"], ttl_ms: hour });
     await authority.revoke(revoked, "leaked");
-    expect((await call("get_order", { order_id: "o_001" }, { capability: revoked })).error?.detail?.code).toBe("revoked");
+    expect((await call("get_order", { order_id: "o_001" }, { capability: revoked })).error?.detail?.code).toBe(
+      "revoked",
+    );
 
     const expiring = authority.issue({ rights: ["read"], objects: ["tool:get_order"], ttl_ms: 1000 });
     clock.now += 1001;
@@ -101,18 +135,38 @@ describe("grant", () => {
 
   it("a tool's own grant(args) names the target; A3 approvals are bound to the capability", async () => {
     const { call, authority, gateway } = secured();
-    gateway.tools.get("refund_order")!.grant = (args) => ({ op: "write", target: `path:/orders/${String(args.order_id)}`, cost: 1 });
-    const token = authority.issue({ rights: ["write"], objects: ["path:/orders/o_007", "tool:refund_order"], ttl_ms: hour });
+    gateway.tools.get("refund_order")!.grant = (args) => ({
+      op: "write",
+      target: `path:/orders/${String(args.order_id)}`,
+      cost: 1,
+    });
+    const token = authority.issue({
+      rights: ["write"],
+      objects: ["path:/orders/o_007", "tool:refund_order"],
+      ttl_ms: hour,
+    });
     const wrong = await call("refund_order", { order_id: "o_008", amount_cents: 5 }, { capability: token });
     expect(wrong.error?.detail?.code).toBe("object_outside");
     const ask = await call("refund_order", { order_id: "o_007", amount_cents: 5 }, { capability: token });
     const id = ask.error!.detail!.approval_id as string;
     await gateway.approvals.approve(id, { approver: "alice" });
     // Another capability (another agent's) cannot redeem this approval.
-    const token2 = authority.issue({ rights: ["write"], objects: ["path:/orders/o_007", "tool:refund_order"], ttl_ms: hour });
-    const stolen = await call("refund_order", { order_id: "o_007", amount_cents: 5 }, { capability: token2, approval_id: id });
+    const token2 = authority.issue({
+      rights: ["write"],
+      objects: ["path:/orders/o_007", "tool:refund_order"],
+      ttl_ms: hour,
+    });
+    const stolen = await call(
+      "refund_order",
+      { order_id: "o_007", amount_cents: 5 },
+      { capability: token2, approval_id: id },
+    );
     expect(stolen.error?.detail?.reason).toBe("changed_capability");
-    const mine = await call("refund_order", { order_id: "o_007", amount_cents: 5 }, { capability: token, approval_id: id });
+    const mine = await call(
+      "refund_order",
+      { order_id: "o_007", amount_cents: 5 },
+      { capability: token, approval_id: id },
+    );
     expect(mine.ok).toBe(true);
   });
 

@@ -30,7 +30,8 @@ export function setup(extra: Partial<GatewayOptions> & { store?: Store } = {}) {
 }
 
 /** Approval ids are random: normalise them for inline snapshots. */
-export const stable = (text: string): string => text.replace(/ap_[A-Za-z0-9_-]{16}/g, "ap_<id>").replace(/cap_[A-Za-z0-9_-]{16}/g, "cap_<id>");
+export const stable = (text: string): string =>
+  text.replace(/ap_[A-Za-z0-9_-]{16}/g, "ap_<id>").replace(/cap_[A-Za-z0-9_-]{16}/g, "cap_<id>");
 
 /** `setup` for a test file: every gateway made is closed after its test. */
 export function gateways(): typeof setup {

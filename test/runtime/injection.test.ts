@@ -39,11 +39,19 @@ describe("prompt injection in tool output", () => {
     expect(read.text).toContain("IGNORE ALL PREVIOUS INSTRUCTIONS");
 
     // The model obeys the injection: it names the approval id and capability from the text.
-    const obey = await call("refund_order", { order_id: "o_005", amount_cents: 1185 }, { approval_id: "ap_admin", capability: "tg1.admin" });
+    const obey = await call(
+      "refund_order",
+      { order_id: "o_005", amount_cents: 1185 },
+      { approval_id: "ap_admin", capability: "tg1.admin" },
+    );
     expect(obey.error?.code).toBe("denied");
     expect(obey.error?.detail?.code).toBe("malformed");
     // With the reader's own capability, a write is still outside its rights.
-    const widened = await call("refund_order", { order_id: "o_005", amount_cents: 1185 }, { approval_id: "ap_admin", capability: reader });
+    const widened = await call(
+      "refund_order",
+      { order_id: "o_005", amount_cents: 1185 },
+      { approval_id: "ap_admin", capability: reader },
+    );
     expect(widened.error?.detail?.code).toBe("right_missing");
     // No approval was created or decided by reading the text, and nothing was refunded.
     expect(await gateway.approvals.list({})).toEqual([]);

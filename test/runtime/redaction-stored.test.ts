@@ -26,7 +26,13 @@ function tool(name: string, effect: Effect, handler: ToolSpec["handler"], more: 
   return {
     name,
     description: name,
-    inputSchema: { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", properties: { target: { type: "string" }, token: { type: "string" } }, required: ["target"], additionalProperties: false },
+    inputSchema: {
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      type: "object",
+      properties: { target: { type: "string" }, token: { type: "string" } },
+      required: ["target"],
+      additionalProperties: false,
+    },
     effect,
     handler,
     ...more,
@@ -37,7 +43,14 @@ let probeResult: ProbeOutcome = { outcome: "unknown" };
 const tools = [
   // A write whose result carries the secret in every part the record stores.
   tool("deploy", "write", () =>
-    toolResult({ log: `deployed with ${SECRET}` }, { text: `used ${SECRET}`, state: { token: SECRET }, next: { arguments: { after: SECRET }, hint: `from ${SECRET}` } }),
+    toolResult(
+      { log: `deployed with ${SECRET}` },
+      {
+        text: `used ${SECRET}`,
+        state: { token: SECRET },
+        next: { arguments: { after: SECRET }, hint: `from ${SECRET}` },
+      },
+    ),
   ),
   // A write that fails quoting the secret: its IN_DOUBT reason is stored.
   tool("push", "write", () => {
@@ -57,7 +70,10 @@ const tools = [
 ];
 
 /** Every byte the store's files hold (SQLite, WAL included). */
-const storeBytes = (folder: string) => readdirSync(folder).map((f) => readFileSync(join(folder, f)).toString("latin1")).join("");
+const storeBytes = (folder: string) =>
+  readdirSync(folder)
+    .map((f) => readFileSync(join(folder, f)).toString("latin1"))
+    .join("");
 
 describe("stored results and approval arguments are redacted", () => {
   it("a SQLite store's files never hold the secret; a replay answers with the redacted result", async () => {
@@ -65,7 +81,8 @@ describe("stored results and approval arguments are redacted", () => {
     const store = await openStore(`sqlite:${join(folder, "state.db")}`);
     const audit = createMemoryAuditSink();
     const gateway = createGateway({ tools, store, audit, secrets: [SECRET] });
-    const call = (tool: string, args: Record<string, string>, more: Record<string, unknown> = {}) => gateway.call({ trajectory_id: "t", turn: 0, call_id: `${tool}-1`, tool, arguments: args, ...more });
+    const call = (tool: string, args: Record<string, string>, more: Record<string, unknown> = {}) =>
+      gateway.call({ trajectory_id: "t", turn: 0, call_id: `${tool}-1`, tool, arguments: args, ...more });
 
     const first = await call("deploy", { target: "prod" });
     expect(first.ok).toBe(true);
@@ -89,7 +106,10 @@ describe("stored results and approval arguments are redacted", () => {
     // The binding is of the real arguments: approved, the same call runs, a changed one does not.
     expect(pending!.args_hash).toBe(fingerprint(wipeArgs));
     await gateway.approvals.approve(pending!.id, { approver: "alice" });
-    expect((await call("wipe", { target: "prod", token: "[REDACTED]" }, { call_id: "wipe-2", approval_id: pending!.id })).error?.code).toBe("approval_invalid");
+    expect(
+      (await call("wipe", { target: "prod", token: "[REDACTED]" }, { call_id: "wipe-2", approval_id: pending!.id }))
+        .error?.code,
+    ).toBe("approval_invalid");
     expect((await call("wipe", wipeArgs, { approval_id: pending!.id })).ok).toBe(true);
 
     const records = await store.records.list({ now: Date.now() });
@@ -110,8 +130,19 @@ describe("stored results and approval arguments are redacted", () => {
     const keys = keyRingFromMap({ k1: rawKey }, "test");
     const store = createMemoryStore();
     const gateway = createGateway({ tools, store, keys, audit: false });
-    const token = createCapabilityAuthority({ keys, store }).issue({ rights: ["write"], objects: ["tool:wipe"], ttl_ms: 60_000 });
-    const o = await gateway.call({ trajectory_id: "t", turn: 0, call_id: "w", tool: "wipe", arguments: { target: "x", token: rawKey }, capability: token });
+    const token = createCapabilityAuthority({ keys, store }).issue({
+      rights: ["write"],
+      objects: ["tool:wipe"],
+      ttl_ms: 60_000,
+    });
+    const o = await gateway.call({
+      trajectory_id: "t",
+      turn: 0,
+      call_id: "w",
+      tool: "wipe",
+      arguments: { target: "x", token: rawKey },
+      capability: token,
+    });
     expect(o.error?.code).toBe("approval_required");
     const [pending] = await gateway.approvals.list({ state: "pending" });
     expect(JSON.stringify(pending)).not.toContain(rawKey);
@@ -120,8 +151,19 @@ describe("stored results and approval arguments are redacted", () => {
   });
 
   it("a result the store cannot hold (not JSON) is still refused as before, not turned into JSON by the redactor", async () => {
-    const gateway = createGateway({ tools: [tool("odd", "write", () => ({ when: new Date(0), n: 10n }))], store: createMemoryStore(), audit: false, secrets: [SECRET] });
-    const o = await gateway.call({ trajectory_id: "t", turn: 0, call_id: "o", tool: "odd", arguments: { target: "x" } });
+    const gateway = createGateway({
+      tools: [tool("odd", "write", () => ({ when: new Date(0), n: 10n }))],
+      store: createMemoryStore(),
+      audit: false,
+      secrets: [SECRET],
+    });
+    const o = await gateway.call({
+      trajectory_id: "t",
+      turn: 0,
+      call_id: "o",
+      tool: "odd",
+      arguments: { target: "x" },
+    });
     expect(o.error?.code).toBe("in_doubt");
     expect(o.error?.detail?.cause).toBe("result_not_json");
     await gateway.close();

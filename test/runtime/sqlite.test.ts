@@ -58,13 +58,19 @@ describe("gateway over SQLite", () => {
     expect(reuse.error?.detail?.reason).toBe("used");
     expect(second.catalog.calls.refund_order).toBe(1);
 
-    const denied = (await second.call("refund_order", { ...args, order_id: "o_010" })).error!.detail!.approval_id as string;
+    const denied = (await second.call("refund_order", { ...args, order_id: "o_010" })).error!.detail!
+      .approval_id as string;
     await second.gateway.approvals.deny(denied, { reason: "no" });
-    expect((await second.call("refund_order", { ...args, order_id: "o_010" }, { approval_id: denied })).error?.code).toBe("approval_denied");
+    expect(
+      (await second.call("refund_order", { ...args, order_id: "o_010" }, { approval_id: denied })).error?.code,
+    ).toBe("approval_denied");
     second.clock.now += 16 * 60_000;
-    const late = (await second.call("refund_order", { ...args, order_id: "o_011" })).error!.detail!.approval_id as string;
+    const late = (await second.call("refund_order", { ...args, order_id: "o_011" })).error!.detail!
+      .approval_id as string;
     second.clock.now += 16 * 60_000;
     // Never decided and past its lifetime: expired, not pending forever.
-    expect((await second.call("refund_order", { ...args, order_id: "o_011" }, { approval_id: late })).error?.detail?.reason).toBe("expired");
+    expect(
+      (await second.call("refund_order", { ...args, order_id: "o_011" }, { approval_id: late })).error?.detail?.reason,
+    ).toBe("expired");
   });
 });

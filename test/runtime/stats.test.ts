@@ -21,12 +21,34 @@ describe("auditStats", () => {
     ...Array.from({ length: 18 }, (_, i) => rec({ latency_ms: i + 1, observation_tokens: 100 + i })),
     rec({ outcome: "invalid_arguments", validation_codes: ["required"], latency_ms: 0.5 }),
     rec({ outcome: "denied", grant_code: "expired", latency_ms: 0.4, truncated: false }),
-    rec({ tool: "file_edit", authority: "A2", key: "k1", record_state: "COMPLETED", latency_ms: 20, truncated: true, observation_tokens: 2000 }),
+    rec({
+      tool: "file_edit",
+      authority: "A2",
+      key: "k1",
+      record_state: "COMPLETED",
+      latency_ms: 20,
+      truncated: true,
+      observation_tokens: 2000,
+    }),
     rec({ tool: "file_edit", authority: "A2", key: "k1", record_state: "COMPLETED", replay: true, latency_ms: 2 }),
-    rec({ tool: "file_edit", authority: "A2", key: "k2", record_state: "IN_DOUBT", outcome: "tool_failed", latency_ms: 30 }),
+    rec({
+      tool: "file_edit",
+      authority: "A2",
+      key: "k2",
+      record_state: "IN_DOUBT",
+      outcome: "tool_failed",
+      latency_ms: 30,
+    }),
     rec({ tool: "file_edit", authority: "A2", outcome: "check_failed", latency_ms: 1 }),
   ].map((r) => JSON.stringify(r));
-  const text = [...lines.slice(0, 3), '{"tool":"x", "outcome": "ok", "latency_ms": 1, "trunc', "", "[1,2,3]", ...lines.slice(3)].join("\n") + "\n";
+  const text =
+    [
+      ...lines.slice(0, 3),
+      '{"tool":"x", "outcome": "ok", "latency_ms": 1, "trunc',
+      "",
+      "[1,2,3]",
+      ...lines.slice(3),
+    ].join("\n") + "\n";
 
   it("aggregates per tool and overall, counting broken lines", () => {
     const s = auditStats(text);
@@ -38,11 +60,27 @@ describe("auditStats", () => {
     ]);
     expect(s.overall.calls).toBe(24);
     const fv = s.tools.file_view!;
-    expect(fv).toMatchObject({ calls: 20, ok: 18, validation_error_rate: 0.05, denial_rate: 0.05, replays: 0, in_doubt: 0, truncation_rate: 0 });
+    expect(fv).toMatchObject({
+      calls: 20,
+      ok: 18,
+      validation_error_rate: 0.05,
+      denial_rate: 0.05,
+      replays: 0,
+      in_doubt: 0,
+      truncation_rate: 0,
+    });
     // 0.4, 0.5, 1…18: rank 10 and rank 19 of 20.
     expect(fv.latency_ms).toEqual({ p50: 8, p95: 17 });
     const fe = s.tools.file_edit!;
-    expect(fe).toMatchObject({ calls: 4, ok: 2, validation_error_rate: 0.25, replays: 1, in_doubt: 1, tool_failed: 1, truncation_rate: 0.25 });
+    expect(fe).toMatchObject({
+      calls: 4,
+      ok: 2,
+      validation_error_rate: 0.25,
+      replays: 1,
+      in_doubt: 1,
+      tool_failed: 1,
+      truncation_rate: 0.25,
+    });
     expect(fe.observation_tokens).toEqual({ p50: 100, p95: 2000 });
     expect(Object.keys(s.tools)).toEqual(["file_edit", "file_view"]);
   });

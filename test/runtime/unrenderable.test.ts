@@ -10,7 +10,13 @@ describe("an A0/A1 result that is not JSON data", () => {
   const cycle: Record<string, unknown> = {};
   cycle.self = cycle;
   const tool = (name: string, effect: "read" | "idempotent", value: unknown) =>
-    defineTool({ name, description: "Returns one value that JSON cannot carry, on purpose.", input: z.object({}), effect, handler: () => value });
+    defineTool({
+      name,
+      description: "Returns one value that JSON cannot carry, on purpose.",
+      input: z.object({}),
+      effect,
+      handler: () => value,
+    });
   const tools = [tool("get_cycle", "read", cycle), tool("put_bigint", "idempotent", { n: 10n })];
 
   it("is a tool failure that says the tool ran and that retrying will fail the same way", async () => {

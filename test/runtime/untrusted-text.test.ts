@@ -15,7 +15,15 @@ import { gateways } from "./helpers.js";
 
 const make = gateways();
 const ESC = "\x1b";
-const HOSTILE = [`${ESC}[2J`, `${ESC}]52;c;cm0gLXJmIH4K${ESC}\\`, "\r\n  arguments: {}", "\u202eevil", "a\u200bb", "x\u0085y", "t\u{e0041}"];
+const HOSTILE = [
+  `${ESC}[2J`,
+  `${ESC}]52;c;cm0gLXJmIH4K${ESC}\\`,
+  "\r\n  arguments: {}",
+  "\u202eevil",
+  "a\u200bb",
+  "x\u0085y",
+  "t\u{e0041}",
+];
 
 /** Controls (but the newline), format characters (bidi, zero-width), separators, default-ignorables. */
 const UNSAFE = /(?!\n)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
@@ -30,7 +38,12 @@ const opener: ToolSpec = {
   name: "open_file",
   description: "Opens a file of the workspace by name.",
   effect: "read",
-  inputSchema: { type: "object", properties: { name: { type: "string", maxLength: 200 } }, required: ["name"], additionalProperties: false },
+  inputSchema: {
+    type: "object",
+    properties: { name: { type: "string", maxLength: 200 } },
+    required: ["name"],
+    additionalProperties: false,
+  },
   grant: (args) => ({ op: "read", target: `path:/ws/${String(args.name)}` }),
   handler: (args) => {
     throw new NoEffectError(`no such file: /ws/${String(args.name)}`, "not_found");
@@ -44,7 +57,11 @@ describe("ids and names with control, bidi or invisible characters", () => {
       for (const bad of HOSTILE) {
         const o = await call("add_order_note", { order_id: "o_001", note: "n" }, { [field]: `id-${bad}` });
         expect([field, o.error?.code]).toEqual([field, "invalid_proposal"]);
-        expect(o.error?.message).toMatch(new RegExp(`^The call's ${field} must not contain control, bidi or invisible characters; received U\\+[0-9A-F]{4,5} at index \\d+`));
+        expect(o.error?.message).toMatch(
+          new RegExp(
+            `^The call's ${field} must not contain control, bidi or invisible characters; received U\\+[0-9A-F]{4,5} at index \\d+`,
+          ),
+        );
         expectShowable(o);
       }
     }
@@ -64,10 +81,20 @@ describe("names and paths quoted in the gateway's sentences", () => {
     const keys = keyRingFromMap({ k1: randomBytes(32).toString("base64") }, "test");
     const store = createMemoryStore();
     const { call, clock } = make({ store, keys, tools: [opener] });
-    const token = createCapabilityAuthority({ keys, store, now: () => clock.now }).issue({ rights: ["read"], objects: ["path:/ws/public"], ttl_ms: 3_600_000 });
-    const o = await call("open_file", { name: `${ESC}[2J${ESC}]52;c;ZXZpbA==\x07\u202eevil.txt` }, { capability: token });
+    const token = createCapabilityAuthority({ keys, store, now: () => clock.now }).issue({
+      rights: ["read"],
+      objects: ["path:/ws/public"],
+      ttl_ms: 3_600_000,
+    });
+    const o = await call(
+      "open_file",
+      { name: `${ESC}[2J${ESC}]52;c;ZXZpbA==\x07\u202eevil.txt` },
+      { capability: token },
+    );
     expect(o.error?.code).toBe("denied");
-    expect(o.text).toContain("the target path:/ws/\\u{001B}[2J\\u{001B}]52;c;ZXZpbA==\\u{0007}\\u{202E}evil.txt is outside the capability's objects: path:/ws/public");
+    expect(o.text).toContain(
+      "the target path:/ws/\\u{001B}[2J\\u{001B}]52;c;ZXZpbA==\\u{0007}\\u{202E}evil.txt is outside the capability's objects: path:/ws/public",
+    );
     expectShowable(o);
   });
 

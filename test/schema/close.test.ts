@@ -15,7 +15,13 @@ describe("closeOpenObjects (the proxy's closed copy of a foreign schema)", () =>
     };
     const before = JSON.stringify(schema);
     const { schema: closed, closed: where } = closeOpenObjects(schema);
-    expect(where.sort()).toEqual(["/", "/$defs/Ref", "/properties/filter", "/properties/pick/anyOf/0", "/properties/rows/items"]);
+    expect(where.sort()).toEqual([
+      "/",
+      "/$defs/Ref",
+      "/properties/filter",
+      "/properties/pick/anyOf/0",
+      "/properties/rows/items",
+    ]);
     expect(closed).toMatchObject({
       additionalProperties: false,
       properties: { filter: { additionalProperties: false }, rows: { items: { additionalProperties: false } } },
@@ -37,16 +43,31 @@ describe("closeOpenObjects (the proxy's closed copy of a foreign schema)", () =>
   });
 
   it("does not close allOf branches on their own: a call valid against the upstream stays valid", () => {
-    const schema = { allOf: [{ type: "object", properties: { a: { type: "string" } } }, { type: "object", properties: { b: { type: "string" } } }] };
+    const schema = {
+      allOf: [
+        { type: "object", properties: { a: { type: "string" } } },
+        { type: "object", properties: { b: { type: "string" } } },
+      ],
+    };
     const { schema: closed, closed: where } = closeOpenObjects(schema);
     expect(where).toEqual([]);
-    const r = createValidator().validate({ name: "t", inputSchema: { $schema: "https://json-schema.org/draft/2020-12/schema", ...closed } }, { a: "x", b: "y" });
+    const r = createValidator().validate(
+      { name: "t", inputSchema: { $schema: "https://json-schema.org/draft/2020-12/schema", ...closed } },
+      { a: "x", b: "y" },
+    );
     expect(r.ok).toBe(true);
   });
 
   it("makes an unknown field a validation issue that names it and the allowed ones", () => {
-    const { schema } = closeOpenObjects({ type: "object", properties: { customer_id: { type: "string" }, status: { type: "string" } }, required: ["customer_id"] });
-    const r = createValidator().validate({ name: "search_orders", inputSchema: schema }, { customer_id: "c_7", limit: 500 });
+    const { schema } = closeOpenObjects({
+      type: "object",
+      properties: { customer_id: { type: "string" }, status: { type: "string" } },
+      required: ["customer_id"],
+    });
+    const r = createValidator().validate(
+      { name: "search_orders", inputSchema: schema },
+      { customer_id: "c_7", limit: 500 },
+    );
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.issues.map((i) => i.message).join("\n")).toContain("unknown field: limit");
   });

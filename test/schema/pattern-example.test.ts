@@ -13,9 +13,12 @@ describe("exampleForPattern", () => {
     expect(new RegExp(pattern, "u").test(example)).toBe(true);
   });
 
-  it.each(["^(?!x).*$", "[^a]+", "^$", "^\\bword$", "^(a", "a{x}"])("gives none for %s rather than a wrong one", (pattern) => {
-    expect(exampleForPattern(pattern)).toBeUndefined();
-  });
+  it.each(["^(?!x).*$", "[^a]+", "^$", "^\\bword$", "^(a", "a{x}"])(
+    "gives none for %s rather than a wrong one",
+    (pattern) => {
+      expect(exampleForPattern(pattern)).toBeUndefined();
+    },
+  );
 
   it("gives none rather than a huge one: a quantifier of a billion builds nothing", () => {
     expect(exampleForPattern("^a{999999999}$")).toBeUndefined();

@@ -79,7 +79,11 @@ describe("PatternReader", () => {
   });
 
   it("names what it refuses", () => {
-    expect(["(?=a)", "(a", "[a", "[z-a]", "[a-\\d]", "[a-\\p{L}]", "a**", "*", "\\1", "\\b", "\\pL", "\\x4", "\\"].map((p) => [p, reason(p)])).toMatchInlineSnapshot(`
+    expect(
+      ["(?=a)", "(a", "[a", "[z-a]", "[a-\\d]", "[a-\\p{L}]", "a**", "*", "\\1", "\\b", "\\pL", "\\x4", "\\"].map(
+        (p) => [p, reason(p)],
+      ),
+    ).toMatchInlineSnapshot(`
       [
         [
           "(?=a)",

@@ -9,8 +9,18 @@ const spec = {
     type: "object",
     properties: {
       nick: { anyOf: [{ type: "string", maxLength: 20 }, { type: "null" }] },
-      either: { anyOf: [{ type: "string", maxLength: 10 }, { type: "integer", minimum: 0, maximum: 5 }] },
-      shape: { oneOf: [{ type: "object", properties: { r: { type: "number" } } }, { type: "object", properties: { w: { type: "number" } } }] },
+      either: {
+        anyOf: [
+          { type: "string", maxLength: 10 },
+          { type: "integer", minimum: 0, maximum: 5 },
+        ],
+      },
+      shape: {
+        oneOf: [
+          { type: "object", properties: { r: { type: "number" } } },
+          { type: "object", properties: { w: { type: "number" } } },
+        ],
+      },
       mode: { const: "fast" },
       deep: { anyOf: [{ anyOf: [{ type: "string", maxLength: 3 }] }, { type: "null" }] },
     },
@@ -41,7 +51,11 @@ describe("counts in received", () => {
       name: "t",
       inputSchema: {
         type: "object",
-        properties: { s: { type: "string", minLength: 3, maxLength: 9 }, a: { type: "array", minItems: 2, maxItems: 3, items: { type: "integer" } }, m: { type: "object", minProperties: 2, maxProperties: 4, additionalProperties: { type: "integer" } } },
+        properties: {
+          s: { type: "string", minLength: 3, maxLength: 9 },
+          a: { type: "array", minItems: 2, maxItems: 3, items: { type: "integer" } },
+          m: { type: "object", minProperties: 2, maxProperties: 4, additionalProperties: { type: "integer" } },
+        },
         required: ["s", "a", "m"],
         additionalProperties: false,
       },

@@ -39,8 +39,19 @@ describe("the order-search examples", () => {
   });
   it("since 3/5/26 against format date → since must be YYYY-MM-DD; received 3/5/26; example 2026-03-05", () => {
     const issues = run(orders, { customer_id: "c_7", since: "3/5/26" });
-    expect(issues).toEqual([{ path: "/since", code: "invalid_format", message: "since must be YYYY-MM-DD", expected: "YYYY-MM-DD", received: "3/5/26", example: "2026-03-05" }]);
-    expect(renderIssues(orders.name, issues)).toContain("- since must be YYYY-MM-DD; received 3/5/26; example 2026-03-05\n");
+    expect(issues).toEqual([
+      {
+        path: "/since",
+        code: "invalid_format",
+        message: "since must be YYYY-MM-DD",
+        expected: "YYYY-MM-DD",
+        received: "3/5/26",
+        example: "2026-03-05",
+      },
+    ]);
+    expect(renderIssues(orders.name, issues)).toContain(
+      "- since must be YYYY-MM-DD; received 3/5/26; example 2026-03-05\n",
+    );
   });
   it("a valid call returns the arguments", () => {
     const args = { customer_id: "c_7", status: "shipped" };
@@ -50,7 +61,13 @@ describe("the order-search examples", () => {
 
 describe("issue texts", () => {
   it("unknown field suggests the closest allowed name only when it is close", () => {
-    const spec = { ...orders, inputSchema: { ...orders.inputSchema, properties: { ...orders.inputSchema.properties, limit: { type: "integer", minimum: 1, maximum: 20 } } } };
+    const spec = {
+      ...orders,
+      inputSchema: {
+        ...orders.inputSchema,
+        properties: { ...orders.inputSchema.properties, limit: { type: "integer", minimum: 1, maximum: 20 } },
+      },
+    };
     expect(text({ customer_id: "c", limt: 5, customerId: "x", zzzzzz: 1 }, spec)).toMatchInlineSnapshot(`
       "search_customer_orders was not run: 3 problems with the arguments.
       - unknown field: limt; allowed: customer_id, status, since, limit; did you mean limit?
@@ -79,8 +96,18 @@ describe("issue texts", () => {
         type: "object",
         properties: {
           n: { type: "integer", minimum: 1, maximum: 10 },
-          tags: { type: "array", maxItems: 2, uniqueItems: true, items: { type: "string", pattern: "^[a-z]+$", maxLength: 8 } },
-          opts: { type: "object", properties: { depth: { type: "number", exclusiveMinimum: 0 } }, required: ["depth"], additionalProperties: false },
+          tags: {
+            type: "array",
+            maxItems: 2,
+            uniqueItems: true,
+            items: { type: "string", pattern: "^[a-z]+$", maxLength: 8 },
+          },
+          opts: {
+            type: "object",
+            properties: { depth: { type: "number", exclusiveMinimum: 0 } },
+            required: ["depth"],
+            additionalProperties: false,
+          },
         },
         required: ["n", "opts"],
         additionalProperties: false,
@@ -115,7 +142,17 @@ describe("issue texts", () => {
     expect(text("not json", spec)).not.toContain("JSON text");
   });
   it("nested unknown fields say where; field names with / and ~ are labelled as written", () => {
-    const spec = { name: "t", inputSchema: { type: "object", properties: { opts: { type: "object", properties: { depth: { type: "integer" } }, additionalProperties: false }, "a/b~c": { type: "integer" } }, additionalProperties: false } };
+    const spec = {
+      name: "t",
+      inputSchema: {
+        type: "object",
+        properties: {
+          opts: { type: "object", properties: { depth: { type: "integer" } }, additionalProperties: false },
+          "a/b~c": { type: "integer" },
+        },
+        additionalProperties: false,
+      },
+    };
     expect(run(spec, { opts: { dpth: 1 }, "a/b~c": "x" })).toMatchInlineSnapshot(`
       [
         {
@@ -136,7 +173,14 @@ describe("issue texts", () => {
     `);
   });
   it("string lengths count code points, and the received value is cut to a bound", () => {
-    const spec = { name: "t", inputSchema: { type: "object", properties: { s: { type: "string", maxLength: 3 }, e: { enum: ["a"] } }, additionalProperties: false } };
+    const spec = {
+      name: "t",
+      inputSchema: {
+        type: "object",
+        properties: { s: { type: "string", maxLength: 3 }, e: { enum: ["a"] } },
+        additionalProperties: false,
+      },
+    };
     expect(createValidator().validate(spec, { s: "😀😀😀" }).ok).toBe(true); // 3 code points, 6 UTF-16 units
     expect(text({ s: "😀😀😀😀" }, spec)).toContain("- s must be at most 3 characters; received 4 characters");
     const issues = run(spec, { e: "😀".repeat(5_000_000) });
@@ -145,7 +189,12 @@ describe("issue texts", () => {
 });
 
 describe("unions name the branch by its discriminator", () => {
-  const branch = (kind: string, props: Record<string, unknown>) => ({ type: "object", properties: { kind: { const: kind }, ...props }, required: ["kind", ...Object.keys(props)], additionalProperties: false });
+  const branch = (kind: string, props: Record<string, unknown>) => ({
+    type: "object",
+    properties: { kind: { const: kind }, ...props },
+    required: ["kind", ...Object.keys(props)],
+    additionalProperties: false,
+  });
   const spec = {
     name: "move",
     inputSchema: {
@@ -153,14 +202,21 @@ describe("unions name the branch by its discriminator", () => {
       properties: {
         target: { oneOf: [branch("file", { path: { type: "string", maxLength: 99 } }), { $ref: "#/$defs/dir" }] },
         note: { anyOf: [{ type: "string", maxLength: 3 }, { type: "null" }] },
-        id: { anyOf: [{ type: "string", maxLength: 5 }, { type: "integer", minimum: 0, maximum: 9 }] },
+        id: {
+          anyOf: [
+            { type: "string", maxLength: 5 },
+            { type: "integer", minimum: 0, maximum: 9 },
+          ],
+        },
       },
       additionalProperties: false,
       $defs: { dir: branch("dir", { recursive: { type: "boolean" } }) },
     },
   };
   it("reports only the selected branch's errors (inline and through $ref)", () => {
-    expect(text({ target: { kind: "file", path: 7 } }, spec)).toContain("- target.path must be a string; received 7 (integer)\n");
+    expect(text({ target: { kind: "file", path: 7 } }, spec)).toContain(
+      "- target.path must be a string; received 7 (integer)\n",
+    );
     expect(text({ target: { kind: "dir" } }, spec)).toMatchInlineSnapshot(`
       "move was not run: 1 problem with the arguments.
       - target.recursive is required: true or false
@@ -188,15 +244,33 @@ describe("unions name the branch by its discriminator", () => {
 
 describe("check issues go through the same renderer", () => {
   it("renders a CheckIssue with a non-string received value", () => {
-    expect(renderIssues("refund", [{ path: "/order_id", code: "not_found", message: "order_id names no order of this customer", received: { id: "o_9" }, example: "o_1" }])).toMatchInlineSnapshot(`
+    expect(
+      renderIssues("refund", [
+        {
+          path: "/order_id",
+          code: "not_found",
+          message: "order_id names no order of this customer",
+          received: { id: "o_9" },
+          example: "o_1",
+        },
+      ]),
+    ).toMatchInlineSnapshot(`
       "refund was not run: 1 problem with the arguments.
       - order_id names no order of this customer; received {"id":"o_9"}; example o_1
       Fix it and call refund again; nothing was changed."
     `);
   });
   it("lists at most 10 issues and counts the rest", () => {
-    const many: ObservationIssue[] = Array.from({ length: 13 }, (_, i) => ({ path: `/f${i}`, code: "x", message: `f${i} is wrong` }));
-    expect(renderIssues("t", many).split("\n").slice(-3)).toEqual(["- f9 is wrong", "- … and 3 more", "Fix them and call t again; nothing was changed."]);
+    const many: ObservationIssue[] = Array.from({ length: 13 }, (_, i) => ({
+      path: `/f${i}`,
+      code: "x",
+      message: `f${i} is wrong`,
+    }));
+    expect(renderIssues("t", many).split("\n").slice(-3)).toEqual([
+      "- f9 is wrong",
+      "- … and 3 more",
+      "Fix them and call t again; nothing was changed.",
+    ]);
   });
 });
 
@@ -212,13 +286,22 @@ describe("the verdict and its issues", () => {
     expect(JSON.parse(JSON.stringify(first))).toEqual({ ok: false, issues: first.issues });
   });
   it("a received value already cut is rendered as it is, counting the value, not the cut text", () => {
-    const spec = { name: "t", inputSchema: { type: "object", properties: { n: { type: "integer" }, k: { enum: ["a"] } }, additionalProperties: false } };
+    const spec = {
+      name: "t",
+      inputSchema: {
+        type: "object",
+        properties: { n: { type: "integer" }, k: { enum: ["a"] } },
+        additionalProperties: false,
+      },
+    };
     const lines = text({ n: "b".repeat(300), k: "y".repeat(150) }, spec).split("\n");
     expect(lines[1]).toBe(`- n must be an integer; received "${"b".repeat(79)}… (302 characters) (string)`);
     expect(lines[2]).toBe(`- k must be one of a; received ${"y".repeat(80)}… (150 characters)`);
   });
-  it("an empty received string is shown as \"\"", () => {
-    expect(renderIssue({ path: "/path", code: "invalid_path", message: "path must be an absolute path", received: "" })).toBe('path must be an absolute path; received ""');
+  it('an empty received string is shown as ""', () => {
+    expect(
+      renderIssue({ path: "/path", code: "invalid_path", message: "path must be an absolute path", received: "" }),
+    ).toBe('path must be an absolute path; received ""');
   });
 });
 
@@ -233,7 +316,18 @@ describe("compilation", () => {
   });
   it("compiles draft-07 schemas from foreign servers (definitions, array items) and two schemas with one $id", () => {
     const v = createValidator();
-    const d07 = { name: "t", inputSchema: { $schema: "http://json-schema.org/draft-07/schema#", $id: "https://example.com/tool.json", type: "object", properties: { pair: { type: "array", items: [{ type: "string" }, { $ref: "#/definitions/n" }], additionalItems: false } }, definitions: { n: { type: "integer" } } } };
+    const d07 = {
+      name: "t",
+      inputSchema: {
+        $schema: "http://json-schema.org/draft-07/schema#",
+        $id: "https://example.com/tool.json",
+        type: "object",
+        properties: {
+          pair: { type: "array", items: [{ type: "string" }, { $ref: "#/definitions/n" }], additionalItems: false },
+        },
+        definitions: { n: { type: "integer" } },
+      },
+    };
     expect(v.validate(d07, { pair: ["a", 1] }).ok).toBe(true);
     expect(v.validate(d07, { pair: ["a", "b"] }).ok).toBe(false);
     const again = { name: "u", inputSchema: { ...d07.inputSchema } };
@@ -241,11 +335,23 @@ describe("compilation", () => {
   });
   it("a schema Ajv cannot use is refused with schema_invalid, not a crash", () => {
     const v = createValidator();
-    expect(() => v.validate({ name: "bad", inputSchema: { type: "object", properties: { a: { $ref: "#/$defs/none" } } } }, {})).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: tool bad: its input schema cannot be compiled: can't resolve reference #/$defs/none from id #. Fix the schema (run \`toolgate lint\` on it).]`);
-    expect(() => v.validate({ name: "bad", inputSchema: "x" as never }, {})).toThrow(/inputSchema must be a JSON Schema object; received string/);
+    expect(() =>
+      v.validate({ name: "bad", inputSchema: { type: "object", properties: { a: { $ref: "#/$defs/none" } } } }, {}),
+    ).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: tool bad: its input schema cannot be compiled: can't resolve reference #/$defs/none from id #. Fix the schema (run \`toolgate lint\` on it).]`,
+    );
+    expect(() => v.validate({ name: "bad", inputSchema: "x" as never }, {})).toThrow(
+      /inputSchema must be a JSON Schema object; received string/,
+    );
   });
   it("100,000-deep arguments against a recursive schema are an issue, not a crash", () => {
-    const spec = { name: "tree", inputSchema: { $defs: { n: { type: "object", properties: { a: { $ref: "#/$defs/n" } }, additionalProperties: false } }, $ref: "#/$defs/n" } };
+    const spec = {
+      name: "tree",
+      inputSchema: {
+        $defs: { n: { type: "object", properties: { a: { $ref: "#/$defs/n" } }, additionalProperties: false } },
+        $ref: "#/$defs/n",
+      },
+    };
     let args: unknown = {};
     for (let i = 0; i < 100_000; i++) args = { a: args };
     const r = createValidator().validate(spec, args);
@@ -255,7 +361,9 @@ describe("compilation", () => {
   it("a 10,000-deep nested schema is refused with a clear error, not a crash", () => {
     let inner: Record<string, unknown> = { type: "string", maxLength: 1 };
     for (let i = 0; i < 10_000; i++) inner = { type: "object", properties: { a: inner }, additionalProperties: false };
-    expect(() => createValidator().validate({ name: "deep", inputSchema: inner }, {})).toThrow(/tool deep: its input schema is nested too deeply to compile/);
+    expect(() => createValidator().validate({ name: "deep", inputSchema: inner }, {})).toThrow(
+      /tool deep: its input schema is nested too deeply to compile/,
+    );
   });
 });
 
@@ -311,7 +419,15 @@ describe("required fields and examples", () => {
   });
 
   it("an empty default is never shown as an example: one is generated from a simple pattern, else the clause is left out", () => {
-    expect(renderIssue({ path: "/a", code: "invalid_pattern", message: "a must match the pattern ^x?$", received: "y", example: "" })).toBe("a must match the pattern ^x?$; received y");
+    expect(
+      renderIssue({
+        path: "/a",
+        code: "invalid_pattern",
+        message: "a must match the pattern ^x?$",
+        received: "y",
+        example: "",
+      }),
+    ).toBe("a must match the pattern ^x?$; received y");
     expect(text({ command: "ls", offset: 1, expected_version: "abc", lookahead: "x1" }, spec)).toMatchInlineSnapshot(`
       "file_tool was not run: 2 problems with the arguments.
       - expected_version must match the pattern ^([0-9a-f]{64})?$; received abc; example 0000000000000000000000000000000000000000000000000000000000000000

@@ -9,17 +9,26 @@ import { createAuditSink, type PendingAudit } from "../../src/runtime/audit.js";
 import { auditRecord } from "../support/audit-record.js";
 import { tempDir } from "./support.js";
 
-const entry = (call_id: string): PendingAudit => ({ record: { ...auditRecord({ call_id }), argument_tokens: 1, observation_tokens: 1 }, arguments: {}, observation_text: "" });
+const entry = (call_id: string): PendingAudit => ({
+  record: { ...auditRecord({ call_id }), argument_tokens: 1, observation_tokens: 1 },
+  arguments: {},
+  observation_text: "",
+});
 
 describe("createAuditSink: the file", () => {
   it("openNow creates the folder 0700 and the file 0600 before any line, and refuses a link at once", async () => {
     const root = tempDir("audit");
     const sink = createAuditSink(join(root, "logs", "audit.jsonl"), { openNow: true });
-    expect([statSync(join(root, "logs")).mode & 0o777, statSync(join(root, "logs", "audit.jsonl")).mode & 0o777]).toEqual([0o700, 0o600]);
+    expect([
+      statSync(join(root, "logs")).mode & 0o777,
+      statSync(join(root, "logs", "audit.jsonl")).mode & 0o777,
+    ]).toEqual([0o700, 0o600]);
     await sink.close();
     writeFileSync(join(root, "victim"), "rc\n");
     symlinkSync(join(root, "victim"), join(root, "logs", "linked.jsonl"));
-    expect(() => createAuditSink(join(root, "logs", "linked.jsonl"), { openNow: true })).toThrow(/is a symbolic link .*; toolgate does not follow links to its own state; remove the link$/);
+    expect(() => createAuditSink(join(root, "logs", "linked.jsonl"), { openNow: true })).toThrow(
+      /is a symbolic link .*; toolgate does not follow links to its own state; remove the link$/,
+    );
     expect(readFileSync(join(root, "victim"), "utf8")).toBe("rc\n");
   });
 
@@ -37,7 +46,11 @@ describe("createAuditSink: the file", () => {
     } finally {
       spy.mockRestore();
     }
-    expect(stderr).toMatch(new RegExp(`^toolgate: audit lines not written to ${root}/logs/audit\\.jsonl: the audit trail ${root}/logs/audit\\.jsonl is a symbolic link`));
+    expect(stderr).toMatch(
+      new RegExp(
+        `^toolgate: audit lines not written to ${root}/logs/audit\\.jsonl: the audit trail ${root}/logs/audit\\.jsonl is a symbolic link`,
+      ),
+    );
     expect(readFileSync(join(root, "victim"), "utf8")).toBe("rc\n");
     await sink.close();
   });

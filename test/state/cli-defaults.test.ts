@@ -20,7 +20,13 @@ describe("CLI defaults find the state toolgate serve keeps", { timeout: 180_000 
     const ws = tempDir("ws");
     // Started elsewhere, as an MCP client starts it, for --workspace ws.
     const env = { ...getDefaultEnvironment(), XDG_STATE_HOME: process.env.XDG_STATE_HOME!, NOTES_DIR: ws };
-    const transport = new StdioClientTransport({ command: CLI[0]!, args: [...CLI.slice(1), "serve", "--workspace", ws, "--catalog", NOTES_CATALOG], cwd: projectRoot, env, stderr: "pipe" });
+    const transport = new StdioClientTransport({
+      command: CLI[0]!,
+      args: [...CLI.slice(1), "serve", "--workspace", ws, "--catalog", NOTES_CATALOG],
+      cwd: projectRoot,
+      env,
+      stderr: "pipe",
+    });
     const client = new Client({ name: "cli-defaults", version: "1.0.0" });
     await client.connect(transport);
     let approval: string;
@@ -36,7 +42,9 @@ describe("CLI defaults find the state toolgate serve keeps", { timeout: 180_000 
 
     // From the workspace itself, no flags (a child process: its working directory is ws).
     const listed = await runCli(["approvals", "list", "--json"], { cwd: ws, env: process.env });
-    expect([listed.code, (JSON.parse(listed.stdout) as Array<{ id: string }>).map((a) => a.id)], listed.stderr).toEqual([0, [approval]]);
+    expect([listed.code, (JSON.parse(listed.stdout) as Array<{ id: string }>).map((a) => a.id)], listed.stderr).toEqual(
+      [0, [approval]],
+    );
 
     // From anywhere, with --workspace.
     expect((await cli("approvals", "approve", approval, "--workspace", ws, "--approver", "alice")).code).toBe(0);
@@ -55,10 +63,14 @@ describe("CLI defaults find the state toolgate serve keeps", { timeout: 180_000 
     const ws = tempDir("ws");
     const stats = await cli("stats", "--workspace", ws);
     expect(stats.err).toMatch(
-      new RegExp(`^toolgate: no audit trail at ${process.env.XDG_STATE_HOME}/toolgate/\\S+/audit\\.jsonl: toolgate serve has recorded no call for this workspace yet; run from the folder serve was started in, or pass --workspace DIR \\(and --state-dir DIR\\) as serve had them, or --audit FILE\\n$`),
+      new RegExp(
+        `^toolgate: no audit trail at ${process.env.XDG_STATE_HOME}/toolgate/\\S+/audit\\.jsonl: toolgate serve has recorded no call for this workspace yet; run from the folder serve was started in, or pass --workspace DIR \\(and --state-dir DIR\\) as serve had them, or --audit FILE\\n$`,
+      ),
     );
     const list = await cli("approvals", "list", "--workspace", ws);
-    expect(list.err).toMatch(/^toolgate: no toolgate state at \S+\/state\.db: nothing has been recorded there yet; run from the workspace toolgate serves \(or pass --workspace DIR\), or name the store with --store \[store_missing\]\n$/);
+    expect(list.err).toMatch(
+      /^toolgate: no toolgate state at \S+\/state\.db: nothing has been recorded there yet; run from the workspace toolgate serves \(or pass --workspace DIR\), or name the store with --store \[store_missing\]\n$/,
+    );
     expect(existsSync(join(ws, ".toolgate"))).toBe(false);
   });
 });

@@ -23,7 +23,13 @@ afterEach(async () => {
 });
 const keep = (g: Gateway) => (open.push(g), g);
 
-const read = (call_id: string) => ({ trajectory_id: "t", turn: 0, call_id, tool: "note_read", arguments: { name: "a" } });
+const read = (call_id: string) => ({
+  trajectory_id: "t",
+  turn: 0,
+  call_id,
+  tool: "note_read",
+  arguments: { name: "a" },
+});
 const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
 
 describe("the audit trail cannot be redirected from the workspace", () => {
@@ -43,20 +49,37 @@ describe("the audit trail cannot be redirected from the workspace", () => {
     expect(readFileSync(join(defaultStateDir(ws, env), "audit.jsonl"), "utf8")).toContain('"call_id":"c1"');
   });
 
-  it.runIf(binaryAvailable("bwrap"))("bash_execute planting the link itself (first call, store memory:) does not redirect the audit line of that call or the next", async () => {
-    const ws = tempDir("ws");
-    const env = userHome();
-    const victim = join(tempDir("victim"), "bashrc");
-    writeFileSync(victim, "# a shell rc file\n");
-    const gateway = keep(await gatewayFromSettings(createCodingCatalog({ workspace: ws }), { workspace: ws, store: "memory:", env }));
-    const plant = await gateway.call({ trajectory_id: "t", turn: 0, call_id: "b1", tool: "bash_execute", arguments: { command: `mkdir -p .toolgate && ln -sf ${victim} .toolgate/audit.jsonl && echo planted` } });
-    expect(plant.ok).toBe(true);
-    await gateway.call({ trajectory_id: "t", turn: 1, call_id: "b2", tool: "bash_execute", arguments: { command: "true" } });
-    await gateway.close();
-    expect(readFileSync(victim, "utf8")).toBe("# a shell rc file\n");
-    const trail = readFileSync(join(defaultStateDir(ws, env), "audit.jsonl"), "utf8");
-    expect([trail.includes('"call_id":"b1"'), trail.includes('"call_id":"b2"')]).toEqual([true, true]);
-  });
+  it.runIf(binaryAvailable("bwrap"))(
+    "bash_execute planting the link itself (first call, store memory:) does not redirect the audit line of that call or the next",
+    async () => {
+      const ws = tempDir("ws");
+      const env = userHome();
+      const victim = join(tempDir("victim"), "bashrc");
+      writeFileSync(victim, "# a shell rc file\n");
+      const gateway = keep(
+        await gatewayFromSettings(createCodingCatalog({ workspace: ws }), { workspace: ws, store: "memory:", env }),
+      );
+      const plant = await gateway.call({
+        trajectory_id: "t",
+        turn: 0,
+        call_id: "b1",
+        tool: "bash_execute",
+        arguments: { command: `mkdir -p .toolgate && ln -sf ${victim} .toolgate/audit.jsonl && echo planted` },
+      });
+      expect(plant.ok).toBe(true);
+      await gateway.call({
+        trajectory_id: "t",
+        turn: 1,
+        call_id: "b2",
+        tool: "bash_execute",
+        arguments: { command: "true" },
+      });
+      await gateway.close();
+      expect(readFileSync(victim, "utf8")).toBe("# a shell rc file\n");
+      const trail = readFileSync(join(defaultStateDir(ws, env), "audit.jsonl"), "utf8");
+      expect([trail.includes('"call_id":"b1"'), trail.includes('"call_id":"b2"')]).toEqual([true, true]);
+    },
+  );
 });
 
 describe("a store in the workspace is never taken for toolgate's", () => {
@@ -64,7 +87,13 @@ describe("a store in the workspace is never taken for toolgate's", () => {
   async function plantApprovedDelete(ws: string): Promise<string> {
     const store = await openStore(`sqlite:${join(ws, ".toolgate", "state.db")}`);
     const planter = createGateway({ tools: [deleteNote], store, audit: false });
-    const asked = await planter.call({ trajectory_id: "t", turn: 0, call_id: "d1", tool: "note_delete", arguments: { name: "a" } });
+    const asked = await planter.call({
+      trajectory_id: "t",
+      turn: 0,
+      call_id: "d1",
+      tool: "note_delete",
+      arguments: { name: "a" },
+    });
     const id = asked.error!.detail!.approval_id as string;
     await planter.approvals.approve(id, { approver: "the agent" });
     await planter.close();
@@ -77,7 +106,14 @@ describe("a store in the workspace is never taken for toolgate's", () => {
     writeFileSync(join(ws, "a.txt"), "precious\n");
     const approval_id = await plantApprovedDelete(ws);
     const gateway = keep(await gatewayFromSettings([deleteNote], { workspace: ws, env: userHome() }));
-    const obs = await gateway.call({ trajectory_id: "t", turn: 0, call_id: "d1", tool: "note_delete", arguments: { name: "a" }, approval_id });
+    const obs = await gateway.call({
+      trajectory_id: "t",
+      turn: 0,
+      call_id: "d1",
+      tool: "note_delete",
+      arguments: { name: "a" },
+      approval_id,
+    });
     expect(obs.ok).toBe(false);
     expect(readFileSync(join(ws, "a.txt"), "utf8")).toBe("precious\n");
   });
@@ -88,11 +124,17 @@ describe("a store in the workspace is never taken for toolgate's", () => {
     writeFileSync(join(ws, "a.txt"), "precious\n");
     await plantApprovedDelete(ws);
     writeFileSync(join(ws, ".toolgate", ".toolgate-dir"), "a marker copied from anywhere\n");
-    const started = gatewayFromSettings([deleteNote], { workspace: ws, store: "sqlite:.toolgate/state.db", env: userHome() });
+    const started = gatewayFromSettings([deleteNote], {
+      workspace: ws,
+      store: "sqlite:.toolgate/state.db",
+      env: userHome(),
+    });
     await expect(started).rejects.toMatchObject({
       code: "unsafe_state_path",
       message: expect.stringMatching(
-        new RegExp(`^the state folder ${ws}/\\.toolgate already exists and was not created by toolgate for this workspace \\(toolgate has no record of creating it .*\\)\\. A folder that came with the repository`),
+        new RegExp(
+          `^the state folder ${ws}/\\.toolgate already exists and was not created by toolgate for this workspace \\(toolgate has no record of creating it .*\\)\\. A folder that came with the repository`,
+        ),
       ),
     });
     expect(readFileSync(join(ws, "a.txt"), "utf8")).toBe("precious\n");
@@ -114,16 +156,27 @@ describe("toolgate's own state is private and outside the workspace", () => {
     expect([mode(dir), mode(join(dir, "state.db")), mode(join(dir, "audit.jsonl"))]).toEqual(["700", "600", "600"]);
   });
 
-
   it("explicit paths get the same modes: the folders toolgate creates 0700, the store, its WAL and the audit trail 0600", async () => {
     const ws = tempDir("ws");
     const out = tempDir("out");
     process.env.NOTES_DIR = ws;
-    const gateway = keep(await gatewayFromSettings([readNote], { workspace: ws, store: `sqlite:${join(out, "db", "x.db")}`, audit: join(out, "log", "a.jsonl"), env: userHome() }));
+    const gateway = keep(
+      await gatewayFromSettings([readNote], {
+        workspace: ws,
+        store: `sqlite:${join(out, "db", "x.db")}`,
+        audit: join(out, "log", "a.jsonl"),
+        env: userHome(),
+      }),
+    );
     await gateway.call(read("c1"));
     expect(mode(join(out, "db", "x.db-wal"))).toBe("600");
     await gateway.close();
-    expect([mode(join(out, "db")), mode(join(out, "db", "x.db")), mode(join(out, "log")), mode(join(out, "log", "a.jsonl"))]).toEqual(["700", "600", "700", "600"]);
+    expect([
+      mode(join(out, "db")),
+      mode(join(out, "db", "x.db")),
+      mode(join(out, "log")),
+      mode(join(out, "log", "a.jsonl")),
+    ]).toEqual(["700", "600", "700", "600"]);
   });
 });
 
@@ -132,7 +185,13 @@ describe("the capability key file is not in the agent's reach", () => {
     const ws = tempDir("ws");
     const env = userHome();
     writeFileSync(join(ws, "keys.json"), JSON.stringify({ k1: Buffer.alloc(32, 7).toString("base64") }));
-    const started = gatewayFromSettings([readNote], { workspace: ws, store: "memory:", audit: false, keys: join(ws, "keys.json"), env });
+    const started = gatewayFromSettings([readNote], {
+      workspace: ws,
+      store: "memory:",
+      audit: false,
+      keys: join(ws, "keys.json"),
+      env,
+    });
     await expect(started).rejects.toMatchObject({
       code: "key_file_in_workspace",
       message: `the capability key file ${ws}/keys.json is inside the workspace ${ws}: anything the agent runs there can read it (e.g. bash_execute "base64 keys.json") and mint any capability. Move it outside the workspace, e.g. mkdir -p -m 700 ${env.XDG_CONFIG_HOME}/toolgate && mv ${ws}/keys.json ${env.XDG_CONFIG_HOME}/toolgate/keys.json, and pass --keys with the new path (or set TOOLGATE_KEYS); toolgate cap keygen without --out writes there`,
@@ -144,11 +203,23 @@ describe("the capability key file is not in the agent's reach", () => {
     const outside = tempDir("keys");
     writeFileSync(join(outside, "keys.json"), JSON.stringify({ k1: Buffer.alloc(32, 7).toString("base64") }));
     symlinkSync(join(outside, "keys.json"), join(ws, "keys.json"));
-    const viaLink = gatewayFromSettings([readNote], { workspace: ws, store: "memory:", audit: false, keys: join(ws, "keys.json"), env: userHome() });
+    const viaLink = gatewayFromSettings([readNote], {
+      workspace: ws,
+      store: "memory:",
+      audit: false,
+      keys: join(ws, "keys.json"),
+      env: userHome(),
+    });
     await expect(viaLink).rejects.toMatchObject({ code: "key_file_in_workspace" });
     symlinkSync(ws, join(outside, "ws-alias"));
     writeFileSync(join(ws, "inner.json"), "{}");
-    const intoWorkspace = gatewayFromSettings([readNote], { workspace: ws, store: "memory:", audit: false, keys: join(outside, "ws-alias", "inner.json"), env: userHome() });
+    const intoWorkspace = gatewayFromSettings([readNote], {
+      workspace: ws,
+      store: "memory:",
+      audit: false,
+      keys: join(outside, "ws-alias", "inner.json"),
+      env: userHome(),
+    });
     await expect(intoWorkspace).rejects.toMatchObject({ code: "key_file_in_workspace" });
   });
 });
@@ -158,10 +229,18 @@ describe("the capability key file, when the workspace holds the home folder", ()
     const ws = tempDir("home-as-ws");
     const env = { XDG_STATE_HOME: join(tempDir("state"), "s"), XDG_CONFIG_HOME: join(ws, ".config") };
     writeFileSync(join(ws, "keys.json"), "{}");
-    const started = gatewayFromSettings([readNote], { workspace: ws, store: "memory:", audit: false, keys: join(ws, "keys.json"), env });
+    const started = gatewayFromSettings([readNote], {
+      workspace: ws,
+      store: "memory:",
+      audit: false,
+      keys: join(ws, "keys.json"),
+      env,
+    });
     await expect(started).rejects.toMatchObject({
       code: "key_file_in_workspace",
-      message: expect.stringMatching(/Move it outside the workspace, e\.g\. mkdir -p -m 700 \/etc\/toolgate && mv \S+\/keys\.json \/etc\/toolgate\/keys\.json, and pass --keys with the new path \(or set TOOLGATE_KEYS\)$/),
+      message: expect.stringMatching(
+        /Move it outside the workspace, e\.g\. mkdir -p -m 700 \/etc\/toolgate && mv \S+\/keys\.json \/etc\/toolgate\/keys\.json, and pass --keys with the new path \(or set TOOLGATE_KEYS\)$/,
+      ),
     });
   });
 });

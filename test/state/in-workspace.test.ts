@@ -4,7 +4,16 @@
  * as toolgate's own, and refused when it is a link, was not made by toolgate, or sits anywhere
  * but directly under the workspace root. Built the way `toolgate serve` builds its gateway.
  */
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { codingCatalogOptions } from "../../src/cli/commands/serve.js";
@@ -22,14 +31,19 @@ afterEach(async () => {
 /** What `toolgate serve --workspace ws …` does before it answers anything. */
 async function serve(ws: string, settings: GatewaySettings): Promise<Gateway> {
   const state = prepareState({ workspace: ws, ...settings });
-  const gateway = await gatewayFromSettings(createCodingCatalog(codingCatalogOptions(ws, state)), { workspace: ws, ...settings }, state);
+  const gateway = await gatewayFromSettings(
+    createCodingCatalog(codingCatalogOptions(ws, state)),
+    { workspace: ws, ...settings },
+    state,
+  );
   open.push(gateway);
   return gateway;
 }
 
 const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
 let n = 0;
-const call = (gateway: Gateway, tool: string, args: Record<string, unknown>) => gateway.call({ trajectory_id: "t", turn: n, call_id: `c${++n}`, tool, arguments: args });
+const call = (gateway: Gateway, tool: string, args: Record<string, unknown>) =>
+  gateway.call({ trajectory_id: "t", turn: n, call_id: `c${++n}`, tool, arguments: args });
 
 describe("--state-dir inside the workspace", () => {
   it("is created at start, before any call: 0700, holding toolgate's marker, the store and the audit trail (0600)", async () => {
@@ -39,7 +53,11 @@ describe("--state-dir inside the workspace", () => {
     const dir = join(ws, ".toolgate");
     expect(mode(dir)).toBe("700");
     expect(listTree(dir)).toEqual([".toolgate-dir", "audit.jsonl", "state.db", "state.db-shm", "state.db-wal"]);
-    expect([mode(join(dir, ".toolgate-dir")), mode(join(dir, "state.db")), mode(join(dir, "audit.jsonl"))]).toEqual(["600", "600", "600"]);
+    expect([mode(join(dir, ".toolgate-dir")), mode(join(dir, "state.db")), mode(join(dir, "audit.jsonl"))]).toEqual([
+      "600",
+      "600",
+      "600",
+    ]);
     // The nonce is also recorded outside the workspace, in the per-user state folder.
     const records = listTree(join(env.XDG_STATE_HOME, "toolgate"));
     expect(records.some((r) => /\/workspace-dir-[0-9a-f]{32}$/.test(r))).toBe(true);
@@ -54,13 +72,20 @@ describe("--state-dir inside the workspace", () => {
     await first.close();
     const second = await serve(ws, { stateDir: ".toolgate", env });
     await second.close();
-    expect(readFileSync(join(ws, ".toolgate", "audit.jsonl"), "utf8").split("\n").filter(Boolean)).toHaveLength(1);
+    expect(
+      readFileSync(join(ws, ".toolgate", "audit.jsonl"), "utf8")
+        .split("\n")
+        .filter(Boolean),
+    ).toHaveLength(1);
   });
 
   it.runIf(binaryAvailable("bwrap"))("is hidden from the first bash_execute and closed to the file tools", async () => {
     const ws = tempDir("ws");
     const gateway = await serve(ws, { stateDir: ".toolgate", env: userHome() });
-    const shell = await call(gateway, "bash_execute", { command: "ls -A .toolgate | wc -l; cat .toolgate/.toolgate-dir .toolgate/state.db 2>&1 | head -c 200; echo; touch .toolgate/x 2>&1 || echo refused" });
+    const shell = await call(gateway, "bash_execute", {
+      command:
+        "ls -A .toolgate | wc -l; cat .toolgate/.toolgate-dir .toolgate/state.db 2>&1 | head -c 200; echo; touch .toolgate/x 2>&1 || echo refused",
+    });
     expect(shell.ok).toBe(true);
     const out = (shell.output as { stdout: string }).stdout;
     expect(out.split("\n")[0]).toBe("0");
@@ -76,7 +101,9 @@ describe("--state-dir inside the workspace", () => {
     const gateway = await serve(ws, { stateDir: ".state", env: userHome() });
     const shell = await call(gateway, "bash_execute", { command: "ls -A .state | wc -l" });
     expect((shell.output as { stdout: string }).stdout.trim()).toBe("0");
-    expect((await call(gateway, "file_view", { path: join(ws, ".state", "audit.jsonl"), offset: 1, limit: 5 })).ok).toBe(false);
+    expect(
+      (await call(gateway, "file_view", { path: join(ws, ".state", "audit.jsonl"), offset: 1, limit: 5 })).ok,
+    ).toBe(false);
   });
 
   it("the catalog is told of it (hiddenPaths: the default .toolgate and the real path of the folder)", () => {
@@ -107,7 +134,9 @@ describe("--state-dir inside the workspace: refusals, each leaving everything as
     const before = listTree(join(b, ".toolgate"));
     const r = await refused(b, { stateDir: ".toolgate", env });
     expect(r.code).toBe("unsafe_state_path");
-    expect(r.message).toContain(`the state folder ${b}/.toolgate already exists and was not created by toolgate for this workspace (toolgate has no record of creating it`);
+    expect(r.message).toContain(
+      `the state folder ${b}/.toolgate already exists and was not created by toolgate for this workspace (toolgate has no record of creating it`,
+    );
     expect(r.message).toContain(`If nothing in it is yours, remove it (rm -r ${b}/.toolgate) and start again`);
     expect(listTree(join(b, ".toolgate"))).toEqual(before);
   });
@@ -118,7 +147,9 @@ describe("--state-dir inside the workspace: refusals, each leaving everything as
     await (await serve(ws, { stateDir: ".toolgate", env })).close();
     writeFileSync(join(ws, ".toolgate", ".toolgate-dir"), "0".repeat(64));
     const r = await refused(ws, { stateDir: ".toolgate", env });
-    expect(r.message).toContain("(its .toolgate-dir does not hold the nonce toolgate recorded when it created the folder)");
+    expect(r.message).toContain(
+      "(its .toolgate-dir does not hold the nonce toolgate recorded when it created the folder)",
+    );
   });
 
   it("a link, to a folder outside the workspace or to one inside it", async () => {
@@ -156,7 +187,11 @@ describe("--state-dir inside the workspace: refusals, each leaving everything as
   it("a default state folder that falls inside the workspace (XDG_STATE_HOME in it) is not used silently", async () => {
     const ws = tempDir("ws");
     const r = await refused(ws, { env: { XDG_STATE_HOME: join(ws, "state") } });
-    expect(r.message).toMatch(new RegExp(`^the default state folder ${ws}/state/toolgate/\\S+ is inside the workspace ${ws}, where the agent can write; keep state outside it: set XDG_STATE_HOME`));
+    expect(r.message).toMatch(
+      new RegExp(
+        `^the default state folder ${ws}/state/toolgate/\\S+ is inside the workspace ${ws}, where the agent can write; keep state outside it: set XDG_STATE_HOME`,
+      ),
+    );
     expect(listTree(ws)).toEqual([]);
   });
 });

@@ -19,8 +19,12 @@ describe("defaultStateDir", () => {
   });
 
   it("falls back to ~/.local/state, ignoring a relative XDG_STATE_HOME as the XDG specification says", () => {
-    expect(defaultStateDir("/srv/ws", { HOME: "/home/u" })).toMatch(/^\/home\/u\/\.local\/state\/toolgate\/ws-[0-9a-f]{16}$/);
-    expect(defaultStateDir("/srv/ws", { HOME: "/home/u", XDG_STATE_HOME: "rel/state" })).toMatch(/^\/home\/u\/\.local\/state\/toolgate\//);
+    expect(defaultStateDir("/srv/ws", { HOME: "/home/u" })).toMatch(
+      /^\/home\/u\/\.local\/state\/toolgate\/ws-[0-9a-f]{16}$/,
+    );
+    expect(defaultStateDir("/srv/ws", { HOME: "/home/u", XDG_STATE_HOME: "rel/state" })).toMatch(
+      /^\/home\/u\/\.local\/state\/toolgate\//,
+    );
   });
 
   it("names the workspace with file-name-safe characters only, and the root by its hash alone", () => {
@@ -38,7 +42,9 @@ describe("defaultStateDir", () => {
 
 describe("defaultKeyFile", () => {
   it("is $XDG_CONFIG_HOME/toolgate/keys.json, else ~/.config/toolgate/keys.json", () => {
-    expect(defaultKeyFile({ XDG_CONFIG_HOME: "/etc/xdg-user", HOME: "/home/u" })).toBe("/etc/xdg-user/toolgate/keys.json");
+    expect(defaultKeyFile({ XDG_CONFIG_HOME: "/etc/xdg-user", HOME: "/home/u" })).toBe(
+      "/etc/xdg-user/toolgate/keys.json",
+    );
     expect(defaultKeyFile({ HOME: "/home/u" })).toBe("/home/u/.config/toolgate/keys.json");
   });
 });

@@ -2,7 +2,19 @@
  * state/private.ts: toolgate's own folders are ours alone, its files are opened without
  * following links or blocking, and every refusal names the path, what is wrong and the fix.
  */
-import { chmodSync, chownSync, existsSync, linkSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync, closeSync, writeSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  closeSync,
+  writeSync,
+} from "node:fs";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -48,7 +60,9 @@ describe("ensurePrivateDir", () => {
     expect(refusal(() => ensurePrivateDir(join(root, "shared"), "the state folder")).message).toBe(
       `the state folder ${root}/shared is writable by its group and every user (mode 0777), who could replace the files in it; make it yours alone (chmod 700 ${root}/shared) or choose another folder`,
     );
-    expect(refusal(() => ensurePrivateDir(join(root, "group"), "the state folder")).message).toContain("is writable by its group (mode 0770)");
+    expect(refusal(() => ensurePrivateDir(join(root, "group"), "the state folder")).message).toContain(
+      "is writable by its group (mode 0770)",
+    );
     if (process.getuid?.() === 0) {
       mkdirSync(join(root, "theirs"), { mode: 0o700 });
       chownSync(join(root, "theirs"), 65534, 65534);
@@ -67,7 +81,11 @@ describe("openPrivateAppend (the audit trail)", () => {
     const fd = openPrivateAppend(join(root, "old.jsonl"), "the audit trail");
     writeSync(fd, "added\n");
     closeSync(fd);
-    expect([mode(join(root, "new.jsonl")), mode(join(root, "old.jsonl")), readFileSync(join(root, "old.jsonl"), "utf8")]).toEqual(["600", "600", "kept\nadded\n"]);
+    expect([
+      mode(join(root, "new.jsonl")),
+      mode(join(root, "old.jsonl")),
+      readFileSync(join(root, "old.jsonl"), "utf8"),
+    ]).toEqual(["600", "600", "kept\nadded\n"]);
   });
 
   it("refuses a symbolic link (even a dangling one) without touching or creating its target", () => {
@@ -79,7 +97,9 @@ describe("openPrivateAppend (the audit trail)", () => {
       code: "unsafe_state_path",
       message: `the audit trail ${root}/audit.jsonl is a symbolic link (to "${root}/victim"); toolgate does not follow links to its own state; remove the link`,
     });
-    expect(refusal(() => openPrivateAppend(join(root, "dangling.jsonl"), "the audit trail")).code).toBe("unsafe_state_path");
+    expect(refusal(() => openPrivateAppend(join(root, "dangling.jsonl"), "the audit trail")).code).toBe(
+      "unsafe_state_path",
+    );
     expect(readFileSync(join(root, "victim"), "utf8")).toBe("untouched\n");
     expect(existsSync(join(root, "would-be-created"))).toBe(false);
   });
@@ -90,8 +110,12 @@ describe("openPrivateAppend (the audit trail)", () => {
     mkdirSync(join(root, "dir"));
     writeFileSync(join(root, "elsewhere"), "someone else's\n");
     linkSync(join(root, "elsewhere"), join(root, "linked.jsonl"));
-    expect(refusal(() => openPrivateAppend(join(root, "fifo"), "the audit trail")).message).toBe(`the audit trail ${root}/fifo is not a regular file (a FIFO or socket); remove it`);
-    expect(refusal(() => openPrivateAppend(join(root, "dir"), "the audit trail")).message).toBe(`the audit trail ${root}/dir is a directory; remove it or choose another file`);
+    expect(refusal(() => openPrivateAppend(join(root, "fifo"), "the audit trail")).message).toBe(
+      `the audit trail ${root}/fifo is not a regular file (a FIFO or socket); remove it`,
+    );
+    expect(refusal(() => openPrivateAppend(join(root, "dir"), "the audit trail")).message).toBe(
+      `the audit trail ${root}/dir is a directory; remove it or choose another file`,
+    );
     expect(refusal(() => openPrivateAppend(join(root, "linked.jsonl"), "the audit trail")).message).toBe(
       `the audit trail ${root}/linked.jsonl has 2 names (hard links): writing it would change a file elsewhere too; remove the other links, or this file`,
     );

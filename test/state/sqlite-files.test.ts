@@ -16,7 +16,11 @@ describe("createSqliteStore: the database file and its companions", () => {
     await (await createSqliteStore({ path: join(root, "new", "state.db") })).close();
     writeFileSync(join(root, "old.db"), "", { mode: 0o644 });
     await (await createSqliteStore({ path: join(root, "old.db") })).close();
-    expect([statSync(join(root, "new")).mode & 0o777, statSync(join(root, "new", "state.db")).mode & 0o777, statSync(join(root, "old.db")).mode & 0o777]).toEqual([0o700, 0o600, 0o600]);
+    expect([
+      statSync(join(root, "new")).mode & 0o777,
+      statSync(join(root, "new", "state.db")).mode & 0o777,
+      statSync(join(root, "old.db")).mode & 0o777,
+    ]).toEqual([0o700, 0o600, 0o600]);
   });
 
   it("refuses a database that is a link, and one whose -wal is a link, writing nothing through either", async () => {
@@ -38,7 +42,9 @@ describe("createSqliteStore: the database file and its companions", () => {
   it("refuses a FIFO without blocking, and a folder every user can write", async () => {
     const root = tempDir("db");
     execFileSync("mkfifo", [join(root, "fifo.db")]);
-    await expect(createSqliteStore({ path: join(root, "fifo.db") })).rejects.toMatchObject({ message: `the SQLite store ${root}/fifo.db is not a regular file; remove it` });
+    await expect(createSqliteStore({ path: join(root, "fifo.db") })).rejects.toMatchObject({
+      message: `the SQLite store ${root}/fifo.db is not a regular file; remove it`,
+    });
     mkdirSync(join(root, "shared"));
     chmodSync(join(root, "shared"), 0o1777);
     await expect(createSqliteStore({ path: join(root, "shared", "state.db") })).rejects.toMatchObject({

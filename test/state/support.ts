@@ -34,10 +34,17 @@ export interface Run {
 }
 
 /** Runs `toolgate ARGS` to its end (stdin closed). `prefix` is put before node, e.g. setpriv. */
-export function runCli(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; prefix?: string[]; input?: string }): Promise<Run> {
+export function runCli(
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; prefix?: string[]; input?: string },
+): Promise<Run> {
   const argv = [...(options.prefix ?? []), ...CLI, ...args];
   return new Promise((done, fail) => {
-    const child = spawn(argv[0]!, argv.slice(1), { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(argv[0]!, argv.slice(1), {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d));

@@ -11,11 +11,22 @@ export function mcpCatalogs(): { id: string; tools: ToolDescriptor[] }[] {
   return readdirSync(mcpCatalogDir)
     .filter((f) => f.endsWith(".json"))
     .sort()
-    .map((f) => ({ id: f.replace(/\.json$/, ""), tools: toToolDescriptors((JSON.parse(readFileSync(join(mcpCatalogDir, f), "utf8")) as { tools: unknown[] }).tools) }));
+    .map((f) => ({
+      id: f.replace(/\.json$/, ""),
+      tools: toToolDescriptors(
+        (JSON.parse(readFileSync(join(mcpCatalogDir, f), "utf8")) as { tools: unknown[] }).tools,
+      ),
+    }));
 }
 
 /** The linter's fixture of the four coding tools as published (test/schema/fixtures), shared so the listing is written once. */
-export const seedListing5Path = join(dirname(fileURLToPath(import.meta.url)), "..", "schema", "fixtures", "seed-listing-5.json");
+export const seedListing5Path = join(
+  dirname(fileURLToPath(import.meta.url)),
+  "..",
+  "schema",
+  "fixtures",
+  "seed-listing-5.json",
+);
 
 /** That listing as written (`parameters`). */
 export function seedListing5(): ToolDescriptor[] {

@@ -31,7 +31,12 @@ const SEPARATORS = ["", " ", "  ", "\n", "\n\n", "\r\n", "\t", " \n", "\n  ", "/
  * `count` texts of up to `parts` pieces each: lines of the corpus files and tricky cases, whole or
  * cut at a random place, joined by separators. `keep` filters the pieces (e.g. ASCII only).
  */
-export function mixedTexts(seed: number, count: number, keep: (piece: string) => boolean = () => true, parts = 12): string[] {
+export function mixedTexts(
+  seed: number,
+  count: number,
+  keep: (piece: string) => boolean = () => true,
+  parts = 12,
+): string[] {
   const next = seeded(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
   const pieces = [...corpusFiles().flatMap((f) => f.text.split("\n")), ...trickyCases()].filter(keep);

@@ -22,9 +22,15 @@ describe("the GBNF recogniser", () => {
   });
 
   it("reports grammar errors clearly", () => {
-    expect(() => parseGbnf(`root ::= missing`)).toThrowErrorMatchingInlineSnapshot(`[GbnfSyntaxError: rule root refers to undefined rule missing]`);
-    expect(() => parseGbnf(`root ::= "abc`)).toThrowErrorMatchingInlineSnapshot(`[GbnfSyntaxError: rule root: unterminated literal at column 6: ]`);
-    expect(() => parseGbnf(`root ::= "a"\nroot ::= "b"`)).toThrowErrorMatchingInlineSnapshot(`[GbnfSyntaxError: rule root is defined twice]`);
+    expect(() => parseGbnf(`root ::= missing`)).toThrowErrorMatchingInlineSnapshot(
+      `[GbnfSyntaxError: rule root refers to undefined rule missing]`,
+    );
+    expect(() => parseGbnf(`root ::= "abc`)).toThrowErrorMatchingInlineSnapshot(
+      `[GbnfSyntaxError: rule root: unterminated literal at column 6: ]`,
+    );
+    expect(() => parseGbnf(`root ::= "a"\nroot ::= "b"`)).toThrowErrorMatchingInlineSnapshot(
+      `[GbnfSyntaxError: rule root is defined twice]`,
+    );
     expect(() => gbnfAccepts(`a ::= "a"`, "a")).toThrowErrorMatchingInlineSnapshot(`[GbnfSyntaxError: no rule root]`);
   });
 });

@@ -20,9 +20,14 @@ export class GbnfSyntaxError extends Error {
 
 class Parser {
   private i = 0;
-  constructor(private readonly s: string, private readonly rule: string) {}
+  constructor(
+    private readonly s: string,
+    private readonly rule: string,
+  ) {}
   private fail(msg: string): never {
-    throw new GbnfSyntaxError(`rule ${this.rule}: ${msg} at column ${this.i + 1}: ${this.s.slice(this.i, this.i + 20)}`);
+    throw new GbnfSyntaxError(
+      `rule ${this.rule}: ${msg} at column ${this.i + 1}: ${this.s.slice(this.i, this.i + 20)}`,
+    );
   }
   private skip(): void {
     while (this.i < this.s.length && /\s/.test(this.s[this.i]!)) this.i++;
@@ -36,13 +41,20 @@ class Parser {
       return parseInt(h, 16);
     };
     switch (c) {
-      case "n": return 10;
-      case "t": return 9;
-      case "r": return 13;
-      case "x": return hex(2);
-      case "u": return hex(4);
-      case undefined: return this.fail("unfinished escape");
-      default: return c.codePointAt(0)!;
+      case "n":
+        return 10;
+      case "t":
+        return 9;
+      case "r":
+        return 13;
+      case "x":
+        return hex(2);
+      case "u":
+        return hex(4);
+      case undefined:
+        return this.fail("unfinished escape");
+      default:
+        return c.codePointAt(0)!;
     }
   }
   private char(): number {
@@ -158,7 +170,8 @@ export function parseGbnf(text: string): Map<string, Node> {
   for (const [name, body] of bodies) rules.set(name, new Parser(body, name).parse());
   for (const [name, node] of rules) {
     const check = (n: Node): void => {
-      if (n.k === "ref" && !rules.has(n.name)) throw new GbnfSyntaxError(`rule ${name} refers to undefined rule ${n.name}`);
+      if (n.k === "ref" && !rules.has(n.name))
+        throw new GbnfSyntaxError(`rule ${name} refers to undefined rule ${n.name}`);
       if (n.k === "seq") n.items.forEach(check);
       if (n.k === "alt") n.alts.forEach(check);
       if (n.k === "rep") check(n.node);

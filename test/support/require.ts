@@ -29,13 +29,25 @@ function verdict(what: string, missing: string | null): string | null {
 /** The shared testdata folder, or a skip reason. */
 export function testdataAvailable(sub = ""): boolean {
   const dir = join(testdataDir, sub);
-  return verdict(`testdata ${dir}`, existsSync(dir) ? null : "folder not found (it lives in ../shared/testdata beside the project)") === null;
+  return (
+    verdict(
+      `testdata ${dir}`,
+      existsSync(dir) ? null : "folder not found (it lives in ../shared/testdata beside the project)",
+    ) === null
+  );
 }
 
 /** A binary on PATH (e.g. `bwrap`, `rg`), or a skip reason. */
 export function binaryAvailable(name: string, args: string[] = ["--version"]): boolean {
   const r = spawnSync(name, args, { stdio: "ignore" });
-  return verdict(`binary ${name}`, r.error ? `${name} not on PATH (apt-get install -y ${name === "bwrap" ? "bubblewrap" : name === "rg" ? "ripgrep" : name})` : null) === null;
+  return (
+    verdict(
+      `binary ${name}`,
+      r.error
+        ? `${name} not on PATH (apt-get install -y ${name === "bwrap" ? "bubblewrap" : name === "rg" ? "ripgrep" : name})`
+        : null,
+    ) === null
+  );
 }
 
 /**

@@ -10,7 +10,10 @@ import { join } from "node:path";
 
 export default function setup(): () => void {
   const root = mkdtempSync(join(tmpdir(), "toolgate-test-home-"));
-  for (const [name, sub] of [["XDG_STATE_HOME", "state"], ["XDG_CONFIG_HOME", "config"]] as const) {
+  for (const [name, sub] of [
+    ["XDG_STATE_HOME", "state"],
+    ["XDG_CONFIG_HOME", "config"],
+  ] as const) {
     mkdirSync(join(root, sub), { mode: 0o700 });
     process.env[name] = join(root, sub);
   }

@@ -13,8 +13,18 @@ const s = makeWorkspace("bash");
 afterAll(() => s.cleanup());
 
 const bwrap = launcherChooser(createBubblewrap(), false);
-const run = (command: string, timeout_ms = 20_000, limits: BashLimits = DEFAULT_BASH_LIMITS) => executeBash(bwrap, s.root, { command, timeout_ms }, limits);
-type Out = { exit_code: number | null; signal: string | null; timed_out: boolean; duration_ms: number; stdout: string; stderr: string; stdout_omitted_bytes: number; sandbox_denied: { code: string }[] };
+const run = (command: string, timeout_ms = 20_000, limits: BashLimits = DEFAULT_BASH_LIMITS) =>
+  executeBash(bwrap, s.root, { command, timeout_ms }, limits);
+type Out = {
+  exit_code: number | null;
+  signal: string | null;
+  timed_out: boolean;
+  duration_ms: number;
+  stdout: string;
+  stderr: string;
+  stdout_omitted_bytes: number;
+  sandbox_denied: { code: string }[];
+};
 const out = (r: { output: unknown }) => r.output as Out;
 
 /**
@@ -48,7 +58,10 @@ function markedTree() {
     /** After the call: no process carries the marker and the PID namespace holds none (polled: the kernel reaps asynchronously). */
     async expectGone(ns: string): Promise<void> {
       await pollUntil(() => processesNamed(marker).length === 0 && processesInNamespace(ns).length === 0, 10_000);
-      expect({ marked: processesNamed(marker), inNamespace: processesInNamespace(ns) }).toEqual({ marked: [], inNamespace: [] });
+      expect({ marked: processesNamed(marker), inNamespace: processesInNamespace(ns) }).toEqual({
+        marked: [],
+        inNamespace: [],
+      });
     },
   };
 }
@@ -56,7 +69,14 @@ function markedTree() {
 describe.runIf(binaryAvailable("bwrap"))("bash_execute", () => {
   it("captures stdout and stderr separately with exit status and duration", async () => {
     const r = await run("echo out; echo err >&2; exit 3");
-    expect(out(r)).toMatchObject({ exit_code: 3, signal: null, timed_out: false, stdout: "out\n", stderr: "err\n", sandbox_denied: [] });
+    expect(out(r)).toMatchObject({
+      exit_code: 3,
+      signal: null,
+      timed_out: false,
+      stdout: "out\n",
+      stderr: "err\n",
+      sandbox_denied: [],
+    });
     expect(out(r).duration_ms).toBeGreaterThanOrEqual(0);
     expect(r.text!.replace(/duration_ms \d+/, "duration_ms N")).toMatchInlineSnapshot(`
       "exit_code 3 · duration_ms N · sandbox bubblewrap
@@ -95,9 +115,14 @@ describe.runIf(binaryAvailable("bwrap"))("bash_execute", () => {
   });
 
   it("stops a write past the file size limit and says the sandbox did it", async () => {
-    const r = await run("head -c 3000000 /dev/zero > big.bin", 20_000, { ...DEFAULT_BASH_LIMITS, max_file_bytes: 1024 * 1024 });
+    const r = await run("head -c 3000000 /dev/zero > big.bin", 20_000, {
+      ...DEFAULT_BASH_LIMITS,
+      max_file_bytes: 1024 * 1024,
+    });
     expect(out(r)).toMatchObject({ signal: "SIGXFSZ", sandbox_denied: [{ code: "file_size_limit" }] });
-    expect(r.text).toContain("[sandbox denied: the sandbox's file size limit (1048576 bytes per file) stopped a write]");
+    expect(r.text).toContain(
+      "[sandbox denied: the sandbox's file size limit (1048576 bytes per file) stopped a write]",
+    );
   });
 
   it("kills the command at its timeout and says so; nothing it started outlives the call, not even a process in a session of its own", async () => {
@@ -118,7 +143,9 @@ describe.runIf(binaryAvailable("bwrap"))("bash_execute", () => {
 
   it("refuses when bubblewrap is missing, naming what to install; nothing runs", async () => {
     const missing = launcherChooser(createBubblewrap({ binary: "/nonexistent/bwrap" }), false);
-    const err = await executeBash(missing, s.root, { command: "touch ran.txt" }, DEFAULT_BASH_LIMITS).catch((e: unknown) => e);
+    const err = await executeBash(missing, s.root, { command: "touch ran.txt" }, DEFAULT_BASH_LIMITS).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(NoEffectError);
     expect(existsSync(`${s.root}/ran.txt`)).toBe(false);
     expect(`${(err as NoEffectError).code}: ${(err as Error).message}`).toMatchInlineSnapshot(
@@ -150,14 +177,22 @@ describe.runIf(binaryAvailable("bwrap"))("bash_execute", () => {
   it("an aborted call kills the tree and fails (effect unknown)", async () => {
     const tree = markedTree();
     const controller = new AbortController();
-    const pending = executeBash(bwrap, s.root, { command: `${tree.escapee} sleep 30`, timeout_ms: 20_000 }, DEFAULT_BASH_LIMITS, { signal: controller.signal }).catch((e: unknown) => e);
+    const pending = executeBash(
+      bwrap,
+      s.root,
+      { command: `${tree.escapee} sleep 30`, timeout_ms: 20_000 },
+      DEFAULT_BASH_LIMITS,
+      { signal: controller.signal },
+    ).catch((e: unknown) => e);
     // Aborted once the command is seen running, not after a guessed delay.
     const ns = await tree.running(pending);
     controller.abort();
     const err = await pending;
     expect(err).toBeInstanceOf(Error);
     expect(err).not.toBeInstanceOf(NoEffectError);
-    expect((err as Error).message).toMatch(/^bash_execute was aborted by the caller after \d+ ms; its whole process tree was killed, and it may have done part of its work$/);
+    expect((err as Error).message).toMatch(
+      /^bash_execute was aborted by the caller after \d+ ms; its whole process tree was killed, and it may have done part of its work$/,
+    );
     await tree.expectGone(ns);
   });
 
@@ -167,40 +202,69 @@ describe.runIf(binaryAvailable("bwrap"))("bash_execute", () => {
       name: "fake",
       isolated: true,
       probe: () => Promise.resolve(null),
-      plan: () => Promise.resolve({ file: "/bin/sh", args: ["-c", script], env: sandboxEnv("/tmp"), cwd: s.root, extraFds: [{ ready: true }] }),
+      plan: () =>
+        Promise.resolve({
+          file: "/bin/sh",
+          args: ["-c", script],
+          env: sandboxEnv("/tmp"),
+          cwd: s.root,
+          extraFds: [{ ready: true }],
+        }),
     });
-    const joinFailed = "echo 'toolgate-cgroup: 1: cannot create /sys/fs/cgroup/pids/toolgate/run-1-1/cgroup.procs: Permission denied' >&2; exit 125";
-    const err = await executeBash(launcherChooser(fake(joinFailed), false), s.root, { command: "x" }, DEFAULT_BASH_LIMITS).catch((e: unknown) => e);
+    const joinFailed =
+      "echo 'toolgate-cgroup: 1: cannot create /sys/fs/cgroup/pids/toolgate/run-1-1/cgroup.procs: Permission denied' >&2; exit 125";
+    const err = await executeBash(
+      launcherChooser(fake(joinFailed), false),
+      s.root,
+      { command: "x" },
+      DEFAULT_BASH_LIMITS,
+    ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NoEffectError);
     expect(`${(err as NoEffectError).code}: ${(err as Error).message}`).toMatchInlineSnapshot(
       `"sandbox_unavailable: bash_execute's sandbox could not start the command: toolgate-cgroup: 1: cannot create /sys/fs/cgroup/pids/toolgate/run-1-1/cgroup.procs: Permission denied; nothing was run. Fix: let toolgate's user write that cgroup folder (or remove it if an earlier run as root created it), or create the catalog with sandbox cgroups "off" to bound runs by ulimit alone."`,
     );
     // A command that started (it wrote the byte) and then printed the same: its own exit status.
-    const started = await executeBash(launcherChooser(fake(`printf x >&3; exec 3>&-; ${joinFailed}`), false), s.root, { command: "x" }, DEFAULT_BASH_LIMITS);
+    const started = await executeBash(
+      launcherChooser(fake(`printf x >&3; exec 3>&-; ${joinFailed}`), false),
+      s.root,
+      { command: "x" },
+      DEFAULT_BASH_LIMITS,
+    );
     expect(out(started).exit_code).toBe(125);
   });
 
-  it.runIf(process.geteuid?.() === 0)("a real cgroup the run cannot join refuses with the key released (an empty cpuset takes no tasks)", async () => {
-    const base = `/sys/fs/cgroup/cpuset/toolgate-test-${process.pid}`;
-    mkdirSync(base, { recursive: true });
-    try {
-      const launcher = launcherChooser(createBubblewrap({ cgroups: { cpu: { dir: base, version: 1 } }, warn: () => {} }), false);
-      const err = await executeBash(launcher, s.root, { command: "touch joined.txt" }, DEFAULT_BASH_LIMITS).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(NoEffectError);
-      expect((err as Error).message).toMatch(new RegExp(`^bash_execute's sandbox could not start the command: cannot join the cgroup: writing to ${base}/run-\\d+-\\d+/cgroup\\.procs failed \\(ENOSPC\\); nothing was run\\. Fix: `));
-      expect(existsSync(`${s.root}/joined.txt`)).toBe(false);
-    } finally {
-      // The run's folder is removed in the background; wait for it before the base.
-      const removed = await pollUntil(() => {
-        try {
-          rmdirSync(base);
-          return true;
-        } catch {
-          return false;
-        }
-      }, 10_000);
-      expect(removed, `${base} and its run folder removed`).toBe(true);
-    }
-  });
+  it.runIf(process.geteuid?.() === 0)(
+    "a real cgroup the run cannot join refuses with the key released (an empty cpuset takes no tasks)",
+    async () => {
+      const base = `/sys/fs/cgroup/cpuset/toolgate-test-${process.pid}`;
+      mkdirSync(base, { recursive: true });
+      try {
+        const launcher = launcherChooser(
+          createBubblewrap({ cgroups: { cpu: { dir: base, version: 1 } }, warn: () => {} }),
+          false,
+        );
+        const err = await executeBash(launcher, s.root, { command: "touch joined.txt" }, DEFAULT_BASH_LIMITS).catch(
+          (e: unknown) => e,
+        );
+        expect(err).toBeInstanceOf(NoEffectError);
+        expect((err as Error).message).toMatch(
+          new RegExp(
+            `^bash_execute's sandbox could not start the command: cannot join the cgroup: writing to ${base}/run-\\d+-\\d+/cgroup\\.procs failed \\(ENOSPC\\); nothing was run\\. Fix: `,
+          ),
+        );
+        expect(existsSync(`${s.root}/joined.txt`)).toBe(false);
+      } finally {
+        // The run's folder is removed in the background; wait for it before the base.
+        const removed = await pollUntil(() => {
+          try {
+            rmdirSync(base);
+            return true;
+          } catch {
+            return false;
+          }
+        }, 10_000);
+        expect(removed, `${base} and its run folder removed`).toBe(true);
+      }
+    },
+  );
 });
-

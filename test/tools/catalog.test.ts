@@ -12,7 +12,14 @@ import { makeWorkspace, stable } from "./fixtures.js";
 
 const s = makeWorkspace("catalog");
 afterAll(() => s.cleanup());
-const ctx: ToolContext = { signal: new AbortController().signal, trajectory_id: "t", turn: 0, call_id: "c", now: Date.now, budget_tokens: 100_000 };
+const ctx: ToolContext = {
+  signal: new AbortController().signal,
+  trajectory_id: "t",
+  turn: 0,
+  call_id: "c",
+  now: Date.now,
+  budget_tokens: 100_000,
+};
 
 describe("the coding catalog", () => {
   const tools = createCodingCatalog({ workspace: s.root });
@@ -31,7 +38,9 @@ describe("the coding catalog", () => {
   });
 
   it("costs 667 o200k tokens as the compact JSON of each tool's name, description and inputSchema (≤ 800)", () => {
-    const perTool = tools.map((t) => countTokens(JSON.stringify({ name: t.name, description: t.description, inputSchema: t.inputSchema })));
+    const perTool = tools.map((t) =>
+      countTokens(JSON.stringify({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+    );
     expect(perTool).toEqual([131, 144, 210, 182]);
     expect(perTool.reduce((a, b) => a + b, 0)).toBe(667);
   });
@@ -39,10 +48,21 @@ describe("the coding catalog", () => {
   it("grants on the resolved path: read, write and execute", async () => {
     s.write("a.txt", "a\n");
     const byName = new Map(tools.map((t) => [t.name, t]));
-    expect(await byName.get("file_view")!.grant!({ path: `${s.root}/./a.txt`, offset: 1, limit: 1 }, ctx)).toEqual({ op: "read", target: `path:${s.root}/a.txt` });
-    expect(await byName.get("file_edit")!.grant!({ path: `${s.root}/a.txt`, old_str: "a", new_str: "b" }, ctx)).toEqual({ op: "write", target: `path:${s.root}/a.txt` });
-    expect(await byName.get("grep_search")!.grant!({ pattern: "a", path: s.root }, ctx)).toEqual({ op: "read", target: `path:${s.root}` });
-    expect(await byName.get("bash_execute")!.grant!({ command: "true" }, ctx)).toEqual({ op: "execute", target: `path:${s.root}` });
+    expect(await byName.get("file_view")!.grant!({ path: `${s.root}/./a.txt`, offset: 1, limit: 1 }, ctx)).toEqual({
+      op: "read",
+      target: `path:${s.root}/a.txt`,
+    });
+    expect(await byName.get("file_edit")!.grant!({ path: `${s.root}/a.txt`, old_str: "a", new_str: "b" }, ctx)).toEqual(
+      { op: "write", target: `path:${s.root}/a.txt` },
+    );
+    expect(await byName.get("grep_search")!.grant!({ pattern: "a", path: s.root }, ctx)).toEqual({
+      op: "read",
+      target: `path:${s.root}`,
+    });
+    expect(await byName.get("bash_execute")!.grant!({ command: "true" }, ctx)).toEqual({
+      op: "execute",
+      target: `path:${s.root}`,
+    });
   });
 
   it("bounds a bash_execute call by its own timeout_ms plus 5 s (the tool's 305 s is only the ceiling)", () => {
@@ -65,9 +85,14 @@ describe("the coding catalog", () => {
 });
 
 describe.runIf(binaryAvailable("bwrap") && binaryAvailable("rg"))("the coding catalog behind the gateway", () => {
-  const gateway = createGateway({ tools: createCodingCatalog({ workspace: s.root, sandbox: { launcher: createBubblewrap() } }), store: createMemoryStore(), audit: false });
+  const gateway = createGateway({
+    tools: createCodingCatalog({ workspace: s.root, sandbox: { launcher: createBubblewrap() } }),
+    store: createMemoryStore(),
+    audit: false,
+  });
   afterAll(() => gateway.close());
-  const call = (tool: string, args: unknown, call_id: string) => gateway.call({ trajectory_id: "traj-tools", turn: 3, call_id, tool, arguments: args });
+  const call = (tool: string, args: unknown, call_id: string) =>
+    gateway.call({ trajectory_id: "traj-tools", turn: 3, call_id, tool, arguments: args });
 
   it("a retried file_edit with the same trajectory, turn and call id replays and never runs twice", async () => {
     const p = s.write("counter.txt", "n\n");
@@ -110,6 +135,8 @@ describe.runIf(binaryAvailable("bwrap") && binaryAvailable("rg"))("the coding ca
     const r = await call("file_view", { path: "/etc/passwd", offset: 1, limit: 5 }, "view-1");
     expect(r.ok).toBe(false);
     expect(r.error?.code).toBe("check_failed");
-    expect(stable(r.error!.message, s)).toContain("path \"/etc/passwd\" resolves to /etc/passwd, which is outside the workspace <tmp>/ws");
+    expect(stable(r.error!.message, s)).toContain(
+      'path "/etc/passwd" resolves to /etc/passwd, which is outside the workspace <tmp>/ws',
+    );
   });
 });

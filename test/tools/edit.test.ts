@@ -20,7 +20,12 @@ describe("file_edit", () => {
     const r = await editFile(s.ws, { path: p, old_str: "b = 2", new_str: "b = 20\nb2 = 21" });
     const after = readFileSync(p, "utf8");
     expect(after).toBe("a = 1\nb = 20\nb2 = 21\nc = 3\n");
-    expect(r.output).toMatchObject({ version: contentVersion(after), replacements: 1, changed_lines: { start: 2, end: 3 }, total_lines: 4 });
+    expect(r.output).toMatchObject({
+      version: contentVersion(after),
+      replacements: 1,
+      changed_lines: { start: 2, end: 3 },
+      total_lines: 4,
+    });
     expect(r.state).toEqual({ path: p, version: contentVersion(after) });
     expect(stable(r.text!, s).replace(/[0-9a-f]{64}/, "<sha>")).toMatchInlineSnapshot(`
       "Edited <tmp>/ws/one.py: 1 replacement, lines 2-3 changed, now 4 lines · version <sha>
@@ -143,29 +148,38 @@ describe("file_edit", () => {
   });
 
   it("refuses a missing file, a binary file and invalid UTF-8", async () => {
-    expect(await refusal(editFile(s.ws, { path: `${s.root}/none.txt`, old_str: "a", new_str: "b" }))).toMatchInlineSnapshot(
+    expect(
+      await refusal(editFile(s.ws, { path: `${s.root}/none.txt`, old_str: "a", new_str: "b" })),
+    ).toMatchInlineSnapshot(
       `"not_found: path <tmp>/ws/none.txt does not exist; file_edit changes existing files (create one with bash_execute, e.g. printf '...' > <tmp>/ws/none.txt)"`,
     );
     const bin = s.write("b.bin", Buffer.from([0x61, 0x00, 0x62]));
-    expect(await refusal(editFile(s.ws, { path: bin, old_str: "a", new_str: "b" }))).toMatchInlineSnapshot(`"binary_file: <tmp>/ws/b.bin is a binary file; file_edit edits text only"`);
+    expect(await refusal(editFile(s.ws, { path: bin, old_str: "a", new_str: "b" }))).toMatchInlineSnapshot(
+      `"binary_file: <tmp>/ws/b.bin is a binary file; file_edit edits text only"`,
+    );
     const latin = s.write("l.txt", Buffer.from([0x63, 0x61, 0x66, 0xe9]));
     expect(await refusal(editFile(s.ws, { path: latin, old_str: "caf", new_str: "tea" }))).toMatchInlineSnapshot(
       `"not_utf8: <tmp>/ws/l.txt is not valid UTF-8, so replacing text could corrupt it; edit it with bash_execute (e.g. sed) instead"`,
     );
   });
 
-  it.runIf(binaryAvailable("chattr", ["-V"]))("a write that fails leaves the file unchanged and is a no-effect refusal", async () => {
-    const p = s.write("locked/f.txt", "a\n");
-    // chattr +i (immutable folder) stops even root from creating the temporary file.
-    expect(spawnSync("chattr", ["+i", `${s.root}/locked`]).status).toBe(0);
-    try {
-      const msg = await refusal(editFile(s.ws, { path: p, old_str: "a", new_str: "b" }));
-      expect(msg.replace(/open '[^']+'/, "open '<temp>'")).toMatchInlineSnapshot(`"write_failed: could not write <tmp>/ws/locked/f.txt: EPERM: operation not permitted, open '<temp>'; the file is unchanged"`);
-      expect(readFileSync(p, "utf8")).toBe("a\n");
-    } finally {
-      spawnSync("chattr", ["-i", `${s.root}/locked`]);
-    }
-  });
+  it.runIf(binaryAvailable("chattr", ["-V"]))(
+    "a write that fails leaves the file unchanged and is a no-effect refusal",
+    async () => {
+      const p = s.write("locked/f.txt", "a\n");
+      // chattr +i (immutable folder) stops even root from creating the temporary file.
+      expect(spawnSync("chattr", ["+i", `${s.root}/locked`]).status).toBe(0);
+      try {
+        const msg = await refusal(editFile(s.ws, { path: p, old_str: "a", new_str: "b" }));
+        expect(msg.replace(/open '[^']+'/, "open '<temp>'")).toMatchInlineSnapshot(
+          `"write_failed: could not write <tmp>/ws/locked/f.txt: EPERM: operation not permitted, open '<temp>'; the file is unchanged"`,
+        );
+        expect(readFileSync(p, "utf8")).toBe("a\n");
+      } finally {
+        spawnSync("chattr", ["-i", `${s.root}/locked`]);
+      }
+    },
+  );
 
   it("edits a 10 MB file", async () => {
     const body = Array.from({ length: 1_000_000 }, (_, i) => `line ${i + 1}`).join("\n") + "\n";
@@ -181,7 +195,10 @@ describe("file_edit", () => {
 describe("file_edit probe (settling an IN_DOUBT edit)", () => {
   it("old_str gone: applied, with the file's current version", async () => {
     const p = s.write("probe1.txt", "after\n");
-    expect(await probeEdit(s.ws, { path: p, old_str: "before", new_str: "after" })).toEqual({ outcome: "applied", result: { path: p, version: contentVersion("after\n"), probed: true } });
+    expect(await probeEdit(s.ws, { path: p, old_str: "before", new_str: "after" })).toEqual({
+      outcome: "applied",
+      result: { path: p, version: contentVersion("after\n"), probed: true },
+    });
   });
 
   it("old_str still there and new_str absent: not applied", async () => {

@@ -19,13 +19,17 @@ const ready = binaryAvailable("python3") && binaryAvailable("rg") && binaryAvail
 
 describe.runIf(ready)("grep_search under a concurrent symlink swap, as root", () => {
   for (const scenario of ["symlink-outside", "symlink-hidden"] as Scenario[]) {
-    it(`${scenario}: 2000 searches against renameat2(RENAME_EXCHANGE) in a loop, no escape`, { timeout: 60_000 }, async () => {
-      const base = mkdtempSync(join(tmpdir(), "tg-grep-race-"));
-      bases.push(base);
-      const report = await runRace({ base, scenario, tool: "grep_search", calls: 2000, max_ms: 30_000 });
-      expect(report.calls).toBeGreaterThan(0);
-      expect(report.swaps).toBeGreaterThan(0);
-      expect(report.escapes, JSON.stringify(report.outcomes)).toEqual([]);
-    });
+    it(
+      `${scenario}: 2000 searches against renameat2(RENAME_EXCHANGE) in a loop, no escape`,
+      { timeout: 60_000 },
+      async () => {
+        const base = mkdtempSync(join(tmpdir(), "tg-grep-race-"));
+        bases.push(base);
+        const report = await runRace({ base, scenario, tool: "grep_search", calls: 2000, max_ms: 30_000 });
+        expect(report.calls).toBeGreaterThan(0);
+        expect(report.swaps).toBeGreaterThan(0);
+        expect(report.escapes, JSON.stringify(report.outcomes)).toEqual([]);
+      },
+    );
   }
 });

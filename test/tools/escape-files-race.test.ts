@@ -38,36 +38,74 @@ function expectHeld(report: RaceReport, what: string) {
 describe.runIf(ready)("file tools under a concurrent symlink swap, as root", () => {
   for (const scenario of scenarios) {
     for (const tool of tools) {
-      it(`${tool}, ${scenario}: ${CALLS} calls against renameat2(RENAME_EXCHANGE) in a loop, no escape`, { timeout: MAX_MS + 30_000 }, async () => {
-        expectHeld(await runRace({ base: freshBase(), scenario, tool, calls: CALLS, max_ms: MAX_MS }), `${tool} ${scenario}`);
-      });
+      it(
+        `${tool}, ${scenario}: ${CALLS} calls against renameat2(RENAME_EXCHANGE) in a loop, no escape`,
+        { timeout: MAX_MS + 30_000 },
+        async () => {
+          expectHeld(
+            await runRace({ base: freshBase(), scenario, tool, calls: CALLS, max_ms: MAX_MS }),
+            `${tool} ${scenario}`,
+          );
+        },
+      );
     }
   }
 
-  it("file_edit whose folder is swapped for a symlink into .toolgate/ by plain renames never writes there", { timeout: MAX_MS + 30_000 }, async () => {
-    expectHeld(await runRace({ base: freshBase(), scenario: "symlink-hidden", tool: "file_edit", calls: CALLS, max_ms: MAX_MS, mode: "rename" }), "rename mode");
-  });
+  it(
+    "file_edit whose folder is swapped for a symlink into .toolgate/ by plain renames never writes there",
+    { timeout: MAX_MS + 30_000 },
+    async () => {
+      expectHeld(
+        await runRace({
+          base: freshBase(),
+          scenario: "symlink-hidden",
+          tool: "file_edit",
+          calls: CALLS,
+          max_ms: MAX_MS,
+          mode: "rename",
+        }),
+        "rename mode",
+      );
+    },
+  );
 });
 
 const setprivReady = ready && binaryAvailable("setpriv", ["--version"]);
 
 describe.runIf(setprivReady)("file tools under a concurrent symlink swap, as an unprivileged user", () => {
-  it(`file_view and file_edit, every scenario, ${CALLS} calls each under uid 65534: no escape`, { timeout: 6 * (MAX_MS + 10_000) }, () => {
-    const configs: RaceConfig[] = scenarios.flatMap((scenario) =>
-      tools.map((tool) => {
-        const base = freshBase();
-        chownSync(base, 65534, 65534);
-        return { base, scenario, tool, calls: CALLS, max_ms: MAX_MS };
-      }),
-    );
-    const child = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "--import", "tsx", join(projectRoot, "test/tools/race/race.ts"), JSON.stringify(configs)], {
-      cwd: projectRoot,
-      encoding: "utf8",
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp", TMPDIR: tmpdir() },
-    });
-    expect(child.status, child.stderr).toBe(0);
-    const reports = JSON.parse(child.stdout) as RaceReport[];
-    expect(reports).toHaveLength(configs.length);
-    reports.forEach((r, i) => expectHeld(r, `${configs[i]!.tool} ${configs[i]!.scenario} as uid 65534`));
-  });
+  it(
+    `file_view and file_edit, every scenario, ${CALLS} calls each under uid 65534: no escape`,
+    { timeout: 6 * (MAX_MS + 10_000) },
+    () => {
+      const configs: RaceConfig[] = scenarios.flatMap((scenario) =>
+        tools.map((tool) => {
+          const base = freshBase();
+          chownSync(base, 65534, 65534);
+          return { base, scenario, tool, calls: CALLS, max_ms: MAX_MS };
+        }),
+      );
+      const child = spawnSync(
+        "setpriv",
+        [
+          "--reuid=65534",
+          "--regid=65534",
+          "--clear-groups",
+          process.execPath,
+          "--import",
+          "tsx",
+          join(projectRoot, "test/tools/race/race.ts"),
+          JSON.stringify(configs),
+        ],
+        {
+          cwd: projectRoot,
+          encoding: "utf8",
+          env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp", TMPDIR: tmpdir() },
+        },
+      );
+      expect(child.status, child.stderr).toBe(0);
+      const reports = JSON.parse(child.stdout) as RaceReport[];
+      expect(reports).toHaveLength(configs.length);
+      reports.forEach((r, i) => expectHeld(r, `${configs[i]!.tool} ${configs[i]!.scenario} as uid 65534`));
+    },
+  );
 });

@@ -32,7 +32,11 @@ interface Out {
   stderr: string;
   sandbox_denied: { code: string; message: string }[];
 }
-async function bash(command: string, limits: Partial<BashLimits>, timeout_ms = 30_000): Promise<{ out: Out; text: string }> {
+async function bash(
+  command: string,
+  limits: Partial<BashLimits>,
+  timeout_ms = 30_000,
+): Promise<{ out: Out; text: string }> {
   const r = await executeBash(launcher, s.root, { command, timeout_ms }, { ...DEFAULT_BASH_LIMITS, ...limits });
   return { out: r.output as unknown as Out, text: r.text! };
 }
@@ -44,9 +48,18 @@ const reservedMiB = (dir: string) =>
     .reduce((sum, f) => sum + statSync(join(dir, f)).blocks * 512, 0) / MiB;
 
 /** Each probe: a command that takes more than its bound, and the bound. */
-const MEMORY = { command: `python3 -c 'x = " " * (2048 << 20); print("allocated")'`, limits: { max_memory_bytes: 256 * MiB } };
-const TMPFS = { command: "head -c 300M /dev/zero > /tmp/big; head -c 300M /dev/zero > $HOME/big; du -sm /tmp/big $HOME/big | cut -f1", limits: { max_tmp_bytes: 64 * MiB } };
-const WRITES = { command: "i=0; while :; do i=$((i+1)); head -c 1M /dev/zero > w$i.bin; done", limits: { max_write_bytes: 16 * MiB } };
+const MEMORY = {
+  command: `python3 -c 'x = " " * (2048 << 20); print("allocated")'`,
+  limits: { max_memory_bytes: 256 * MiB },
+};
+const TMPFS = {
+  command: "head -c 300M /dev/zero > /tmp/big; head -c 300M /dev/zero > $HOME/big; du -sm /tmp/big $HOME/big | cut -f1",
+  limits: { max_tmp_bytes: 64 * MiB },
+};
+const WRITES = {
+  command: "i=0; while :; do i=$((i+1)); head -c 1M /dev/zero > w$i.bin; done",
+  limits: { max_write_bytes: 16 * MiB },
+};
 /** Space reserved without writing: fallocate(1), then 64 files of 8 MiB by posix_fallocate (512 MiB if nothing stops it). */
 const FALLOCATE = {
   command: `fallocate -l 8M first.bin; echo "fallocate exit $?"; python3 -c 'import os
@@ -57,14 +70,19 @@ for i in range(64):
 print("reserved")'`,
   limits: { max_write_bytes: 16 * MiB },
 };
-const CPU_TREE = { command: "for i in $(seq 16); do (while :; do :; done) & done; wait", limits: { max_cpu_seconds: 1 } };
+const CPU_TREE = {
+  command: "for i in $(seq 16); do (while :; do :; done) & done; wait",
+  limits: { max_cpu_seconds: 1 },
+};
 
 describe.runIf(ready && asRoot)("escape suite: bounds of one call, toolgate as root", () => {
   it("memory: the whole command is held to max_memory_bytes (cgroup), killed past it, and told so", async () => {
     const { out, text } = await bash(MEMORY.command, MEMORY.limits);
     expect(out.stdout).not.toContain("allocated");
     expect(codes(out)).toContain("memory_limit");
-    expect(text).toContain("[sandbox denied: the sandbox's memory limit (256 MiB for the whole command, files in /tmp and HOME included) stopped it");
+    expect(text).toContain(
+      "[sandbox denied: the sandbox's memory limit (256 MiB for the whole command, files in /tmp and HOME included) stopped it",
+    );
   });
 
   it("tmpfs: /tmp and HOME hold at most max_tmp_bytes each, and a full one is reported as disk_limit", async () => {
@@ -72,20 +90,29 @@ describe.runIf(ready && asRoot)("escape suite: bounds of one call, toolgate as r
     expect(out.stdout).toBe("64\n64\n");
     expect(out.stderr).toContain("No space left on device");
     expect(codes(out)).toContain("disk_limit");
-    expect(text).toContain("[sandbox denied: a write found no space left: /tmp and HOME are tmpfs mounts of 64 MiB each");
+    expect(text).toContain(
+      "[sandbox denied: a write found no space left: /tmp and HOME are tmpfs mounts of 64 MiB each",
+    );
   });
 
   it("disk: writing past max_write_bytes to the workspace stops the command (it does not run to its timeout)", async () => {
     const { out, text } = await bash(WRITES.command, WRITES.limits);
     expect([out.timed_out, out.signal]).toEqual([false, "SIGKILL"]);
     expect(codes(out)).toContain("disk_limit");
-    expect(stable(text, s)).toMatch(/\[sandbox denied: the command wrote more than the sandbox allows to the workspace in one call \(16 MiB; about [\d.]+ MiB seen\) and was stopped/);
+    expect(stable(text, s)).toMatch(
+      /\[sandbox denied: the command wrote more than the sandbox allows to the workspace in one call \(16 MiB; about [\d.]+ MiB seen\) and was stopped/,
+    );
   });
 
   it("disk: space reserved without a write is refused (fallocate) or written and counted (posix_fallocate's fallback), and stopped", async () => {
     const t = makeWorkspace("escape-bounds-fallocate");
     try {
-      const r = await executeBash(launcher, t.root, { command: FALLOCATE.command, timeout_ms: 60_000 }, { ...DEFAULT_BASH_LIMITS, ...FALLOCATE.limits });
+      const r = await executeBash(
+        launcher,
+        t.root,
+        { command: FALLOCATE.command, timeout_ms: 60_000 },
+        { ...DEFAULT_BASH_LIMITS, ...FALLOCATE.limits },
+      );
       const out = r.output as unknown as Out;
       expect(out.stdout).toBe("fallocate exit 1\n");
       expect(out.stderr).toContain("fallocate: fallocate failed: Operation not supported");
@@ -109,16 +136,34 @@ describe.runIf(ready && asRoot)("escape suite: bounds of one call, toolgate as r
     expect(codes(tree.out)).toContain("cpu_limit");
     const one = await bash("while :; do :; done", { max_cpu_seconds: 1 });
     expect([one.out.timed_out, codes(one.out)]).toEqual([false, ["cpu_limit"]]);
-    expect(one.text).toContain("[sandbox denied: the sandbox's CPU limit (1 CPU-second for the whole command, all processes together) stopped it]");
+    expect(one.text).toContain(
+      "[sandbox denied: the sandbox's CPU limit (1 CPU-second for the whole command, all processes together) stopped it]",
+    );
   });
 
   it("too many calls at once: one past max_concurrent is refused at once (NoEffectError, nothing run), and the slot returns", async () => {
     const t = makeWorkspace("escape-bounds-concurrent");
     try {
-      const tools = new Map<string, ToolSpec>(createCodingCatalog({ workspace: t.root, sandbox: { warn: () => {} }, limits: { bash: { max_concurrent: 2 } } }).map((x) => [x.name, x]));
-      const ctx = (): ToolContext => ({ signal: new AbortController().signal, trajectory_id: "t", turn: 0, call_id: "c", now: Date.now, budget_tokens: 100_000 });
-      const call = (command: string) => Promise.resolve(tools.get("bash_execute")!.handler({ command, timeout_ms: 30_000 }, ctx()));
-      const waiting = [1, 2].map((n) => call(`touch started-${n}; while [ ! -e go ]; do sleep 0.05; done; echo done-${n}`));
+      const tools = new Map<string, ToolSpec>(
+        createCodingCatalog({
+          workspace: t.root,
+          sandbox: { warn: () => {} },
+          limits: { bash: { max_concurrent: 2 } },
+        }).map((x) => [x.name, x]),
+      );
+      const ctx = (): ToolContext => ({
+        signal: new AbortController().signal,
+        trajectory_id: "t",
+        turn: 0,
+        call_id: "c",
+        now: Date.now,
+        budget_tokens: 100_000,
+      });
+      const call = (command: string) =>
+        Promise.resolve(tools.get("bash_execute")!.handler({ command, timeout_ms: 30_000 }, ctx()));
+      const waiting = [1, 2].map((n) =>
+        call(`touch started-${n}; while [ ! -e go ]; do sleep 0.05; done; echo done-${n}`),
+      );
       const third = await call("touch third-ran").then(
         () => null,
         (e: unknown) => e,
@@ -154,42 +199,66 @@ describe.runIf(ready && asRoot)("escape suite: bounds of one call, toolgate as r
 
 describe("bash limits given to the catalog", () => {
   it("an unknown field or a value that is not a positive number is refused at creation, naming the field", () => {
-    const make = (bash: Record<string, unknown>) => () => createCodingCatalog({ workspace: s.root, limits: { bash: bash as Partial<BashLimits> } });
-    expect(make({ max_memory_bytes: -1 })).toThrow("limits.bash.max_memory_bytes must be a positive number; received -1; example 4294967296 (the default)");
-    expect(make({ max_concurrent: 1.5 })).toThrow("limits.bash.max_concurrent must be a positive integer; received 1.5; example 4 (the default)");
-    expect(make({ max_cpu_seconds: "10" })).toThrow('limits.bash.max_cpu_seconds must be a positive number; received "10"; example 600 (the default)');
-    expect(make({ max_memory: 1 })).toThrow("limits.bash.max_memory is not a bash limit; the limits are max_processes, max_file_bytes, max_memory_bytes, max_cpu_seconds, max_write_bytes, max_tmp_bytes, output_bytes, output_tokens, max_concurrent");
+    const make = (bash: Record<string, unknown>) => () =>
+      createCodingCatalog({ workspace: s.root, limits: { bash: bash as Partial<BashLimits> } });
+    expect(make({ max_memory_bytes: -1 })).toThrow(
+      "limits.bash.max_memory_bytes must be a positive number; received -1; example 4294967296 (the default)",
+    );
+    expect(make({ max_concurrent: 1.5 })).toThrow(
+      "limits.bash.max_concurrent must be a positive integer; received 1.5; example 4 (the default)",
+    );
+    expect(make({ max_cpu_seconds: "10" })).toThrow(
+      'limits.bash.max_cpu_seconds must be a positive number; received "10"; example 600 (the default)',
+    );
+    expect(make({ max_memory: 1 })).toThrow(
+      "limits.bash.max_memory is not a bash limit; the limits are max_processes, max_file_bytes, max_memory_bytes, max_cpu_seconds, max_write_bytes, max_tmp_bytes, output_bytes, output_tokens, max_concurrent",
+    );
   });
 });
 
-describe.runIf(ready && asRoot)("escape suite: bounds of one call, toolgate as an unprivileged user (no cgroups)", () => {
-  const t = makeWorkspace("escape-bounds-nobody");
-  afterAll(() => t.cleanup());
-  handToNobody(t.base, t.root);
+describe.runIf(ready && asRoot)(
+  "escape suite: bounds of one call, toolgate as an unprivileged user (no cgroups)",
+  () => {
+    const t = makeWorkspace("escape-bounds-nobody");
+    afterAll(() => t.cleanup());
+    handToNobody(t.base, t.root);
 
-  it("a cgroup folder root once created does not break it: the run falls back to rlimits and runs (nothing IN_DOUBT)", async () => {
-    findCgroupBases(); // as root: makes sure the folders exist, root-owned, as after any root run
-    const r = await bashAsNobody(t.root, "echo ran; id -u");
-    expect(r.error).toBeUndefined();
-    expect(r.output!.stdout).toBe("ran\n65534\n");
-  });
+    it("a cgroup folder root once created does not break it: the run falls back to rlimits and runs (nothing IN_DOUBT)", async () => {
+      findCgroupBases(); // as root: makes sure the folders exist, root-owned, as after any root run
+      const r = await bashAsNobody(t.root, "echo ran; id -u");
+      expect(r.error).toBeUndefined();
+      expect(r.output!.stdout).toBe("ran\n65534\n");
+    });
 
-  it("memory: address space is bounded (RLIMIT_AS), and the failure is reported as memory_limit", async () => {
-    const r = await bashAsNobody(t.root, MEMORY.command, MEMORY.limits);
-    expect(r.output!.stdout).not.toContain("allocated");
-    expect(r.output!.stderr).toContain("MemoryError");
-    expect(codes(r.output!)).toContain("memory_limit");
-  });
+    it("memory: address space is bounded (RLIMIT_AS), and the failure is reported as memory_limit", async () => {
+      const r = await bashAsNobody(t.root, MEMORY.command, MEMORY.limits);
+      expect(r.output!.stdout).not.toContain("allocated");
+      expect(r.output!.stderr).toContain("MemoryError");
+      expect(codes(r.output!)).toContain("memory_limit");
+    });
 
-  it("tmpfs, disk and CPU bounds hold from the process tree's own figures", async () => {
-    const tmp = await bashAsNobody(t.root, TMPFS.command, TMPFS.limits);
-    expect([tmp.output!.stdout, codes(tmp.output!)]).toEqual(["64\n64\n", ["disk_limit"]]);
-    const writes = await bashAsNobody(t.root, WRITES.command, WRITES.limits);
-    expect([writes.output!.timed_out, writes.output!.signal, codes(writes.output!)]).toEqual([false, "SIGKILL", ["disk_limit"]]);
-    const reserve = await bashAsNobody(t.root, FALLOCATE.command, FALLOCATE.limits);
-    expect([reserve.output!.stdout, reserve.output!.signal, codes(reserve.output!)]).toEqual(["fallocate exit 1\n", "SIGKILL", ["disk_limit"]]);
-    expect(reservedMiB(t.root)).toBeLessThan(512); // not all 64 files: the run was stopped on the way
-    const cpu = await bashAsNobody(t.root, CPU_TREE.command, CPU_TREE.limits);
-    expect([cpu.output!.timed_out, cpu.output!.signal, codes(cpu.output!)]).toEqual([false, "SIGKILL", ["cpu_limit"]]);
-  });
-});
+    it("tmpfs, disk and CPU bounds hold from the process tree's own figures", async () => {
+      const tmp = await bashAsNobody(t.root, TMPFS.command, TMPFS.limits);
+      expect([tmp.output!.stdout, codes(tmp.output!)]).toEqual(["64\n64\n", ["disk_limit"]]);
+      const writes = await bashAsNobody(t.root, WRITES.command, WRITES.limits);
+      expect([writes.output!.timed_out, writes.output!.signal, codes(writes.output!)]).toEqual([
+        false,
+        "SIGKILL",
+        ["disk_limit"],
+      ]);
+      const reserve = await bashAsNobody(t.root, FALLOCATE.command, FALLOCATE.limits);
+      expect([reserve.output!.stdout, reserve.output!.signal, codes(reserve.output!)]).toEqual([
+        "fallocate exit 1\n",
+        "SIGKILL",
+        ["disk_limit"],
+      ]);
+      expect(reservedMiB(t.root)).toBeLessThan(512); // not all 64 files: the run was stopped on the way
+      const cpu = await bashAsNobody(t.root, CPU_TREE.command, CPU_TREE.limits);
+      expect([cpu.output!.timed_out, cpu.output!.signal, codes(cpu.output!)]).toEqual([
+        false,
+        "SIGKILL",
+        ["cpu_limit"],
+      ]);
+    });
+  },
+);

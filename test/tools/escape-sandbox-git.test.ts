@@ -29,26 +29,51 @@ interface Out {
   stderr: string;
   sandbox_denied: { code: string; message: string }[];
 }
-const ctx = (): ToolContext => ({ signal: new AbortController().signal, trajectory_id: "t", turn: 0, call_id: "c", now: Date.now, budget_tokens: 100_000 });
+const ctx = (): ToolContext => ({
+  signal: new AbortController().signal,
+  trajectory_id: "t",
+  turn: 0,
+  call_id: "c",
+  now: Date.now,
+  budget_tokens: 100_000,
+});
 // safe.directory: as root on the host, git refuses the workspace once it has been handed to the sandbox user.
-const git = (cwd: string, ...args: string[]) => spawnSync("git", ["-c", "init.defaultBranch=main", "-c", "user.name=p", "-c", "user.email=p@h", "-c", "safe.directory=*", ...args], { cwd, encoding: "utf8" });
+const git = (cwd: string, ...args: string[]) =>
+  spawnSync(
+    "git",
+    ["-c", "init.defaultBranch=main", "-c", "user.name=p", "-c", "user.email=p@h", "-c", "safe.directory=*", ...args],
+    { cwd, encoding: "utf8" },
+  );
 
 /** A workspace and the catalog over it (the defaults unless said otherwise), made after `setup` has laid out the host's files. */
 function repo(prefix: string, setup: (s: Sandbox) => void, options: Partial<CodingCatalogOptions> = {}) {
   const s = makeWorkspace(`escape-git-${prefix}`);
   made.push(s);
   setup(s);
-  const tools = new Map<string, ToolSpec>(createCodingCatalog({ workspace: s.root, sandbox: { warn: () => {} }, ...options }).map((t) => [t.name, t]));
+  const tools = new Map<string, ToolSpec>(
+    createCodingCatalog({ workspace: s.root, sandbox: { warn: () => {} }, ...options }).map((t) => [t.name, t]),
+  );
   const bash = async (command: string) => {
-    const r = (await tools.get("bash_execute")!.handler({ command, timeout_ms: 20_000 }, ctx())) as { output: Out; text: string };
+    const r = (await tools.get("bash_execute")!.handler({ command, timeout_ms: 20_000 }, ctx())) as {
+      output: Out;
+      text: string;
+    };
     return { out: r.output, text: r.text };
   };
   const edit = (path: string, old_str: string, new_str: string) =>
-    Promise.resolve(tools.get("file_edit")!.handler({ path, old_str, new_str, allow_multiple: false, expected_version: "" }, ctx())).then(
+    Promise.resolve(
+      tools.get("file_edit")!.handler({ path, old_str, new_str, allow_multiple: false, expected_version: "" }, ctx()),
+    ).then(
       () => "edited",
       (e: unknown) => (e instanceof NoEffectError ? `${e.code}: ${e.message}` : Promise.reject(e)),
     );
-  return { s, bash, edit, read: (rel: string) => readFileSync(join(s.root, rel), "utf8"), has: (rel: string) => existsSync(join(s.root, rel)) };
+  return {
+    s,
+    bash,
+    edit,
+    read: (rel: string) => readFileSync(join(s.root, rel), "utf8"),
+    has: (rel: string) => existsSync(join(s.root, rel)),
+  };
 }
 
 /** A repository with one commit and a change not yet staged, made on the host. */
@@ -69,7 +94,9 @@ describe.runIf(ready)("escape suite: the repository's .git", () => {
       git(s.outside, "init", "-q", "--bare", "repo.git");
       writeFileSync(join(s.root, ".git"), `gitdir: ${join(s.outside, "repo.git")}\n`);
     });
-    const { out } = await r.bash(`git init -q --bare planted && printf '${HOOK}' > planted/hooks/pre-commit && chmod +x planted/hooks/pre-commit && echo 'gitdir: planted' > .git; echo END`);
+    const { out } = await r.bash(
+      `git init -q --bare planted && printf '${HOOK}' > planted/hooks/pre-commit && chmod +x planted/hooks/pre-commit && echo 'gitdir: planted' > .git; echo END`,
+    );
     expect(out.stdout).toBe("END\n");
     expect(out.stderr).toMatch(/\.git: (Read-only file system|Permission denied)/);
     expect(r.read(".git")).toBe(`gitdir: ${join(r.s.outside, "repo.git")}\n`);
@@ -83,14 +110,22 @@ describe.runIf(ready)("escape suite: the repository's .git", () => {
     expect(codes(planted.out)).toContain("protected_path");
     const init = await r.bash("git init -q; echo initialised");
     expect(r.has(".git")).toBe(false);
-    expect(init.out.sandbox_denied.find((d) => d.code === "protected_path")?.message).toMatch(new RegExp(`^the command created or replaced ${r.s.root}/\\.git, .* which are protected`));
+    expect(init.out.sandbox_denied.find((d) => d.code === "protected_path")?.message).toMatch(
+      new RegExp(`^the command created or replaced ${r.s.root}/\\.git, .* which are protected`),
+    );
   });
 
   it("git commands that read the repository work inside; those that write it are refused with a denial that says why and how to allow it", async () => {
     const r = repo("work", committed);
     const before = git(r.s.root, "rev-parse", "HEAD").stdout;
-    const reads = await r.bash("git status --short; git log --oneline | wc -l; git diff --stat | tail -1; git show --stat HEAD | head -1 | cut -c1-6");
-    expect([reads.out.stdout, reads.out.stderr, reads.out.sandbox_denied]).toEqual([" M a.txt\n1\n 1 file changed, 1 insertion(+)\ncommit\n", "", []]);
+    const reads = await r.bash(
+      "git status --short; git log --oneline | wc -l; git diff --stat | tail -1; git show --stat HEAD | head -1 | cut -c1-6",
+    );
+    expect([reads.out.stdout, reads.out.stderr, reads.out.sandbox_denied]).toEqual([
+      " M a.txt\n1\n 1 file changed, 1 insertion(+)\ncommit\n",
+      "",
+      [],
+    ]);
     const writes = await r.bash("git add a.txt; git -c user.name=a -c user.email=a@b commit -qam second; echo END");
     expect(writes.out.stdout).toBe("END\n");
     expect(writes.out.stderr).toContain(`fatal: Unable to create '${r.s.root}/.git/index.lock': Read-only file system`);
@@ -115,7 +150,9 @@ describe.runIf(ready)("escape suite: the repository's .git", () => {
 
   it("with .git taken out of the list the agent commits, and the hooks and config stay read-only", async () => {
     const r = repo("writable", committed, { protectedPaths: PROTECTED_DEFAULT.filter((p) => p !== ".git") });
-    const { out } = await r.bash(`git -c user.name=a -c user.email=a@b commit -qam second && git log --oneline | wc -l; printf '${HOOK}' > .git/hooks/pre-commit; echo END`);
+    const { out } = await r.bash(
+      `git -c user.name=a -c user.email=a@b commit -qam second && git log --oneline | wc -l; printf '${HOOK}' > .git/hooks/pre-commit; echo END`,
+    );
     expect(out.stdout).toBe("2\nEND\n");
     expect(out.stderr).toMatch(/\.git\/hooks\/pre-commit: (Read-only file system|Permission denied)/);
     expect(r.has(".git/hooks/pre-commit")).toBe(false);
@@ -129,7 +166,9 @@ describe.runIf(ready)("escape suite: files the repository's git config names", (
       git(s.root, "config", "core.hooksPath", ".githooks");
       s.write(".githooks/pre-commit", "#!/bin/sh\nexit 0\n");
     });
-    const { out } = await r.bash(`printf '${HOOK}' > .githooks/pre-commit; printf '${HOOK}' > .githooks/post-checkout; echo END`);
+    const { out } = await r.bash(
+      `printf '${HOOK}' > .githooks/pre-commit; printf '${HOOK}' > .githooks/post-checkout; echo END`,
+    );
     expect(out.stdout).toBe("END\n");
     expect(out.stderr).toMatch(/\.githooks\/pre-commit: (Read-only file system|Permission denied)/);
     expect([r.read(".githooks/pre-commit"), r.has(".githooks/post-checkout")]).toEqual(["#!/bin/sh\nexit 0\n", false]);
@@ -143,7 +182,9 @@ describe.runIf(ready)("escape suite: files the repository's git config names", (
       committed(s);
       git(s.root, "config", "core.hooksPath", "tools/hooks");
     });
-    const { out } = await r.bash(`mkdir -p tools/hooks && printf '${HOOK}' > tools/hooks/pre-commit && chmod +x tools/hooks/pre-commit; echo END`);
+    const { out } = await r.bash(
+      `mkdir -p tools/hooks && printf '${HOOK}' > tools/hooks/pre-commit && chmod +x tools/hooks/pre-commit; echo END`,
+    );
     expect([r.has("tools/hooks"), r.has("tools")]).toEqual([false, true]);
     expect(codes(out)).toContain("protected_path");
   });
@@ -165,17 +206,23 @@ describe.runIf(ready)("escape suite: files the repository's git config names", (
       s.write("config/more.inc", "[core]\n\thooksPath = config/hooks\n");
       s.write("config/hooks/pre-commit", "#!/bin/sh\n");
       s.write("local.inc", "[user]\n\tname = p\n");
-      writeFileSync(join(s.root, ".git/config"), `${readFileSync(join(s.root, ".git/config"), "utf8")}[include]\n\tpath = ../config/git.inc\n[includeIf "gitdir:${s.root}/"]\n\tpath = "${s.root}/local.inc"\n`);
+      writeFileSync(
+        join(s.root, ".git/config"),
+        `${readFileSync(join(s.root, ".git/config"), "utf8")}[include]\n\tpath = ../config/git.inc\n[includeIf "gitdir:${s.root}/"]\n\tpath = "${s.root}/local.inc"\n`,
+      );
     });
-    const { out } = await r.bash(`printf '[core]\\n\\tfsmonitor = ./evil.sh\\n' >> config/git.inc; echo x >> config/more.inc; echo x >> local.inc; printf '${HOOK}' > config/hooks/pre-commit; echo ok > config/other; echo END`);
+    const { out } = await r.bash(
+      `printf '[core]\\n\\tfsmonitor = ./evil.sh\\n' >> config/git.inc; echo x >> config/more.inc; echo x >> local.inc; printf '${HOOK}' > config/hooks/pre-commit; echo ok > config/other; echo END`,
+    );
     expect(out.stdout).toBe("END\n");
-    for (const f of ["config/git.inc", "config/more.inc", "local.inc", "config/hooks/pre-commit"]) expect(out.stderr).toMatch(new RegExp(`${f.replace(/\./g, "\\.")}: (Read-only file system|Permission denied)`));
-    expect([r.read("config/git.inc"), r.read("config/more.inc"), r.read("config/hooks/pre-commit"), r.read("config/other")]).toEqual([
-      "[include]\n\tpath = more.inc\n",
-      "[core]\n\thooksPath = config/hooks\n",
-      "#!/bin/sh\n",
-      "ok\n",
-    ]);
+    for (const f of ["config/git.inc", "config/more.inc", "local.inc", "config/hooks/pre-commit"])
+      expect(out.stderr).toMatch(new RegExp(`${f.replace(/\./g, "\\.")}: (Read-only file system|Permission denied)`));
+    expect([
+      r.read("config/git.inc"),
+      r.read("config/more.inc"),
+      r.read("config/hooks/pre-commit"),
+      r.read("config/other"),
+    ]).toEqual(["[include]\n\tpath = more.inc\n", "[core]\n\thooksPath = config/hooks\n", "#!/bin/sh\n", "ok\n"]);
   });
 
   it("command-valued keys: the workspace files a filter, textconv, fsmonitor or alias runs are read-only", async () => {
@@ -188,9 +235,12 @@ describe.runIf(ready)("escape suite: files the repository's git config names", (
           '[filter "x"]\n\tclean = ./scripts/clean.sh %f\n\tsmudge = cat\n[diff "bin"]\n\ttextconv = sh conv.sh\n[diff "later"]\n\ttextconv = python3 later.py\n[core]\n\tfsmonitor = "fsmonitor.pl"\n[alias]\n\tup = "!tools/run --all"\n',
       );
     });
-    const { out } = await r.bash("for f in scripts/clean.sh conv.sh fsmonitor.pl tools/run; do echo evil >> $f; done; echo free > scripts/other.sh; echo END");
+    const { out } = await r.bash(
+      "for f in scripts/clean.sh conv.sh fsmonitor.pl tools/run; do echo evil >> $f; done; echo free > scripts/other.sh; echo END",
+    );
     expect(out.stdout).toBe("END\n");
-    for (const f of ["scripts/clean.sh", "conv.sh", "fsmonitor.pl", "tools/run"]) expect(r.read(f)).toBe("#!/bin/sh\ncat\n");
+    for (const f of ["scripts/clean.sh", "conv.sh", "fsmonitor.pl", "tools/run"])
+      expect(r.read(f)).toBe("#!/bin/sh\ncat\n");
     expect(r.read("scripts/other.sh")).toBe("free\n");
     // A file the config names that does not exist yet is watched: one the command creates is removed.
     const later = await r.bash("echo 'import os' > later.py; echo END");
@@ -203,7 +253,9 @@ describe.runIf(ready)("escape suite: files the repository's git config names", (
       git(s.root, "init", "-q", "--separate-git-dir", join(s.root, ".repo"));
     });
     expect(r.read(".git")).toBe(`gitdir: ${join(r.s.root, ".repo")}\n`);
-    const { out } = await r.bash(`printf '${HOOK}' > .repo/hooks/pre-commit; git config core.fsmonitor ./evil; echo END`);
+    const { out } = await r.bash(
+      `printf '${HOOK}' > .repo/hooks/pre-commit; git config core.fsmonitor ./evil; echo END`,
+    );
     expect(out.stdout).toBe("END\n");
     expect(r.has(".repo/hooks/pre-commit")).toBe(false);
     expect(git(r.s.root, "config", "--get", "core.fsmonitor").stdout).toBe("");
@@ -212,7 +264,10 @@ describe.runIf(ready)("escape suite: files the repository's git config names", (
   it("a config past the reader's bounds refuses the call (nothing run) and names the file and the fix", async () => {
     const r = repo("huge", (s) => {
       committed(s);
-      writeFileSync(join(s.root, ".git/config"), readFileSync(join(s.root, ".git/config"), "utf8") + `# ${"x".repeat(300 * 1024)}\n`);
+      writeFileSync(
+        join(s.root, ".git/config"),
+        readFileSync(join(s.root, ".git/config"), "utf8") + `# ${"x".repeat(300 * 1024)}\n`,
+      );
     });
     const refused = await r.bash("touch ran").then(
       () => null,
@@ -220,7 +275,11 @@ describe.runIf(ready)("escape suite: files the repository's git config names", (
     );
     expect(refused).toBeInstanceOf(NoEffectError);
     expect((refused as NoEffectError).code).toBe("git_config_too_large");
-    expect((refused as Error).message).toMatch(new RegExp(`^the repository's git config ${r.s.root}/\\.git/config is \\d+ bytes, more than the 262144 read, past what toolgate reads .*; nothing was run or changed\\. Make the config smaller, or the operator takes \\.git and \\.git/config out of the catalog's protectedPaths option$`));
+    expect((refused as Error).message).toMatch(
+      new RegExp(
+        `^the repository's git config ${r.s.root}/\\.git/config is \\d+ bytes, more than the 262144 read, past what toolgate reads .*; nothing was run or changed\\. Make the config smaller, or the operator takes \\.git and \\.git/config out of the catalog's protectedPaths option$`,
+      ),
+    );
     expect(r.has("ran")).toBe(false);
   });
 });

@@ -23,8 +23,23 @@ afterAll(() => s.cleanup());
 const tag = randomBytes(4).toString("hex");
 const ready = binaryAvailable("bwrap");
 const warnings: string[] = [];
-const tools = ready ? new Map(createCodingCatalog({ workspace: s.root, sandbox: { warn: (m) => warnings.push(m) }, limits: { bash: { max_processes: 64 } } }).map((t) => [t.name, t])) : new Map<string, ToolSpec>();
-const ctx = (signal = new AbortController().signal): ToolContext => ({ signal, trajectory_id: "t-priv", turn: 0, call_id: "c", now: Date.now, budget_tokens: 100_000 });
+const tools = ready
+  ? new Map(
+      createCodingCatalog({
+        workspace: s.root,
+        sandbox: { warn: (m) => warnings.push(m) },
+        limits: { bash: { max_processes: 64 } },
+      }).map((t) => [t.name, t]),
+    )
+  : new Map<string, ToolSpec>();
+const ctx = (signal = new AbortController().signal): ToolContext => ({
+  signal,
+  trajectory_id: "t-priv",
+  turn: 0,
+  call_id: "c",
+  now: Date.now,
+  budget_tokens: 100_000,
+});
 
 interface BashOut {
   exit_code: number | null;
@@ -33,7 +48,9 @@ interface BashOut {
   sandbox_denied: { code: string }[];
 }
 async function bash(command: string, signal?: AbortSignal): Promise<BashOut> {
-  return ((await tools.get("bash_execute")!.handler({ command, timeout_ms: 20_000 }, ctx(signal))) as { output: BashOut }).output;
+  return (
+    (await tools.get("bash_execute")!.handler({ command, timeout_ms: 20_000 }, ctx(signal))) as { output: BashOut }
+  ).output;
 }
 
 /** Every entry under `dir` (symlinks not followed), with its owner and its setuid/setgid bits. */
@@ -90,7 +107,9 @@ describe.runIf(ready && asRoot)("escape suite: host privilege, toolgate as root"
     // Poll (yielding, so the call can start) until the sandbox's sleep is there.
     while (pid === "") {
       await new Promise((r) => setTimeout(r, 20));
-      pid = spawnSync("pgrep", ["-f", `^sleep ${marker}$`], { encoding: "utf8" }).stdout.trim().split("\n")[0]!;
+      pid = spawnSync("pgrep", ["-f", `^sleep ${marker}$`], { encoding: "utf8" })
+        .stdout.trim()
+        .split("\n")[0]!;
     }
     const status = Object.fromEntries(
       readFileSync(`/proc/${pid}/status`, "utf8")
@@ -103,7 +122,12 @@ describe.runIf(ready && asRoot)("escape suite: host privilege, toolgate as root"
     expect(status.Uid!.split("\t")).toEqual([String(NOBODY), String(NOBODY), String(NOBODY), String(NOBODY)]);
     expect(status.Gid!.split("\t")).toEqual([String(NOBODY), String(NOBODY), String(NOBODY), String(NOBODY)]);
     expect(status.Groups!.trim()).toBe("");
-    expect([status.CapEff, status.CapPrm, status.CapBnd, status.CapAmb]).toEqual(["0000000000000000", "0000000000000000", "0000000000000000", "0000000000000000"]);
+    expect([status.CapEff, status.CapPrm, status.CapBnd, status.CapAmb]).toEqual([
+      "0000000000000000",
+      "0000000000000000",
+      "0000000000000000",
+      "0000000000000000",
+    ]);
     expect([status.NoNewPrivs, status.Seccomp]).toEqual(["1", "2"]);
   });
 
@@ -119,14 +143,21 @@ describe.runIf(ready && asRoot)("escape suite: host privilege, toolgate as root"
       const told: string[] = [];
       const launcher = launcherChooser(createBubblewrap({ warn: (m) => told.push(m) }), false);
       const ws = { root: t.root, hidden: [join(t.root, ".toolgate")], readOnly: [join(t.root, ".git/config")] };
-      const first = await executeBash(launcher, ws, { command: "echo x >> src/a.ts && echo y > .git/HEAD && touch new" }, DEFAULT_BASH_LIMITS);
+      const first = await executeBash(
+        launcher,
+        ws,
+        { command: "echo x >> src/a.ts && echo y > .git/HEAD && touch new" },
+        DEFAULT_BASH_LIMITS,
+      );
       expect((first.output as unknown as BashOut).exit_code).toBe(0);
       const owner = (rel: string) => lstatSync(join(t.root, rel)).uid;
       expect([".", "src", "src/a.ts", ".git", ".git/HEAD", "new"].map(owner)).toEqual(Array(6).fill(NOBODY));
       expect([".toolgate", ".toolgate/state.db", ".git/config", "link-out"].map(owner)).toEqual([0, 0, 0, 0]);
       expect(lstatSync(outsideFile).uid).toBe(0);
       expect(told).toHaveLength(1);
-      expect(told[0]).toMatch(/^\[toolgate\] toolgate runs as root, so its sandbox runs as uid 65534:65534 .* 5 entries owned by root now belong to 65534:65534 \(hidden and protected paths keep their owner, the repository's \.git folder only for the entries listed under it\)/);
+      expect(told[0]).toMatch(
+        /^\[toolgate\] toolgate runs as root, so its sandbox runs as uid 65534:65534 .* 5 entries owned by root now belong to 65534:65534 \(hidden and protected paths keep their owner, the repository's \.git folder only for the entries listed under it\)/,
+      );
       await executeBash(launcher, ws, { command: "true" }, DEFAULT_BASH_LIMITS);
       expect(told).toHaveLength(1);
     } finally {
@@ -143,14 +174,21 @@ describe.runIf(ready && asRoot)("escape suite: host privilege, toolgate as root"
       linkSync(secret, join(t.root, "innocent.txt"));
       t.write("src/a.ts", "a\n");
       const told: string[] = [];
-      const r = await executeBash(launcherChooser(createBubblewrap({ warn: (m) => told.push(m) }), false), t.root, { command: "cat innocent.txt; echo evil > innocent.txt; echo END" }, DEFAULT_BASH_LIMITS);
+      const r = await executeBash(
+        launcherChooser(createBubblewrap({ warn: (m) => told.push(m) }), false),
+        t.root,
+        { command: "cat innocent.txt; echo evil > innocent.txt; echo END" },
+        DEFAULT_BASH_LIMITS,
+      );
       const out = r.output as unknown as BashOut;
       expect(out.stdout).toBe("END\n");
       expect(out.stderr).toContain("innocent.txt: Permission denied");
       expect([lstatSync(secret).uid, lstatSync(secret).gid, lstatSync(secret).mode & 0o777]).toEqual([0, 0, 0o600]);
       expect(readFileSync(secret, "utf8")).toBe("root:secret:\n");
       expect([lstatSync(join(t.root, "src/a.ts")).uid, lstatSync(join(t.root, "src")).uid]).toEqual([NOBODY, NOBODY]);
-      expect(told[0]).toContain("; 1 files with more than one hard link keep theirs, since another of their names may be outside the workspace");
+      expect(told[0]).toContain(
+        "; 1 files with more than one hard link keep theirs, since another of their names may be outside the workspace",
+      );
     } finally {
       t.cleanup();
     }
@@ -162,8 +200,14 @@ describe.runIf(ready && asRoot)("escape suite: host privilege, toolgate as root"
       t.write("a.txt", "needle\n");
       chmodSync(t.root, 0o700);
       chmodSync(join(t.root, "a.txt"), 0o600);
-      const tools = new Map(createCodingCatalog({ workspace: t.root, sandbox: { warn: () => {} } }).map((x) => [x.name, x]));
-      const out = ((await tools.get("grep_search")!.handler({ pattern: "needle", path: t.root }, ctx())) as { output: { total: number } }).output;
+      const tools = new Map(
+        createCodingCatalog({ workspace: t.root, sandbox: { warn: () => {} } }).map((x) => [x.name, x]),
+      );
+      const out = (
+        (await tools.get("grep_search")!.handler({ pattern: "needle", path: t.root }, ctx())) as {
+          output: { total: number };
+        }
+      ).output;
       expect(out.total).toBe(1);
       expect([lstatSync(t.root).uid, lstatSync(join(t.root, "a.txt")).uid]).toEqual([NOBODY, NOBODY]);
     } finally {
@@ -175,15 +219,27 @@ describe.runIf(ready && asRoot)("escape suite: host privilege, toolgate as root"
     const t = makeWorkspace("escape-priv-owner");
     try {
       chownSync(t.root, 4242, 4343);
-      const own = await executeBash(launcherChooser(createBubblewrap({ warn: () => {} }), false), t.root, { command: "id -u; id -g; id -G; touch mine" }, DEFAULT_BASH_LIMITS);
+      const own = await executeBash(
+        launcherChooser(createBubblewrap({ warn: () => {} }), false),
+        t.root,
+        { command: "id -u; id -g; id -G; touch mine" },
+        DEFAULT_BASH_LIMITS,
+      );
       expect((own.output as unknown as BashOut).stdout).toBe("4242\n4343\n4343\n");
       expect(lstatSync(join(t.root, "mine")).uid).toBe(4242);
-      const given = await executeBash(launcherChooser(createBubblewrap({ user: { uid: 5151, gid: 5252 }, warn: () => {} }), false), t.root, { command: "id -u; id -g" }, DEFAULT_BASH_LIMITS);
+      const given = await executeBash(
+        launcherChooser(createBubblewrap({ user: { uid: 5151, gid: 5252 }, warn: () => {} }), false),
+        t.root,
+        { command: "id -u; id -g" },
+        DEFAULT_BASH_LIMITS,
+      );
       expect((given.output as unknown as BashOut).stdout).toBe("5151\n5252\n");
       expect(() => createBubblewrap({ user: { uid: 0, gid: 0 } })).toThrow(
-        "sandbox user must be { uid, gid } with both integers from 1 to 4294967294 (0 is root, which would give the sandbox host privilege); received {\"uid\":0,\"gid\":0}; example { uid: 65534, gid: 65534 }",
+        'sandbox user must be { uid, gid } with both integers from 1 to 4294967294 (0 is root, which would give the sandbox host privilege); received {"uid":0,"gid":0}; example { uid: 65534, gid: 65534 }',
       );
-      expect(() => createCodingCatalog({ workspace: t.root, sandbox: { launcher: createBubblewrap(), user: { uid: 1, gid: 1 } } })).toThrow(
+      expect(() =>
+        createCodingCatalog({ workspace: t.root, sandbox: { launcher: createBubblewrap(), user: { uid: 1, gid: 1 } } }),
+      ).toThrow(
         "sandbox.user configure the default launcher, and sandbox.launcher replaces it; pass them to createBubblewrap({ ... }) instead",
       );
     } finally {

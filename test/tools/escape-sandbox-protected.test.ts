@@ -6,7 +6,16 @@
  * read-only folder. Each case checks the host afterwards.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, lstatSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_BASH_LIMITS, executeBash, launcherChooser } from "../../src/tools/bash.js";
@@ -19,7 +28,23 @@ const s = makeWorkspace("escape-protected");
 afterAll(() => s.cleanup());
 
 /** The repository-control list the catalog protects by default. */
-const REPO_CONTROL = [".git/hooks", ".git/config", ".gitmodules", ".vscode", ".idea", ".mcp.json", ".claude", ".cursor", ".envrc", ".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".bash_login"];
+const REPO_CONTROL = [
+  ".git/hooks",
+  ".git/config",
+  ".gitmodules",
+  ".vscode",
+  ".idea",
+  ".mcp.json",
+  ".claude",
+  ".cursor",
+  ".envrc",
+  ".bashrc",
+  ".bash_profile",
+  ".profile",
+  ".zshrc",
+  ".zprofile",
+  ".bash_login",
+];
 const ws = { root: s.root, hidden: [join(s.root, ".toolgate")], readOnly: REPO_CONTROL.map((p) => join(s.root, p)) };
 const launcher = launcherChooser(createBubblewrap({ warn: () => {} }), false);
 
@@ -61,11 +86,23 @@ describe.runIf(binaryAvailable("bwrap"))("escape suite: protected repository fil
     );
     expect(out.stdout).toBe("WROTE-OTHER\n");
     // Read-only, or (a file the sandbox user was not given) not writable by it in the first place.
-    for (const target of [".git/hooks/pre-commit", ".git/config", ".vscode/tasks.json", ".bashrc", ".envrc"]) expect(out.stderr).toMatch(new RegExp(`${target.replace(/\./g, "\\.")}: (Read-only file system|Permission denied)`));
-    expect(out.stderr).toMatch(/could not lock config file \.git\/config|\.git\/config(\.lock)?: (Read-only file system|Permission denied)/);
+    for (const target of [".git/hooks/pre-commit", ".git/config", ".vscode/tasks.json", ".bashrc", ".envrc"])
+      expect(out.stderr).toMatch(
+        new RegExp(`${target.replace(/\./g, "\\.")}: (Read-only file system|Permission denied)`),
+      );
+    expect(out.stderr).toMatch(
+      /could not lock config file \.git\/config|\.git\/config(\.lock)?: (Read-only file system|Permission denied)/,
+    );
     expect(out.sandbox_denied.map((d) => d.code)).toContain("read_only_filesystem");
-    expect([read(".git/config"), read(".vscode/settings.json"), read(".bashrc"), read("envrc.real")]).toEqual([CONFIG, "{}\n", "# rc\n", "export A=1\n"]);
-    expect([existsSync(join(s.root, ".git/hooks/pre-commit")), existsSync(join(s.root, ".vscode/tasks.json"))]).toEqual([false, false]);
+    expect([read(".git/config"), read(".vscode/settings.json"), read(".bashrc"), read("envrc.real")]).toEqual([
+      CONFIG,
+      "{}\n",
+      "# rc\n",
+      "export A=1\n",
+    ]);
+    expect([existsSync(join(s.root, ".git/hooks/pre-commit")), existsSync(join(s.root, ".vscode/tasks.json"))]).toEqual(
+      [false, false],
+    );
   });
 
   it("renaming or removing a protected path or a folder above it fails, so no fresh tree can take its place", async () => {
@@ -89,7 +126,9 @@ describe.runIf(binaryAvailable("bwrap"))("escape suite: protected repository fil
     expect([read(".git/config"), read(".vscode/settings.json")]).toEqual([CONFIG, "{}\n"]);
     // A rename within the workspace mount (the pinned folder itself) is refused outright.
     const rename = await bash(`python3 -c 'import os; os.rename(".git", "moved-git")'`);
-    expect(rename.out.stderr).toMatch(/OSError: \[Errno (16|18)\] (Device or resource busy|Invalid cross-device link): '\.git' -> 'moved-git'/);
+    expect(rename.out.stderr).toMatch(
+      /OSError: \[Errno (16|18)\] (Device or resource busy|Invalid cross-device link): '\.git' -> 'moved-git'/,
+    );
     expect(ino(".git")).toBe(before[0]);
   });
 
@@ -100,11 +139,16 @@ describe.runIf(binaryAvailable("bwrap"))("escape suite: protected repository fil
     expect(out.sandbox_denied.find((d) => d.code === "protected_path")?.message).toBe(
       `the command created or replaced ${s.root}/.gitmodules, which is protected (programs on the host, such as git or an editor, run what it holds): the command was stopped and it was put back as before; nothing else was undone`,
     );
-    expect(stable(text, s)).toContain("[sandbox denied: the command created or replaced <tmp>/ws/.gitmodules, which is protected");
+    expect(stable(text, s)).toContain(
+      "[sandbox denied: the command created or replaced <tmp>/ws/.gitmodules, which is protected",
+    );
   });
 
   it("creating one stops the command at once (it does not run on to its timeout), and a whole new tree is removed", async () => {
-    const { out } = await bash("mkdir -p .claude/commands && echo 'run evil' > .claude/commands/x.md && echo '{}' > .mcp.json; while :; do sleep 0.05; done", 20_000);
+    const { out } = await bash(
+      "mkdir -p .claude/commands && echo 'run evil' > .claude/commands/x.md && echo '{}' > .mcp.json; while :; do sleep 0.05; done",
+      20_000,
+    );
     expect(out.timed_out).toBe(false);
     expect(out.exit_code).not.toBe(0);
     expect([existsSync(join(s.root, ".claude")), existsSync(join(s.root, ".mcp.json"))]).toEqual([false, false]);
@@ -138,7 +182,12 @@ describe.runIf(binaryAvailable("bwrap"))("escape suite: protected repository fil
     const t = makeWorkspace("escape-protected-hidden");
     try {
       const hiddenWs = { root: t.root, hidden: [join(t.root, ".toolgate")], readOnly: [] };
-      const r = await executeBash(launcher, hiddenWs, { command: "mkdir .toolgate && ln -s /etc/passwd .toolgate/audit.jsonl; echo planted" }, DEFAULT_BASH_LIMITS);
+      const r = await executeBash(
+        launcher,
+        hiddenWs,
+        { command: "mkdir .toolgate && ln -s /etc/passwd .toolgate/audit.jsonl; echo planted" },
+        DEFAULT_BASH_LIMITS,
+      );
       expect(existsSync(join(t.root, ".toolgate"))).toBe(false);
       expect((r.output as unknown as Out).sandbox_denied.map((d) => d.code)).toContain("protected_path");
     } finally {
@@ -147,17 +196,28 @@ describe.runIf(binaryAvailable("bwrap"))("escape suite: protected repository fil
   });
 
   it("ordinary work in the repository goes on: git reads its config, status, log and diff; with .git protected as a whole, a commit is refused and said so", async () => {
-    const { out } = await bash("git config --get core.bare; echo work > work.txt && git status --short work.txt && git log --oneline 2>&1 | head -1 && git diff --stat && echo READ");
-    expect(out.stdout).toBe("false\n?? work.txt\nfatal: your current branch 'main' does not have any commits yet\nREAD\n");
+    const { out } = await bash(
+      "git config --get core.bare; echo work > work.txt && git status --short work.txt && git log --oneline 2>&1 | head -1 && git diff --stat && echo READ",
+    );
+    expect(out.stdout).toBe(
+      "false\n?? work.txt\nfatal: your current branch 'main' does not have any commits yet\nREAD\n",
+    );
     expect(out.sandbox_denied).toEqual([]);
     const whole = { ...ws, readOnly: [join(s.root, ".git"), ...ws.readOnly] };
-    const r = await executeBash(launcher, whole, { command: "git add work.txt && git -c user.name=a -c user.email=a@b commit -qm work" }, DEFAULT_BASH_LIMITS);
+    const r = await executeBash(
+      launcher,
+      whole,
+      { command: "git add work.txt && git -c user.name=a -c user.email=a@b commit -qm work" },
+      DEFAULT_BASH_LIMITS,
+    );
     const refused = r.output as unknown as Out;
     expect(refused.exit_code).not.toBe(0);
     expect(refused.sandbox_denied.map((d) => d.code)).toEqual(["protected_path"]);
     expect(refused.sandbox_denied[0]!.message).toMatch(/^the repository's \.git is read-only in the sandbox/);
     // This suite's list protects the hooks and config but not all of .git: there commits write objects.
-    const { out: commit } = await bash("git add work.txt && git -c user.name=a -c user.email=a@b commit -qm work && git log --oneline | wc -l");
+    const { out: commit } = await bash(
+      "git add work.txt && git -c user.name=a -c user.email=a@b commit -qm work && git log --oneline | wc -l",
+    );
     expect(commit.stdout).toBe("1\n");
   });
 
@@ -175,23 +235,34 @@ describe.runIf(binaryAvailable("bwrap"))("escape suite: protected repository fil
   });
 });
 
-describe.runIf(binaryAvailable("bwrap") && asRoot)("escape suite: protected repository files, toolgate as an unprivileged user", () => {
-  it("the same holds where bwrap mounts in a user namespace of its own: read-only, pinned, and what the command creates is removed", async () => {
-    const t = makeWorkspace("escape-protected-nobody");
-    try {
-      spawnSync("git", ["-c", "init.defaultBranch=main", "init", "-q", t.root], { stdio: "ignore" });
-      const config = readFileSync(join(t.root, ".git/config"), "utf8");
-      spawnSync("chown", ["-R", `${NOBODY}:${NOBODY}`, t.root]);
-      handToNobody(t.base, t.root);
-      const r = await bashAsNobody(t.root, "echo evil >> .git/config; rm -rf .git/hooks; mkdir .vscode && echo x > .vscode/tasks.json; echo END", undefined, REPO_CONTROL);
-      expect(r.error).toBeUndefined();
-      expect(r.output!.stdout).toBe("END\n");
-      expect(readFileSync(join(t.root, ".git/config"), "utf8")).toBe(config);
-      expect([existsSync(join(t.root, ".git/hooks/pre-commit.sample")), existsSync(join(t.root, ".vscode"))]).toEqual([true, false]);
-      expect(r.output!.sandbox_denied.map((d) => d.code)).toEqual(expect.arrayContaining(["protected_path", "read_only_filesystem"]));
-    } finally {
-      t.cleanup();
-    }
-  });
-});
-
+describe.runIf(binaryAvailable("bwrap") && asRoot)(
+  "escape suite: protected repository files, toolgate as an unprivileged user",
+  () => {
+    it("the same holds where bwrap mounts in a user namespace of its own: read-only, pinned, and what the command creates is removed", async () => {
+      const t = makeWorkspace("escape-protected-nobody");
+      try {
+        spawnSync("git", ["-c", "init.defaultBranch=main", "init", "-q", t.root], { stdio: "ignore" });
+        const config = readFileSync(join(t.root, ".git/config"), "utf8");
+        spawnSync("chown", ["-R", `${NOBODY}:${NOBODY}`, t.root]);
+        handToNobody(t.base, t.root);
+        const r = await bashAsNobody(
+          t.root,
+          "echo evil >> .git/config; rm -rf .git/hooks; mkdir .vscode && echo x > .vscode/tasks.json; echo END",
+          undefined,
+          REPO_CONTROL,
+        );
+        expect(r.error).toBeUndefined();
+        expect(r.output!.stdout).toBe("END\n");
+        expect(readFileSync(join(t.root, ".git/config"), "utf8")).toBe(config);
+        expect([existsSync(join(t.root, ".git/hooks/pre-commit.sample")), existsSync(join(t.root, ".vscode"))]).toEqual(
+          [true, false],
+        );
+        expect(r.output!.sandbox_denied.map((d) => d.code)).toEqual(
+          expect.arrayContaining(["protected_path", "read_only_filesystem"]),
+        );
+      } finally {
+        t.cleanup();
+      }
+    });
+  },
+);

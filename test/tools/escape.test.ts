@@ -22,8 +22,17 @@ symlinkSync(s.outside, `${s.root}/out-dir`);
 symlinkSync(secretFile, `${s.root}/secret-link.txt`);
 
 const ready = binaryAvailable("bwrap") && binaryAvailable("rg");
-const tools = ready ? new Map(createCodingCatalog({ workspace: s.root, limits: { bash: { max_processes: 64 } } }).map((t) => [t.name, t])) : new Map<string, ToolSpec>();
-const ctx = (): ToolContext => ({ signal: new AbortController().signal, trajectory_id: "t-escape", turn: 0, call_id: "c", now: Date.now, budget_tokens: 100_000 });
+const tools = ready
+  ? new Map(createCodingCatalog({ workspace: s.root, limits: { bash: { max_processes: 64 } } }).map((t) => [t.name, t]))
+  : new Map<string, ToolSpec>();
+const ctx = (): ToolContext => ({
+  signal: new AbortController().signal,
+  trajectory_id: "t-escape",
+  turn: 0,
+  call_id: "c",
+  now: Date.now,
+  budget_tokens: 100_000,
+});
 
 interface BashOut {
   exit_code: number | null;
@@ -33,7 +42,10 @@ interface BashOut {
   sandbox_denied: { code: string }[];
 }
 async function bash(command: string, timeout_ms = 20_000): Promise<{ out: BashOut; text: string }> {
-  const r = (await tools.get("bash_execute")!.handler({ command, timeout_ms }, ctx())) as { output: BashOut; text: string };
+  const r = (await tools.get("bash_execute")!.handler({ command, timeout_ms }, ctx())) as {
+    output: BashOut;
+    text: string;
+  };
   return { out: r.output, text: r.text };
 }
 
@@ -70,7 +82,9 @@ describe.runIf(ready)("escape suite", () => {
 
   it("another directory's secrets, /etc/shadow and /root are not visible", async () => {
     s.write("../outside/secret.txt", SECRET);
-    const { out } = await bash(`cat ${secretFile}; cat /etc/shadow; ls /root; cat ../outside/secret.txt; cat secret-link.txt`);
+    const { out } = await bash(
+      `cat ${secretFile}; cat /etc/shadow; ls /root; cat ../outside/secret.txt; cat secret-link.txt`,
+    );
     expect(out.stdout).not.toContain(SECRET);
     expect(out.stderr).toContain(`${secretFile}: No such file or directory`);
     expect(out.stderr).toContain("/etc/shadow: No such file or directory");
@@ -85,17 +99,44 @@ describe.runIf(ready)("escape suite", () => {
     const dns = await bash("exec 3<>/dev/tcp/example.com/80 && echo connected");
     expect(dns.out.stdout).not.toContain("connected");
     expect(dns.out.sandbox_denied.map((d) => d.code)).toContain("no_network");
-    expect(dns.text).toContain("[sandbox denied: the sandbox has no network: name resolution and connections to other hosts fail here; retrying will not help]");
+    expect(dns.text).toContain(
+      "[sandbox denied: the sandbox has no network: name resolution and connections to other hosts fail here; retrying will not help]",
+    );
   });
 
   it("the parent's environment is not readable: /proc/1/environ and env show the allowlist only", async () => {
     process.env.TOOLGATE_ESCAPE_SECRET = SECRET;
     try {
-      const { out } = await bash("tr '\\0' '\\n' < /proc/1/environ; echo ---; env; echo ---; ps -e -o comm= | sort -u | tr '\\n' ' '");
+      const { out } = await bash(
+        "tr '\\0' '\\n' < /proc/1/environ; echo ---; env; echo ---; ps -e -o comm= | sort -u | tr '\\n' ' '",
+      );
       expect(out.stdout).not.toContain(SECRET);
       const [init, env] = out.stdout.split("---\n");
-      const names = (block: string) => new Set(block.split("\n").filter(Boolean).map((l) => l.split("=")[0]));
-      const allowed = new Set(["PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TERM", "PAGER", "GIT_PAGER", "GIT_TERMINAL_PROMPT", "GIT_OPTIONAL_LOCKS", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0", "PWD", "SHLVL", "_"]);
+      const names = (block: string) =>
+        new Set(
+          block
+            .split("\n")
+            .filter(Boolean)
+            .map((l) => l.split("=")[0]),
+        );
+      const allowed = new Set([
+        "PATH",
+        "HOME",
+        "TMPDIR",
+        "LANG",
+        "LC_ALL",
+        "TERM",
+        "PAGER",
+        "GIT_PAGER",
+        "GIT_TERMINAL_PROMPT",
+        "GIT_OPTIONAL_LOCKS",
+        "GIT_CONFIG_COUNT",
+        "GIT_CONFIG_KEY_0",
+        "GIT_CONFIG_VALUE_0",
+        "PWD",
+        "SHLVL",
+        "_",
+      ]);
       for (const n of [...names(init!), ...names(env!)]) expect(allowed).toContain(n);
     } finally {
       delete process.env.TOOLGATE_ESCAPE_SECRET;
@@ -133,36 +174,56 @@ describe.runIf(ready)("escape suite", () => {
 
   it("a symlink inside the workspace pointing outside is refused by file_view, file_edit and grep_search", async () => {
     s.write("../outside/secret.txt", SECRET);
-    expect(await fileCall("file_view", { path: `${s.root}/secret-link.txt`, offset: 1, limit: 10 })).toMatchInlineSnapshot(
+    expect(
+      await fileCall("file_view", { path: `${s.root}/secret-link.txt`, offset: 1, limit: 10 }),
+    ).toMatchInlineSnapshot(
       `"outside_workspace: path "<tmp>/ws/secret-link.txt" resolves to <tmp>/outside/secret.txt, which is outside the workspace <tmp>/ws; use a path under <tmp>/ws/ | handler refused outside_workspace"`,
     );
-    expect(await fileCall("file_edit", { path: `${s.root}/secret-link.txt`, old_str: "TOPSECRET", new_str: "leaked" })).toContain("| handler refused outside_workspace");
+    expect(
+      await fileCall("file_edit", { path: `${s.root}/secret-link.txt`, old_str: "TOPSECRET", new_str: "leaked" }),
+    ).toContain("| handler refused outside_workspace");
     expect(readFileSync(secretFile, "utf8")).toBe(SECRET);
-    expect(await fileCall("grep_search", { pattern: "TOPSECRET", path: `${s.root}/out-dir` })).toContain("resolves to <tmp>/outside, which is outside");
+    expect(await fileCall("grep_search", { pattern: "TOPSECRET", path: `${s.root}/out-dir` })).toContain(
+      "resolves to <tmp>/outside, which is outside",
+    );
     // Searching the whole workspace does not follow the links either.
-    const r = (await tools.get("grep_search")!.handler({ pattern: "TOPSECRET", path: s.root }, ctx())) as { output: { total: number } };
+    const r = (await tools.get("grep_search")!.handler({ pattern: "TOPSECRET", path: s.root }, ctx())) as {
+      output: { total: number };
+    };
     expect(r.output.total).toBe(0);
   });
 
   it("toolgate's own state (.toolgate/) is hidden from bash_execute and closed to the file tools", async () => {
     const state = s.write(".toolgate/state.db", `records-${tag}`);
-    const { out } = await bash("cat .toolgate/state.db; echo forged > .toolgate/state.db; rm -rf .toolgate; ls -a .toolgate");
+    const { out } = await bash(
+      "cat .toolgate/state.db; echo forged > .toolgate/state.db; rm -rf .toolgate; ls -a .toolgate",
+    );
     expect(out.stdout).not.toContain(`records-${tag}`);
     expect(out.sandbox_denied.map((d) => d.code)).toContain("read_only_filesystem");
     expect(readFileSync(state, "utf8")).toBe(`records-${tag}`);
     expect(await fileCall("file_view", { path: state, offset: 1, limit: 1 })).toMatchInlineSnapshot(
       `"protected_path: path "<tmp>/ws/.toolgate/state.db" resolves to <tmp>/ws/.toolgate/state.db, inside <tmp>/ws/.toolgate, which holds toolgate's own state and is closed to tools; use another path in <tmp>/ws/ | handler refused protected_path"`,
     );
-    expect(await fileCall("file_edit", { path: state, old_str: "records", new_str: "forged" })).toContain("| handler refused protected_path");
-    expect(await fileCall("grep_search", { pattern: "records", path: `${s.root}/.toolgate` })).toContain("| handler refused protected_path");
+    expect(await fileCall("file_edit", { path: state, old_str: "records", new_str: "forged" })).toContain(
+      "| handler refused protected_path",
+    );
+    expect(await fileCall("grep_search", { pattern: "records", path: `${s.root}/.toolgate` })).toContain(
+      "| handler refused protected_path",
+    );
     expect(readFileSync(state, "utf8")).toBe(`records-${tag}`);
   });
 
   it("`..` traversal is resolved and refused by every file tool", async () => {
     const up = `${s.root}/../outside/secret.txt`;
-    expect(await fileCall("file_view", { path: up, offset: 1, limit: 1 })).toContain("resolves to <tmp>/outside/secret.txt, which is outside the workspace <tmp>/ws");
-    expect(await fileCall("file_edit", { path: `${s.root}/a/../../outside/secret.txt`, old_str: "T", new_str: "x" })).toContain("| handler refused outside_workspace");
-    expect(await fileCall("grep_search", { pattern: ".", path: `${s.root}/..` })).toContain("| handler refused outside_workspace");
+    expect(await fileCall("file_view", { path: up, offset: 1, limit: 1 })).toContain(
+      "resolves to <tmp>/outside/secret.txt, which is outside the workspace <tmp>/ws",
+    );
+    expect(
+      await fileCall("file_edit", { path: `${s.root}/a/../../outside/secret.txt`, old_str: "T", new_str: "x" }),
+    ).toContain("| handler refused outside_workspace");
+    expect(await fileCall("grep_search", { pattern: ".", path: `${s.root}/..` })).toContain(
+      "| handler refused outside_workspace",
+    );
     expect(readFileSync(secretFile, "utf8")).toBe(SECRET);
   });
 });

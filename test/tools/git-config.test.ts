@@ -4,7 +4,16 @@
  * in command values, and its cache.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -29,15 +38,19 @@ function byGit(text: string): [string, string | null][] {
       return nl === -1 ? [e, null] : [e.slice(0, nl), e.slice(nl + 1)];
     });
 }
-const byUs = (text: string): [string, string | null][] => parseGitConfig(text).map((e) => [[e.section, e.subsection, e.key].filter((x) => x !== null).join("."), e.value]);
+const byUs = (text: string): [string, string | null][] =>
+  parseGitConfig(text).map((e) => [[e.section, e.subsection, e.key].filter((x) => x !== null).join("."), e.value]);
 
 const TEXTS: Record<string, string> = {
-  "names, case and comments": "# a comment\n; another\n[Core]\n\tBare = false ; trailing\n\tFsMonitor = ./mon # c\n\tflag\n",
-  "subsections, new and old form": '[diff "LFS"]\n\ttextconv = sh conv.sh\n[Branch.Main]\n\tremote = origin\n[remote "o\\"q"]\n\turl = x\n',
-  "quotes, escapes and inner blanks": '[alias]\n\tx = "!f() { echo \\"hi\\"; }; f"\n\tz = a\\tb\\\\c\\n\n\tw =   two  words  \n\tq = "  kept  " tail\n\th = "a # not a comment" # a comment\n',
+  "names, case and comments":
+    "# a comment\n; another\n[Core]\n\tBare = false ; trailing\n\tFsMonitor = ./mon # c\n\tflag\n",
+  "subsections, new and old form":
+    '[diff "LFS"]\n\ttextconv = sh conv.sh\n[Branch.Main]\n\tremote = origin\n[remote "o\\"q"]\n\turl = x\n',
+  "quotes, escapes and inner blanks":
+    '[alias]\n\tx = "!f() { echo \\"hi\\"; }; f"\n\tz = a\\tb\\\\c\\n\n\tw =   two  words  \n\tq = "  kept  " tail\n\th = "a # not a comment" # a comment\n',
   "continuation lines and CRLF": "[core]\r\n\teditor = vim \\\n  -u NONE\r\n\tpager = less\r\n",
   "a key on the header's line": "[core] editor = vi\n[user]name=x\n",
-  "an empty value and a bare key": "[a]\n\tb =\n\tc\n\td = \"\"\n",
+  "an empty value and a bare key": '[a]\n\tb =\n\tc\n\td = ""\n',
 };
 
 describe.runIf(binaryAvailable("git"))("parseGitConfig agrees with git config --list", () => {
@@ -71,9 +84,16 @@ describe("commandPaths: the workspace files among a command's words", () => {
     expect(commandPaths("sh conv.sh --flag", root, exists)).toEqual(["/ws/conv.sh"]);
     expect(commandPaths("python3 not-yet.py .hook", root, exists)).toEqual(["/ws/not-yet.py", "/ws/.hook"]); // file names, existing or not
     expect(commandPaths("!./scripts/run.sh && tool | cat", root, exists)).toEqual(["/ws/scripts/run.sh", "/ws/tool"]);
-    expect(commandPaths('--config=./c.json X=tools/x "quoted dir/y" \'a b\'', root, exists)).toEqual(["/ws/c.json", "/ws/tools/x", "/ws/quoted dir/y"]);
+    expect(commandPaths("--config=./c.json X=tools/x \"quoted dir/y\" 'a b'", root, exists)).toEqual([
+      "/ws/c.json",
+      "/ws/tools/x",
+      "/ws/quoted dir/y",
+    ]);
     expect(commandPaths("-c core.pager=./pager.sh status", root, exists)).toEqual(["/ws/pager.sh"]); // an alias setting a command itself
-    expect(commandPaths("/ws/abs/x /usr/bin/env ~/bin/x $HOME/y . ..", root, exists)).toEqual(["/ws/abs/x", "/usr/bin/env"]);
+    expect(commandPaths("/ws/abs/x /usr/bin/env ~/bin/x $HOME/y . ..", root, exists)).toEqual([
+      "/ws/abs/x",
+      "/usr/bin/env",
+    ]);
     expect(commandPaths("less -R", root, exists)).toEqual([]);
   });
 });
@@ -82,7 +102,7 @@ describe("cachedNamedByGit: the last answer, while nothing it read has changed",
   const root = realpathSync(mkdtempSync(join(tmpdir(), "tg-git-named-")));
   afterAll(() => rmSync(root, { recursive: true, force: true }));
   mkdirSync(join(root, ".git"));
-  writeFileSync(join(root, ".git/config"), "[core]\n\thooksPath = hooks\n[diff \"x\"]\n\ttextconv = sh conv\n");
+  writeFileSync(join(root, ".git/config"), '[core]\n\thooksPath = hooks\n[diff "x"]\n\ttextconv = sh conv\n');
   let reads = 0;
   const io: GitNamedIO = {
     read(path, limit) {
@@ -90,7 +110,9 @@ describe("cachedNamedByGit: the last answer, while nothing it read has changed",
       const st = statSync(path, { throwIfNoEntry: false });
       if (st === undefined) return Promise.resolve({ kind: "none" });
       if (st.isDirectory()) return Promise.resolve({ kind: "dir" });
-      return Promise.resolve(st.size > limit ? { kind: "tooLarge", bytes: st.size } : { kind: "file", text: readFileSync(path, "utf8") });
+      return Promise.resolve(
+        st.size > limit ? { kind: "tooLarge", bytes: st.size } : { kind: "file", text: readFileSync(path, "utf8") },
+      );
     },
     exists: (path) => existsSync(path),
   };

@@ -51,7 +51,9 @@ describe.runIf(binaryAvailable("rg"))("grep_search", () => {
     expect(first.truncated).toEqual({ omitted: 11, unit: "matches" });
     const last = await grepSearch(s.ws, { pattern: "hit", path: `${s.root}/many`, cursor: 12 }, limits);
     expect(last.output).toMatchObject({ total: 15, cursor: 12, next_cursor: null });
-    expect((last.output as { matches: { path: string; line: number }[] }).matches.map((m) => [m.path.slice(-6), m.line])).toEqual([
+    expect(
+      (last.output as { matches: { path: string; line: number }[] }).matches.map((m) => [m.path.slice(-6), m.line]),
+    ).toEqual([
       ["f4.txt", 1],
       ["f4.txt", 2],
       ["f4.txt", 3],
@@ -59,7 +61,11 @@ describe.runIf(binaryAvailable("rg"))("grep_search", () => {
   });
 
   it("ends a page early on its token bound, with the exact next cursor", async () => {
-    const r = await grepSearch(s.ws, { pattern: "hit", path: `${s.root}/many` }, { ...DEFAULT_GREP_LIMITS, page_tokens: 60 });
+    const r = await grepSearch(
+      s.ws,
+      { pattern: "hit", path: `${s.root}/many` },
+      { ...DEFAULT_GREP_LIMITS, page_tokens: 60 },
+    );
     const out = r.output as { matches: unknown[]; next_cursor: number; total: number };
     expect(out.matches.length).toBeGreaterThan(0);
     expect(out.matches.length).toBeLessThan(15);
@@ -67,9 +73,15 @@ describe.runIf(binaryAvailable("rg"))("grep_search", () => {
   });
 
   it("stops ripgrep past max_matches and says the total is a lower bound", async () => {
-    const r = await grepSearch(s.ws, { pattern: "hit", path: `${s.root}/many` }, { ...DEFAULT_GREP_LIMITS, page: 2, max_matches: 5 });
+    const r = await grepSearch(
+      s.ws,
+      { pattern: "hit", path: `${s.root}/many` },
+      { ...DEFAULT_GREP_LIMITS, page: 2, max_matches: 5 },
+    );
     expect(r.output).toMatchObject({ total: 5, total_is_lower_bound: true, next_cursor: 2 });
-    expect(stable(r.text!, s).split("\n")[0]).toMatchInlineSnapshot(`"More than 5 matching lines under <tmp>/ws/many (search stopped there: narrow the pattern, path or glob); showing 1-2:"`);
+    expect(stable(r.text!, s).split("\n")[0]).toMatchInlineSnapshot(
+      `"More than 5 matching lines under <tmp>/ws/many (search stopped there: narrow the pattern, path or glob); showing 1-2:"`,
+    );
   });
 
   it("answers no matches as an empty result, not an error (rg exits 1)", async () => {
@@ -94,7 +106,11 @@ describe.runIf(binaryAvailable("rg"))("grep_search", () => {
   });
 
   it("refuses a missing ripgrep with what to install", async () => {
-    expect(await refusal(grepSearch(s.ws, { pattern: "x", path: s.root }, { ...DEFAULT_GREP_LIMITS, binary: "/nonexistent/rg" }))).toMatchInlineSnapshot(
+    expect(
+      await refusal(
+        grepSearch(s.ws, { pattern: "x", path: s.root }, { ...DEFAULT_GREP_LIMITS, binary: "/nonexistent/rg" }),
+      ),
+    ).toMatchInlineSnapshot(
       `"search_unavailable: grep_search needs ripgrep, and /nonexistent/rg was not found; install it (apt-get install -y ripgrep)"`,
     );
   });

@@ -1,6 +1,14 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { SCAN_SLICE, decodeLines, lineNumbers, lineStart, lineStats, occurrences, versionOf } from "../../src/tools/scan.js";
+import {
+  SCAN_SLICE,
+  decodeLines,
+  lineNumbers,
+  lineStart,
+  lineStats,
+  occurrences,
+  versionOf,
+} from "../../src/tools/scan.js";
 import { lineCount, lineEndings, linesFrom, linesFromOffset } from "../../src/tools/text.js";
 
 /** The plain indexOf loop the windowed search must agree with. */
@@ -13,9 +21,18 @@ function naive(text: string, needle: string): number[] {
 describe("windowed scans agree with the plain ones", () => {
   it("occurrences: matches on, across and just after window edges, overlapping candidates, none", async () => {
     const base = "x".repeat(3 * SCAN_SLICE + 17).split("");
-    for (const at of [0, SCAN_SLICE - 3, SCAN_SLICE - 1, SCAN_SLICE, 2 * SCAN_SLICE - 2, 3 * SCAN_SLICE + 10]) base.splice(at, 4, ..."abab");
+    for (const at of [0, SCAN_SLICE - 3, SCAN_SLICE - 1, SCAN_SLICE, 2 * SCAN_SLICE - 2, 3 * SCAN_SLICE + 10])
+      base.splice(at, 4, ..."abab");
     const text = base.join("");
-    for (const needle of ["ab", "abab", "ba", "bab", "x".repeat(5000), "zz", text.slice(SCAN_SLICE - 10, SCAN_SLICE + 10)]) {
+    for (const needle of [
+      "ab",
+      "abab",
+      "ba",
+      "bab",
+      "x".repeat(5000),
+      "zz",
+      text.slice(SCAN_SLICE - 10, SCAN_SLICE + 10),
+    ]) {
       expect(await occurrences(text, needle), needle.slice(0, 20)).toEqual(naive(text, needle));
     }
     expect(await occurrences("aaaa", "aa")).toEqual([0, 2]);
@@ -25,7 +42,8 @@ describe("windowed scans agree with the plain ones", () => {
   it("line statistics, line starts and line numbers", async () => {
     const text = Array.from({ length: 300_000 }, (_, i) => `line ${i}${i % 7 === 0 ? "\r" : ""}`).join("\n");
     expect(await lineStats(text)).toEqual({ count: lineCount(text), endings: lineEndings(text) });
-    for (const t of ["", "a", "a\n", "a\r\nb\r\n", "\n\n"]) expect(await lineStats(t), JSON.stringify(t)).toEqual({ count: lineCount(t), endings: lineEndings(t) });
+    for (const t of ["", "a", "a\n", "a\r\nb\r\n", "\n\n"])
+      expect(await lineStats(t), JSON.stringify(t)).toEqual({ count: lineCount(t), endings: lineEndings(t) });
     expect(linesFromOffset(text, await lineStart(text, 250_001), 3)).toEqual(linesFrom(text, 250_001, 3));
     expect(await lineStart(text, 400_000)).toBe(-1);
     const offsets = [0, 5, text.indexOf("line 1000\n"), text.length - 1];
@@ -39,7 +57,10 @@ describe("windowed scans agree with the plain ones", () => {
     const bytes = Buffer.concat([Buffer.from(text.slice(0, -1)), Buffer.from([0xc3, 0x0a, 0xff])]);
     const decoded = new TextDecoder().decode(bytes);
     expect(await lineStats(bytes)).toEqual({ count: lineCount(decoded), endings: lineEndings(decoded) });
-    for (let first = 1; first <= 5; first++) expect(decodeLines(bytes, await lineStart(bytes, first), 2), `line ${first}`).toEqual(linesFrom(decoded, first, 2));
+    for (let first = 1; first <= 5; first++)
+      expect(decodeLines(bytes, await lineStart(bytes, first), 2), `line ${first}`).toEqual(
+        linesFrom(decoded, first, 2),
+      );
   });
 });
 

@@ -16,7 +16,13 @@ describe("file_view", () => {
 
   it("numbers lines from 1, gives the total and the exact next offset", async () => {
     const r = await viewPath(s.ws, { path: ten, offset: 1, limit: 3 });
-    expect(r.output).toMatchObject({ total_lines: 10, first_line: 1, last_line: 3, next_offset: 4, version: contentVersion(lines(10)) });
+    expect(r.output).toMatchObject({
+      total_lines: 10,
+      first_line: 1,
+      last_line: 3,
+      next_offset: 4,
+      version: contentVersion(lines(10)),
+    });
     expect(r.next).toEqual({ arguments: { path: ten, offset: 4, limit: 3 }, hint: "7 more lines" });
     expect(stable(r.text!, s).replace(/[0-9a-f]{64}/, "<sha>")).toMatchInlineSnapshot(`
       "<tmp>/ws/ten.txt · lines 1-3 of 10 · LF line endings
@@ -75,7 +81,13 @@ describe("file_view", () => {
   });
 
   it("ends a window early on its token bound, with the exact next offset", async () => {
-    const p = s.write("wide.txt", Array.from({ length: 100 }, (_, i) => `const value${i} = compute(${i}, "a fairly long string literal number ${i}");`).join("\n"));
+    const p = s.write(
+      "wide.txt",
+      Array.from(
+        { length: 100 },
+        (_, i) => `const value${i} = compute(${i}, "a fairly long string literal number ${i}");`,
+      ).join("\n"),
+    );
     const r = await viewPath(s.ws, { path: p, offset: 1, limit: 500 }, { ...DEFAULT_VIEW_LIMITS, window_tokens: 300 });
     const out = r.output as { last_line: number; next_offset: number };
     expect(out.last_line).toBeLessThan(100);
@@ -101,7 +113,12 @@ describe("file_view", () => {
     s.write("dir/a.txt", "a");
     s.write("dir/sub/c.txt", "c");
     const r = await viewPath(s.ws, { path: `${s.root}/dir`, offset: 1, limit: 2 });
-    expect(r.output).toMatchObject({ kind: "directory", total_entries: 3, entries: ["a.txt", "b.txt"], next_offset: 3 });
+    expect(r.output).toMatchObject({
+      kind: "directory",
+      total_entries: 3,
+      entries: ["a.txt", "b.txt"],
+      next_offset: 3,
+    });
     const rest = await viewPath(s.ws, { path: `${s.root}/dir`, offset: 3, limit: 2 });
     expect(rest.output).toMatchObject({ entries: ["sub/"], next_offset: null });
   });
@@ -115,6 +132,11 @@ describe("file_view", () => {
   it("views a 10 MB file by window", async () => {
     const big = s.write("big.txt", lines(1_000_000));
     const r = await viewPath(s.ws, { path: big, offset: 999_999, limit: 5 });
-    expect(r.output).toMatchObject({ total_lines: 1_000_000, first_line: 999_999, last_line: 1_000_000, content: " 999999\tline 999999\n1000000\tline 1000000" });
+    expect(r.output).toMatchObject({
+      total_lines: 1_000_000,
+      first_line: 999_999,
+      last_line: 1_000_000,
+      content: " 999999\tline 999999\n1000000\tline 1000000",
+    });
   });
 });

@@ -30,8 +30,12 @@ describe("opening a workspace", () => {
         return `${(e as NoEffectError).code}: ${stable((e as Error).message, s)}`;
       }
     };
-    expect(open(`${s.root}/missing`)).toBe('invalid_path: workspace root "<tmp>/ws/missing" does not exist; create the folder first (mkdir -p) or pass an existing one');
-    expect(open(`${s.root}/src/a.ts`)).toBe('invalid_path: workspace root "<tmp>/ws/src/a.ts" is not a folder; pass the folder the tools work in');
+    expect(open(`${s.root}/missing`)).toBe(
+      'invalid_path: workspace root "<tmp>/ws/missing" does not exist; create the folder first (mkdir -p) or pass an existing one',
+    );
+    expect(open(`${s.root}/src/a.ts`)).toBe(
+      'invalid_path: workspace root "<tmp>/ws/src/a.ts" is not a folder; pass the folder the tools work in',
+    );
   });
 });
 
@@ -45,7 +49,9 @@ describe("workspace confinement", () => {
   });
 
   it("refuses a relative path, naming the root and an example", async () => {
-    expect(await refusal("src/a.ts")).toMatchInlineSnapshot(`"invalid_path: path must be an absolute path inside the workspace <tmp>/ws; received "src/a.ts"; example "<tmp>/ws/README.md""`);
+    expect(await refusal("src/a.ts")).toMatchInlineSnapshot(
+      `"invalid_path: path must be an absolute path inside the workspace <tmp>/ws; received "src/a.ts"; example "<tmp>/ws/README.md""`,
+    );
   });
 
   it("refuses .. traversal with the resolved path and the root", async () => {
@@ -75,7 +81,9 @@ describe("workspace confinement", () => {
     expect(await refusal(`${s.root}/src/climb/x`)).toMatchInlineSnapshot(
       `"outside_workspace: path "<tmp>/ws/src/climb/x" resolves to <tmp>/outside/x, which is outside the workspace <tmp>/ws; use a path under <tmp>/ws/"`,
     );
-    expect(await refusal(`${s.root}/loop-a`)).toMatchInlineSnapshot(`"invalid_path: <tmp>/ws/loop-a cannot be resolved: a symlink in it loops (ELOOP); use a path without the looping link"`);
+    expect(await refusal(`${s.root}/loop-a`)).toMatchInlineSnapshot(
+      `"invalid_path: <tmp>/ws/loop-a cannot be resolved: a symlink in it loops (ELOOP); use a path without the looping link"`,
+    );
   });
 
   it("a path that reaches the root through a link outside it is walked from the root", async () => {
@@ -96,11 +104,19 @@ describe("workspace confinement", () => {
   it("check() returns the refusal as an issue and target() the capability object", async () => {
     expect(await s.ws.check(`${s.root}/src/a.ts`)).toEqual([]);
     const [issue] = await s.ws.check("/etc/passwd");
-    expect(issue).toMatchObject({ path: "/path", code: "outside_workspace", message: expect.stringContaining('path "/etc/passwd" resolves to /etc/passwd') });
+    expect(issue).toMatchObject({
+      path: "/path",
+      code: "outside_workspace",
+      message: expect.stringContaining('path "/etc/passwd" resolves to /etc/passwd'),
+    });
     // The message names the path already: the rendered line does not repeat it as "received".
     expect(issue).not.toHaveProperty("received");
-    expect(stable(renderIssue(fromCheckIssue((await s.ws.check("a.txt"))[0]!)), s)).toMatchInlineSnapshot(`"path must be an absolute path inside the workspace <tmp>/ws; received a.txt; example <tmp>/ws/README.md"`);
-    expect(stable(renderIssue(fromCheckIssue(issue!)), s)).toMatchInlineSnapshot(`"path "/etc/passwd" resolves to /etc/passwd, which is outside the workspace <tmp>/ws; use a path under <tmp>/ws/"`);
+    expect(stable(renderIssue(fromCheckIssue((await s.ws.check("a.txt"))[0]!)), s)).toMatchInlineSnapshot(
+      `"path must be an absolute path inside the workspace <tmp>/ws; received a.txt; example <tmp>/ws/README.md"`,
+    );
+    expect(stable(renderIssue(fromCheckIssue(issue!)), s)).toMatchInlineSnapshot(
+      `"path "/etc/passwd" resolves to /etc/passwd, which is outside the workspace <tmp>/ws; use a path under <tmp>/ws/"`,
+    );
     expect(await s.ws.target(`${s.root}/src-link/a.ts`)).toBe(`path:${s.root}/src/a.ts`);
   });
 });

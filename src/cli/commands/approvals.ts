@@ -65,7 +65,10 @@ export function renderApproval(a: ApprovalRecord, now: number): string {
     `  arguments: ${jsonForDisplay(a.arguments)}`,
     `  requested ${new Date(a.created_at).toISOString()}, expires ${new Date(a.expires_at).toISOString()}${a.capability_id ? `, capability ${e(a.capability_id)}` : ""}`,
   ];
-  if (a.decided_at !== null) lines.push(`  decided ${new Date(a.decided_at).toISOString()}${a.approver ? ` by ${e(a.approver)}` : ""}${a.note ? `: ${e(a.note)}` : ""}`);
+  if (a.decided_at !== null)
+    lines.push(
+      `  decided ${new Date(a.decided_at).toISOString()}${a.approver ? ` by ${e(a.approver)}` : ""}${a.note ? `: ${e(a.note)}` : ""}`,
+    );
   return lines.join("\n");
 }
 
@@ -77,9 +80,17 @@ function print(value: ApprovalRecord | ApprovalRecord[], json: boolean | undefin
 }
 
 export function register(program: Command): void {
-  const cmd = program.command("approvals").description("list, approve and deny A3 (destructive) calls waiting for a person");
+  const cmd = program
+    .command("approvals")
+    .description("list, approve and deny A3 (destructive) calls waiting for a person");
   const storeOption = (c: Command) =>
-    stateFlags(c.option("--store <url>", "state store: sqlite: (toolgate serve's default: state.db in the workspace's state folder), sqlite:PATH, memory:, redis://…, postgres://…", "sqlite:")).option("--json", "print JSON");
+    stateFlags(
+      c.option(
+        "--store <url>",
+        "state store: sqlite: (toolgate serve's default: state.db in the workspace's state folder), sqlite:PATH, memory:, redis://…, postgres://…",
+        "sqlite:",
+      ),
+    ).option("--json", "print JSON");
 
   storeOption(cmd.command("list").description("approvals, newest first"))
     .option("--state <state>", `only this state: ${STATES.join(", ")}`)
@@ -89,8 +100,11 @@ export function register(program: Command): void {
         throw new CliError(`--state must be one of ${STATES.join(", ")}; received ${JSON.stringify(opts.state)}`);
       }
       const limit = wholeNumber(opts.limit, 1);
-      if (limit === null) throw new CliError(`--limit must be a positive integer; received ${JSON.stringify(opts.limit)}`);
-      const list = await withApprovals(opts.store, opts, (api) => api.list({ ...(opts.state ? { state: opts.state as ApprovalState } : {}), limit }));
+      if (limit === null)
+        throw new CliError(`--limit must be a positive integer; received ${JSON.stringify(opts.limit)}`);
+      const list = await withApprovals(opts.store, opts, (api) =>
+        api.list({ ...(opts.state ? { state: opts.state as ApprovalState } : {}), limit }),
+      );
       print(list, opts.json);
     });
 
@@ -98,7 +112,9 @@ export function register(program: Command): void {
     .option("--approver <name>", "a name to record beside the OS user who runs this (kept as an unverified label)")
     .option("--note <text>", "why")
     .action(async (id: string, opts: Common & { approver?: string; note?: string }) => {
-      const record = await withApprovals(opts.store, opts, (api) => api.approve(id, { ...decider(opts.approver), ...(opts.note !== undefined ? { note: opts.note } : {}) }));
+      const record = await withApprovals(opts.store, opts, (api) =>
+        api.approve(id, { ...decider(opts.approver), ...(opts.note !== undefined ? { note: opts.note } : {}) }),
+      );
       print(record, opts.json);
     });
 
@@ -106,7 +122,9 @@ export function register(program: Command): void {
     .requiredOption("--reason <text>", "why (shown to the agent)")
     .option("--approver <name>", "a name to record beside the OS user who runs this (kept as an unverified label)")
     .action(async (id: string, opts: Common & { reason: string; approver?: string }) => {
-      const record = await withApprovals(opts.store, opts, (api) => api.deny(id, { reason: opts.reason, ...decider(opts.approver) }));
+      const record = await withApprovals(opts.store, opts, (api) =>
+        api.deny(id, { reason: opts.reason, ...decider(opts.approver) }),
+      );
       print(record, opts.json);
     });
 }

@@ -26,30 +26,47 @@ interface Options {
 export function numberOption(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (text.trim() === "" || !Number.isFinite(n)) throw new CliError(`${flag} must be a number; received ${JSON.stringify(text)}`);
+  if (text.trim() === "" || !Number.isFinite(n))
+    throw new CliError(`${flag} must be a number; received ${JSON.stringify(text)}`);
   return n;
 }
 
 export function register(program: Command): void {
   program
     .command("breakeven")
-    .description("when constraining decoding to the schema pays: p_break = L·t_mask/T_repair (docs/economics.md, equation 1)")
+    .description(
+      "when constraining decoding to the schema pays: p_break = L·t_mask/T_repair (docs/economics.md, equation 1)",
+    )
     .option("--tokens <L>", "output tokens of one call (L_gen)")
     .option("--mask-ms <t>", "masking overhead per token, ms (t_mask; default 0.5 with --audit)")
-    .option("--repair-ms <T>", "latency of one repair turn, ms (T_repair; with --audit: used when no repair can be timed)")
+    .option(
+      "--repair-ms <T>",
+      "latency of one repair turn, ms (T_repair; with --audit: used when no repair can be timed)",
+    )
     .option("--observed-rate <p>", "measured malformation rate p_err in [0, 1]")
     .option("--decode-ms <d>", "decode time per token, ms (t_decode; only shifts both latencies)")
-    .option("--audit [file]", "estimate per tool from an audit trail (JSON Lines of AuditRecord); without FILE, the one toolgate serve writes for the current folder")
+    .option(
+      "--audit [file]",
+      "estimate per tool from an audit trail (JSON Lines of AuditRecord); without FILE, the one toolgate serve writes for the current folder",
+    )
     .option("--json", "print the result as JSON")
     .action((opts: Options) => {
       const mask_ms = numberOption("--mask-ms", opts.maskMs);
       const repair_ms = numberOption("--repair-ms", opts.repairMs);
       if (opts.audit !== undefined) {
         const audit = opts.audit === true ? defaultAuditFile({}) : opts.audit;
-        for (const [flag, v] of [["--tokens", opts.tokens], ["--observed-rate", opts.observedRate], ["--decode-ms", opts.decodeMs]] as const) {
-          if (v !== undefined) throw new CliError(`${flag} does not apply with --audit: L_gen and p_err are measured from the trail`);
+        for (const [flag, v] of [
+          ["--tokens", opts.tokens],
+          ["--observed-rate", opts.observedRate],
+          ["--decode-ms", opts.decodeMs],
+        ] as const) {
+          if (v !== undefined)
+            throw new CliError(`${flag} does not apply with --audit: L_gen and p_err are measured from the trail`);
         }
-        const result = breakevenFromAudit(readInput(audit), { ...(mask_ms !== undefined ? { mask_ms } : {}), ...(repair_ms !== undefined ? { repair_ms } : {}) });
+        const result = breakevenFromAudit(readInput(audit), {
+          ...(mask_ms !== undefined ? { mask_ms } : {}),
+          ...(repair_ms !== undefined ? { repair_ms } : {}),
+        });
         if (result.broken.length > 0) {
           const shown = result.broken.slice(0, 5).map((b) => `  line ${b.line}: ${b.reason}`);
           process.stderr.write(
@@ -61,9 +78,15 @@ export function register(program: Command): void {
         return;
       }
       const tokens = numberOption("--tokens", opts.tokens);
-      const missing = [tokens === undefined && "--tokens", mask_ms === undefined && "--mask-ms", repair_ms === undefined && "--repair-ms"].filter(Boolean);
+      const missing = [
+        tokens === undefined && "--tokens",
+        mask_ms === undefined && "--mask-ms",
+        repair_ms === undefined && "--repair-ms",
+      ].filter(Boolean);
       if (missing.length > 0) {
-        throw new CliError(`breakeven needs ${missing.join(", ")} (e.g. --tokens 80 --mask-ms 0.5 --repair-ms 1800), or --audit FILE`);
+        throw new CliError(
+          `breakeven needs ${missing.join(", ")} (e.g. --tokens 80 --mask-ms 0.5 --repair-ms 1800), or --audit FILE`,
+        );
       }
       const observed = numberOption("--observed-rate", opts.observedRate);
       const decode = numberOption("--decode-ms", opts.decodeMs);

@@ -23,7 +23,9 @@ import * as revoke from "./cap/revoke.js";
 import * as verify from "./cap/verify.js";
 
 export function register(program: Command): void {
-  const cap = program.command("cap").description("capability tokens C = (R, O, P, E): issue, attenuate, inspect, verify, revoke");
+  const cap = program
+    .command("cap")
+    .description("capability tokens C = (R, O, P, E): issue, attenuate, inspect, verify, revoke");
   // In this order in `toolgate cap --help`.
   for (const sub of [keygen, issue, attenuate, inspect, verify, revoke]) sub.register(cap);
 }

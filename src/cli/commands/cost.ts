@@ -27,7 +27,8 @@ const PROGRESS_FROM = 50;
 
 function parseShape(text: string): CatalogShape {
   const m = /^(\d+)\s*[x×*]\s*(\d+(?:\.\d+)?)$/.exec(text.trim());
-  if (!m) throw new CliError(`--shape must be K×S (tools × tokens each), e.g. 80x350; received ${JSON.stringify(text)}`);
+  if (!m)
+    throw new CliError(`--shape must be K×S (tools × tokens each), e.g. 80x350; received ${JSON.stringify(text)}`);
   return { k: Number(m[1]), s: Number(m[2]) };
 }
 
@@ -43,30 +44,48 @@ function progress(source: string): ((done: number, total: number) => void) | und
 export function register(program: Command): void {
   program
     .command("cost")
-    .description("token cost of a catalog's definitions: per tool, K, mean S and N·K·S over a trajectory (docs/economics.md, equation 2)")
-    .argument("[files...]", "catalog files (descriptor, array, tools/list result, catalog file; - = stdin), or with --mcp the server command after --")
+    .description(
+      "token cost of a catalog's definitions: per tool, K, mean S and N·K·S over a trajectory (docs/economics.md, equation 2)",
+    )
+    .argument(
+      "[files...]",
+      "catalog files (descriptor, array, tools/list result, catalog file; - = stdin), or with --mcp the server command after --",
+    )
     .option("--mcp", "list the tools of the MCP server started by the command after --")
     .option("--catalog <module>", "a module exporting defineTool results")
     .option("--turns <N>", "turns in the trajectory (N)", String(DEFAULT_TURNS))
     .addOption(new Option("--tokenizer <name>", "tokenizer").choices(["o200k", "cl100k"]).default("o200k"))
-    .option("--shape <KxS>", "compare catalog shapes instead (K tools × S tokens); give it twice", (v: string, prev: string[] = []) => [...prev, v])
+    .option(
+      "--shape <KxS>",
+      "compare catalog shapes instead (K tools × S tokens); give it twice",
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
     .option("--json", "print the result as JSON")
     .action(async (files: string[], opts: Options) => {
       const turns = Number(opts.turns);
-      if (!Number.isInteger(turns) || turns < 1) throw new CliError(`--turns must be an integer ≥ 1; received ${JSON.stringify(opts.turns)}`);
+      if (!Number.isInteger(turns) || turns < 1)
+        throw new CliError(`--turns must be an integer ≥ 1; received ${JSON.stringify(opts.turns)}`);
       if (opts.shape) {
         // Each shape is read first, so a malformed one is named rather than miscounted.
         const shapes = opts.shape.map(parseShape);
-        if (shapes.length !== 2 || files.length > 0 || opts.mcp || opts.catalog) throw new CliError("--shape compares exactly two shapes: --shape 80x350 --shape 4x250, and takes no catalog");
+        if (shapes.length !== 2 || files.length > 0 || opts.mcp || opts.catalog)
+          throw new CliError("--shape compares exactly two shapes: --shape 80x350 --shape 4x250, and takes no catalog");
         const cmp = compareCatalogShapes(shapes[0]!, shapes[1]!, turns);
         if (opts.json) printJson(cmp);
         else process.stdout.write(renderComparison(cmp));
         return;
       }
-      const catalogs = await loadCatalogs({ files: opts.mcp ? [] : files, ...(opts.mcp ? { mcp: files } : {}), ...(opts.catalog ? { catalog: opts.catalog } : {}) });
+      const catalogs = await loadCatalogs({
+        files: opts.mcp ? [] : files,
+        ...(opts.mcp ? { mcp: files } : {}),
+        ...(opts.catalog ? { catalog: opts.catalog } : {}),
+      });
       const results = catalogs.map((c) => {
         const onProgress = progress(c.source);
-        return { source: c.source, ...catalogCost(c.tools, { turns, tokenizer: opts.tokenizer, ...(onProgress ? { onProgress } : {}) }) };
+        return {
+          source: c.source,
+          ...catalogCost(c.tools, { turns, tokenizer: opts.tokenizer, ...(onProgress ? { onProgress } : {}) }),
+        };
       });
       if (opts.json) printJson({ catalogs: results });
       else process.stdout.write(results.map((r) => renderCost(r, r.source)).join("\n"));

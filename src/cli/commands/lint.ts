@@ -12,7 +12,10 @@ import { CliError, EXIT, parseJson, readInput } from "../io.js";
 /** Reads and parses the files; a bad file stops with exit 2 and one clear line. */
 export function readSources(files: readonly string[]): LintSource[] {
   if (files.length === 0) throw new CliError("lint needs at least one FILE (or - for standard input)");
-  return files.map((file) => ({ source: file, value: parseJson(readInput(file), file === "-" ? "standard input" : file) }));
+  return files.map((file) => ({
+    source: file,
+    value: parseJson(readInput(file), file === "-" ? "standard input" : file),
+  }));
 }
 
 /**
@@ -22,7 +25,10 @@ export function readSources(files: readonly string[]): LintSource[] {
  */
 function refuseEmpty(sources: readonly LintSource[]): void {
   const empty = sources.find((s) => toolsOf(s.value, s.source).length === 0);
-  if (empty) throw new CliError(`no tool descriptors found in ${empty.source}: expected a tool, an array of tools or {"tools": [...]}`);
+  if (empty)
+    throw new CliError(
+      `no tool descriptors found in ${empty.source}: expected a tool, an array of tools or {"tools": [...]}`,
+    );
 }
 
 export function register(program: Command): void {
@@ -35,7 +41,9 @@ export function register(program: Command): void {
     .option("--json", "same as --format json (every command has --json)")
     .action(async (files: string[], opts: { format: LintFormat; mcp?: boolean; json?: boolean }) => {
       // The MCP client loads only for --mcp: linting a file starts like a small CLI.
-      const sources = opts.mcp ? [await (await import("../../mcp/proxy/list-tools.js")).mcpLintSource(files)] : readSources(files);
+      const sources = opts.mcp
+        ? [await (await import("../../mcp/proxy/list-tools.js")).mcpLintSource(files)]
+        : readSources(files);
       refuseEmpty(sources);
       const report = lintSources(sources);
       process.stdout.write(formatReport(report, opts.json ? "json" : opts.format));

@@ -30,8 +30,14 @@ function toolTimeouts(values: string[] | undefined): Record<string, number> {
   const out: Record<string, number> = {};
   for (const value of values ?? []) {
     const eq = value.lastIndexOf("=");
-    if (eq <= 0) throw new CliError(`--tool-timeout-ms must be NAME=MS, e.g. --tool-timeout-ms read_text_file=300000; received ${JSON.stringify(value)}`);
-    out[value.slice(0, eq)] = parseMsFlag(`--tool-timeout-ms ${value.slice(0, eq)}=`, value.slice(eq + 1), { min: MIN_PROXY_TIMEOUT_MS, example: 300_000 });
+    if (eq <= 0)
+      throw new CliError(
+        `--tool-timeout-ms must be NAME=MS, e.g. --tool-timeout-ms read_text_file=300000; received ${JSON.stringify(value)}`,
+      );
+    out[value.slice(0, eq)] = parseMsFlag(`--tool-timeout-ms ${value.slice(0, eq)}=`, value.slice(eq + 1), {
+      min: MIN_PROXY_TIMEOUT_MS,
+      example: 300_000,
+    });
   }
   return out;
 }
@@ -41,16 +47,22 @@ const timeoutHint = (tool: string, ms: number) =>
   `That is the time limit toolgate proxy sets for ${tool} (${ms} ms). If the work needs longer, tell the user: whoever runs toolgate proxy can raise it with --timeout-ms MS (every tool of this server) or --tool-timeout-ms ${tool}=MS; or split the work into smaller calls.`;
 
 function upstreamTarget(argv: string[], url: string | undefined): UpstreamTarget {
-  if (url !== undefined && argv.length > 0) throw new CliError("give the upstream either as -- CMD ARGS... or as --upstream-url URL, not both");
+  if (url !== undefined && argv.length > 0)
+    throw new CliError("give the upstream either as -- CMD ARGS... or as --upstream-url URL, not both");
   if (url !== undefined) {
     try {
       new URL(url);
     } catch {
-      throw new CliError(`--upstream-url must be an absolute URL; received ${JSON.stringify(url)}; example http://127.0.0.1:3001/mcp`);
+      throw new CliError(
+        `--upstream-url must be an absolute URL; received ${JSON.stringify(url)}; example http://127.0.0.1:3001/mcp`,
+      );
     }
     return { url };
   }
-  if (argv.length === 0) throw new CliError("name the upstream MCP server: toolgate proxy -- npx -y @modelcontextprotocol/server-memory (or --upstream-url URL)");
+  if (argv.length === 0)
+    throw new CliError(
+      "name the upstream MCP server: toolgate proxy -- npx -y @modelcontextprotocol/server-memory (or --upstream-url URL)",
+    );
   // The upstream runs as the user's own command would: with this process's environment (its API keys, PATH, …).
   return targetFromArgv(argv);
 }
@@ -58,38 +70,56 @@ function upstreamTarget(argv: string[], url: string | undefined): UpstreamTarget
 export function register(program: Command): void {
   const proxy = program
     .command("proxy")
-    .description("serve another MCP server's tools through the gateway: validation, capability, idempotency, approval and budgets before the upstream sees a call")
-    .argument("[upstream...]", "the upstream server command after --, e.g. -- npx -y @modelcontextprotocol/server-memory")
+    .description(
+      "serve another MCP server's tools through the gateway: validation, capability, idempotency, approval and budgets before the upstream sees a call",
+    )
+    .argument(
+      "[upstream...]",
+      "the upstream server command after --, e.g. -- npx -y @modelcontextprotocol/server-memory",
+    )
     .option("--upstream-url <url>", "an upstream reached over Streamable HTTP instead of a command");
   gatewayFlagOptions(proxy, "current folder")
-    .option("--open-schemas", "validate against the upstream's schemas exactly as declared (default: objects left open, without additionalProperties, are closed so unknown fields are refused before the upstream sees them)")
-    .option("--timeout-ms <ms>", "time limit of every upstream call, ms (default 60000); a call past it is aborted, and a write is then in doubt")
-    .option("--tool-timeout-ms <name=ms>", "one tool's own time limit, e.g. read_text_file=300000 (repeatable)", (value: string, previous: string[] = []) => [...previous, value]);
-  httpFlagOptions(proxy)
-    .action(async (argv: string[], flags: ProxyFlags) => {
-      const upstream = upstreamTarget(argv, flags.upstreamUrl);
-      const timeoutMs = flags.timeoutMs === undefined ? undefined : parseMsFlag("--timeout-ms", flags.timeoutMs, { min: MIN_PROXY_TIMEOUT_MS, example: 300_000 });
-      const toolTimeoutMs = toolTimeouts(flags.toolTimeoutMs);
-      const { settings, run } = parseGatewayFlags(flags);
-      // The proxy's workspace is the folder it runs in (state is kept outside it), prepared before the upstream starts.
-      const state = prepareState(settings, { guard: cwdCountsAsWorkspace(process.cwd()) });
-      for (const note of state.notes) process.stderr.write(`toolgate proxy: ${note}\n`);
-      const proxy = await createProxy({
-        upstream,
-        openSchemas: flags.openSchemas === true,
-        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-        toolTimeoutMs,
-        timeoutHint,
-        gateway: (tools) => gatewayFromSettings(tools, settings, state),
-      });
-      try {
-        await runGatewayServer(proxy.gateway, {
-          name: "toolgate-proxy",
-          ...run,
-          onListening: (where) => process.stderr.write(`toolgate proxy: serving on ${where}; state in ${stateWhere(state)}\n`),
-        });
-      } finally {
-        await proxy.close();
-      }
+    .option(
+      "--open-schemas",
+      "validate against the upstream's schemas exactly as declared (default: objects left open, without additionalProperties, are closed so unknown fields are refused before the upstream sees them)",
+    )
+    .option(
+      "--timeout-ms <ms>",
+      "time limit of every upstream call, ms (default 60000); a call past it is aborted, and a write is then in doubt",
+    )
+    .option(
+      "--tool-timeout-ms <name=ms>",
+      "one tool's own time limit, e.g. read_text_file=300000 (repeatable)",
+      (value: string, previous: string[] = []) => [...previous, value],
+    );
+  httpFlagOptions(proxy).action(async (argv: string[], flags: ProxyFlags) => {
+    const upstream = upstreamTarget(argv, flags.upstreamUrl);
+    const timeoutMs =
+      flags.timeoutMs === undefined
+        ? undefined
+        : parseMsFlag("--timeout-ms", flags.timeoutMs, { min: MIN_PROXY_TIMEOUT_MS, example: 300_000 });
+    const toolTimeoutMs = toolTimeouts(flags.toolTimeoutMs);
+    const { settings, run } = parseGatewayFlags(flags);
+    // The proxy's workspace is the folder it runs in (state is kept outside it), prepared before the upstream starts.
+    const state = prepareState(settings, { guard: cwdCountsAsWorkspace(process.cwd()) });
+    for (const note of state.notes) process.stderr.write(`toolgate proxy: ${note}\n`);
+    const proxy = await createProxy({
+      upstream,
+      openSchemas: flags.openSchemas === true,
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      toolTimeoutMs,
+      timeoutHint,
+      gateway: (tools) => gatewayFromSettings(tools, settings, state),
     });
+    try {
+      await runGatewayServer(proxy.gateway, {
+        name: "toolgate-proxy",
+        ...run,
+        onListening: (where) =>
+          process.stderr.write(`toolgate proxy: serving on ${where}; state in ${stateWhere(state)}\n`),
+      });
+    } finally {
+      await proxy.close();
+    }
+  });
 }

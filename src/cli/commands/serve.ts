@@ -32,7 +32,10 @@ function workspaceDir(dir: string | undefined): string {
   } catch {
     // reported below
   }
-  if (!isDir) throw new CliError(`--workspace ${dir ?? workspace} is not a directory; pass the project root, e.g. --workspace /path/to/project`);
+  if (!isDir)
+    throw new CliError(
+      `--workspace ${dir ?? workspace} is not a directory; pass the project root, e.g. --workspace /path/to/project`,
+    );
   return workspace;
 }
 
@@ -40,7 +43,11 @@ function workspaceDir(dir: string | undefined): string {
  * The coding catalog's options: state folders inside the workspace are hidden from the shell
  * and closed to the file tools from the first call.
  */
-export function codingCatalogOptions(workspace: string, state: StatePlacement, gitWritable = false): CodingCatalogOptions {
+export function codingCatalogOptions(
+  workspace: string,
+  state: StatePlacement,
+  gitWritable = false,
+): CodingCatalogOptions {
   // --git-writable: the repository's .git is no longer read-only as a whole; the entries under it that run on the host stay so.
   const git = gitWritable ? { protectedPaths: PROTECTED_DEFAULT.filter((p) => p !== ".git") } : {};
   if (state.hidden.length === 0) return { workspace, ...git };
@@ -51,28 +58,45 @@ export function codingCatalogOptions(workspace: string, state: StatePlacement, g
 export function register(program: Command): void {
   const serve = program
     .command("serve")
-    .description("serve the four coding tools (or a catalog module) through the gateway over MCP stdio, or Streamable HTTP with --http")
+    .description(
+      "serve the four coding tools (or a catalog module) through the gateway over MCP stdio, or Streamable HTTP with --http",
+    )
     .option("--workspace <dir>", "workspace root the coding tools are confined to (default: the current directory)")
-    .option("--catalog <module>", "serve the tools a JS/TS module exports (defineTool results) instead of the coding tools")
-    .option("--git-writable", "let bash_execute write the repository's .git (add, commit, checkout); its hooks, config and the like stay read-only (default: all of .git is read-only in the sandbox)");
-  gatewayFlagOptions(serve, "workspace")
-    .option("--grace-ms <ms>", "on SIGINT/SIGTERM, how long in-flight calls may finish before they are aborted (default 10000)");
-  httpFlagOptions(serve)
-    .action(async (flags: ServeFlags) => {
-      const workspace = workspaceDir(flags.workspace);
-      if (flags.catalog !== undefined && flags.gitWritable === true) throw new CliError("--git-writable configures the built-in coding tools and means nothing with --catalog (a catalog module sets its own protectedPaths); drop one of the two");
-      const { settings, run } = parseGatewayFlags(flags, workspace);
-      const graceMs = flags.graceMs !== undefined ? parseMsFlag("--grace-ms", flags.graceMs, { min: 0, example: 10_000 }) : undefined;
-      // Before the tools exist: state folders inside the workspace are made now, so they are hidden from the first call.
-      const state = prepareState(settings);
-      for (const note of state.notes) process.stderr.write(`toolgate serve: ${note}\n`);
-      const tools = flags.catalog ? await loadCatalogModule(flags.catalog) : createCodingCatalog(codingCatalogOptions(workspace, state, flags.gitWritable === true));
-      const gateway = await gatewayFromSettings(tools, settings, state);
-      await runGatewayServer(gateway, {
-        ...run,
-        ...(graceMs !== undefined ? { graceMs } : {}),
-        onListening: (where) =>
-          process.stderr.write(`toolgate serve: ${gateway.tools.size} tool${gateway.tools.size === 1 ? "" : "s"} (${[...gateway.tools.keys()].join(", ")}) on ${where}; workspace ${workspace}; state in ${stateWhere(state)}\n`),
-      });
+    .option(
+      "--catalog <module>",
+      "serve the tools a JS/TS module exports (defineTool results) instead of the coding tools",
+    )
+    .option(
+      "--git-writable",
+      "let bash_execute write the repository's .git (add, commit, checkout); its hooks, config and the like stay read-only (default: all of .git is read-only in the sandbox)",
+    );
+  gatewayFlagOptions(serve, "workspace").option(
+    "--grace-ms <ms>",
+    "on SIGINT/SIGTERM, how long in-flight calls may finish before they are aborted (default 10000)",
+  );
+  httpFlagOptions(serve).action(async (flags: ServeFlags) => {
+    const workspace = workspaceDir(flags.workspace);
+    if (flags.catalog !== undefined && flags.gitWritable === true)
+      throw new CliError(
+        "--git-writable configures the built-in coding tools and means nothing with --catalog (a catalog module sets its own protectedPaths); drop one of the two",
+      );
+    const { settings, run } = parseGatewayFlags(flags, workspace);
+    const graceMs =
+      flags.graceMs !== undefined ? parseMsFlag("--grace-ms", flags.graceMs, { min: 0, example: 10_000 }) : undefined;
+    // Before the tools exist: state folders inside the workspace are made now, so they are hidden from the first call.
+    const state = prepareState(settings);
+    for (const note of state.notes) process.stderr.write(`toolgate serve: ${note}\n`);
+    const tools = flags.catalog
+      ? await loadCatalogModule(flags.catalog)
+      : createCodingCatalog(codingCatalogOptions(workspace, state, flags.gitWritable === true));
+    const gateway = await gatewayFromSettings(tools, settings, state);
+    await runGatewayServer(gateway, {
+      ...run,
+      ...(graceMs !== undefined ? { graceMs } : {}),
+      onListening: (where) =>
+        process.stderr.write(
+          `toolgate serve: ${gateway.tools.size} tool${gateway.tools.size === 1 ? "" : "s"} (${[...gateway.tools.keys()].join(", ")}) on ${where}; workspace ${workspace}; state in ${stateWhere(state)}\n`,
+        ),
     });
+  });
 }

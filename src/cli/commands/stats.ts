@@ -15,14 +15,21 @@ export function register(program: Command): void {
   stateFlags(
     program
       .command("stats")
-      .description("aggregate an audit trail: per-tool calls, error and denial rates, replays, in-doubt, latency and token percentiles")
-      .option("--audit <file>", "audit trail (JSON Lines); - reads standard input (default: the one toolgate serve writes for the workspace, audit.jsonl in its state folder)"),
+      .description(
+        "aggregate an audit trail: per-tool calls, error and denial rates, replays, in-doubt, latency and token percentiles",
+      )
+      .option(
+        "--audit <file>",
+        "audit trail (JSON Lines); - reads standard input (default: the one toolgate serve writes for the workspace, audit.jsonl in its state folder)",
+      ),
   )
     .option("--json", "print the result as JSON")
     .action((opts: StateFlags & { audit?: string; json?: boolean }) => {
       const audit = opts.audit ?? defaultAuditFile(opts);
       if (opts.audit === undefined && !existsSync(audit)) {
-        throw new CliError(`no audit trail at ${audit}: toolgate serve has recorded no call for this workspace yet; run from the folder serve was started in, or pass --workspace DIR (and --state-dir DIR) as serve had them, or --audit FILE`);
+        throw new CliError(
+          `no audit trail at ${audit}: toolgate serve has recorded no call for this workspace yet; run from the folder serve was started in, or pass --workspace DIR (and --state-dir DIR) as serve had them, or --audit FILE`,
+        );
       }
       const stats = auditStats(readInput(audit));
       if (stats.broken_lines > 0 && stats.broken_lines === stats.lines) {

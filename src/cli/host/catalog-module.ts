@@ -16,7 +16,14 @@ const EFFECTS: ReadonlySet<string> = new Set<Effect>(["read", "idempotent", "wri
 export function isToolSpec(value: unknown): value is ToolSpec {
   if (typeof value !== "object" || value === null) return false;
   const v = value as Partial<ToolSpec>;
-  return typeof v.name === "string" && typeof v.handler === "function" && typeof v.inputSchema === "object" && v.inputSchema !== null && typeof v.effect === "string" && EFFECTS.has(v.effect);
+  return (
+    typeof v.name === "string" &&
+    typeof v.handler === "function" &&
+    typeof v.inputSchema === "object" &&
+    v.inputSchema !== null &&
+    typeof v.effect === "string" &&
+    EFFECTS.has(v.effect)
+  );
 }
 
 async function importModule(file: string): Promise<Record<string, unknown>> {
@@ -34,7 +41,11 @@ export function toolsFromModule(mod: Record<string, unknown>, source: string): T
   const def = mod.default;
   if (Array.isArray(def)) {
     def.forEach((t, i) => {
-      if (!isToolSpec(t)) throw new ToolgateError("catalog_invalid", `${source}: default export [${i}] is not a tool; expected the result of defineTool(...) (name, inputSchema, effect, handler)`);
+      if (!isToolSpec(t))
+        throw new ToolgateError(
+          "catalog_invalid",
+          `${source}: default export [${i}] is not a tool; expected the result of defineTool(...) (name, inputSchema, effect, handler)`,
+        );
       found.push(t);
     });
   } else if (isToolSpec(def)) {
@@ -45,12 +56,19 @@ export function toolsFromModule(mod: Record<string, unknown>, source: string): T
   const byName = new Map<string, ToolSpec>();
   for (const t of found) {
     const other = byName.get(t.name);
-    if (other && other !== t) throw new ToolgateError("catalog_invalid", `${source} exports two different tools named ${t.name}; tool names must be unique`);
+    if (other && other !== t)
+      throw new ToolgateError(
+        "catalog_invalid",
+        `${source} exports two different tools named ${t.name}; tool names must be unique`,
+      );
     byName.set(t.name, t);
   }
   const tools = [...byName.values()];
   if (tools.length === 0) {
-    throw new ToolgateError("catalog_empty", `${source} exports no tools; expected \`export default [defineTool(...), ...]\` or named exports of defineTool results`);
+    throw new ToolgateError(
+      "catalog_empty",
+      `${source} exports no tools; expected \`export default [defineTool(...), ...]\` or named exports of defineTool results`,
+    );
   }
   return tools;
 }
@@ -58,12 +76,17 @@ export function toolsFromModule(mod: Record<string, unknown>, source: string): T
 /** Loads `specifier` (a path, relative to `cwd`) and returns its tools. */
 export async function loadCatalogModule(specifier: string, cwd: string = process.cwd()): Promise<ToolSpec[]> {
   const file = resolve(cwd, specifier);
-  if (!existsSync(file)) throw new ToolgateError("catalog_not_found", `catalog module ${specifier} not found (resolved to ${file})`);
+  if (!existsSync(file))
+    throw new ToolgateError("catalog_not_found", `catalog module ${specifier} not found (resolved to ${file})`);
   let mod: Record<string, unknown>;
   try {
     mod = await importModule(file);
   } catch (err) {
-    throw new ToolgateError("catalog_load_failed", `cannot load catalog module ${specifier}: ${(err as Error).message}`, { cause: err });
+    throw new ToolgateError(
+      "catalog_load_failed",
+      `cannot load catalog module ${specifier}: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   return toolsFromModule(mod, specifier);
 }

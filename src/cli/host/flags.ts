@@ -31,8 +31,14 @@ export interface GatewayFlags extends HttpFlags {
 export function gatewayFlagOptions(cmd: Command, where: string): Command {
   return cmd
     .option("--state-dir <dir>", stateDirHelp(where))
-    .option("--store <url>", "idempotency/approval store: sqlite: (default, state.db in the state folder), sqlite:PATH, memory:, redis://…, postgres://…")
-    .option("--keys <file>", `capability key file, outside the ${where} (e.g. ~/.config/toolgate/keys.json); calls then need a capability (default: TOOLGATE_KEYS when set, else none)`)
+    .option(
+      "--store <url>",
+      "idempotency/approval store: sqlite: (default, state.db in the state folder), sqlite:PATH, memory:, redis://…, postgres://…",
+    )
+    .option(
+      "--keys <file>",
+      `capability key file, outside the ${where} (e.g. ~/.config/toolgate/keys.json); calls then need a capability (default: TOOLGATE_KEYS when set, else none)`,
+    )
     .option("--capability <token>", "capability for calls that carry none in _meta or an Authorization header")
     .option("--audit <file>", "audit trail JSONL (default audit.jsonl in the state folder)")
     .option("--budget-tokens <n>", "default observation budget in o200k tokens (default 2000)")
@@ -75,7 +81,10 @@ export function parseBudget(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const n = wholeNumber(text, MIN_BUDGET_TOKENS);
   if (n === null) {
-    throw new ToolgateError("bad_flag", `--budget-tokens must be a whole number of o200k tokens, at least ${MIN_BUDGET_TOKENS} (a cut needs room for its marker); received ${JSON.stringify(text)}; example --budget-tokens 2000`);
+    throw new ToolgateError(
+      "bad_flag",
+      `--budget-tokens must be a whole number of o200k tokens, at least ${MIN_BUDGET_TOKENS} (a cut needs room for its marker); received ${JSON.stringify(text)}; example --budget-tokens 2000`,
+    );
   }
   return n;
 }
@@ -90,7 +99,10 @@ export function parseListenAddress(text: string): ListenAddress {
   const m = /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]]*):)?(\d{1,5})$/.exec(text.trim());
   const port = m ? Number(m[2]) : NaN;
   if (!m || port > 65535) {
-    throw new ToolgateError("bad_address", `--http must be HOST:PORT, :PORT or PORT with a port from 0 to 65535; received ${JSON.stringify(text)}; example 127.0.0.1:8765`);
+    throw new ToolgateError(
+      "bad_address",
+      `--http must be HOST:PORT, :PORT or PORT with a port from 0 to 65535; received ${JSON.stringify(text)}; example 127.0.0.1:8765`,
+    );
   }
   const host = m[1] ? m[1].replace(/^\[|\]$/g, "") : "127.0.0.1";
   return { host, port };

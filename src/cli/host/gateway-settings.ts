@@ -62,9 +62,15 @@ export function prepareState(settings: GatewaySettings = {}, options: { guard?: 
 }
 
 /** Opens the store and builds a gateway over `tools` with the settings above (`state`: from `prepareState`, when already done). */
-export async function gatewayFromSettings(tools: ToolSpec[], settings: GatewaySettings = {}, state: StatePlacement = prepareState(settings)): Promise<Gateway> {
+export async function gatewayFromSettings(
+  tools: ToolSpec[],
+  settings: GatewaySettings = {},
+  state: StatePlacement = prepareState(settings),
+): Promise<Gateway> {
   const env = settings.env ?? process.env;
-  const keys = keysConfigured(settings) ? loadKeys({ ...(settings.keys !== undefined ? { file: settings.keys } : {}), env }) : undefined;
+  const keys = keysConfigured(settings)
+    ? loadKeys({ ...(settings.keys !== undefined ? { file: settings.keys } : {}), env })
+    : undefined;
   const store = await openStore(state.store, { workspace: state.workspace });
   let audit: ReturnType<typeof createAuditSink> | false = false;
   try {

@@ -25,26 +25,63 @@ export interface HttpFlags {
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** The HttpOptions these flags set. */
-export type HttpFlagOption = "allowOrigins" | "allowHosts" | "noAuth" | "maxSessions" | "maxSessionsPerClient" | "maxConnections" | "maxConnectionsPerPeer";
+export type HttpFlagOption =
+  | "allowOrigins"
+  | "allowHosts"
+  | "noAuth"
+  | "maxSessions"
+  | "maxSessionsPerClient"
+  | "maxConnections"
+  | "maxConnectionsPerPeer";
 
 /** Adds the HTTP and approval flags to `cmd` (`--session-idle-ms` is parsed by ms-flag.ts). */
 export function httpFlagOptions(cmd: Command): Command {
   return cmd
-    .option("--session-idle-ms <ms>", "with --http: close a session after this long without a request (default 1800000, 30 minutes); its client gets 404 and starts a new one")
-    .option("--allow-origin <origin>", "with --http: also answer browser pages of this origin, e.g. http://localhost:6274 (repeatable; other origins get 403)", collect)
-    .option("--allow-host <name>", "with --http: also answer this Host name (or name:port), e.g. a reverse proxy's (repeatable)", collect)
-    .option("--no-auth", "with --http on a non-loopback address: serve it without --keys, so anyone who can reach it runs the tools (refused otherwise)")
-    .option("--max-sessions <n>", "with --http: sessions open at once (default 256); a client's least recently active idle session makes room for its own new one, never another client's")
-    .option("--max-sessions-per-client <n>", "with --http: sessions open at once per client: with --keys per issued capability grant, else per peer address, every local client being one peer (default 32)")
+    .option(
+      "--session-idle-ms <ms>",
+      "with --http: close a session after this long without a request (default 1800000, 30 minutes); its client gets 404 and starts a new one",
+    )
+    .option(
+      "--allow-origin <origin>",
+      "with --http: also answer browser pages of this origin, e.g. http://localhost:6274 (repeatable; other origins get 403)",
+      collect,
+    )
+    .option(
+      "--allow-host <name>",
+      "with --http: also answer this Host name (or name:port), e.g. a reverse proxy's (repeatable)",
+      collect,
+    )
+    .option(
+      "--no-auth",
+      "with --http on a non-loopback address: serve it without --keys, so anyone who can reach it runs the tools (refused otherwise)",
+    )
+    .option(
+      "--max-sessions <n>",
+      "with --http: sessions open at once (default 256); a client's least recently active idle session makes room for its own new one, never another client's",
+    )
+    .option(
+      "--max-sessions-per-client <n>",
+      "with --http: sessions open at once per client: with --keys per issued capability grant, else per peer address, every local client being one peer (default 32)",
+    )
     .option("--max-connections <n>", "with --http: TCP connections open at once (default 1024)")
-    .option("--max-connections-per-peer <n>", "with --http: TCP connections open at once from one peer address, every local client being one peer (default 128); more are answered 503 and closed")
-    .option("--approve-via <channel>", "who may approve destructive (A3) calls: cli (toolgate approvals), elicitation (the person the MCP client asks) or both (default both; cli over --http without --keys)");
+    .option(
+      "--max-connections-per-peer <n>",
+      "with --http: TCP connections open at once from one peer address, every local client being one peer (default 128); more are answered 503 and closed",
+    )
+    .option(
+      "--approve-via <channel>",
+      "who may approve destructive (A3) calls: cli (toolgate approvals), elicitation (the person the MCP client asks) or both (default both; cli over --http without --keys)",
+    );
 }
 
 function count(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const n = wholeNumber(text, 1);
-  if (n === null) throw new ToolgateError("bad_flag", `${flag} must be a whole number of at least 1; received ${JSON.stringify(text)}; example ${flag} 64`);
+  if (n === null)
+    throw new ToolgateError(
+      "bad_flag",
+      `${flag} must be a whole number of at least 1; received ${JSON.stringify(text)}; example ${flag} 64`,
+    );
   return n;
 }
 
@@ -68,9 +105,16 @@ export function parseHttpFlags(
     flags.maxConnectionsPerPeer !== undefined ? "--max-connections-per-peer" : null,
   ].filter((f) => f !== null);
   const http = address !== undefined;
-  if (!http && given.length > 0) throw new ToolgateError("bad_flag", `${given.join(", ")} appl${given.length === 1 ? "ies" : "y"} to Streamable HTTP: add --http HOST:PORT, or drop ${given.length === 1 ? "it" : "them"}`);
+  if (!http && given.length > 0)
+    throw new ToolgateError(
+      "bad_flag",
+      `${given.join(", ")} appl${given.length === 1 ? "ies" : "y"} to Streamable HTTP: add --http HOST:PORT, or drop ${given.length === 1 ? "it" : "them"}`,
+    );
   if (flags.approveVia !== undefined && !APPROVE_VIA.includes(flags.approveVia as ApproveVia)) {
-    throw new ToolgateError("bad_flag", `--approve-via must be one of ${APPROVE_VIA.join(", ")}; received ${JSON.stringify(flags.approveVia)}; example --approve-via cli`);
+    throw new ToolgateError(
+      "bad_flag",
+      `--approve-via must be one of ${APPROVE_VIA.join(", ")}; received ${JSON.stringify(flags.approveVia)}; example --approve-via cli`,
+    );
   }
   for (const origin of flags.allowOrigin ?? []) normaliseOrigin(origin);
   if (address && !isLoopback(address.host) && !keys && flags.auth !== false) {

@@ -7,7 +7,9 @@ export function parseMsFlag(flag: string, text: string, limits: { min: number; e
   const ms = wholeNumber(text, limits.min);
   if (ms === null) {
     const floor = limits.min > 0 ? ` of at least ${limits.min}` : "";
-    throw new CliError(`${flag} must be a whole number of milliseconds${floor}, e.g. ${flag} ${limits.example}; received ${JSON.stringify(text)}`);
+    throw new CliError(
+      `${flag} must be a whole number of milliseconds${floor}, e.g. ${flag} ${limits.example}; received ${JSON.stringify(text)}`,
+    );
   }
   return ms;
 }
@@ -18,6 +20,9 @@ export const MIN_SESSION_IDLE_MS = 1000;
 /** `--session-idle-ms N` of `toolgate serve` and `toolgate proxy`; undefined when absent (the default applies). Only sessions over `--http` expire. */
 export function parseSessionIdle(text: string | undefined, http: boolean): number | undefined {
   if (text === undefined) return undefined;
-  if (!http) throw new CliError("--session-idle-ms applies to Streamable HTTP sessions: add --http HOST:PORT, or drop it (over stdio the session ends with the client)");
+  if (!http)
+    throw new CliError(
+      "--session-idle-ms applies to Streamable HTTP sessions: add --http HOST:PORT, or drop it (over stdio the session ends with the client)",
+    );
   return parseMsFlag("--session-idle-ms", text, { min: MIN_SESSION_IDLE_MS, example: 1_800_000 });
 }

@@ -50,7 +50,13 @@ export async function runGatewayServer(gateway: Gateway, options: RunOptions = {
   const grace_ms = options.graceMs ?? DEFAULT_GRACE_MS;
   try {
     if (options.http) {
-      const handle = await serveHttp(gateway, { warn: log, ...options, host: options.http.host, port: options.http.port, onError }).catch(async (err: unknown) => {
+      const handle = await serveHttp(gateway, {
+        warn: log,
+        ...options,
+        host: options.http.host,
+        port: options.http.port,
+        onError,
+      }).catch(async (err: unknown) => {
         // Refused at start (an unauthenticated network bind, a port in use): nothing ran; close the state.
         await gateway.close({ grace_ms: 0 });
         throw err;
@@ -67,7 +73,8 @@ export async function runGatewayServer(gateway: Gateway, options: RunOptions = {
       const why = await Promise.race([handle.closed.then(() => "stdin closed"), stop]);
       // Requests read just before the end of input reach the gateway a few microtasks later.
       await new Promise((resolve) => setImmediate(resolve));
-      if (why !== "stdin closed") log(`toolgate: ${why}: finishing in-flight calls (up to ${grace_ms} ms), then closing`);
+      if (why !== "stdin closed")
+        log(`toolgate: ${why}: finishing in-flight calls (up to ${grace_ms} ms), then closing`);
       await gateway.close({ grace_ms });
       await handle.close();
     }

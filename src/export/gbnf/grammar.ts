@@ -44,7 +44,8 @@ const BASE_RULES: [string, string][] = [
 /** The grammar for a catalog's calls, and what it could not express. */
 export function toGbnf(tools: readonly ToolDescriptor[], options: GbnfOptions = {}): GbnfResult {
   const bound = options.max_repeat ?? DEFAULT_MAX_REPEAT;
-  if (!Number.isInteger(bound) || bound < 0) throw new ToolgateError("invalid_input", `max_repeat must be an integer ≥ 0; received ${String(bound)}`);
+  if (!Number.isInteger(bound) || bound < 0)
+    throw new ToolgateError("invalid_input", `max_repeat must be an integer ≥ 0; received ${String(bound)}`);
   const gaps: GbnfGap[] = [];
   const taken = new Set<string>(["root", ...BASE_RULES.map(([n]) => n)]);
   const toolRules: [string, string][] = [];
@@ -56,7 +57,13 @@ export function toGbnf(tools: readonly ToolDescriptor[], options: GbnfOptions = 
     const g = new ToolGrammar(tool, prefix, gaps, taken, bound);
     const args = g.expr(tool.inputSchema, "", "args");
     const argsRule = g.rule(g.name("arguments"), args);
-    toolRules.push([prefix, `"{" ws "\\"name\\"" ws ":" ws ${literal(JSON.stringify(tool.name))} ws "," ws "\\"arguments\\"" ws ":" ws ${argsRule} ws "}"`], ...g.rules);
+    toolRules.push(
+      [
+        prefix,
+        `"{" ws "\\"name\\"" ws ":" ws ${literal(JSON.stringify(tool.name))} ws "," ws "\\"arguments\\"" ws ":" ws ${argsRule} ws "}"`,
+      ],
+      ...g.rules,
+    );
     calls.push(prefix);
   }
   const lines = [

@@ -10,13 +10,25 @@
  * shorthands inside a class, characters beyond the Basic Multilingual Plane in a class,
  * repetitions above 4096 — returns the reason it cannot be expressed.
  */
-import { PatternReader, UnsupportedPattern, type Atom, type CharSet, type PatternBuilder, type Property, type Ranges } from "../../schema/regex.js";
+import {
+  PatternReader,
+  UnsupportedPattern,
+  type Atom,
+  type CharSet,
+  type PatternBuilder,
+  type Property,
+  type Ranges,
+} from "../../schema/regex.js";
 
 const MAX_REPEAT = 4096;
 
 /** A code point inside a GBNF class: letters and digits as themselves, the rest as \xHH or \uHHHH. */
 const hex = (c: number) =>
-  /[0-9A-Za-z]/.test(String.fromCodePoint(c)) ? String.fromCodePoint(c) : c <= 0xff ? `\\x${c.toString(16).padStart(2, "0")}` : `\\u${c.toString(16).padStart(4, "0")}`;
+  /[0-9A-Za-z]/.test(String.fromCodePoint(c))
+    ? String.fromCodePoint(c)
+    : c <= 0xff
+      ? `\\x${c.toString(16).padStart(2, "0")}`
+      : `\\u${c.toString(16).padStart(4, "0")}`;
 
 /** True when `expr` is one unit a postfix operator can follow: a class, a literal or one parenthesised group. */
 function isUnit(expr: string): boolean {
@@ -38,19 +50,33 @@ const inRanges = (c: number, r: Ranges) => r.some(([a, b]) => c >= a && c <= b);
 
 /** The JSON spelling of one code point as a GBNF literal (for ", \ and control characters). */
 function escapedLiteral(c: number): string {
-  const named: Record<number, string> = { 0x22: '"', 0x5c: "\\", 0x0a: "n", 0x09: "t", 0x0d: "r", 0x08: "b", 0x0c: "f" };
+  const named: Record<number, string> = {
+    0x22: '"',
+    0x5c: "\\",
+    0x0a: "n",
+    0x09: "t",
+    0x0d: "r",
+    0x08: "b",
+    0x0c: "f",
+  };
   const body = named[c] !== undefined ? `\\${named[c]}` : `\\u${c.toString(16).padStart(4, "0")}`;
   return `"${body.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
 }
 
 /** Code points that JSON must escape: they never appear raw inside a string. */
-const MUST_ESCAPE: Ranges = [[0x00, 0x1f], [0x22, 0x22], [0x5c, 0x5c]];
+const MUST_ESCAPE: Ranges = [
+  [0x00, 0x1f],
+  [0x22, 0x22],
+  [0x5c, 0x5c],
+];
 
 /** A character set as GBNF over JSON string contents. */
 function setToGbnf(set: CharSet): string {
   const alts: string[] = [];
   // The raw part: the set minus what JSON escapes.
-  const raw = set.negated ? `[^${[...set.ranges, ...MUST_ESCAPE].map(([a, b]) => (a === b ? hex(a) : `${hex(a)}-${hex(b)}`)).join("")}]` : null;
+  const raw = set.negated
+    ? `[^${[...set.ranges, ...MUST_ESCAPE].map(([a, b]) => (a === b ? hex(a) : `${hex(a)}-${hex(b)}`)).join("")}]`
+    : null;
   if (raw) alts.push(raw);
   else {
     const parts: string[] = [];
@@ -108,21 +134,27 @@ const toGbnf: PatternBuilder<string> = {
   sequence: (items) => items.join(" "),
   alternation: (branches) => `(${branches.map((a) => a || `""`).join(" | ")})`,
   repeat(item, q) {
-    if (q.min > MAX_REPEAT || (q.max !== Infinity && q.max > MAX_REPEAT)) throw new UnsupportedPattern(`a repetition above ${MAX_REPEAT}`);
+    if (q.min > MAX_REPEAT || (q.max !== Infinity && q.max > MAX_REPEAT))
+      throw new UnsupportedPattern(`a repetition above ${MAX_REPEAT}`);
     return `${isUnit(item) ? item : `(${item})`}${q.text}`;
   },
   classItem(item) {
     if (item.kind === "property") throw unsupportedProperty(item);
-    if (item.kind === "shorthand" && item.set.negated) throw new UnsupportedPattern("a negated shorthand inside a class");
+    if (item.kind === "shorthand" && item.set.negated)
+      throw new UnsupportedPattern("a negated shorthand inside a class");
   },
 };
 
 /** ^body$ where body is one sequence: ^a|b$ means (^a)|(b$), so only a single top-level branch keeps both anchors. */
 function anchoredBody(p: string): string {
-  if (!p.startsWith("^") || !p.endsWith("$") || p.endsWith("\\$")) throw new UnsupportedPattern("a pattern not anchored with ^ and $");
+  if (!p.startsWith("^") || !p.endsWith("$") || p.endsWith("\\$"))
+    throw new UnsupportedPattern("a pattern not anchored with ^ and $");
   const reader = new PatternReader(p, toGbnf, 1, p.length - 1);
   const body = reader.sequence();
-  if (reader.peek() === "|") throw new UnsupportedPattern("alternation outside a group (the anchors bind only its first and last branch; write ^(a|b)$)");
+  if (reader.peek() === "|")
+    throw new UnsupportedPattern(
+      "alternation outside a group (the anchors bind only its first and last branch; write ^(a|b)$)",
+    );
   if (!reader.done()) throw new UnsupportedPattern(`unexpected ${reader.peek()} at ${reader.index}`);
   return body || `""`;
 }

@@ -27,7 +27,7 @@ const FORMAT_PATTERNS: Record<string, string> = {
   date: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$",
 };
 const FORMAT_NOTES: Record<string, string> = {
-  date: "format \"date\" is written as YYYY-MM-DD with month 01–12 and day 01–31; days past a month's end (e.g. 2026-02-30) are admitted",
+  date: 'format "date" is written as YYYY-MM-DD with month 01–12 and day 01–31; days past a month\'s end (e.g. 2026-02-30) are admitted',
 };
 
 export interface GbnfGap {
@@ -37,7 +37,20 @@ export interface GbnfGap {
   message: string;
 }
 
-const NOTE_ONLY = new Set(["description", "title", "default", "examples", "$schema", "$id", "$comment", "deprecated", "readOnly", "writeOnly", "$defs", "definitions"]);
+const NOTE_ONLY = new Set([
+  "description",
+  "title",
+  "default",
+  "examples",
+  "$schema",
+  "$id",
+  "$comment",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+  "$defs",
+  "definitions",
+]);
 
 /** Builds one tool's rules: `expr` turns a schema node into an expression, adding named rules as it goes. */
 export class ToolGrammar {
@@ -73,7 +86,8 @@ export class ToolGrammar {
 
   /** The expression admitting the JSON values `schema` accepts (or the nearest expressible superset). */
   expr(schema: unknown, ptr: string, hint: string): string {
-    if (schema === true || (isPlainObject(schema) && Object.keys(schema).every((k) => NOTE_ONLY.has(k)))) return "value";
+    if (schema === true || (isPlainObject(schema) && Object.keys(schema).every((k) => NOTE_ONLY.has(k))))
+      return "value";
     if (schema === false) {
       this.gap(ptr, "the schema false admits nothing; the grammar admits any value here");
       return "value";
@@ -81,21 +95,26 @@ export class ToolGrammar {
     if (!isPlainObject(schema)) return "value";
     if (typeof schema.$ref === "string") return this.ref(schema.$ref, ptr);
     if ("const" in schema) return literal(JSON.stringify(schema.const));
-    if (Array.isArray(schema.enum)) return schema.enum.length === 0 ? "value" : `(${schema.enum.map((v) => literal(JSON.stringify(v))).join(" | ")})`;
+    if (Array.isArray(schema.enum))
+      return schema.enum.length === 0 ? "value" : `(${schema.enum.map((v) => literal(JSON.stringify(v))).join(" | ")})`;
     for (const key of ["allOf", "not", "if"] as const) {
       if (key in schema) this.gap(`${ptr}/${key}`, `${key} cannot be expressed; the grammar ignores it`);
     }
     const union = Array.isArray(schema.anyOf) ? "anyOf" : Array.isArray(schema.oneOf) ? "oneOf" : null;
     if (union) {
-      if (union === "oneOf") this.gap(`${ptr}/oneOf`, "oneOf's exactly-one rule cannot be expressed; branches are alternatives as in anyOf");
+      if (union === "oneOf")
+        this.gap(`${ptr}/oneOf`, "oneOf's exactly-one rule cannot be expressed; branches are alternatives as in anyOf");
       const { [union]: branches, ...rest } = schema;
-      const alts = (branches as unknown[]).map((b, i) => this.expr(isPlainObject(b) ? { ...rest, ...b } : b, `${ptr}/${union}/${i}`, `${hint}-${i}`));
+      const alts = (branches as unknown[]).map((b, i) =>
+        this.expr(isPlainObject(b) ? { ...rest, ...b } : b, `${ptr}/${union}/${i}`, `${hint}-${i}`),
+      );
       return `(${alts.join(" | ")})`;
     }
     if (Array.isArray(schema.type)) {
       return `(${schema.type.map((t) => this.expr({ ...schema, type: t }, ptr, `${hint}-${String(t)}`)).join(" | ")})`;
     }
-    const type: unknown = schema.type ?? (isPlainObject(schema.properties) ? "object" : schema.items !== undefined ? "array" : undefined);
+    const type: unknown =
+      schema.type ?? (isPlainObject(schema.properties) ? "object" : schema.items !== undefined ? "array" : undefined);
     switch (type) {
       case "string":
         return this.string(schema, ptr);
@@ -122,9 +141,16 @@ export class ToolGrammar {
   /** Integer ranges are exact (canonical decimal forms only: no `1.0`, no leading zeros). */
   private integer(schema: Record<string, unknown>, ptr: string): string {
     if ("multipleOf" in schema) this.gap(`${ptr}/multipleOf`, "multipleOf cannot be expressed; ignored");
-    const num = (k: string) => (typeof schema[k] === "number" && Number.isFinite(schema[k]) ? (schema[k] as number) : undefined);
-    const lows = [num("minimum") !== undefined ? Math.ceil(num("minimum")!) : -Infinity, num("exclusiveMinimum") !== undefined ? Math.floor(num("exclusiveMinimum")!) + 1 : -Infinity];
-    const highs = [num("maximum") !== undefined ? Math.floor(num("maximum")!) : Infinity, num("exclusiveMaximum") !== undefined ? Math.ceil(num("exclusiveMaximum")!) - 1 : Infinity];
+    const num = (k: string) =>
+      typeof schema[k] === "number" && Number.isFinite(schema[k]) ? (schema[k] as number) : undefined;
+    const lows = [
+      num("minimum") !== undefined ? Math.ceil(num("minimum")!) : -Infinity,
+      num("exclusiveMinimum") !== undefined ? Math.floor(num("exclusiveMinimum")!) + 1 : -Infinity,
+    ];
+    const highs = [
+      num("maximum") !== undefined ? Math.floor(num("maximum")!) : Infinity,
+      num("exclusiveMaximum") !== undefined ? Math.ceil(num("exclusiveMaximum")!) - 1 : Infinity,
+    ];
     const lo = Math.max(...lows);
     const hi = Math.min(...highs);
     if (lo === -Infinity && hi === Infinity) return "integer";
@@ -158,24 +184,40 @@ export class ToolGrammar {
 
   private string(schema: Record<string, unknown>, ptr: string): string {
     // A pattern (or a format written as one) replaces the length bounds: a grammar cannot intersect the two.
-    const pattern = typeof schema.pattern === "string" ? schema.pattern : typeof schema.format === "string" ? FORMAT_PATTERNS[schema.format] : undefined;
+    const pattern =
+      typeof schema.pattern === "string"
+        ? schema.pattern
+        : typeof schema.format === "string"
+          ? FORMAT_PATTERNS[schema.format]
+          : undefined;
     if (typeof schema.format === "string") {
-      if (FORMAT_PATTERNS[schema.format] === undefined) this.gap(`${ptr}/format`, `format ${JSON.stringify(schema.format)} cannot be expressed; any string is admitted`);
-      else if (typeof schema.pattern === "string") this.gap(`${ptr}/format`, `format ${JSON.stringify(schema.format)} is not enforced together with a pattern`);
+      if (FORMAT_PATTERNS[schema.format] === undefined)
+        this.gap(
+          `${ptr}/format`,
+          `format ${JSON.stringify(schema.format)} cannot be expressed; any string is admitted`,
+        );
+      else if (typeof schema.pattern === "string")
+        this.gap(`${ptr}/format`, `format ${JSON.stringify(schema.format)} is not enforced together with a pattern`);
       else if (FORMAT_NOTES[schema.format]) this.gap(`${ptr}/format`, FORMAT_NOTES[schema.format]!);
     }
     if (pattern !== undefined) {
       const r = patternToGbnf(pattern);
       if ("expr" in r) {
-        for (const k of ["minLength", "maxLength"]) if (k in schema) this.gap(`${ptr}/${k}`, `${k} is not enforced together with a pattern`);
+        for (const k of ["minLength", "maxLength"])
+          if (k in schema) this.gap(`${ptr}/${k}`, `${k} is not enforced together with a pattern`);
         return `"\\"" ${r.expr} "\\""`;
       }
-      if (typeof schema.pattern === "string") this.gap(`${ptr}/pattern`, `pattern ${JSON.stringify(pattern)} cannot be expressed (${r.reason}); any string is admitted`);
+      if (typeof schema.pattern === "string")
+        this.gap(
+          `${ptr}/pattern`,
+          `pattern ${JSON.stringify(pattern)} cannot be expressed (${r.reason}); any string is admitted`,
+        );
     }
     const min = typeof schema.minLength === "number" ? schema.minLength : 0;
     const max = typeof schema.maxLength === "number" ? schema.maxLength : undefined;
     if (min > this.bound) this.gap(`${ptr}/minLength`, `minLength ${min} is above ${this.bound}; not enforced`);
-    if (max !== undefined && max > this.bound) this.gap(`${ptr}/maxLength`, `maxLength ${max} is above ${this.bound}; not enforced`);
+    if (max !== undefined && max > this.bound)
+      this.gap(`${ptr}/maxLength`, `maxLength ${max} is above ${this.bound}; not enforced`);
     const lo = min > this.bound ? 0 : min;
     const hi = max !== undefined && max <= this.bound ? max : undefined;
     if (lo === 0 && hi === undefined) return "string";
@@ -186,8 +228,12 @@ export class ToolGrammar {
     for (const k of ["uniqueItems", "prefixItems", "contains", "minContains", "maxContains", "unevaluatedItems"]) {
       if (k in schema && schema[k] !== false) this.gap(`${ptr}/${k}`, `${k} cannot be expressed; ignored`);
     }
-    if (Array.isArray(schema.items)) this.gap(`${ptr}/items`, "tuple-form items cannot be expressed; any items are admitted");
-    const item = isPlainObject(schema.items) || typeof schema.items === "boolean" ? this.expr(schema.items, `${ptr}/items`, `${hint}-item`) : "value";
+    if (Array.isArray(schema.items))
+      this.gap(`${ptr}/items`, "tuple-form items cannot be expressed; any items are admitted");
+    const item =
+      isPlainObject(schema.items) || typeof schema.items === "boolean"
+        ? this.expr(schema.items, `${ptr}/items`, `${hint}-item`)
+        : "value";
     let min = typeof schema.minItems === "number" ? schema.minItems : 0;
     let max = typeof schema.maxItems === "number" ? schema.maxItems : undefined;
     if (min > this.bound) {
@@ -199,12 +245,22 @@ export class ToolGrammar {
       max = undefined;
     }
     if (max === 0) return `"[" ws "]"`;
-    const more = max === undefined ? `( ws "," ws ${item} )${min > 1 ? `{${min - 1},}` : "*"}` : `( ws "," ws ${item} ){${Math.max(min - 1, 0)},${max - 1}}`;
+    const more =
+      max === undefined
+        ? `( ws "," ws ${item} )${min > 1 ? `{${min - 1},}` : "*"}`
+        : `( ws "," ws ${item} ){${Math.max(min - 1, 0)},${max - 1}}`;
     return min === 0 ? `"[" ws ( ${item} ${more} )? ws "]"` : `"[" ws ${item} ${more} ws "]"`;
   }
 
   private object(schema: Record<string, unknown>, ptr: string, hint: string): string {
-    for (const k of ["minProperties", "maxProperties", "propertyNames", "patternProperties", "dependentRequired", "dependentSchemas"]) {
+    for (const k of [
+      "minProperties",
+      "maxProperties",
+      "propertyNames",
+      "patternProperties",
+      "dependentRequired",
+      "dependentSchemas",
+    ]) {
       if (k in schema) this.gap(`${ptr}/${k}`, `${k} cannot be expressed; ignored`);
     }
     const props = isPlainObject(schema.properties) ? schema.properties : {};
@@ -213,13 +269,21 @@ export class ToolGrammar {
     if (keys.length === 0) {
       // A map: any keys, values of the additionalProperties schema.
       if (schema.additionalProperties === false) return `"{" ws "}"`;
-      const v = isPlainObject(schema.additionalProperties) ? this.expr(schema.additionalProperties, `${ptr}/additionalProperties`, `${hint}-value`) : "value";
+      const v = isPlainObject(schema.additionalProperties)
+        ? this.expr(schema.additionalProperties, `${ptr}/additionalProperties`, `${hint}-value`)
+        : "value";
       return v === "value" ? "object" : `"{" ws ( string ws ":" ws ${v} ( ws "," ws string ws ":" ws ${v} )* )? ws "}"`;
     }
     if (schema.additionalProperties !== false) {
-      this.gap(`${ptr}/additionalProperties`, "the object is open, but the grammar admits only its declared properties");
+      this.gap(
+        `${ptr}/additionalProperties`,
+        "the object is open, but the grammar admits only its declared properties",
+      );
     }
-    const members = keys.map((k) => `${literal(JSON.stringify(k))} ws ":" ws ${this.expr(props[k], `${ptr}/properties/${escapeToken(k)}`, `${hint}-${k}`)}`);
+    const members = keys.map(
+      (k) =>
+        `${literal(JSON.stringify(k))} ws ":" ws ${this.expr(props[k], `${ptr}/properties/${escapeToken(k)}`, `${hint}-${k}`)}`,
+    );
     const optional = keys.map((k) => !required.has(k));
     if (!optional.some(Boolean)) return `"{" ws ${members.join(` ws "," ws `)} ws "}"`;
     // start_i: members i.. with none written yet; after_i: members i.., each after a comma.
@@ -231,7 +295,11 @@ export class ToolGrammar {
       const afterBody = optional[i] ? `( ws "," ws ${members[i]} )?${tail(i)}` : `ws "," ws ${members[i]}${tail(i)}`;
       this.rule(after[i]!, afterBody.trim());
       const rest = i + 1 < keys.length ? start[i + 1]! : "";
-      const startBody = !optional[i] ? `${members[i]}${tail(i)}` : rest ? `${members[i]}${tail(i)} | ${rest}` : `( ${members[i]}${tail(i)} )?`;
+      const startBody = !optional[i]
+        ? `${members[i]}${tail(i)}`
+        : rest
+          ? `${members[i]}${tail(i)} | ${rest}`
+          : `( ${members[i]}${tail(i)} )?`;
       this.rule(start[i]!, startBody.trim());
     }
     return `"{" ws ${start[0]} ws "}"`;

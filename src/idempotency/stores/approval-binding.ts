@@ -6,7 +6,9 @@
 import type { ApprovalRecord } from "../store.js";
 
 /** One string per (tool, args_hash, capability_id, trajectory_id); injective (a JSON array). */
-export function approvalBinding(r: Pick<ApprovalRecord, "tool" | "args_hash" | "capability_id" | "trajectory_id">): string {
+export function approvalBinding(
+  r: Pick<ApprovalRecord, "tool" | "args_hash" | "capability_id" | "trajectory_id">,
+): string {
   return JSON.stringify([r.tool, r.args_hash, r.capability_id, r.trajectory_id]);
 }
 

@@ -38,7 +38,8 @@ const MAX_PLAIN_DEPTH = 64;
  * value goes through structuredClone as before.
  */
 function plainCopy(value: unknown, depth: number): unknown {
-  if (typeof value !== "object" || value === null) return typeof value === "function" || typeof value === "symbol" ? NOT_PLAIN : value;
+  if (typeof value !== "object" || value === null)
+    return typeof value === "function" || typeof value === "symbol" ? NOT_PLAIN : value;
   if (depth > MAX_PLAIN_DEPTH) return NOT_PLAIN;
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto === Array.prototype) {

@@ -10,9 +10,16 @@ const IDENT = /^[a-z_][a-z0-9_]{0,40}$/;
 
 /** Validates `schema` and `prefix` as plain SQL identifiers (they are interpolated, never user data). */
 export function checkIdentifiers(schema: string, prefix: string): void {
-  if (!IDENT.test(schema)) throw new ToolgateError("bad_store_option", `postgres schema must match ${IDENT}; received ${JSON.stringify(schema)}; example toolgate`);
+  if (!IDENT.test(schema))
+    throw new ToolgateError(
+      "bad_store_option",
+      `postgres schema must match ${IDENT}; received ${JSON.stringify(schema)}; example toolgate`,
+    );
   if (prefix !== "" && !/^[a-z_][a-z0-9_]{0,30}$/.test(prefix)) {
-    throw new ToolgateError("bad_store_option", `postgres table prefix must be lower-case letters, digits and _; received ${JSON.stringify(prefix)}; example toolgate_`);
+    throw new ToolgateError(
+      "bad_store_option",
+      `postgres table prefix must be lower-case letters, digits and _; received ${JSON.stringify(prefix)}; example toolgate_`,
+    );
   }
 }
 

@@ -12,7 +12,17 @@ import { approvalBinding } from "./approval-binding.js";
 import { importDriver, redactUrl } from "./driver.js";
 import { checkIdentifiers, postgresDdl, postgresSql } from "./postgres-schema.js";
 import type { PostgresSql } from "./postgres-schema.js";
-import { DEFAULT_LIST_LIMIT, approvalFromRow, claimedRecord, approvalPatchParams, approvalToRow, checkSpend, completedExpired, recordFromRow, transitionParams } from "./rows.js";
+import {
+  DEFAULT_LIST_LIMIT,
+  approvalFromRow,
+  claimedRecord,
+  approvalPatchParams,
+  approvalToRow,
+  checkSpend,
+  completedExpired,
+  recordFromRow,
+  transitionParams,
+} from "./rows.js";
 import type { ApprovalRow, RecordRow } from "./rows.js";
 
 export interface PostgresStoreOptions {
@@ -66,7 +76,11 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     await createTables(pool, schema, prefix);
   } catch (err) {
     await pool.end().catch(() => {});
-    throw new ToolgateError("store_unavailable", `cannot open the PostgreSQL store at ${redactUrl(options.url)}: ${(err as Error).message}`, { cause: err });
+    throw new ToolgateError(
+      "store_unavailable",
+      `cannot open the PostgreSQL store at ${redactUrl(options.url)}: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   const texts = postgresSql(schema, prefix);
   // Named prepared statements: parsed once per connection. The name carries a hash of the
@@ -119,7 +133,14 @@ function postgresRecords(query: Query, write: Query): RecordStore {
       // The record can vanish between a refused claim and the read (released meanwhile): claim again.
       for (;;) {
         // One row = inserted, or an expired COMPLETED record replaced: the record is the claim's.
-        const won = await query("claim", [key, input.owner, input.fingerprint, input.tool, input.lease_until, input.now]);
+        const won = await query("claim", [
+          key,
+          input.owner,
+          input.fingerprint,
+          input.tool,
+          input.lease_until,
+          input.now,
+        ]);
         if (won.rowCount === 1) return { claimed: true, record: claimedRecord(key, input) };
         const [existing] = await rowsOf(query<RecordRow>("get", [key]));
         if (existing) return { claimed: false, record: recordFromRow(existing) };
@@ -138,7 +159,9 @@ function postgresRecords(query: Query, write: Query): RecordStore {
       return (await write("release", [key, owner, from])).rowCount === 1;
     },
     async list(q) {
-      const rows = await rowsOf(query<RecordRow>("list", [q.after ?? null, q.state ?? null, q.now, q.limit ?? DEFAULT_LIST_LIMIT]));
+      const rows = await rowsOf(
+        query<RecordRow>("list", [q.after ?? null, q.state ?? null, q.now, q.limit ?? DEFAULT_LIST_LIMIT]),
+      );
       return rows.map(recordFromRow);
     },
   };
@@ -157,8 +180,15 @@ function postgresRevocations(query: Query): RevocationStore {
       return ids.find((id) => revoked.has(id)) ?? null;
     },
     async list(now) {
-      const rows = await rowsOf(query<{ id: string; reason: string | null; revoked_at: string; until: string | null }>("revocations", [now]));
-      return rows.map((r) => ({ id: r.id, reason: r.reason, revoked_at: Number(r.revoked_at), until: r.until === null ? null : Number(r.until) }));
+      const rows = await rowsOf(
+        query<{ id: string; reason: string | null; revoked_at: string; until: string | null }>("revocations", [now]),
+      );
+      return rows.map((r) => ({
+        id: r.id,
+        reason: r.reason,
+        revoked_at: Number(r.revoked_at),
+        until: r.until === null ? null : Number(r.until),
+      }));
     },
   };
 }
@@ -179,9 +209,26 @@ function postgresBudgets(query: Query): BudgetStore {
 function postgresApprovals(query: Query, pool: Pool, texts: PostgresSql, namespace: string): ApprovalStore {
   const values = (record: ApprovalRecord) => {
     const r = approvalToRow(record);
-    return [r.id, r.tool, r.args_hash, r.arguments, r.capability_id, r.trajectory_id, r.state, r.created_at, r.expires_at, r.decided_at, r.approver, r.note];
+    return [
+      r.id,
+      r.tool,
+      r.args_hash,
+      r.arguments,
+      r.capability_id,
+      r.trajectory_id,
+      r.state,
+      r.created_at,
+      r.expires_at,
+      r.decided_at,
+      r.approver,
+      r.note,
+    ];
   };
-  const exists = (record: ApprovalRecord) => new ToolgateError("approval_exists", `approval ${record.id} already exists; create each approval once with a fresh id`);
+  const exists = (record: ApprovalRecord) =>
+    new ToolgateError(
+      "approval_exists",
+      `approval ${record.id} already exists; create each approval once with a fresh id`,
+    );
   return {
     async create(record) {
       if ((await query("createApproval", values(record))).rowCount !== 1) throw exists(record);
@@ -192,9 +239,18 @@ function postgresApprovals(query: Query, pool: Pool, texts: PostgresSql, namespa
       const client = await pool.connect();
       try {
         await client.query("BEGIN");
-        await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`toolgate-approval:${namespace}:${approvalBinding(record)}`]);
-        const found = await client.query<ApprovalRow>(texts.liveApproval, [record.trajectory_id, record.tool, record.args_hash, record.capability_id, now]);
-        const created = found.rows.length === 0 ? (await client.query(texts.createApproval, values(record))).rowCount === 1 : false;
+        await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
+          `toolgate-approval:${namespace}:${approvalBinding(record)}`,
+        ]);
+        const found = await client.query<ApprovalRow>(texts.liveApproval, [
+          record.trajectory_id,
+          record.tool,
+          record.args_hash,
+          record.capability_id,
+          now,
+        ]);
+        const created =
+          found.rows.length === 0 ? (await client.query(texts.createApproval, values(record))).rowCount === 1 : false;
         await client.query("COMMIT");
         if (found.rows[0]) return approvalFromRow(found.rows[0]);
         if (!created) throw exists(record);
@@ -212,7 +268,20 @@ function postgresApprovals(query: Query, pool: Pool, texts: PostgresSql, namespa
     },
     async update(id, from, patch) {
       const p = approvalPatchParams(patch);
-      const [row] = await rowsOf(query<ApprovalRow>("updateApproval", [id, from, p.set_state === 1, p.state, p.set_decided === 1, p.decided_at, p.set_approver === 1, p.approver, p.set_note === 1, p.note]));
+      const [row] = await rowsOf(
+        query<ApprovalRow>("updateApproval", [
+          id,
+          from,
+          p.set_state === 1,
+          p.state,
+          p.set_decided === 1,
+          p.decided_at,
+          p.set_approver === 1,
+          p.approver,
+          p.set_note === 1,
+          p.note,
+        ]),
+      );
       return row ? approvalFromRow(row) : null;
     },
     async list(q) {

@@ -28,7 +28,11 @@ async function scanKeys(redis: Redis, prefix: string): Promise<string[]> {
 }
 
 /** The Redis store's `records.list`: one page of records as stored (the operator's listing with `reads_as` is inspect.ts `listRecordViews`). */
-export async function listRedisRecords(redis: Redis, recPrefix: string, query: Parameters<RecordStore["list"]>[0]): Promise<IdempotencyRecord[]> {
+export async function listRedisRecords(
+  redis: Redis,
+  recPrefix: string,
+  query: Parameters<RecordStore["list"]>[0],
+): Promise<IdempotencyRecord[]> {
   const limit = query.limit ?? DEFAULT_LIST_LIMIT;
   const keys = (await scanKeys(redis, recPrefix)).filter((k) => query.after === undefined || k > query.after);
   const out: IdempotencyRecord[] = [];

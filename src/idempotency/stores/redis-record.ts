@@ -12,7 +12,18 @@ import type { JsonValue } from "../../core/json.js";
 import type { ClaimInput, IdempotencyRecord, RecordState } from "../store.js";
 
 /** Field order; `result` is always last so it may be any length. */
-export const FIELDS = ["state", "owner", "lease_until", "expires_at", "fingerprint", "tool", "error", "created_at", "updated_at", "result"] as const;
+export const FIELDS = [
+  "state",
+  "owner",
+  "lease_until",
+  "expires_at",
+  "fingerprint",
+  "tool",
+  "error",
+  "created_at",
+  "updated_at",
+  "result",
+] as const;
 export const SEP = "\u001f";
 
 /** The value a fresh claim writes. */

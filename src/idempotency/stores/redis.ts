@@ -67,7 +67,11 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
   } catch (err) {
     redis.disconnect();
     const reason = (lastError ?? (err as Error)).message;
-    throw new ToolgateError("store_unavailable", `cannot reach the Redis store at ${where}: ${reason}; is Redis running there?`, { cause: err });
+    throw new ToolgateError(
+      "store_unavailable",
+      `cannot reach the Redis store at ${where}: ${reason}; is Redis running there?`,
+      { cause: err },
+    );
   } finally {
     clearTimeout(timer);
   }
@@ -101,7 +105,8 @@ function redisRecords(redis: Scripted, prefix: string): RecordStore {
     async claim(key, input) {
       const value = encodeClaim(input);
       // Fast path: one plain SET NX, as cheap as the raw client's own write.
-      if ((await redis.set(recPrefix + key, value, "NX")) === "OK") return { claimed: true, record: claimedRecord(key, input) };
+      if ((await redis.set(recPrefix + key, value, "NX")) === "OK")
+        return { claimed: true, record: claimedRecord(key, input) };
       const existing = await redis.tgClaimExisting(recPrefix + key, value, String(input.now));
       if (existing === 1) return { claimed: true, record: claimedRecord(key, input) };
       return { claimed: false, record: decodeRecord(key, existing) };
@@ -145,7 +150,11 @@ function redisRevocations(redis: Scripted, prefix: string): RevocationStore {
   return {
     async revoke(id, input) {
       // revoked_at keeps the first revocation; reason and until take the latest.
-      await redis.multi().hset(entries, id, JSON.stringify({ reason: input.reason, until: input.until })).hsetnx(firstAt, id, String(input.now)).exec();
+      await redis
+        .multi()
+        .hset(entries, id, JSON.stringify({ reason: input.reason, until: input.until }))
+        .hsetnx(firstAt, id, String(input.now))
+        .exec();
     },
     async firstRevoked(ids, now) {
       if (ids.length === 0) return null;
@@ -186,12 +195,28 @@ function redisApprovals(redis: Scripted, prefix: string): ApprovalStore {
   const fromHash = (hash: Record<string, string>) => approvalFromRow(hash as unknown as ApprovalRow);
   /** One script creates, or with `now` first returns the approval still live for the same call. */
   const create = async (record: ApprovalRecord, now: number | null): Promise<ApprovalRecord> => {
-    const fields = Object.entries(approvalToRow(record)).flatMap(([field, value]) => (value === null ? [] : [field, String(value)]));
+    const fields = Object.entries(approvalToRow(record)).flatMap(([field, value]) =>
+      value === null ? [] : [field, String(value)],
+    );
     const latest = `${prefix}apr-latest:${createHash("sha256").update(approvalBinding(record)).digest("base64url")}`;
     const ttl = record.state === "pending" ? Math.max(0, record.expires_at - record.created_at) : 0;
-    const reply = await redis.tgCreateApproval(recKey(record.id), index, latest, record.id, String(record.created_at), now === null ? "" : String(now), recKey(""), String(ttl), ...fields);
+    const reply = await redis.tgCreateApproval(
+      recKey(record.id),
+      index,
+      latest,
+      record.id,
+      String(record.created_at),
+      now === null ? "" : String(now),
+      recKey(""),
+      String(ttl),
+      ...fields,
+    );
     if (Array.isArray(reply)) return fromHash(hashFromPairs(reply));
-    if (reply !== 1) throw new ToolgateError("approval_exists", `approval ${record.id} already exists; create each approval once with a fresh id`);
+    if (reply !== 1)
+      throw new ToolgateError(
+        "approval_exists",
+        `approval ${record.id} already exists; create each approval once with a fresh id`,
+      );
     return record;
   };
   return {
@@ -204,7 +229,14 @@ function redisApprovals(redis: Scripted, prefix: string): ApprovalStore {
       return hash.id ? fromHash(hash) : null;
     },
     async update(id, from, patch) {
-      const pairs = await redis.tgUpdateApproval(recKey(id), from, enc(patch.state), enc(patch.decided_at), enc(patch.approver), enc(patch.note));
+      const pairs = await redis.tgUpdateApproval(
+        recKey(id),
+        from,
+        enc(patch.state),
+        enc(patch.decided_at),
+        enc(patch.approver),
+        enc(patch.note),
+      );
       return pairs ? fromHash(hashFromPairs(pairs)) : null;
     },
     async list(query) {

@@ -4,7 +4,14 @@
  * (PostgreSQL `jsonb` would reorder keys and normalise numbers).
  */
 import type { JsonValue } from "../../core/json.js";
-import type { ApprovalRecord, ApprovalState, ClaimInput, IdempotencyRecord, RecordPatch, RecordState } from "../store.js";
+import type {
+  ApprovalRecord,
+  ApprovalState,
+  ClaimInput,
+  IdempotencyRecord,
+  RecordPatch,
+  RecordState,
+} from "../store.js";
 
 /** A record as the backends keep it: times may arrive as strings (pg `bigint`, Redis replies). */
 export interface RecordRow {
@@ -25,7 +32,8 @@ export interface RecordRow {
 export const DEFAULT_LIST_LIMIT = 100;
 
 const num = (v: number | string): number => (typeof v === "number" ? v : Number(v));
-const numOrNull = (v: number | string | null | undefined): number | null => (v === null || v === undefined || v === "" ? null : num(v));
+const numOrNull = (v: number | string | null | undefined): number | null =>
+  v === null || v === undefined || v === "" ? null : num(v);
 
 /** JSON text of a stored value; `null` stays SQL NULL so "no result" and JSON `null` read back the same. */
 export function jsonText(value: JsonValue | null | undefined): string | null {
@@ -142,7 +150,9 @@ export function approvalToRow(record: ApprovalRecord): ApprovalRow {
 }
 
 /** The CAS parameters of an approval update, with the same keep/clear flags as `patchParams`. */
-export function approvalPatchParams(patch: Partial<Pick<ApprovalRecord, "state" | "decided_at" | "approver" | "note">>) {
+export function approvalPatchParams(
+  patch: Partial<Pick<ApprovalRecord, "state" | "decided_at" | "approver" | "note">>,
+) {
   return {
     set_state: patch.state !== undefined ? 1 : 0,
     state: patch.state ?? null,
@@ -157,6 +167,7 @@ export function approvalPatchParams(patch: Partial<Pick<ApprovalRecord, "state" 
 
 /** Budget arithmetic shared by every backend that computes in JS (SQLite, PostgreSQL fallbacks). */
 export function checkSpend(id: string, amount: number, limit: number): void {
-  if (!Number.isFinite(amount) || amount < 0) throw new RangeError(`budget ${id}: amount must be a finite number ≥ 0; received ${amount}`);
+  if (!Number.isFinite(amount) || amount < 0)
+    throw new RangeError(`budget ${id}: amount must be a finite number ≥ 0; received ${amount}`);
   if (!Number.isFinite(limit)) throw new RangeError(`budget ${id}: limit must be a finite number; received ${limit}`);
 }

@@ -46,7 +46,8 @@ CREATE INDEX IF NOT EXISTS approvals_created ON approvals (created_at, id);
 CREATE INDEX IF NOT EXISTS approvals_binding ON approvals (trajectory_id, tool, args_hash);
 `;
 
-const RECORD_COLUMNS = "key, state, owner, fingerprint, tool, lease_until, result, error, expires_at, created_at, updated_at";
+const RECORD_COLUMNS =
+  "key, state, owner, fingerprint, tool, lease_until, result, error, expires_at, created_at, updated_at";
 
 /**
  * Every statement of the store, prepared once at open. `expires_at <= now` in claim, transition

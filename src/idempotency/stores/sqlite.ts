@@ -6,10 +6,26 @@
 import { dirname } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { ToolgateError } from "../../core/errors.js";
-import { checkPrivateFileIfPresent, checkSameFile, ensurePrivateDir, preparePrivateFile, type FileId } from "../../state/private.js";
+import {
+  checkPrivateFileIfPresent,
+  checkSameFile,
+  ensurePrivateDir,
+  preparePrivateFile,
+  type FileId,
+} from "../../state/private.js";
 import type { ApprovalRecord, ApprovalStore, BudgetStore, RecordStore, RevocationStore, Store } from "../store.js";
 import { importDriver } from "./driver.js";
-import { DEFAULT_LIST_LIMIT, approvalFromRow, claimedRecord, approvalPatchParams, approvalToRow, checkSpend, completedExpired, recordFromRow, transitionParams } from "./rows.js";
+import {
+  DEFAULT_LIST_LIMIT,
+  approvalFromRow,
+  claimedRecord,
+  approvalPatchParams,
+  approvalToRow,
+  checkSpend,
+  completedExpired,
+  recordFromRow,
+  transitionParams,
+} from "./rows.js";
 import type { ApprovalRow, RecordRow } from "./rows.js";
 import { SQLITE_DDL, SQLITE_SQL } from "./sqlite-schema.js";
 
@@ -41,7 +57,11 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<St
     db.pragma("synchronous = NORMAL");
     db.transaction(() => db.exec(SQLITE_DDL)).immediate();
   } catch (err) {
-    throw new ToolgateError("store_unavailable", `cannot open the SQLite store at ${options.path}: ${(err as Error).message}`, { cause: err });
+    throw new ToolgateError(
+      "store_unavailable",
+      `cannot open the SQLite store at ${options.path}: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   if (id !== null) {
     try {
@@ -52,7 +72,9 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<St
       throw err;
     }
   }
-  const sql = Object.fromEntries(Object.entries(SQLITE_SQL).map(([name, text]) => [name, db.prepare(text)])) as Statements;
+  const sql = Object.fromEntries(
+    Object.entries(SQLITE_SQL).map(([name, text]) => [name, db.prepare(text)]),
+  ) as Statements;
   let closed = false;
   return {
     kind: "sqlite",
@@ -87,7 +109,10 @@ function sqliteRecords(sql: Statements): RecordStore {
       // The record can vanish between a refused claim and the read (released meanwhile): claim again.
       for (;;) {
         // One row changed = inserted, or an expired COMPLETED record replaced: the record is the claim's.
-        if (sql.claim.run(key, input.owner, input.fingerprint, input.tool, input.lease_until, input.now, input.now).changes === 1) {
+        if (
+          sql.claim.run(key, input.owner, input.fingerprint, input.tool, input.lease_until, input.now, input.now)
+            .changes === 1
+        ) {
           return { claimed: true, record: claimedRecord(key, input) };
         }
         const existing = read(key);
@@ -107,7 +132,12 @@ function sqliteRecords(sql: Statements): RecordStore {
       return sql.release.run(key, owner, from).changes === 1;
     },
     async list(query) {
-      const rows = sql.list.all({ after: query.after ?? null, state: query.state ?? null, now: query.now, limit: query.limit ?? DEFAULT_LIST_LIMIT }) as RecordRow[];
+      const rows = sql.list.all({
+        after: query.after ?? null,
+        state: query.state ?? null,
+        now: query.now,
+        limit: query.limit ?? DEFAULT_LIST_LIMIT,
+      }) as RecordRow[];
       return rows.map(recordFromRow);
     },
   };
@@ -122,11 +152,18 @@ function sqliteRevocations(sql: Statements): RevocationStore {
     },
     async firstRevoked(ids, now) {
       if (ids.length === 0) return null;
-      const revoked = new Set((sql.revokedAmong.all({ ids: JSON.stringify(ids), now }) as Array<{ id: string }>).map((r) => r.id));
+      const revoked = new Set(
+        (sql.revokedAmong.all({ ids: JSON.stringify(ids), now }) as Array<{ id: string }>).map((r) => r.id),
+      );
       return ids.find((id) => revoked.has(id)) ?? null;
     },
     async list(now) {
-      return sql.revocations.all(now) as Array<{ id: string; reason: string | null; revoked_at: number; until: number | null }>;
+      return sql.revocations.all(now) as Array<{
+        id: string;
+        reason: string | null;
+        revoked_at: number;
+        until: number | null;
+      }>;
     },
   };
 }
@@ -158,7 +195,11 @@ function sqliteApprovals(db: BetterSqlite3.Database, sql: Statements): ApprovalS
       sql.createApproval.run(approvalToRow(record));
     } catch (err) {
       if ((err as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
-        throw new ToolgateError("approval_exists", `approval ${record.id} already exists; create each approval once with a fresh id`, { cause: err });
+        throw new ToolgateError(
+          "approval_exists",
+          `approval ${record.id} already exists; create each approval once with a fresh id`,
+          { cause: err },
+        );
       }
       throw err;
     }
@@ -183,7 +224,8 @@ function sqliteApprovals(db: BetterSqlite3.Database, sql: Statements): ApprovalS
       return row ? approvalFromRow(row) : null;
     },
     async update(id, from, patch) {
-      const row = sql.updateApproval.get(Object.assign(approvalPatchParams(patch), { id, from })) as ApprovalRow | undefined;
+      const row = sql.updateApproval.get(Object.assign(approvalPatchParams(patch), { id, from })) as
+        ApprovalRow | undefined;
       return row ? approvalFromRow(row) : null;
     },
     async list(query) {

@@ -22,7 +22,11 @@ export async function listMcpTools(target: UpstreamTarget): Promise<Tool[]> {
  */
 export function targetFromArgv(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): UpstreamTarget {
   const [first, ...rest] = argv;
-  if (first === undefined) throw new ToolgateError("bad_flag", "--mcp needs the server to lint: toolgate lint --mcp -- npx -y @modelcontextprotocol/server-memory (or --mcp http://HOST:PORT/mcp)");
+  if (first === undefined)
+    throw new ToolgateError(
+      "bad_flag",
+      "--mcp needs the server to lint: toolgate lint --mcp -- npx -y @modelcontextprotocol/server-memory (or --mcp http://HOST:PORT/mcp)",
+    );
   if (rest.length === 0 && /^https?:\/\//i.test(first)) return { url: first };
   const defined = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
   return { command: first, args: rest, env: defined };

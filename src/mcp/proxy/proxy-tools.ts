@@ -42,9 +42,7 @@ export class UpstreamError extends Error {
 }
 
 function textOf(result: CallToolResult): string {
-  return result.content
-    .map((c) => (c.type === "text" ? c.text : `[${c.type} content]`))
-    .join("\n");
+  return result.content.map((c) => (c.type === "text" ? c.text : `[${c.type} content]`)).join("\n");
 }
 
 /** A proxied tool's time limit when the operator sets none, ms (the gateway's own default). */
@@ -97,12 +95,16 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
       } catch (err) {
         const message = (err as Error).message;
         if (message === NOT_CONNECTED) {
-          throw new NoEffectError(`the upstream MCP server is disconnected (it exited or closed the connection), so ${tool.name} was not sent and did not run; call again to start it again, or restart toolgate proxy`, "upstream_down");
+          throw new NoEffectError(
+            `the upstream MCP server is disconnected (it exited or closed the connection), so ${tool.name} was not sent and did not run; call again to start it again, or restart toolgate proxy`,
+            "upstream_down",
+          );
         }
         throw new UpstreamError(`the upstream MCP server did not answer ${tool.name}: ${message}`);
       }
       const text = textOf(result);
-      if (result.isError) throw new UpstreamError(`the upstream MCP server reported an error from ${tool.name}: ${text}`);
+      if (result.isError)
+        throw new UpstreamError(`the upstream MCP server reported an error from ${tool.name}: ${text}`);
       const output: JsonValue = (result.structuredContent as JsonValue | undefined) ?? text;
       return toolResult(output, { text });
     },

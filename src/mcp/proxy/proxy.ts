@@ -47,11 +47,19 @@ export interface Proxy {
   close(options?: { grace_ms?: number }): Promise<void>;
 }
 
-function summary(target: string, tools: ToolSpec[], lint: LintReport, closed: { objects: number; tools: number }): string {
+function summary(
+  target: string,
+  tools: ToolSpec[],
+  lint: LintReport,
+  closed: { objects: number; tools: number },
+): string {
   const levels: Record<AuthorityLevel, number> = { A0: 0, A1: 0, A2: 0, A3: 0 };
   for (const t of tools) levels[AUTHORITY[t.effect]] += 1;
   const levelText = (Object.keys(levels) as AuthorityLevel[]).map((l) => `${l} ${levels[l]}`).join(", ");
-  const closedText = closed.objects === 0 ? "" : `; closed ${closed.objects} open object schema${closed.objects === 1 ? "" : "s"} in ${closed.tools} tool${closed.tools === 1 ? "" : "s"} (unknown fields are refused before the upstream sees them; --open-schemas keeps them as declared)`;
+  const closedText =
+    closed.objects === 0
+      ? ""
+      : `; closed ${closed.objects} open object schema${closed.objects === 1 ? "" : "s"} in ${closed.tools} tool${closed.tools === 1 ? "" : "s"} (unknown fields are refused before the upstream sees them; --open-schemas keeps them as declared)`;
   return `toolgate proxy: ${tools.length} tools from ${target} (${levelText}); lint: ${lint.summary.errors} errors, ${lint.summary.warnings} warnings${closedText}`;
 }
 
@@ -87,11 +95,17 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     const unknown = Object.keys(perTool).filter((name) => !served.tools.some((t) => t.name === name));
     if (unknown.length > 0) {
       const names = served.tools.map((t) => t.name);
-      throw new ToolgateError("invalid_option", `a time limit names ${unknown.map((n) => JSON.stringify(n)).join(", ")}, which ${target} does not serve; its tools are ${names.join(", ")}`);
+      throw new ToolgateError(
+        "invalid_option",
+        `a time limit names ${unknown.map((n) => JSON.stringify(n)).join(", ")}, which ${target} does not serve; its tools are ${names.join(", ")}`,
+      );
     }
     const tools = served.tools.map((t) => {
       const timeout_ms = perTool[t.name] ?? options.timeoutMs ?? DEFAULT_PROXY_TIMEOUT_MS;
-      return proxyToolSpec(link!, t, { timeout_ms, ...(options.timeoutHint ? { timeout_hint: options.timeoutHint(t.name, timeout_ms) } : {}) });
+      return proxyToolSpec(link!, t, {
+        timeout_ms,
+        ...(options.timeoutHint ? { timeout_hint: options.timeoutHint(t.name, timeout_ms) } : {}),
+      });
     });
     log(summary(target, tools, lint, { objects: served.objects, tools: served.closedTools }));
     const gateway = await options.gateway(tools);

@@ -43,7 +43,10 @@ export class UpstreamLink {
   private watch(client: Client): void {
     client.onclose = () => {
       if (this.current === client) this.current = null;
-      if (!this.closing) this.log(`toolgate proxy: the upstream ${this.target} closed the connection; in-flight writes are IN_DOUBT, and the next call starts it again`);
+      if (!this.closing)
+        this.log(
+          `toolgate proxy: the upstream ${this.target} closed the connection; in-flight writes are IN_DOUBT, and the next call starts it again`,
+        );
     };
   }
 
@@ -57,7 +60,11 @@ export class UpstreamLink {
   }
 
   private async revive(tool: string): Promise<Client> {
-    if (this.closing) throw new NoEffectError(`toolgate proxy is shutting down, so ${tool} was not sent to the upstream MCP server and did not run`, "upstream_down");
+    if (this.closing)
+      throw new NoEffectError(
+        `toolgate proxy is shutting down, so ${tool} was not sent to the upstream MCP server and did not run`,
+        "upstream_down",
+      );
     if (this.changed) throw this.changedError(tool);
     this.connecting ??= this.reconnect().finally(() => (this.connecting = null));
     try {
@@ -91,12 +98,17 @@ export class UpstreamLink {
     if (catalogFingerprint(tools) !== this.fingerprint) {
       this.changed = true;
       await client.close().catch(() => {});
-      this.log(`toolgate proxy: the upstream ${this.target} came back with a different tool catalog; its tools stay unavailable until toolgate proxy is restarted`);
+      this.log(
+        `toolgate proxy: the upstream ${this.target} came back with a different tool catalog; its tools stay unavailable until toolgate proxy is restarted`,
+      );
       throw this.changedError("{tool}");
     }
     if (this.closing) {
       await client.close().catch(() => {});
-      throw new NoEffectError("toolgate proxy is shutting down, so {tool} was not sent and did not run", "upstream_down");
+      throw new NoEffectError(
+        "toolgate proxy is shutting down, so {tool} was not sent and did not run",
+        "upstream_down",
+      );
     }
     this.watch(client);
     this.current = client;

@@ -33,7 +33,10 @@ export async function connectUpstream(target: UpstreamTarget, clientName = "tool
   const client = new Client({ name: clientName, version: "0.1.0" }, { capabilities: {} });
   const transport =
     "url" in target
-      ? new StreamableHTTPClientTransport(new URL(target.url), target.headers ? { requestInit: { headers: target.headers } } : undefined)
+      ? new StreamableHTTPClientTransport(
+          new URL(target.url),
+          target.headers ? { requestInit: { headers: target.headers } } : undefined,
+        )
       : new StdioClientTransport({
           command: target.command,
           args: target.args ?? [],
@@ -45,7 +48,11 @@ export async function connectUpstream(target: UpstreamTarget, clientName = "tool
     await client.connect(transport);
   } catch (err) {
     await client.close().catch(() => {});
-    throw new ToolgateError("upstream_unavailable", `cannot start or reach the upstream MCP server (${describeTarget(target)}): ${(err as Error).message}`, { cause: err });
+    throw new ToolgateError(
+      "upstream_unavailable",
+      `cannot start or reach the upstream MCP server (${describeTarget(target)}): ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   return client;
 }
@@ -62,7 +69,11 @@ export async function listAllTools(client: Client): Promise<Tool[]> {
     const result = await client.listTools(cursor === undefined ? {} : { cursor });
     tools.push(...result.tools);
     if (result.nextCursor === undefined) return tools;
-    if (seen.has(result.nextCursor)) throw new ToolgateError("upstream_paging", `upstream tools/list repeated the cursor ${JSON.stringify(result.nextCursor)}; its pagination loops`);
+    if (seen.has(result.nextCursor))
+      throw new ToolgateError(
+        "upstream_paging",
+        `upstream tools/list repeated the cursor ${JSON.stringify(result.nextCursor)}; its pagination loops`,
+      );
     seen.add(result.nextCursor);
     cursor = result.nextCursor;
   }

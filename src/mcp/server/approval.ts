@@ -82,7 +82,9 @@ export function approvalMessage(proposal: Proposal, obs: Observation, approvalId
     `tool: ${escapeUntrusted(proposal.tool)}`,
     `arguments (exactly what will run):`,
     jsonForDisplay(proposal.arguments, 2),
-    ...(typeof ranAgo === "number" ? [`An identical call (same tool and arguments) ran ${agoText(ranAgo)} ago; approving runs it again.`] : []),
+    ...(typeof ranAgo === "number"
+      ? [`An identical call (same tool and arguments) ran ${agoText(ranAgo)} ago; approving runs it again.`]
+      : []),
     `approval id: ${escapeUntrusted(approvalId)}`,
     `Accept to approve and run it once; decline to deny it.`,
   ].join("\n");
@@ -91,7 +93,12 @@ export function approvalMessage(proposal: Proposal, obs: Observation, approvalId
 const NOTE_SCHEMA = {
   type: "object" as const,
   properties: {
-    note: { type: "string" as const, title: "Note", description: "Optional: recorded with your decision in the approval record.", maxLength: 500 },
+    note: {
+      type: "string" as const,
+      title: "Note",
+      description: "Optional: recorded with your decision in the approval record.",
+      maxLength: 500,
+    },
   },
 };
 
@@ -106,7 +113,11 @@ export function withHint(obs: Observation, approvalId: string): Observation {
  * nobody can be asked (no elicitation capability, the client failed, the person cancelled) the
  * call stays pending: the first observation is returned with the CLI command that decides it.
  */
-export async function approveByElicitation(ctx: ElicitContext, proposal: Proposal, obs: Observation): Promise<Observation> {
+export async function approveByElicitation(
+  ctx: ElicitContext,
+  proposal: Proposal,
+  obs: Observation,
+): Promise<Observation> {
   const approvalId = pendingApprovalId(obs);
   // Nobody is asked for a request already gone: its answer would reach no one.
   if (approvalId === null || ctx.abandoned.aborted) return obs;
@@ -120,7 +131,8 @@ export async function approveByElicitation(ctx: ElicitContext, proposal: Proposa
     void prompt.then(() => open.get(approvalId) === prompt && open.delete(approvalId));
   }
   const asked = await whileWaiting(ctx, proposal.tool, approvalId, asking);
-  if (!asked.decided) return withCliHint(ctx, asked.note ? { ...obs, text: `${obs.text}\n${asked.note}` } : obs, approvalId);
+  if (!asked.decided)
+    return withCliHint(ctx, asked.note ? { ...obs, text: `${obs.text}\n${asked.note}` } : obs, approvalId);
   // The gateway, not this adapter, decides what the answer allows (and whether the request is still there to run it for).
   return ctx.gateway.call({ ...proposal, approval_id: approvalId }, { abandoned: ctx.abandoned });
 }
@@ -160,14 +172,21 @@ async function ask(ctx: ElicitContext, proposal: Proposal, obs: Observation, app
     return { decided: false };
   }
   const name = ctx.server.getClientVersion()?.name;
-  const by = { approver: ctx.principal, channel: "elicitation" as const, ...(typeof name === "string" && name !== "" ? { label: name } : {}) };
+  const by = {
+    approver: ctx.principal,
+    channel: "elicitation" as const,
+    ...(typeof name === "string" && name !== "" ? { label: name } : {}),
+  };
   const note = typeof answer.content?.note === "string" && answer.content.note !== "" ? answer.content.note : undefined;
   if (answer.action !== "accept" && answer.action !== "decline") return { decided: false };
   try {
     if (answer.action === "accept") {
       await ctx.gateway.approvals.approve(approvalId, note === undefined ? by : { ...by, note });
     } else {
-      await ctx.gateway.approvals.deny(approvalId, { ...by, reason: note ?? "declined by the person asked through MCP elicitation" });
+      await ctx.gateway.approvals.deny(approvalId, {
+        ...by,
+        reason: note ?? "declined by the person asked through MCP elicitation",
+      });
     }
   } catch (err) {
     // Decided meanwhile — the CLI may have answered first, or it expired: the gateway reports the

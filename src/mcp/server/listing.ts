@@ -9,7 +9,9 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Effect, ToolAnnotations, ToolSpec } from "../../core/tool.js";
 
 /** MCP annotations implied by an effect (MCP `ToolAnnotations` defaults are the A3 case). */
-export function annotationsFor(effect: Effect): Required<Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint">> {
+export function annotationsFor(
+  effect: Effect,
+): Required<Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint">> {
   switch (effect) {
     case "read":
       return { readOnlyHint: true, destructiveHint: false, idempotentHint: true };

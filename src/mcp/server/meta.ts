@@ -73,7 +73,8 @@ function stringField(meta: Record<string, unknown>, key: string): string | undef
 
 /** What arrived, short and safe to print (it is the client's text). */
 function describe(value: unknown): string {
-  if (typeof value === "string") return value.length > 40 ? `a string of ${value.length} characters` : escapeUntrusted(JSON.stringify(value));
+  if (typeof value === "string")
+    return value.length > 40 ? `a string of ${value.length} characters` : escapeUntrusted(JSON.stringify(value));
   const json = jsonOrNote(value) ?? String(value);
   const shown = escapeUntrusted(json.length > 60 ? `${json.slice(0, 57)}…` : json);
   return value === null ? "null" : Array.isArray(value) ? "an array" : `${typeof value} ${shown}`;
@@ -89,10 +90,17 @@ function describe(value: unknown): string {
 function turnField(value: unknown): number | MetaIssue {
   if (value === undefined) return 0;
   if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return value;
-  if (typeof value === "string" && /^(0|[1-9][0-9]*)$/.test(value) && Number.isSafeInteger(Number(value))) return Number(value);
+  if (typeof value === "string" && /^(0|[1-9][0-9]*)$/.test(value) && Number.isSafeInteger(Number(value)))
+    return Number(value);
   const field = `_meta["${META_KEYS.turn}"]`;
-  const why = typeof value === "string" && /^\s*[+-]?[0-9.]+\s*$/.test(value) ? ` (as a string, only the integer's canonical digits: no sign, leading zero, fraction or space)` : "";
-  return { field, message: `${field} must be an integer ≥ 0, as a JSON number or a string of its digits${why}; received ${describe(value)}; example 3 or "3"` };
+  const why =
+    typeof value === "string" && /^\s*[+-]?[0-9.]+\s*$/.test(value)
+      ? ` (as a string, only the integer's canonical digits: no sign, leading zero, fraction or space)`
+      : "";
+  return {
+    field,
+    message: `${field} must be an integer ≥ 0, as a JSON number or a string of its digits${why}; received ${describe(value)}; example 3 or "3"`,
+  };
 }
 
 /** `value` as JSON, or a note saying it is nested deeper than JSON.stringify goes (a client can send that). */

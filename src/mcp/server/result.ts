@@ -37,7 +37,11 @@ export function observationMeta(obs: Observation): Record<string, JsonValue> {
  * The tools/call result for one observation; `hasOutputSchema`: the tool declares an outputSchema,
  * and `conforms` tells whether a cut structured result still matches it.
  */
-export function toCallToolResult(obs: Observation, hasOutputSchema = false, conforms: (cut: JsonValue) => boolean = () => true): CallToolResult {
+export function toCallToolResult(
+  obs: Observation,
+  hasOutputSchema = false,
+  conforms: (cut: JsonValue) => boolean = () => true,
+): CallToolResult {
   const result: CallToolResult = {
     content: [{ type: "text", text: obs.text }],
     _meta: { [OBSERVATION_META]: observationMeta(obs) },
@@ -51,16 +55,31 @@ export function toCallToolResult(obs: Observation, hasOutputSchema = false, conf
 }
 
 /** The structured result of an observation whose text the gateway cut, bounded like the text. */
-function withCutStructure(result: CallToolResult, obs: Observation, conforms: (cut: JsonValue) => boolean): CallToolResult {
+function withCutStructure(
+  result: CallToolResult,
+  obs: Observation,
+  conforms: (cut: JsonValue) => boolean,
+): CallToolResult {
   const bounded = boundJson(obs.output!, obs.text.length);
   if (bounded && isPlainObject(bounded.value) && conforms(bounded.value)) {
     const { strings, arrays } = bounded.cuts;
-    const what = [strings > 0 ? `${plural(strings, "string")} shortened (ending "…[N characters cut]")` : "", arrays > 0 ? `${plural(arrays, "array")} cut to its first items` : ""].filter(Boolean).join(" and ");
+    const what = [
+      strings > 0 ? `${plural(strings, "string")} shortened (ending "…[N characters cut]")` : "",
+      arrays > 0 ? `${plural(arrays, "array")} cut to its first items` : "",
+    ]
+      .filter(Boolean)
+      .join(" and ");
     result.structuredContent = bounded.value;
-    result.content = [{ type: "text", text: `${obs.text}\nThe structured result is cut to the same size as this text: ${what}; the marker above says how to get the rest.` }];
+    result.content = [
+      {
+        type: "text",
+        text: `${obs.text}\nThe structured result is cut to the same size as this text: ${what}; the marker above says how to get the rest.`,
+      },
+    ];
     return result;
   }
-  const ran = obs.authority === "A2" || obs.authority === "A3" ? ": it ran and its effect happened, so do not call it again" : "";
+  const ran =
+    obs.authority === "A2" || obs.authority === "A3" ? ": it ran and its effect happened, so do not call it again" : "";
   const message = `The result is larger than the observation budget, and cut to fit it would no longer match the outputSchema ${obs.tool} publishes, so only the text above is given and this result is marked isError. The call itself succeeded${ran}; the marker above says how to get the rest.`;
   return {
     content: [{ type: "text", text: `${obs.text}\n${message}` }],
@@ -79,7 +98,10 @@ function plural(n: number, word: string): string {
  * since a client rejects such a `structuredContent`. A write says that it ran.
  */
 export function outputMismatchResult(obs: Observation, problems: readonly string[]): CallToolResult {
-  const ran = obs.authority === "A2" || obs.authority === "A3" ? " The call was not refused: it ran and its effect happened, so do not call it again to retry." : "";
+  const ran =
+    obs.authority === "A2" || obs.authority === "A3"
+      ? " The call was not refused: it ran and its effect happened, so do not call it again to retry."
+      : "";
   const list = problems.map((p) => `- ${p}`).join("\n");
   // A replayed result was stored by an earlier run or by an operator (`toolgate records settle`):
   // who to tell is the operator, not the tool's author.

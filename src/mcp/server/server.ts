@@ -8,7 +8,13 @@
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { Protocol, type RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import { ErrorCode, ListToolsRequestSchema, type CallToolResult, type ServerNotification, type ServerRequest } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ErrorCode,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type ServerNotification,
+  type ServerRequest,
+} from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Gateway } from "../../runtime/types.js";
 import type { Observation } from "../../core/observation.js";
@@ -16,7 +22,12 @@ import type { ApproveVia } from "../../runtime/approvals.js";
 import { escapeUntrusted } from "../../observation/escape.js";
 import { ToolgateError } from "../../core/errors.js";
 import { InFlight } from "../../core/in-flight.js";
-import { approveByElicitation, DEFAULT_APPROVAL_PROGRESS_MS, DEFAULT_APPROVAL_TIMEOUT_MS, pendingApprovalId } from "./approval.js";
+import {
+  approveByElicitation,
+  DEFAULT_APPROVAL_PROGRESS_MS,
+  DEFAULT_APPROVAL_TIMEOUT_MS,
+  pendingApprovalId,
+} from "./approval.js";
 import { toMcpTool } from "./listing.js";
 import { bearerToken, idsFromMeta, jsonOrNote, META_KEYS, SessionIds, type MetaIssue } from "./meta.js";
 import { outputCheck } from "./output-check.js";
@@ -129,7 +140,14 @@ function metaRefusal(name: string, issue: MetaIssue): CallToolResult {
         text: `${tool} was not run: the MCP client sent request metadata toolgate cannot use. ${issue.message}. The request's _meta is set by the client, not by the tool's arguments, so calling again will not help: this is for the client's author (or whoever configures it) to fix.`,
       },
     ],
-    _meta: { [OBSERVATION_META]: { ok: false, tool, call_id: "", error: { code: "invalid_meta", message: issue.message, detail: { field: issue.field } } } },
+    _meta: {
+      [OBSERVATION_META]: {
+        ok: false,
+        tool,
+        call_id: "",
+        error: { code: "invalid_meta", message: issue.message, detail: { field: issue.field } },
+      },
+    },
   };
 }
 
@@ -140,7 +158,8 @@ function metaRefusal(name: string, issue: MetaIssue): CallToolResult {
  */
 function requestGone(server: Server, signal: AbortSignal): AbortSignal {
   const gone = new AbortController();
-  const onAbort = () => queueMicrotask(() => gone.abort(server.transport === undefined ? "connection closed" : "request cancelled"));
+  const onAbort = () =>
+    queueMicrotask(() => gone.abort(server.transport === undefined ? "connection closed" : "request cancelled"));
   if (signal.aborted) onAbort();
   else signal.addEventListener("abort", onAbort, { once: true });
   return gone.signal;
@@ -153,11 +172,17 @@ function requestGone(server: Server, signal: AbortSignal): AbortSignal {
 export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}): Server {
   const progressMs = options.approvalProgressMs ?? DEFAULT_APPROVAL_PROGRESS_MS;
   if (typeof progressMs !== "number" || !Number.isFinite(progressMs) || progressMs <= 0) {
-    throw new ToolgateError("invalid_config", `approvalProgressMs must be a positive number of milliseconds, e.g. 10000; received ${typeof progressMs === "number" ? String(progressMs) : shownJson(progressMs)}`);
+    throw new ToolgateError(
+      "invalid_config",
+      `approvalProgressMs must be a positive number of milliseconds, e.g. 10000; received ${typeof progressMs === "number" ? String(progressMs) : shownJson(progressMs)}`,
+    );
   }
   const server = new Server(
     { name: options.name ?? "toolgate", version: options.version ?? "0.1.0" },
-    { capabilities: { tools: { listChanged: false } }, ...(options.instructions ? { instructions: options.instructions } : {}) },
+    {
+      capabilities: { tools: { listChanged: false } },
+      ...(options.instructions ? { instructions: options.instructions } : {}),
+    },
   );
   const session = new SessionIds(options.sessionId);
   const warn = options.warn ?? ((line: string) => void process.stderr.write(line + "\n"));
@@ -180,21 +205,34 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     }
   });
 
-  async function callTool(params: CallToolParams | undefined, extra: RequestHandlerExtra<ServerRequest, ServerNotification>): Promise<CallToolResult> {
+  async function callTool(
+    params: CallToolParams | undefined,
+    extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+  ): Promise<CallToolResult> {
     const { name, arguments: args, _meta } = params ?? {};
     if (typeof name !== "string" || name === "") {
-      throw invalidParams(`tools/call params.name must be the name of a tool (a non-empty string); received ${shownJson(name)}; call tools/list for the names`);
+      throw invalidParams(
+        `tools/call params.name must be the name of a tool (a non-empty string); received ${shownJson(name)}; call tools/list for the names`,
+      );
     }
     if (_meta !== undefined && (typeof _meta !== "object" || _meta === null || Array.isArray(_meta))) {
-      throw invalidParams(`tools/call params._meta must be an object; received ${shownJson(_meta)}; e.g. {"toolgate/call_id": "c1"}`);
+      throw invalidParams(
+        `tools/call params._meta must be an object; received ${shownJson(_meta)}; e.g. {"toolgate/call_id": "c1"}`,
+      );
     }
     const header = bearerToken(extra.requestInfo?.headers?.authorization);
     const bearer = header ?? options.capability;
     const parsed = idsFromMeta(_meta as Record<string, unknown> | undefined, session, bearer);
     if (!parsed.ok) return metaRefusal(name, parsed.issue);
-    if (options.capabilitiesIgnored && !warnedIgnored && (header !== undefined || (_meta as Record<string, unknown> | undefined)?.[META_KEYS.capability] !== undefined)) {
+    if (
+      options.capabilitiesIgnored &&
+      !warnedIgnored &&
+      (header !== undefined || (_meta as Record<string, unknown> | undefined)?.[META_KEYS.capability] !== undefined)
+    ) {
       warnedIgnored = true;
-      warn(`toolgate: a call in session ${session.trajectory_id} carries a capability, but this server has no capability keys (--keys or TOOLGATE_KEYS), so capabilities are ignored and every call is allowed; this warning is printed once per session`);
+      warn(
+        `toolgate: a call in session ${session.trajectory_id} carries a capability, but this server has no capability keys (--keys or TOOLGATE_KEYS), so capabilities are ignored and every call is allowed; this warning is printed once per session`,
+      );
     }
     // MCP makes `arguments` optional: absent means a call without arguments.
     const proposal = { ...parsed.ids, tool: name, arguments: args === undefined ? {} : args };
@@ -211,10 +249,27 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     const token = (_meta as Record<string, unknown> | undefined)?.progressToken;
     const progress =
       typeof token === "string" || typeof token === "number"
-        ? (n: number, message: string) => void extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: n, message } }).catch(() => {})
+        ? (n: number, message: string) =>
+            void extra
+              .sendNotification({
+                method: "notifications/progress",
+                params: { progressToken: token, progress: n, message },
+              })
+              .catch(() => {})
         : null;
     const answered = await approveByElicitation(
-      { server, gateway, requestId: extra.requestId, timeoutMs, elicit: via !== "cli", cli: via !== "elicitation", principal, abandoned, progress, progressMs },
+      {
+        server,
+        gateway,
+        requestId: extra.requestId,
+        timeoutMs,
+        elicit: via !== "cli",
+        cli: via !== "elicitation",
+        principal,
+        abandoned,
+        progress,
+        progressMs,
+      },
       proposal,
       obs,
     );
@@ -226,7 +281,9 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     const outputSchema = gateway.tools.get(name)?.outputSchema;
     if (outputSchema === undefined) return toCallToolResult(obs, false);
     const problems = obs.ok ? checkOutput(name, outputSchema, obs.output) : null;
-    return problems ? outputMismatchResult(obs, problems) : toCallToolResult(obs, true, (cut) => checkOutput(name, outputSchema, cut) === null);
+    return problems
+      ? outputMismatchResult(obs, problems)
+      : toCallToolResult(obs, true, (cut) => checkOutput(name, outputSchema, cut) === null);
   }
   return server;
 }

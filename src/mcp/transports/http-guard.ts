@@ -35,13 +35,19 @@ export interface GuardOptions {
 
 export interface Guard {
   /** null when the request may proceed; otherwise the HTTP status and the sentence to send. */
-  check(headers: { host?: string | undefined; origin?: string | string[] | undefined }): { status: 403; message: string } | null;
+  check(headers: {
+    host?: string | undefined;
+    origin?: string | string[] | undefined;
+  }): { status: 403; message: string } | null;
 }
 
 /** Whether `host` (an address or `localhost`, brackets allowed) is a loopback address. */
 export function isLoopback(host: string): boolean {
   // A zone (`fe80::1%eth0`) names an interface, not the address.
-  const h = host.replace(/^\[|\]$/g, "").replace(/%.*$/, "").toLowerCase();
+  const h = host
+    .replace(/^\[|\]$/g, "")
+    .replace(/%.*$/, "")
+    .toLowerCase();
   if (h === "localhost") return true;
   if (isIPv4(h)) return h.startsWith("127.");
   if (isIPv6(h)) {
@@ -70,10 +76,22 @@ export function normaliseOrigin(text: string): string {
   try {
     url = new URL(text);
   } catch {
-    throw new ToolgateError("bad_flag", `--allow-origin must be an origin such as http://localhost:6274 (scheme, host and port, no path); received ${JSON.stringify(text)}`);
+    throw new ToolgateError(
+      "bad_flag",
+      `--allow-origin must be an origin such as http://localhost:6274 (scheme, host and port, no path); received ${JSON.stringify(text)}`,
+    );
   }
-  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.pathname.length > 1 || url.search || url.hash || url.username) {
-    throw new ToolgateError("bad_flag", `--allow-origin must be an http or https origin with no path, e.g. http://localhost:6274; received ${JSON.stringify(text)}`);
+  if (
+    (url.protocol !== "http:" && url.protocol !== "https:") ||
+    url.pathname.length > 1 ||
+    url.search ||
+    url.hash ||
+    url.username
+  ) {
+    throw new ToolgateError(
+      "bad_flag",
+      `--allow-origin must be an http or https origin with no path, e.g. http://localhost:6274; received ${JSON.stringify(text)}`,
+    );
   }
   return url.origin;
 }
@@ -100,14 +118,19 @@ export function createGuard(options: GuardOptions): Guard {
   const names = new Set<string>();
   if (!loopback) {
     if (isWildcard(options.host)) {
-      for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) names.add(a.address.toLowerCase());
+      for (const list of Object.values(networkInterfaces()))
+        for (const a of list ?? []) names.add(a.address.toLowerCase());
     } else names.add(options.host.toLowerCase().replace(/^\[|\]$/g, ""));
   }
   /** Operator-named hosts: `name` (the listener's port) or `name:port`. */
   const extra = new Set<string>();
   for (const h of options.allowHosts ?? []) {
     const parsed = splitHost(h);
-    if (!parsed) throw new ToolgateError("bad_flag", `--allow-host must be a host name or address, optionally with :PORT, e.g. agents.example.com or agents.example.com:443; received ${JSON.stringify(h)}`);
+    if (!parsed)
+      throw new ToolgateError(
+        "bad_flag",
+        `--allow-host must be a host name or address, optionally with :PORT, e.g. agents.example.com or agents.example.com:443; received ${JSON.stringify(h)}`,
+      );
     extra.add(`${parsed.name}:${parsed.port ?? port}`);
   }
   const origins = new Set((options.allowOrigins ?? []).map(normaliseOrigin));
@@ -131,9 +154,17 @@ export function createGuard(options: GuardOptions): Guard {
   return {
     check(headers) {
       if (!hostAllowed(headers.host)) {
-        const got = headers.host === undefined ? "a request without a Host header" : `Host ${escapeUntrusted(JSON.stringify(headers.host.slice(0, 200)))}`;
-        const fix = loopback ? `name this machine's loopback address or localhost with port ${port}` : `name this server's address, or start it with --allow-host NAME`;
-        return { status: 403, message: `this endpoint does not answer ${got}: requests must ${fix} (protection against DNS rebinding)` };
+        const got =
+          headers.host === undefined
+            ? "a request without a Host header"
+            : `Host ${escapeUntrusted(JSON.stringify(headers.host.slice(0, 200)))}`;
+        const fix = loopback
+          ? `name this machine's loopback address or localhost with port ${port}`
+          : `name this server's address, or start it with --allow-host NAME`;
+        return {
+          status: 403,
+          message: `this endpoint does not answer ${got}: requests must ${fix} (protection against DNS rebinding)`,
+        };
       }
       const origin = Array.isArray(headers.origin) ? headers.origin[0] : headers.origin;
       if (origin === undefined) return null;

@@ -52,7 +52,10 @@ export function peerOf(address: string | undefined): Peer {
   if (isLoopback(a)) return LOOPBACK;
   const groups = isIPv6(a) ? ipv6Groups(a) : null;
   if (groups) {
-    const prefix = groups.slice(0, 4).map((g) => g.toString(16)).join(":");
+    const prefix = groups
+      .slice(0, 4)
+      .map((g) => g.toString(16))
+      .join(":");
     return { key: `ipv6:${prefix}`, label: `peer ${prefix}::/64` };
   }
   return { key: `ip:${a}`, label: `peer ${a}` };
@@ -80,11 +83,17 @@ function ipv6Groups(address: string): number[] | null {
  */
 export function principalOf(req: http.IncomingMessage, holder: CapabilityHolder | null = null): Principal {
   const address = (req.socket.remoteAddress ?? "unknown").replace(/^::ffff:(?=\d+\.)/i, "");
-  const quota = holder ? { key: `holder:${holder.key}`, label: `capability ${escapeUntrusted(holder.grant)}` } : peerOf(address);
+  const quota = holder
+    ? { key: `holder:${holder.key}`, label: `capability ${escapeUntrusted(holder.grant)}` }
+    : peerOf(address);
   const bearer = bearerToken(req.headers.authorization);
   if (bearer !== undefined) {
     const digest = createHash("sha256").update("toolgate principal\0").update(bearer).digest("hex");
-    return { key: `bearer:${digest}`, quota, label: holder ? quota.label : `bearer credential sha256:${digest.slice(0, 16)}` };
+    return {
+      key: `bearer:${digest}`,
+      quota,
+      label: holder ? quota.label : `bearer credential sha256:${digest.slice(0, 16)}`,
+    };
   }
   return { key: `peer:${address}`, quota, label: `peer ${address}` };
 }
@@ -148,7 +157,10 @@ export class SessionTable<S extends Tracked> {
         message: `too many sessions for ${who}: ${mine.length} ${mine.length === 1 ? "is" : "are"} open, the most --max-sessions-per-client allows (${this.limits.perClient}), and each has a request in progress; end one with ${end}, retry when one finishes, or start toolgate with a higher --max-sessions-per-client`,
       };
     }
-    const yours = mine.length === 0 ? `none of them is an idle session of ${who}` : `each of the ${mine.length} of ${who} has a request in progress`;
+    const yours =
+      mine.length === 0
+        ? `none of them is an idle session of ${who}`
+        : `each of the ${mine.length} of ${who} has a request in progress`;
     return {
       ok: false,
       status: 503,
@@ -192,6 +204,7 @@ export class SessionTable<S extends Tracked> {
 /** The initialised session with no request open that was active longest ago, if any. */
 function leastRecent<S extends Tracked>(sessions: readonly S[]): S | undefined {
   let best: S | undefined;
-  for (const s of sessions) if (s.id !== undefined && s.open === 0 && (!best || s.lastActive < best.lastActive)) best = s;
+  for (const s of sessions)
+    if (s.id !== undefined && s.open === 0 && (!best || s.lastActive < best.lastActive)) best = s;
   return best;
 }

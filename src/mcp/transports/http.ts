@@ -105,15 +105,26 @@ interface Session extends Tracked {
   server: Server;
 }
 
-const errorBody = (code: number, message: string) => JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } });
+const errorBody = (code: number, message: string) =>
+  JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } });
 
-function jsonError(res: http.ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+function jsonError(
+  res: http.ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { "content-type": "application/json", ...headers }).end(errorBody(code, message));
 }
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < 1) throw new ToolgateError("invalid_input", `${name} must be a whole number of at least 1; received ${String(value)}; e.g. ${fallback}`);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new ToolgateError(
+      "invalid_input",
+      `${name} must be a whole number of at least 1; received ${String(value)}; e.g. ${fallback}`,
+    );
   return value;
 }
 
@@ -122,7 +133,11 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
   const host = options.host ?? "127.0.0.1";
   const path = options.path ?? "/mcp";
   const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
-  if (!(idleMs > 0)) throw new ToolgateError("invalid_input", `sessionIdleMs must be a number of milliseconds greater than 0; received ${String(idleMs)}; e.g. ${DEFAULT_SESSION_IDLE_MS}`);
+  if (!(idleMs > 0))
+    throw new ToolgateError(
+      "invalid_input",
+      `sessionIdleMs must be a number of milliseconds greater than 0; received ${String(idleMs)}; e.g. ${DEFAULT_SESSION_IDLE_MS}`,
+    );
   const loopback = isLoopback(host);
   if (!loopback && !gateway.requiresCapability && !options.noAuth) {
     throw new ToolgateError(
@@ -130,7 +145,10 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
       `refusing to serve ${host} without capability keys: anyone who can reach that address could run every tool. Pass --keys FILE (calls then need a capability), bind a loopback address such as 127.0.0.1, or pass --no-auth to serve it unauthenticated on purpose`,
     );
   }
-  const limits = { total: positive("maxSessions", options.maxSessions, DEFAULT_MAX_SESSIONS), perClient: positive("maxSessionsPerClient", options.maxSessionsPerClient, DEFAULT_MAX_SESSIONS_PER_CLIENT) };
+  const limits = {
+    total: positive("maxSessions", options.maxSessions, DEFAULT_MAX_SESSIONS),
+    perClient: positive("maxSessionsPerClient", options.maxSessionsPerClient, DEFAULT_MAX_SESSIONS_PER_CLIENT),
+  };
   const now = options.now ?? Date.now;
   const sessions = new SessionTable<Session>(limits);
   /** Sessions still closing (expired, evicted); `close()` waits for them. */
@@ -140,7 +158,10 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
   const started: { guard?: ReturnType<typeof createGuard> } = {};
   // Over HTTP without capabilities the client asking is not known to be a person: by default the
   // person approves A3 calls from the console (toolgate approvals), never through the client.
-  const serverOptions: McpServerOptions = { ...options, ...(options.approveVia === undefined && !gateway.requiresCapability ? { approveVia: "cli" } : {}) };
+  const serverOptions: McpServerOptions = {
+    ...options,
+    ...(options.approveVia === undefined && !gateway.requiresCapability ? { approveVia: "cli" } : {}),
+  };
 
   /** Counts `res` as open on `session` until it ends; the idle time starts when the last one does. */
   function track(session: Session, res: http.ServerResponse): void {
@@ -160,7 +181,9 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
   /** Closes `list` (already out of the table); resolves with how many, once they are closed. */
   function closeAll(list: Session[]): Promise<number> {
     if (list.length === 0) return Promise.resolve(0);
-    const done = Promise.all(list.map((s) => shut(s).catch((err: unknown) => options.onError?.(err as Error)))).then(() => {});
+    const done = Promise.all(list.map((s) => shut(s).catch((err: unknown) => options.onError?.(err as Error)))).then(
+      () => {},
+    );
     closing.add(done);
     return done.then(() => {
       closing.delete(done);
@@ -207,13 +230,25 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
     const refused = started.guard.check(req.headers);
     if (refused) return jsonError(res, refused.status, -32000, refused.message);
     if (url.pathname !== path) return jsonError(res, 404, -32601, `not found: the MCP endpoint is ${path}`);
-    if (draining) return jsonError(res, 503, -32000, "server is shutting down; reconnect to another instance or retry later with the same call ids");
+    if (draining)
+      return jsonError(
+        res,
+        503,
+        -32000,
+        "server is shutting down; reconnect to another instance or retry later with the same call ids",
+      );
     const principal = principalOf(req);
     const sid = req.headers["mcp-session-id"];
     if (typeof sid === "string") {
       // Another caller's session answers exactly like an unknown one: its id opens nothing.
       const session = sessions.lookup(sid, principal);
-      if (!session) return jsonError(res, 404, -32001, `Session not found: ${escapeUntrusted(sid.slice(0, 100))} is unknown, expired or closed; start a new session with initialize`);
+      if (!session)
+        return jsonError(
+          res,
+          404,
+          -32001,
+          `Session not found: ${escapeUntrusted(sid.slice(0, 100))} is unknown, expired or closed; start a new session with initialize`,
+        );
       track(session, res);
       return session.transport.handleRequest(req, res);
     }
@@ -236,13 +271,29 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
   const connections = new Map<string, number>();
   const refused = new WeakSet<net.Socket>();
   // Bad --allow-host / --allow-origin values are refused before anything is bound.
-  createGuard({ host, port: options.port ?? 0, ...(options.allowHosts ? { allowHosts: options.allowHosts } : {}), ...(options.allowOrigins ? { allowOrigins: options.allowOrigins } : {}) });
+  createGuard({
+    host,
+    port: options.port ?? 0,
+    ...(options.allowHosts ? { allowHosts: options.allowHosts } : {}),
+    ...(options.allowOrigins ? { allowOrigins: options.allowOrigins } : {}),
+  });
   const listener = http.createServer(
     {
       headersTimeout: positive("headersTimeoutMs", options.headersTimeoutMs, DEFAULT_HEADERS_TIMEOUT_MS),
       requestTimeout: positive("requestTimeoutMs", options.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS),
       // How often the two bounds above are checked: a tenth of the smaller, at most Node's 30 s.
-      connectionsCheckingInterval: Math.max(10, Math.min(30_000, Math.floor(Math.min(options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS) / 10))),
+      connectionsCheckingInterval: Math.max(
+        10,
+        Math.min(
+          30_000,
+          Math.floor(
+            Math.min(
+              options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
+              options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+            ) / 10,
+          ),
+        ),
+      ),
     },
     (req, res) => {
       // A connection over its peer's bound was answered and closed when it opened.
@@ -263,7 +314,10 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
       const message = `too many connections from ${peer.label}: ${count} ${count === 1 ? "is" : "are"} open, the most --max-connections-per-peer allows (${perPeer}); reuse an open connection (HTTP keep-alive), close idle ones, or start toolgate with a higher --max-connections-per-peer`;
       const body = errorBody(-32000, message);
       socket.on("error", () => {});
-      socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 5\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, () => socket.destroy());
+      socket.end(
+        `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 5\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        () => socket.destroy(),
+      );
       return;
     }
     connections.set(peer.key, count + 1);
@@ -281,7 +335,12 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
   const sweepMs = Math.min(options.sweepMs ?? idleMs, MAX_SWEEP_MS);
   const sweep = sweepMs > 0 ? setInterval(() => void expireIdle(), sweepMs).unref() : undefined;
   const port = (listener.address() as AddressInfo).port;
-  started.guard = createGuard({ host, port, ...(options.allowHosts ? { allowHosts: options.allowHosts } : {}), ...(options.allowOrigins ? { allowOrigins: options.allowOrigins } : {}) });
+  started.guard = createGuard({
+    host,
+    port,
+    ...(options.allowHosts ? { allowHosts: options.allowHosts } : {}),
+    ...(options.allowOrigins ? { allowOrigins: options.allowOrigins } : {}),
+  });
   const display = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
   const warn = options.warn ?? ((line: string) => void process.stderr.write(line + "\n"));
   if (!gateway.requiresCapability) {

@@ -97,7 +97,11 @@ export class LineStdioTransport implements Transport {
     const o = this.oversized!;
     if (o.head.length < PEEK_BYTES) o.head = Buffer.concat([o.head, bytes.subarray(0, PEEK_BYTES - o.head.length)]);
     // A copy: the tail must not hold a multi-megabyte chunk alive.
-    o.tail = Buffer.from(bytes.length >= PEEK_BYTES ? bytes.subarray(bytes.length - PEEK_BYTES) : Buffer.concat([o.tail, bytes]).subarray(-PEEK_BYTES));
+    o.tail = Buffer.from(
+      bytes.length >= PEEK_BYTES
+        ? bytes.subarray(bytes.length - PEEK_BYTES)
+        : Buffer.concat([o.tail, bytes]).subarray(-PEEK_BYTES),
+    );
   }
 
   /**
@@ -109,9 +113,15 @@ export class LineStdioTransport implements Transport {
   private tooLarge({ head, tail }: { head: Buffer; tail: Buffer }): void {
     const { id, method } = peekRequest(head.toString("utf8"), tail.toString("utf8"));
     const text = `The message exceeds ${this.maxBytes} bytes (the limit of one MCP message) and was discarded: nothing ran. Send smaller arguments: put large content in the workspace (write it in parts) and pass its path, or split the work into several calls.`;
-    this.onerror?.(new Error(`a message exceeds ${this.maxBytes} bytes and was discarded (id ${JSON.stringify(id)}, method ${method ?? "unknown"})`));
+    this.onerror?.(
+      new Error(
+        `a message exceeds ${this.maxBytes} bytes and was discarded (id ${JSON.stringify(id)}, method ${method ?? "unknown"})`,
+      ),
+    );
     if (id !== null && method === "tools/call") {
-      this.write(JSON.stringify({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text }], isError: true } }) + "\n");
+      this.write(
+        JSON.stringify({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text }], isError: true } }) + "\n",
+      );
       return;
     }
     this.reply(id, -32600, `Invalid Request: ${text}`);
@@ -131,7 +141,11 @@ export class LineStdioTransport implements Transport {
     if (!parsed.success) {
       const id = (json as { id?: unknown } | null)?.id;
       const requestId = typeof id === "string" || typeof id === "number" ? id : null;
-      this.reply(requestId, -32600, `Invalid Request: not a JSON-RPC 2.0 message; expected {"jsonrpc":"2.0","id":…,"method":"…"}`);
+      this.reply(
+        requestId,
+        -32600,
+        `Invalid Request: not a JSON-RPC 2.0 message; expected {"jsonrpc":"2.0","id":…,"method":"…"}`,
+      );
       return;
     }
     this.onmessage?.(parsed.data);

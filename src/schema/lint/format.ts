@@ -22,12 +22,19 @@ export function formatText(report: LintReport): string {
       out.push(head);
       current = head;
     }
-    out.push(`  ${f.severity === "error" ? "error  " : "warning"} ${f.rule} ${f.pointer || "(tool)"}`, `          ${f.message}`, `          fix: ${f.fix}`);
+    out.push(
+      `  ${f.severity === "error" ? "error  " : "warning"} ${f.rule} ${f.pointer || "(tool)"}`,
+      `          ${f.message}`,
+      `          fix: ${f.fix}`,
+    );
   }
   if (out.length) out.push("");
   const s = report.summary;
-  out.push(`${s.tools} tool${s.tools === 1 ? "" : "s"}, ${s.clean} clean, ${s.errors} error${s.errors === 1 ? "" : "s"}, ${s.warnings} warning${s.warnings === 1 ? "" : "s"}`);
-  for (const [rule, n] of Object.entries(s.byRule)) out.push(`  ${rule} ${String(n).padStart(5)}  ${RULE_TITLES[rule] ?? ""}`);
+  out.push(
+    `${s.tools} tool${s.tools === 1 ? "" : "s"}, ${s.clean} clean, ${s.errors} error${s.errors === 1 ? "" : "s"}, ${s.warnings} warning${s.warnings === 1 ? "" : "s"}`,
+  );
+  for (const [rule, n] of Object.entries(s.byRule))
+    out.push(`  ${rule} ${String(n).padStart(5)}  ${RULE_TITLES[rule] ?? ""}`);
   return out.join("\n") + "\n";
 }
 
@@ -52,7 +59,12 @@ export function formatSarif(report: LintReport): string {
   const sarif = {
     $schema: "https://json.schemastore.org/sarif-2.1.0.json",
     version: "2.1.0",
-    runs: [{ tool: { driver: { name: "toolgate", informationUri: "https://github.com/toolgate/toolgate", rules } }, results }],
+    runs: [
+      {
+        tool: { driver: { name: "toolgate", informationUri: "https://github.com/toolgate/toolgate", rules } },
+        results,
+      },
+    ],
   };
   return JSON.stringify(sarif, null, 2) + "\n";
 }

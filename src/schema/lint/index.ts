@@ -25,7 +25,16 @@ export function lintTool(descriptor: unknown, index = 0): LintFinding[] {
 export function lintCatalog(tools: readonly unknown[]): LintFinding[] {
   if (!Array.isArray(tools)) {
     const found = shapeOf(tools);
-    return [{ rule: "TG000", severity: "error", tool: "(catalog)", pointer: "", message: `a catalog must be an array of tool descriptors; found ${found}`, fix: "pass the array (e.g. the tools of a tools/list result), or lintSources for a file's contents in any shape" }];
+    return [
+      {
+        rule: "TG000",
+        severity: "error",
+        tool: "(catalog)",
+        pointer: "",
+        message: `a catalog must be an array of tool descriptors; found ${found}`,
+        fix: "pass the array (e.g. the tools of a tools/list result), or lintSources for a file's contents in any shape",
+      },
+    ];
   }
   const descriptors = tools.map((t, i) => readDescriptor(t, i));
   const findings = descriptors.flatMap((d) => lintDescriptor(d));
@@ -33,7 +42,14 @@ export function lintCatalog(tools: readonly unknown[]): LintFinding[] {
     try {
       findings.push(...rule(descriptors));
     } catch (err) {
-      findings.push({ rule: "TG000", severity: "error", tool: "(catalog)", pointer: "", message: `a catalog rule failed: ${(err as Error).message}`, fix: "report this as a toolgate bug with the catalog attached" });
+      findings.push({
+        rule: "TG000",
+        severity: "error",
+        tool: "(catalog)",
+        pointer: "",
+        message: `a catalog rule failed: ${(err as Error).message}`,
+        fix: "report this as a toolgate bug with the catalog attached",
+      });
     }
   }
   return findings;
@@ -51,7 +67,13 @@ function lintDescriptor(tool: UncheckedDescriptor): LintFinding[] {
   const base = tool.schemaPointer ?? "";
   const ctx = contextFor(tool, tool.schema, base, report);
   if (!isPlainObject(tool.raw)) {
-    report({ rule: "TG000", severity: "error", pointer: "", message: `a tool descriptor must be an object; found ${Array.isArray(tool.raw) ? "an array" : tool.raw === null ? "null" : typeof tool.raw}`, fix: "pass {\"name\", \"description\", \"inputSchema\"} (MCP) or {\"name\", \"description\", \"parameters\"}" });
+    report({
+      rule: "TG000",
+      severity: "error",
+      pointer: "",
+      message: `a tool descriptor must be an object; found ${Array.isArray(tool.raw) ? "an array" : tool.raw === null ? "null" : typeof tool.raw}`,
+      fix: 'pass {"name", "description", "inputSchema"} (MCP) or {"name", "description", "parameters"}',
+    });
     return findings;
   }
   try {
@@ -60,13 +82,26 @@ function lintDescriptor(tool: UncheckedDescriptor): LintFinding[] {
     lintOutputSchema(tool, report);
   } catch (err) {
     // A rule bug must not take the whole catalog down; it surfaces as a finding instead.
-    report({ rule: "TG000", severity: "error", pointer: base, message: `the linter could not finish this tool: ${(err as Error).message}`, fix: "report this as a toolgate bug with the tool descriptor attached" });
+    report({
+      rule: "TG000",
+      severity: "error",
+      pointer: base,
+      message: `the linter could not finish this tool: ${(err as Error).message}`,
+      fix: "report this as a toolgate bug with the tool descriptor attached",
+    });
   }
-  return findings.sort((a, b) => SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity] || a.rule.localeCompare(b.rule));
+  return findings.sort(
+    (a, b) => SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity] || a.rule.localeCompare(b.rule),
+  );
 }
 
 /** A rule context whose `$ref`s resolve inside `root`, which sits at `base` in the descriptor. */
-function contextFor(tool: UncheckedDescriptor, root: unknown, base: string, report: (f: FindingInput) => void): LintContext {
+function contextFor(
+  tool: UncheckedDescriptor,
+  root: unknown,
+  base: string,
+  report: (f: FindingInput) => void,
+): LintContext {
   return {
     tool,
     report,
@@ -96,7 +131,13 @@ function lintOutputSchema(tool: UncheckedDescriptor, report: (f: FindingInput) =
   if (!("outputSchema" in raw) || raw.outputSchema === undefined) return;
   const root = raw.outputSchema;
   if (!isPlainObject(root)) {
-    report({ rule: "TG000", severity: "error", pointer: "/outputSchema", message: `the output schema must be a JSON Schema object; found ${Array.isArray(root) ? "an array" : root === null ? "null" : typeof root}`, fix: "use {\"type\": \"object\", \"properties\": {…}} or leave outputSchema out" });
+    report({
+      rule: "TG000",
+      severity: "error",
+      pointer: "/outputSchema",
+      message: `the output schema must be a JSON Schema object; found ${Array.isArray(root) ? "an array" : root === null ? "null" : typeof root}`,
+      fix: 'use {"type": "object", "properties": {…}} or leave outputSchema out',
+    });
     return;
   }
   const ctx = contextFor(tool, root, "/outputSchema", report);
@@ -108,15 +149,33 @@ function lintOutputSchema(tool: UncheckedDescriptor, report: (f: FindingInput) =
 function lintSchema(tool: UncheckedDescriptor, ctx: LintContext): void {
   const { schema, schemaPointer } = tool;
   if (schemaPointer === null) {
-    ctx.report({ rule: "TG000", severity: "error", pointer: "", message: "the tool has no input schema (inputSchema, parameters or input_schema)", fix: "add an inputSchema; a tool without arguments uses {\"type\": \"object\", \"properties\": {}, \"additionalProperties\": false}" });
+    ctx.report({
+      rule: "TG000",
+      severity: "error",
+      pointer: "",
+      message: "the tool has no input schema (inputSchema, parameters or input_schema)",
+      fix: 'add an inputSchema; a tool without arguments uses {"type": "object", "properties": {}, "additionalProperties": false}',
+    });
     return;
   }
   if (!isPlainObject(schema)) {
-    ctx.report({ rule: "TG000", severity: "error", pointer: schemaPointer, message: `the input schema must be a JSON Schema object; found ${Array.isArray(schema) ? "an array" : schema === null ? "null" : typeof schema}`, fix: "use {\"type\": \"object\", \"properties\": {…}, \"required\": […], \"additionalProperties\": false}" });
+    ctx.report({
+      rule: "TG000",
+      severity: "error",
+      pointer: schemaPointer,
+      message: `the input schema must be a JSON Schema object; found ${Array.isArray(schema) ? "an array" : schema === null ? "null" : typeof schema}`,
+      fix: 'use {"type": "object", "properties": {…}, "required": […], "additionalProperties": false}',
+    });
     return;
   }
   if (schema.type !== undefined && schema.type !== "object") {
-    ctx.report({ rule: "TG000", severity: "error", pointer: schemaPointer + "/type", message: `tool arguments are an object, but the input schema has type ${JSON.stringify(schema.type)}`, fix: "wrap the value in an object property: {\"type\": \"object\", \"properties\": {\"value\": …}}" });
+    ctx.report({
+      rule: "TG000",
+      severity: "error",
+      pointer: schemaPointer + "/type",
+      message: `tool arguments are an object, but the input schema has type ${JSON.stringify(schema.type)}`,
+      fix: 'wrap the value in an object property: {"type": "object", "properties": {"value": …}}',
+    });
   }
   walkSchema(schema, schemaPointer, ctx, (node) => {
     if (typeof node.schema.$ref === "string") checkRef(node.schema.$ref, node.pointer, tool.schema, ctx);
@@ -127,9 +186,20 @@ function lintSchema(tool: UncheckedDescriptor, ctx: LintContext): void {
 function checkRef(ref: string, pointer: string, root: unknown, ctx: LintContext): void {
   const path = localRefPath(ref);
   if (path === undefined) {
-    ctx.report({ rule: "TG000", severity: "warning", pointer: pointer + "/$ref", message: `$ref ${JSON.stringify(ref)} is not a local reference; the linter did not follow it`, fix: "inline the referenced schema under $defs and point at it with \"#/$defs/NAME\"" });
+    ctx.report({
+      rule: "TG000",
+      severity: "warning",
+      pointer: pointer + "/$ref",
+      message: `$ref ${JSON.stringify(ref)} is not a local reference; the linter did not follow it`,
+      fix: 'inline the referenced schema under $defs and point at it with "#/$defs/NAME"',
+    });
   } else if (!lookup(root, path).found) {
-    ctx.report({ rule: "TG000", severity: "error", pointer: pointer + "/$ref", message: `$ref ${JSON.stringify(ref)} points nowhere in this schema`, fix: "define the target under $defs (2020-12) or definitions (draft-07), or fix the reference" });
+    ctx.report({
+      rule: "TG000",
+      severity: "error",
+      pointer: pointer + "/$ref",
+      message: `$ref ${JSON.stringify(ref)} points nowhere in this schema`,
+      fix: "define the target under $defs (2020-12) or definitions (draft-07), or fix the reference",
+    });
   }
 }
-

@@ -38,11 +38,21 @@ export function toolsOf(value: unknown, source: string): unknown[] {
   if (isPlainObject(value)) {
     if (Array.isArray(value.tools)) return value.tools;
     if (isPlainObject(value.result) && Array.isArray(value.result.tools)) return value.result.tools;
-    if ("name" in value || "inputSchema" in value || "parameters" in value || "input_schema" in value || "function" in value) return [value];
+    if (
+      "name" in value ||
+      "inputSchema" in value ||
+      "parameters" in value ||
+      "input_schema" in value ||
+      "function" in value
+    )
+      return [value];
     const vercel = vercelTools(value);
     if (vercel) return vercel;
   }
-  throw new ToolgateError("lint_input", `${source}: expected a tool descriptor, an array of them, or {"tools": [...]}; found ${shapeOf(value)}`);
+  throw new ToolgateError(
+    "lint_input",
+    `${source}: expected a tool descriptor, an array of them, or {"tools": [...]}; found ${shapeOf(value)}`,
+  );
 }
 
 /**
@@ -53,7 +63,9 @@ function vercelTools(value: Record<string, unknown>): unknown[] | undefined {
   const entries = Object.entries(value);
   if (entries.length === 0) return undefined;
   const isEntry = (v: unknown) => isPlainObject(v) && !("name" in v) && ("inputSchema" in v || "parameters" in v);
-  return entries.every(([, v]) => isEntry(v)) ? entries.map(([name, v]) => ({ name, ...(v as Record<string, unknown>) })) : undefined;
+  return entries.every(([, v]) => isEntry(v))
+    ? entries.map(([name, v]) => ({ name, ...(v as Record<string, unknown>) }))
+    : undefined;
 }
 
 export function lintSources(sources: readonly LintSource[]): LintReport {
@@ -72,5 +84,8 @@ export function lintSources(sources: readonly LintSource[]): LintReport {
   for (const f of findings) byRule[f.rule] = (byRule[f.rule] ?? 0) + 1;
   const sorted = Object.fromEntries(Object.entries(byRule).sort(([a], [b]) => a.localeCompare(b)));
   const errors = findings.filter((f) => f.severity === "error").length;
-  return { findings, summary: { tools, clean: Math.max(0, clean), errors, warnings: findings.length - errors, byRule: sorted } };
+  return {
+    findings,
+    summary: { tools, clean: Math.max(0, clean), errors, warnings: findings.length - errors, byRule: sorted },
+  };
 }

@@ -22,13 +22,29 @@ const STOP = new Set(
 );
 
 const SYNONYMS: Record<string, string> = {
-  find: "search", lookup: "search", query: "search", seek: "search",
-  fetch: "get", retrieve: "get", read: "get", obtain: "get",
-  remove: "delete", erase: "delete", destroy: "delete",
-  add: "create", new: "create", make: "create", insert: "create",
-  modify: "update", change: "update", edit: "update", alter: "update",
+  find: "search",
+  lookup: "search",
+  query: "search",
+  seek: "search",
+  fetch: "get",
+  retrieve: "get",
+  read: "get",
+  obtain: "get",
+  remove: "delete",
+  erase: "delete",
+  destroy: "delete",
+  add: "create",
+  new: "create",
+  make: "create",
+  insert: "create",
+  modify: "update",
+  change: "update",
+  edit: "update",
+  alter: "update",
   enumerate: "list",
-  execute: "run", exec: "run", invoke: "run",
+  execute: "run",
+  exec: "run",
+  invoke: "run",
 };
 
 /** Light stemming (step 4 above). */

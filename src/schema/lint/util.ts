@@ -31,8 +31,21 @@ export function literalOf(schema: unknown): { value: unknown } | undefined {
 
 /** Keywords that say what a value is; a property schema with none of them accepts anything. */
 const TYPING_KEYWORDS = [
-  "type", "enum", "const", "$ref", "$dynamicRef", "$recursiveRef", "anyOf", "oneOf", "allOf", "not",
-  "properties", "patternProperties", "additionalProperties", "items", "prefixItems",
+  "type",
+  "enum",
+  "const",
+  "$ref",
+  "$dynamicRef",
+  "$recursiveRef",
+  "anyOf",
+  "oneOf",
+  "allOf",
+  "not",
+  "properties",
+  "patternProperties",
+  "additionalProperties",
+  "items",
+  "prefixItems",
 ];
 
 export function isUntyped(schema: unknown): boolean {

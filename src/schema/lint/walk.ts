@@ -14,9 +14,24 @@ export const MAX_DEPTH = 64;
 export const MAX_NODES = 50_000;
 
 /** Subschema keywords that describe the value's shape and are walked with shape rules. */
-const MAPS: [string, NodeRole][] = [["properties", "property"], ["$defs", "def"], ["definitions", "def"], ["patternProperties", "map-value"]];
-const LISTS: [string, NodeRole][] = [["anyOf", "branch"], ["oneOf", "branch"], ["allOf", "allOf"], ["prefixItems", "items"]];
-const SINGLES: [string, NodeRole][] = [["items", "items"], ["additionalItems", "items"], ["additionalProperties", "map-value"], ["unevaluatedProperties", "map-value"]];
+const MAPS: [string, NodeRole][] = [
+  ["properties", "property"],
+  ["$defs", "def"],
+  ["definitions", "def"],
+  ["patternProperties", "map-value"],
+];
+const LISTS: [string, NodeRole][] = [
+  ["anyOf", "branch"],
+  ["oneOf", "branch"],
+  ["allOf", "allOf"],
+  ["prefixItems", "items"],
+];
+const SINGLES: [string, NodeRole][] = [
+  ["items", "items"],
+  ["additionalItems", "items"],
+  ["additionalProperties", "map-value"],
+  ["unevaluatedProperties", "map-value"],
+];
 
 /** Decodes a local `$ref` into a pointer relative to the schema root; undefined when not local. */
 export function localRefPath(ref: string): string | undefined {
@@ -48,7 +63,12 @@ export function lookup(root: unknown, path: string): { found: true; value: unkno
 type Frame = Omit<SchemaNode, "schema" | "boolean"> & { schema: unknown };
 
 /** Calls `visit` for every object-shaped schema node, in document order. */
-export function walkSchema(root: unknown, rootPointer: string, ctx: LintContext, visit: (node: SchemaNode) => void): void {
+export function walkSchema(
+  root: unknown,
+  rootPointer: string,
+  ctx: LintContext,
+  visit: (node: SchemaNode) => void,
+): void {
   const seen = new Set<string>();
   const stack: Frame[] = [{ schema: root, pointer: rootPointer, role: "root", depth: 0 }];
   let depthReported = false;
@@ -57,20 +77,46 @@ export function walkSchema(root: unknown, rootPointer: string, ctx: LintContext,
     if (seen.has(frame.pointer)) continue;
     seen.add(frame.pointer);
     if (seen.size > MAX_NODES) {
-      ctx.report({ rule: "TG000", severity: "error", pointer: rootPointer, message: `the schema has more than ${MAX_NODES} subschemas; linting stopped there`, fix: "split the tool or simplify its schema: a model cannot fill a schema this large reliably" });
+      ctx.report({
+        rule: "TG000",
+        severity: "error",
+        pointer: rootPointer,
+        message: `the schema has more than ${MAX_NODES} subschemas; linting stopped there`,
+        fix: "split the tool or simplify its schema: a model cannot fill a schema this large reliably",
+      });
       return;
     }
     const { schema } = frame;
     if (typeof schema === "boolean") {
-      visit({ schema: {}, boolean: schema, pointer: frame.pointer, role: frame.role, name: frame.name, depth: frame.depth });
+      visit({
+        schema: {},
+        boolean: schema,
+        pointer: frame.pointer,
+        role: frame.role,
+        name: frame.name,
+        depth: frame.depth,
+      });
       continue;
     }
     if (!isPlainObject(schema)) {
-      ctx.report({ rule: "TG000", severity: "error", pointer: frame.pointer, message: `a schema must be an object or a boolean; found ${Array.isArray(schema) ? "an array" : schema === null ? "null" : typeof schema}`, fix: "replace it with a JSON Schema object such as {\"type\": \"string\", \"maxLength\": 256}" });
+      ctx.report({
+        rule: "TG000",
+        severity: "error",
+        pointer: frame.pointer,
+        message: `a schema must be an object or a boolean; found ${Array.isArray(schema) ? "an array" : schema === null ? "null" : typeof schema}`,
+        fix: 'replace it with a JSON Schema object such as {"type": "string", "maxLength": 256}',
+      });
       continue;
     }
     if (frame.depth >= MAX_DEPTH) {
-      if (!depthReported) ctx.report({ rule: "TG000", severity: "error", pointer: frame.pointer, message: `the schema is nested deeper than ${MAX_DEPTH} levels; nothing below this point was linted`, fix: "flatten the schema or use a $ref to a named $defs entry" });
+      if (!depthReported)
+        ctx.report({
+          rule: "TG000",
+          severity: "error",
+          pointer: frame.pointer,
+          message: `the schema is nested deeper than ${MAX_DEPTH} levels; nothing below this point was linted`,
+          fix: "flatten the schema or use a $ref to a named $defs entry",
+        });
       depthReported = true;
       continue;
     }
@@ -84,16 +130,26 @@ export function walkSchema(root: unknown, rootPointer: string, ctx: LintContext,
     for (const [key, role] of MAPS) {
       const map = schema[key];
       if (!isPlainObject(map)) continue;
-      for (const name of Object.keys(map)) children.push({ schema: map[name], pointer: join(frame.pointer, key, name), role, name: role === "property" ? name : undefined, depth });
+      for (const name of Object.keys(map))
+        children.push({
+          schema: map[name],
+          pointer: join(frame.pointer, key, name),
+          role,
+          name: role === "property" ? name : undefined,
+          depth,
+        });
     }
     for (const [key, role] of LISTS) {
       const list = schema[key];
-      if (Array.isArray(list)) list.forEach((s, i) => children.push({ schema: s, pointer: join(frame.pointer, key, i), role, depth }));
+      if (Array.isArray(list))
+        list.forEach((s, i) => children.push({ schema: s, pointer: join(frame.pointer, key, i), role, depth }));
     }
     for (const [key, role] of SINGLES) {
       const sub = schema[key];
-      if (Array.isArray(sub)) sub.forEach((s, i) => children.push({ schema: s, pointer: join(frame.pointer, key, i), role, depth }));
-      else if (isPlainObject(sub) || (typeof sub === "boolean" && key === "items")) children.push({ schema: sub, pointer: join(frame.pointer, key), role, depth });
+      if (Array.isArray(sub))
+        sub.forEach((s, i) => children.push({ schema: s, pointer: join(frame.pointer, key, i), role, depth }));
+      else if (isPlainObject(sub) || (typeof sub === "boolean" && key === "items"))
+        children.push({ schema: sub, pointer: join(frame.pointer, key), role, depth });
     }
     // Reverse so the stack pops children in document order.
     for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);

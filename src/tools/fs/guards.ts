@@ -53,7 +53,8 @@ export class Guards {
   /** The place `path` is, or is under, by path: the innermost when places nest (`.git/hooks` rather than `.git`). */
   containing(path: string): string | undefined {
     let found: string | undefined;
-    for (const p of this.places) if ((path === p || path.startsWith(p + "/")) && (found === undefined || p.length > found.length)) found = p;
+    for (const p of this.places)
+      if ((path === p || path.startsWith(p + "/")) && (found === undefined || p.length > found.length)) found = p;
     return found;
   }
 }

@@ -29,11 +29,19 @@ export type Read = { bytes: Buffer } | { tooLarge: number };
 export async function readHeld(fd: number, stat: Stats, limit: number, path: string): Promise<Read> {
   if (stat.size > limit) return { tooLarge: stat.size };
   // The magic link reopens the same inode; O_NONBLOCK and O_NOCTTY guard the open even so.
-  const handle = await open(at(fd), constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY).catch((err: unknown) => {
-    const code = errno(err);
-    const why = code === "EACCES" || code === "EPERM" ? "toolgate's user may not read it (permission denied)" : (code ?? (err as Error).message);
-    throw new NoEffectError(`${path} cannot be read: ${why}; nothing was changed`, code === "EACCES" || code === "EPERM" ? "permission_denied" : "read_failed");
-  });
+  const handle = await open(at(fd), constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY).catch(
+    (err: unknown) => {
+      const code = errno(err);
+      const why =
+        code === "EACCES" || code === "EPERM"
+          ? "toolgate's user may not read it (permission denied)"
+          : (code ?? (err as Error).message);
+      throw new NoEffectError(
+        `${path} cannot be read: ${why}; nothing was changed`,
+        code === "EACCES" || code === "EPERM" ? "permission_denied" : "read_failed",
+      );
+    },
+  );
   try {
     // The size is the walk's stat of this inode; one byte more shows, on the first read, a file that grew since.
     let buffer = Buffer.allocUnsafe(stat.size + 1);

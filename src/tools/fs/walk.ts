@@ -177,7 +177,14 @@ export async function walk(root: WalkRoot, parts: readonly string[]): Promise<Wa
   }
 }
 
-function reached(path: string, fd: number, stat: Stats, parent: Reached["parent"], held: number[], ownsFd = true): Reached {
+function reached(
+  path: string,
+  fd: number,
+  stat: Stats,
+  parent: Reached["parent"],
+  held: number[],
+  ownsFd = true,
+): Reached {
   const release = [...held, ...(ownsFd ? [fd] : [])];
   let closed = false;
   return {

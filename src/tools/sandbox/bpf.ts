@@ -75,7 +75,8 @@ export class BpfProgram {
 
   /** The program as `struct sock_filter[]` bytes, ready for bwrap's `--seccomp FD`. */
   assemble(): Buffer {
-    if (this.items.length === 0 || this.items.length > MAX_INSTRUCTIONS) throw new Error(`a BPF program has 1 to ${MAX_INSTRUCTIONS} instructions; this one has ${this.items.length}`);
+    if (this.items.length === 0 || this.items.length > MAX_INSTRUCTIONS)
+      throw new Error(`a BPF program has 1 to ${MAX_INSTRUCTIONS} instructions; this one has ${this.items.length}`);
     const last = this.items[this.items.length - 1]!;
     if (last.kind !== "ret" && last.kind !== "goto") throw new Error("a BPF program must end with a return or a jump");
     const out = Buffer.alloc(this.items.length * 8);

@@ -32,7 +32,15 @@ import { HOME, pathArgs, SECCOMP_FD, setprivArgs, systemArgs, tmpArgs } from "./
 import { admit, missingBinary, missingSetpriv, spawnOnce, unsupportedArch } from "./bwrap-process.js";
 import { createRunCgroup, findCgroupBases, type CgroupBases } from "./cgroup.js";
 import { handOver } from "./handover.js";
-import { limitedArgv, limitedBash, sandboxEnv, type EnvelopeRun, type ExtraFd, type LaunchPlan, type SandboxLauncher } from "./launcher.js";
+import {
+  limitedArgv,
+  limitedBash,
+  sandboxEnv,
+  type EnvelopeRun,
+  type ExtraFd,
+  type LaunchPlan,
+  type SandboxLauncher,
+} from "./launcher.js";
 import { diskUsed, startMonitor, type Monitor } from "./monitor.js";
 import { changedPaths, openWorkspaceRoot, protect } from "./protect.js";
 import { RESTORE_SCRIPT, restoreProtected } from "./restore.js";
@@ -81,7 +89,8 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
   const system = systemArgs(options.readOnlyPaths ?? [], asRoot);
   const arch = seccompArch();
   const filter = arch === null ? null : seccompProgram(arch);
-  let bases: CgroupBases | undefined = typeof options.cgroups === "object" ? options.cgroups : options.cgroups === "off" ? {} : undefined;
+  let bases: CgroupBases | undefined =
+    typeof options.cgroups === "object" ? options.cgroups : options.cgroups === "off" ? {} : undefined;
   const cgroupBases = () => (bases ??= findCgroupBases({ warn }));
   const users = new Map<string, SandboxUser | null>();
   const userFor = (workspace: string) => {
@@ -92,7 +101,11 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
   let probed: Promise<string | null> | undefined;
 
   /** The process for bwrap `args` running `inner` (as `user` when root mounts). */
-  const command = (args: string[], inner: readonly string[], user: SandboxUser | null): { file: string; args: string[] } => ({
+  const command = (
+    args: string[],
+    inner: readonly string[],
+    user: SandboxUser | null,
+  ): { file: string; args: string[] } => ({
     file: binary,
     args: [...args, "--", ...(user ? setprivArgs(setpriv, user) : []), ...inner],
   });
@@ -124,7 +137,20 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
   /** Runs RESTORE_SCRIPT inside a bare envelope of the workspace, as the sandbox user. */
   const cleanup = (workspace: string, user: SandboxUser | null) => async (scriptArgs: string[]) => {
     const root = openWorkspaceRoot(workspace);
-    const args = [...system, ...tmpArgs(1 << 20, asRoot), ...pathArgs(workspace, asRoot), "--bind-fd", String(SECCOMP_FD + 1), workspace, "--remount-ro", "/", "--chdir", workspace, "--seccomp", String(SECCOMP_FD)];
+    const args = [
+      ...system,
+      ...tmpArgs(1 << 20, asRoot),
+      ...pathArgs(workspace, asRoot),
+      "--bind-fd",
+      String(SECCOMP_FD + 1),
+      workspace,
+      "--remount-ro",
+      "/",
+      "--chdir",
+      workspace,
+      "--seccomp",
+      String(SECCOMP_FD),
+    ];
     const c = command(args, ["/bin/sh", "-c", RESTORE_SCRIPT, "toolgate-restore", ...scriptArgs], user);
     const { code, stderr } = await spawnOnce(c.file, c.args, filter!, [root], workspace).finally(() => closeSync(root));
     if (code !== 0) throw new Error(stderr.trim() || `exit status ${code}`);
@@ -136,7 +162,13 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
     await handoverOnce(run, user);
     const writable = run.readOnlyWorkspace !== true;
     const found = cgroupBases();
-    const cgroup = Object.keys(found).length > 0 ? createRunCgroup(found, { maxTasks: run.limits.max_processes + LAUNCHER_TASKS, memoryBytes: run.limits.max_memory_bytes }) : null;
+    const cgroup =
+      Object.keys(found).length > 0
+        ? createRunCgroup(found, {
+            maxTasks: run.limits.max_processes + LAUNCHER_TASKS,
+            memoryBytes: run.limits.max_memory_bytes,
+          })
+        : null;
     const bash = run.argv === undefined;
     // The child's descriptors: 3 the filter, then the readiness channel (bash), bwrap's info and
     // block channels (with cgroups), the workspace root and the protected paths.
@@ -161,7 +193,9 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
     };
     // A root sandbox's user may have other processes on the host, all counted by RLIMIT_NPROC: there the pids cgroup bounds processes.
     const addressSpace = found.memory === undefined;
-    const inner = bash ? limitedBash(run, { readyFd, addressSpace, processes: !(user && found.pids) }) : limitedArgv(run, run.argv!, { addressSpace });
+    const inner = bash
+      ? limitedBash(run, { readyFd, addressSpace, processes: !(user && found.pids) })
+      : limitedArgv(run, run.argv!, { addressSpace });
     const args = [
       ...system,
       ...tmpArgs(run.limits.max_tmp_bytes, asRoot),
@@ -218,7 +252,9 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
         const seen = monitor?.end() ?? { written_bytes: 0, cpu_seconds: 0 };
         const kernel = cgroup?.finish() ?? { process_limit_hit: false, memory_limit_hit: false, cpu_nanos: null };
         const changed = ran && writable ? changedPaths(protection.watched) : [];
-        const restored = changed.length ? await restoreProtected(changed, cleanup(run.workspace, user)) : { changed: [], unrestored: [] };
+        const restored = changed.length
+          ? await restoreProtected(changed, cleanup(run.workspace, user))
+          : { changed: [], unrestored: [] };
         const cpuSeconds = kernel.cpu_nanos !== null ? kernel.cpu_nanos / 1e9 : seen.cpu_seconds;
         return {
           process_limit_hit: kernel.process_limit_hit,
@@ -243,7 +279,20 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
         if (filter === null) return unsupportedArch();
         // The uid switch as a run would do it (a root toolgate), with the filter loaded: the only reliable test that all of it works here.
         const user = asRoot ? (chosenUser ?? NOBODY) : null;
-        const c = command([...system, ...tmpArgs(1 << 20, asRoot), "--remount-ro", "/", "--chdir", "/", "--seccomp", String(SECCOMP_FD)], ["true"], user);
+        const c = command(
+          [
+            ...system,
+            ...tmpArgs(1 << 20, asRoot),
+            "--remount-ro",
+            "/",
+            "--chdir",
+            "/",
+            "--seccomp",
+            String(SECCOMP_FD),
+          ],
+          ["true"],
+          user,
+        );
         const { code, stderr, error } = await spawnOnce(c.file, c.args, filter);
         if (error?.code === "ENOENT") return missingBinary(binary);
         if (error) return `bash_execute could not start ${c.file}: ${error.message}`;
@@ -251,7 +300,11 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
         if (user && /setpriv/.test(stderr) && /No such file/.test(stderr)) return missingSetpriv(setpriv);
         const said = `bash_execute's sandbox (bubblewrap) could not start: ${stderr.trim() || `exit status ${code}`}. `;
         // As root bwrap needs no user namespace; elsewhere it is the usual reason.
-        if (asRoot) return said + "Run as root, bwrap needs mount, PID and network namespaces and seccomp: check that the kernel allows them here (a container may need --privileged or a seccomp profile that lets bwrap start)";
+        if (asRoot)
+          return (
+            said +
+            "Run as root, bwrap needs mount, PID and network namespaces and seccomp: check that the kernel allows them here (a container may need --privileged or a seccomp profile that lets bwrap start)"
+          );
         return (
           said +
           "bubblewrap needs user namespaces: enable them (sysctl kernel.unprivileged_userns_clone=1 and user.max_user_namespaces>0; " +

@@ -18,7 +18,17 @@ import type { SandboxUser } from "./user.js";
 
 export const HOME = "/home/sandbox";
 const SYSTEM_DIRS = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
-const ETC_FILES = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/passwd", "/etc/group", "/etc/localtime", "/etc/nsswitch.conf", "/etc/gitconfig"];
+const ETC_FILES = [
+  "/etc/ld.so.cache",
+  "/etc/ld.so.conf",
+  "/etc/ld.so.conf.d",
+  "/etc/alternatives",
+  "/etc/passwd",
+  "/etc/group",
+  "/etc/localtime",
+  "/etc/nsswitch.conf",
+  "/etc/gitconfig",
+];
 
 /** `safe.directory=*` as command-line git config (git honours that setting only from there, the system or the global file). */
 const SAFE_DIRECTORY = { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "safe.directory", GIT_CONFIG_VALUE_0: "*" };
@@ -29,7 +39,23 @@ export const SECCOMP_FD = 3;
 /** Namespaces, privileges, environment and the read-only system: everything that does not depend on the run. */
 export function systemArgs(readOnlyPaths: readonly string[], asRoot: boolean): string[] {
   const namespaces = asRoot
-    ? ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup", "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP", "--cap-add", "CAP_DAC_READ_SEARCH"]
+    ? [
+        "--unshare-ipc",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-uts",
+        "--unshare-cgroup",
+        "--cap-drop",
+        "ALL",
+        "--cap-add",
+        "CAP_SETUID",
+        "--cap-add",
+        "CAP_SETGID",
+        "--cap-add",
+        "CAP_SETPCAP",
+        "--cap-add",
+        "CAP_DAC_READ_SEARCH",
+      ]
     : ["--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL"];
   const args = [...namespaces, "--die-with-parent", "--new-session", "--clearenv"];
   for (const [k, v] of Object.entries(sandboxEnv(HOME))) args.push("--setenv", k, v);
@@ -57,7 +83,18 @@ export function systemArgs(readOnlyPaths: readonly string[], asRoot: boolean): s
   for (const file of ETC_FILES) if (existsSync(file)) bind(file);
   for (const dir of readOnlyPaths) bind(dir);
   // The sandbox's own /proc, with the kernel's settings read-only over it.
-  args.push("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger", "--dev", "/dev");
+  args.push(
+    "--proc",
+    "/proc",
+    "--ro-bind",
+    "/proc/sys",
+    "/proc/sys",
+    "--ro-bind-try",
+    "/proc/sysrq-trigger",
+    "/proc/sysrq-trigger",
+    "--dev",
+    "/dev",
+  );
   return args;
 }
 
@@ -92,11 +129,21 @@ function ancestors(path: string): string[] {
 }
 
 /** Folders a mount of the system already provides (a workspace under /usr/src keeps the host's modes), or a tmpfs does. */
-const provided = (d: string) => d === "/tmp" || d === HOME || ["/usr", "/proc", "/dev", ...SYSTEM_DIRS].some((s) => d === s || d.startsWith(s + "/"));
+const provided = (d: string) =>
+  d === "/tmp" || d === HOME || ["/usr", "/proc", "/dev", ...SYSTEM_DIRS].some((s) => d === s || d.startsWith(s + "/"));
 
 /** The switch to the sandbox user inside a root sandbox, just before the command. */
 export function setprivArgs(setpriv: string, user: SandboxUser): string[] {
-  return [setpriv, `--reuid=${user.uid}`, `--regid=${user.gid}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"];
+  return [
+    setpriv,
+    `--reuid=${user.uid}`,
+    `--regid=${user.gid}`,
+    "--clear-groups",
+    "--inh-caps=-all",
+    "--bounding-set=-all",
+    "--no-new-privs",
+    "--",
+  ];
 }
 
 function lstatOrNull(path: string) {

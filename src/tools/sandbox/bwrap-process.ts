@@ -34,7 +34,9 @@ export function admit(cgroup: RunCgroup, info: Duplex, block: Duplex, fail: (why
       try {
         writeFileSync(file, pid);
       } catch (err) {
-        return fail(`cannot join the cgroup: writing to ${file} failed (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+        return fail(
+          `cannot join the cgroup: writing to ${file} failed (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+        );
       }
     }
     block.end("x");
@@ -50,12 +52,23 @@ export function missingSetpriv(setpriv: string): string {
   return `bash_execute switches to an unprivileged user when toolgate runs as root, with ${setpriv} (util-linux), which the sandbox did not find under /usr; install it (Debian/Ubuntu: apt-get install -y util-linux; Fedora: dnf install util-linux; Alpine: apk add setpriv)`;
 }
 
-export const unsupportedArch = () => `bash_execute's seccomp filter has tables for x86_64 and aarch64 only, and this machine is ${process.arch}; run toolgate on one of those`;
+export const unsupportedArch = () =>
+  `bash_execute's seccomp filter has tables for x86_64 and aarch64 only, and this machine is ${process.arch}; run toolgate on one of those`;
 
 /** Spawns a short trusted process with the seccomp program on fd 3 and `fds` from fd 4 on; its exit status and stderr. */
-export function spawnOnce(file: string, args: string[], filter: Buffer, fds: number[] = [], cwd = "/"): Promise<{ code: number | null; stderr: string; error?: NodeJS.ErrnoException }> {
+export function spawnOnce(
+  file: string,
+  args: string[],
+  filter: Buffer,
+  fds: number[] = [],
+  cwd = "/",
+): Promise<{ code: number | null; stderr: string; error?: NodeJS.ErrnoException }> {
   return new Promise((done) => {
-    const child = spawn(file, args, { stdio: ["ignore", "ignore", "pipe", "pipe", ...fds], env: sandboxEnv(HOME), cwd });
+    const child = spawn(file, args, {
+      stdio: ["ignore", "ignore", "pipe", "pipe", ...fds],
+      env: sandboxEnv(HOME),
+      cwd,
+    });
     let stderr = "";
     child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
     const input = child.stdio[3] as NodeJS.WritableStream & { destroy(): void; on(e: string, f: () => void): void };

@@ -35,7 +35,8 @@ export class HeadTailCapture {
   result(): { head: string; tail: string; omittedBytes: number } {
     const head = Buffer.concat(this.head);
     const omittedBytes = this.total - head.length - this.tail.length;
-    if (omittedBytes === 0) return { head: Buffer.concat([head, this.tail]).toString("utf8"), tail: "", omittedBytes: 0 };
+    if (omittedBytes === 0)
+      return { head: Buffer.concat([head, this.tail]).toString("utf8"), tail: "", omittedBytes: 0 };
     return { head: head.toString("utf8"), tail: this.tail.toString("utf8"), omittedBytes };
   }
 }
@@ -64,11 +65,19 @@ export function boundCapture(capture: HeadTailCapture, maxTokens: number, stream
   if (omittedBytes === 0) {
     const all = tokenEnds(head, headBudget, tailBudget);
     if (!all.estimated && all.total <= maxTokens) return { text: head, omitted_bytes: 0, omitted_tokens: 0 };
-    [keptHead, keptTail, tokens] = [all.head.slice(0, headBudget), all.tail.slice(Math.max(0, all.tail.length - tailBudget)), all.total];
+    [keptHead, keptTail, tokens] = [
+      all.head.slice(0, headBudget),
+      all.tail.slice(Math.max(0, all.tail.length - tailBudget)),
+      all.total,
+    ];
   } else {
     const h = tokenEnds(head, headBudget, 0);
     const t = tokenEnds(tail, 0, tailBudget);
-    [keptHead, keptTail, tokens] = [h.head.slice(0, headBudget), t.tail.slice(Math.max(0, t.tail.length - tailBudget)), h.total + t.total];
+    [keptHead, keptTail, tokens] = [
+      h.head.slice(0, headBudget),
+      t.tail.slice(Math.max(0, t.tail.length - tailBudget)),
+      h.total + t.total,
+    ];
   }
   const headText = decodeTokens(keptHead);
   const tailText = decodeTokens(keptTail);
@@ -81,7 +90,8 @@ export function boundCapture(capture: HeadTailCapture, maxTokens: number, stream
   };
 }
 
-const cutMarker = (omitted: number, total: number, stream: string) => `[… ${omitted} bytes cut from the middle of ${stream} (${total} bytes in all) …]`;
+const cutMarker = (omitted: number, total: number, stream: string) =>
+  `[… ${omitted} bytes cut from the middle of ${stream} (${total} bytes in all) …]`;
 
 /** The most tokens a cut marker line takes (its numbers at their largest), which `boundCapture` adds to its bound. */
 export const MARKER_TOKENS = countTokens(cutMarker(1e15, 1e15, "stdout")) + 2;
@@ -91,7 +101,12 @@ export const MARKER_TOKENS = countTokens(cutMarker(1e15, 1e15, "stdout")) + 2;
  * (so its tokens do, with no cut) takes what it needs and the other gets the rest. Returns each
  * stream's bound for `boundCapture` (marker excluded), at most `perStream`.
  */
-export function shareTokens(a: HeadTailCapture, b: HeadTailCapture, total: number, perStream: number): [number, number] {
+export function shareTokens(
+  a: HeadTailCapture,
+  b: HeadTailCapture,
+  total: number,
+  perStream: number,
+): [number, number] {
   const half = Math.floor(total / 2);
   const exact = (c: HeadTailCapture) => (c.total <= half ? countTokens(c.result().head) : null);
   const [na, nb] = [exact(a), exact(b)];

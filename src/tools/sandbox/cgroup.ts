@@ -13,7 +13,16 @@
  * so a folder root once created does not break a later unprivileged toolgate. The launcher joins
  * every run cgroup before it starts bwrap (bubblewrap.ts), so nothing of the run starts outside.
  */
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  writeFileSync,
+} from "node:fs";
 import { join, relative } from "node:path";
 import { NoEffectError } from "../../core/errors.js";
 
@@ -56,13 +65,20 @@ const V1_NAME: Record<Controller, string> = { pids: "pids", memory: "memory", cp
  * Finds the usable cgroup bases for this process (folder `toolgate` under its own cgroup in each
  * hierarchy). `warn` hears once why a mounted controller cannot be used.
  */
-export function findCgroupBases(options: { mountinfo?: string; cgroupFile?: string; warn?: (message: string) => void } = {}): CgroupBases {
+export function findCgroupBases(
+  options: { mountinfo?: string; cgroupFile?: string; warn?: (message: string) => void } = {},
+): CgroupBases {
   const warn = options.warn ?? (() => {});
   let mounts: string[][];
   let own: string[];
   try {
-    mounts = readFileSync(options.mountinfo ?? "/proc/self/mountinfo", "utf8").split("\n").filter(Boolean).map((l) => l.split(" "));
-    own = readFileSync(options.cgroupFile ?? "/proc/self/cgroup", "utf8").split("\n").filter(Boolean);
+    mounts = readFileSync(options.mountinfo ?? "/proc/self/mountinfo", "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => l.split(" "));
+    own = readFileSync(options.cgroupFile ?? "/proc/self/cgroup", "utf8")
+      .split("\n")
+      .filter(Boolean);
   } catch {
     return {};
   }
@@ -80,7 +96,11 @@ export function findCgroupBases(options: { mountinfo?: string; cgroupFile?: stri
   for (const controller of ["pids", "memory", "cpu"] as Controller[]) {
     const name = V1_NAME[controller];
     const mount = mounts.find((f) => fsType(f) === "cgroup" && superOptions(f).includes(name));
-    const path = own.map((l) => l.split(":")).find((p) => p.length >= 3 && p[1]!.split(",").includes(name))?.slice(2).join(":");
+    const path = own
+      .map((l) => l.split(":"))
+      .find((p) => p.length >= 3 && p[1]!.split(",").includes(name))
+      ?.slice(2)
+      .join(":");
     if (!mount || path === undefined) continue;
     const dir = cgroupDir(mount, path);
     if (dir !== null) tryBase(controller, { dir: join(dir, "toolgate"), version: 1 });
@@ -177,13 +197,20 @@ export function createRunCgroup(bases: CgroupBases, limits: RunCgroupLimits): Ru
   if (memory) {
     const bytes = String(Math.floor(limits.memoryBytes));
     if (bases.memory!.version === 1) {
-      step(`set ${join(memory, "memory.limit_in_bytes")}`, () => writeFileSync(join(memory, "memory.limit_in_bytes"), bytes));
+      step(`set ${join(memory, "memory.limit_in_bytes")}`, () =>
+        writeFileSync(join(memory, "memory.limit_in_bytes"), bytes),
+      );
       // Present only where swap accounting is on; it must not be below the memory limit.
-      if (exists(join(memory, "memory.memsw.limit_in_bytes"))) step(`set ${join(memory, "memory.memsw.limit_in_bytes")}`, () => writeFileSync(join(memory, "memory.memsw.limit_in_bytes"), bytes));
+      if (exists(join(memory, "memory.memsw.limit_in_bytes")))
+        step(`set ${join(memory, "memory.memsw.limit_in_bytes")}`, () =>
+          writeFileSync(join(memory, "memory.memsw.limit_in_bytes"), bytes),
+        );
     } else {
       step(`set ${join(memory, "memory.max")}`, () => writeFileSync(join(memory, "memory.max"), bytes));
-      if (exists(join(memory, "memory.swap.max"))) step(`set ${join(memory, "memory.swap.max")}`, () => writeFileSync(join(memory, "memory.swap.max"), "0"));
-      if (exists(join(memory, "memory.oom.group"))) step(`set ${join(memory, "memory.oom.group")}`, () => writeFileSync(join(memory, "memory.oom.group"), "1"));
+      if (exists(join(memory, "memory.swap.max")))
+        step(`set ${join(memory, "memory.swap.max")}`, () => writeFileSync(join(memory, "memory.swap.max"), "0"));
+      if (exists(join(memory, "memory.oom.group")))
+        step(`set ${join(memory, "memory.oom.group")}`, () => writeFileSync(join(memory, "memory.oom.group"), "1"));
     }
   }
   const cpu = dirOf("cpu");
@@ -195,12 +222,21 @@ export function createRunCgroup(bases: CgroupBases, limits: RunCgroupLimits): Ru
   };
   return {
     procsFiles: [...dirs.keys()].map((d) => join(d, "cgroup.procs")),
-    membersFile: pids ? join(pids, "cgroup.procs") : memory ? join(memory, "cgroup.procs") : cpu ? join(cpu, "cgroup.procs") : null,
+    membersFile: pids
+      ? join(pids, "cgroup.procs")
+      : memory
+        ? join(memory, "cgroup.procs")
+        : cpu
+          ? join(cpu, "cgroup.procs")
+          : null,
     cpuNanos,
     finish() {
-      const counted = (file: string, key: string) => Number(new RegExp(`^${key} (\\d+)$`, "m").exec(readOr(file, ""))?.[1] ?? 0) > 0;
+      const counted = (file: string, key: string) =>
+        Number(new RegExp(`^${key} (\\d+)$`, "m").exec(readOr(file, ""))?.[1] ?? 0) > 0;
       const process_limit_hit = pids !== null && counted(join(pids, "pids.events"), "max");
-      const memory_limit_hit = memory !== null && counted(join(memory, bases.memory!.version === 1 ? "memory.oom_control" : "memory.events"), "oom_kill");
+      const memory_limit_hit =
+        memory !== null &&
+        counted(join(memory, bases.memory!.version === 1 ? "memory.oom_control" : "memory.events"), "oom_kill");
       const cpu_nanos = cpuNanos();
       // The namespace's last tasks may still be exiting when bwrap has: the cgroups are removed in
       // the background once they are gone, so the call's answer does not wait for it.

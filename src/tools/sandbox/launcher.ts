@@ -170,8 +170,11 @@ export function limitedBash(run: EnvelopeRun, options: BashOptions = {}): string
 export function limitedArgv(run: EnvelopeRun, argv: readonly string[], options: BashOptions = {}): string[] {
   const l = run.limits;
   const kib = (bytes: number) => Math.max(1, Math.floor(bytes / 1024));
-  const limits = ["ulimit -c 0", `ulimit -f ${kib(Math.min(l.max_file_bytes, l.max_write_bytes))}`, `ulimit -t ${Math.max(1, Math.ceil(l.max_cpu_seconds))}`];
+  const limits = [
+    "ulimit -c 0",
+    `ulimit -f ${kib(Math.min(l.max_file_bytes, l.max_write_bytes))}`,
+    `ulimit -t ${Math.max(1, Math.ceil(l.max_cpu_seconds))}`,
+  ];
   if (options.addressSpace) limits.push(`ulimit -v ${kib(4 * l.max_memory_bytes)}`);
   return ["/bin/sh", "-c", `${limits.join(" && ")} || exit 126; exec "$@"`, "toolgate-sandbox", ...argv];
 }
-

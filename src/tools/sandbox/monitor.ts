@@ -82,7 +82,10 @@ export function startMonitor(o: MonitorOptions): Monitor {
     const nowWritten = perProcess.reduce((s, p) => s + p.writeBytes, 0);
     if (nowWritten > written) writtenByRuns += nowWritten - written;
     written = Math.max(written, nowWritten);
-    cpu = Math.max(cpu, fromCgroup !== null ? fromCgroup / 1e9 : perProcess.reduce((s, p) => s + p.cpuTicks, 0) / USER_HZ);
+    cpu = Math.max(
+      cpu,
+      fromCgroup !== null ? fromCgroup / 1e9 : perProcess.reduce((s, p) => s + p.cpuTicks, 0) / USER_HZ,
+    );
     const used = usedAtStart !== null ? safely(o.diskUsed!) : null;
     if (used !== null) {
       // Held against the run only when two polls in a row see it: another run's writes show on the
@@ -92,7 +95,13 @@ export function startMonitor(o: MonitorOptions): Monitor {
       lastEstimate = estimate;
     }
     const reason: StopReason | null =
-      written > o.maxWriteBytes || grown > growthLimit ? "disk_limit" : cpu > o.maxCpuSeconds ? "cpu_limit" : changedPaths(o.watched).length > 0 ? "protected_path" : null;
+      written > o.maxWriteBytes || grown > growthLimit
+        ? "disk_limit"
+        : cpu > o.maxCpuSeconds
+          ? "cpu_limit"
+          : changedPaths(o.watched).length > 0
+            ? "protected_path"
+            : null;
     if (reason) {
       stopped = true;
       clearInterval(timer);
@@ -124,7 +133,11 @@ function cgroupMembers(file: string): number[] {
   try {
     // Lowest pid first: a parent (usually older) is read before a child it may reap meanwhile,
     // so a reap between the two reads undercounts by that child at most, never counts it twice.
-    return readFileSync(file, "utf8").split("\n").filter(Boolean).map(Number).sort((a, b) => a - b);
+    return readFileSync(file, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map(Number)
+      .sort((a, b) => a - b);
   } catch {
     return [];
   }
@@ -148,7 +161,8 @@ export function treePids(root: number): number[] {
     }
     for (const tid of tasks) {
       try {
-        for (const c of readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").split(" ")) if (c.trim()) queue.push(Number(c));
+        for (const c of readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").split(" "))
+          if (c.trim()) queue.push(Number(c));
       } catch {
         // exited meanwhile
       }

@@ -24,7 +24,8 @@ import { NoEffectError } from "../../core/errors.js";
 /** O_PATH (Linux): a descriptor naming a file without opening it for I/O (no FIFO blocks, no device opens). */
 export const O_PATH = 0o10000000;
 
-export type Identity = { kind: "absent" } | { kind: "symlink"; target: string } | { kind: "entry"; dev: number; ino: number };
+export type Identity =
+  { kind: "absent" } | { kind: "symlink"; target: string } | { kind: "entry"; dev: number; ino: number };
 
 /** A path whose identity must not change during a run. */
 export interface Watched {
@@ -63,7 +64,8 @@ export function sameIdentity(a: Identity, b: Identity): boolean {
   if (a.kind !== b.kind) return false;
   if (a.kind === "absent" || b.kind === "absent") return true;
   // A symlink is what it points to (made again with the same target, it is the same link to a host program).
-  if (a.kind === "symlink" || b.kind === "symlink") return a.kind === "symlink" && b.kind === "symlink" && a.target === b.target;
+  if (a.kind === "symlink" || b.kind === "symlink")
+    return a.kind === "symlink" && b.kind === "symlink" && a.target === b.target;
   return a.dev === b.dev && a.ino === b.ino;
 }
 
@@ -76,7 +78,13 @@ export function changedPaths(watched: readonly Watched[]): Watched[] {
  * The mounts and watches for one run. With `writable` false (a read-only workspace, as for
  * grep_search) only the hidden paths need mounts and nothing needs watching.
  */
-export function protect(workspace: string, hidden: readonly string[], readOnly: readonly string[], writable: boolean, firstFd: number): Protection {
+export function protect(
+  workspace: string,
+  hidden: readonly string[],
+  readOnly: readonly string[],
+  writable: boolean,
+  firstFd: number,
+): Protection {
   const ops = new Map<string, Op>();
   const add = (path: string, op: Op) => {
     const had = ops.get(path);
@@ -121,7 +129,9 @@ export function protect(workspace: string, hidden: readonly string[], readOnly: 
 
   // Nothing under a hidden path needs a mount; under a read-only one, a pin would make it writable.
   const covering = [...ops].filter(([, op]) => op !== "pin");
-  const kept = [...ops].filter(([p, op]) => !covering.some(([c, cop]) => strictlyInside(p, c) && (cop === "hide" || op !== "hide")));
+  const kept = [...ops].filter(
+    ([p, op]) => !covering.some(([c, cop]) => strictlyInside(p, c) && (cop === "hide" || op !== "hide")),
+  );
   kept.sort(([a], [b]) => a.split("/").length - b.split("/").length || (a < b ? -1 : 1));
 
   const args: string[] = [];
@@ -133,7 +143,10 @@ export function protect(workspace: string, hidden: readonly string[], readOnly: 
     for (const [path, op] of kept) {
       const fd = openVerified(path);
       if (fd === null) {
-        throw new NoEffectError(`${path}, which the sandbox protects, changed while the sandbox was being set up (it is gone, or a symlink now); nothing was run. Call again`, "sandbox_unavailable");
+        throw new NoEffectError(
+          `${path}, which the sandbox protects, changed while the sandbox was being set up (it is gone, or a symlink now); nothing was run. Call again`,
+          "sandbox_unavailable",
+        );
       }
       if (op === "hide") {
         // tmpfs takes a path, not a descriptor: the check above made sure it is still this one.
@@ -159,7 +172,11 @@ export function protect(workspace: string, hidden: readonly string[], readOnly: 
  */
 export function openWorkspaceRoot(root: string): number {
   const fd = openVerified(root);
-  if (fd === null) throw new NoEffectError(`the workspace ${root} is gone or was replaced by a symlink; nothing was run. Recreate it, or restart toolgate on the folder it should use`, "sandbox_unavailable");
+  if (fd === null)
+    throw new NoEffectError(
+      `the workspace ${root} is gone or was replaced by a symlink; nothing was run. Recreate it, or restart toolgate on the folder it should use`,
+      "sandbox_unavailable",
+    );
   return fd;
 }
 

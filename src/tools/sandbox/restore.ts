@@ -9,7 +9,7 @@ import { changedPaths, type Watched } from "./protect.js";
 
 /** Removes (with write permission restored first, so a chmod 000 folder cannot resist) and relinks, in order. */
 export const RESTORE_SCRIPT = [
-  'while [ $# -ge 3 ]; do kind=$1; p=$2; t=$3; shift 3',
+  "while [ $# -ge 3 ]; do kind=$1; p=$2; t=$3; shift 3",
   'if [ -e "$p" ] || [ -L "$p" ]; then [ -L "$p" ] || chmod -R u+rwx -- "$p" 2>/dev/null; rm -rf -- "$p" || continue; fi',
   'if [ "$kind" = link ]; then ln -s -- "$t" "$p"; fi',
   "done",
@@ -24,7 +24,10 @@ export interface Restored {
  * Restores `changed` (shallowest first; a path under one already put back needs nothing more)
  * with `runCleanup(args)` running RESTORE_SCRIPT with those arguments, then checks again.
  */
-export async function restoreProtected(changed: readonly Watched[], runCleanup: (args: string[]) => Promise<void>): Promise<Restored> {
+export async function restoreProtected(
+  changed: readonly Watched[],
+  runCleanup: (args: string[]) => Promise<void>,
+): Promise<Restored> {
   const ordered = [...changed].sort((a, b) => a.path.split("/").length - b.path.split("/").length);
   const chosen: Watched[] = [];
   for (const w of ordered) if (!chosen.some((c) => w.path.startsWith(c.path + "/"))) chosen.push(w);
@@ -43,6 +46,8 @@ export async function restoreProtected(changed: readonly Watched[], runCleanup: 
       unrestored.push(`cleanup failed: ${(err as Error).message}`);
     }
   }
-  for (const still of changedPaths(changed)) if (!unrestored.some((u) => u.startsWith(still.path + " "))) unrestored.push(`${still.path} (still changed after the cleanup)`);
+  for (const still of changedPaths(changed))
+    if (!unrestored.some((u) => u.startsWith(still.path + " ")))
+      unrestored.push(`${still.path} (still changed after the cleanup)`);
   return { changed: ordered.map((w) => w.path), unrestored };
 }

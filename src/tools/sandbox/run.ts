@@ -8,7 +8,13 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { constants } from "node:os";
 import type { Duplex, Readable, Writable } from "node:stream";
 import { boundCapture, HeadTailCapture, shareTokens, type BoundedText } from "./capture.js";
-import { EMPTY_REPORT, type EnvelopeReport, type EnvelopeRun, type SandboxLauncher, type StopReason } from "./launcher.js";
+import {
+  EMPTY_REPORT,
+  type EnvelopeReport,
+  type EnvelopeRun,
+  type SandboxLauncher,
+  type StopReason,
+} from "./launcher.js";
 
 export interface StartBounds {
   timeout_ms: number;
@@ -39,7 +45,11 @@ export interface EnvelopeProcess {
 }
 
 /** Spawns `run` through `launcher`. Rejects (NoEffectError from the plan, or a spawn error) when nothing could start. */
-export async function startInEnvelope(launcher: SandboxLauncher, run: EnvelopeRun, bounds: StartBounds): Promise<EnvelopeProcess> {
+export async function startInEnvelope(
+  launcher: SandboxLauncher,
+  run: EnvelopeRun,
+  bounds: StartBounds,
+): Promise<EnvelopeProcess> {
   const plan = await launcher.plan(run);
   const extra = plan.extraFds ?? [];
   // detached: the launcher leads its own process group, so one kill reaches all of it; for
@@ -159,7 +169,11 @@ export interface RunOutcome {
 
 const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, n]) => [n, name]));
 
-export async function runInEnvelope(launcher: SandboxLauncher, run: EnvelopeRun, bounds: RunBounds): Promise<RunOutcome> {
+export async function runInEnvelope(
+  launcher: SandboxLauncher,
+  run: EnvelopeRun,
+  bounds: RunBounds,
+): Promise<RunOutcome> {
   const now = bounds.now ?? (() => performance.now());
   const started = now();
   const proc = await startInEnvelope(launcher, run, bounds);
@@ -172,7 +186,10 @@ export async function runInEnvelope(launcher: SandboxLauncher, run: EnvelopeRun,
   // bash reports a child killed by signal N as exit status 128+N (and bwrap passes it on).
   const code = exit.code;
   const fromShell = code !== null && code > 128 && code < 128 + 65 ? (SIGNAL_NAMES.get(code - 128) ?? null) : null;
-  const [outTokens, errTokens] = bounds.total_tokens === undefined ? [bounds.output_tokens, bounds.output_tokens] : shareTokens(stdout, stderr, bounds.total_tokens, bounds.output_tokens);
+  const [outTokens, errTokens] =
+    bounds.total_tokens === undefined
+      ? [bounds.output_tokens, bounds.output_tokens]
+      : shareTokens(stdout, stderr, bounds.total_tokens, bounds.output_tokens);
   return {
     exit_code: code,
     signal: exit.signal ?? fromShell,

@@ -12,7 +12,12 @@ export function createUnsandboxed(): SandboxLauncher {
     probe: () => Promise.resolve(null),
     plan(run) {
       const [file, ...args] = run.argv ?? limitedBash(run, { addressSpace: true });
-      return Promise.resolve({ file: file!, args, env: sandboxEnv(process.env.HOME ?? run.workspace), cwd: run.workspace });
+      return Promise.resolve({
+        file: file!,
+        args,
+        env: sandboxEnv(process.env.HOME ?? run.workspace),
+        cwd: run.workspace,
+      });
     },
   };
 }

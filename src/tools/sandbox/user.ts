@@ -34,7 +34,9 @@ export function checkUserOption(user: unknown, euid: number): SandboxUser | unde
     );
   }
   if (euid !== 0 && u.uid !== euid) {
-    throw new Error(`sandbox user ${u.uid}:${u.gid} needs toolgate to run as root, which can switch users; toolgate runs as uid ${euid}, so the sandbox runs as that uid: leave user out`);
+    throw new Error(
+      `sandbox user ${u.uid}:${u.gid} needs toolgate to run as root, which can switch users; toolgate runs as uid ${euid}, so the sandbox runs as that uid: leave user out`,
+    );
   }
   return { uid: u.uid, gid: u.gid };
 }

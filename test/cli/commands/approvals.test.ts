@@ -28,21 +28,59 @@ describe("toolgate approvals", () => {
     expect(list.stdout).toContain(`${id}  pending  refund_order  trajectory t`);
     expect(list.stdout).toContain(`arguments: {"order_id":"o_001","amount_cents":5}`);
 
-    const approve = await runCommand(register, ["approvals", "approve", id, "--store", url, "--approver", "alice", "--note", "ok", "--json"]);
+    const approve = await runCommand(register, [
+      "approvals",
+      "approve",
+      id,
+      "--store",
+      url,
+      "--approver",
+      "alice",
+      "--note",
+      "ok",
+      "--json",
+    ]);
     // The OS user who ran the command is the approver; --approver is only a label beside it.
     const user = `${userInfo().username} (uid ${process.getuid!()})`;
-    expect(JSON.parse(approve.stdout)).toMatchObject({ id, state: "approved", approver: `cli:${user} [unverified name "alice"]`, note: "ok" });
-    const deny = await runCommand(register, ["approvals", "deny", id2, "--store", url, "--reason", "too late", "--approver", "bob"]);
+    expect(JSON.parse(approve.stdout)).toMatchObject({
+      id,
+      state: "approved",
+      approver: `cli:${user} [unverified name "alice"]`,
+      note: "ok",
+    });
+    const deny = await runCommand(register, [
+      "approvals",
+      "deny",
+      id2,
+      "--store",
+      url,
+      "--reason",
+      "too late",
+      "--approver",
+      "bob",
+    ]);
     expect(deny.stdout).toContain(`by cli:${user} [unverified name "bob"]: too late`);
 
-    const run = await gateway.call({ ...p, call_id: "1", arguments: { order_id: "o_001", amount_cents: 5 }, approval_id: id });
+    const run = await gateway.call({
+      ...p,
+      call_id: "1",
+      arguments: { order_id: "o_001", amount_cents: 5 },
+      approval_id: id,
+    });
     expect(run.ok).toBe(true);
-    const refused = await gateway.call({ ...p, call_id: "2", arguments: { order_id: "o_002", amount_cents: 7 }, approval_id: id2 });
+    const refused = await gateway.call({
+      ...p,
+      call_id: "2",
+      arguments: { order_id: "o_002", amount_cents: 7 },
+      approval_id: id2,
+    });
     expect(refused.error?.code).toBe("approval_denied");
     await gateway.close();
 
     const again = await runCommand(register, ["approvals", "approve", id, "--store", url]);
-    expect(again.error?.message).toBe(`approval ${id} is already consumed (by cli:${user} [unverified name "alice"]); an approval is decided once`);
+    expect(again.error?.message).toBe(
+      `approval ${id} is already consumed (by cli:${user} [unverified name "alice"]); an approval is decided once`,
+    );
   });
 
   it("lists an approval whose ids and arguments hold terminal sequences without forging lines or hiding the arguments", async () => {
@@ -52,15 +90,27 @@ describe("toolgate approvals", () => {
     // A trajectory id that ends its line, forges an arguments line, then conceals (SGR 8) what follows.
     const trajectory = 'run-1\r\n  arguments: {"order_id":"o_harmless"}\n\x1b[8m';
     await store.approvals.create({
-      id: "ap_hostile0000000000", tool: "refund_order\u202e", args_hash: "0".repeat(64), arguments: { order_id: "o_001\u2066", amount_cents: 999_999 },
-      capability_id: null, trajectory_id: trajectory, state: "pending", created_at: now, expires_at: now + 600_000, decided_at: null, approver: null, note: null,
+      id: "ap_hostile0000000000",
+      tool: "refund_order\u202e",
+      args_hash: "0".repeat(64),
+      arguments: { order_id: "o_001\u2066", amount_cents: 999_999 },
+      capability_id: null,
+      trajectory_id: trajectory,
+      state: "pending",
+      created_at: now,
+      expires_at: now + 600_000,
+      decided_at: null,
+      approver: null,
+      note: null,
     });
     await store.close();
     const list = await runCommand(register, ["approvals", "list", "--store", url]);
     expect(list.error).toBeNull();
     const lines = list.stdout.trimEnd().split("\n");
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toBe('ap_hostile0000000000  pending  refund_order\\u{202E}  trajectory run-1\\u{000D}\\u{000A}  arguments: {"order_id":"o_harmless"}\\u{000A}\\u{001B}[8m');
+    expect(lines[0]).toBe(
+      'ap_hostile0000000000  pending  refund_order\\u{202E}  trajectory run-1\\u{000D}\\u{000A}  arguments: {"order_id":"o_harmless"}\\u{000A}\\u{001B}[8m',
+    );
     expect(lines[1]).toBe('  arguments: {"order_id":"o_001\\u2066","amount_cents":999999}');
     expect(list.stdout).not.toMatch(/(?!\n)[\p{Cc}\p{Cf}]/u);
     const json = await runCommand(register, ["approvals", "list", "--store", url, "--json"]);
@@ -73,8 +123,18 @@ describe("toolgate approvals", () => {
     const store = await openStore(url);
     const now = Date.now();
     await store.approvals.create({
-      id: "ap_user000000000000", tool: "refund_order", args_hash: "0".repeat(64), arguments: {}, capability_id: null, trajectory_id: "t",
-      state: "pending", created_at: now, expires_at: now + 600_000, decided_at: null, approver: null, note: null,
+      id: "ap_user000000000000",
+      tool: "refund_order",
+      args_hash: "0".repeat(64),
+      arguments: {},
+      capability_id: null,
+      trajectory_id: "t",
+      state: "pending",
+      created_at: now,
+      expires_at: now + 600_000,
+      decided_at: null,
+      approver: null,
+      note: null,
     });
     await store.close();
     const saved = process.env.USER;
@@ -95,7 +155,9 @@ describe("toolgate approvals", () => {
       `--state must be one of pending, approved, denied, consumed; received "done"`,
     );
     for (const text of ["0", "1e2", "-3"]) {
-      expect((await runCommand(register, ["approvals", "list", "--store", url, "--limit", text])).error?.message).toBe(`--limit must be a positive integer; received ${JSON.stringify(text)}`);
+      expect((await runCommand(register, ["approvals", "list", "--store", url, "--limit", text])).error?.message).toBe(
+        `--limit must be a positive integer; received ${JSON.stringify(text)}`,
+      );
     }
     expect((await runCommand(register, ["approvals", "approve", "ap_x", "--store", url])).error?.message).toBe(
       "approval ap_x does not exist; run `toolgate approvals list` to see the ids",

@@ -20,7 +20,18 @@ describe("toolgate breakeven", () => {
   });
 
   it("decides with an observed rate, as JSON", async () => {
-    const r = await cli("breakeven", "--tokens", "80", "--mask-ms", "0.5", "--repair-ms", "1800", "--observed-rate", "0.05", "--json");
+    const r = await cli(
+      "breakeven",
+      "--tokens",
+      "80",
+      "--mask-ms",
+      "0.5",
+      "--repair-ms",
+      "1800",
+      "--observed-rate",
+      "0.05",
+      "--json",
+    );
     expect(r.code).toBe(0);
     expect(JSON.parse(r.out)).toMatchObject({ p_break: 40 / 1800, decision: "constrain", observed_rate: 0.05 });
   });
@@ -34,7 +45,9 @@ describe("toolgate breakeven", () => {
     [["--audit", "/nonexistent/audit.jsonl"]],
     [["--audit", "AUDIT", "--tokens", "80"]],
   ])("exits 2 with one clear line for %j", async (args) => {
-    const argv = args.map((a) => (a === "AUDIT" ? file("a.jsonl", jsonl(traffic("t", { calls: 3, failed: 1, tokens: 9, repair_ms: 10 }))) : a));
+    const argv = args.map((a) =>
+      a === "AUDIT" ? file("a.jsonl", jsonl(traffic("t", { calls: 3, failed: 1, tokens: 9, repair_ms: 10 }))) : a,
+    );
     const r = await cli("breakeven", ...argv);
     expect(r.code).toBe(2);
     expect(r.out).toBe("");
@@ -61,7 +74,13 @@ describe("toolgate breakeven", () => {
   });
 
   it("estimates per tool from an audit trail, reporting broken lines on stderr", async () => {
-    const trail = file("audit.jsonl", jsonl([...traffic("file_edit", { calls: 200, failed: 20, tokens: 80, repair_ms: 2000 }), ...traffic("grep_search", { calls: 10, failed: 1, tokens: 100, repair_ms: 2000 })]) + "garbage\n");
+    const trail = file(
+      "audit.jsonl",
+      jsonl([
+        ...traffic("file_edit", { calls: 200, failed: 20, tokens: 80, repair_ms: 2000 }),
+        ...traffic("grep_search", { calls: 10, failed: 1, tokens: 100, repair_ms: 2000 }),
+      ]) + "garbage\n",
+    );
     const r = await cli("breakeven", "--audit", trail);
     expect(r.code).toBe(0);
     expect(r.out).toMatchInlineSnapshot(`
@@ -96,11 +115,36 @@ describe("toolgate breakeven", () => {
     `);
     expect(r.out).not.toMatch(/\d{3,}\.\d+ %/);
     const t = JSON.parse((await cli("breakeven", "--audit", trail, "--json")).out).tools[0];
-    expect(t).toMatchObject({ p_break: null, constraining_never_pays: true, recommendation: "dont_constrain", t_repair_ms: 3 });
+    expect(t).toMatchObject({
+      p_break: null,
+      constraining_never_pays: true,
+      recommendation: "dont_constrain",
+      t_repair_ms: 3,
+    });
     expect(t.p_break_raw).toBeCloseTo((80 * 0.5) / 3, 12);
-    expect(JSON.parse((await cli("breakeven", "--tokens", "80", "--mask-ms", "0.5", "--repair-ms", "3", "--json")).out)).toMatchObject({ constraining_never_pays: true, decision: "dont_constrain", summary: expect.stringMatching(/never pays on latency; no rate is needed: do not constrain; repair turns are cheaper\.$/) });
-    expect(JSON.parse((await cli("breakeven", "--tokens", "80", "--mask-ms", "0.5", "--repair-ms", "1800", "--json")).out)).toMatchObject({ constraining_never_pays: false });
-    const direct = await cli("breakeven", "--tokens", "80", "--mask-ms", "0.5", "--repair-ms", "3", "--observed-rate", "0.1");
+    expect(
+      JSON.parse((await cli("breakeven", "--tokens", "80", "--mask-ms", "0.5", "--repair-ms", "3", "--json")).out),
+    ).toMatchObject({
+      constraining_never_pays: true,
+      decision: "dont_constrain",
+      summary: expect.stringMatching(
+        /never pays on latency; no rate is needed: do not constrain; repair turns are cheaper\.$/,
+      ),
+    });
+    expect(
+      JSON.parse((await cli("breakeven", "--tokens", "80", "--mask-ms", "0.5", "--repair-ms", "1800", "--json")).out),
+    ).toMatchObject({ constraining_never_pays: false });
+    const direct = await cli(
+      "breakeven",
+      "--tokens",
+      "80",
+      "--mask-ms",
+      "0.5",
+      "--repair-ms",
+      "3",
+      "--observed-rate",
+      "0.1",
+    );
     expect(direct.out).toMatchInlineSnapshot(`
       "p_break = L_gen · t_mask / T_repair = 80 × 0.5 ms / 3 ms = 40 ms / 3 ms ≥ 100 % (a repair turn costs less than masking one call)
       T_constrained = L_gen · (t_decode + t_mask) = 40 ms (mask overhead only; pass --decode-ms for the full time)

@@ -58,7 +58,12 @@ describe("toolgate cost", () => {
   it("costs the built-in coding catalog with no argument", async () => {
     const j = JSON.parse((await cli("cost", "--json")).out);
     expect(j.catalogs[0].source).toBe("built-in coding catalog");
-    expect(j.catalogs[0].tools.map((t: { name: string }) => t.name)).toEqual(["bash_execute", "file_view", "file_edit", "grep_search"]);
+    expect(j.catalogs[0].tools.map((t: { name: string }) => t.name)).toEqual([
+      "bash_execute",
+      "file_view",
+      "file_edit",
+      "grep_search",
+    ]);
   });
 
   it("costs a module of defineTool results", async () => {

@@ -11,7 +11,10 @@ describe("toolgate export", () => {
     const vercel = JSON.parse((await cli("export", seedListing5Path, "--format", "vercel-ai")).out);
     expect(Object.keys(vercel)).toEqual(["bash_execute", "file_view", "file_edit", "grep_search"]);
     const fromModule = JSON.parse((await cli("export", "--catalog", catalogModulePath, "--format", "mcp")).out);
-    expect(fromModule.tools[0]).toMatchObject({ name: "get_order", annotations: { readOnlyHint: true, destructiveHint: false } });
+    expect(fromModule.tools[0]).toMatchObject({
+      name: "get_order",
+      annotations: { readOnlyHint: true, destructiveHint: false },
+    });
     const mcp = JSON.parse((await cli("export", "--format", "mcp")).out);
     expect(mcp.tools[0].annotations).toMatchObject({ readOnlyHint: false });
     const gbnf = await cli("export", seedListing5Path, "--format", "gbnf");
@@ -25,7 +28,12 @@ describe("toolgate export", () => {
   it("--strict: exit 1 and the reasons on stderr when a tool cannot be strict", async () => {
     const r = await cli("export", seedListing5Path, "--format", "openai", "--strict");
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.out).map((t: { function: { strict: boolean } }) => t.function.strict)).toEqual([false, true, false, false]);
+    expect(JSON.parse(r.out).map((t: { function: { strict: boolean } }) => t.function.strict)).toEqual([
+      false,
+      true,
+      false,
+      false,
+    ]);
     expect(r.err).toMatch(/^bash_execute: cannot be strict/);
   });
 

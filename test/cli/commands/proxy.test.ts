@@ -38,7 +38,9 @@ describe("toolgate proxy and lint --mcp as commands", { timeout: 180_000 }, () =
       expect(obsOf(bad).error?.code).toBe("invalid_arguments");
       const graph = await client.callTool({ name: "read_graph", arguments: {} });
       expect(graph.isError).toBeUndefined();
-      expect(stderr).toMatch(/toolgate proxy: \d+ tools from .*server-memory.* \(A0 \d+, A1 \d+, A2 \d+, A3 \d+\); lint: \d+ errors, \d+ warnings/);
+      expect(stderr).toMatch(
+        /toolgate proxy: \d+ tools from .*server-memory.* \(A0 \d+, A1 \d+, A2 \d+, A3 \d+\); lint: \d+ errors, \d+ warnings/,
+      );
     } finally {
       await client.close();
     }
@@ -48,29 +50,61 @@ describe("toolgate proxy and lint --mcp as commands", { timeout: 180_000 }, () =
     const slowServer = fileURLToPath(new URL("../../mcp/fixtures/slow-server.mjs", import.meta.url));
     const dir = tempDir("cli-proxy-slow");
     const audit = join(tempDir("cli-proxy-slow-state"), "audit.jsonl");
-    const transport = new StdioClientTransport({ command: cli[0]!, args: [...cli.slice(1), "proxy", "--store", "memory:", "--audit", audit, "--timeout-ms", "400", "--", process.execPath, slowServer], cwd: dir, env: getDefaultEnvironment(), stderr: "pipe" });
+    const transport = new StdioClientTransport({
+      command: cli[0]!,
+      args: [
+        ...cli.slice(1),
+        "proxy",
+        "--store",
+        "memory:",
+        "--audit",
+        audit,
+        "--timeout-ms",
+        "400",
+        "--",
+        process.execPath,
+        slowServer,
+      ],
+      cwd: dir,
+      env: getDefaultEnvironment(),
+      stderr: "pipe",
+    });
     const client = new Client({ name: "cli-proxy-slow", version: "1.0.0" });
     await client.connect(transport);
     try {
       const cut = await client.callTool({ name: "wait_ms", arguments: { ms: 5000 } });
       expect(obsOf(cut).error?.code).toBe("timeout");
-      expect(textOf(cut)).toContain("That is the time limit toolgate proxy sets for wait_ms (400 ms). If the work needs longer, tell the user: whoever runs toolgate proxy can raise it with --timeout-ms MS (every tool of this server) or --tool-timeout-ms wait_ms=MS");
+      expect(textOf(cut)).toContain(
+        "That is the time limit toolgate proxy sets for wait_ms (400 ms). If the work needs longer, tell the user: whoever runs toolgate proxy can raise it with --timeout-ms MS (every tool of this server) or --tool-timeout-ms wait_ms=MS",
+      );
     } finally {
       await client.close();
     }
-    const bad = await run(cli[0]!, [...cli.slice(1), "proxy", "--tool-timeout-ms", "wait_ms", "--", process.execPath, slowServer], { cwd: dir }).catch((e: { code: number; stderr: string }) => e);
+    const bad = await run(
+      cli[0]!,
+      [...cli.slice(1), "proxy", "--tool-timeout-ms", "wait_ms", "--", process.execPath, slowServer],
+      { cwd: dir },
+    ).catch((e: { code: number; stderr: string }) => e);
     expect((bad as { code: number }).code).toBe(2);
-    expect((bad as { stderr: string }).stderr).toContain('--tool-timeout-ms must be NAME=MS, e.g. --tool-timeout-ms read_text_file=300000; received "wait_ms"');
+    expect((bad as { stderr: string }).stderr).toContain(
+      '--tool-timeout-ms must be NAME=MS, e.g. --tool-timeout-ms read_text_file=300000; received "wait_ms"',
+    );
   });
 
   it("lint --mcp reads every page of a live server's tools/list", async () => {
-    const { stdout } = await run(cli[0]!, [...cli.slice(1), "lint", "--mcp", "--format", "json", "--", process.execPath, pagingServer], { cwd: projectRoot, env: { ...process.env, PAGING_TOOLS: "7" } });
+    const { stdout } = await run(
+      cli[0]!,
+      [...cli.slice(1), "lint", "--mcp", "--format", "json", "--", process.execPath, pagingServer],
+      { cwd: projectRoot, env: { ...process.env, PAGING_TOOLS: "7" } },
+    );
     const report = JSON.parse(stdout) as { summary: { tools: number; errors: number } };
     expect(report.summary).toMatchObject({ tools: 7, errors: 0 });
   });
 
   it("lint --mcp names the command that could not start, exit 2", async () => {
-    const failed = await run(cli[0]!, [...cli.slice(1), "lint", "--mcp", "--", "/nonexistent/server"], { cwd: projectRoot }).catch((e: { code: number; stderr: string }) => e);
+    const failed = await run(cli[0]!, [...cli.slice(1), "lint", "--mcp", "--", "/nonexistent/server"], {
+      cwd: projectRoot,
+    }).catch((e: { code: number; stderr: string }) => e);
     expect((failed as { code: number }).code).toBe(2);
     expect((failed as { stderr: string }).stderr).toMatchInlineSnapshot(`
       "toolgate: cannot start or reach the upstream MCP server (/nonexistent/server): spawn /nonexistent/server ENOENT [upstream_unavailable]

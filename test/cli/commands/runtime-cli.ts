@@ -2,7 +2,10 @@
 import { Command } from "commander";
 import { vi } from "vitest";
 
-export async function runCommand(register: (p: Command) => void, argv: string[]): Promise<{ stdout: string; error: Error | null }> {
+export async function runCommand(
+  register: (p: Command) => void,
+  argv: string[],
+): Promise<{ stdout: string; error: Error | null }> {
   const program = new Command("toolgate").exitOverride();
   register(program);
   let stdout = "";

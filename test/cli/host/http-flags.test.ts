@@ -5,10 +5,21 @@ import { cli } from "../../support/cli.js";
 
 describe("serve/proxy HTTP and approval flags", () => {
   it("a non-loopback --http without keys is refused before any state is opened, unless --no-auth", async () => {
-    const runs = [await cli("serve", "--http", "0.0.0.0:0"), await cli("proxy", "--http", "192.0.2.7:0", "--", "node", "-e", "0")];
+    const runs = [
+      await cli("serve", "--http", "0.0.0.0:0"),
+      await cli("proxy", "--http", "192.0.2.7:0", "--", "node", "-e", "0"),
+    ];
     expect(runs.map((r) => [r.code, r.out, r.err])).toEqual([
-      [2, "", "toolgate: --http 0.0.0.0 is not a loopback address and no capability keys are configured, so anyone who can reach it could run every tool; pass --keys FILE, bind 127.0.0.1, or pass --no-auth to serve it unauthenticated on purpose [auth_required]\n"],
-      [2, "", "toolgate: --http 192.0.2.7 is not a loopback address and no capability keys are configured, so anyone who can reach it could run every tool; pass --keys FILE, bind 127.0.0.1, or pass --no-auth to serve it unauthenticated on purpose [auth_required]\n"],
+      [
+        2,
+        "",
+        "toolgate: --http 0.0.0.0 is not a loopback address and no capability keys are configured, so anyone who can reach it could run every tool; pass --keys FILE, bind 127.0.0.1, or pass --no-auth to serve it unauthenticated on purpose [auth_required]\n",
+      ],
+      [
+        2,
+        "",
+        "toolgate: --http 192.0.2.7 is not a loopback address and no capability keys are configured, so anyone who can reach it could run every tool; pass --keys FILE, bind 127.0.0.1, or pass --no-auth to serve it unauthenticated on purpose [auth_required]\n",
+      ],
     ]);
     expect(parseHttpFlags({ auth: false }, { host: "0.0.0.0" }, false).http).toEqual({ noAuth: true });
     expect(parseHttpFlags({}, { host: "0.0.0.0" }, true).http).toEqual({});
@@ -32,13 +43,31 @@ describe("serve/proxy HTTP and approval flags", () => {
       await cli("serve", "--max-connections", "10"),
     ];
     expect(runs.map((r) => [r.code, r.out, r.err])).toEqual([
-      [2, "", 'toolgate: --approve-via must be one of cli, elicitation, both; received "anyone"; example --approve-via cli [bad_flag]\n'],
+      [
+        2,
+        "",
+        'toolgate: --approve-via must be one of cli, elicitation, both; received "anyone"; example --approve-via cli [bad_flag]\n',
+      ],
       [2, "", "toolgate: --allow-origin applies to Streamable HTTP: add --http HOST:PORT, or drop it [bad_flag]\n"],
-      [2, "", 'toolgate: --allow-origin must be an http or https origin with no path, e.g. http://localhost:6274; received "localhost:6274/app" [bad_flag]\n'],
-      [2, "", 'toolgate: --max-sessions must be a whole number of at least 1; received "0"; example --max-sessions 64 [bad_flag]\n'],
-      [2, "", 'toolgate: --max-connections-per-peer must be a whole number of at least 1; received "many"; example --max-connections-per-peer 64 [bad_flag]\n'],
+      [
+        2,
+        "",
+        'toolgate: --allow-origin must be an http or https origin with no path, e.g. http://localhost:6274; received "localhost:6274/app" [bad_flag]\n',
+      ],
+      [
+        2,
+        "",
+        'toolgate: --max-sessions must be a whole number of at least 1; received "0"; example --max-sessions 64 [bad_flag]\n',
+      ],
+      [
+        2,
+        "",
+        'toolgate: --max-connections-per-peer must be a whole number of at least 1; received "many"; example --max-connections-per-peer 64 [bad_flag]\n',
+      ],
       [2, "", "toolgate: --max-connections applies to Streamable HTTP: add --http HOST:PORT, or drop it [bad_flag]\n"],
     ]);
-    expect(parseHttpFlags({ maxConnections: "200", maxConnectionsPerPeer: "8" }, { host: "127.0.0.1" }, false).http).toEqual({ maxConnections: 200, maxConnectionsPerPeer: 8 });
+    expect(
+      parseHttpFlags({ maxConnections: "200", maxConnectionsPerPeer: "8" }, { host: "127.0.0.1" }, false).http,
+    ).toEqual({ maxConnections: 200, maxConnectionsPerPeer: 8 });
   });
 });

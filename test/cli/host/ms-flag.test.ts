@@ -11,9 +11,14 @@ describe("millisecond flags", () => {
     expect(parseSessionIdle(undefined, false)).toBeUndefined();
   });
 
-  it.each(["", "abc", "-5", "1.5", "1e6", "999", "99999999999999999999"])("refuses --session-idle-ms %j, naming the flag, the floor and an example", (text) => {
-    expect(() => parseSessionIdle(text, true)).toThrow(`--session-idle-ms must be a whole number of milliseconds of at least 1000, e.g. --session-idle-ms 1800000; received ${JSON.stringify(text)}`);
-  });
+  it.each(["", "abc", "-5", "1.5", "1e6", "999", "99999999999999999999"])(
+    "refuses --session-idle-ms %j, naming the flag, the floor and an example",
+    (text) => {
+      expect(() => parseSessionIdle(text, true)).toThrow(
+        `--session-idle-ms must be a whole number of milliseconds of at least 1000, e.g. --session-idle-ms 1800000; received ${JSON.stringify(text)}`,
+      );
+    },
+  );
 
   it("serve and proxy refuse a bad --session-idle-ms, or one without --http, with exit 2 and one line", async () => {
     const runs = [
@@ -23,9 +28,21 @@ describe("millisecond flags", () => {
       await cli("serve", "--http", "127.0.0.1:0", "--grace-ms", "-1"),
     ];
     expect(runs.map((r) => [r.code, r.out, r.err])).toEqual([
-      [2, "", 'toolgate: --session-idle-ms must be a whole number of milliseconds of at least 1000, e.g. --session-idle-ms 1800000; received "soon"\n'],
-      [2, "", 'toolgate: --session-idle-ms must be a whole number of milliseconds of at least 1000, e.g. --session-idle-ms 1800000; received "10"\n'],
-      [2, "", "toolgate: --session-idle-ms applies to Streamable HTTP sessions: add --http HOST:PORT, or drop it (over stdio the session ends with the client)\n"],
+      [
+        2,
+        "",
+        'toolgate: --session-idle-ms must be a whole number of milliseconds of at least 1000, e.g. --session-idle-ms 1800000; received "soon"\n',
+      ],
+      [
+        2,
+        "",
+        'toolgate: --session-idle-ms must be a whole number of milliseconds of at least 1000, e.g. --session-idle-ms 1800000; received "10"\n',
+      ],
+      [
+        2,
+        "",
+        "toolgate: --session-idle-ms applies to Streamable HTTP sessions: add --http HOST:PORT, or drop it (over stdio the session ends with the client)\n",
+      ],
       [2, "", 'toolgate: --grace-ms must be a whole number of milliseconds, e.g. --grace-ms 10000; received "-1"\n'],
     ]);
   });

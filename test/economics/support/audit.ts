@@ -23,15 +23,40 @@ export function record(over: Partial<AuditRecord> & { at_ms?: number }): AuditRe
  * `failed` repair episodes (a malformed call, then the next call of the trajectory
  * `repair_ms` later) plus single good calls up to `calls` in all.
  */
-export function traffic(tool: string, opts: { calls: number; failed: number; tokens: number; repair_ms: number }): AuditRecord[] {
+export function traffic(
+  tool: string,
+  opts: { calls: number; failed: number; tokens: number; repair_ms: number },
+): AuditRecord[] {
   const out: AuditRecord[] = [];
   for (let i = 0; i < opts.failed; i++) {
     const trajectory_id = `${tool}-repair-${i}`;
-    out.push(record({ tool, trajectory_id, turn: 1, call_id: "a", outcome: "invalid_arguments", validation_codes: ["required"], argument_tokens: opts.tokens, at_ms: i * 10_000 }));
-    out.push(record({ tool, trajectory_id, turn: 2, call_id: "b", argument_tokens: opts.tokens, at_ms: i * 10_000 + opts.repair_ms }));
+    out.push(
+      record({
+        tool,
+        trajectory_id,
+        turn: 1,
+        call_id: "a",
+        outcome: "invalid_arguments",
+        validation_codes: ["required"],
+        argument_tokens: opts.tokens,
+        at_ms: i * 10_000,
+      }),
+    );
+    out.push(
+      record({
+        tool,
+        trajectory_id,
+        turn: 2,
+        call_id: "b",
+        argument_tokens: opts.tokens,
+        at_ms: i * 10_000 + opts.repair_ms,
+      }),
+    );
   }
   for (let i = out.length; i < opts.calls; i++) {
-    out.push(record({ tool, trajectory_id: `${tool}-ok-${i}`, call_id: `c${i}`, argument_tokens: opts.tokens, at_ms: i }));
+    out.push(
+      record({ tool, trajectory_id: `${tool}-ok-${i}`, call_id: `c${i}`, argument_tokens: opts.tokens, at_ms: i }),
+    );
   }
   return out;
 }

@@ -14,7 +14,9 @@ import { mcpCatalogs } from "../../support/catalogs.js";
 const call = (name: string, args: unknown, indent?: number) => JSON.stringify({ name, arguments: args }, null, indent);
 
 describe("toGbnf on the built-in coding catalog", () => {
-  const tools = createCodingCatalog({ workspace: mkdtempSync(join(tmpdir(), "tg-econ-gbnf-")) }).map((s, i) => toToolDescriptor(toMcpTool(s), "tool", i));
+  const tools = createCodingCatalog({ workspace: mkdtempSync(join(tmpdir(), "tg-econ-gbnf-")) }).map((s, i) =>
+    toToolDescriptor(toMcpTool(s), "tool", i),
+  );
   const { grammar, gaps } = toGbnf(tools);
   const rules = parseGbnf(grammar);
   const accepts = (text: string) => gbnfAccepts(rules, text);
@@ -57,7 +59,15 @@ describe("toGbnf on the built-in coding catalog", () => {
 });
 
 describe("toGbnf max_repeat", () => {
-  const tool = toToolDescriptor({ name: "open", inputSchema: { type: "object", properties: { path: { type: "string", maxLength: 1024 } }, required: ["path"], additionalProperties: false } });
+  const tool = toToolDescriptor({
+    name: "open",
+    inputSchema: {
+      type: "object",
+      properties: { path: { type: "string", maxLength: 1024 } },
+      required: ["path"],
+      additionalProperties: false,
+    },
+  });
 
   it("writes larger length bounds as repetition when asked", () => {
     const wide = toGbnf([tool], { max_repeat: 1024 });
@@ -69,7 +79,9 @@ describe("toGbnf max_repeat", () => {
   });
 
   it("rejects a bound that is not a count", () => {
-    expect(() => toGbnf([tool], { max_repeat: -1 })).toThrowErrorMatchingInlineSnapshot(`[ToolgateError: max_repeat must be an integer ≥ 0; received -1]`);
+    expect(() => toGbnf([tool], { max_repeat: -1 })).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: max_repeat must be an integer ≥ 0; received -1]`,
+    );
   });
 });
 
@@ -82,14 +94,19 @@ const exact: ToolDescriptor = {
     properties: {
       mode: { enum: ["car", "train", 3, null] },
       seats: { type: "integer", minimum: -5, exclusiveMaximum: 120 },
-      ticket: { type: "string", pattern: "^[A-Z]{2}-[0-9]{1,4}( \\(\"x\"\\))?$" },
+      ticket: { type: "string", pattern: '^[A-Z]{2}-[0-9]{1,4}( \\("x"\\))?$' },
       version: { const: 2 },
       code: { type: "string", minLength: 2, maxLength: 3 },
       stops: { type: "array", items: { $ref: "#/$defs/stop" }, minItems: 1, maxItems: 3 },
       note: { type: ["string", "null"] },
       flags: { type: "array", items: { type: "boolean" } },
       meta: { type: "object", additionalProperties: { type: "integer" } },
-      pick: { anyOf: [{ type: "number" }, { type: "object", properties: { kind: { const: "x" } }, required: ["kind"], additionalProperties: false }] },
+      pick: {
+        anyOf: [
+          { type: "number" },
+          { type: "object", properties: { kind: { const: "x" } }, required: ["kind"], additionalProperties: false },
+        ],
+      },
     },
     required: ["mode", "code", "stops"],
     additionalProperties: false,
@@ -110,10 +127,23 @@ describe("toGbnf agrees with a JSON Schema validator where the schema is express
   const validate = new Ajv2020({ strict: false }).compile(exact.inputSchema);
   const samples: unknown[] = [
     { mode: "car", code: "ab", stops: [{ city: "Oslo" }] },
-    { mode: null, version: 2, code: "abc", stops: [{ city: "A", then: { city: "B", then: { city: "C" } } }], note: null },
-    { mode: 3, code: "xy", stops: [{ city: "A" }, { city: "B" }, { city: "C" }], flags: [true, false], meta: { a: 1, b: -2 }, pick: 1.5e3 },
+    {
+      mode: null,
+      version: 2,
+      code: "abc",
+      stops: [{ city: "A", then: { city: "B", then: { city: "C" } } }],
+      note: null,
+    },
+    {
+      mode: 3,
+      code: "xy",
+      stops: [{ city: "A" }, { city: "B" }, { city: "C" }],
+      flags: [true, false],
+      meta: { a: 1, b: -2 },
+      pick: 1.5e3,
+    },
     { mode: "train", code: "é€", stops: [{ city: "A" }], pick: { kind: "x" } },
-    { mode: "train", code: "ab", stops: [{ city: "A" }], note: "free text \"quoted\" \u0001" },
+    { mode: "train", code: "ab", stops: [{ city: "A" }], note: 'free text "quoted" \u0001' },
     { mode: "bus", code: "ab", stops: [{ city: "A" }] },
     { mode: "car", version: 3, code: "ab", stops: [{ city: "A" }] },
     { mode: "car", code: "a", stops: [{ city: "A" }] },
@@ -188,13 +218,15 @@ describe("toGbnf on schemas found in the wild", () => {
     `);
   });
 
-  it.runIf(testdataAvailable("mcp-catalogs"))("writes a grammar for every real MCP catalog that parses, and records the gaps", () => {
-    const rows = mcpCatalogs().map(({ id, tools }) => {
-      const { grammar, gaps } = toGbnf(tools);
-      const rules = parseGbnf(grammar);
-      return `${id}: ${rules.size} rules, ${gaps.length} gaps in ${new Set(gaps.map((g) => g.tool)).size} of ${tools.length} tools`;
-    });
-    expect(rows).toMatchInlineSnapshot(`
+  it.runIf(testdataAvailable("mcp-catalogs"))(
+    "writes a grammar for every real MCP catalog that parses, and records the gaps",
+    () => {
+      const rows = mcpCatalogs().map(({ id, tools }) => {
+        const { grammar, gaps } = toGbnf(tools);
+        const rules = parseGbnf(grammar);
+        return `${id}: ${rules.size} rules, ${gaps.length} gaps in ${new Set(gaps.map((g) => g.tool)).size} of ${tools.length} tools`;
+      });
+      expect(rows).toMatchInlineSnapshot(`
       [
         "desktop-commander: 201 rules, 3 gaps in 1 of 26 tools",
         "everything: 61 rules, 12 gaps in 9 of 13 tools",
@@ -204,13 +236,21 @@ describe("toGbnf on schemas found in the wild", () => {
         "playwright: 201 rules, 1 gaps in 1 of 25 tools",
       ]
     `);
-  });
+    },
+  );
 
-  it.runIf(testdataAvailable("mcp-catalogs"))("admits a real call of the memory server and refuses a malformed one", () => {
-    const memory = mcpCatalogs().find((c) => c.id === "memory")!;
-    const rules = parseGbnf(toGbnf(memory.tools).grammar);
-    const good = call("create_entities", { entities: [{ name: "Ada", entityType: "person", observations: ["wrote the first program"] }] });
-    expect(gbnfAccepts(rules, good)).toBe(true);
-    expect(gbnfAccepts(rules, call("create_entities", { entities: [{ name: "Ada", observations: [] }] }))).toBe(false);
-  });
+  it.runIf(testdataAvailable("mcp-catalogs"))(
+    "admits a real call of the memory server and refuses a malformed one",
+    () => {
+      const memory = mcpCatalogs().find((c) => c.id === "memory")!;
+      const rules = parseGbnf(toGbnf(memory.tools).grammar);
+      const good = call("create_entities", {
+        entities: [{ name: "Ada", entityType: "person", observations: ["wrote the first program"] }],
+      });
+      expect(gbnfAccepts(rules, good)).toBe(true);
+      expect(gbnfAccepts(rules, call("create_entities", { entities: [{ name: "Ada", observations: [] }] }))).toBe(
+        false,
+      );
+    },
+  );
 });

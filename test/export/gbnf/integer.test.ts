@@ -7,8 +7,12 @@ const grammar = (lo: number, hi: number) => parseGbnf(`root ::= ${integerRange(l
 
 describe("integerRange", () => {
   it("writes the coding catalog's bounds as digit ranges", () => {
-    expect(integerRange(1, 500)).toMatchInlineSnapshot(`"([1-9] | [1-9] [0-9] | ("1" [0-9] [0-9] | [2-4] [0-9]{2} | "5" "00"))"`);
-    expect(integerRange(1000, 300000)).toMatchInlineSnapshot(`"([1-9] [0-9]{3} | [1-9] [0-9]{4} | ("1" [0-9] [0-9]{4} | "2" [0-9]{5} | "3" "00000"))"`);
+    expect(integerRange(1, 500)).toMatchInlineSnapshot(
+      `"([1-9] | [1-9] [0-9] | ("1" [0-9] [0-9] | [2-4] [0-9]{2} | "5" "00"))"`,
+    );
+    expect(integerRange(1000, 300000)).toMatchInlineSnapshot(
+      `"([1-9] [0-9]{3} | [1-9] [0-9]{4} | ("1" [0-9] [0-9]{4} | "2" [0-9]{5} | "3" "00000"))"`,
+    );
     expect(integerRange(0, Infinity)).toMatchInlineSnapshot(`"([0-9] | [1-9] [0-9]{1,})"`);
     expect(integerRange(5, 4)).toBeNull();
   });
@@ -25,7 +29,8 @@ describe("integerRange", () => {
           const lo = openLow ? -Infinity : a;
           const hi = openHigh ? Infinity : b;
           const g = grammar(lo, hi);
-          for (const x of [...probes, a, b, a - 1, b + 1, 0]) expect(gbnfAccepts(g, String(x))).toBe(x >= lo && x <= hi);
+          for (const x of [...probes, a, b, a - 1, b + 1, 0])
+            expect(gbnfAccepts(g, String(x))).toBe(x >= lo && x <= hi);
           for (const s of ["-0", "01", "+1", "1.0", ""]) expect(gbnfAccepts(g, s)).toBe(false);
         },
       ),

@@ -14,16 +14,20 @@ const PATTERNS = [
   "^/([a-zA-Z0-9_.-]+/)*[a-zA-Z0-9_.-]+$", // file_edit's path in test/schema/fixtures/seed-listing-1.json
   "^([0-9a-f]{64})?$",
   "^\\d{4}-\\d{2}-\\d{2}$",
-  "^[^\\s\"]{1,8}$",
+  '^[^\\s"]{1,8}$',
   "^(?:cat|dog)s?\\.$",
   "^a.c$",
   "^[\\w\\-]+@[a-z]+\\.(com|org)$",
   "^[^a-z]*$",
-  "^\\\\[\"\\n]?x{2,}$",
+  '^\\\\["\\n]?x{2,}$',
   "^$",
 ];
-const alphabet = fc.constantFrom(..."abcxyz09AZ_-./@\\\"\n\t \u00e9\u20ac\u2028{}|s.com".split(""));
-const candidates = (pattern: string) => fc.oneof(fc.string({ unit: alphabet, maxLength: 12 }), fc.stringMatching(new RegExp(pattern, "u"), { maxLength: 100 }));
+const alphabet = fc.constantFrom(...'abcxyz09AZ_-./@\\"\n\t \u00e9\u20ac\u2028{}|s.com'.split(""));
+const candidates = (pattern: string) =>
+  fc.oneof(
+    fc.string({ unit: alphabet, maxLength: 12 }),
+    fc.stringMatching(new RegExp(pattern, "u"), { maxLength: 100 }),
+  );
 
 describe("patternToGbnf", () => {
   it.each(PATTERNS)("agrees with ECMA-262 RegExp on %s", (pattern) => {
@@ -46,7 +50,19 @@ describe("patternToGbnf", () => {
   });
 
   it("says why a pattern cannot be written", () => {
-    const reasons = ["^a", "ab$", "^a|b$", "^(?=a)a$", "^(a)\\1$", "^\\bword$", "^\\p{L}+$", "^a{1,99999}$", "^[z-a]$", "^a**$", "^(a$"].map((p) => [p, (patternToGbnf(p) as { reason?: string }).reason]);
+    const reasons = [
+      "^a",
+      "ab$",
+      "^a|b$",
+      "^(?=a)a$",
+      "^(a)\\1$",
+      "^\\bword$",
+      "^\\p{L}+$",
+      "^a{1,99999}$",
+      "^[z-a]$",
+      "^a**$",
+      "^(a$",
+    ].map((p) => [p, (patternToGbnf(p) as { reason?: string }).reason]);
     expect(reasons).toMatchInlineSnapshot(`
       [
         [

@@ -57,7 +57,9 @@ export function recordCases(c: ConformanceContext): void {
     it(`${c.concurrency} concurrent claims of one key: exactly one wins, every loser sees the winner`, async () => {
       const key = c.key("claim-race");
       const now = Date.now();
-      const outs = await Promise.all(Array.from({ length: c.concurrency }, (_, i) => c.store().records.claim(key, claimInput(now, `racer-${i}`))));
+      const outs = await Promise.all(
+        Array.from({ length: c.concurrency }, (_, i) => c.store().records.claim(key, claimInput(now, `racer-${i}`))),
+      );
       const winners = outs.filter((o) => o.claimed);
       expect(winners).toHaveLength(1);
       const owner = winners[0]!.record.owner;
@@ -72,7 +74,15 @@ export function recordCases(c: ConformanceContext): void {
       const patch = { state: "COMPLETED", result, error: null, expires_at: now + YEAR, now: now + 7 } as const;
       expect(await c.store().records.transition(key, "owner-a", "IN_FLIGHT", patch)).toBe(true);
       const done = await c.store().records.get(key, now + 8);
-      expect(done).toMatchObject({ key, state: "COMPLETED", owner: "owner-a", result, expires_at: now + YEAR, created_at: now, updated_at: now + 7 });
+      expect(done).toMatchObject({
+        key,
+        state: "COMPLETED",
+        owner: "owner-a",
+        result,
+        expires_at: now + YEAR,
+        created_at: now,
+        updated_at: now + 7,
+      });
       // Nothing is read back on the hot path: the claimed record plus the patch is what is stored.
       expect(applyPatch(record, patch)).toEqual(done);
     });
@@ -82,7 +92,9 @@ export function recordCases(c: ConformanceContext): void {
         const key = c.key("shape");
         const now = Date.now();
         await c.store().records.claim(key, claimInput(now));
-        await c.store().records.transition(key, "owner-a", "IN_FLIGHT", { state: "COMPLETED", result, expires_at: null, now });
+        await c
+          .store()
+          .records.transition(key, "owner-a", "IN_FLIGHT", { state: "COMPLETED", result, expires_at: null, now });
         expect((await c.store().records.get(key, now))!.result).toEqual(result);
       }
     });
@@ -91,7 +103,9 @@ export function recordCases(c: ConformanceContext): void {
       const key = c.key("fence-owner");
       const now = Date.now();
       const { record } = await c.store().records.claim(key, claimInput(now));
-      expect(await c.store().records.transition(key, "intruder", "IN_FLIGHT", { state: "COMPLETED", result: 1, now })).toBe(false);
+      expect(
+        await c.store().records.transition(key, "intruder", "IN_FLIGHT", { state: "COMPLETED", result: 1, now }),
+      ).toBe(false);
       expect(await c.store().records.get(key, now)).toEqual(record);
     });
 
@@ -99,12 +113,18 @@ export function recordCases(c: ConformanceContext): void {
       const key = c.key("fence-state");
       const now = Date.now();
       const { record } = await c.store().records.claim(key, claimInput(now));
-      expect(await c.store().records.transition(key, "owner-a", "IN_DOUBT", { state: "COMPLETED", result: 1, now })).toBe(false);
+      expect(
+        await c.store().records.transition(key, "owner-a", "IN_DOUBT", { state: "COMPLETED", result: 1, now }),
+      ).toBe(false);
       expect(await c.store().records.get(key, now)).toEqual(record);
     });
 
     it("transition of an unseen key does not apply", async () => {
-      expect(await c.store().records.transition(c.key("ghost"), "o", "IN_FLIGHT", { state: "COMPLETED", result: 1, now: Date.now() })).toBe(false);
+      expect(
+        await c
+          .store()
+          .records.transition(c.key("ghost"), "o", "IN_FLIGHT", { state: "COMPLETED", result: 1, now: Date.now() }),
+      ).toBe(false);
     });
 
     it("IN_FLIGHT → IN_DOUBT keeps the owner and never expires; a claim years later is refused", async () => {
@@ -114,7 +134,13 @@ export function recordCases(c: ConformanceContext): void {
       const patch = { state: "IN_DOUBT", error: "lease expired", expires_at: null, now: now + 1 } as const;
       expect(await c.store().records.transition(key, "owner-a", "IN_FLIGHT", patch)).toBe(true);
       const doubted = await c.store().records.get(key, now + 1);
-      expect(doubted).toMatchObject({ state: "IN_DOUBT", owner: "owner-a", error: "lease expired", expires_at: null, result: null });
+      expect(doubted).toMatchObject({
+        state: "IN_DOUBT",
+        owner: "owner-a",
+        error: "lease expired",
+        expires_at: null,
+        result: null,
+      });
       expect(applyPatch(record, patch)).toEqual(doubted);
       const later = now + 10 * YEAR;
       expect(await c.store().records.get(key, later)).toMatchObject({ state: "IN_DOUBT" });
@@ -134,8 +160,14 @@ export function recordCases(c: ConformanceContext): void {
       const taken = await c.store().records.get(key, now + 2);
       expect(taken).toMatchObject({ owner: "prober", state: "IN_DOUBT", error: "x", lease_until: now + 99 });
       expect(applyPatch(before, patch)).toEqual(taken);
-      expect(await c.store().records.transition(key, "owner-a", "IN_DOUBT", { state: "COMPLETED", result: 1, now })).toBe(false);
-      expect(await c.store().records.transition(key, "prober", "IN_DOUBT", { state: "COMPLETED", result: 2, expires_at: null, now })).toBe(true);
+      expect(
+        await c.store().records.transition(key, "owner-a", "IN_DOUBT", { state: "COMPLETED", result: 1, now }),
+      ).toBe(false);
+      expect(
+        await c
+          .store()
+          .records.transition(key, "prober", "IN_DOUBT", { state: "COMPLETED", result: 2, expires_at: null, now }),
+      ).toBe(true);
       expect(await c.store().records.get(key, now)).toMatchObject({ state: "COMPLETED", result: 2 });
     });
 
@@ -159,7 +191,12 @@ export function recordCases(c: ConformanceContext): void {
       const ttl = 60_000;
       const now = Date.now();
       await c.store().records.claim(key, claimInput(now));
-      await c.store().records.transition(key, "owner-a", "IN_FLIGHT", { state: "COMPLETED", result: "r", expires_at: now + ttl, now });
+      await c.store().records.transition(key, "owner-a", "IN_FLIGHT", {
+        state: "COMPLETED",
+        result: "r",
+        expires_at: now + ttl,
+        now,
+      });
       const before = now + ttl - 1;
       expect(await c.store().records.get(key, before)).toMatchObject({ state: "COMPLETED", result: "r" });
       expect(await c.store().records.claim(key, claimInput(before, "owner-b"))).toMatchObject({ claimed: false });
@@ -176,15 +213,31 @@ export function recordCases(c: ConformanceContext): void {
       const now = Date.now();
       const end = now + 60_000;
       await c.store().records.claim(key, claimInput(now));
-      await c.store().records.transition(key, "owner-a", "IN_FLIGHT", { state: "COMPLETED", result: "r", expires_at: end, now });
-      const listed = (at: number) => c.store().records.list({ after: key.slice(0, -1), limit: 5, now: at }).then((rs) => rs.filter((r) => r.key === key).length);
+      await c
+        .store()
+        .records.transition(key, "owner-a", "IN_FLIGHT", { state: "COMPLETED", result: "r", expires_at: end, now });
+      const listed = (at: number) =>
+        c
+          .store()
+          .records.list({ after: key.slice(0, -1), limit: 5, now: at })
+          .then((rs) => rs.filter((r) => r.key === key).length);
       expect(await c.store().records.get(key, end - 1)).toMatchObject({ state: "COMPLETED" });
       expect(await listed(end - 1)).toBe(1);
       expect((await c.store().records.claim(key, claimInput(end - 1, "owner-b"))).claimed).toBe(false);
       expect(await c.store().records.get(key, end)).toBeNull();
       expect(await listed(end)).toBe(0);
-      expect(await c.store().records.transition(key, "owner-a", "COMPLETED", { state: "COMPLETED", result: "late", expires_at: null, now: end })).toBe(false);
-      expect(await c.store().records.claim(key, claimInput(end, "owner-b"))).toMatchObject({ claimed: true, record: { owner: "owner-b", state: "IN_FLIGHT" } });
+      expect(
+        await c.store().records.transition(key, "owner-a", "COMPLETED", {
+          state: "COMPLETED",
+          result: "late",
+          expires_at: null,
+          now: end,
+        }),
+      ).toBe(false);
+      expect(await c.store().records.claim(key, claimInput(end, "owner-b"))).toMatchObject({
+        claimed: true,
+        record: { owner: "owner-b", state: "IN_FLIGHT" },
+      });
     });
 
     it("a COMPLETED record is gone once its TTL has passed in real time (a backend-native TTL, Redis PX, too)", async () => {
@@ -192,7 +245,12 @@ export function recordCases(c: ConformanceContext): void {
       const ttl = 1000;
       const now = Date.now();
       await c.store().records.claim(key, claimInput(now));
-      await c.store().records.transition(key, "owner-a", "IN_FLIGHT", { state: "COMPLETED", result: "r", expires_at: now + ttl, now });
+      await c.store().records.transition(key, "owner-a", "IN_FLIGHT", {
+        state: "COMPLETED",
+        result: "r",
+        expires_at: now + ttl,
+        now,
+      });
       await sleep(ttl + 150); // counted from after the write, so the TTL has passed however slow the machine
       expect(await c.store().records.get(key, Date.now())).toBeNull();
       const again = await c.store().records.claim(key, claimInput(Date.now(), "owner-b"));
@@ -204,7 +262,9 @@ export function recordCases(c: ConformanceContext): void {
       const key = c.key("no-ttl");
       const now = Date.now();
       await c.store().records.claim(key, claimInput(now));
-      await c.store().records.transition(key, "owner-a", "IN_FLIGHT", { state: "COMPLETED", result: 1, expires_at: null, now });
+      await c
+        .store()
+        .records.transition(key, "owner-a", "IN_FLIGHT", { state: "COMPLETED", result: 1, expires_at: null, now });
       expect(await c.store().records.get(key, now + 10 * YEAR)).toMatchObject({ state: "COMPLETED" });
     });
 
@@ -212,7 +272,10 @@ export function recordCases(c: ConformanceContext): void {
       const key = c.key("lease-raw");
       const now = Date.now();
       await c.store().records.claim(key, claimInput(now));
-      expect(await c.store().records.get(key, now + YEAR)).toMatchObject({ state: "IN_FLIGHT", lease_until: now + 30_000 });
+      expect(await c.store().records.get(key, now + YEAR)).toMatchObject({
+        state: "IN_FLIGHT",
+        lease_until: now + 30_000,
+      });
       expect((await c.store().records.claim(key, claimInput(now + YEAR, "late"))).claimed).toBe(false);
     });
 
@@ -222,8 +285,12 @@ export function recordCases(c: ConformanceContext): void {
       const keys = Array.from({ length: 7 }, (_, i) => `${base}-${String(i).padStart(2, "0")}`);
       // Claim in scrambled order: listing order must not be insertion order.
       for (const i of [3, 0, 6, 1, 5, 2, 4]) await c.store().records.claim(keys[i]!, claimInput(now, `o${i}`));
-      for (const i of [1, 4]) await c.store().records.transition(keys[i]!, `o${i}`, "IN_FLIGHT", { state: "IN_DOUBT", error: "e", now });
-      for (const i of [2]) await c.store().records.transition(keys[i]!, `o${i}`, "IN_FLIGHT", { state: "COMPLETED", result: i, expires_at: null, now });
+      for (const i of [1, 4])
+        await c.store().records.transition(keys[i]!, `o${i}`, "IN_FLIGHT", { state: "IN_DOUBT", error: "e", now });
+      for (const i of [2])
+        await c
+          .store()
+          .records.transition(keys[i]!, `o${i}`, "IN_FLIGHT", { state: "COMPLETED", result: i, expires_at: null, now });
       const ours = (rs: IdempotencyRecord[]) => rs.map((r) => r.key).filter((k) => k.startsWith(base));
 
       const page1 = await c.store().records.list({ after: base, limit: 3, now });
@@ -233,9 +300,19 @@ export function recordCases(c: ConformanceContext): void {
       const page3 = await c.store().records.list({ after: page2.at(-1)!.key, limit: 3, now });
       expect(ours(page3)).toEqual(keys.slice(6));
 
-      expect(ours(await c.store().records.list({ state: "IN_DOUBT", after: base, limit: 1000, now }))).toEqual([keys[1], keys[4]]);
-      expect(ours(await c.store().records.list({ state: "COMPLETED", after: base, limit: 1000, now }))).toEqual([keys[2]]);
-      expect(ours(await c.store().records.list({ state: "IN_FLIGHT", after: base, limit: 1000, now }))).toEqual([keys[0], keys[3], keys[5], keys[6]]);
+      expect(ours(await c.store().records.list({ state: "IN_DOUBT", after: base, limit: 1000, now }))).toEqual([
+        keys[1],
+        keys[4],
+      ]);
+      expect(ours(await c.store().records.list({ state: "COMPLETED", after: base, limit: 1000, now }))).toEqual([
+        keys[2],
+      ]);
+      expect(ours(await c.store().records.list({ state: "IN_FLIGHT", after: base, limit: 1000, now }))).toEqual([
+        keys[0],
+        keys[3],
+        keys[5],
+        keys[6],
+      ]);
       const listed = (await c.store().records.list({ state: "IN_DOUBT", after: base, limit: 1, now }))[0];
       expect(listed).toEqual(await c.store().records.get(keys[1]!, now));
     });
@@ -244,8 +321,17 @@ export function recordCases(c: ConformanceContext): void {
       const base = c.key("list-ttl");
       const now = Date.now();
       await c.store().records.claim(base, claimInput(now));
-      await c.store().records.transition(base, "owner-a", "IN_FLIGHT", { state: "COMPLETED", result: 1, expires_at: now + YEAR, now });
-      const page = (at: number) => c.store().records.list({ after: base.slice(0, -1), limit: 5, now: at }).then((rs) => rs.filter((r) => r.key === base));
+      await c.store().records.transition(base, "owner-a", "IN_FLIGHT", {
+        state: "COMPLETED",
+        result: 1,
+        expires_at: now + YEAR,
+        now,
+      });
+      const page = (at: number) =>
+        c
+          .store()
+          .records.list({ after: base.slice(0, -1), limit: 5, now: at })
+          .then((rs) => rs.filter((r) => r.key === base));
       expect(await page(now)).toHaveLength(1);
       expect(await page(now + 2 * YEAR)).toHaveLength(0);
     });

@@ -38,9 +38,17 @@ export function runOnceCases(c: ConformanceContext): void {
       const t = Date.now();
       const first = await run(key, exec, { tool: "orders.refund", now: () => t, ttl_ms: 60_000 });
       expect(first).toMatchObject({ status: "executed", result: { refund_id: "r_9", amount_cents: 500 } });
-      expect(first.status === "executed" && first.record).toMatchObject({ state: "COMPLETED", tool: "orders.refund", expires_at: t + 60_000 });
+      expect(first.status === "executed" && first.record).toMatchObject({
+        state: "COMPLETED",
+        tool: "orders.refund",
+        expires_at: t + 60_000,
+      });
       for (let i = 0; i < 3; i++) {
-        expect(await run(key, exec)).toMatchObject({ status: "replay", settled_by: "stored", result: { refund_id: "r_9", amount_cents: 500 } });
+        expect(await run(key, exec)).toMatchObject({
+          status: "replay",
+          settled_by: "stored",
+          result: { refund_id: "r_9", amount_cents: 500 },
+        });
       }
       expect(exec.runs).toBe(1);
     });
@@ -86,7 +94,10 @@ export function runOnceCases(c: ConformanceContext): void {
       const repeat = await run(key, async () => runs++);
       expect(repeat).toMatchObject({ status: "in_doubt", cause: "unsettled" });
       expect(runs).toBe(1);
-      expect(await c.store().records.get(key, Date.now())).toMatchObject({ state: "IN_DOUBT", error: expect.stringContaining("socket hang up") });
+      expect(await c.store().records.get(key, Date.now())).toMatchObject({
+        state: "IN_DOUBT",
+        error: expect.stringContaining("socket hang up"),
+      });
     });
 
     it("NoEffectError releases the key; the next call executes", async () => {
@@ -118,14 +129,23 @@ export function runOnceCases(c: ConformanceContext): void {
       const key = c.key("s-lease");
       const t0 = Date.now();
       // An executor claimed and died: only its claim exists.
-      await c.store().records.claim(key, { owner: "dead", lease_until: t0 + 1000, fingerprint: null, tool: "t", now: t0 });
+      await c
+        .store()
+        .records.claim(key, { owner: "dead", lease_until: t0 + 1000, fingerprint: null, tool: "t", now: t0 });
       const during = await run(key, counted(1), { now: () => t0 + 400 });
       expect(during).toMatchObject({ status: "in_flight", retry_after_ms: 600 });
       const exec = counted(1);
       const after = await run(key, exec, { now: () => t0 + 1000 });
-      expect(after).toMatchObject({ status: "in_doubt", cause: "lease_expired", record: { state: "IN_DOUBT", owner: "dead" } });
+      expect(after).toMatchObject({
+        status: "in_doubt",
+        cause: "lease_expired",
+        record: { state: "IN_DOUBT", owner: "dead" },
+      });
       expect(after.status === "in_doubt" && after.reason).toContain("the lease ended at");
-      expect(await run(key, exec, { now: () => t0 + 9_999_999 })).toMatchObject({ status: "in_doubt", cause: "unsettled" });
+      expect(await run(key, exec, { now: () => t0 + 9_999_999 })).toMatchObject({
+        status: "in_doubt",
+        cause: "unsettled",
+      });
       expect(exec.runs).toBe(0);
     });
 
@@ -135,18 +155,32 @@ export function runOnceCases(c: ConformanceContext): void {
       const t0 = Date.now();
       const end = t0 + 1000;
       const keys = ["a", "b", "c"].map((k) => `${base}-${k}`);
-      for (const k of keys) await c.store().records.claim(k, { owner: "dead", lease_until: end, fingerprint: null, tool: "t", now: t0 });
+      for (const k of keys)
+        await c.store().records.claim(k, { owner: "dead", lease_until: end, fingerprint: null, tool: "t", now: t0 });
       const views = async (at: number, state?: "IN_DOUBT") =>
-        (await listRecordViews(c.store(), { after: base, limit: 10, now: at, ...(state ? { state } : {}) })).filter((r) => r.key.startsWith(base));
+        (await listRecordViews(c.store(), { after: base, limit: 10, now: at, ...(state ? { state } : {}) })).filter(
+          (r) => r.key.startsWith(base),
+        );
       const listed = async (at: number) => (await views(at)).map((r) => r.reads_as);
 
       expect(await listed(end - 1)).toEqual(["IN_FLIGHT", "IN_FLIGHT", "IN_FLIGHT"]);
-      expect(await run(keys[0]!, counted(1), { now: () => end - 1 })).toMatchObject({ status: "in_flight", retry_after_ms: 1 });
-      await expect(resolveInDoubt(c.store(), keys[1]!, { outcome: "not_applied" }, { now: () => end - 1 })).rejects.toThrow(/IN_FLIGHT until .* \(1 ms\)/);
+      expect(await run(keys[0]!, counted(1), { now: () => end - 1 })).toMatchObject({
+        status: "in_flight",
+        retry_after_ms: 1,
+      });
+      await expect(
+        resolveInDoubt(c.store(), keys[1]!, { outcome: "not_applied" }, { now: () => end - 1 }),
+      ).rejects.toThrow(/IN_FLIGHT until .* \(1 ms\)/);
 
       expect(await listed(end)).toEqual(["IN_DOUBT", "IN_DOUBT", "IN_DOUBT"]);
-      expect(await run(keys[0]!, counted(1), { now: () => end })).toMatchObject({ status: "in_doubt", cause: "lease_expired" });
-      expect(await resolveInDoubt(c.store(), keys[1]!, { outcome: "not_applied" }, { now: () => end })).toEqual({ settled: "released", key: keys[1] });
+      expect(await run(keys[0]!, counted(1), { now: () => end })).toMatchObject({
+        status: "in_doubt",
+        cause: "lease_expired",
+      });
+      expect(await resolveInDoubt(c.store(), keys[1]!, { outcome: "not_applied" }, { now: () => end })).toEqual({
+        settled: "released",
+        key: keys[1],
+      });
       // keys[0] is stored IN_DOUBT now, keys[1] is gone, keys[2] is still stored IN_FLIGHT and reads IN_DOUBT.
       expect((await views(end, "IN_DOUBT")).map((r) => [r.key, r.state])).toEqual([
         [keys[0], "IN_DOUBT"],
@@ -159,16 +193,25 @@ export function runOnceCases(c: ConformanceContext): void {
       let t = Date.now();
       const clock = () => t;
       const hold = gate();
-      const late = run(key, async () => {
-        await hold.opened;
-        return "late result";
-      }, { now: clock, lease_ms: 1000 });
+      const late = run(
+        key,
+        async () => {
+          await hold.opened;
+          return "late result";
+        },
+        { now: clock, lease_ms: 1000 },
+      );
       await waitForState(c, key, "IN_FLIGHT");
       t += 5000; // the lease passes while the executor is stuck
       expect(await run(key, counted(0), { now: clock })).toMatchObject({ status: "in_doubt", cause: "lease_expired" });
       hold.open();
       const out = await late;
-      expect(out).toMatchObject({ status: "in_doubt", cause: "lease_lost", result: "late result", record: { state: "IN_DOUBT" } });
+      expect(out).toMatchObject({
+        status: "in_doubt",
+        cause: "lease_lost",
+        result: "late result",
+        record: { state: "IN_DOUBT" },
+      });
       expect(await c.store().records.get(key, t)).toMatchObject({ state: "IN_DOUBT", result: null });
     });
 
@@ -177,16 +220,27 @@ export function runOnceCases(c: ConformanceContext): void {
       let t = Date.now();
       const clock = () => t;
       const hold = gate();
-      const late = run(key, async () => {
-        await hold.opened;
-        return "late";
-      }, { now: clock, lease_ms: 1000 });
+      const late = run(
+        key,
+        async () => {
+          await hold.opened;
+          return "late";
+        },
+        { now: clock, lease_ms: 1000 },
+      );
       await waitForState(c, key, "IN_FLIGHT");
       t += 5000;
-      const probed = await run(key, counted(0), { now: clock, probe: () => ({ outcome: "applied", result: "from probe" }) });
+      const probed = await run(key, counted(0), {
+        now: clock,
+        probe: () => ({ outcome: "applied", result: "from probe" }),
+      });
       expect(probed).toMatchObject({ status: "replay", settled_by: "probe", result: "from probe" });
       hold.open();
-      expect(await late).toMatchObject({ status: "in_doubt", cause: "lease_lost", record: { state: "COMPLETED", result: "from probe" } });
+      expect(await late).toMatchObject({
+        status: "in_doubt",
+        cause: "lease_lost",
+        record: { state: "COMPLETED", result: "from probe" },
+      });
       expect(await run(key, counted(0), { now: clock })).toMatchObject({ status: "replay", result: "from probe" });
     });
 
@@ -195,7 +249,11 @@ export function runOnceCases(c: ConformanceContext): void {
       const [f1, f2] = ["1".repeat(64), "2".repeat(64)];
       const exec = counted("ok");
       expect(await run(key, exec, { fingerprint: f1 })).toMatchObject({ status: "executed" });
-      expect(await run(key, exec, { fingerprint: f2 })).toMatchObject({ status: "key_reused", expected_fingerprint: f1, received_fingerprint: f2 });
+      expect(await run(key, exec, { fingerprint: f2 })).toMatchObject({
+        status: "key_reused",
+        expected_fingerprint: f1,
+        received_fingerprint: f2,
+      });
       expect(await run(key, exec, { fingerprint: f1 })).toMatchObject({ status: "replay", result: "ok" });
       expect(exec.runs).toBe(1);
     });
@@ -213,8 +271,17 @@ export function runOnceCases(c: ConformanceContext): void {
         const key = await doubted("s-probe-applied");
         const exec = counted("never");
         const out = await run(key, exec, { probe: () => ({ outcome: "applied", result: { refund_id: "r_7" } }) });
-        expect(out).toMatchObject({ status: "replay", settled_by: "probe", result: { refund_id: "r_7" }, record: { state: "COMPLETED" } });
-        expect(await run(key, exec)).toMatchObject({ status: "replay", settled_by: "stored", result: { refund_id: "r_7" } });
+        expect(out).toMatchObject({
+          status: "replay",
+          settled_by: "probe",
+          result: { refund_id: "r_7" },
+          record: { state: "COMPLETED" },
+        });
+        expect(await run(key, exec)).toMatchObject({
+          status: "replay",
+          settled_by: "stored",
+          result: { refund_id: "r_7" },
+        });
         expect(exec.runs).toBe(0);
       });
 
@@ -222,7 +289,12 @@ export function runOnceCases(c: ConformanceContext): void {
         const key = await doubted("s-probe-not");
         const exec = counted("ran now");
         const out = await run(key, exec, { probe: async () => ({ outcome: "not_applied" }) });
-        expect(out).toMatchObject({ status: "executed", result: "ran now", after_probe: "not_applied", record: { state: "COMPLETED" } });
+        expect(out).toMatchObject({
+          status: "executed",
+          result: "ran now",
+          after_probe: "not_applied",
+          record: { state: "COMPLETED" },
+        });
         expect(exec.runs).toBe(1);
       });
 
@@ -246,7 +318,9 @@ export function runOnceCases(c: ConformanceContext): void {
         const nonsense = await run(key, counted(0), { probe: () => ({ outcome: "maybe" }) as unknown as ProbeOutcome });
         expect(nonsense).toMatchObject({ status: "in_doubt", cause: "probe_failed" });
         expect(nonsense.status === "in_doubt" && nonsense.reason).toContain('"maybe"');
-        const notJson = await run(key, counted(0), { probe: () => ({ outcome: "applied", result: { at: new Map() } }) as unknown as ProbeOutcome });
+        const notJson = await run(key, counted(0), {
+          probe: () => ({ outcome: "applied", result: { at: new Map() } }) as unknown as ProbeOutcome,
+        });
         expect(notJson).toMatchObject({ status: "in_doubt", cause: "probe_failed" });
         expect(await c.store().records.get(key, Date.now())).toMatchObject({ state: "IN_DOUBT" });
       });
@@ -259,7 +333,10 @@ export function runOnceCases(c: ConformanceContext): void {
           throw new Error("crash");
         });
         const out = await resolveInDoubt(c.store(), key, { outcome: "applied", result: { refund_id: "r_manual" } });
-        expect(out).toMatchObject({ settled: "completed", record: { state: "COMPLETED", result: { refund_id: "r_manual" } } });
+        expect(out).toMatchObject({
+          settled: "completed",
+          record: { state: "COMPLETED", result: { refund_id: "r_manual" } },
+        });
         expect(await run(key, counted(0))).toMatchObject({ status: "replay", result: { refund_id: "r_manual" } });
       });
 
@@ -275,11 +352,21 @@ export function runOnceCases(c: ConformanceContext): void {
       it("resolves an IN_FLIGHT record whose lease passed; refuses a live one, a COMPLETED one and an unseen key", async () => {
         const key = c.key("m-lease");
         const t0 = Date.now();
-        await c.store().records.claim(key, { owner: "dead", lease_until: t0 + 1000, fingerprint: null, tool: null, now: t0 });
-        await expect(resolveInDoubt(c.store(), key, { outcome: "not_applied" }, { now: () => t0 + 10 })).rejects.toMatchObject({ code: "record_in_flight" });
-        expect(await resolveInDoubt(c.store(), key, { outcome: "applied", result: 1 }, { now: () => t0 + 2000 })).toMatchObject({ settled: "completed" });
-        await expect(resolveInDoubt(c.store(), key, { outcome: "applied", result: 2 }, { now: () => t0 + 2001 })).rejects.toMatchObject({ code: "record_completed" });
-        await expect(resolveInDoubt(c.store(), c.key("m-none"), { outcome: "not_applied" })).rejects.toMatchObject({ code: "record_not_found" });
+        await c
+          .store()
+          .records.claim(key, { owner: "dead", lease_until: t0 + 1000, fingerprint: null, tool: null, now: t0 });
+        await expect(
+          resolveInDoubt(c.store(), key, { outcome: "not_applied" }, { now: () => t0 + 10 }),
+        ).rejects.toMatchObject({ code: "record_in_flight" });
+        expect(
+          await resolveInDoubt(c.store(), key, { outcome: "applied", result: 1 }, { now: () => t0 + 2000 }),
+        ).toMatchObject({ settled: "completed" });
+        await expect(
+          resolveInDoubt(c.store(), key, { outcome: "applied", result: 2 }, { now: () => t0 + 2001 }),
+        ).rejects.toMatchObject({ code: "record_completed" });
+        await expect(resolveInDoubt(c.store(), c.key("m-none"), { outcome: "not_applied" })).rejects.toMatchObject({
+          code: "record_not_found",
+        });
       });
     });
 

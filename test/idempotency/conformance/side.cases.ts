@@ -41,7 +41,9 @@ export function sideCases(c: ConformanceContext): void {
       await c.store().revocations.revoke(a, { reason: "operator", until: null, now });
       await c.store().revocations.revoke(b, { reason: null, until: now + 60_000, now: now + 1 });
       await c.store().revocations.revoke(a, { reason: "operator", until: null, now: now + 2 });
-      const ours = (await c.store().revocations.list(now + 3)).filter((r) => r.id.startsWith(c.prefix) && r.id.includes("rev-list")).sort((x, y) => (x.id < y.id ? -1 : 1));
+      const ours = (await c.store().revocations.list(now + 3))
+        .filter((r) => r.id.startsWith(c.prefix) && r.id.includes("rev-list"))
+        .sort((x, y) => (x.id < y.id ? -1 : 1));
       expect(ours).toHaveLength(2);
       expect(ours[0]).toMatchObject({ id: a, reason: "operator", until: null });
       expect(ours[1]).toEqual({ id: b, reason: null, revoked_at: now + 1, until: now + 60_000 });
@@ -70,7 +72,9 @@ export function sideCases(c: ConformanceContext): void {
     it(`${c.concurrency} concurrent spends never exceed the limit`, async () => {
       const id = c.key("budget-race");
       const limit = Math.floor(c.concurrency / 3);
-      const outs = await Promise.all(Array.from({ length: c.concurrency }, () => c.store().budgets.spend(id, 1, limit)));
+      const outs = await Promise.all(
+        Array.from({ length: c.concurrency }, () => c.store().budgets.spend(id, 1, limit)),
+      );
       expect(outs.filter((o) => o.ok)).toHaveLength(limit);
       expect(outs.filter((o) => !o.ok).every((o) => o.remaining === 0)).toBe(true);
       expect(await c.store().budgets.spent(id)).toBe(limit);
@@ -88,10 +92,23 @@ export function sideCases(c: ConformanceContext): void {
     it("update is a compare-and-set on state: one approval, then consumed exactly once", async () => {
       const a = approval(c.key("appr-cas"), Date.now());
       await c.store().approvals.create(a);
-      const approved = await c.store().approvals.update(a.id, "pending", { state: "approved", decided_at: a.created_at + 5, approver: "ops@example.com", note: "ok" });
-      expect(approved).toEqual({ ...a, state: "approved", decided_at: a.created_at + 5, approver: "ops@example.com", note: "ok" });
+      const approved = await c.store().approvals.update(a.id, "pending", {
+        state: "approved",
+        decided_at: a.created_at + 5,
+        approver: "ops@example.com",
+        note: "ok",
+      });
+      expect(approved).toEqual({
+        ...a,
+        state: "approved",
+        decided_at: a.created_at + 5,
+        approver: "ops@example.com",
+        note: "ok",
+      });
       expect(await c.store().approvals.update(a.id, "pending", { state: "denied" })).toBeNull();
-      const consumers = await Promise.all(Array.from({ length: 20 }, () => c.store().approvals.update(a.id, "approved", { state: "consumed" })));
+      const consumers = await Promise.all(
+        Array.from({ length: 20 }, () => c.store().approvals.update(a.id, "approved", { state: "consumed" })),
+      );
       expect(consumers.filter((r) => r !== null)).toHaveLength(1);
       expect(await c.store().approvals.get(a.id)).toMatchObject({ state: "consumed", approver: "ops@example.com" });
       expect(await c.store().approvals.update(c.key("appr-ghost"), "pending", { state: "approved" })).toBeNull();
@@ -100,22 +117,32 @@ export function sideCases(c: ConformanceContext): void {
     it("createOrReuse returns the approval still live for the same call; another call, a denial or expiry makes a new one", async () => {
       const t = Date.now();
       const traj = c.key("appr-reuse-traj");
-      const mine = (id: string, at: number, extra: Partial<ApprovalRecord> = {}) => approval(c.key(id), at, { trajectory_id: traj, ...extra });
+      const mine = (id: string, at: number, extra: Partial<ApprovalRecord> = {}) =>
+        approval(c.key(id), at, { trajectory_id: traj, ...extra });
       const first = mine("appr-r0", t);
       expect(await c.store().approvals.createOrReuse(first, t)).toEqual(first);
       const retry = mine("appr-r1", t + 1);
       expect(await c.store().approvals.createOrReuse(retry, t + 1)).toEqual(first);
       expect(await c.store().approvals.get(retry.id)).toBeNull();
       // Each component of the binding tells calls apart: arguments, capability, tool, trajectory.
-      const others = [{ args_hash: "b".repeat(64) }, { capability_id: null }, { tool: "orders.refund" }, { trajectory_id: `${traj}-2` }].map((extra, i) => mine(`appr-r-other${i}`, t + 2, extra));
+      const others = [
+        { args_hash: "b".repeat(64) },
+        { capability_id: null },
+        { tool: "orders.refund" },
+        { trajectory_id: `${traj}-2` },
+      ].map((extra, i) => mine(`appr-r-other${i}`, t + 2, extra));
       for (const other of others) expect((await c.store().approvals.createOrReuse(other, t + 2)).id).toBe(other.id);
       // A null capability matches a null capability.
-      expect((await c.store().approvals.createOrReuse(mine("appr-r-nocap", t + 3, { capability_id: null }), t + 3)).id).toBe(others[1]!.id);
+      expect(
+        (await c.store().approvals.createOrReuse(mine("appr-r-nocap", t + 3, { capability_id: null }), t + 3)).id,
+      ).toBe(others[1]!.id);
       // Expired at `now` (now ≥ expires_at): a new approval.
       const late = mine("appr-r-late", first.expires_at);
       expect((await c.store().approvals.createOrReuse(late, first.expires_at)).id).toBe(late.id);
       // Denied: a new approval.
-      await c.store().approvals.update(late.id, "pending", { state: "denied", decided_at: late.created_at + 1, note: "no" });
+      await c
+        .store()
+        .approvals.update(late.id, "pending", { state: "denied", decided_at: late.created_at + 1, note: "no" });
       const after = mine("appr-r-after", late.created_at + 2);
       expect((await c.store().approvals.createOrReuse(after, late.created_at + 2)).id).toBe(after.id);
     });
@@ -126,10 +153,17 @@ export function sideCases(c: ConformanceContext): void {
       const mine = (id: string, at: number) => approval(c.key(id), at, { trajectory_id: traj });
       const first = mine("appr-live-0", t);
       await c.store().approvals.createOrReuse(first, t);
-      const approved = await c.store().approvals.update(first.id, "pending", { state: "approved", decided_at: t + 1, approver: "cli:ops", note: null });
+      const approved = await c.store().approvals.update(first.id, "pending", {
+        state: "approved",
+        decided_at: t + 1,
+        approver: "cli:ops",
+        note: null,
+      });
       expect(await c.store().approvals.createOrReuse(mine("appr-live-1", t + 2), t + 2)).toEqual(approved);
       const consumed = await c.store().approvals.update(first.id, "approved", { state: "consumed" });
-      expect(await c.store().approvals.createOrReuse(mine("appr-live-2", t + 3), first.expires_at - 1)).toEqual(consumed);
+      expect(await c.store().approvals.createOrReuse(mine("appr-live-2", t + 3), first.expires_at - 1)).toEqual(
+        consumed,
+      );
       for (const id of ["appr-live-1", "appr-live-2"]) expect(await c.store().approvals.get(c.key(id))).toBeNull();
       // At expires_at it is no longer live: a new approval.
       const next = mine("appr-live-3", first.expires_at);
@@ -139,7 +173,9 @@ export function sideCases(c: ConformanceContext): void {
     it(`${c.concurrency} concurrent createOrReuse of one call share one approval`, async () => {
       const t = Date.now();
       const traj = c.key("appr-race-traj");
-      const all = Array.from({ length: c.concurrency }, (_, i) => approval(c.key(`appr-race-${i}`), t, { trajectory_id: traj }));
+      const all = Array.from({ length: c.concurrency }, (_, i) =>
+        approval(c.key(`appr-race-${i}`), t, { trajectory_id: traj }),
+      );
       const got = await Promise.all(all.map((a) => c.store().approvals.createOrReuse(a, t)));
       expect(new Set(got.map((g) => g.id)).size).toBe(1);
       const created = await Promise.all(all.map((a) => c.store().approvals.get(a.id)));

@@ -35,7 +35,13 @@ describe("memory store", () => {
   it("hands out copies: mutating a returned record changes nothing stored", async () => {
     const store = createMemoryStore();
     const now = Date.now();
-    const { record } = await store.records.claim("k", { owner: "o", lease_until: now + 1000, fingerprint: null, tool: null, now });
+    const { record } = await store.records.claim("k", {
+      owner: "o",
+      lease_until: now + 1000,
+      fingerprint: null,
+      tool: null,
+      now,
+    });
     record.state = "COMPLETED";
     const result = { items: [1] };
     await store.records.transition("k", "o", "IN_FLIGHT", { state: "COMPLETED", result, expires_at: null, now });
@@ -48,7 +54,9 @@ describe("memory store", () => {
     const now = Date.now();
     await store.records.claim("k", { owner: "o", lease_until: now + 1000, fingerprint: null, tool: null, now });
     const result = { rows: [{ id: 1, tags: ["a"] }], none: null, deep: { n: -0 } };
-    expect(await store.records.transition("k", "o", "IN_FLIGHT", { state: "COMPLETED", result, expires_at: null, now })).toBe(true);
+    expect(
+      await store.records.transition("k", "o", "IN_FLIGHT", { state: "COMPLETED", result, expires_at: null, now }),
+    ).toBe(true);
     result.rows[0]!.tags.push("b");
     ((await store.records.get("k", now))!.result as { rows: Array<{ tags: string[] }> }).rows[0]!.tags.push("c");
     const read = (await store.records.get("k", now))!.result as typeof result;
@@ -61,7 +69,12 @@ describe("memory store", () => {
     const sparse = [1, 2, 3];
     delete sparse[1];
     const odd = { sparse, at: new Date(0), own: JSON.parse('{"__proto__": 1}') as unknown };
-    await store.records.transition("odd", "o", "IN_FLIGHT", { state: "COMPLETED", result: odd as never, expires_at: null, now });
+    await store.records.transition("odd", "o", "IN_FLIGHT", {
+      state: "COMPLETED",
+      result: odd as never,
+      expires_at: null,
+      now,
+    });
     const back = (await store.records.get("odd", now))!.result as unknown as typeof odd;
     expect(1 in back.sparse).toBe(false);
     expect(back.at).toBeInstanceOf(Date);

@@ -30,12 +30,20 @@ afterAll(async () => {
 async function cutDuringExecute(viaProxy: Store, direct: Store, cut: () => Promise<void>) {
   const key = `down-${run}`;
   let executed = 0;
-  const outcome = runOnce(viaProxy, key, async () => {
-    executed++;
-    await cut();
-    return { refunded: true };
-  }, { lease_ms: 60_000 });
-  const error = await outcome.then(() => null, (e: unknown) => e as Error & { code?: string; step?: string; effect?: string });
+  const outcome = runOnce(
+    viaProxy,
+    key,
+    async () => {
+      executed++;
+      await cut();
+      return { refunded: true };
+    },
+    { lease_ms: 60_000 },
+  );
+  const error = await outcome.then(
+    () => null,
+    (e: unknown) => e as Error & { code?: string; step?: string; effect?: string },
+  );
   return { executed, error, record: await direct.records.get(key, Date.now()) };
 }
 
@@ -85,40 +93,57 @@ describe("a store that hangs (accepts connections, never answers)", () => {
   it.runIf(postgresUp)("postgres: opening fails within the connect timeout", async () => {
     const proxy = await startTcpProxy(pgUrl.hostname, Number(pgUrl.port || 5432));
     proxy.freeze();
-    await expect(createPostgresStore({ url: `postgres://postgres@127.0.0.1:${proxy.port}/test`, connectTimeoutMs: 300 })).rejects.toMatchObject({
+    await expect(
+      createPostgresStore({ url: `postgres://postgres@127.0.0.1:${proxy.port}/test`, connectTimeoutMs: 300 }),
+    ).rejects.toMatchObject({
       code: "store_unavailable",
     });
     await proxy.cut();
   });
 
-  it.runIf(redisUp)("redis: a command that gets no answer fails after commandTimeoutMs, nothing COMPLETED", async () => {
-    const proxy = await startTcpProxy(redisUrl.hostname, Number(redisUrl.port || 6379));
-    // The bound applies to every command through the proxy, the claim before the freeze too: short
-    // enough to keep the test quick, long enough that a loaded machine still answers the claim.
-    const viaProxy = await createRedisStore({ url: `redis://127.0.0.1:${proxy.port}/0`, prefix: `${redisPrefix}hang:`, commandTimeoutMs: HANG_MS });
-    const direct = await createRedisStore({ url: REDIS_URL, prefix: `${redisPrefix}hang:` });
-    const { executed, error, record } = await cutDuringExecute(viaProxy, direct, async () => proxy.freeze());
-    expect(executed).toBe(1);
-    expect(error).toMatchObject({ code: "store_unavailable", step: "complete", effect: "happened" });
-    expect(error?.message).toContain("Command timed out");
-    expect(record).toMatchObject({ state: "IN_FLIGHT", result: null });
-    await proxy.cut();
-    await Promise.all([viaProxy.close(), direct.close()]);
-  });
+  it.runIf(redisUp)(
+    "redis: a command that gets no answer fails after commandTimeoutMs, nothing COMPLETED",
+    async () => {
+      const proxy = await startTcpProxy(redisUrl.hostname, Number(redisUrl.port || 6379));
+      // The bound applies to every command through the proxy, the claim before the freeze too: short
+      // enough to keep the test quick, long enough that a loaded machine still answers the claim.
+      const viaProxy = await createRedisStore({
+        url: `redis://127.0.0.1:${proxy.port}/0`,
+        prefix: `${redisPrefix}hang:`,
+        commandTimeoutMs: HANG_MS,
+      });
+      const direct = await createRedisStore({ url: REDIS_URL, prefix: `${redisPrefix}hang:` });
+      const { executed, error, record } = await cutDuringExecute(viaProxy, direct, async () => proxy.freeze());
+      expect(executed).toBe(1);
+      expect(error).toMatchObject({ code: "store_unavailable", step: "complete", effect: "happened" });
+      expect(error?.message).toContain("Command timed out");
+      expect(record).toMatchObject({ state: "IN_FLIGHT", result: null });
+      await proxy.cut();
+      await Promise.all([viaProxy.close(), direct.close()]);
+    },
+  );
 
-  it.runIf(postgresUp)("postgres: a query that gets no answer fails after queryTimeoutMs, nothing COMPLETED", async () => {
-    const proxy = await startTcpProxy(pgUrl.hostname, Number(pgUrl.port || 5432));
-    const url = `postgres://postgres@127.0.0.1:${proxy.port}${pgUrl.pathname}`;
-    // The direct store creates the tables first, so the proxied one's bound (which applies to its
-    // own DDL and the claim too) only meets quick statements before the freeze.
-    const direct = await createPostgresStore({ url: POSTGRES_URL, schema: pgSchema, tablePrefix: "hang_" });
-    const viaProxy = await createPostgresStore({ url, schema: pgSchema, tablePrefix: "hang_", queryTimeoutMs: HANG_MS });
-    const { executed, error, record } = await cutDuringExecute(viaProxy, direct, async () => proxy.freeze());
-    expect(executed).toBe(1);
-    expect(error).toMatchObject({ code: "store_unavailable", step: "complete", effect: "happened" });
-    expect(error?.message).toContain("Query read timeout");
-    expect(record).toMatchObject({ state: "IN_FLIGHT", result: null });
-    await proxy.cut();
-    await Promise.all([viaProxy.close().catch(() => {}), direct.close()]);
-  });
+  it.runIf(postgresUp)(
+    "postgres: a query that gets no answer fails after queryTimeoutMs, nothing COMPLETED",
+    async () => {
+      const proxy = await startTcpProxy(pgUrl.hostname, Number(pgUrl.port || 5432));
+      const url = `postgres://postgres@127.0.0.1:${proxy.port}${pgUrl.pathname}`;
+      // The direct store creates the tables first, so the proxied one's bound (which applies to its
+      // own DDL and the claim too) only meets quick statements before the freeze.
+      const direct = await createPostgresStore({ url: POSTGRES_URL, schema: pgSchema, tablePrefix: "hang_" });
+      const viaProxy = await createPostgresStore({
+        url,
+        schema: pgSchema,
+        tablePrefix: "hang_",
+        queryTimeoutMs: HANG_MS,
+      });
+      const { executed, error, record } = await cutDuringExecute(viaProxy, direct, async () => proxy.freeze());
+      expect(executed).toBe(1);
+      expect(error).toMatchObject({ code: "store_unavailable", step: "complete", effect: "happened" });
+      expect(error?.message).toContain("Query read timeout");
+      expect(record).toMatchObject({ state: "IN_FLIGHT", result: null });
+      await proxy.cut();
+      await Promise.all([viaProxy.close().catch(() => {}), direct.close()]);
+    },
+  );
 });

@@ -25,13 +25,24 @@ describe.runIf(up)("redis store", () => {
     raw.disconnect();
     await dropRedisPrefix(prefix);
   });
-  const claim = (owner: string, now: number) => ({ owner, lease_until: now + 60_000, fingerprint: null, tool: null, now });
+  const claim = (owner: string, now: number) => ({
+    owner,
+    lease_until: now + 60_000,
+    fingerprint: null,
+    tool: null,
+    now,
+  });
 
   it("COMPLETED gets its TTL through PEXPIRE; IN_FLIGHT and IN_DOUBT never expire", async () => {
     const now = Date.now();
     await store.records.claim("done", claim("a", now));
     expect(await raw.pttl(`${prefix}own:rec:done`)).toBe(-1);
-    await store.records.transition("done", "a", "IN_FLIGHT", { state: "COMPLETED", result: 1, expires_at: now + 60_000, now });
+    await store.records.transition("done", "a", "IN_FLIGHT", {
+      state: "COMPLETED",
+      result: 1,
+      expires_at: now + 60_000,
+      now,
+    });
     const ttl = await raw.pttl(`${prefix}own:rec:done`);
     expect(ttl).toBeGreaterThan(50_000);
     expect(ttl).toBeLessThanOrEqual(60_000);
@@ -43,7 +54,12 @@ describe.runIf(up)("redis store", () => {
   it("list skips a record Redis expired through its TTL", async () => {
     const now = Date.now();
     await store.records.claim("gone", claim("a", now));
-    await store.records.transition("gone", "a", "IN_FLIGHT", { state: "COMPLETED", result: 1, expires_at: now + 60_000, now });
+    await store.records.transition("gone", "a", "IN_FLIGHT", {
+      state: "COMPLETED",
+      result: 1,
+      expires_at: now + 60_000,
+      now,
+    });
     await raw.del(`${prefix}own:rec:gone`); // what PX does when the TTL passes
     expect((await store.records.list({ now })).map((r) => r.key)).not.toContain("gone");
   });
@@ -52,7 +68,9 @@ describe.runIf(up)("redis store", () => {
     const now = Date.now();
     await store.records.claim("after-flush", claim("a", now));
     await raw.script("FLUSH");
-    expect(await store.records.transition("after-flush", "a", "IN_FLIGHT", { state: "COMPLETED", result: 1, now })).toBe(true);
+    expect(
+      await store.records.transition("after-flush", "a", "IN_FLIGHT", { state: "COMPLETED", result: 1, now }),
+    ).toBe(true);
     expect(await store.records.get("after-flush", now)).toMatchObject({ state: "COMPLETED", result: 1 });
   });
 
@@ -60,9 +78,23 @@ describe.runIf(up)("redis store", () => {
     const now = 1_700_000_000_000;
     const result = { text: "sep\u001f inside", z: 1, a: 0.1 };
     await store.records.claim("shape", { ...claim("o\u001fwner", now), fingerprint: "f", tool: "t" });
-    await store.records.transition("shape", "o\u001fwner", "IN_FLIGHT", { state: "COMPLETED", result, expires_at: null, now: now + 1 });
+    await store.records.transition("shape", "o\u001fwner", "IN_FLIGHT", {
+      state: "COMPLETED",
+      result,
+      expires_at: null,
+      now: now + 1,
+    });
     expect((await raw.get(`${prefix}own:rec:shape`))!.split("\u001f")).toEqual([
-      '"COMPLETED"', '"o\\u001fwner"', String(now + 60_000), "null", '"f"', '"t"', "null", String(now), String(now + 1), JSON.stringify(result),
+      '"COMPLETED"',
+      '"o\\u001fwner"',
+      String(now + 60_000),
+      "null",
+      '"f"',
+      '"t"',
+      "null",
+      String(now),
+      String(now + 1),
+      JSON.stringify(result),
     ]);
     expect((await store.records.get("shape", now + 2))?.result).toEqual(result);
     expect(await store.records.release("shape", "o\u001fwner", "COMPLETED")).toBe(true);
@@ -85,10 +117,14 @@ describe.runIf(up)("redis store", () => {
   });
 
   it("a Redis that is down fails fast with store_unavailable, naming the URL without its password", async () => {
-    const err = await createRedisStore({ url: "redis://user:s3cret@127.0.0.1:1/0", connectTimeoutMs: 500 }).catch((e: unknown) => e);
+    const err = await createRedisStore({ url: "redis://user:s3cret@127.0.0.1:1/0", connectTimeoutMs: 500 }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toMatchObject({ code: "store_unavailable" });
     expect((err as Error).message).not.toContain("s3cret");
-    expect((err as Error).message).toMatchInlineSnapshot(`"cannot reach the Redis store at redis://user:***@127.0.0.1:1/0: connect ECONNREFUSED 127.0.0.1:1; is Redis running there?"`);
+    expect((err as Error).message).toMatchInlineSnapshot(
+      `"cannot reach the Redis store at redis://user:***@127.0.0.1:1/0: connect ECONNREFUSED 127.0.0.1:1; is Redis running there?"`,
+    );
   });
 
   it("a closed store rejects further operations, and close() is idempotent", async () => {

@@ -12,14 +12,25 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describeStoreConformance("sqlite", () => createSqliteStore({ path: join(dir, "conformance", "state.db") }));
 
 describe("sqlite store", () => {
-  const claim = (owner: string, now: number) => ({ owner, lease_until: now + 1000, fingerprint: null, tool: null, now });
+  const claim = (owner: string, now: number) => ({
+    owner,
+    lease_until: now + 1000,
+    fingerprint: null,
+    tool: null,
+    now,
+  });
 
   it("creates the directory, and reopening the file keeps every record (durable)", async () => {
     const path = join(dir, "nested", "deeper", "state.db");
     const first = await createSqliteStore({ path });
     expect(first.capabilities).toEqual({ shared: true, durable: true });
     await first.records.claim("k", claim("a", 1000));
-    await first.records.transition("k", "a", "IN_FLIGHT", { state: "COMPLETED", result: { id: 7 }, expires_at: null, now: 1001 });
+    await first.records.transition("k", "a", "IN_FLIGHT", {
+      state: "COMPLETED",
+      result: { id: 7 },
+      expires_at: null,
+      now: 1001,
+    });
     await first.close();
     const again = await createSqliteStore({ path });
     expect(await again.records.get("k", 5000)).toMatchObject({ state: "COMPLETED", result: { id: 7 } });
@@ -39,7 +50,7 @@ describe("sqlite store", () => {
   it("keeps results byte-for-byte: key order, large and fractional numbers, unicode", async () => {
     const store = await createSqliteStore({ path: ":memory:" });
     expect(store.capabilities.durable).toBe(false);
-    const result = { z: 1, a: [0.1, 1e21, -5e-324, 9007199254740991], "é": "🎉", nested: { b: null, a: true } };
+    const result = { z: 1, a: [0.1, 1e21, -5e-324, 9007199254740991], é: "🎉", nested: { b: null, a: true } };
     await store.records.claim("k", claim("a", 1));
     await store.records.transition("k", "a", "IN_FLIGHT", { state: "COMPLETED", result, now: 2 });
     const read = await store.records.get("k", 3);
@@ -51,7 +62,9 @@ describe("sqlite store", () => {
     const path = join(dir, "not-a-db.txt");
     writeFileSync(path, "this is plain text, not SQLite ".repeat(100));
     await expect(createSqliteStore({ path })).rejects.toMatchObject({ code: "store_unavailable" });
-    await expect(createSqliteStore({ path })).rejects.toThrow(`cannot open the SQLite store at ${path}: file is not a database`);
+    await expect(createSqliteStore({ path })).rejects.toThrow(
+      `cannot open the SQLite store at ${path}: file is not a database`,
+    );
   });
 
   it("a closed store rejects further operations, and close() is idempotent", async () => {

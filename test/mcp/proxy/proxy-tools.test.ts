@@ -6,13 +6,27 @@ describe("proxy effects from MCP annotations", () => {
     expect(effectFromAnnotations(undefined)).toBe("destructive");
     expect(effectFromAnnotations({})).toBe("destructive");
     expect(effectFromAnnotations({ readOnlyHint: true })).toBe("read");
-    expect(effectFromAnnotations({ readOnlyHint: false, destructiveHint: true, idempotentHint: true })).toBe("destructive");
+    expect(effectFromAnnotations({ readOnlyHint: false, destructiveHint: true, idempotentHint: true })).toBe(
+      "destructive",
+    );
     expect(effectFromAnnotations({ destructiveHint: false, idempotentHint: true })).toBe("idempotent");
     expect(effectFromAnnotations({ destructiveHint: false })).toBe("write");
   });
   it("asks for the path argument when it is absolute, else for the tool", () => {
-    expect(proxyGrant("read_text_file", "read", { path: "/srv/a.txt" })).toEqual({ op: "read", target: "path:/srv/a.txt", cost: 1 });
-    expect(proxyGrant("create_entities", "write", { entities: [] })).toEqual({ op: "write", target: "tool:create_entities", cost: 1 });
-    expect(proxyGrant("write_file", "destructive", { path: "rel.txt" })).toEqual({ op: "write", target: "tool:write_file", cost: 1 });
+    expect(proxyGrant("read_text_file", "read", { path: "/srv/a.txt" })).toEqual({
+      op: "read",
+      target: "path:/srv/a.txt",
+      cost: 1,
+    });
+    expect(proxyGrant("create_entities", "write", { entities: [] })).toEqual({
+      op: "write",
+      target: "tool:create_entities",
+      cost: 1,
+    });
+    expect(proxyGrant("write_file", "destructive", { path: "rel.txt" })).toEqual({
+      op: "write",
+      target: "tool:write_file",
+      cost: 1,
+    });
   });
 });

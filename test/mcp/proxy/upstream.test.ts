@@ -12,7 +12,10 @@ describe("upstream client", () => {
   });
 
   it("lists the real server-memory catalog with its annotations", async () => {
-    const client = await connectUpstream({ command: process.execPath, args: [fileURLToPath(import.meta.resolve("@modelcontextprotocol/server-memory/dist/index.js"))] });
+    const client = await connectUpstream({
+      command: process.execPath,
+      args: [fileURLToPath(import.meta.resolve("@modelcontextprotocol/server-memory/dist/index.js"))],
+    });
     try {
       const tools = await listAllTools(client);
       const del = tools.find((t) => t.name === "delete_entities");
@@ -24,6 +27,10 @@ describe("upstream client", () => {
   });
 
   it("names the command when the upstream cannot start", async () => {
-    await expect(listMcpTools({ command: "/nonexistent/mcp-server", args: ["--x"] })).rejects.toThrowErrorMatchingInlineSnapshot(`[ToolgateError: cannot start or reach the upstream MCP server (/nonexistent/mcp-server --x): spawn /nonexistent/mcp-server ENOENT]`);
+    await expect(
+      listMcpTools({ command: "/nonexistent/mcp-server", args: ["--x"] }),
+    ).rejects.toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: cannot start or reach the upstream MCP server (/nonexistent/mcp-server --x): spawn /nonexistent/mcp-server ENOENT]`,
+    );
   });
 });

@@ -50,12 +50,16 @@ async function connect(serverOptions: McpServerOptions = {}, given?: Store) {
   const progressSent: Array<string | number> = [];
   const send = serverSide.send.bind(serverSide);
   serverSide.send = (message, options) => {
-    if ("method" in message && message.method === "notifications/progress") progressSent.push((message.params as { progressToken: string | number }).progressToken);
+    if ("method" in message && message.method === "notifications/progress")
+      progressSent.push((message.params as { progressToken: string | number }).progressToken);
     return send(message, options);
   };
   client = new Client({ name: "test-client", version: "1.0.0" }, { capabilities: { elicitation: { form: {} } } });
   const asked: Asked[] = [];
-  client.setRequestHandler(ElicitRequestSchema, (req) => new Promise<ElicitResult>((answer) => asked.push({ message: req.params.message, answer })));
+  client.setRequestHandler(
+    ElicitRequestSchema,
+    (req) => new Promise<ElicitResult>((answer) => asked.push({ message: req.params.message, answer })),
+  );
   await client.connect(clientSide);
   return { asked, audit, clock, progressSent, received, server };
 }
@@ -86,9 +90,15 @@ describe("a call whose request is gone is not run on a late approval", () => {
 
     expect(executions(notes)).toEqual([]);
     const abandoned = audit.records.at(-1)!;
-    expect(abandoned).toMatchObject({ outcome: "abandoned", stages: { approve: { outcome: "abandoned: request cancelled before approval" } } });
+    expect(abandoned).toMatchObject({
+      outcome: "abandoned",
+      stages: { approve: { outcome: "abandoned: request cancelled before approval" } },
+    });
     const [approval] = await gateway.approvals.list({});
-    expect(approval).toMatchObject({ state: "approved", approver: 'elicitation:stdio client [unverified name "test-client"]' });
+    expect(approval).toMatchObject({
+      state: "approved",
+      approver: 'elicitation:stdio client [unverified name "test-client"]',
+    });
 
     // The model, told the request timed out, proposes the same call again without toolgate ids.
     const again = await client.callTool(DELETE);
@@ -188,7 +198,9 @@ describe("one prompt per approval across sessions of one gateway", () => {
     await answersSent(serverB);
     expect(asked).toHaveLength(1);
     expect(executions(notes)).toEqual(["note_delete draft"]);
-    expect(audit.records.map((r) => r.stages.approve?.outcome)).toEqual(expect.arrayContaining(["abandoned: connection closed before approval", "ok"]));
+    expect(audit.records.map((r) => r.stages.approve?.outcome)).toEqual(
+      expect.arrayContaining(["abandoned: connection closed before approval", "ok"]),
+    );
   });
 });
 
@@ -198,7 +210,11 @@ describe("progress while a person is asked", () => {
     let progress = 0;
     let settled = false;
     const call = client
-      .callTool(DELETE, CallToolResultSchema, { timeout: 100, resetTimeoutOnProgress: true, onprogress: () => void progress++ })
+      .callTool(DELETE, CallToolResultSchema, {
+        timeout: 100,
+        resetTimeoutOnProgress: true,
+        onprogress: () => void progress++,
+      })
       .finally(() => (settled = true));
     await until(() => asked.length === 1);
     // Twenty progress notifications 10 ms apart span more than the 100 ms timeout; the person
@@ -214,7 +230,9 @@ describe("progress while a person is asked", () => {
     const { asked, progressSent } = await connect({ approvalProgressMs: 1 });
     let progress = 0;
     const plain = client.callTool({ name: "note_delete", arguments: { name: "plain" } });
-    const tracked = client.callTool({ name: "note_delete", arguments: { name: "tracked" } }, CallToolResultSchema, { onprogress: () => void progress++ });
+    const tracked = client.callTool({ name: "note_delete", arguments: { name: "tracked" } }, CallToolResultSchema, {
+      onprogress: () => void progress++,
+    });
     await until(() => asked.length === 2 && progress >= 5);
     asked.forEach((a) => a.answer({ action: "accept" }));
     expect((await Promise.all([plain, tracked])).map((r) => r.isError)).toEqual([undefined, undefined]);
@@ -225,7 +243,9 @@ describe("progress while a person is asked", () => {
   it("refuses an interval that is not a positive number of milliseconds", async () => {
     await connect();
     for (const bad of [0, -5, Number.NaN, "10s"]) {
-      expect(() => createMcpServer(gateway, { approvalProgressMs: bad as number })).toThrow(/^approvalProgressMs must be a positive number of milliseconds, e\.g\. 10000; received /);
+      expect(() => createMcpServer(gateway, { approvalProgressMs: bad as number })).toThrow(
+        /^approvalProgressMs must be a positive number of milliseconds, e\.g\. 10000; received /,
+      );
     }
     expect(() => createMcpServer(gateway, { approvalProgressMs: "10s" as never })).toThrow('received "10s"');
   });

@@ -25,7 +25,14 @@ afterEach(async () => {
 
 const output = z.object({ count: z.int().min(0).max(10).describe("Open tickets.") });
 const tool = (name: string, effect: "read" | "write", value: unknown) =>
-  defineTool({ name, description: "Counts the open tickets in the support queue right now.", input: z.object({}), output, effect, handler: () => value });
+  defineTool({
+    name,
+    description: "Counts the open tickets in the support queue right now.",
+    input: z.object({}),
+    output,
+    effect,
+    handler: () => value,
+  });
 
 /** A gateway over `tools` behind an MCP server, and the SDK client connected to it. */
 async function connect(tools: ToolSpec[], store = createMemoryStore()): Promise<Client> {
@@ -41,7 +48,11 @@ async function connect(tools: ToolSpec[], store = createMemoryStore()): Promise<
 
 describe("structuredContent that breaks the tool's outputSchema", () => {
   it("is an isError result naming the mismatch, never a JSON-RPC error", async () => {
-    const tools = [tool("count_open_tickets", "read", { count: "three" }), tool("close_stale_tickets", "write", "closed 3"), tool("count_closed_tickets", "read", { count: 2 })];
+    const tools = [
+      tool("count_open_tickets", "read", { count: "three" }),
+      tool("close_stale_tickets", "write", "closed 3"),
+      tool("count_closed_tickets", "read", { count: 2 }),
+    ];
     const mcp = await connect(tools);
 
     const read = (await mcp.callTool({ name: "count_open_tickets", arguments: {} })) as CallToolResult;
@@ -62,7 +73,14 @@ describe("structuredContent that breaks the tool's outputSchema", () => {
 
   it("a replayed result that breaks the schema (stored by an operator's settle) tells the model to tell the operator, not the tool's author", async () => {
     let attempts = 0;
-    const flaky = defineTool({ name: "close_stale_tickets", description: "Closes the stale tickets in the support queue right now.", input: z.object({}), output, effect: "write", handler: () => (attempts++ === 0 ? Promise.reject(new Error("connection reset")) : { count: 1 }) });
+    const flaky = defineTool({
+      name: "close_stale_tickets",
+      description: "Closes the stale tickets in the support queue right now.",
+      input: z.object({}),
+      output,
+      effect: "write",
+      handler: () => (attempts++ === 0 ? Promise.reject(new Error("connection reset")) : { count: 1 }),
+    });
     const store = createMemoryStore();
     const mcp = await connect([flaky], store);
     const ids = { "toolgate/trajectory_id": "t-settle", "toolgate/turn": 1, "toolgate/call_id": "c-1" };

@@ -31,7 +31,11 @@ describe.runIf(binaryAvailable("bwrap") && binaryAvailable("rg"))("coding tools'
     const ws = tempDir("output-schema");
     mkdirSync(join(ws, "src"));
     writeFileSync(join(ws, "src/a.ts"), "export const a = 1;\nexport const b = 2;\n");
-    gateway = createGateway({ tools: createCodingCatalog({ workspace: ws }), store: await openStore("memory:"), audit: false });
+    gateway = createGateway({
+      tools: createCodingCatalog({ workspace: ws }),
+      store: await openStore("memory:"),
+      audit: false,
+    });
     const server = createMcpServer(gateway);
     const [a, b] = InMemoryTransport.createLinkedPair();
     await server.connect(a);

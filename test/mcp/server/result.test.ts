@@ -26,7 +26,11 @@ describe("toCallToolResult", () => {
   });
 
   it("cuts a structured output longer than the cut text like the text, still valid JSON, and says so in the text", () => {
-    const big: Observation = { ...cut, output: { content: "x".repeat(90_000), lines: Array.from({ length: 5_000 }, (_, i) => i), total: 5000 }, text: "t".repeat(8_000) };
+    const big: Observation = {
+      ...cut,
+      output: { content: "x".repeat(90_000), lines: Array.from({ length: 5_000 }, (_, i) => i), total: 5000 },
+      text: "t".repeat(8_000),
+    };
     const result = toCallToolResult(big, true);
     const structured = result.structuredContent as { content: string; lines: number[]; total: number };
     expect(JSON.stringify(structured).length).toBeLessThanOrEqual(8_000);
@@ -40,7 +44,12 @@ describe("toCallToolResult", () => {
   });
 
   it("gives the text only, as isError saying the call succeeded, when the cut structure would break the outputSchema", () => {
-    const big: Observation = { ...cut, authority: "A2", output: { content: "x".repeat(90_000) }, text: "t".repeat(4_000) };
+    const big: Observation = {
+      ...cut,
+      authority: "A2",
+      output: { content: "x".repeat(90_000) },
+      text: "t".repeat(4_000),
+    };
     const result = toCallToolResult(big, true, () => false);
     expect([result.isError, result.structuredContent]).toEqual([true, undefined]);
     expect(textOf(result).slice(4_000)).toMatchInlineSnapshot(`
@@ -50,7 +59,13 @@ describe("toCallToolResult", () => {
   });
 
   it("never sends structuredContent with a refusal, and marks it isError", () => {
-    const refused: Observation = { ok: false, tool: "rows", call_id: "c2", error: { code: "denied", message: "no" }, text: "error denied: rows" };
+    const refused: Observation = {
+      ok: false,
+      tool: "rows",
+      call_id: "c2",
+      error: { code: "denied", message: "no" },
+      text: "error denied: rows",
+    };
     const result = toCallToolResult(refused, true);
     expect([result.isError, result.structuredContent]).toEqual([true, undefined]);
   });

@@ -1,7 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { CallToolResultSchema, ElicitRequestSchema, ErrorCode, McpError, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolResultSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  McpError,
+  type ElicitResult,
+} from "@modelcontextprotocol/sdk/types.js";
 import { createGateway } from "../../../src/runtime/gateway.js";
 import { openStore } from "../../../src/idempotency/open.js";
 import { keyRingFromMap } from "../../../src/capability/keys.js";
@@ -20,14 +26,19 @@ let store: Store;
 let gateway: Gateway;
 let client: Client;
 
-async function connect(options: { elicit?: (message: string) => ElicitResult; keys?: boolean; warn?: (line: string) => void } = {}) {
+async function connect(
+  options: { elicit?: (message: string) => ElicitResult; keys?: boolean; warn?: (line: string) => void } = {},
+) {
   store = await openStore("memory:");
   const keys = options.keys ? keyRingFromMap({ k1: KEY }, "test") : undefined;
   gateway = createGateway({ tools: catalog, store, audit: false, ...(keys ? { keys } : {}) });
   const server = createMcpServer(gateway, options.warn ? { capabilitiesIgnored: !keys, warn: options.warn } : {});
   const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
-  client = new Client({ name: "test-client", version: "1.0.0" }, { capabilities: options.elicit ? { elicitation: { form: {} } } : {} });
+  client = new Client(
+    { name: "test-client", version: "1.0.0" },
+    { capabilities: options.elicit ? { elicitation: { form: {} } } : {} },
+  );
   if (options.elicit) {
     const answer = options.elicit;
     client.setRequestHandler(ElicitRequestSchema, (req) => answer(req.params.message));
@@ -49,7 +60,14 @@ describe("tools/list", () => {
   it("publishes schemas, title and annotations derived from each tool's effect", async () => {
     await connect();
     const { tools } = await client.listTools();
-    expect(tools.map((t) => [t.name, t.annotations?.readOnlyHint, t.annotations?.idempotentHint, t.annotations?.destructiveHint])).toEqual([
+    expect(
+      tools.map((t) => [
+        t.name,
+        t.annotations?.readOnlyHint,
+        t.annotations?.idempotentHint,
+        t.annotations?.destructiveHint,
+      ]),
+    ).toEqual([
       ["noop_read", true, true, false],
       ["noop_write", false, false, false],
       ["note_read", true, true, false],
@@ -60,7 +78,12 @@ describe("tools/list", () => {
     ]);
     const read = tools.find((t) => t.name === "note_read")!;
     expect(read.title).toBe("Read a note");
-    expect(read.inputSchema).toMatchObject({ $schema: "https://json-schema.org/draft/2020-12/schema", type: "object", additionalProperties: false, required: ["name"] });
+    expect(read.inputSchema).toMatchObject({
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      type: "object",
+      additionalProperties: false,
+      required: ["name"],
+    });
     expect(read.outputSchema).toMatchObject({ type: "object", required: ["name", "text"] });
   });
 });
@@ -90,7 +113,10 @@ describe("tools/call", () => {
 
   it("answers arguments that are not an object with a tool result, not a JSON-RPC error", async () => {
     await connect();
-    const result = await client.callTool({ name: "note_read", arguments: "notes/a" as unknown as Record<string, unknown> });
+    const result = await client.callTool({
+      name: "note_read",
+      arguments: "notes/a" as unknown as Record<string, unknown>,
+    });
     expect(result.isError).toBe(true);
     expect(obsOf(result).error?.code).toBe("invalid_arguments");
   });
@@ -101,17 +127,23 @@ describe("tools/call", () => {
     expect(result.isError).toBe(true);
     expect(obsOf(result).error?.code).toBe("invalid_arguments");
     // The issue line's detail after "is required" belongs to the validator's own tests.
-    expect(textOf(result)).toMatch(/^error invalid_arguments: note_read \(call mcp-call-1\)\nnote_read was not run: 1 problem with the arguments\.\n- name is required\b.*\nFix it and call note_read again; nothing was changed\.$/);
+    expect(textOf(result)).toMatch(
+      /^error invalid_arguments: note_read \(call mcp-call-1\)\nnote_read was not run: 1 problem with the arguments\.\n- name is required\b.*\nFix it and call note_read again; nothing was changed\.$/,
+    );
     expect(executions(notes)).toEqual([]);
   });
 
   it("answers a tools/call without a name (or without params) with -32602 invalid params, not a zod dump", async () => {
     await connect();
     for (const params of [{ arguments: {} }, undefined]) {
-      const err = await client.request({ method: "tools/call", ...(params ? { params } : {}) } as never, CallToolResultSchema).catch((e: unknown) => e);
+      const err = await client
+        .request({ method: "tools/call", ...(params ? { params } : {}) } as never, CallToolResultSchema)
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(McpError);
       expect((err as McpError).code).toBe(ErrorCode.InvalidParams);
-      expect((err as McpError).message).toMatchInlineSnapshot(`"MCP error -32602: tools/call params.name must be the name of a tool (a non-empty string); received nothing; call tools/list for the names"`);
+      expect((err as McpError).message).toMatchInlineSnapshot(
+        `"MCP error -32602: tools/call params.name must be the name of a tool (a non-empty string); received nothing; call tools/list for the names"`,
+      );
     }
     expect((await client.callTool({ name: "note_read", arguments: { name: "a" } })).isError).toBeUndefined();
   });
@@ -137,8 +169,16 @@ describe("tools/call", () => {
       This call needs a capability token (tg1.…) granting read on tool:note_read; none was sent with the call. Nothing was executed; ask the operator for a capability that covers it and send it with the call.
       Over MCP, send the token in _meta["toolgate/capability"] of tools/call."
     `);
-    const token = createCapabilityAuthority({ keys: keys!, store }).issue({ rights: ["read"], objects: ["tool:note_read"], ttl_ms: 60_000 });
-    const allowed = await client.callTool({ name: "note_read", arguments: { name: "a" }, _meta: { "toolgate/capability": token } });
+    const token = createCapabilityAuthority({ keys: keys!, store }).issue({
+      rights: ["read"],
+      objects: ["tool:note_read"],
+      ttl_ms: 60_000,
+    });
+    const allowed = await client.callTool({
+      name: "note_read",
+      arguments: { name: "a" },
+      _meta: { "toolgate/capability": token },
+    });
     expect(allowed.isError).toBeUndefined();
     expect(allowed.structuredContent).toEqual({ name: "a", text: null });
   });
@@ -149,7 +189,11 @@ describe("tools/call", () => {
     expect((await client.callTool({ name: "note_read", arguments: { name: "a" } })).isError).toBeUndefined();
     expect(warnings).toEqual([]);
     for (const id of ["w1", "w2"]) {
-      const r = await client.callTool({ name: "note_read", arguments: { name: "a" }, _meta: ids(id, { "toolgate/capability": "tg1.whatever" }) });
+      const r = await client.callTool({
+        name: "note_read",
+        arguments: { name: "a" },
+        _meta: ids(id, { "toolgate/capability": "tg1.whatever" }),
+      });
       expect(r.isError).toBeUndefined();
     }
     expect(warnings.map((w) => w.replace(/mcp-[A-Za-z0-9_-]{22}/, "mcp-<session>"))).toMatchInlineSnapshot(`
@@ -175,8 +219,16 @@ describe("tools/call", () => {
 
   it("replays a retry that carries the same _meta ids instead of running it again", async () => {
     await connect();
-    const first = await client.callTool({ name: "note_append", arguments: { name: "r", line: "once" }, _meta: ids("c1") });
-    const retry = await client.callTool({ name: "note_append", arguments: { name: "r", line: "once" }, _meta: ids("c1") });
+    const first = await client.callTool({
+      name: "note_append",
+      arguments: { name: "r", line: "once" },
+      _meta: ids("c1"),
+    });
+    const retry = await client.callTool({
+      name: "note_append",
+      arguments: { name: "r", line: "once" },
+      _meta: ids("c1"),
+    });
     expect(retry.structuredContent).toEqual(first.structuredContent);
     expect(obsOf(retry).replay).toBe(true);
     expect(executions(notes)).toEqual(["note_append r once"]);
@@ -202,16 +254,30 @@ describe("tools/call", () => {
 
   it("refuses malformed _meta ids with a tool result naming the field, worded for the client's author", async () => {
     await connect();
-    const result = await client.callTool({ name: "note_read", arguments: { name: "a" }, _meta: { "toolgate/turn": -1 } });
+    const result = await client.callTool({
+      name: "note_read",
+      arguments: { name: "a" },
+      _meta: { "toolgate/turn": -1 },
+    });
     expect(result.isError).toBe(true);
     expect(obsOf(result).error?.code).toBe("invalid_meta");
-    expect(textOf(result)).toMatchInlineSnapshot(`"note_read was not run: the MCP client sent request metadata toolgate cannot use. _meta["toolgate/turn"] must be an integer ≥ 0, as a JSON number or a string of its digits; received number -1; example 3 or "3". The request's _meta is set by the client, not by the tool's arguments, so calling again will not help: this is for the client's author (or whoever configures it) to fix."`);
+    expect(textOf(result)).toMatchInlineSnapshot(
+      `"note_read was not run: the MCP client sent request metadata toolgate cannot use. _meta["toolgate/turn"] must be an integer ≥ 0, as a JSON number or a string of its digits; received number -1; example 3 or "3". The request's _meta is set by the client, not by the tool's arguments, so calling again will not help: this is for the client's author (or whoever configures it) to fix."`,
+    );
   });
 
   it("takes the turn as a string of its canonical digits (clients that send all _meta as strings): the same logical call as the number", async () => {
     await connect();
-    const ids = (turn: unknown) => ({ "toolgate/trajectory_id": "t-str", "toolgate/call_id": "c-str", "toolgate/turn": turn });
-    const first = await client.callTool({ name: "note_append", arguments: { name: "s", line: "one" }, _meta: ids("2") });
+    const ids = (turn: unknown) => ({
+      "toolgate/trajectory_id": "t-str",
+      "toolgate/call_id": "c-str",
+      "toolgate/turn": turn,
+    });
+    const first = await client.callTool({
+      name: "note_append",
+      arguments: { name: "s", line: "one" },
+      _meta: ids("2"),
+    });
     expect(first.isError).toBeUndefined();
     const again = await client.callTool({ name: "note_append", arguments: { name: "s", line: "one" }, _meta: ids(2) });
     expect(obsOf(again).replay).toBe(true);
@@ -222,8 +288,12 @@ describe("tools/call", () => {
       expect(obsOf(r).error?.code).toBe("invalid_meta");
       refused.push(String(obsOf(r).error?.message));
     }
-    expect(refused[0]).toMatchInlineSnapshot(`"_meta["toolgate/turn"] must be an integer ≥ 0, as a JSON number or a string of its digits (as a string, only the integer's canonical digits: no sign, leading zero, fraction or space); received "02"; example 3 or "3""`);
-    expect(refused[5]).toMatchInlineSnapshot(`"_meta["toolgate/turn"] must be an integer ≥ 0, as a JSON number or a string of its digits; received "two"; example 3 or "3""`);
+    expect(refused[0]).toMatchInlineSnapshot(
+      `"_meta["toolgate/turn"] must be an integer ≥ 0, as a JSON number or a string of its digits (as a string, only the integer's canonical digits: no sign, leading zero, fraction or space); received "02"; example 3 or "3""`,
+    );
+    expect(refused[5]).toMatchInlineSnapshot(
+      `"_meta["toolgate/turn"] must be an integer ≥ 0, as a JSON number or a string of its digits; received "two"; example 3 or "3""`,
+    );
     expect(executions(notes)).toHaveLength(1);
   });
 });
@@ -236,7 +306,11 @@ describe("A3 approval", () => {
     const obs = obsOf(result);
     expect(obs.error?.code).toBe("approval_required");
     expect(obs.error?.detail?.approval_id).toMatch(/^ap_/);
-    expect(textOf(result).replaceAll(String(obs.error?.detail?.approval_id), "ap_…").replace(/expires at \S+/, "expires at …")).toMatchInlineSnapshot(`
+    expect(
+      textOf(result)
+        .replaceAll(String(obs.error?.detail?.approval_id), "ap_…")
+        .replace(/expires at \S+/, "expires at …"),
+    ).toMatchInlineSnapshot(`
       "error approval_required: note_delete (call mcp-call-1)
       note_delete is destructive (A3) and needs a person's approval before it runs; nothing was executed. Approval ap_… was requested for exactly these arguments and expires at … Once it is approved, propose the same call again with approval_id "ap_…" and the same arguments.
       A person can decide it from a shell: toolgate approvals approve ap_… (or toolgate approvals deny ap_… --reason "…")."
@@ -265,7 +339,11 @@ describe("A3 approval", () => {
     const [approval] = await gateway.approvals.list({ limit: 1 });
     // The channel and the principal the transport knows (over stdio: the process that started
     // toolgate); the client's own name is only a label.
-    expect(approval).toMatchObject({ state: "consumed", approver: 'elicitation:stdio client [unverified name "test-client"]', note: "fine" });
+    expect(approval).toMatchObject({
+      state: "consumed",
+      approver: 'elicitation:stdio client [unverified name "test-client"]',
+      note: "fine",
+    });
   });
 
   it("two identical calls with call ids of their own, at once: one prompt, one runs, the other gets a tool result, not a protocol error", async () => {

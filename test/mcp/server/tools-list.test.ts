@@ -12,7 +12,9 @@ describe("tools/list over MCP", () => {
   it("sends exactly the committed bytes for every catalog", async () => {
     const expected = readFileSync(TOOLS_LIST_FILE, "utf8").split("\n").filter(Boolean);
     const actual = await toolsListLines();
-    expect(actual.map((l) => (JSON.parse(l) as { catalog: string }).catalog)).toEqual(expected.map((l) => (JSON.parse(l) as { catalog: string }).catalog));
+    expect(actual.map((l) => (JSON.parse(l) as { catalog: string }).catalog)).toEqual(
+      expected.map((l) => (JSON.parse(l) as { catalog: string }).catalog),
+    );
     for (let i = 0; i < expected.length; i++) expect(actual[i]).toBe(expected[i]);
   }, 60_000);
 });

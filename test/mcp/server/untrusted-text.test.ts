@@ -68,7 +68,11 @@ describe("_meta ids", () => {
       const result = await client.callTool({ name: "remove_path", arguments: { path: "a" }, _meta: { [key]: value } });
       expect(result.isError).toBe(true);
       expect(obsOf(result).error?.code).toBe("invalid_meta");
-      expect(textOf(result)).toMatch(new RegExp(`^remove_path was not run: the MCP client sent request metadata toolgate cannot use\\. _meta\\["${key}"\\] must not contain control, bidi or invisible characters; received U\\+`));
+      expect(textOf(result)).toMatch(
+        new RegExp(
+          `^remove_path was not run: the MCP client sent request metadata toolgate cannot use\\. _meta\\["${key}"\\] must not contain control, bidi or invisible characters; received U\\+`,
+        ),
+      );
       expect(textOf(result)).not.toMatch(/[\p{Cc}\p{Cf}]/u);
     }
     expect(ran).toEqual([]);
@@ -76,7 +80,11 @@ describe("_meta ids", () => {
 
   it("a tool name with such characters is refused, and the refusal shows it escaped", async () => {
     await connect(() => ({ action: "cancel" }));
-    const result = await client.callTool({ name: "remove_path\x1b]52;c;ZXZpbA==\x07", arguments: { path: "a" }, _meta: { "toolgate/turn": "x" } });
+    const result = await client.callTool({
+      name: "remove_path\x1b]52;c;ZXZpbA==\x07",
+      arguments: { path: "a" },
+      _meta: { "toolgate/turn": "x" },
+    });
     expect(textOf(result)).toMatch(/^remove_path\\u\{001B\}\]52;c;ZXZpbA==\\u\{0007\} was not run/);
     const plain = await client.callTool({ name: "remove\u202e_path", arguments: { path: "a" } });
     expect(obsOf(plain).error?.code).toBe("invalid_proposal");

@@ -20,8 +20,10 @@ import { inSession, open, request } from "./raw-http.js";
 
 const DEPTH = 100_000;
 const nested = "[".repeat(DEPTH) + "]".repeat(DEPTH);
-const deepCall = (id: number) => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"note_read","arguments":{"name":${nested}}}}`;
-const readCall = (id: number) => JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "note_read", arguments: { name: "a" } } });
+const deepCall = (id: number) =>
+  `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"note_read","arguments":{"name":${nested}}}}`;
+const readCall = (id: number) =>
+  JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "note_read", arguments: { name: "a" } } });
 
 let dir: string;
 let auditFile: string;
@@ -33,15 +35,25 @@ async function start(): Promise<void> {
 }
 
 const lines = (): AuditRecord[] =>
-  !existsSync(auditFile) ? [] :
-  readFileSync(auditFile, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as AuditRecord);
+  !existsSync(auditFile)
+    ? []
+    : readFileSync(auditFile, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as AuditRecord);
 
 /** The JSON-RPC result of an SSE or JSON answer body. */
-function resultOf(body: string): { isError?: boolean; content: Array<{ text: string }>; _meta: Record<string, { error?: { code: string } }> } {
-  const data = body.startsWith("event:") ? body.split("\n").find((l) => l.startsWith("data: "))!.slice(6) : body;
+function resultOf(body: string): {
+  isError?: boolean;
+  content: Array<{ text: string }>;
+  _meta: Record<string, { error?: { code: string } }>;
+} {
+  const data = body.startsWith("event:")
+    ? body
+        .split("\n")
+        .find((l) => l.startsWith("data: "))!
+        .slice(6)
+    : body;
   return (JSON.parse(data) as { result: ReturnType<typeof resultOf> }).result;
 }
 
@@ -73,7 +85,9 @@ describe("arguments the audit cannot serialise", () => {
     const refused = resultOf(deep.body);
     expect(refused.isError).toBe(true);
     expect(refused._meta["toolgate/observation"]!.error!.code).toBe("invalid_arguments");
-    expect(refused.content[0]!.text).toContain("- name must be a string; received a value nested too deeply to show (array)");
+    expect(refused.content[0]!.text).toContain(
+      "- name must be a string; received a value nested too deeply to show (array)",
+    );
     await until(() => lines().length === 1);
     expect(lines()[0]).toMatchObject(expectedLine);
 
@@ -94,18 +108,33 @@ describe("arguments the audit cannot serialise", () => {
     await start();
     server = await serveHttp(gateway, { port: 0, warn: () => {} });
     const sid = await open(server.url);
-    const meta = await request(server.url, { headers: inSession(sid), body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"note_read","arguments":{"name":"a"},"_meta":{"toolgate/call_id":${nested}}}}` });
+    const meta = await request(server.url, {
+      headers: inSession(sid),
+      body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"note_read","arguments":{"name":"a"},"_meta":{"toolgate/call_id":${nested}}}}`,
+    });
     expect(resultOf(meta.body).content[0]!.text).toBe(
       `note_read was not run: the MCP client sent request metadata toolgate cannot use. _meta["toolgate/call_id"] must be a non-empty string of at most 512 characters; received an array; example "c-1". The request's _meta is set by the client, not by the tool's arguments, so calling again will not help: this is for the client's author (or whoever configures it) to fix.`,
     );
-    const name = await request(server.url, { headers: inSession(sid), body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":{"deep":${nested}}}}` });
-    const data = name.body.split("\n").find((l) => l.startsWith("data: "))!.slice(6);
+    const name = await request(server.url, {
+      headers: inSession(sid),
+      body: `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":{"deep":${nested}}}}`,
+    });
+    const data = name.body
+      .split("\n")
+      .find((l) => l.startsWith("data: "))!
+      .slice(6);
     expect(JSON.parse(data)).toEqual({
       jsonrpc: "2.0",
       id: 4,
-      error: { code: -32602, message: "tools/call params.name must be the name of a tool (a non-empty string); received a value nested too deeply to show; call tools/list for the names" },
+      error: {
+        code: -32602,
+        message:
+          "tools/call params.name must be the name of a tool (a non-empty string); received a value nested too deeply to show; call tools/list for the names",
+      },
     });
-    expect(resultOf((await request(server.url, { headers: inSession(sid), body: readCall(5) })).body).isError).toBeUndefined();
+    expect(
+      resultOf((await request(server.url, { headers: inSession(sid), body: readCall(5) })).body).isError,
+    ).toBeUndefined();
   });
 
   it("over stdio: the same, and the session keeps answering", async () => {
@@ -122,7 +151,14 @@ describe("arguments the audit cannot serialise", () => {
       }
     });
     const handle = await serveStdio(gateway, { stdin, stdout, warn: () => {} });
-    stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }) + "\n");
+    stdin.write(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+      }) + "\n",
+    );
     stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n");
     stdin.write(deepCall(2) + "\n" + readCall(3) + "\n");
     await until(() => answers.length === 3);

@@ -31,7 +31,12 @@ const sockets: net.Socket[] = [];
 
 async function start(options: Omit<HttpOptions, "warn"> & { keys?: boolean } = {}): Promise<HttpHandle> {
   const { keys: withKeys, ...rest } = options;
-  gateway = createGateway({ tools: catalog, store: await openStore("memory:"), audit: false, ...(withKeys ? { keys } : {}) });
+  gateway = createGateway({
+    tools: catalog,
+    store: await openStore("memory:"),
+    audit: false,
+    ...(withKeys ? { keys } : {}),
+  });
   server = await serveHttp(gateway, { port: 0, warn: () => {}, ...rest });
   return server;
 }
@@ -49,7 +54,19 @@ afterEach(async () => {
 /** Holds session `sid` busy with an open GET stream (answered at once), until destroyed. */
 function busy(sid: string, headers: Record<string, string> = {}): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const req = http.get(server!.url, { agent: false, headers: { ...headers, accept: "text/event-stream", "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" } }, resolve);
+    const req = http.get(
+      server!.url,
+      {
+        agent: false,
+        headers: {
+          ...headers,
+          accept: "text/event-stream",
+          "mcp-session-id": sid,
+          "mcp-protocol-version": "2025-11-25",
+        },
+      },
+      resolve,
+    );
     req.on("error", reject);
   });
 }
@@ -67,7 +84,11 @@ describe("sessions count against the verified principal", () => {
     const other = grant();
     const otherSid = await open(server!.url, bearer(other));
     const mine = grant();
-    const copies = [mine, authority.attenuate(mine, { rights: ["read"] }), authority.attenuate(mine, { ttl_ms: 60_000 })];
+    const copies = [
+      mine,
+      authority.attenuate(mine, { rights: ["read"] }),
+      authority.attenuate(mine, { ttl_ms: 60_000 }),
+    ];
     const sids = [];
     for (const token of copies) sids.push(await open(server!.url, bearer(token)));
     for (const forged of ["garbage-1", "garbage-2", "tg1.not-a-token"]) await open(server!.url, bearer(forged));
@@ -75,7 +96,8 @@ describe("sessions count against the verified principal", () => {
     expect(server!.sessions).toBe(5);
     expect((await list(server!.url, otherSid, bearer(other))).status).toBe(200);
     expect((await list(server!.url, sids[0]!, bearer(copies[0]!))).status).toBe(404);
-    for (const [i, sid] of sids.slice(1).entries()) expect((await list(server!.url, sid, bearer(copies[i + 1]!))).status).toBe(200);
+    for (const [i, sid] of sids.slice(1).entries())
+      expect((await list(server!.url, sid, bearer(copies[i + 1]!))).status).toBe(200);
   });
 
   it("at the total bound, another principal's initialize is refused with 503 and every open session stays", async () => {
@@ -129,7 +151,10 @@ describe("sessions count against the verified principal", () => {
 });
 
 /** A raw TCP connection from `localAddress` to `to`, once connected; it sends nothing unless told. `answer` is what arrives. */
-async function dial(to: { host: string; port: number }, localAddress: string): Promise<net.Socket & { answer: string }> {
+async function dial(
+  to: { host: string; port: number },
+  localAddress: string,
+): Promise<net.Socket & { answer: string }> {
   const s = Object.assign(net.connect({ host: to.host, port: to.port, localAddress }), { answer: "" });
   sockets.push(s);
   s.setEncoding("utf8");
@@ -140,50 +165,72 @@ async function dial(to: { host: string; port: number }, localAddress: string): P
 }
 
 const closed = (s: net.Socket) => new Promise((resolve) => (s.destroyed ? resolve(null) : s.once("close", resolve)));
-const connections = () => new Promise<number>((resolve, reject) => server!.http.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+const connections = () =>
+  new Promise<number>((resolve, reject) => server!.http.getConnections((err, n) => (err ? reject(err) : resolve(n))));
 const initOn = (s: net.Socket, port: number) =>
-  s.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${INIT.length}\r\n\r\n${INIT}`);
+  s.write(
+    `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${INIT.length}\r\n\r\n${INIT}`,
+  );
 
-const REFUSED = "too many connections from this machine's clients (every loopback client counts as one peer): 3 are open, the most --max-connections-per-peer allows (3); reuse an open connection (HTTP keep-alive), close idle ones, or start toolgate with a higher --max-connections-per-peer";
+const REFUSED =
+  "too many connections from this machine's clients (every loopback client counts as one peer): 3 are open, the most --max-connections-per-peer allows (3); reuse an open connection (HTTP keep-alive), close idle ones, or start toolgate with a higher --max-connections-per-peer";
 
 describe("connections per peer", () => {
-  it("a peer past its bound has each further connection answered 503 and closed at once, whichever loopback address it dials from, while its others still work", { timeout: 30_000 }, async () => {
-    await start({ maxConnectionsPerPeer: 3, maxConnections: 100, headersTimeoutMs: 60_000 });
-    const port = Number(server!.url.port);
-    const to = { host: "127.0.0.1", port };
-    const held = [await dial(to, "127.0.0.1"), await dial(to, "127.0.0.2"), await dial(to, "127.0.0.3")];
-    for (const from of ["127.0.0.1", "127.0.0.4"]) {
-      const extra = await dial(to, from);
-      await closed(extra);
-      expect(extra.answer).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
-      expect(extra.answer.toLowerCase()).toContain("\r\nretry-after: 5\r\n");
-      expect(JSON.parse(extra.answer.slice(extra.answer.indexOf("\r\n\r\n") + 4))).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32000, message: REFUSED } });
-    }
-    // A held connection still carries a request; closing one makes room for a new one.
-    initOn(held[0]!, port);
-    while (!held[0]!.answer.includes("\r\n\r\n")) await new Promise((r) => setTimeout(r, 10));
-    expect(held[0]!.answer).toMatch(/^HTTP\/1\.1 200 /);
-    held[1]!.destroy();
-    while ((await connections()) > 2) await new Promise((r) => setTimeout(r, 10));
-    const fresh = await dial(to, "127.0.0.5");
-    initOn(fresh, port);
-    while (!fresh.answer.includes("\r\n\r\n") && !fresh.destroyed) await new Promise((r) => setTimeout(r, 10));
-    expect(fresh.answer).toMatch(/^HTTP\/1\.1 200 /);
-  });
+  it(
+    "a peer past its bound has each further connection answered 503 and closed at once, whichever loopback address it dials from, while its others still work",
+    { timeout: 30_000 },
+    async () => {
+      await start({ maxConnectionsPerPeer: 3, maxConnections: 100, headersTimeoutMs: 60_000 });
+      const port = Number(server!.url.port);
+      const to = { host: "127.0.0.1", port };
+      const held = [await dial(to, "127.0.0.1"), await dial(to, "127.0.0.2"), await dial(to, "127.0.0.3")];
+      for (const from of ["127.0.0.1", "127.0.0.4"]) {
+        const extra = await dial(to, from);
+        await closed(extra);
+        expect(extra.answer).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
+        expect(extra.answer.toLowerCase()).toContain("\r\nretry-after: 5\r\n");
+        expect(JSON.parse(extra.answer.slice(extra.answer.indexOf("\r\n\r\n") + 4))).toEqual({
+          jsonrpc: "2.0",
+          id: null,
+          error: { code: -32000, message: REFUSED },
+        });
+      }
+      // A held connection still carries a request; closing one makes room for a new one.
+      initOn(held[0]!, port);
+      while (!held[0]!.answer.includes("\r\n\r\n")) await new Promise((r) => setTimeout(r, 10));
+      expect(held[0]!.answer).toMatch(/^HTTP\/1\.1 200 /);
+      held[1]!.destroy();
+      while ((await connections()) > 2) await new Promise((r) => setTimeout(r, 10));
+      const fresh = await dial(to, "127.0.0.5");
+      initOn(fresh, port);
+      while (!fresh.answer.includes("\r\n\r\n") && !fresh.destroyed) await new Promise((r) => setTimeout(r, 10));
+      expect(fresh.answer).toMatch(/^HTTP\/1\.1 200 /);
+    },
+  );
 
   const other = nonLoopbackAddress();
-  it.skipIf(other === null)("one peer holding a thousand idle connections leaves room for another peer", { timeout: 60_000 }, async () => {
-    await start({ host: "0.0.0.0", noAuth: true, maxConnectionsPerPeer: 16, maxConnections: 64, headersTimeoutMs: 60_000 });
-    const port = Number(server!.url.port);
-    const held: Array<net.Socket & { answer: string }> = [];
-    for (let i = 0; i < 1000; i++) held.push(await dial({ host: "127.0.0.1", port }, "127.0.0.1"));
-    // Every connection past the peer's 16 is closed (the test's timeout bounds the wait).
-    while (held.filter((s) => s.destroyed).length < 1000 - 16) await new Promise((r) => setTimeout(r, 10));
-    expect(held.filter((s) => !s.destroyed)).toHaveLength(16);
-    expect(held.filter((s) => s.destroyed).every((s) => s.answer.startsWith("HTTP/1.1 503 "))).toBe(true);
-    // Another peer (this machine's non-loopback address) still gets a session.
-    const url = new URL(`http://${other!}:${port}/mcp`);
-    const sid = await open(url, {}, { localAddress: other! });
-    expect((await list(url, sid, {}, { localAddress: other! })).status).toBe(200);
-  });
+  it.skipIf(other === null)(
+    "one peer holding a thousand idle connections leaves room for another peer",
+    { timeout: 60_000 },
+    async () => {
+      await start({
+        host: "0.0.0.0",
+        noAuth: true,
+        maxConnectionsPerPeer: 16,
+        maxConnections: 64,
+        headersTimeoutMs: 60_000,
+      });
+      const port = Number(server!.url.port);
+      const held: Array<net.Socket & { answer: string }> = [];
+      for (let i = 0; i < 1000; i++) held.push(await dial({ host: "127.0.0.1", port }, "127.0.0.1"));
+      // Every connection past the peer's 16 is closed (the test's timeout bounds the wait).
+      while (held.filter((s) => s.destroyed).length < 1000 - 16) await new Promise((r) => setTimeout(r, 10));
+      expect(held.filter((s) => !s.destroyed)).toHaveLength(16);
+      expect(held.filter((s) => s.destroyed).every((s) => s.answer.startsWith("HTTP/1.1 503 "))).toBe(true);
+      // Another peer (this machine's non-loopback address) still gets a session.
+      const url = new URL(`http://${other!}:${port}/mcp`);
+      const sid = await open(url, {}, { localAddress: other! });
+      expect((await list(url, sid, {}, { localAddress: other! })).status).toBe(200);
+    },
+  );
 });

@@ -34,7 +34,12 @@ async function start(options: Omit<HttpOptions, "warn"> & { keys?: boolean } = {
   const { keys, ...rest } = options;
   store = await openStore("memory:");
   audit = createMemoryAuditSink();
-  gateway = createGateway({ tools: catalog, store, audit, ...(keys ? { keys: keyRingFromMap({ k1: Buffer.alloc(32, 3).toString("base64") }, "test") } : {}) });
+  gateway = createGateway({
+    tools: catalog,
+    store,
+    audit,
+    ...(keys ? { keys: keyRingFromMap({ k1: Buffer.alloc(32, 3).toString("base64") }, "test") } : {}),
+  });
   server = await serveHttp(gateway, { port: 0, warn: (line) => warnings.push(line), ...rest });
   return server;
 }
@@ -58,14 +63,24 @@ const open = (headers: Record<string, string> = {}) => openAt(server!.url, heade
 /** tools/list in session `sid` as the caller `headers` describe; the answer. */
 const list = (sid: string, headers: Record<string, string> = {}) => listAt(server!.url, sid, headers);
 
-async function connect(options: { headers?: Record<string, string>; answer?: () => { action: "accept" | "decline" } } = {}): Promise<{ client: Client; asked: () => number }> {
+async function connect(
+  options: { headers?: Record<string, string>; answer?: () => { action: "accept" | "decline" } } = {},
+): Promise<{ client: Client; asked: () => number }> {
   let asked = 0;
-  const client = new Client({ name: "http-test", version: "1.0.0" }, { capabilities: options.answer ? { elicitation: { form: {} } } : {} });
+  const client = new Client(
+    { name: "http-test", version: "1.0.0" },
+    { capabilities: options.answer ? { elicitation: { form: {} } } : {} },
+  );
   if (options.answer) {
     const answer = options.answer;
     client.setRequestHandler(ElicitRequestSchema, () => (asked++, answer()));
   }
-  await client.connect(new StreamableHTTPClientTransport(server!.url, options.headers ? { requestInit: { headers: options.headers } } : undefined));
+  await client.connect(
+    new StreamableHTTPClientTransport(
+      server!.url,
+      options.headers ? { requestInit: { headers: options.headers } } : undefined,
+    ),
+  );
   clients.push(client);
   return { client, asked: () => asked };
 }
@@ -73,7 +88,10 @@ async function connect(options: { headers?: Record<string, string>; answer?: () 
 describe("Origin", () => {
   it("a browser page of a foreign origin gets 403 with a JSON-RPC error; no Origin (not a browser), the endpoint's own and an allowed one pass", async () => {
     await start({ allowOrigins: ["http://localhost:6274"] });
-    const evil = await request(server!.url, { headers: { ...JSON_HEADERS, origin: "https://evil.example" }, body: INIT });
+    const evil = await request(server!.url, {
+      headers: { ...JSON_HEADERS, origin: "https://evil.example" },
+      body: INIT,
+    });
     expect(evil.status).toBe(403);
     expect(JSON.parse(evil.body)).toEqual({
       jsonrpc: "2.0",
@@ -83,10 +101,19 @@ describe("Origin", () => {
         message: `Origin "https://evil.example" is not allowed: a web page may call this endpoint only from its own origins (http://127.0.0.1:${server!.url.port}, http://localhost:${server!.url.port}, http://[::1]:${server!.url.port}) or one the operator allowed with --allow-origin; to allow this one, start toolgate with --allow-origin https://evil.example`,
       },
     });
-    for (const origin of ["null", "http://localhost:6275", "file://"]) expect((await request(server!.url, { headers: { ...JSON_HEADERS, origin }, body: INIT })).status).toBe(403);
+    for (const origin of ["null", "http://localhost:6275", "file://"])
+      expect((await request(server!.url, { headers: { ...JSON_HEADERS, origin }, body: INIT })).status).toBe(403);
     expect(server!.sessions).toBe(0);
-    for (const origin of [undefined, "http://localhost:6274", `http://127.0.0.1:${server!.url.port}`, `http://localhost:${server!.url.port}`]) {
-      const ok = await request(server!.url, { headers: { ...JSON_HEADERS, ...(origin ? { origin } : {}) }, body: INIT });
+    for (const origin of [
+      undefined,
+      "http://localhost:6274",
+      `http://127.0.0.1:${server!.url.port}`,
+      `http://localhost:${server!.url.port}`,
+    ]) {
+      const ok = await request(server!.url, {
+        headers: { ...JSON_HEADERS, ...(origin ? { origin } : {}) },
+        body: INIT,
+      });
       expect([origin, ok.status]).toEqual([origin, 200]);
     }
   });
@@ -116,12 +143,21 @@ describe("Origin", () => {
       expect(errorOf(a).message).toContain(`Origin ${JSON.stringify(origin)} is not allowed: `);
       expect(errorOf(a).message).toContain("--allow-origin");
     }
-    expect(errorOf(await request(server!.url, { headers: { ...JSON_HEADERS, origin: "null" }, body: INIT })).message).toBe(
+    expect(
+      errorOf(await request(server!.url, { headers: { ...JSON_HEADERS, origin: "null" }, body: INIT })).message,
+    ).toBe(
       `Origin "null" is not allowed: it is not an http or https origin (scheme://host:port, nothing after), so no --allow-origin can allow it; a web page may call this endpoint only from its own origins (http://127.0.0.1:${port}, http://localhost:${port}, http://[::1]:${port}) or one the operator allowed with --allow-origin`,
     );
     expect(server!.sessions).toBe(0);
     // Scheme and host compare without case and a default port is no port, as browsers serialise them.
-    const own = [`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`, `HTTP://LOCALHOST:${port}`, "http://localhost:6274", "http://LocalHost:6274"];
+    const own = [
+      `http://127.0.0.1:${port}`,
+      `http://localhost:${port}`,
+      `http://[::1]:${port}`,
+      `HTTP://LOCALHOST:${port}`,
+      "http://localhost:6274",
+      "http://LocalHost:6274",
+    ];
     for (const origin of own) {
       const a = await request(server!.url, { headers: { ...JSON_HEADERS, origin }, body: INIT });
       expect([origin, a.status]).toEqual([origin, 200]);
@@ -131,8 +167,10 @@ describe("Origin", () => {
   it("on another loopback bind, its own address is an own origin and the rest of 127.0.0.0/8 is not", async () => {
     await start({ host: "127.0.0.2" });
     const port = Number(server!.url.port);
-    for (const origin of [`http://127.0.0.3:${port}`, `http://127.0.0.2:${port + 1}`]) expect((await request(server!.url, { headers: { ...JSON_HEADERS, origin }, body: INIT })).status).toBe(403);
-    for (const origin of [`http://127.0.0.2:${port}`, `http://127.0.0.1:${port}`, `http://localhost:${port}`]) expect((await request(server!.url, { headers: { ...JSON_HEADERS, origin }, body: INIT })).status).toBe(200);
+    for (const origin of [`http://127.0.0.3:${port}`, `http://127.0.0.2:${port + 1}`])
+      expect((await request(server!.url, { headers: { ...JSON_HEADERS, origin }, body: INIT })).status).toBe(403);
+    for (const origin of [`http://127.0.0.2:${port}`, `http://127.0.0.1:${port}`, `http://localhost:${port}`])
+      expect((await request(server!.url, { headers: { ...JSON_HEADERS, origin }, body: INIT })).status).toBe(200);
   });
 
   it("quotes a refused Origin with its control characters escaped", async () => {
@@ -145,11 +183,19 @@ describe("Origin", () => {
     socket.on("data", (d: string) => (answer += d));
     const body = Buffer.from(INIT);
     // U+202E (right-to-left override) as UTF-8 bytes; the server reads header bytes as latin1, so 0x80 is a C1 control.
-    const head = Buffer.concat([Buffer.from(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nOrigin: http://ev`), Buffer.from("\u202e", "utf8"), Buffer.from(`il.example\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`)]);
+    const head = Buffer.concat([
+      Buffer.from(
+        `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nOrigin: http://ev`,
+      ),
+      Buffer.from("\u202e", "utf8"),
+      Buffer.from(`il.example\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`),
+    ]);
     socket.end(Buffer.concat([head, body]));
     await new Promise((resolve) => socket.once("close", resolve));
     expect(answer).toMatch(/^HTTP\/1\.1 403/);
-    const error = (JSON.parse(answer.slice(answer.indexOf("{"), answer.lastIndexOf("}") + 1)) as { error: { message: string } }).error;
+    const error = (
+      JSON.parse(answer.slice(answer.indexOf("{"), answer.lastIndexOf("}") + 1)) as { error: { message: string } }
+    ).error;
     // The three latin1 characters of those bytes: â, the C1 control U+0080 (escaped), ®.
     expect(error.message).toContain('Origin "http://ev\u00e2\\u{0080}\u00aeil.example" is not allowed');
     expect(error.message).not.toMatch(/[\u0080-\u009f\u202e]/);
@@ -160,25 +206,44 @@ describe("Host (DNS rebinding)", () => {
   it("is checked on every loopback address, e.g. 127.0.0.2, not only on three names", async () => {
     await start({ host: "127.0.0.2" });
     const port = server!.url.port;
-    for (const host of [`evil.example:${port}`, `127.0.0.2.nip.io:${port}`, `127.0.0.2:${Number(port) + 1}`, "127.0.0.2"]) {
+    for (const host of [
+      `evil.example:${port}`,
+      `127.0.0.2.nip.io:${port}`,
+      `127.0.0.2:${Number(port) + 1}`,
+      "127.0.0.2",
+    ]) {
       const a = await request(server!.url, { headers: { ...JSON_HEADERS, host }, body: INIT });
       expect([host, a.status]).toEqual([host, 403]);
-      expect(errorOf(a).message).toMatch(/^this endpoint does not answer Host ".*": requests must name this machine's loopback address or localhost with port \d+ \(protection against DNS rebinding\)$/);
+      expect(errorOf(a).message).toMatch(
+        /^this endpoint does not answer Host ".*": requests must name this machine's loopback address or localhost with port \d+ \(protection against DNS rebinding\)$/,
+      );
     }
     expect(server!.sessions).toBe(0);
-    for (const host of [`127.0.0.2:${port}`, `localhost:${port}`]) expect((await request(server!.url, { headers: { ...JSON_HEADERS, host }, body: INIT })).status).toBe(200);
+    for (const host of [`127.0.0.2:${port}`, `localhost:${port}`])
+      expect((await request(server!.url, { headers: { ...JSON_HEADERS, host }, body: INIT })).status).toBe(200);
   });
 
   it("on a non-loopback bind, answers its own addresses and --allow-host names only", async () => {
     await start({ host: "0.0.0.0", noAuth: true, allowHosts: ["agents.example.com"] });
     const port = server!.url.port;
     const at = new URL(`http://127.0.0.1:${port}/mcp`);
-    expect((await request(at, { headers: { ...JSON_HEADERS, host: `evil.example:${port}` }, body: INIT })).status).toBe(403);
-    expect((await request(at, { headers: { ...JSON_HEADERS, host: `agents.example.com:${port}` }, body: INIT })).status).toBe(200);
-    expect((await request(at, { headers: { ...JSON_HEADERS, host: `127.0.0.1:${port}` }, body: INIT })).status).toBe(200);
+    expect((await request(at, { headers: { ...JSON_HEADERS, host: `evil.example:${port}` }, body: INIT })).status).toBe(
+      403,
+    );
+    expect(
+      (await request(at, { headers: { ...JSON_HEADERS, host: `agents.example.com:${port}` }, body: INIT })).status,
+    ).toBe(200);
+    expect((await request(at, { headers: { ...JSON_HEADERS, host: `127.0.0.1:${port}` }, body: INIT })).status).toBe(
+      200,
+    );
     // An interface's own origin passes; an --allow-host name is a Host, not an origin (that takes --allow-origin).
-    expect((await request(at, { headers: { ...JSON_HEADERS, origin: `http://127.0.0.1:${port}` }, body: INIT })).status).toBe(200);
-    expect((await request(at, { headers: { ...JSON_HEADERS, origin: `http://agents.example.com:${port}` }, body: INIT })).status).toBe(403);
+    expect(
+      (await request(at, { headers: { ...JSON_HEADERS, origin: `http://127.0.0.1:${port}` }, body: INIT })).status,
+    ).toBe(200);
+    expect(
+      (await request(at, { headers: { ...JSON_HEADERS, origin: `http://agents.example.com:${port}` }, body: INIT }))
+        .status,
+    ).toBe(403);
   });
 });
 
@@ -211,12 +276,16 @@ describe("connections and request time", () => {
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
   });
 
-  it("still answers a call that takes longer than requestTimeoutMs (the bound is on receiving the request)", { timeout: 30_000 }, async () => {
-    await start({ requestTimeoutMs: 100, headersTimeoutMs: 100 });
-    const { client } = await connect();
-    const r = await client.callTool({ name: "note_slow", arguments: { name: "s", delay_ms: 600 } });
-    expect(r.structuredContent).toEqual({ name: "s", lines: 1 });
-  });
+  it(
+    "still answers a call that takes longer than requestTimeoutMs (the bound is on receiving the request)",
+    { timeout: 30_000 },
+    async () => {
+      await start({ requestTimeoutMs: 100, headersTimeoutMs: 100 });
+      const { client } = await connect();
+      const r = await client.callTool({ name: "note_slow", arguments: { name: "s", delay_ms: 600 } });
+      expect(r.structuredContent).toEqual({ name: "s", lines: 1 });
+    },
+  );
 
   it("accepts at most maxConnections connections at once", { timeout: 30_000 }, async () => {
     await start({ maxConnections: 2 });
@@ -245,9 +314,15 @@ describe("sessions belong to their caller", () => {
     for (const thief of [{ authorization: "Bearer thief" }, {}] as Array<Record<string, string>>) {
       const stolen = await list(sid, thief);
       expect(stolen.status).toBe(404);
-      expect(errorOf(stolen)).toEqual({ code: -32001, message: errorOf(unknown).message.replace("00000000-0000-4000-8000-000000000000", sid) });
+      expect(errorOf(stolen)).toEqual({
+        code: -32001,
+        message: errorOf(unknown).message.replace("00000000-0000-4000-8000-000000000000", sid),
+      });
     }
-    const del = await request(server!.url, { method: "DELETE", headers: { "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25", authorization: "Bearer thief" } });
+    const del = await request(server!.url, {
+      method: "DELETE",
+      headers: { "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25", authorization: "Bearer thief" },
+    });
     expect(del.status).toBe(404);
     expect((await list(sid, owner)).status).toBe(200);
   });
@@ -257,7 +332,12 @@ describe("sessions belong to their caller", () => {
     const sid = await open();
     const call = await request(server!.url, {
       headers: { ...JSON_HEADERS, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "note_read", arguments: { name: "a" } } }),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 3,
+        method: "tools/call",
+        params: { name: "note_read", arguments: { name: "a" } },
+      }),
     });
     expect(call.status).toBe(200);
     const [line] = audit.records;
@@ -278,11 +358,19 @@ describe("authentication at start", () => {
       "refusing to serve 0.0.0.0 without capability keys: anyone who can reach that address could run every tool. Pass --keys FILE (calls then need a capability), bind a loopback address such as 127.0.0.1, or pass --no-auth to serve it unauthenticated on purpose",
     );
     server = await serveHttp(gateway, { host: "0.0.0.0", port: 0, noAuth: true, warn: (l) => warnings.push(l) });
-    expect(warnings).toEqual([expect.stringMatching(/^toolgate: warning: --no-auth: anyone who can reach http:\/\/0\.0\.0\.0:\d+\/mcp can call every tool$/)]);
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /^toolgate: warning: --no-auth: anyone who can reach http:\/\/0\.0\.0\.0:\d+\/mcp can call every tool$/,
+      ),
+    ]);
     await server.close();
     warnings = [];
     server = await serveHttp(gateway, { port: 0, warn: (l) => warnings.push(l) });
-    expect(warnings).toEqual([expect.stringMatching(/^toolgate: warning: no capability keys \(--keys\), so any process on this machine that can reach http:\/\/127\.0\.0\.1:\d+\/mcp can call every tool/)]);
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /^toolgate: warning: no capability keys \(--keys\), so any process on this machine that can reach http:\/\/127\.0\.0\.1:\d+\/mcp can call every tool/,
+      ),
+    ]);
   });
 
   it("a non-loopback bind with keys starts without a warning", async () => {
@@ -311,14 +399,23 @@ describe("A3 approval over HTTP", () => {
     const [approval] = await gateway.approvals.list({ limit: 1 });
     const approver = 'elicitation:peer 127.0.0.1 [unverified name "http-test"]';
     expect(approval).toMatchObject({ state: "consumed", approver });
-    expect(audit.records.at(-1)).toMatchObject({ tool: "note_delete", outcome: "ok", approval: { id: approval!.id, channel: "elicitation", approver } });
+    expect(audit.records.at(-1)).toMatchObject({
+      tool: "note_delete",
+      outcome: "ok",
+      approval: { id: approval!.id, channel: "elicitation", approver },
+    });
   });
 
   it("with keys, the principal of a session opened with a capability that verifies is its issued grant", async () => {
     await start({ keys: true, approveVia: "elicitation" });
-    const token = createCapabilityAuthority({ keys: keyRingFromMap({ k1: Buffer.alloc(32, 3).toString("base64") }, "test") }).issue({ rights: ["write"], objects: ["tool:note_delete"], ttl_ms: 60_000 });
+    const token = createCapabilityAuthority({
+      keys: keyRingFromMap({ k1: Buffer.alloc(32, 3).toString("base64") }, "test"),
+    }).issue({ rights: ["write"], objects: ["tool:note_delete"], ttl_ms: 60_000 });
     const { grant } = (await gateway.holder(token))!;
-    const { client } = await connect({ headers: { authorization: `Bearer ${token}` }, answer: () => ({ action: "accept" }) });
+    const { client } = await connect({
+      headers: { authorization: `Bearer ${token}` },
+      answer: () => ({ action: "accept" }),
+    });
     await client.callTool({ name: "note_delete", arguments: { name: "x" } });
     const [approval] = await gateway.approvals.list({ limit: 1 });
     expect(approval!.approver).toBe(`elicitation:capability ${grant} [unverified name "http-test"]`);
@@ -327,10 +424,15 @@ describe("A3 approval over HTTP", () => {
 
   it("with a bearer credential, the principal is the credential's digest, never the credential", async () => {
     await start({ approveVia: "elicitation" });
-    const { client } = await connect({ headers: { authorization: "Bearer secret-credential-123" }, answer: () => ({ action: "accept" }) });
+    const { client } = await connect({
+      headers: { authorization: "Bearer secret-credential-123" },
+      answer: () => ({ action: "accept" }),
+    });
     await client.callTool({ name: "note_delete", arguments: { name: "y" } });
     const [approval] = await gateway.approvals.list({ limit: 1 });
-    expect(approval!.approver).toMatch(/^elicitation:bearer credential sha256:[0-9a-f]{16} \[unverified name "http-test"\]$/);
+    expect(approval!.approver).toMatch(
+      /^elicitation:bearer credential sha256:[0-9a-f]{16} \[unverified name "http-test"\]$/,
+    );
     expect(JSON.stringify([approval, audit.records])).not.toContain("secret-credential-123");
   });
 });

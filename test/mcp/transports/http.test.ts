@@ -34,15 +34,27 @@ async function start(options: { keys?: boolean } & Omit<HttpOptions, "port" | "w
 }
 
 async function connect(options: { headers?: Record<string, string>; elicit?: boolean } = {}): Promise<Client> {
-  const client = new Client({ name: "http-test", version: "1.0.0" }, { capabilities: options.elicit ? { elicitation: { form: {} } } : {} });
+  const client = new Client(
+    { name: "http-test", version: "1.0.0" },
+    { capabilities: options.elicit ? { elicitation: { form: {} } } : {} },
+  );
   if (options.elicit) client.setRequestHandler(ElicitRequestSchema, () => ({ action: "accept" }));
-  await client.connect(new StreamableHTTPClientTransport(http.url, options.headers ? { requestInit: { headers: options.headers } } : undefined));
+  await client.connect(
+    new StreamableHTTPClientTransport(
+      http.url,
+      options.headers ? { requestInit: { headers: options.headers } } : undefined,
+    ),
+  );
   clients.push(client);
   return client;
 }
 
 const post = (body: string, headers: Record<string, string> = {}) =>
-  fetch(http.url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body });
+  fetch(http.url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+    body,
+  });
 
 beforeEach(() => {
   warnings = [];
@@ -62,7 +74,11 @@ describe("serveHttp with the SDK client", () => {
     expect((await client.listTools()).tools).toHaveLength(catalog.length);
     const ok = await client.callTool({ name: "note_append", arguments: { name: "h", line: "one" }, _meta: ids("h1") });
     expect(ok.structuredContent).toEqual({ name: "h", lines: 1 });
-    const again = await client.callTool({ name: "note_append", arguments: { name: "h", line: "one" }, _meta: ids("h1") });
+    const again = await client.callTool({
+      name: "note_append",
+      arguments: { name: "h", line: "one" },
+      _meta: ids("h1"),
+    });
     expect(obsOf(again).replay).toBe(true);
     const bad = await client.callTool({ name: "note_append", arguments: { name: "H!", line: "one" } });
     expect([bad.isError, obsOf(bad).error?.code]).toEqual([true, "invalid_arguments"]);
@@ -71,13 +87,22 @@ describe("serveHttp with the SDK client", () => {
 
   it("takes the capability from Authorization: Bearer", async () => {
     const keys = await start({ keys: true });
-    const token = createCapabilityAuthority({ keys: keys! }).issue({ rights: ["read"], objects: ["tool:note_read"], ttl_ms: 60_000 });
+    const token = createCapabilityAuthority({ keys: keys! }).issue({
+      rights: ["read"],
+      objects: ["tool:note_read"],
+      ttl_ms: 60_000,
+    });
     const anonymous = await connect();
     const denied = await anonymous.callTool({ name: "note_read", arguments: { name: "a" } });
     expect(obsOf(denied).error?.code).toBe("denied");
-    expect(textOf(denied).split("\n").at(-1)).toBe('Over MCP, send the token in _meta["toolgate/capability"] of tools/call or an Authorization: Bearer header.');
+    expect(textOf(denied).split("\n").at(-1)).toBe(
+      'Over MCP, send the token in _meta["toolgate/capability"] of tools/call or an Authorization: Bearer header.',
+    );
     const bearer = await connect({ headers: { authorization: `Bearer ${token}` } });
-    expect((await bearer.callTool({ name: "note_read", arguments: { name: "a" } })).structuredContent).toEqual({ name: "a", text: null });
+    expect((await bearer.callTool({ name: "note_read", arguments: { name: "a" } })).structuredContent).toEqual({
+      name: "a",
+      text: null,
+    });
   });
 
   it("asks for approval by elicitation on the call's own stream, when the operator lets elicitation approve", async () => {
@@ -94,10 +119,17 @@ describe("serveHttp with the SDK client", () => {
     const parse = await post("{not json");
     expect([parse.status, ((await parse.json()) as { error: { code: number } }).error.code]).toEqual([400, -32700]);
     const notRpc = await post(JSON.stringify({ hello: "world" }));
-    expect([notRpc.status, ((await notRpc.json()) as { error: { message: string } }).error.message]).toEqual([400, "Parse error: Invalid JSON-RPC message"]);
-    const big = await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { pad: "x".repeat(5000) } }));
+    expect([notRpc.status, ((await notRpc.json()) as { error: { message: string } }).error.message]).toEqual([
+      400,
+      "Parse error: Invalid JSON-RPC message",
+    ]);
+    const big = await post(
+      JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { pad: "x".repeat(5000) } }),
+    );
     expect(big.status).toBe(413);
-    const lost = await post(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }), { "mcp-session-id": "no-such-session" });
+    const lost = await post(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }), {
+      "mcp-session-id": "no-such-session",
+    });
     expect([lost.status, await lost.json()]).toMatchInlineSnapshot(`
       [
         404,
@@ -113,7 +145,9 @@ describe("serveHttp with the SDK client", () => {
     `);
     const noSession = await post(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/list" }));
     expect(noSession.status).toBe(400);
-    await expect(client.request({ method: "tools/destroy", params: {} }, ResultSchema)).rejects.toSatisfy((e) => e instanceof McpError && e.code === ErrorCode.MethodNotFound);
+    await expect(client.request({ method: "tools/destroy", params: {} }, ResultSchema)).rejects.toSatisfy(
+      (e) => e instanceof McpError && e.code === ErrorCode.MethodNotFound,
+    );
     expect((await client.callTool({ name: "note_read", arguments: { name: "a" } })).isError).toBeUndefined();
     expect(http.sessions).toBe(1);
   });
@@ -122,17 +156,29 @@ describe("serveHttp with the SDK client", () => {
     await start();
     const client = await connect();
     const abort = new AbortController();
-    const pending = client.callTool({ name: "note_slow", arguments: { name: "s", delay_ms: 800 }, _meta: ids("gone-1") }, undefined, { signal: abort.signal }).catch((e: Error) => e);
+    const pending = client
+      .callTool({ name: "note_slow", arguments: { name: "s", delay_ms: 800 }, _meta: ids("gone-1") }, undefined, {
+        signal: abort.signal,
+      })
+      .catch((e: Error) => e);
     // Abandon the call once the gateway has it (its idempotency record is claimed), not after a
     // guessed delay: on a loaded machine the request may not have reached the server yet.
     while ((await store.records.list({ limit: 1, now: Date.now() })).length === 0) await turn();
     abort.abort();
     expect(await pending).toBeInstanceOf(Error);
     const other = await connect();
-    let retry = await other.callTool({ name: "note_slow", arguments: { name: "s", delay_ms: 800 }, _meta: ids("gone-1") });
+    let retry = await other.callTool({
+      name: "note_slow",
+      arguments: { name: "s", delay_ms: 800 },
+      _meta: ids("gone-1"),
+    });
     while (obsOf(retry).error?.code === "in_flight") {
       await new Promise((r) => setTimeout(r, 100));
-      retry = await other.callTool({ name: "note_slow", arguments: { name: "s", delay_ms: 800 }, _meta: ids("gone-1") });
+      retry = await other.callTool({
+        name: "note_slow",
+        arguments: { name: "s", delay_ms: 800 },
+        _meta: ids("gone-1"),
+      });
     }
     expect([retry.structuredContent, obsOf(retry).replay]).toEqual([{ name: "s", lines: 1 }, true]);
     expect(executions(notes)).toEqual(["note_slow s"]);
@@ -144,11 +190,20 @@ const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 /** A raw initialize (+ initialized notification): a session with no stream left open. Returns its id. */
 async function rawSession(): Promise<string> {
-  const init = await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }));
+  const init = await post(
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    }),
+  );
   await init.text();
   const sid = init.headers.get("mcp-session-id")!;
   const headers = { "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" };
-  expect((await post(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }), headers)).status).toBe(202);
+  expect((await post(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }), headers)).status).toBe(
+    202,
+  );
   await turn();
   return sid;
 }
@@ -158,7 +213,10 @@ describe("serveHttp session idle expiry (clock injected, swept on demand)", () =
   let t = 0;
   /** tools/list in session `sid`, read to the end; the HTTP status. */
   const listTools = async (sid: string) => {
-    const res = await post(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list" }), { "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" });
+    const res = await post(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list" }), {
+      "mcp-session-id": sid,
+      "mcp-protocol-version": "2025-11-25",
+    });
     await res.text();
     await turn();
     return res.status;
@@ -177,10 +235,16 @@ describe("serveHttp session idle expiry (clock injected, swept on demand)", () =
     t += 1;
     expect(await http.expireIdle()).toBe(1);
     expect(http.sessions).toBe(0);
-    const gone = await post(JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/list" }), { "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" });
+    const gone = await post(JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/list" }), {
+      "mcp-session-id": sid,
+      "mcp-protocol-version": "2025-11-25",
+    });
     expect([gone.status, ((await gone.json()) as { error: { code: number; message: string } }).error]).toEqual([
       404,
-      { code: -32001, message: `Session not found: ${sid} is unknown, expired or closed; start a new session with initialize` },
+      {
+        code: -32001,
+        message: `Session not found: ${sid} is unknown, expired or closed; start a new session with initialize`,
+      },
     ]);
     const client = await connect();
     expect((await client.listTools()).tools).toHaveLength(catalog.length);
@@ -191,7 +255,10 @@ describe("serveHttp session idle expiry (clock injected, swept on demand)", () =
     await start({ sessionIdleMs: IDLE, sweepMs: 0, now: () => t });
     const sid = await rawSession();
     const gone = new AbortController();
-    const stream = await fetch(http.url, { headers: { accept: "text/event-stream", "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" }, signal: gone.signal });
+    const stream = await fetch(http.url, {
+      headers: { accept: "text/event-stream", "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25" },
+      signal: gone.signal,
+    });
     expect(stream.status).toBe(200);
     t += 10 * IDLE;
     expect(await http.expireIdle()).toBe(0);
@@ -213,7 +280,9 @@ describe("serveHttp session idle expiry (clock injected, swept on demand)", () =
     const client = await connect();
     const abort = new AbortController();
     const args = { name: "e", delay_ms: 300 };
-    const pending = client.callTool({ name: "note_slow", arguments: args, _meta: ids("idle-1") }, undefined, { signal: abort.signal }).catch((e: Error) => e);
+    const pending = client
+      .callTool({ name: "note_slow", arguments: args, _meta: ids("idle-1") }, undefined, { signal: abort.signal })
+      .catch((e: Error) => e);
     // Abandon the call once the gateway has it (its idempotency record is claimed).
     while ((await store.records.list({ limit: 1, now: Date.now() })).length === 0) await turn();
     abort.abort();
@@ -246,7 +315,9 @@ describe("serveHttp session idle expiry (clock injected, swept on demand)", () =
 
   it("refuses a sessionIdleMs that is not greater than 0", async () => {
     const g = createGateway({ tools: catalog, store: await openStore("memory:"), audit: false });
-    await expect(serveHttp(g, { sessionIdleMs: 0 })).rejects.toThrow("sessionIdleMs must be a number of milliseconds greater than 0; received 0; e.g. 1800000");
+    await expect(serveHttp(g, { sessionIdleMs: 0 })).rejects.toThrow(
+      "sessionIdleMs must be a number of milliseconds greater than 0; received 0; e.g. 1800000",
+    );
     await g.close();
   });
 });

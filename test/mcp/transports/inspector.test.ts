@@ -36,7 +36,9 @@ afterAll(async () => {
 describe("MCP Inspector CLI against toolgate serve", { timeout: 180_000 }, () => {
   it("lists the coding tools over stdio", async () => {
     const ws = tempDir("inspector");
-    const listed = (await inspect([...serve, "--workspace", ws, "--method", "tools/list"])) as { tools: Array<{ name: string; annotations: Record<string, boolean> }> };
+    const listed = (await inspect([...serve, "--workspace", ws, "--method", "tools/list"])) as {
+      tools: Array<{ name: string; annotations: Record<string, boolean> }>;
+    };
     expect(listed.tools.map((t) => t.name)).toEqual(["bash_execute", "file_view", "file_edit", "grep_search"]);
     expect(listed.tools[1]!.annotations).toMatchObject({ readOnlyHint: true });
   });
@@ -44,10 +46,35 @@ describe("MCP Inspector CLI against toolgate serve", { timeout: 180_000 }, () =>
   it("calls a tool over stdio, and gets a refusal as an isError result", async () => {
     const ws = tempDir("inspector");
     writeFileSync(join(ws, "a.txt"), "inspected line\n");
-    const ok = (await inspect([...serve, "--workspace", ws, "--method", "tools/call", "--tool-name", "file_view", "--tool-arg", `path=${join(ws, "a.txt")}`, "offset=1", "limit=5"])) as { structuredContent: { content: string }; isError?: boolean };
+    const ok = (await inspect([
+      ...serve,
+      "--workspace",
+      ws,
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "file_view",
+      "--tool-arg",
+      `path=${join(ws, "a.txt")}`,
+      "offset=1",
+      "limit=5",
+    ])) as { structuredContent: { content: string }; isError?: boolean };
     expect(ok.isError).toBeUndefined();
     expect(ok.structuredContent.content).toContain("inspected line");
-    const refused = (await inspect([...serve, "--workspace", ws, "--method", "tools/call", "--tool-name", "file_view", "--tool-arg", `path=${join(ws, "a.txt")}`, "offset=1", "limit=5", "mode=fast"])) as { isError?: boolean; content: Array<{ text: string }> };
+    const refused = (await inspect([
+      ...serve,
+      "--workspace",
+      ws,
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "file_view",
+      "--tool-arg",
+      `path=${join(ws, "a.txt")}`,
+      "offset=1",
+      "limit=5",
+      "mode=fast",
+    ])) as { isError?: boolean; content: Array<{ text: string }> };
     expect(refused.isError).toBe(true);
     expect(refused.content[0]!.text).toContain("unknown field: mode");
   });
@@ -55,8 +82,26 @@ describe("MCP Inspector CLI against toolgate serve", { timeout: 180_000 }, () =>
   it("calls a tool over stdio with toolgate ids as --tool-metadata, which the Inspector sends as strings (the turn too)", async () => {
     const ws = tempDir("inspector");
     writeFileSync(join(ws, "a.txt"), "inspected line\n");
-    const call = [...serve, "--workspace", ws, "--method", "tools/call", "--tool-name", "file_view", "--tool-arg", `path=${join(ws, "a.txt")}`, "offset=1", "limit=5"];
-    const ok = (await inspect([...call, "--tool-metadata", "toolgate/trajectory_id=insp-1", "toolgate/call_id=c-1", "toolgate/turn=2"])) as { isError?: boolean; _meta: Record<string, { call_id: string }> };
+    const call = [
+      ...serve,
+      "--workspace",
+      ws,
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "file_view",
+      "--tool-arg",
+      `path=${join(ws, "a.txt")}`,
+      "offset=1",
+      "limit=5",
+    ];
+    const ok = (await inspect([
+      ...call,
+      "--tool-metadata",
+      "toolgate/trajectory_id=insp-1",
+      "toolgate/call_id=c-1",
+      "toolgate/turn=2",
+    ])) as { isError?: boolean; _meta: Record<string, { call_id: string }> };
     expect(ok.isError).toBeUndefined();
     expect(ok._meta["toolgate/observation"]!.call_id).toBe("c-1");
   });
@@ -65,9 +110,22 @@ describe("MCP Inspector CLI against toolgate serve", { timeout: 180_000 }, () =>
     process.env.NOTES_DIR = tempDir("inspector-notes");
     gateway = createGateway({ tools: catalog, store: await openStore("memory:"), audit: false });
     http = await serveHttp(gateway, { port: 0 });
-    const listed = (await inspect([http.url.href, "--transport", "http", "--method", "tools/list"])) as { tools: unknown[] };
+    const listed = (await inspect([http.url.href, "--transport", "http", "--method", "tools/list"])) as {
+      tools: unknown[];
+    };
     expect(listed.tools).toHaveLength(catalog.length);
-    const called = (await inspect([http.url.href, "--transport", "http", "--method", "tools/call", "--tool-name", "note_append", "--tool-arg", "name=insp", "line=hi"])) as { structuredContent: unknown };
+    const called = (await inspect([
+      http.url.href,
+      "--transport",
+      "http",
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "note_append",
+      "--tool-arg",
+      "name=insp",
+      "line=hi",
+    ])) as { structuredContent: unknown };
     expect(called.structuredContent).toEqual({ name: "insp", lines: 1 });
   });
 });

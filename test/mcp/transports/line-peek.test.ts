@@ -3,8 +3,14 @@ import { peekRequest } from "../../../src/mcp/transports/line-peek.js";
 
 describe("peekRequest: the id and method of a message known only by its two ends", () => {
   it("reads them from the head, member by member, stopping at the first object", () => {
-    expect(peekRequest(`{ "jsonrpc" : "2.0", "id": 3, "method": "tools/call", "params": {"id": 99, "arg`, "")).toEqual({ id: 3, method: "tools/call" });
-    expect(peekRequest(`{"method":"tools/call","params":{"id":99,"x":"`, "")).toEqual({ id: null, method: "tools/call" });
+    expect(peekRequest(`{ "jsonrpc" : "2.0", "id": 3, "method": "tools/call", "params": {"id": 99, "arg`, "")).toEqual({
+      id: 3,
+      method: "tools/call",
+    });
+    expect(peekRequest(`{"method":"tools/call","params":{"id":99,"x":"`, "")).toEqual({
+      id: null,
+      method: "tools/call",
+    });
   });
 
   it("reads them backward from the tail, never from inside the arguments", () => {

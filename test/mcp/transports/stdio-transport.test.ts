@@ -113,11 +113,22 @@ describe("LineStdioTransport", () => {
     const h = harness(1000);
     await h.transport.start();
     // The SDK's own serialization: {...request, jsonrpc, id} puts the id last, after the arguments.
-    const sdkShaped = JSON.stringify({ method: "tools/call", params: { name: "file_edit", arguments: { new_str: '"id": 1, '.repeat(40_000) } }, jsonrpc: "2.0", id: 41 });
+    const sdkShaped = JSON.stringify({
+      method: "tools/call",
+      params: { name: "file_edit", arguments: { new_str: '"id": 1, '.repeat(40_000) } },
+      jsonrpc: "2.0",
+      id: 41,
+    });
     for (let i = 0; i < sdkShaped.length; i += 65_536) h.input.write(sdkShaped.slice(i, i + 65_536));
     h.input.write("\n" + ping(5) + "\n");
     await h.flush();
-    expect(h.replies).toEqual([{ jsonrpc: "2.0", id: 41, result: { isError: true, content: [{ type: "text", text: expect.stringContaining("Send smaller arguments") }] } }]);
+    expect(h.replies).toEqual([
+      {
+        jsonrpc: "2.0",
+        id: 41,
+        result: { isError: true, content: [{ type: "text", text: expect.stringContaining("Send smaller arguments") }] },
+      },
+    ]);
     expect(h.received.map((m) => (m as { id: number }).id)).toEqual([5]);
   });
 
@@ -136,10 +147,20 @@ describe("LineStdioTransport", () => {
     const h = harness();
     await h.transport.start();
     const lines = [
-      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t", arguments: { a: [1, { b: null }] }, _meta: { "toolgate/call_id": "c1" } } },
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "t", arguments: { a: [1, { b: null }] }, _meta: { "toolgate/call_id": "c1" } },
+      },
       { jsonrpc: "2.0", id: "s-2", method: "ping" },
       { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "t", _meta: { progressToken: 7 } } },
-      { jsonrpc: "2.0", id: 4, method: "tools/call", params: { _meta: { "io.modelcontextprotocol/related-task": { taskId: "x" } } } },
+      {
+        jsonrpc: "2.0",
+        id: 4,
+        method: "tools/call",
+        params: { _meta: { "io.modelcontextprotocol/related-task": { taskId: "x" } } },
+      },
       { jsonrpc: "2.0", method: "notifications/initialized" },
       { jsonrpc: "2.0", id: 5, result: { ok: true } },
       { jsonrpc: "2.0", id: 6, error: { code: -1, message: "no" } },

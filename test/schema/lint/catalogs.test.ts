@@ -16,7 +16,10 @@ const available = testdataAvailable("mcp-catalogs");
 function counts(file: string): Record<string, number | string> {
   const catalog = JSON.parse(readFileSync(join(dir, file), "utf8")) as { tools: unknown[] };
   const findings = lintCatalog(catalog.tools).filter((f) => f.rule !== "TG009");
-  const out: Record<string, number | string> = { tools: catalog.tools.length, clean: catalog.tools.length - new Set(findings.map((f) => f.tool)).size };
+  const out: Record<string, number | string> = {
+    tools: catalog.tools.length,
+    clean: catalog.tools.length - new Set(findings.map((f) => f.tool)).size,
+  };
   for (const f of findings.sort((a, b) => a.rule.localeCompare(b.rule))) {
     const key = `${f.rule} ${f.severity}`;
     out[key] = ((out[key] as number | undefined) ?? 0) + 1;
@@ -26,7 +29,18 @@ function counts(file: string): Record<string, number | string> {
 
 describe.runIf(available)("real MCP catalogs", () => {
   it("finds all six catalogs", () => {
-    expect(readdirSync(dir).filter((f) => f.endsWith(".json")).sort()).toEqual(["desktop-commander.json", "everything.json", "filesystem.json", "github-mcp-server.json", "memory.json", "playwright.json"]);
+    expect(
+      readdirSync(dir)
+        .filter((f) => f.endsWith(".json"))
+        .sort(),
+    ).toEqual([
+      "desktop-commander.json",
+      "everything.json",
+      "filesystem.json",
+      "github-mcp-server.json",
+      "memory.json",
+      "playwright.json",
+    ]);
   });
 
   it("github-mcp-server (117 tools)", () => {

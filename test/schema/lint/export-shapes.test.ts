@@ -5,10 +5,33 @@ import { exportCatalog } from "../../../src/export/catalog.js";
 import type { ExportFormat } from "../../../src/export/formats.js";
 import { lintSources, toolsOf } from "../../../src/schema/lint/report.js";
 
-const schema = { type: "object", properties: { q: { type: "string", maxLength: 64 } }, required: ["q"], additionalProperties: false };
+const schema = {
+  type: "object",
+  properties: { q: { type: "string", maxLength: 64 } },
+  required: ["q"],
+  additionalProperties: false,
+};
 const tools = [
-  toToolDescriptor({ name: "search_orders", description: "Find the newest orders of one customer.", inputSchema: schema, annotations: { readOnlyHint: true } }, "t[0]", 0),
-  toToolDescriptor({ name: "refund_order", description: "Refund one order in full, once.", inputSchema: schema, annotations: { destructiveHint: true } }, "t[1]", 1),
+  toToolDescriptor(
+    {
+      name: "search_orders",
+      description: "Find the newest orders of one customer.",
+      inputSchema: schema,
+      annotations: { readOnlyHint: true },
+    },
+    "t[0]",
+    0,
+  ),
+  toToolDescriptor(
+    {
+      name: "refund_order",
+      description: "Refund one order in full, once.",
+      inputSchema: schema,
+      annotations: { destructiveHint: true },
+    },
+    "t[1]",
+    1,
+  ),
 ];
 
 describe("export → lint/cost round trip", () => {
@@ -26,7 +49,9 @@ describe("export → lint/cost round trip", () => {
   }
 
   it("an object of named descriptors is read only when every value is one", () => {
-    expect(() => toolsOf({ a: { description: "x", inputSchema: schema }, b: 1 }, "mixed.json")).toThrow(/found an object with keys a, b/);
+    expect(() => toolsOf({ a: { description: "x", inputSchema: schema }, b: 1 }, "mixed.json")).toThrow(
+      /found an object with keys a, b/,
+    );
     expect(() => toolsOf({}, "empty.json")).toThrow(/found an object with keys \(none\)/);
   });
 });

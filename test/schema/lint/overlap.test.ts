@@ -15,8 +15,23 @@ describe("terms", () => {
   it("splits snake and camel case, drops stop words, stems lightly and folds synonyms", () => {
     expect(terms("searchCustomerOrders")).toEqual(["search", "customer", "order"]);
     expect(terms("find_orders")).toEqual(["search", "order"]);
-    expect(terms("Lists the matching entries in an HTTPServer directory")).toEqual(["list", "match", "entry", "http", "server", "directory"]);
-    expect(["boxes", "classes", "entities", "status", "analysis", "running", "used"].map(stem)).toEqual(["box", "class", "entity", "status", "analysis", "runn", "used"]);
+    expect(terms("Lists the matching entries in an HTTPServer directory")).toEqual([
+      "list",
+      "match",
+      "entry",
+      "http",
+      "server",
+      "directory",
+    ]);
+    expect(["boxes", "classes", "entities", "status", "analysis", "running", "used"].map(stem)).toEqual([
+      "box",
+      "class",
+      "entity",
+      "status",
+      "analysis",
+      "runn",
+      "used",
+    ]);
   });
 });
 
@@ -51,13 +66,20 @@ describe("TG009 overlapping tools", () => {
   });
 
   it("runs inside lintCatalog as a catalog rule", () => {
-    const tg009 = lintCatalog(orders.map((o) => ({ ...o, inputSchema: { type: "object", properties: {}, additionalProperties: false } }))).filter((f) => f.rule === "TG009");
+    const tg009 = lintCatalog(
+      orders.map((o) => ({ ...o, inputSchema: { type: "object", properties: {}, additionalProperties: false } })),
+    ).filter((f) => f.rule === "TG009");
     expect(tg009.map((f) => [f.tool, f.severity])).toEqual([["search_orders", "warning"]]);
   });
 
   it("honours a threshold and handles tools without words", () => {
     expect(overlapFindings(orders, { threshold: 0.1 }).length).toBe(3);
-    expect(overlapFindings([{ name: "a", description: "" }, { name: "b", description: "" }])).toEqual([]);
+    expect(
+      overlapFindings([
+        { name: "a", description: "" },
+        { name: "b", description: "" },
+      ]),
+    ).toEqual([]);
   });
 
   it.runIf(testdataAvailable("mcp-catalogs"))("records the pairs found in the real MCP catalogs", () => {

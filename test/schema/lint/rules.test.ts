@@ -3,15 +3,40 @@ import { describe, expect, it } from "vitest";
 import { lintCatalog, lintTool } from "../../../src/schema/lint/index.js";
 
 const ann = { readOnlyHint: true };
-const mcp = (inputSchema: unknown, extra: Record<string, unknown> = {}) => ({ name: "t", description: "A tool the linter tests.", annotations: ann, inputSchema, ...extra });
-const obj = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ type: "object", properties, required: Object.keys(properties), additionalProperties: false, ...extra });
+const mcp = (inputSchema: unknown, extra: Record<string, unknown> = {}) => ({
+  name: "t",
+  description: "A tool the linter tests.",
+  annotations: ann,
+  inputSchema,
+  ...extra,
+});
+const obj = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  type: "object",
+  properties,
+  required: Object.keys(properties),
+  additionalProperties: false,
+  ...extra,
+});
 const str = (description = "A value.") => ({ type: "string", maxLength: 64, description });
 const rules = (t: unknown) => lintTool(t).map((f) => `${f.severity} ${f.rule} ${f.pointer}`);
 
 describe("TG001 closed", () => {
   it("names the properties and the fix, nested in items, $defs and union branches too", () => {
     const open = { type: "object", properties: { a: str() }, required: ["a"] };
-    const schema = obj({ list: { type: "array", maxItems: 3, items: open, description: "L." }, u: { description: "U.", oneOf: [{ ...open, properties: { k: { const: 1, description: "k" } }, required: ["k"] }, { ...open, properties: { k: { const: 2, description: "k" } }, required: ["k"] }] }, r: { $ref: "#/$defs/R", description: "R." } }, { $defs: { R: open } });
+    const schema = obj(
+      {
+        list: { type: "array", maxItems: 3, items: open, description: "L." },
+        u: {
+          description: "U.",
+          oneOf: [
+            { ...open, properties: { k: { const: 1, description: "k" } }, required: ["k"] },
+            { ...open, properties: { k: { const: 2, description: "k" } }, required: ["k"] },
+          ],
+        },
+        r: { $ref: "#/$defs/R", description: "R." },
+      },
+      { $defs: { R: open } },
+    );
     expect(rules(mcp(schema))).toMatchInlineSnapshot(`
       [
         "error TG001 /inputSchema/properties/list/items",
@@ -32,15 +57,27 @@ describe("TG001 closed", () => {
     `);
   });
   it("accepts unevaluatedProperties: false and a typed bounded map", () => {
-    expect(rules(mcp({ ...obj({ a: str() }), additionalProperties: undefined, unevaluatedProperties: false }))).toEqual([]);
-    expect(rules(mcp(obj({ tags: { type: "object", additionalProperties: str(), maxProperties: 5, description: "Tags." } })))).toEqual([]);
+    expect(rules(mcp({ ...obj({ a: str() }), additionalProperties: undefined, unevaluatedProperties: false }))).toEqual(
+      [],
+    );
+    expect(
+      rules(
+        mcp(obj({ tags: { type: "object", additionalProperties: str(), maxProperties: 5, description: "Tags." } })),
+      ),
+    ).toEqual([]);
   });
 });
 
 describe("TG002 required", () => {
   it("flags a field with no default outside required; downgrades when the description says what absence means", () => {
-    const schema = { ...obj({ a: str(), b: str("Optional filter; all items when omitted."), c: { ...str(), default: "x" } }), required: ["a"] };
-    expect(rules(mcp({ ...schema, required: [] }))).toEqual(["error TG002 /inputSchema/properties/a", "warning TG002 /inputSchema/properties/b"]);
+    const schema = {
+      ...obj({ a: str(), b: str("Optional filter; all items when omitted."), c: { ...str(), default: "x" } }),
+      required: ["a"],
+    };
+    expect(rules(mcp({ ...schema, required: [] }))).toEqual([
+      "error TG002 /inputSchema/properties/a",
+      "warning TG002 /inputSchema/properties/b",
+    ]);
     expect(lintTool(mcp({ ...obj({ a: str() }), required: [] })).map((f) => f.message)).toMatchInlineSnapshot(`
       [
         "a has no default and is not in required, and nothing says what a missing a means",
@@ -48,7 +85,8 @@ describe("TG002 required", () => {
     `);
   });
   it("catches a description that says required for a field required does not list", () => {
-    expect(lintTool(mcp({ ...obj({ owner: str("Repository owner (required)") }), required: [] }))).toMatchInlineSnapshot(`
+    expect(lintTool(mcp({ ...obj({ owner: str("Repository owner (required)") }), required: [] })))
+      .toMatchInlineSnapshot(`
       [
         {
           "fix": "add "owner" to required",
@@ -111,10 +149,19 @@ describe("TG004 units", () => {
 });
 
 describe("TG005 tagged unions", () => {
-  const branch = (k: unknown, extra: Record<string, unknown> = {}) => obj({ kind: { const: k, description: "Kind." }, ...extra });
+  const branch = (k: unknown, extra: Record<string, unknown> = {}) =>
+    obj({ kind: { const: k, description: "Kind." }, ...extra });
   it("accepts a const discriminator (through $ref too), nullable values and literal lists", () => {
-    expect(rules(mcp(obj({ u: { description: "U.", oneOf: [branch("file"), { $ref: "#/$defs/D" }] } }, { $defs: { D: branch("dir") } }))))
-      .toEqual([]);
+    expect(
+      rules(
+        mcp(
+          obj(
+            { u: { description: "U.", oneOf: [branch("file"), { $ref: "#/$defs/D" }] } },
+            { $defs: { D: branch("dir") } },
+          ),
+        ),
+      ),
+    ).toEqual([]);
     expect(rules(mcp(obj({ u: { description: "U.", anyOf: [str(), { type: "null" }] } })))).toEqual([]);
     expect(rules(mcp(obj({ u: { description: "U.", oneOf: [{ const: "a" }, { const: "b" }] } })))).toEqual([]);
   });
@@ -137,10 +184,25 @@ describe("TG005 tagged unions", () => {
 describe("TG006 side effect", () => {
   it("accepts any MCP hint or a toolgate effect; refuses none or an unknown effect", () => {
     const schema = obj({});
-    expect(rules({ name: "t", description: "A tool the linter tests.", inputSchema: schema, annotations: { destructiveHint: true } })).toEqual([]);
-    expect(rules({ name: "t", description: "A tool the linter tests.", inputSchema: schema, effect: "idempotent" })).toEqual([]);
-    expect(rules({ name: "t", description: "A tool the linter tests.", inputSchema: schema, annotations: { title: "T" } })).toEqual(["error TG006 /annotations"]);
-    expect(lintTool({ name: "t", description: "A tool the linter tests.", inputSchema: schema, effect: "delete" }).map((f) => f.message)).toMatchInlineSnapshot(`
+    expect(
+      rules({
+        name: "t",
+        description: "A tool the linter tests.",
+        inputSchema: schema,
+        annotations: { destructiveHint: true },
+      }),
+    ).toEqual([]);
+    expect(
+      rules({ name: "t", description: "A tool the linter tests.", inputSchema: schema, effect: "idempotent" }),
+    ).toEqual([]);
+    expect(
+      rules({ name: "t", description: "A tool the linter tests.", inputSchema: schema, annotations: { title: "T" } }),
+    ).toEqual(["error TG006 /annotations"]);
+    expect(
+      lintTool({ name: "t", description: "A tool the linter tests.", inputSchema: schema, effect: "delete" }).map(
+        (f) => f.message,
+      ),
+    ).toMatchInlineSnapshot(`
       [
         "effect must be one of read, idempotent, write, destructive; found "delete"",
       ]
@@ -150,7 +212,11 @@ describe("TG006 side effect", () => {
 
 describe("TG007 untyped bag", () => {
   it("flags open objects, objects without properties and values without a type", () => {
-    const schema = obj({ opts: { type: "object", additionalProperties: true, description: "O." }, any: { description: "Anything." }, bag: { type: "object", description: "B." } });
+    const schema = obj({
+      opts: { type: "object", additionalProperties: true, description: "O." },
+      any: { description: "Anything." },
+      bag: { type: "object", description: "B." },
+    });
     expect(rules(mcp(schema))).toMatchInlineSnapshot(`
       [
         "error TG007 /inputSchema/properties/opts/additionalProperties",
@@ -165,7 +231,9 @@ describe("TG007 untyped bag", () => {
 describe("TG008 whole-file rewrite", () => {
   const props = { path: str(), content: { type: "string", maxLength: 99999, description: "All of it." } };
   it("is a warning on write tools only, and not when an exact replacement is offered", () => {
-    expect(rules(mcp(obj(props), { annotations: { readOnlyHint: false } }))).toEqual(["warning TG008 /inputSchema/properties/content"]);
+    expect(rules(mcp(obj(props), { annotations: { readOnlyHint: false } }))).toEqual([
+      "warning TG008 /inputSchema/properties/content",
+    ]);
     expect(rules(mcp(obj(props)))).toEqual([]);
     expect(rules(mcp(obj({ ...props, old_str: str() }), { annotations: { readOnlyHint: false } }))).toEqual([]);
   });
@@ -187,13 +255,28 @@ describe("TG010 naming and description", () => {
 describe("descriptor forms", () => {
   it("reads MCP, the bare parameters form, Anthropic's input_schema and OpenAI's function form with pointers into each", () => {
     const schema = { type: "object", properties: { q: { type: "string" } } };
-    expect(lintTool({ name: "a", description: "A tool the linter tests.", parameters: schema, effect: "read" })[0]!.pointer).toBe("/parameters");
-    expect(lintTool({ name: "a", description: "A tool the linter tests.", input_schema: schema, effect: "read" })[0]!.pointer).toBe("/input_schema");
-    expect(lintTool({ type: "function", function: { name: "a", description: "A tool the linter tests.", parameters: schema }, effect: "read" })[0]!.pointer).toBe("/function/parameters");
+    expect(
+      lintTool({ name: "a", description: "A tool the linter tests.", parameters: schema, effect: "read" })[0]!.pointer,
+    ).toBe("/parameters");
+    expect(
+      lintTool({ name: "a", description: "A tool the linter tests.", input_schema: schema, effect: "read" })[0]!
+        .pointer,
+    ).toBe("/input_schema");
+    expect(
+      lintTool({
+        type: "function",
+        function: { name: "a", description: "A tool the linter tests.", parameters: schema },
+        effect: "read",
+      })[0]!.pointer,
+    ).toBe("/function/parameters");
   });
   it("lintCatalog refuses two tools with one name", () => {
     const t = { name: "get", description: "Gets one record by id.", inputSchema: obj({}), annotations: ann };
-    expect(lintCatalog([t, { ...t, description: "Returns the weather forecast for a city." }]).filter((f) => f.rule === "TG010")).toMatchInlineSnapshot(`
+    expect(
+      lintCatalog([t, { ...t, description: "Returns the weather forecast for a city." }]).filter(
+        (f) => f.rule === "TG010",
+      ),
+    ).toMatchInlineSnapshot(`
       [
         {
           "fix": "rename one of them, or merge them into one tool",
@@ -207,12 +290,28 @@ describe("descriptor forms", () => {
     `);
   });
   it("a tool description under 3 words or 12 characters is a warning; longer prose is not judged", () => {
-    const described = (description: string) => lintTool({ ...mcp(obj({})), description }).filter((f) => f.rule === "TG010").map((f) => f.message);
-    for (const d of ["x", "TODO", "Runs it.", "List files", "Read a file", "   Runs   it   "]) expect([d, described(d)]).toEqual([d, [expect.stringMatching(/ is too short to tell the model when to use the tool \(fewer than 3 words or 12 characters\)$/)]]);
-    for (const d of ["Returns one order.", "Read a file from the workspace."]) expect([d, described(d)]).toEqual([d, []]);
+    const described = (description: string) =>
+      lintTool({ ...mcp(obj({})), description })
+        .filter((f) => f.rule === "TG010")
+        .map((f) => f.message);
+    for (const d of ["x", "TODO", "Runs it.", "List files", "Read a file", "   Runs   it   "])
+      expect([d, described(d)]).toEqual([
+        d,
+        [
+          expect.stringMatching(
+            / is too short to tell the model when to use the tool \(fewer than 3 words or 12 characters\)$/,
+          ),
+        ],
+      ]);
+    for (const d of ["Returns one order.", "Read a file from the workspace."])
+      expect([d, described(d)]).toEqual([d, []]);
     expect(described("x".repeat(5000))).toEqual(["the description is 5000 characters, sent with every turn"]);
   });
   it("lintCatalog names tools without a name by position", () => {
-    expect(lintCatalog([{ description: "A tool the linter tests.", inputSchema: obj({}), annotations: ann }]).map((f) => `${f.tool} ${f.rule}`)).toEqual(["#0 TG010"]);
+    expect(
+      lintCatalog([{ description: "A tool the linter tests.", inputSchema: obj({}), annotations: ann }]).map(
+        (f) => `${f.tool} ${f.rule}`,
+      ),
+    ).toEqual(["#0 TG010"]);
   });
 });

@@ -6,7 +6,8 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { lintTool } from "../../../src/schema/lint/index.js";
 
-const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), "utf8")) as Record<string, unknown>;
+const fixture = (name: string) =>
+  JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), "utf8")) as Record<string, unknown>;
 const brief = (tool: unknown) => lintTool(tool).map((f) => `${f.severity} ${f.rule} ${f.tool} ${f.pointer}`);
 
 describe("the reference listings, linted as written", () => {
@@ -45,7 +46,12 @@ describe("the reference listings, linted as written", () => {
     type Prop = { type?: string; maxLength?: number; maximum?: number; description?: string; default?: unknown };
     type Tool = { name: string; effect?: string; parameters: { properties: Record<string, Prop> } };
     const tools = structuredClone(fixture("seed-listing-5.json").tools) as Tool[];
-    const effects: Record<string, string> = { bash_execute: "write", file_view: "read", file_edit: "write", grep_search: "read" };
+    const effects: Record<string, string> = {
+      bash_execute: "write",
+      file_view: "read",
+      file_edit: "write",
+      grep_search: "read",
+    };
     for (const t of tools) {
       t.effect = effects[t.name];
       const props = t.parameters.properties;
@@ -70,25 +76,67 @@ describe("the anti-pattern shapes of docs/schemas.md", () => {
   const rules = (t: unknown) => lintTool(t).map((f) => `${f.rule} ${f.pointer}`);
 
   it("untyped argument bag (args: dict) → TG007", () => {
-    expect(rules(tool({ args: { type: "object", description: "Arguments." } }))).toEqual(["TG007 /inputSchema/properties/args"]);
+    expect(rules(tool({ args: { type: "object", description: "Arguments." } }))).toEqual([
+      "TG007 /inputSchema/properties/args",
+    ]);
   });
   it("unbounded input (string with no limit) → TG003", () => {
-    expect(rules(tool({ query: { type: "string", description: "Query." } }))).toEqual(["TG003 /inputSchema/properties/query"]);
+    expect(rules(tool({ query: { type: "string", description: "Query." } }))).toEqual([
+      "TG003 /inputSchema/properties/query",
+    ]);
   });
   it("untagged union (anyOf with no discriminator) → TG005", () => {
-    const file = { type: "object", properties: { path: { type: "string", maxLength: 9, description: "p" } }, required: ["path"], additionalProperties: false };
-    const dir = { type: "object", properties: { dir: { type: "string", maxLength: 9, description: "d" } }, required: ["dir"], additionalProperties: false };
-    expect(rules(tool({ target: { anyOf: [file, dir], description: "Target." } }))).toEqual(["TG005 /inputSchema/properties/target/anyOf"]);
+    const file = {
+      type: "object",
+      properties: { path: { type: "string", maxLength: 9, description: "p" } },
+      required: ["path"],
+      additionalProperties: false,
+    };
+    const dir = {
+      type: "object",
+      properties: { dir: { type: "string", maxLength: 9, description: "d" } },
+      required: ["dir"],
+      additionalProperties: false,
+    };
+    expect(rules(tool({ target: { anyOf: [file, dir], description: "Target." } }))).toEqual([
+      "TG005 /inputSchema/properties/target/anyOf",
+    ]);
   });
   it("implicit units (timeout: 30) → TG004", () => {
-    expect(rules(tool({ timeout: { type: "integer", minimum: 1, maximum: 60, description: "Timeout." } }))).toEqual(["TG004 /inputSchema/properties/timeout"]);
+    expect(rules(tool({ timeout: { type: "integer", minimum: 1, maximum: 60, description: "Timeout." } }))).toEqual([
+      "TG004 /inputSchema/properties/timeout",
+    ]);
   });
   it("whole-file rewrite (content: str) → TG008", () => {
-    const t = tool({ path: { type: "string", maxLength: 1024, description: "Path." }, content: { type: "string", maxLength: 100000, description: "New file content." } }, { name: "write_file" });
+    const t = tool(
+      {
+        path: { type: "string", maxLength: 1024, description: "Path." },
+        content: { type: "string", maxLength: 100000, description: "New file content." },
+      },
+      { name: "write_file" },
+    );
     expect(rules(t)).toEqual(["TG008 /inputSchema/properties/content"]);
   });
   it("each hardened form lints clean", () => {
-    const kind = (k: string) => ({ type: "object", properties: { kind: { const: k, description: "Kind." }, path: { type: "string", maxLength: 9, description: "p" } }, required: ["kind", "path"], additionalProperties: false });
-    expect(rules(tool({ query: { type: "string", maxLength: 256, description: "Query." }, timeout_ms: { type: "integer", minimum: 1, maximum: 60000, description: "Time bound." }, target: { oneOf: [kind("file"), kind("dir")], description: "Target." }, old_str: { type: "string", maxLength: 9999, description: "Exact block." }, new_str: { type: "string", maxLength: 9999, description: "Replacement." } }))).toEqual([]);
+    const kind = (k: string) => ({
+      type: "object",
+      properties: {
+        kind: { const: k, description: "Kind." },
+        path: { type: "string", maxLength: 9, description: "p" },
+      },
+      required: ["kind", "path"],
+      additionalProperties: false,
+    });
+    expect(
+      rules(
+        tool({
+          query: { type: "string", maxLength: 256, description: "Query." },
+          timeout_ms: { type: "integer", minimum: 1, maximum: 60000, description: "Time bound." },
+          target: { oneOf: [kind("file"), kind("dir")], description: "Target." },
+          old_str: { type: "string", maxLength: 9999, description: "Exact block." },
+          new_str: { type: "string", maxLength: 9999, description: "Replacement." },
+        }),
+      ),
+    ).toEqual([]);
   });
 });

@@ -8,7 +8,18 @@
  * prints the RaceReports as JSON) so it can run under another uid.
  */
 import { spawn } from "node:child_process";
-import { closeSync, constants, mkdirSync, openSync, readFileSync, readdirSync, statSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { NoEffectError } from "../../../src/core/errors.js";
@@ -69,12 +80,23 @@ export async function runRace(config: RaceConfig): Promise<RaceReport> {
   const target = join(root, "d", "f.txt");
   // What must never change: the folders outside the workspace and of its state, held open and
   // read through their descriptors (in the hidden-folder scenario .toolgate/ moves between names).
-  const guarded = [outside, hidden].map((dir) => ({ at: `/proc/self/fd/${openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY)}`, token: dir === outside ? OUTSIDE : HIDDEN }));
-  const snapshot = () => guarded.map(({ at }) => `${readdirSync(at).sort().join(",")}|${readFileSync(join(at, "f.txt"), "utf8")}|${statSync(join(at, "f.txt")).ino}`).join("\n");
+  const guarded = [outside, hidden].map((dir) => ({
+    at: `/proc/self/fd/${openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY)}`,
+    token: dir === outside ? OUTSIDE : HIDDEN,
+  }));
+  const snapshot = () =>
+    guarded
+      .map(
+        ({ at }) =>
+          `${readdirSync(at).sort().join(",")}|${readFileSync(join(at, "f.txt"), "utf8")}|${statSync(join(at, "f.txt")).ino}`,
+      )
+      .join("\n");
   let before = snapshot();
   const closeGuards = () => guarded.forEach(({ at }) => closeSync(Number(at.slice("/proc/self/fd/".length))));
 
-  const swapper = spawn("python3", [join(here, "swap.py"), join(root, "d"), other, config.mode ?? "exchange"], { stdio: ["ignore", "pipe", "inherit"] });
+  const swapper = spawn("python3", [join(here, "swap.py"), join(root, "d"), other, config.mode ?? "exchange"], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   let printed = "";
   swapper.stdout.on("data", (c: Buffer) => (printed += c.toString()));
   const exited = new Promise<number>((done) => swapper.on("close", (code) => done(code ?? -1)));
@@ -90,25 +112,31 @@ export async function runRace(config: RaceConfig): Promise<RaceReport> {
     try {
       if (config.tool === "file_view") {
         const r = await viewPath(ws, { path: target, offset: 1, limit: 10 });
-        if (leaked(JSON.stringify(r.output))) escapes.push(`call ${calls}: file_view showed ${JSON.stringify(r.output.content)}`);
+        if (leaked(JSON.stringify(r.output)))
+          escapes.push(`call ${calls}: file_view showed ${JSON.stringify(r.output.content)}`);
       } else if (config.tool === "grep_search") {
         const r = await grepSearch(ws, { pattern: "TEXT|SECRET|STATE", path: join(root, "d") });
-        if (leaked(JSON.stringify(r.output))) escapes.push(`call ${calls}: grep_search found ${JSON.stringify(r.output.matches)}`);
+        if (leaked(JSON.stringify(r.output)))
+          escapes.push(`call ${calls}: grep_search found ${JSON.stringify(r.output.matches)}`);
       } else {
         // Toggle state=0 ⇄ state=1 in whichever file the tool reaches.
         await editFile(ws, { path: target, old_str: "state=0", new_str: "state=1" }).catch(async (err: unknown) => {
-          if (err instanceof NoEffectError && err.code === "no_match") return editFile(ws, { path: target, old_str: "state=1", new_str: "state=0" });
+          if (err instanceof NoEffectError && err.code === "no_match")
+            return editFile(ws, { path: target, old_str: "state=1", new_str: "state=0" });
           throw err;
         });
       }
     } catch (err) {
-      outcome = err instanceof NoEffectError ? err.code : `error: ${(err as Error).message.replaceAll(config.base, "<base>")}`;
+      outcome =
+        err instanceof NoEffectError ? err.code : `error: ${(err as Error).message.replaceAll(config.base, "<base>")}`;
     }
     outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
     if (config.tool === "file_edit") {
       const now = snapshot();
       if (now !== before) {
-        escapes.push(`call ${calls}: file_edit changed what lies outside the workspace or in .toolgate: ${now.replaceAll(config.base, "<base>")}`);
+        escapes.push(
+          `call ${calls}: file_edit changed what lies outside the workspace or in .toolgate: ${now.replaceAll(config.base, "<base>")}`,
+        );
         // Put it back, so later escapes are counted too.
         for (const { at, token } of guarded) {
           writeFileSync(join(at, "f.txt"), body(token));

@@ -23,7 +23,11 @@ describe("HeadTailCapture", () => {
 
 describe("boundCapture", () => {
   it("returns short text unchanged", () => {
-    expect(boundCapture(fill(1000, "hello\n"), 50, "stdout")).toEqual({ text: "hello\n", omitted_bytes: 0, omitted_tokens: 0 });
+    expect(boundCapture(fill(1000, "hello\n"), 50, "stdout")).toEqual({
+      text: "hello\n",
+      omitted_bytes: 0,
+      omitted_tokens: 0,
+    });
   });
 
   it("cuts to the token bound, keeping head and tail with one marker", () => {

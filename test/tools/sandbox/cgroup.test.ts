@@ -16,12 +16,16 @@ function files(mountinfo: string, cgroup: string): { mountinfo: string; cgroupFi
   writeFileSync(c, cgroup);
   return { mountinfo: m, cgroupFile: c };
 }
-const v1 = (id: number, mount: string, controllers: string, root = "/") => `${id} 30 0:${id} ${root} ${mount} rw,relatime - cgroup cgroup rw,${controllers}\n`;
+const v1 = (id: number, mount: string, controllers: string, root = "/") =>
+  `${id} 30 0:${id} ${root} ${mount} rw,relatime - cgroup cgroup rw,${controllers}\n`;
 
 describe("findCgroupBases", () => {
   it("finds each cgroup v1 controller's hierarchy and our path in it, and creates the toolgate folder", () => {
     const [pids, memory, cpu] = ["pids", "memory", "cpuacct"].map((c) => join(dir, `v1-${c}`));
-    const f = files(v1(38, pids!, "pids") + v1(35, memory!, "memory") + v1(33, cpu!, "cpu,cpuacct"), "8:pids:/agents\n4:memory:/process_api/abc\n2:cpu,cpuacct:/\n");
+    const f = files(
+      v1(38, pids!, "pids") + v1(35, memory!, "memory") + v1(33, cpu!, "cpu,cpuacct"),
+      "8:pids:/agents\n4:memory:/process_api/abc\n2:cpu,cpuacct:/\n",
+    );
     expect(findCgroupBases(f)).toEqual({
       pids: { dir: join(pids!, "agents", "toolgate"), version: 1 },
       memory: { dir: join(memory!, "process_api", "abc", "toolgate"), version: 1 },
@@ -78,14 +82,21 @@ describe("findCgroupBases", () => {
   });
 
   it("is empty without controllers, and when the files cannot be read", () => {
-    expect(findCgroupBases(files("38 30 0:35 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,name=systemd\n", "1:name=systemd:/\n"))).toEqual({});
+    expect(
+      findCgroupBases(
+        files("38 30 0:35 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,name=systemd\n", "1:name=systemd:/\n"),
+      ),
+    ).toEqual({});
     expect(findCgroupBases({ mountinfo: join(dir, "none"), cgroupFile: join(dir, "none2") })).toEqual({});
   });
 });
 
 describe("createRunCgroup", () => {
   it("writes the pids and memory limits, lists one procs file per hierarchy, and reads back what the kernel refused", () => {
-    const bases = { pids: { dir: join(dir, "run-pids"), version: 1 as const }, memory: { dir: join(dir, "run-mem"), version: 1 as const } };
+    const bases = {
+      pids: { dir: join(dir, "run-pids"), version: 1 as const },
+      memory: { dir: join(dir, "run-mem"), version: 1 as const },
+    };
     for (const b of Object.values(bases)) mkdirSync(b.dir, { recursive: true });
     const run = createRunCgroup(bases, { maxTasks: 68, memoryBytes: 1 << 30 });
     const [pidsDir, memDir] = run.procsFiles.map((f) => join(f, ".."));
@@ -109,7 +120,11 @@ describe("createRunCgroup", () => {
     })();
     expect(err).toBeInstanceOf(NoEffectError);
     expect((err as NoEffectError).code).toBe("sandbox_unavailable");
-    expect((err as Error).message).toMatch(new RegExp(`^bash_execute could not create its cgroup ${blocker}/run-\\d+-\\d+ \\(ENOTDIR\\); nothing was run\\. Fix: `));
+    expect((err as Error).message).toMatch(
+      new RegExp(
+        `^bash_execute could not create its cgroup ${blocker}/run-\\d+-\\d+ \\(ENOTDIR\\); nothing was run\\. Fix: `,
+      ),
+    );
   });
 
   it("removeWhenEmpty removes an empty folder at once, and a missing one is no error", () => {

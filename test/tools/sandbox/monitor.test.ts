@@ -24,7 +24,10 @@ afterEach(() => {
 
 /** A shell that runs `script`, says "ready" and then waits: a process tree with real /proc figures. */
 async function tree(script: string): Promise<number> {
-  const child = spawn("sh", ["-c", `${script}; echo ready; exec sleep 60`], { cwd: dir, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn("sh", ["-c", `${script}; echo ready; exec sleep 60`], {
+    cwd: dir,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   children.push(child);
   await new Promise<void>((done) => child.stdout!.on("data", (c: Buffer) => c.toString().includes("ready") && done()));
   return child.pid!;
@@ -32,7 +35,18 @@ async function tree(script: string): Promise<number> {
 
 function watch(rootPid: number, maxWriteBytes: number, used: () => number) {
   const stops: StopReason[] = [];
-  const m = startMonitor({ rootPid, membersFile: null, cpuNanos: null, maxWriteBytes, maxCpuSeconds: 1000, watched: [], stop: (r) => stops.push(r), interval_ms: 50, diskUsed: used, growthMargin: 0 });
+  const m = startMonitor({
+    rootPid,
+    membersFile: null,
+    cpuNanos: null,
+    maxWriteBytes,
+    maxCpuSeconds: 1000,
+    watched: [],
+    stop: (r) => stops.push(r),
+    interval_ms: 50,
+    diskUsed: used,
+    growthMargin: 0,
+  });
   return { stops, end: () => m.end() };
 }
 

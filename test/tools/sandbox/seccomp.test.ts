@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { BpfProgram, runBpf } from "../../../src/tools/sandbox/bpf.js";
-import { DENIED_ENOSYS, DENIED_EOPNOTSUPP, DENIED_EPERM, SECCOMP_ACTIONS, seccompData, seccompProgram, type SeccompArch } from "../../../src/tools/sandbox/seccomp.js";
+import {
+  DENIED_ENOSYS,
+  DENIED_EOPNOTSUPP,
+  DENIED_EPERM,
+  SECCOMP_ACTIONS,
+  seccompData,
+  seccompProgram,
+  type SeccompArch,
+} from "../../../src/tools/sandbox/seccomp.js";
 
 const { allow, eperm, enosys, eopnotsupp, kill } = SECCOMP_ACTIONS;
 const S_ISUID = 0o4000;
@@ -10,7 +18,8 @@ const O_TMPFILE = 0o20200000;
 
 describe.each<SeccompArch>(["x86_64", "aarch64"])("the seccomp filter on %s", (arch) => {
   const program = seccompProgram(arch);
-  const verdict = (name: Parameters<typeof seccompData>[1], args: number[] = []) => runBpf(program, seccompData(arch, name, args));
+  const verdict = (name: Parameters<typeof seccompData>[1], args: number[] = []) =>
+    runBpf(program, seccompData(arch, name, args));
 
   it("refuses every listed family with EPERM, and clone3, openat2 and io_uring with ENOSYS", () => {
     const missing = arch === "aarch64" ? new Set(["iopl", "ioperm", "uselib"]) : new Set<string>();
@@ -20,7 +29,8 @@ describe.each<SeccompArch>(["x86_64", "aarch64"])("the seccomp filter on %s", (a
 
   it("refuses fallocate with EOPNOTSUPP, whatever its mode (posix_fallocate then writes the blocks)", () => {
     expect(DENIED_EOPNOTSUPP).toEqual(["fallocate"]);
-    for (const mode of [0, 1 /* FALLOC_FL_KEEP_SIZE */, 0x10 /* FALLOC_FL_ZERO_RANGE */]) expect(verdict("fallocate", [3, mode])).toBe(eopnotsupp);
+    for (const mode of [0, 1 /* FALLOC_FL_KEEP_SIZE */, 0x10 /* FALLOC_FL_ZERO_RANGE */])
+      expect(verdict("fallocate", [3, mode])).toBe(eopnotsupp);
   });
 
   it("allows what builds use: read, openat without O_CREAT, a plain clone (fork, threads), ioctl TCGETS, chmod 0755", () => {
@@ -35,7 +45,8 @@ describe.each<SeccompArch>(["x86_64", "aarch64"])("the seccomp filter on %s", (a
   });
 
   it("refuses clone with any CLONE_NEW* flag", () => {
-    for (const flag of [0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000]) expect(verdict("clone", [0x11 | flag])).toBe(eperm);
+    for (const flag of [0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000])
+      expect(verdict("clone", [0x11 | flag])).toBe(eperm);
   });
 
   it("refuses TIOCSTI and TIOCLINUX, whatever the upper half of the argument", () => {
@@ -84,7 +95,9 @@ describe("BpfProgram", () => {
   });
 
   it("refuses an undefined label and a program that does not end in a return", () => {
-    expect(() => new BpfProgram().load(0).jump("eq", 1, "nowhere").ret(0).assemble()).toThrow(/label nowhere is not defined/);
+    expect(() => new BpfProgram().load(0).jump("eq", 1, "nowhere").ret(0).assemble()).toThrow(
+      /label nowhere is not defined/,
+    );
     expect(() => new BpfProgram().load(0).assemble()).toThrow(/must end with a return/);
   });
 });

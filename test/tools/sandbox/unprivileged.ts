@@ -14,7 +14,14 @@ export const NOBODY = 65534;
 const here = dirname(fileURLToPath(import.meta.url));
 
 export interface ChildResult {
-  output?: { exit_code: number | null; signal: string | null; timed_out: boolean; stdout: string; stderr: string; sandbox_denied: { code: string; message: string }[] };
+  output?: {
+    exit_code: number | null;
+    signal: string | null;
+    timed_out: boolean;
+    stdout: string;
+    stderr: string;
+    sandbox_denied: { code: string; message: string }[];
+  };
   text?: string;
   error?: { name: string; code: string | null; message: string };
   warnings: string[];
@@ -27,12 +34,37 @@ export function handToNobody(base: string, root: string): void {
 }
 
 /** bash_execute `command` in a child toolgate over `workspace`, run as 65534:65534. */
-export function bashAsNobody(workspace: string, command: string, limits?: Record<string, number>, readOnly?: string[]): Promise<ChildResult> {
+export function bashAsNobody(
+  workspace: string,
+  command: string,
+  limits?: Record<string, number>,
+  readOnly?: string[],
+): Promise<ChildResult> {
   return new Promise((done, fail) => {
     const child = spawn(
       "setpriv",
-      [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "--", process.execPath, "--import", "tsx", join(here, "child-bash.ts"), workspace, command, ...(limits ? [JSON.stringify(limits)] : [])],
-      { cwd: projectRoot, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp", ...(readOnly ? { TG_CHILD_READ_ONLY: JSON.stringify(readOnly) } : {}) }, stdio: ["ignore", "pipe", "pipe"] },
+      [
+        `--reuid=${NOBODY}`,
+        `--regid=${NOBODY}`,
+        "--clear-groups",
+        "--",
+        process.execPath,
+        "--import",
+        "tsx",
+        join(here, "child-bash.ts"),
+        workspace,
+        command,
+        ...(limits ? [JSON.stringify(limits)] : []),
+      ],
+      {
+        cwd: projectRoot,
+        env: {
+          PATH: process.env.PATH ?? "/usr/bin:/bin",
+          HOME: "/tmp",
+          ...(readOnly ? { TG_CHILD_READ_ONLY: JSON.stringify(readOnly) } : {}),
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
     );
     let out = "";
     let err = "";

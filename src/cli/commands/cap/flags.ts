@@ -26,7 +26,9 @@ export const STANDARD_RIGHTS = ["read", "write", "execute", "connect"] as const;
 export function warnCustomRights(rights: readonly string[]): void {
   for (const r of rights) {
     if (!(STANDARD_RIGHTS as readonly string[]).includes(r)) {
-      process.stderr.write(`toolgate: warning: right '${r}' is not one of ${STANDARD_RIGHTS.join(", ")}; it is accepted as a custom right\n`);
+      process.stderr.write(
+        `toolgate: warning: right '${r}' is not one of ${STANDARD_RIGHTS.join(", ")}; it is accepted as a custom right\n`,
+      );
     }
   }
 }
@@ -45,12 +47,17 @@ export interface GrantFlags {
 }
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
-const csv = (v: string) => v.split(",").map((s) => s.trim()).filter((s) => s.length > 0);
+const csv = (v: string) =>
+  v
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
 
 /** A number flag (`--max-cost`, `--budget`, `--cost`, argument bounds): any finite number. */
 export function number(flag: string, v: string): number {
   const n = Number(v);
-  if (v.trim() === "" || !Number.isFinite(n)) throw new CliError(`${flag} must be a number; received ${JSON.stringify(v)}`);
+  if (v.trim() === "" || !Number.isFinite(n))
+    throw new CliError(`${flag} must be a number; received ${JSON.stringify(v)}`);
   return n;
 }
 
@@ -79,16 +86,25 @@ export function grantInput(f: GrantFlags): NarrowerInput {
   if (f.maxCost !== undefined) out.max_cost = number("--max-cost", f.maxCost);
   if (f.budget !== undefined) out.budget = number("--budget", f.budget);
   const args: ArgBound[] = [
-    ...(f.argMax ?? []).map((v) => namedValue("--arg-max", v)).map(([arg, n]) => ({ arg, max: number("--arg-max", n) })),
-    ...(f.argMin ?? []).map((v) => namedValue("--arg-min", v)).map(([arg, n]) => ({ arg, min: number("--arg-min", n) })),
-    ...(f.argOneOf ?? []).map((v) => namedValue("--arg-one-of", v)).map(([arg, list]) => ({ arg, oneOf: csv(list).map(primitive) })),
+    ...(f.argMax ?? [])
+      .map((v) => namedValue("--arg-max", v))
+      .map(([arg, n]) => ({ arg, max: number("--arg-max", n) })),
+    ...(f.argMin ?? [])
+      .map((v) => namedValue("--arg-min", v))
+      .map(([arg, n]) => ({ arg, min: number("--arg-min", n) })),
+    ...(f.argOneOf ?? [])
+      .map((v) => namedValue("--arg-one-of", v))
+      .map(([arg, list]) => ({ arg, oneOf: csv(list).map(primitive) })),
   ];
   if (args.length > 0) out.args = args;
   if (f.ttl !== undefined && f.expiresAt !== undefined) throw new CliError("give --ttl or --expires-at, not both");
   if (f.ttl !== undefined) out.ttl_ms = parseDuration(f.ttl, "--ttl");
   if (f.expiresAt !== undefined) {
     const ms = Date.parse(f.expiresAt);
-    if (Number.isNaN(ms)) throw new CliError(`--expires-at must be an ISO-8601 time, e.g. 2026-12-31T23:00:00Z; received ${JSON.stringify(f.expiresAt)}`);
+    if (Number.isNaN(ms))
+      throw new CliError(
+        `--expires-at must be an ISO-8601 time, e.g. 2026-12-31T23:00:00Z; received ${JSON.stringify(f.expiresAt)}`,
+      );
     out.expires_at = ms;
   }
   return out;
@@ -97,7 +113,10 @@ export function grantInput(f: GrantFlags): NarrowerInput {
 /** Adds the grant flags `grantInput` reads (and `--json`) to `cmd`. */
 export function grantOptions(cmd: Command): Command {
   return cmd
-    .option("--rights <list>", `comma-separated rights; standard: ${STANDARD_RIGHTS.join(", ")} (bash_execute needs execute on path:<workspace>); others are accepted as custom rights`)
+    .option(
+      "--rights <list>",
+      `comma-separated rights; standard: ${STANDARD_RIGHTS.join(", ")} (bash_execute needs execute on path:<workspace>); others are accepted as custom rights`,
+    )
     .option("--objects <list>", "comma-separated objects, e.g. path:/ws,host:*.example.com,repo:o/r,tenant:t,tool:NAME")
     .option("--max-cost <n>", "per-call cost ceiling")
     .option("--budget <n>", "cumulative budget, spent atomically in the store")
@@ -112,7 +131,8 @@ export function grantOptions(cmd: Command): Command {
 /** The TOKEN argument: a `tg1.` token, or `-` for one read from standard input. */
 export function readToken(arg: string): string {
   const text = arg === "-" ? readInput("-").trim() : arg;
-  if (!text.startsWith(TOKEN_PREFIX)) throw new CliError(`TOKEN must be a ${TOKEN_PREFIX}… capability token (or - to read it from standard input)`);
+  if (!text.startsWith(TOKEN_PREFIX))
+    throw new CliError(`TOKEN must be a ${TOKEN_PREFIX}… capability token (or - to read it from standard input)`);
   return text;
 }
 
@@ -143,6 +163,10 @@ export function optionalKeys(flags: { keys?: string }) {
  * refused, never created (a mistyped path must not read as a store where nothing was revoked or
  * spent); without `--store`, with no store.
  */
-export function withStoreFlag<T>(url: string | undefined, flags: StateFlags, run: (store: Store | undefined) => Promise<T>): Promise<T> {
+export function withStoreFlag<T>(
+  url: string | undefined,
+  flags: StateFlags,
+  run: (store: Store | undefined) => Promise<T>,
+): Promise<T> {
   return url === undefined ? run(undefined) : withExistingStore(url, flags, run);
 }

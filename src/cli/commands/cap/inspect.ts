@@ -17,8 +17,14 @@ export function register(cap: Command): void {
       .command("inspect")
       .description("show the blocks and the effective grant; verified when keys are configured")
       .argument("<token>", "token (- reads standard input)")
-      .option("--keys <file>", "key file (default: TOOLGATE_KEYS, else ~/.config/toolgate/keys.json when it exists; without keys the token is shown unverified)")
-      .option("--store <url>", "also check revocation in this store (sqlite: is the one toolgate serve uses for the workspace)"),
+      .option(
+        "--keys <file>",
+        "key file (default: TOOLGATE_KEYS, else ~/.config/toolgate/keys.json when it exists; without keys the token is shown unverified)",
+      )
+      .option(
+        "--store <url>",
+        "also check revocation in this store (sqlite: is the one toolgate serve uses for the workspace)",
+      ),
   )
     .option("--json", "print JSON")
     .action(async (arg: string, flags: StateFlags & { keys?: string; store?: string; json?: boolean }) => {
@@ -26,14 +32,26 @@ export function register(cap: Command): void {
       const parsed = parseToken(token);
       const keys = optionalKeys(flags);
       const report = await withStoreFlag(flags.store, flags, async (store) => {
-        if (!keys) return { status: "unverified", reason: "no keys configured (--keys or TOOLGATE_KEYS)", blocks: parsed.blocks.map((b) => b.block), grant: viewGrant(parsed.grant) };
+        if (!keys)
+          return {
+            status: "unverified",
+            reason: "no keys configured (--keys or TOOLGATE_KEYS)",
+            blocks: parsed.blocks.map((b) => b.block),
+            grant: viewGrant(parsed.grant),
+          };
         return createCapabilityAuthority({ keys, ...(store ? { store } : {}) }).inspect(token);
       });
       if (flags.json) return printJson(report);
       // A holder writes its own blocks (offline attenuation): their text is shown escaped.
-      const lines = [`status: ${report.status}${report.reason ? ` (${escapeUntrusted(report.reason)})` : ""}`, `grant: ${escapeUntrusted(summariseGrant(parsed.grant))}`];
+      const lines = [
+        `status: ${report.status}${report.reason ? ` (${escapeUntrusted(report.reason)})` : ""}`,
+        `grant: ${escapeUntrusted(summariseGrant(parsed.grant))}`,
+      ];
       report.blocks.forEach((b, i) => lines.push(`block ${i}: ${jsonForDisplay(b)}`));
-      for (const b of "budgets" in report ? report.budgets : []) lines.push(`budget of block ${b.block_id}: ${b.spent === null ? "? (pass --store to read it)" : b.spent} of ${b.limit} spent`);
+      for (const b of "budgets" in report ? report.budgets : [])
+        lines.push(
+          `budget of block ${b.block_id}: ${b.spent === null ? "? (pass --store to read it)" : b.spent} of ${b.limit} spent`,
+        );
       process.stdout.write(lines.join("\n") + "\n");
     });
 }

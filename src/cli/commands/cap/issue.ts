@@ -14,10 +14,20 @@ export function register(cap: Command): void {
     .option("--kid <kid>", "sign with this kid (default: the last in the key file)")
     .action((flags: GrantFlags & { keys?: string; kid?: string }) => {
       const input = grantInput(flags);
-      if (input.rights === undefined || input.objects === undefined) throw new CliError("cap issue needs --rights and --objects, e.g. --rights read --objects path:/ws");
-      if (input.ttl_ms === undefined && input.expires_at === undefined) throw new CliError("cap issue needs --ttl (e.g. 1h) or --expires-at");
+      if (input.rights === undefined || input.objects === undefined)
+        throw new CliError("cap issue needs --rights and --objects, e.g. --rights read --objects path:/ws");
+      if (input.ttl_ms === undefined && input.expires_at === undefined)
+        throw new CliError("cap issue needs --ttl (e.g. 1h) or --expires-at");
       warnCustomRights(input.rights);
       const authority = createCapabilityAuthority({ keys: keysFrom(flags) });
-      printGrant(authority.issue({ ...input, rights: input.rights, objects: input.objects, ...(flags.kid ? { kid: flags.kid } : {}) }), flags.json);
+      printGrant(
+        authority.issue({
+          ...input,
+          rights: input.rights,
+          objects: input.objects,
+          ...(flags.kid ? { kid: flags.kid } : {}),
+        }),
+        flags.json,
+      );
     });
 }

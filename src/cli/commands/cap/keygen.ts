@@ -30,7 +30,10 @@ export function keygen(file: string | undefined, kid: string | undefined): Keyge
   if (file === undefined) ensurePrivateDir(dirname(target), "the key folder");
   const map = readKeyMap(target);
   const chosen = kid ?? `k${Object.keys(map).length + 1}`;
-  if (!isKid(chosen)) throw new CliError(`--kid must be 1–64 letters, digits, _ or -; received ${JSON.stringify(chosen)}; example --kid k2`);
+  if (!isKid(chosen))
+    throw new CliError(
+      `--kid must be 1–64 letters, digits, _ or -; received ${JSON.stringify(chosen)}; example --kid k2`,
+    );
   if (Object.hasOwn(map, chosen)) throw new CliError(`${target} already has kid ${chosen}; choose another with --kid`);
   map[chosen] = generateKey();
   writeWhole(target, serializeKeys(map));
@@ -60,10 +63,13 @@ function readKeyMap(file: string): Record<string, string> {
     map = JSON.parse(text) as Record<string, string>;
   } catch {
     // The parser's message can quote the content, which is key material: say only where.
-    throw new CliError(`${file} is not valid JSON; expected {"kid":"base64 key"}; nothing was written (fix or move the file, or name another with --out)`);
+    throw new CliError(
+      `${file} is not valid JSON; expected {"kid":"base64 key"}; nothing was written (fix or move the file, or name another with --out)`,
+    );
   }
   // Empty is a file being started; anything else must be a valid ring before a kid is added.
-  if (!(typeof map === "object" && map !== null && Object.keys(map).length === 0)) keyRingFromMap(map, `key file ${file}`);
+  if (!(typeof map === "object" && map !== null && Object.keys(map).length === 0))
+    keyRingFromMap(map, `key file ${file}`);
   return map;
 }
 
@@ -109,13 +115,19 @@ export function register(cap: Command): void {
   cap
     .command("keygen")
     .description("create a key file (JSON kid → base64 key, mode 0600), or add a new kid to it for rotation")
-    .option("--out <file>", "key file to create or extend, outside every workspace toolgate serves (default $XDG_CONFIG_HOME/toolgate/keys.json, i.e. ~/.config/toolgate/keys.json, in a 0700 folder)")
+    .option(
+      "--out <file>",
+      "key file to create or extend, outside every workspace toolgate serves (default $XDG_CONFIG_HOME/toolgate/keys.json, i.e. ~/.config/toolgate/keys.json, in a 0700 folder)",
+    )
     .option("--kid <kid>", "key id (default k1, k2, …)")
     .option("--json", "print JSON")
     .action((flags: { out?: string; kid?: string; json?: boolean }) => {
       const r = keygen(flags.out, flags.kid);
       if (r.warning) process.stderr.write(`toolgate: warning: ${r.warning}\n`);
       if (flags.json) printJson({ file: r.file, kid: r.kid, kids: r.kids });
-      else process.stdout.write(`wrote kid ${r.kid} to ${r.file} (kids: ${r.kids.join(", ")}; cap issue signs with the last one)\n`);
+      else
+        process.stdout.write(
+          `wrote kid ${r.kid} to ${r.file} (kids: ${r.kids.join(", ")}; cap issue signs with the last one)\n`,
+        );
     });
 }

@@ -41,7 +41,10 @@ export function register(cap: Command): void {
       .description("revoke a grant id (or a token's own id) and every grant attenuated from it")
       .argument("<id>", "grant id (cap_…) or a whole token")
       .option("--reason <text>", "why, kept with the revocation")
-      .option("--store <url>", `store shared with the runtime (default ${DEFAULT_STORE}, the one toolgate serve uses for the workspace); a missing SQLite file is created, with a note on stderr`),
+      .option(
+        "--store <url>",
+        `store shared with the runtime (default ${DEFAULT_STORE}, the one toolgate serve uses for the workspace); a missing SQLite file is created, with a note on stderr`,
+      ),
   )
     .option("--json", "print JSON")
     .action(async (arg: string, flags: StateFlags & { reason?: string; store?: string; json?: boolean }) => {

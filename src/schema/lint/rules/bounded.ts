@@ -31,7 +31,13 @@ function numberGap(s: Record<string, unknown>): string | null {
 }
 
 function label(node: SchemaNode): string {
-  return node.name ? `property ${node.name}` : node.role === "items" ? "array item" : node.role === "root" ? "the input" : "this value";
+  return node.name
+    ? `property ${node.name}`
+    : node.role === "items"
+      ? "array item"
+      : node.role === "root"
+        ? "the input"
+        : "this value";
 }
 
 export const bounded: SchemaRule = (node, ctx) => {
@@ -41,26 +47,57 @@ export const bounded: SchemaRule = (node, ctx) => {
   for (const type of typesOf(s)) {
     if (type === "integer" || type === "number") {
       const gap = numberGap(s);
-      if (gap) ctx.report({ rule: "TG003", severity: "error", pointer: node.pointer, message: `${what} is ${type === "integer" ? "an" : "a"} ${type} with no ${gap}${hugeBound(s) ? " (a ±2^53 bound does not count)" : ""}`, fix: `add "${gap === "maximum" ? "maximum" : gap === "minimum" ? "minimum" : "minimum\" and \"maximum"}" with the range the tool can actually handle` });
+      if (gap)
+        ctx.report({
+          rule: "TG003",
+          severity: "error",
+          pointer: node.pointer,
+          message: `${what} is ${type === "integer" ? "an" : "a"} ${type} with no ${gap}${hugeBound(s) ? " (a ±2^53 bound does not count)" : ""}`,
+          fix: `add "${gap === "maximum" ? "maximum" : gap === "minimum" ? "minimum" : 'minimum" and "maximum'}" with the range the tool can actually handle`,
+        });
     } else if (type === "string") {
-      const ok = typeof s.maxLength === "number" || (typeof s.format === "string" && BOUNDED_FORMATS.has(s.format)) || patternBounds(s.pattern);
-      if (!ok) ctx.report({ rule: "TG003", severity: "error", pointer: node.pointer, message: `${what} is a string with no maxLength, enum, const, bounded format or anchored bounded pattern`, fix: "add \"maxLength\" (e.g. 1024 for a path, 256 for a name), or an enum if the values are known" });
+      const ok =
+        typeof s.maxLength === "number" ||
+        (typeof s.format === "string" && BOUNDED_FORMATS.has(s.format)) ||
+        patternBounds(s.pattern);
+      if (!ok)
+        ctx.report({
+          rule: "TG003",
+          severity: "error",
+          pointer: node.pointer,
+          message: `${what} is a string with no maxLength, enum, const, bounded format or anchored bounded pattern`,
+          fix: 'add "maxLength" (e.g. 1024 for a path, 256 for a name), or an enum if the values are known',
+        });
     } else if (type === "array") {
       const tupleClosed = Array.isArray(s.prefixItems) && s.items === false;
       const draft07Tuple = Array.isArray(s.items) && s.additionalItems === false;
       if (typeof s.maxItems !== "number" && !tupleClosed && !draft07Tuple) {
-        ctx.report({ rule: "TG003", severity: "error", pointer: node.pointer, message: `${what} is an array with no maxItems`, fix: "add \"maxItems\" with the most items one call may carry" });
+        ctx.report({
+          rule: "TG003",
+          severity: "error",
+          pointer: node.pointer,
+          message: `${what} is an array with no maxItems`,
+          fix: 'add "maxItems" with the most items one call may carry',
+        });
       }
     } else if (type === "object") {
       const extra = s.additionalProperties;
       const isMap = isPlainObject(extra) && Object.keys(extra).length > 0;
       if (isMap && typeof s.maxProperties !== "number") {
-        ctx.report({ rule: "TG003", severity: "error", pointer: join(node.pointer, "additionalProperties"), message: `${what} is a map (additionalProperties is a schema) with no maxProperties`, fix: "add \"maxProperties\" with the most entries one call may carry" });
+        ctx.report({
+          rule: "TG003",
+          severity: "error",
+          pointer: join(node.pointer, "additionalProperties"),
+          message: `${what} is a map (additionalProperties is a schema) with no maxProperties`,
+          fix: 'add "maxProperties" with the most entries one call may carry',
+        });
       }
     }
   }
 };
 
 function hugeBound(s: Record<string, unknown>): boolean {
-  return [s.minimum, s.maximum, s.exclusiveMinimum, s.exclusiveMaximum].some((v) => typeof v === "number" && Math.abs(v) >= NO_REAL_BOUND);
+  return [s.minimum, s.maximum, s.exclusiveMinimum, s.exclusiveMaximum].some(
+    (v) => typeof v === "number" && Math.abs(v) >= NO_REAL_BOUND,
+  );
 }

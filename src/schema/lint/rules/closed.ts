@@ -25,7 +25,9 @@ export const closed: SchemaRule = (node, ctx) => {
     message: typedExtra
       ? `object with properties (${listNames(names)}) also accepts any other key through a typed additionalProperties`
       : `object with properties (${listNames(names)}) does not set additionalProperties: false, so undeclared arguments pass through`,
-    fix: Array.isArray(s.allOf) ? "add \"unevaluatedProperties\": false (the object is composed with allOf)" : "add \"additionalProperties\": false",
+    fix: Array.isArray(s.allOf)
+      ? 'add "unevaluatedProperties": false (the object is composed with allOf)'
+      : 'add "additionalProperties": false',
   });
 };
 
@@ -34,13 +36,17 @@ export const untypedBag: SchemaRule = (node, ctx) => {
   const s = node.schema;
   if (node.boolean === false) return;
   const openMapValue = node.role === "map-value" && (node.boolean === true || Object.keys(s).length === 0); // the parent reports it
-  if ((node.role === "property" || node.role === "items" || node.role === "map-value") && !openMapValue && isUntyped(node.boolean ? true : s)) {
+  if (
+    (node.role === "property" || node.role === "items" || node.role === "map-value") &&
+    !openMapValue &&
+    isUntyped(node.boolean ? true : s)
+  ) {
     ctx.report({
       rule: "TG007",
       severity: "error",
       pointer: node.pointer,
       message: `${node.name ? `property ${node.name}` : "this value"} has no type, so it accepts any JSON value`,
-      fix: "give it a type with bounds, e.g. {\"type\": \"string\", \"maxLength\": 256}, or an object with declared properties",
+      fix: 'give it a type with bounds, e.g. {"type": "string", "maxLength": 256}, or an object with declared properties',
     });
     return;
   }
@@ -48,9 +54,29 @@ export const untypedBag: SchemaRule = (node, ctx) => {
   const hasProps = isPlainObject(s.properties) || isPlainObject(s.patternProperties);
   const extra = s.additionalProperties;
   if (isEmptySchema(extra)) {
-    ctx.report({ rule: "TG007", severity: "error", pointer: join(node.pointer, "additionalProperties"), message: "additionalProperties is open (true or {}), so the object accepts any extra key with any value", fix: "set \"additionalProperties\": false and declare every accepted key in properties" });
-  } else if (!hasProps && !isPlainObject(extra) && extra !== false && s.unevaluatedProperties !== false && !Array.isArray(s.allOf) && !Array.isArray(s.anyOf) && !Array.isArray(s.oneOf)) {
-    ctx.report({ rule: "TG007", severity: "error", pointer: node.pointer, message: "object declares no properties, so the model can invent any keys and the validator has nothing to check", fix: "declare each field under properties with \"additionalProperties\": false; a tool without arguments uses {\"type\": \"object\", \"properties\": {}, \"additionalProperties\": false}" });
+    ctx.report({
+      rule: "TG007",
+      severity: "error",
+      pointer: join(node.pointer, "additionalProperties"),
+      message: "additionalProperties is open (true or {}), so the object accepts any extra key with any value",
+      fix: 'set "additionalProperties": false and declare every accepted key in properties',
+    });
+  } else if (
+    !hasProps &&
+    !isPlainObject(extra) &&
+    extra !== false &&
+    s.unevaluatedProperties !== false &&
+    !Array.isArray(s.allOf) &&
+    !Array.isArray(s.anyOf) &&
+    !Array.isArray(s.oneOf)
+  ) {
+    ctx.report({
+      rule: "TG007",
+      severity: "error",
+      pointer: node.pointer,
+      message: "object declares no properties, so the model can invent any keys and the validator has nothing to check",
+      fix: 'declare each field under properties with "additionalProperties": false; a tool without arguments uses {"type": "object", "properties": {}, "additionalProperties": false}',
+    });
   }
 };
 

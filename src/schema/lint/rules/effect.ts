@@ -10,7 +10,13 @@ const HINTS = ["readOnlyHint", "destructiveHint", "idempotentHint"] as const;
 export const sideEffect: ToolRule = (tool, ctx) => {
   if (tool.effect !== undefined) {
     if (!EFFECTS.includes(tool.effect as never)) {
-      ctx.report({ rule: "TG006", severity: "error", pointer: "/effect", message: `effect must be one of ${EFFECTS.join(", ")}; found ${JSON.stringify(tool.effect)}`, fix: "use read (A0), idempotent (A1), write (A2) or destructive (A3)" });
+      ctx.report({
+        rule: "TG006",
+        severity: "error",
+        pointer: "/effect",
+        message: `effect must be one of ${EFFECTS.join(", ")}; found ${JSON.stringify(tool.effect)}`,
+        fix: "use read (A0), idempotent (A1), write (A2) or destructive (A3)",
+      });
     }
     return;
   }
@@ -21,7 +27,7 @@ export const sideEffect: ToolRule = (tool, ctx) => {
     severity: "error",
     pointer: a ? "/annotations" : "",
     message: "the tool does not declare its side effect, so the runtime must treat every call as destructive (A3)",
-    fix: "add annotations {\"readOnlyHint\": true} for a read-only tool, {\"idempotentHint\": true} for a repeatable write, {\"destructiveHint\": true} for an irreversible one (toolgate: effect: read | idempotent | write | destructive)",
+    fix: 'add annotations {"readOnlyHint": true} for a read-only tool, {"idempotentHint": true} for a repeatable write, {"destructiveHint": true} for an irreversible one (toolgate: effect: read | idempotent | write | destructive)',
   });
 };
 

@@ -54,7 +54,9 @@ function norm(v: Vector): number {
 }
 
 /** Pairwise TF-IDF cosine similarities of a catalog, highest first, with the shared terms. */
-export function similarities(tools: readonly NamedTool[]): { a: string; b: string; similarity: number; shared_terms: string[] }[] {
+export function similarities(
+  tools: readonly NamedTool[],
+): { a: string; b: string; similarity: number; shared_terms: string[] }[] {
   const tf = tools.map(counts);
   const df = new Map<string, number>();
   for (const c of tf) for (const t of c.keys()) df.set(t, (df.get(t) ?? 0) + 1);
@@ -108,4 +110,6 @@ export function overlapFindings(tools: readonly NamedTool[], options: OverlapOpt
 
 /** TG009 as a catalog rule for the linter's `catalogRules` (rules.ts); a description that is not a string counts as none. */
 export const overlapRule = (tools: readonly { name: string; description: unknown }[]): OverlapFinding[] =>
-  overlapFindings(tools.map((t) => ({ name: t.name, description: typeof t.description === "string" ? t.description : "" })));
+  overlapFindings(
+    tools.map((t) => ({ name: t.name, description: typeof t.description === "string" ? t.description : "" })),
+  );

@@ -9,12 +9,35 @@ import { join } from "../../../core/pointer.js";
 import { typesOf } from "../util.js";
 import { declaredReadOnly } from "./effect.js";
 
-const WHOLE_CONTENT = new Set(["content", "contents", "text", "body", "file_text", "file_content", "filecontent", "new_content", "newcontent", "data"]);
+const WHOLE_CONTENT = new Set([
+  "content",
+  "contents",
+  "text",
+  "body",
+  "file_text",
+  "file_content",
+  "filecontent",
+  "new_content",
+  "newcontent",
+  "data",
+]);
 const FILE_ARGUMENT = new Set(["path", "file", "file_path", "filepath", "filename", "file_name"]);
-const EXACT_REPLACEMENT = new Set(["old_str", "old_string", "oldstring", "old_text", "oldtext", "search", "find", "edits", "patch", "diff"]);
+const EXACT_REPLACEMENT = new Set([
+  "old_str",
+  "old_string",
+  "oldstring",
+  "old_text",
+  "oldtext",
+  "search",
+  "find",
+  "edits",
+  "patch",
+  "diff",
+]);
 
 export const wholeFileRewrite: ToolRule = (tool, ctx) => {
-  if (declaredReadOnly(tool.effect, tool.annotations) || !isPlainObject(tool.schema) || tool.schemaPointer === null) return;
+  if (declaredReadOnly(tool.effect, tool.annotations) || !isPlainObject(tool.schema) || tool.schemaPointer === null)
+    return;
   const props = tool.schema.properties;
   if (!isPlainObject(props)) return;
   const names = Object.keys(props);

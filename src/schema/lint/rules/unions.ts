@@ -9,7 +9,10 @@ import { isPlainObject } from "../../../core/json.js";
 import { join } from "../../../core/pointer.js";
 
 /** The property every object branch requires with a distinct literal, or undefined. */
-export function discriminatorOf(branches: Record<string, unknown>[], resolve: LintContext["resolve"] = () => undefined): string | undefined {
+export function discriminatorOf(
+  branches: Record<string, unknown>[],
+  resolve: LintContext["resolve"] = () => undefined,
+): string | undefined {
   const first = branches[0];
   if (!first || !isPlainObject(first.properties)) return undefined;
   for (const name of Object.keys(first.properties)) {
@@ -29,7 +32,10 @@ export function discriminatorOf(branches: Record<string, unknown>[], resolve: Li
   return undefined;
 }
 
-const isNullOnly = (s: Record<string, unknown>) => s.type === "null" || ("const" in s && s.const === null) || (Array.isArray(s.enum) && s.enum.length === 1 && s.enum[0] === null);
+const isNullOnly = (s: Record<string, unknown>) =>
+  s.type === "null" ||
+  ("const" in s && s.const === null) ||
+  (Array.isArray(s.enum) && s.enum.length === 1 && s.enum[0] === null);
 
 export const unions: SchemaRule = (node, ctx) => {
   for (const key of ["anyOf", "oneOf"] as const) {
@@ -45,12 +51,30 @@ export const unions: SchemaRule = (node, ctx) => {
     const objects = branches.filter(isObjectSchema);
     if (objects.length === branches.length) {
       if (discriminatorOf(objects, ctx.resolve)) continue;
-      ctx.report({ rule: "TG005", severity: "error", pointer, message: `${key} of ${branches.length} object branches has no discriminator: no property is required in every branch with a distinct const`, fix: "add a required property such as \"kind\" to every branch, each with its own const (e.g. \"file\", \"dir\")" });
+      ctx.report({
+        rule: "TG005",
+        severity: "error",
+        pointer,
+        message: `${key} of ${branches.length} object branches has no discriminator: no property is required in every branch with a distinct const`,
+        fix: 'add a required property such as "kind" to every branch, each with its own const (e.g. "file", "dir")',
+      });
     } else if (objects.length === 0) {
       const types = [...new Set(branches.flatMap(typesOf))];
-      ctx.report({ rule: "TG005", severity: "warning", pointer, message: `${key} of primitive branches (${types.join(", ") || "untyped"}) instead of one type`, fix: `use a type array, e.g. {"type": ${JSON.stringify(types.length ? types : ["string", "number"])}}, with the bounds of each type` });
+      ctx.report({
+        rule: "TG005",
+        severity: "warning",
+        pointer,
+        message: `${key} of primitive branches (${types.join(", ") || "untyped"}) instead of one type`,
+        fix: `use a type array, e.g. {"type": ${JSON.stringify(types.length ? types : ["string", "number"])}}, with the bounds of each type`,
+      });
     } else {
-      ctx.report({ rule: "TG005", severity: "error", pointer, message: `${key} mixes ${objects.length} object and ${branches.length - objects.length} non-object branches, so neither the model nor the validator can tell which one a call fills`, fix: "make every branch an object with a required \"kind\" const, or split the argument into separate fields" });
+      ctx.report({
+        rule: "TG005",
+        severity: "error",
+        pointer,
+        message: `${key} mixes ${objects.length} object and ${branches.length - objects.length} non-object branches, so neither the model nor the validator can tell which one a call fills`,
+        fix: 'make every branch an object with a required "kind" const, or split the argument into separate fields',
+      });
     }
   }
 };

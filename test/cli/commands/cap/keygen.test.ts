@@ -48,17 +48,26 @@ describe("toolgate cap keygen", () => {
   it("without --out writes $XDG_CONFIG_HOME/toolgate/keys.json, 0600 in a 0700 folder, and the other cap commands find it", async () => {
     const made = await cli("cap", "keygen");
     const file = join(config, "toolgate", "keys.json");
-    expect(made).toEqual({ code: 0, out: `wrote kid k1 to ${file} (kids: k1; cap issue signs with the last one)\n`, err: "" });
+    expect(made).toEqual({
+      code: 0,
+      out: `wrote kid k1 to ${file} (kids: k1; cap issue signs with the last one)\n`,
+      err: "",
+    });
     expect([mode(join(config, "toolgate")), mode(file)]).toEqual(["700", "600"]);
     const issued = await cli("cap", "issue", "--rights", "read", "--objects", "path:/ws", "--ttl", "1h");
     expect(issued.code).toBe(0);
     expect((await cli("cap", "inspect", issued.out.trim())).out).toMatch(/^status: valid\n/);
-    expect((await cli("cap", "keygen", "--json")).out).toBe(JSON.stringify({ file, kid: "k2", kids: ["k1", "k2"] }, null, 2) + "\n");
+    expect((await cli("cap", "keygen", "--json")).out).toBe(
+      JSON.stringify({ file, kid: "k2", kids: ["k1", "k2"] }, null, 2) + "\n",
+    );
   });
 
   it("warns when --out is inside the current folder, which may be a workspace, and names the default instead", async () => {
     const ws = tempDir("ws");
-    const r = await runCli(["cap", "keygen", "--out", "keys.json"], { cwd: ws, env: { ...process.env, XDG_CONFIG_HOME: config } });
+    const r = await runCli(["cap", "keygen", "--out", "keys.json"], {
+      cwd: ws,
+      env: { ...process.env, XDG_CONFIG_HOME: config },
+    });
     expect(r.code).toBe(0);
     expect(r.stderr).toBe(
       `toolgate: warning: ${ws}/keys.json is inside the current folder ${ws}: if toolgate serves this folder as a workspace, the agent can read the key and mint any capability, and toolgate serve refuses a key file inside its workspace. Keep keys outside it: toolgate cap keygen without --out writes ${config}/toolgate/keys.json\n`,
@@ -75,7 +84,11 @@ describe("toolgate cap keygen", () => {
     expect([mode(file), Object.keys(JSON.parse(readFileSync(file, "utf8")))]).toEqual(["600", ["k1", "k2"]]);
     writeFileSync(join(dir, "target"), "not a key file\n");
     symlinkSync(join(dir, "target"), join(dir, "link.json"));
-    expect(await cli("cap", "keygen", "--out", join(dir, "link.json"))).toEqual({ code: 2, out: "", err: `toolgate: ${dir}/link.json is a symbolic link; name the key file itself with --out\n` });
+    expect(await cli("cap", "keygen", "--out", join(dir, "link.json"))).toEqual({
+      code: 2,
+      out: "",
+      err: `toolgate: ${dir}/link.json is a symbolic link; name the key file itself with --out\n`,
+    });
     expect(readFileSync(join(dir, "target"), "utf8")).toBe("not a key file\n");
   });
 });
@@ -85,7 +98,10 @@ describe("toolgate serve --keys", () => {
     const ws = tempDir("ws");
     const keys = join(ws, "keys.json");
     expect((await cli("cap", "keygen", "--out", keys)).code).toBe(0);
-    const r = await runCli(["serve", "--workspace", ws, "--keys", keys], { cwd: ws, env: { ...process.env, XDG_CONFIG_HOME: config } });
+    const r = await runCli(["serve", "--workspace", ws, "--keys", keys], {
+      cwd: ws,
+      env: { ...process.env, XDG_CONFIG_HOME: config },
+    });
     expect([r.code, r.stdout]).toEqual([2, ""]);
     expect(r.stderr).toBe(
       `toolgate: the capability key file ${keys} is inside the workspace ${ws}: anything the agent runs there can read it (e.g. bash_execute "base64 keys.json") and mint any capability. Move it outside the workspace, e.g. mkdir -p -m 700 ${config}/toolgate && mv ${keys} ${config}/toolgate/keys.json, and pass --keys with the new path (or set TOOLGATE_KEYS); toolgate cap keygen without --out writes there [key_file_in_workspace]\n`,
