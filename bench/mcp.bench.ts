@@ -1,10 +1,12 @@
 /**
  * MCP round trips over stdio, same SDK Client, same run:
  * - `toolgate serve --catalog` with a no-op read tool vs a bare SDK McpServer with the same tool (goal ≤ 1.10×);
- * - a no-op write (A2: idempotency key claimed and settled in the default SQLite store) vs the bare server (goal ≤ 1.3×);
+ * - a no-op write (A2: idempotency key claimed and settled in the default SQLite store) vs the bare server (goal ≤
+ * 1.3×);
  * - `toolgate proxy` in front of the bare server vs calling the bare server directly.
  * Both servers are child processes with default settings (SQLite store and audit trail in the
- * state folder of a temporary workspace, with XDG_STATE_HOME in that run's temporary folder). toolgate runs as it ships: `src/` compiled by tsc (tsconfig.build.json)
+ * state folder of a temporary workspace, with XDG_STATE_HOME in that run's temporary folder). toolgate runs as it
+ * ships: `src/` compiled by tsc (tsconfig.build.json)
  * into a private folder for this run, started with plain `node`, like the bare server's `.mjs`.
  * Not under tsx: tsx transpiles with esbuild's keepNames, which wraps every closure the call
  * path creates in an Object.defineProperty, about a quarter of the gateway's CPU per call that a

@@ -31,7 +31,8 @@ const o200k = require("gpt-tokenizer/cjs/encoding/o200k_base") as {
 };
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 
-/** The counting before pieces were bounded: ASCII pieces whole to the encoder (cached up to 64 characters), other text whole. */
+/** The counting before pieces were bounded: ASCII pieces whole to the encoder (cached up to 64 characters), other text
+ * whole. */
 const wholeCounts = new Map<string, number>();
 function countTokensWhole(text: string): number {
   if (!isAscii(text)) return o200k.countTokens(text, AS_TEXT);
@@ -80,7 +81,8 @@ function mixed(chars: number): string {
     "😀",
     "return x;",
   ];
-  // Joined, not appended: a flat string, as JSON.parse makes (an appended one is a rope that the first reader flattens).
+  // Joined, not appended: a flat string, as JSON.parse makes (an appended one is a rope that the first reader
+  // flattens).
   const parts: string[] = [];
   for (let n = 0; n < chars;) {
     const part = words[Math.floor(rnd() * words.length)] + (rnd() < 0.1 ? "\n" : " ");
@@ -90,7 +92,8 @@ function mixed(chars: number): string {
   return parts.join("");
 }
 
-/** One step's time, ms: CPU time of this process (what the step costs, whatever else the machine runs) and wall time. */
+/** One step's time, ms: CPU time of this process (what the step costs, whatever else the machine runs) and wall time.
+ * */
 interface Step {
   cpu: number;
   wall: number;

@@ -29,7 +29,8 @@ const ORDERS: Order[] = Array.from({ length: 45 }, (_, i) => ({
 
 const MAX_ORDERS = 20;
 
-/** The contract of a tool (docs/schemas.md): a distinct verb, a narrow schema, server-side validation, a bounded result. */
+/** The contract of a tool (docs/schemas.md): a distinct verb, a narrow schema, server-side validation, a bounded
+ * result. */
 export const searchCustomerOrders = defineTool({
   name: "search_customer_orders",
   description:
@@ -49,7 +50,8 @@ export const searchCustomerOrders = defineTool({
       .describe("ISO-8601 date (YYYY-MM-DD); only orders placed on or after it. All dates when absent."),
   }),
   effect: "read",
-  // Semantic validation after the schema (docs/observations.md: ownership, existence and policy are checked after parsing).
+  // Semantic validation after the schema (docs/observations.md: ownership, existence and policy are checked after
+  // parsing).
   check: (args) => {
     if (!ORDERS.some((o) => o.customer_id === args.customer_id)) {
       return [

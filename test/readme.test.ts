@@ -34,7 +34,8 @@ interface Example {
   comment: string;
 }
 
-/** The commands of every ```sh block: continuation lines joined, comments split off, output lines (`# …` alone) dropped. */
+/** The commands of every ```sh block: continuation lines joined, comments split off, output lines (`#
+ * …` alone) dropped. */
 function readmeExamples(): Example[][] {
   const lines = readFileSync(join(projectRoot, "README.md"), "utf8").split("\n");
   const blocks: Example[][] = [];

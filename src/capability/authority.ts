@@ -32,11 +32,13 @@ import { revokeGrant } from "./revoke.js";
 
 export interface CapabilityAuthorityOptions {
   keys: KeyRing;
-  /** Revocations and budgets. Without it revocation is not checked and a grant with a budget is refused with `store_required`. */
+  /** Revocations and budgets. Without it revocation is not checked and a grant with a budget is refused with
+   * `store_required`. */
   store?: Store;
   /** Epoch ms; default Date.now. */
   now?: () => number;
-  /** Tolerance past expiry for clock differences between replicas, ms. Default 0: a grant never outlives its stated expiry. */
+  /** Tolerance past expiry for clock differences between replicas, ms. Default 0: a grant never outlives its stated
+   * expiry. */
   skew_ms?: number;
 }
 
@@ -70,7 +72,8 @@ export interface CapabilityAuthority {
   /** The capability check on every call. Never throws for a bad token or request; throws only when the store fails. */
   authorize(token: string, request: AuthorizationRequest): Promise<Decision>;
   inspect(token: string): Promise<Inspection>;
-  /** Who holds `token` when it verifies now (chain, expiry, revocation); null otherwise. Never throws for a bad token; throws only when the store fails. */
+  /** Who holds `token` when it verifies now (chain, expiry, revocation); null otherwise. Never throws for a bad token;
+   * throws only when the store fails. */
   holder(token: string): Promise<CapabilityHolder | null>;
   /** Revokes a grant id (or a whole token's own id) and, through chain ids, every grant attenuated from it. */
   revoke(idOrToken: string, reason?: string): Promise<void>;

@@ -131,7 +131,8 @@ export function parseObject(text: string): CapObject {
   return { kind: kind as ObjectKind, value, wildcard, text: `${kind}:${value}` };
 }
 
-/** Whether `inner` lies within `outer` (equal, or in its subtree). Objects of different kinds never contain each other. */
+/** Whether `inner` lies within `outer` (equal, or in its subtree). Objects of different kinds never contain each other.
+ * */
 export function objectWithin(inner: CapObject, outer: CapObject): boolean {
   if (inner.kind !== outer.kind) return false;
   if (inner.value === outer.value) return true;

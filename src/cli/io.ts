@@ -70,7 +70,8 @@ export function parseJson(text: string, source: string): unknown {
   }
 }
 
-/** Prints `value` as JSON; control, bidi and invisible characters in its strings are `\uXXXX` escapes (the same JSON value). */
+/** Prints `value` as JSON; control, bidi and invisible characters in its strings are `\uXXXX` escapes (the same JSON
+ * value). */
 export function printJson(value: unknown): void {
   process.stdout.write(jsonForDisplay(value, 2) + "\n");
 }

@@ -43,7 +43,8 @@ export function defaultAuditFile(flags: StateFlags): string {
   return join(stateLocation(flags).stateDir, AUDIT_FILE);
 }
 
-/** Opens `url` as a command run with `flags` sees it (`sqlite:` → the state folder's state.db; relative paths under the workspace). */
+/** Opens `url` as a command run with `flags` sees it (`sqlite:` → the state folder's state.db; relative paths under the
+ * workspace). */
 export function openStoreFor(url: string, flags: StateFlags, options: { mustExist?: boolean } = {}): Promise<Store> {
   const workspace = resolve(flags.workspace ?? process.cwd());
   // The default state folder is worked out only for `sqlite:` alone (openStore), so other URLs need no home folder.

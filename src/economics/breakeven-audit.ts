@@ -43,7 +43,8 @@ export interface ToolBreakeven {
    * ≥ 1 (see `constraining_never_pays`), so no consumer reads a rate above 100 %.
    */
   p_break: number | null;
-  /** L_gen · t_mask / T_repair as computed, unbounded (4.26 means masking one call costs 4.26 repair turns); null when unmeasured. */
+  /** L_gen · t_mask / T_repair as computed, unbounded (4.26 means masking one call costs 4.26 repair turns); null when
+   * unmeasured. */
   p_break_raw: number | null;
   /** p_break ≥ 100 %: a repair turn costs no more than masking one call, so constraining never pays (equation 1). */
   constraining_never_pays: boolean;

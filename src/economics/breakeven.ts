@@ -26,7 +26,8 @@ export interface BreakevenInput {
   decode_ms?: number;
 }
 
-/** "constrain": p_err > p_break; "dont_constrain": p_err < p_break, or p_break > 1 (whatever the rate); "either": equal; "measure": no rate given. */
+/** "constrain": p_err > p_break; "dont_constrain": p_err < p_break, or p_break > 1 (whatever the rate); "either":
+ * equal; "measure": no rate given. */
 export type BreakevenDecision = "constrain" | "dont_constrain" | "either" | "measure";
 
 export interface BreakevenResult {

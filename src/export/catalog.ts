@@ -36,7 +36,8 @@ export function exportCatalog(
       `format must be one of ${EXPORT_FORMATS.join(", ")}; received ${JSON.stringify(format) ?? "nothing"}`,
     );
   // A library caller may hand over tools in any accepted form (OpenAI, Anthropic, a ToolSpec): read each one.
-  // A ToolSpec is read as found: its MCP annotations are toMcpTool's to make (pass specs.map(toMcpTool), as the CLI does).
+  // A ToolSpec is read as found: its MCP annotations are toMcpTool's to make (pass specs.map(toMcpTool), as the CLI
+  // does).
   const tools = toToolDescriptors(catalog);
   if (options.strict && format !== "openai")
     throw new ToolgateError("invalid_input", `--strict applies to --format openai only; received --format ${format}`);

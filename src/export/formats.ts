@@ -1,11 +1,14 @@
 /**
  * A catalog in each ecosystem's tool format:
- *  - mcp:       the MCP `tools/list` result, `{ tools: [{ name, title?, description, inputSchema, outputSchema?, annotations? }] }`;
- *  - openai:    Chat Completions `tools`, `[{ type: "function", function: { name, description, parameters, strict } }]`;
+ *  - mcp:       the MCP `tools/list` result,
+ * `{ tools: [{ name, title?, description, inputSchema, outputSchema?, annotations? }] }`;
+ *  - openai:    Chat Completions `tools`,
+ * `[{ type: "function", function: { name, description, parameters, strict } }]`;
  *  - anthropic: Messages API `tools`, `[{ name, description, input_schema }]`;
  *  - vercel-ai: `{ [name]: { description, inputSchema } }` where inputSchema is the JSON Schema; in code,
  *               wrap each as `tool({ description, inputSchema: jsonSchema(inputSchema) })` from the `ai` package.
- * `$schema` is dropped from the schemas sent to OpenAI, Anthropic and the AI SDK (their validators reject or ignore it).
+ * `$schema` is dropped from the schemas sent to OpenAI, Anthropic and the AI SDK (their validators reject or ignore
+ * it).
  */
 import type { ToolDescriptor } from "../schema/descriptor.js";
 import { checkOpenAIStrict, type StrictVerdict } from "./openai-strict.js";

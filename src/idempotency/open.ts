@@ -15,7 +15,8 @@ import { createRedisStore } from "./stores/redis.js";
 import { createSqliteStore } from "./stores/sqlite.js";
 
 export interface OpenStoreOptions {
-  /** Directory a relative `sqlite:PATH` resolves against, and whose state `sqlite:` alone opens. Default: the current directory. */
+  /** Directory a relative `sqlite:PATH` resolves against, and whose state `sqlite:` alone opens. Default: the current
+   * directory. */
   workspace?: string;
   /** Folder `sqlite:` alone keeps `state.db` in. Default `defaultStateDir(workspace)`, outside the workspace. */
   stateDir?: string;
@@ -54,7 +55,8 @@ const SCHEMES = ["memory", "sqlite", "redis", "rediss", "postgres", "postgresql"
 
 /**
  * Opens the store a URL names: `memory:`, `sqlite:PATH` (`sqlite:` alone → `state.db` in the
- * workspace's state folder, `defaultStateDir(workspace)`, outside the workspace), `redis://…`, `rediss://…`, `postgres://…`, `postgresql://…`.
+ * workspace's state folder, `defaultStateDir(workspace)`, outside the workspace), `redis://…`, `rediss://…`,
+ * `postgres://…`, `postgresql://…`.
  * Throws ToolgateError `bad_store_url` for an unknown scheme, `store_unavailable` for a
  * store that does not answer and, with `mustExist`, `store_missing` for an absent SQLite file.
  */
@@ -100,7 +102,8 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   }
 }
 
-/** `sqlite:` → `state.db` in the state folder; `sqlite:rel/x.db` → under the workspace; `sqlite:/abs.db` or `sqlite:///abs.db` as given. */
+/** `sqlite:` → `state.db` in the state folder; `sqlite:rel/x.db` → under the workspace; `sqlite:/abs.db` or
+ * `sqlite:///abs.db` as given. */
 export function sqlitePath(url: string, workspace: string, stateDir?: string): string {
   return sqliteUrlPath(url, workspace, () => stateDir ?? defaultStateDir(workspace));
 }

@@ -86,6 +86,7 @@ export interface RunOnceReleased {
 export type RunOnceOutcome =
   RunOnceExecuted | RunOnceReplay | RunOnceInFlight | RunOnceInDoubt | RunOnceKeyReused | RunOnceReleased;
 
-/** How an IN_DOUBT record gets settled (a probe, or the operator's `toolgate records settle`), appended to IN_DOUBT reasons. */
+/** How an IN_DOUBT record gets settled (a probe, or the operator's `toolgate records settle`), appended to IN_DOUBT
+ * reasons. */
 export const inDoubtHint = (key: string): string =>
   `settle it with a probe or by hand: toolgate records settle ${key} --outcome applied|not_applied`;

@@ -109,7 +109,8 @@ export async function runOnce(
 }
 
 function attempt(store: Store, key: string, options: RunOnceOptions): Attempt {
-  // Derived keys always pass; a client-supplied key that slipped past the gateway is refused here, before any store call.
+  // Derived keys always pass; a client-supplied key that slipped past the gateway is refused here, before any store
+  // call.
   assertStore(store, "runOnce: store");
   validateClientKey(key, "key");
   if (typeof options !== "object" || options === null) {
@@ -198,7 +199,8 @@ async function lost(a: Attempt, result: JsonValue | undefined, error?: unknown):
   };
 }
 
-/** The claim found `record`: the branch of the state it reads as now. `probed`: a probe already freed the key once for this call. */
+/** The claim found `record`: the branch of the state it reads as now. `probed`: a probe already freed the key once for
+ * this call. */
 async function repeat(a: Attempt, record: IdempotencyRecord, probed: boolean): Promise<Step> {
   if (a.fingerprint !== null && record.fingerprint !== null && record.fingerprint !== a.fingerprint) {
     return {
@@ -230,7 +232,8 @@ function inDoubt(
   cause: "lease_expired" | "unsettled",
   probed: boolean,
 ): Step | Promise<Step> {
-  // One probe per call: after a probe released the key and another caller claimed it, this call reports rather than probing again.
+  // One probe per call: after a probe released the key and another caller claimed it, this call reports rather than
+  // probing again.
   if (a.probe && !probed) return reconcile(a, a.probe, record);
   const why = record.error ?? "the effect of an earlier attempt is unknown";
   return {

@@ -44,7 +44,8 @@ export interface IdempotencyRecord {
   fingerprint: string | null;
   /** Tool name, for listing and operators. */
   tool: string | null;
-  /** While IN_FLIGHT: the claim is void after this instant and the record reads as IN_DOUBT (`record.ts` `effectiveState`). */
+  /** While IN_FLIGHT: the claim is void after this instant and the record reads as IN_DOUBT (`record.ts`
+   * `effectiveState`). */
   lease_until: number;
   /** COMPLETED: the stored result every repeat receives. */
   result: JsonValue | null;

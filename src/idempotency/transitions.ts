@@ -83,7 +83,8 @@ export class RecordTransitions {
   }
 }
 
-/** The stored form of a result, or why it cannot be stored. A result of `undefined` (a tool that returns nothing) is stored as null. */
+/** The stored form of a result, or why it cannot be stored. A result of `undefined` (a tool that returns nothing) is
+ * stored as null. */
 export function storableResult(value: unknown): { ok: true; result: JsonValue } | { ok: false; reason: string } {
   if (value === undefined) return { ok: true, result: null };
   try {

@@ -144,7 +144,8 @@ const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 /** Beyond this many lines a long text's cut is not given line numbers: counting them would cost more than the cut. */
 const MAX_COUNTED_LINES = 500_000;
 
-/** The cut lines when head ends and tail starts on a line boundary; null when a line was split (or there are too many to count). */
+/** The cut lines when head ends and tail starts on a line boundary; null when a line was split (or there are too many
+ * to count). */
 function lineRange(text: string, head: string, tail: string): LineRange | null {
   const headWhole = head.length === 0 || head.endsWith("\n");
   const tailWhole = tail.length === 0 || text[text.length - tail.length - 1] === "\n";

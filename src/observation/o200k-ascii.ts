@@ -45,7 +45,8 @@ function contraction(s: string, i: number): number {
   return i;
 }
 
-/** Alternatives 1 and 2 from `j` (after the optional prefix character), read no further than `limit`: the end, or -1. */
+/** Alternatives 1 and 2 from `j` (after the optional prefix character), read no further than `limit`: the end, or -1.
+ * */
 function word(s: string, j: number, limit: number): number {
   let k = j;
   while (k < limit && isUpper(s.charCodeAt(k))) k++;

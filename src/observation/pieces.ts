@@ -105,7 +105,8 @@ function wholeCharsIn(text: string, at: number, n: number, bound = text.length):
   return end - at;
 }
 
-/** Hands on `text[start, end)`, in chunks when it is longer than the bound: -1, or the offset reached when `each` stopped. */
+/** Hands on `text[start, end)`, in chunks when it is longer than the bound: -1, or the offset reached when `each`
+ * stopped. */
 function emit(text: string, start: number, end: number, each: (piece: string) => boolean | void): number {
   if (end - start <= MAX_PIECE_LENGTH) return each(text.slice(start, end)) === true ? end : -1;
   for (let i = start; i < end;) {

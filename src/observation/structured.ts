@@ -21,7 +21,8 @@ const MAX_ROUNDS = 400;
 
 type Path = (string | number)[];
 
-/** `value` cut so that its compact JSON has at most `maxChars` characters, or null when no cut of strings and arrays gets it there. */
+/** `value` cut so that its compact JSON has at most `maxChars` characters, or null when no cut of strings and arrays
+ * gets it there. */
 export function boundJson(value: JsonValue, maxChars: number): BoundedJson | null {
   const cuts = { strings: 0, arrays: 0, characters: 0 };
   const initial = JSON.stringify(value).length;

@@ -153,7 +153,8 @@ export function encodeTokensUpTo(text: string, limits: WalkLimits, tokenizer: To
   return { ids, end };
 }
 
-/** `countTokens`, or a number above `limit` once the text is surely over it; reads at most `limit` tokens' worth of text. */
+/** `countTokens`, or a number above `limit` once the text is surely over it; reads at most `limit` tokens' worth of
+ * text. */
 export function countTokensUpTo(text: string, limit: number, tokenizer: TokenizerName = "o200k"): number {
   let total = 0;
   walk(text, load(tokenizer), { tokens: limit }, (piece) => (total += piece.length));
@@ -180,7 +181,8 @@ function walk(text: string, tk: Loaded, limits: WalkLimits, take: (ids: number[]
   );
 }
 
-/** How far a walk stopped by these limits can get: a token is at most 128 characters (o200k's longest, a run of spaces). */
+/** How far a walk stopped by these limits can get: a token is at most 128 characters (o200k's longest, a run of
+ * spaces). */
 const reachOf = (chars: number, tokens: number): number => Math.min(chars, (tokens + 2) * 128);
 
 /** A token figure that may be an estimate. */

@@ -36,15 +36,19 @@ export interface ApprovalGateInput {
   approval_id: string | undefined;
   /** Channels whose approvals this gateway redeems. */
   channels: readonly ApprovalChannel[];
-  /** The call's idempotency key from its own ids (or the client's key): a used approval may still reach settle when this exact call ran (a replay). */
+  /** The call's idempotency key from its own ids (or the client's key): a used approval may still reach settle when
+   * this exact call ran (a replay). */
   key: string;
-  /** The proposal has no call id or key of its own: it is the logical call of the approval live for its binding, keyed by `keyFor`. */
+  /** The proposal has no call id or key of its own: it is the logical call of the approval live for its binding, keyed
+   * by `keyFor`. */
   joins: boolean;
   /** The idempotency key of the logical call an approval was asked for, for a proposal that `joins`. */
   keyFor: (approvalId: string) => string;
-  /** Fires when whoever proposed the call gave up on its answer; its reason, when a string, says how ("request cancelled"). */
+  /** Fires when whoever proposed the call gave up on its answer; its reason, when a string, says how ("request
+   * cancelled"). */
   abandoned: AbortSignal | undefined;
-  /** When an identical call (trajectory, tool, arguments) last started in this gateway, epoch ms; null when none is known. */
+  /** When an identical call (trajectory, tool, arguments) last started in this gateway, epoch ms; null when none is
+   * known. */
   last_run_at: number | null;
   now: number;
   ttl_ms: number;
@@ -59,7 +63,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
  */
 export const REPLAY_ONLY = "replay_only";
 
-/** The `run` settle gets for a REPLAY_ONLY call: if settle claims the key after all, nothing runs and the key is released. */
+/** The `run` settle gets for a REPLAY_ONLY call: if settle claims the key after all, nothing runs and the key is
+ * released. */
 export function refuseRun(tool: string): never {
   throw new NoEffectError(
     `${tool} is destructive (A3) and this call's earlier run is no longer on record (it expired), so it cannot be replayed and was not run again; nothing was executed. Propose the call without approval_id to request a new approval.`,
@@ -85,7 +90,8 @@ export function auditedApproval(
     : { id: record.id, channel: approverChannel(record.approver), approver: record.approver };
 }
 
-/** A refusal of the gate, with the approval it concerns (for the audit) when there is one, and the logical call's key when the gate knows it. */
+/** A refusal of the gate, with the approval it concerns (for the audit) when there is one, and the logical call's key
+ * when the gate knows it. */
 export type GateRefusal = Refusal & { approval: ApprovalRecord | null; key?: string };
 
 function no(refusal: Refusal, approval: ApprovalRecord | null, key?: string): GateRefusal {
@@ -123,7 +129,8 @@ export async function spendApproval(
   }
 }
 
-/** When identical A3 calls (trajectory, tool, arguments) last started in this process, for the text of a later approval request; bounded, oldest forgotten first. */
+/** When identical A3 calls (trajectory, tool, arguments) last started in this process, for the text of a later approval
+ * request; bounded, oldest forgotten first. */
 export class RecentRuns {
   private readonly at = new Map<string, number>();
   constructor(private readonly max = 1_000) {}

@@ -117,7 +117,8 @@ export function completeRecord(entry: PendingAudit): AuditRecord {
 }
 
 export interface AuditFileOptions {
-  /** Open (and create) the file now, so a path that cannot be used fails here, not at the first call. Default false: on first write. */
+  /** Open (and create) the file now, so a path that cannot be used fails here, not at the first call. Default false: on
+   * first write. */
   openNow?: boolean;
 }
 

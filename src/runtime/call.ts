@@ -20,7 +20,8 @@ export interface Refusal {
   detail?: Record<string, JsonValue>;
   /** Text that came from the tool (a thrown message); fenced as untrusted when rendered. */
   untrusted?: string;
-  /** The stage's outcome in the audit when the code alone does not say it (`abandoned: request cancelled before approval`). */
+  /** The stage's outcome in the audit when the code alone does not say it
+   * (`abandoned: request cancelled before approval`). */
   outcome?: string;
 }
 

@@ -15,7 +15,8 @@ import { DEFAULT_BUDGET_TOKENS, MIN_BUDGET_TOKENS } from "../observation/budget.
  * output (file_view's window, grep_search's page, bash_execute's capture) fit it exactly.
  */
 export interface Budgets {
-  /** Tokens per observation for every tool without a `per_tool` entry; wins over a tool's own `budget_tokens`. Default: the tool's, else 2,000. */
+  /** Tokens per observation for every tool without a `per_tool` entry; wins over a tool's own `budget_tokens`. Default:
+   * the tool's, else 2,000. */
   default_tokens?: number;
   /** By tool name; wins over everything else. */
   per_tool?: Record<string, number>;

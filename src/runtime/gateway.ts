@@ -57,9 +57,11 @@ export interface GatewayOptions {
   keys?: KeyRing;
   /** A ready authority (overrides `keys`). */
   authority?: CapabilityAuthority;
-  /** Observation budgets in o200k tokens: per tool > gateway default > the tool's own `budget_tokens` > 2,000 (see `Budgets`). */
+  /** Observation budgets in o200k tokens: per tool > gateway default > the tool's own `budget_tokens` > 2,000 (see
+   * `Budgets`). */
   budgets?: Budgets;
-  /** Audit sink: a JSONL path (default `audit.jsonl` in the current directory's state folder, outside it: `createAuditSink`), a sink, or false for none. */
+  /** Audit sink: a JSONL path (default `audit.jsonl` in the current directory's state folder, outside it:
+   * `createAuditSink`), a sink, or false for none. */
   audit?: string | AuditSink | false;
   /** Epoch ms, for approvals, leases and timestamps. Default `Date.now`. */
   clock?: () => number;
@@ -88,7 +90,8 @@ export interface GatewayOptions {
 const DEFAULT_LEASE_MS = 60_000;
 const DEFAULT_TIMEOUT_MS = 60_000;
 const LEASE_MARGIN_MS = 5_000;
-/** After the grace period: how long aborted calls get to record IN_DOUBT and answer (store writes are bounded by the store's own timeouts). */
+/** After the grace period: how long aborted calls get to record IN_DOUBT and answer (store writes are bounded by the
+ * store's own timeouts). */
 const SETTLE_AFTER_ABORT_MS = 5_000;
 
 export function createGateway(options: GatewayOptions): Gateway {
@@ -265,12 +268,14 @@ export function createGateway(options: GatewayOptions): Gateway {
       gate = passed;
     }
 
-    // What the run did with the approval: it could not spend it (the answer is this, not a tool failure), or started at.
+    // What the run did with the approval: it could not spend it (the answer is this, not a tool failure), or started
+    // at.
     const spending: { refused: Refusal | null; started_at: number | null } = { refused: null, started_at: null };
     const run = async (): Promise<Executed> => {
       if (gate?.pass === REPLAY_ONLY) return refuseRun(tool.name);
       if (gate?.pass === "run") {
-        // Spent only now that this run holds the key's record: a re-proposal racing it finds the record, not a second approval.
+        // Spent only now that this run holds the key's record: a re-proposal racing it finds the record, not a second
+        // approval.
         const spent = await spendApproval(store, gate.approval, tool.name);
         if (isRefusal(spent)) {
           spending.refused = spent;

@@ -121,7 +121,8 @@ export async function settleStage(
   }
 }
 
-/** Runs `fn`; a message it throws is redacted in place (the record's IN_DOUBT reason quotes it), the error itself kept. */
+/** Runs `fn`; a message it throws is redacted in place (the record's IN_DOUBT reason quotes it), the error itself kept.
+ * */
 async function redacting<T>(redactor: Redactor, fn: () => T | Promise<T>): Promise<T> {
   try {
     return await fn();

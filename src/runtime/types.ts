@@ -68,7 +68,8 @@ export interface Gateway {
   readonly tools: ReadonlyMap<string, ToolSpec>;
   /** Every call needs a capability (the gateway has keys or an authority); false: every call is allowed. */
   readonly requiresCapability: boolean;
-  /** Runs one proposal through resolve → validate → grant → settle → execute → shape → audit. Never throws for a bad call: refusals are observations. */
+  /** Runs one proposal through resolve → validate → grant → settle → execute → shape → audit. Never throws for a bad
+   * call: refusals are observations. */
   call(proposal: Proposal, options?: CallOptions): Promise<Observation>;
   /**
    * Who holds `capability` when it verifies now (the issued grant it descends from); null when it

@@ -52,7 +52,8 @@ export function renderIssues(tool: string, issues: readonly (ObservationIssue | 
   return `${text}Fix ${n === 1 ? "it" : "them"} and call ${tool} again; nothing was changed.`;
 }
 
-/** A `check` failure as an issue: same shape, received cut to the same bound (once: a received value already cut stays as it is). */
+/** A `check` failure as an issue: same shape, received cut to the same bound (once: a received value already cut stays
+ * as it is). */
 export function fromCheckIssue(issue: CheckIssue): ObservationIssue {
   const out: ObservationIssue = { path: issue.path, code: issue.code, message: issue.message };
   if (issue.expected !== undefined) out.expected = issue.expected;

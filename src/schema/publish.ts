@@ -9,7 +9,8 @@ import { closeOpenObjects } from "./close.js";
 
 export const DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema";
 
-/** Converts a zod schema; throws ToolgateError `tool_invalid` for types JSON Schema cannot say (dates, functions, …). */
+/** Converts a zod schema; throws ToolgateError `tool_invalid` for types JSON Schema cannot say (dates, functions, …).
+ * */
 export function publishSchema(tool: string, which: "input" | "output", schema: z.ZodType): Record<string, unknown> {
   let json: Record<string, unknown>;
   try {

@@ -26,7 +26,8 @@ const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormat
 export type ValidationResult<T = unknown> = { ok: true; value: T } | { ok: false; issues: ObservationIssue[] };
 
 export interface Validator {
-  /** Validates `args` against `spec.inputSchema` (compiled on first use, then cached). Never throws for bad arguments. */
+  /** Validates `args` against `spec.inputSchema` (compiled on first use, then cached). Never throws for bad arguments.
+   * */
   validate<T = unknown>(
     spec: { name: string; inputSchema: Record<string, unknown> },
     args: unknown,

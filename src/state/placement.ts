@@ -159,7 +159,8 @@ export function checkKeyFileOutside(file: string, workspace: string, env: NodeJS
   );
 }
 
-/** Where to suggest moving a key file: the default one, unless that is inside the workspace too (e.g. the workspace is the home folder). */
+/** Where to suggest moving a key file: the default one, unless that is inside the workspace too (e.g. the workspace is
+ * the home folder). */
 function keyFileOutside(workspace: string, env: NodeJS.ProcessEnv): { file: string; isDefault: boolean } {
   try {
     const file = defaultKeyFile(env);

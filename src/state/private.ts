@@ -105,7 +105,8 @@ export function checkSameFile(path: string, id: FileId, what: string): void {
   }
 }
 
-/** When `path` exists: refuses it unless it is a regular file of ours with one name (a companion file SQLite opens by itself). */
+/** When `path` exists: refuses it unless it is a regular file of ours with one name (a companion file SQLite opens by
+ * itself). */
 export function checkPrivateFileIfPresent(path: string, what: string): void {
   const st = lstatOrNull(path);
   if (st === null) return;

@@ -104,7 +104,8 @@ export function launcherChooser(launcher: SandboxLauncher, allowUnsandboxed: boo
     }));
 }
 
-/** The concurrency cap of one catalog's tool (bash_execute, grep_search): `enter` refuses at once when `max` calls run. */
+/** The concurrency cap of one catalog's tool (bash_execute, grep_search): `enter` refuses at once when `max` calls run.
+ * */
 export interface CallGate {
   enter(): () => void;
 }
@@ -222,7 +223,8 @@ function notStarted(o: RunOutcome): NoEffectError {
 /** Room for the status line, the stream labels, a sandbox-denial and a timeout line. */
 const TEXT_FRAME_TOKENS = 100;
 
-/** Tokens both streams may take under the call's budget: the gateway's frame (as if replayed) and the text's own lines left out. */
+/** Tokens both streams may take under the call's budget: the gateway's frame (as if replayed) and the text's own lines
+ * left out. */
 function streamTokens(budget_tokens: number, call_id: string, limits: BashLimits): number {
   const frame = {
     tool: "bash_execute",

@@ -80,7 +80,8 @@ export function parseGitConfig(text: string): GitConfigEntry[] {
   }
   return entries;
 
-  /** `[name]`, `[name "sub"]` or `[name.sub]`, from the `[`; null (and nothing consumed past the line) when malformed. */
+  /** `[name]`, `[name "sub"]` or `[name.sub]`, from the `[`; null (and nothing consumed past the line) when malformed.
+   * */
   function readHeader(): [string, string | null] | null {
     i++; // [
     const start = i;

@@ -19,7 +19,8 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { NoEffectError } from "../core/errors.js";
 import { parseGitConfig, type GitConfigEntry } from "./git-config.js";
 
-/** What `read` finds at a path: a regular file's text (at most `limit` bytes, else `tooLarge`), a folder, or nothing usable. */
+/** What `read` finds at a path: a regular file's text (at most `limit` bytes, else `tooLarge`), a folder, or nothing
+ * usable. */
 export type GitFile =
   { kind: "file"; text: string } | { kind: "tooLarge"; bytes: number } | { kind: "dir" } | { kind: "none" };
 
@@ -40,7 +41,8 @@ const INCLUDE_DEPTH = 10;
 
 type Kind = "include" | "path" | "command";
 
-/** Keys with a subsection (`diff.<driver>.textconv`) are written `section.*.key`; `section.*` is every key of a section without one. */
+/** Keys with a subsection (`diff.<driver>.textconv`) are written `section.*.key`; `section.*` is every key of a section
+ * without one. */
 const KEY_KINDS: Record<string, Kind> = {
   "include.path": "include",
   "includeif.*.path": "include",
@@ -85,7 +87,8 @@ const KEY_KINDS: Record<string, Kind> = {
   "trailer.*.cmd": "command",
 };
 
-/** The hooks git runs (githooks(5)): named one by one where core.hooksPath is the workspace root itself, which cannot be made read-only whole. */
+/** The hooks git runs (githooks(5)): named one by one where core.hooksPath is the workspace root itself, which cannot
+ * be made read-only whole. */
 const HOOK_NAMES = [
   "applypatch-msg",
   "pre-applypatch",

@@ -23,7 +23,8 @@ interface StrToken {
   headBytes: number;
   /** Bytes of the JSON string's content, escapes as written. */
   bytes: number;
-  /** Escapes in it, and how many of them are \uXXXX (one byte each of the line: ripgrep escapes only control characters so). */
+  /** Escapes in it, and how many of them are \uXXXX (one byte each of the line: ripgrep escapes only control characters
+   * so). */
   escapes: number;
   unicode: number;
   ascii: boolean;
@@ -167,7 +168,8 @@ export class LongEvent {
   }
 }
 
-/** The line's length in bytes as ripgrep read it, without its terminator: the JSON string's length less what its escapes add. */
+/** The line's length in bytes as ripgrep read it, without its terminator: the JSON string's length less what its
+ * escapes add. */
 const rawLength = (t: StrToken) =>
   t.bytes - t.escapes - 4 * t.unicode - (t.tail.endsWith("\\r\\n") ? 2 : t.tail.endsWith("\\n") ? 1 : 0);
 

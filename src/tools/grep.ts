@@ -46,7 +46,8 @@ export interface GrepLimits {
   max_matches: number;
   /** Bytes of one ripgrep event read whole; a match on a longer line is streamed and shown cut. Default 1 MiB. */
   line_bytes: number;
-  /** grep_search calls running at once per catalog (each starts an envelope); one more is refused at once (too_many_calls). Default 4. */
+  /** grep_search calls running at once per catalog (each starts an envelope); one more is refused at once
+   * (too_many_calls). Default 4. */
   max_concurrent: number;
 }
 
@@ -60,7 +61,8 @@ export const DEFAULT_GREP_LIMITS: GrepLimits = {
   max_concurrent: 4,
 };
 
-/** The grep limits an operator gave, merged over the defaults and checked like the bash limits (an Error naming the field). */
+/** The grep limits an operator gave, merged over the defaults and checked like the bash limits (an Error naming the
+ * field). */
 export function grepLimits(given: Partial<GrepLimits> = {}): GrepLimits {
   return checkedLimits(
     "grep",

@@ -87,7 +87,8 @@ async function findSqueezed(lines: string[], needle: string, fold: (s: string) =
   }
   const index = parts.join("").indexOf(target);
   if (index === -1) return null;
-  // The last line starting at or before the match holds its first character (an empty line shares the next one's start).
+  // The last line starting at or before the match holds its first character (an empty line shares the next one's
+  // start).
   let lo = 0;
   let hi = lines.length - 1;
   while (lo < hi) {

@@ -24,7 +24,8 @@ export interface ViewArgs {
 export interface ViewLimits {
   /** Characters shown of one line before it is cut with a marker. Default 1000. */
   line_chars: number;
-  /** o200k tokens of numbered text per call; the window ends early (with an exact next offset) past it. Default 5000. */
+  /** o200k tokens of numbered text per call; the window ends early (with an exact next offset) past it. Default 5000.
+   * */
   window_tokens: number;
   /** Largest file file_view reads, bytes. Default 64 MiB. */
   file_bytes: number;

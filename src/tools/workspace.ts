@@ -23,7 +23,8 @@ export interface Workspace {
   readonly root: string;
   /** Absolute real paths closed to every file tool and hidden from bash_execute: toolgate's state and key files. */
   readonly hidden: readonly string[];
-  /** Absolute paths (they may not exist) the agent may read but never change: file_edit refuses them, the sandbox mounts them read-only. */
+  /** Absolute paths (they may not exist) the agent may read but never change: file_edit refuses them, the sandbox
+   * mounts them read-only. */
   readonly readOnly: readonly string[];
   /**
    * Resolves `path` (absolute; `..` allowed) to its real location: the path the walk built when
@@ -361,7 +362,8 @@ function readOnlyError(
   );
 }
 
-/** Hidden places as absolute paths: a relative one is under the root; the last name is kept as is (a planted symlink there is hidden itself, not its target). */
+/** Hidden places as absolute paths: a relative one is under the root; the last name is kept as is (a planted symlink
+ * there is hidden itself, not its target). */
 function hiddenPlaces(root: string, paths: readonly string[]): string[] {
   return list("hiddenPaths", paths).map((p) => {
     const abs = resolveLexically(root, p);

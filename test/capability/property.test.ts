@@ -74,7 +74,8 @@ const components = {
   args: argBounds,
   expires_at: fc.integer({ min: T0 + 1, max: T0 + 200 }),
 };
-/** Any subset of components (for attenuate), or one component per block (for chains, so some calls pass every block). */
+/** Any subset of components (for attenuate), or one component per block (for chains, so some calls pass every block).
+ * */
 const narrower = fc.record(components, { requiredKeys: [] });
 const oneComponent: fc.Arbitrary<NarrowerInput> = fc.oneof(
   ...Object.entries(components).map(([k, arb]) => (arb as fc.Arbitrary<unknown>).map((v) => ({ [k]: v }))),

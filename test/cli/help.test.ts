@@ -1,4 +1,5 @@
-/** `toolgate --help`: every command and subcommand description reads the same way (lower-case first word, no trailing period). */
+/** `toolgate --help`: every command and subcommand description reads the same way (lower-case first word, no trailing
+ * period). */
 import type { Command } from "commander";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildProgram } from "../../src/cli/program.js";

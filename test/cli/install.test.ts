@@ -95,7 +95,8 @@ async function listThrough(entry: ServerEntry, start: Start): Promise<string[]> 
   }
 }
 
-/** The README entry with the README's placeholder paths replaced, and the upstream `npx -y` by the installed memory server (no download). */
+/** The README entry with the README's placeholder paths replaced, and the upstream `npx -y` by the installed memory
+ * server (no download). */
 function concrete(entry: ServerEntry, checkout: string, workspace: string): ServerEntry {
   const args = entry.args.map((a) => a.replace("/path/to/toolgate", checkout).replace("/path/to/project", workspace));
   const npx = args.indexOf("npx");

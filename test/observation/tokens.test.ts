@@ -25,7 +25,8 @@ const pick = (next: () => number, chars: string, n: number) =>
 const rareCjk = (next: () => number, n: number) =>
   Array.from({ length: n }, () => String.fromCharCode(0x4e00 + Math.floor(next() * 20_000))).join("");
 
-/** Records the longest text (or token array) each encoder entry point receives, and every text it encodes, until the test ends. */
+/** Records the longest text (or token array) each encoder entry point receives, and every text it encodes, until the
+ * test ends. */
 const restore: (() => void)[] = [];
 afterEach(() => restore.splice(0).forEach((undo) => undo()));
 function watchEncoder(): { longest: Record<keyof Api, number>; inputs: string[] } {

@@ -88,7 +88,8 @@ describe("audit token counts are bounded per call", () => {
         expect(o.error?.code, what).toBe("denied");
         const [record] = audit.records;
         expect(record, what).toBeDefined();
-        // What one counting step may read of text never seen before, plus the estimate's samples and the denial's own text.
+        // What one counting step may read of text never seen before, plus the estimate's samples and the denial's own
+        // text.
         expect(seen.chars, what).toBeLessThanOrEqual(STEP_LIMITS.encoded + 2 * MAX_PIECE_LENGTH + 32 * 128 + 4096);
         const truth = countTokens(JSON.stringify({ text }));
         if (record!.argument_tokens_estimated) {

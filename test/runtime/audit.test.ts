@@ -13,13 +13,15 @@ const make = gateways();
 const dir = mkdtempSync(join(tmpdir(), "toolgate-runtime-audit-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The reference encoder (gpt-tokenizer's o200k, all text as text): the audit's counts are checked against it, not against toolgate's counter. */
+/** The reference encoder (gpt-tokenizer's o200k, all text as text): the audit's counts are checked against it, not
+ * against toolgate's counter. */
 const o200k = createRequire(import.meta.url)("gpt-tokenizer/cjs/encoding/o200k_base") as {
   countTokens(text: string, options: unknown): number;
 };
 const referenceTokens = (text: string) => o200k.countTokens(text, { disallowedSpecial: new Set() });
 
-/** Durations (a record's latency_ms and each stage's ms) are the only volatile fields: each must be a duration, then reads as "<ms>". */
+/** Durations (a record's latency_ms and each stage's ms) are the only volatile fields: each must be a duration, then
+ * reads as "<ms>". */
 function withoutDurations(record: Record<string, unknown>): Record<string, unknown> {
   const ms = (value: unknown) => {
     expect(
@@ -35,7 +37,8 @@ function withoutDurations(record: Record<string, unknown>): Record<string, unkno
 }
 
 const ok = { outcome: "ok", ms: "<ms>" };
-/** One audit line as the trail must hold it, every field written out; only the observation's token count varies per call. */
+/** One audit line as the trail must hold it, every field written out; only the observation's token count varies per
+ * call. */
 const line = (call_id: string, over: Record<string, unknown>) => ({
   ts: "2026-03-05T10:00:00.000Z",
   trajectory_id: "traj-1",
@@ -145,11 +148,13 @@ describe("audit trail", () => {
           .map((l) => JSON.parse(l) as { call_id: string });
       const ids = () => read().map((r) => r.call_id);
       sink.write(entry(0));
-      // On disk before write() returns: nothing was written in the last FLUSH_DELAY_MS. Counts by the reference encoder.
+      // On disk before write() returns: nothing was written in the last FLUSH_DELAY_MS. Counts by the reference
+      // encoder.
       expect(read()).toStrictEqual([
         { call_id: "c0", argument_tokens: referenceTokens('{"i":0}'), observation_tokens: referenceTokens("text 0") },
       ]);
-      // Right after a write, lines wait; FLUSH_BATCH waiting lines are written on the next turn, with the one that came after.
+      // Right after a write, lines wait; FLUSH_BATCH waiting lines are written on the next turn, with the one that came
+      // after.
       for (let i = 1; i <= FLUSH_BATCH + 1; i++) sink.write(entry(i));
       expect(ids()).toStrictEqual(["c0"]);
       vi.advanceTimersByTime(0);

@@ -83,7 +83,8 @@ describe("the audit trail cannot be redirected from the workspace", () => {
 });
 
 describe("a store in the workspace is never taken for toolgate's", () => {
-  /** What an attacker leaves in `<ws>/.toolgate/state.db`: an approval of `note_delete {"name":"a"}`, already approved. */
+  /** What an attacker leaves in `<ws>/.toolgate/state.db`: an approval of `note_delete {"name":"a"}`, already approved.
+   * */
   async function plantApprovedDelete(ws: string): Promise<string> {
     const store = await openStore(`sqlite:${join(ws, ".toolgate", "state.db")}`);
     const planter = createGateway({ tools: [deleteNote], store, audit: false });

@@ -1,4 +1,5 @@
-/** Shared plumbing for the state tests: temporary folders, a private per-user state home, the CLI as a child process. */
+/** Shared plumbing for the state tests: temporary folders, a private per-user state home, the CLI as a child process.
+ * */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";

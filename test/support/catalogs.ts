@@ -19,7 +19,8 @@ export function mcpCatalogs(): { id: string; tools: ToolDescriptor[] }[] {
     }));
 }
 
-/** The linter's fixture of the four coding tools as published (test/schema/fixtures), shared so the listing is written once. */
+/** The linter's fixture of the four coding tools as published (test/schema/fixtures), shared so the listing is written
+ * once. */
 export const seedListing5Path = join(
   dirname(fileURLToPath(import.meta.url)),
   "..",

@@ -8,7 +8,8 @@ export interface CliRun {
   err: string;
 }
 
-/** `cli("lint", "a.json")`: the exit code and everything written to stdout and stderr; `process.exitCode` is reset afterwards. */
+/** `cli("lint", "a.json")`: the exit code and everything written to stdout and stderr; `process.exitCode` is reset
+ * afterwards. */
 export async function cli(...argv: string[]): Promise<CliRun> {
   let out = "";
   let err = "";

@@ -55,7 +55,8 @@ function markedTree() {
       expect(ns).not.toBe(pidNamespaceOf("self"));
       return ns!;
     },
-    /** After the call: no process carries the marker and the PID namespace holds none (polled: the kernel reaps asynchronously). */
+    /** After the call: no process carries the marker and the PID namespace holds none (polled: the kernel reaps
+     * asynchronously). */
     async expectGone(ns: string): Promise<void> {
       await pollUntil(() => processesNamed(marker).length === 0 && processesInNamespace(ns).length === 0, 10_000);
       expect({ marked: processesNamed(marker), inNamespace: processesInNamespace(ns) }).toEqual({
@@ -126,7 +127,8 @@ describe.runIf(binaryAvailable("bwrap"))("bash_execute", () => {
   });
 
   it("kills the command at its timeout and says so; nothing it started outlives the call, not even a process in a session of its own", async () => {
-    // 3 s, not the 1 s minimum: "started" must be printed before the kill even when bwrap is slow to start on a loaded machine.
+    // 3 s, not the 1 s minimum: "started" must be printed before the kill even when bwrap is slow to start on a loaded
+    // machine.
     const tree = markedTree();
     const pending = run(`echo started; ${tree.escapee} sleep 30`, 3000);
     const ns = await tree.running(pending);

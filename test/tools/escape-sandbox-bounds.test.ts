@@ -60,7 +60,8 @@ const WRITES = {
   command: "i=0; while :; do i=$((i+1)); head -c 1M /dev/zero > w$i.bin; done",
   limits: { max_write_bytes: 16 * MiB },
 };
-/** Space reserved without writing: fallocate(1), then 64 files of 8 MiB by posix_fallocate (512 MiB if nothing stops it). */
+/** Space reserved without writing: fallocate(1), then 64 files of 8 MiB by posix_fallocate (512 MiB if nothing stops
+ * it). */
 const FALLOCATE = {
   command: `fallocate -l 8M first.bin; echo "fallocate exit $?"; python3 -c 'import os
 for i in range(64):

@@ -45,7 +45,8 @@ const git = (cwd: string, ...args: string[]) =>
     { cwd, encoding: "utf8" },
   );
 
-/** A workspace and the catalog over it (the defaults unless said otherwise), made after `setup` has laid out the host's files. */
+/** A workspace and the catalog over it (the defaults unless said otherwise), made after `setup` has laid out the host's
+ * files. */
 function repo(prefix: string, setup: (s: Sandbox) => void, options: Partial<CodingCatalogOptions> = {}) {
   const s = makeWorkspace(`escape-git-${prefix}`);
   made.push(s);
@@ -139,7 +140,8 @@ describe.runIf(ready)("escape suite: the repository's .git", () => {
     ]);
     expect(writes.text).toContain("[sandbox denied: the repository's .git is read-only in the sandbox");
     if (asRoot) {
-      // The handover gave .git's ordinary content to the sandbox user (commits work once allowed); what runs on the host kept root.
+      // The handover gave .git's ordinary content to the sandbox user (commits work once allowed); what runs on the
+      // host kept root.
       const owner = (rel: string) => lstatSync(join(r.s.root, rel)).uid;
       expect([".git", ".git/HEAD", ".git/objects", ".git/index"].map(owner)).toEqual(Array(4).fill(NOBODY));
       expect([".git/hooks", ".git/config"].map(owner)).toEqual([0, 0]);

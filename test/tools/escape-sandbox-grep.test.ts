@@ -73,7 +73,8 @@ describe.runIf(ready)("escape suite: grep_search inside the envelope", () => {
       s.write(`../outside/f${i}.txt`, `${SECRET} outside ${i}\n`);
     }
     symlinkSync(s.outside, join(s.root, "swap"));
-    // The attacker is a concurrent bash_execute exchanging the two names (renameat2 RENAME_EXCHANGE) until told to stop.
+    // The attacker is a concurrent bash_execute exchanging the two names (renameat2 RENAME_EXCHANGE) until told to
+    // stop.
     const swapper = `import ctypes, os, time
 libc = ctypes.CDLL(None, use_errno=True)
 n, deadline = 0, time.time() + 30

@@ -43,7 +43,8 @@ export function stable(text: string, s: Sandbox): string {
   return text.replaceAll(s.base, "<tmp>");
 }
 
-/** Awaits a refusal: it must be a NoEffectError (the edit did not happen); returns "code: message" with stable paths. */
+/** Awaits a refusal: it must be a NoEffectError (the edit did not happen); returns "code: message" with stable paths.
+ * */
 export async function refusalText(p: Promise<unknown>, s: Sandbox): Promise<string> {
   const err = await p.then(
     () => null,

@@ -2,7 +2,8 @@
  * `toolgate breakeven`: when constrained decoding pays (docs/economics.md,
  * equation 1) — from given figures, or per tool from an audit trail.
  *   toolgate breakeven --tokens L --mask-ms t --repair-ms T [--observed-rate p] [--decode-ms d] [--json]
- *   toolgate breakeven --audit [FILE] [--mask-ms t] [--repair-ms T] [--json]   (no FILE: the trail toolgate serve writes for the current folder)
+ *   toolgate breakeven --audit [FILE] [--mask-ms t] [--repair-ms T] [--json]   (no FILE: the trail toolgate serve
+ * writes for the current folder)
  * Exit 0; 2 for bad input (zero or negative times, a rate outside [0, 1], an unreadable trail).
  */
 import type { Command } from "commander";

@@ -4,7 +4,8 @@
  * prints; `cap/flags.ts` is the parsing they share). Keys come from `--keys FILE` or
  * `TOOLGATE_KEYS` and never appear in any output.
  *
- *   cap keygen [--out FILE] [--kid K]          create a key file (default ~/.config/toolgate/keys.json), or add a kid to it (rotation)
+ *   cap keygen [--out FILE] [--kid K]          create a key file (default ~/.config/toolgate/keys.json), or add a kid
+ * to it (rotation)
  *   cap issue --rights read,write --objects path:/ws,host:api.example.com --ttl 1h [--max-cost N] [--budget N]
  *   cap attenuate TOKEN [--rights …] [--objects …] [--ttl 10m] …   (no key needed)
  *   cap inspect TOKEN [--json]                 blocks and the effective grant; verified when keys are there

@@ -1,6 +1,7 @@
 /**
  * `toolgate export`: a catalog in another ecosystem's tool format.
- *   toolgate export [FILE... | --mcp -- CMD ARGS... | --catalog MODULE] --format mcp|openai|anthropic|vercel-ai|gbnf [--strict] [--max-repeat N]
+ *   toolgate export [FILE... | --mcp -- CMD ARGS... | --catalog MODULE] --format mcp|openai|anthropic|vercel-ai|gbnf
+ * [--strict] [--max-repeat N]
  * With no source, the built-in coding catalog. The export goes to stdout; what does not carry
  * over goes to stderr: with `--format openai --strict`, each tool that cannot be strict and
  * why (those tools are emitted with strict: false, and the exit code is 1); with `gbnf`, what

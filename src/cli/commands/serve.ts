@@ -48,7 +48,8 @@ export function codingCatalogOptions(
   state: StatePlacement,
   gitWritable = false,
 ): CodingCatalogOptions {
-  // --git-writable: the repository's .git is no longer read-only as a whole; the entries under it that run on the host stay so.
+  // --git-writable: the repository's .git is no longer read-only as a whole; the entries under it that run on the host
+  // stay so.
   const git = gitWritable ? { protectedPaths: PROTECTED_DEFAULT.filter((p) => p !== ".git") } : {};
   if (state.hidden.length === 0) return { workspace, ...git };
   // The catalog's default hidden places stay hidden too.

@@ -1,5 +1,6 @@
 /**
- * `toolgate stats [--audit FILE | --workspace DIR [--state-dir DIR]] [--json]`: per tool and overall — calls, validation-error rate,
+ * `toolgate stats [--audit FILE | --workspace DIR [--state-dir DIR]] [--json]`: per tool and overall — calls,
+ * validation-error rate,
  * denial rate, replays, in-doubt count, p50/p95 latency, argument and observation tokens,
  * truncation rate (docs/observations.md, "What to measure").
  * Exit 0 (an empty trail too: no calls yet); 2 when the file cannot be read, or when it has lines

@@ -16,7 +16,8 @@ import { placeState, type StatePlacement } from "../../state/placement.js";
 import type { ApproveVia } from "../../runtime/approvals.js";
 
 export interface GatewaySettings {
-  /** Root that relative store, audit and state paths resolve against, and whose state folder is the default. Default: the current directory. */
+  /** Root that relative store, audit and state paths resolve against, and whose state folder is the default. Default:
+   * the current directory. */
   workspace?: string;
   /**
    * Folder for the SQLite store (`sqlite:`) and the audit trail. Default `defaultStateDir(workspace)`
@@ -26,7 +27,8 @@ export interface GatewaySettings {
   stateDir?: string;
   /** Store URL (`sqlite:`, `sqlite:PATH`, `memory:`, `redis://…`, `postgres://…`). Default `sqlite:`. */
   store?: string;
-  /** Capability key file (refused inside the workspace); without it `TOOLGATE_KEYS` is used when set, else calls need no capability. */
+  /** Capability key file (refused inside the workspace); without it `TOOLGATE_KEYS` is used when set, else calls need
+   * no capability. */
   keys?: string;
   /** Audit JSONL path, or false for none. Default `<state folder>/audit.jsonl`. */
   audit?: string | false;
@@ -34,7 +36,8 @@ export interface GatewaySettings {
   budgetTokens?: number;
   /** Which channels' approvals run A3 calls (`--approve-via`); default both. */
   approveVia?: ApproveVia;
-  /** Environment for `TOOLGATE_KEYS` and the per-user default folders (HOME, XDG_STATE_HOME, XDG_CONFIG_HOME). Default process.env. */
+  /** Environment for `TOOLGATE_KEYS` and the per-user default folders (HOME, XDG_STATE_HOME, XDG_CONFIG_HOME). Default
+   * process.env. */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -61,7 +64,8 @@ export function prepareState(settings: GatewaySettings = {}, options: { guard?: 
   });
 }
 
-/** Opens the store and builds a gateway over `tools` with the settings above (`state`: from `prepareState`, when already done). */
+/** Opens the store and builds a gateway over `tools` with the settings above (`state`: from `prepareState`, when
+ * already done). */
 export async function gatewayFromSettings(
   tools: ToolSpec[],
   settings: GatewaySettings = {},

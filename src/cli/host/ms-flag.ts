@@ -1,4 +1,5 @@
-/** Millisecond flags (`--grace-ms`, `--session-idle-ms`): a whole number, with an error that names the flag, the value and an example. */
+/** Millisecond flags (`--grace-ms`, `--session-idle-ms`): a whole number, with an error that names the flag, the value
+ * and an example. */
 import { CliError } from "../io.js";
 import { wholeNumber } from "../whole-number.js";
 
@@ -17,7 +18,8 @@ export function parseMsFlag(flag: string, text: string, limits: { min: number; e
 /** Shorter than this, a session would close between one call of a client and its next. */
 export const MIN_SESSION_IDLE_MS = 1000;
 
-/** `--session-idle-ms N` of `toolgate serve` and `toolgate proxy`; undefined when absent (the default applies). Only sessions over `--http` expire. */
+/** `--session-idle-ms N` of `toolgate serve` and `toolgate proxy`; undefined when absent (the default applies). Only
+ * sessions over `--http` expire. */
 export function parseSessionIdle(text: string | undefined, http: boolean): number | undefined {
   if (text === undefined) return undefined;
   if (!http)

@@ -24,7 +24,8 @@ export interface GbnfOptions {
 
 export interface GbnfResult {
   grammar: string;
-  /** What the grammar could not express, per tool: the calls it admits are a superset (or, for open objects, a subset) there. */
+  /** What the grammar could not express, per tool: the calls it admits are a superset (or, for open objects, a subset)
+   * there. */
   gaps: GbnfGap[];
 }
 

@@ -16,7 +16,8 @@ export function literal(text: string): string {
   return `"${out}"`;
 }
 
-/** A rule name made of `text`: runs of anything but letters and digits become one `-`, lower case; `x` when nothing is left. */
+/** A rule name made of `text`: runs of anything but letters and digits become one `-`, lower case; `x` when nothing is
+ * left. */
 export const ruleSafe = (text: string) =>
   text
     .replace(/[^a-zA-Z0-9]+/g, "-")

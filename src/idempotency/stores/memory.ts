@@ -100,7 +100,8 @@ function memoryRecords(open: () => void, defaultLimit: number): RecordStore {
       open();
       const r = live(key, patch.now);
       if (!r || r.owner !== owner || r.state !== from) return false;
-      // The reference semantics of a fenced write are `applyPatch` itself; the result is copied so the caller cannot change it later.
+      // The reference semantics of a fenced write are `applyPatch` itself; the result is copied so the caller cannot
+      // change it later.
       records.set(key, applyPatch(r, patch.result === undefined ? patch : { ...patch, result: copy(patch.result) }));
       return true;
     },

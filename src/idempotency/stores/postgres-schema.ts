@@ -120,7 +120,8 @@ export function postgresSql(schema: string, prefix: string) {
     createApproval: `INSERT INTO ${t("approvals")} (id, tool, args_hash, arguments, capability_id, trajectory_id, state, created_at, expires_at, decided_at, approver, note)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING`,
     getApproval: `SELECT * FROM ${t("approvals")} WHERE id = $1`,
-    /** The newest approval still live for the same call at $5 (store.ts `createOrReuse`, approval-binding.ts `isLiveAt`); run under the call's advisory lock. */
+    /** The newest approval still live for the same call at $5 (store.ts `createOrReuse`, approval-binding.ts
+     * `isLiveAt`); run under the call's advisory lock. */
     liveApproval: `SELECT * FROM ${t("approvals")}
       WHERE trajectory_id = $1 AND tool = $2 AND args_hash = $3 AND capability_id IS NOT DISTINCT FROM $4::text
         AND state <> 'denied' AND expires_at > $5::bigint

@@ -57,7 +57,8 @@ type Query = <R extends QueryResultRow>(name: keyof PostgresSql, values: unknown
 /** The rows of a query. */
 const rowsOf = async <R extends QueryResultRow>(result: Promise<QueryResult<R>>): Promise<R[]> => (await result).rows;
 
-/** Opens the PostgreSQL store, creating its tables; fails fast with `store_unavailable` when the server does not answer. */
+/** Opens the PostgreSQL store, creating its tables; fails fast with `store_unavailable` when the server does not
+ * answer. */
 export async function createPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   const { default: pg } = await importDriver("postgres", "pg", 8, () => import("pg"));
   const schema = options.schema ?? "public";

@@ -27,7 +27,8 @@ async function scanKeys(redis: Redis, prefix: string): Promise<string[]> {
   return [...keys].sort();
 }
 
-/** The Redis store's `records.list`: one page of records as stored (the operator's listing with `reads_as` is inspect.ts `listRecordViews`). */
+/** The Redis store's `records.list`: one page of records as stored (the operator's listing with `reads_as` is
+ * inspect.ts `listRecordViews`). */
 export async function listRedisRecords(
   redis: Redis,
   recPrefix: string,

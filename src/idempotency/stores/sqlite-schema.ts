@@ -95,7 +95,8 @@ export const SQLITE_SQL = {
   createApproval: `INSERT INTO approvals (id, tool, args_hash, arguments, capability_id, trajectory_id, state, created_at, expires_at, decided_at, approver, note)
     VALUES (@id, @tool, @args_hash, @arguments, @capability_id, @trajectory_id, @state, @created_at, @expires_at, @decided_at, @approver, @note)`,
   getApproval: `SELECT * FROM approvals WHERE id = ?`,
-  /** The newest approval still live for the same call at @now (store.ts `createOrReuse`, approval-binding.ts `isLiveAt`). */
+  /** The newest approval still live for the same call at @now (store.ts `createOrReuse`, approval-binding.ts
+   * `isLiveAt`). */
   liveApproval: `SELECT * FROM approvals
     WHERE trajectory_id = @trajectory_id AND tool = @tool AND args_hash = @args_hash AND capability_id IS @capability_id
       AND state <> 'denied' AND expires_at > @now

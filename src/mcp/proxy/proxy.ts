@@ -1,6 +1,7 @@
 /**
  * `toolgate proxy`: toolgate in front of any MCP server. The upstream's catalog is read at start
- * (every page; again when a dead upstream is restarted, see `UpstreamLink`), linted (findings and a summary line for the operator), turned into ToolSpecs
+ * (every page; again when a dead upstream is restarted, see `UpstreamLink`), linted (findings and a summary line for
+ * the operator), turned into ToolSpecs
  * and handed to a real Gateway, so every call meets validation, capability, idempotency,
  * approval and budgets before the upstream sees it. Serve the result with `serveStdio` or
  * `serveHttp` like any gateway.

@@ -57,10 +57,12 @@ export interface ElicitContext {
   progressMs: number;
 }
 
-/** What asking a person came to: a decision recorded (by this prompt or anyone), or none, with why when it is worth saying. */
+/** What asking a person came to: a decision recorded (by this prompt or anyone), or none, with why when it is worth
+ * saying. */
 type Asked = { decided: true } | { decided: false; note?: string };
 
-/** The prompts open per gateway, by approval id: a call for an approval already being asked about waits for that answer. */
+/** The prompts open per gateway, by approval id: a call for an approval already being asked about waits for that
+ * answer. */
 const prompts = new WeakMap<Gateway, Map<string, Promise<Asked>>>();
 
 /** The approval id an `approval_required` observation carries, if any. */
@@ -133,7 +135,8 @@ export async function approveByElicitation(
   const asked = await whileWaiting(ctx, proposal.tool, approvalId, asking);
   if (!asked.decided)
     return withCliHint(ctx, asked.note ? { ...obs, text: `${obs.text}\n${asked.note}` } : obs, approvalId);
-  // The gateway, not this adapter, decides what the answer allows (and whether the request is still there to run it for).
+  // The gateway, not this adapter, decides what the answer allows (and whether the request is still there to run it
+  // for).
   return ctx.gateway.call({ ...proposal, approval_id: approvalId }, { abandoned: ctx.abandoned });
 }
 
@@ -141,7 +144,8 @@ function withCliHint(ctx: ElicitContext, obs: Observation, approvalId: string): 
   return ctx.cli ? withHint(obs, approvalId) : obs;
 }
 
-/** `wait`, with a progress notification at once and every `progressMs` while it lasts (when the request asked for progress). */
+/** `wait`, with a progress notification at once and every `progressMs` while it lasts (when the request asked for
+ * progress). */
 async function whileWaiting<T>(ctx: ElicitContext, tool: string, approvalId: string, wait: Promise<T>): Promise<T> {
   const progress = ctx.progress;
   if (progress === null) return wait;

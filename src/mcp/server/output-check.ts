@@ -8,7 +8,8 @@ import { renderIssue } from "../../schema/issue-text.js";
 import type { JsonSchema } from "../../core/json.js";
 import { createValidator } from "../../schema/validate.js";
 
-/** The problems with `output` as sentences, or null when it conforms (or the schema cannot be compiled: then the client judges). */
+/** The problems with `output` as sentences, or null when it conforms (or the schema cannot be compiled: then the client
+ * judges). */
 export type OutputCheck = (tool: string, schema: JsonSchema, output: unknown) => string[] | null;
 
 let shared: OutputCheck | undefined;

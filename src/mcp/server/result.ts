@@ -1,6 +1,7 @@
 /**
  * Observation → MCP `CallToolResult`. Every refusal is a tool result with `isError: true` that a
- * model can read, never a JSON-RPC error (MCP 2025-11-25: an error is an observation too). The structured part of an observation that is not the output (error code,
+ * model can read, never a JSON-RPC error (MCP 2025-11-25: an error is an observation too). The structured part of an
+ * observation that is not the output (error code,
  * issues, replay, truncation, post-state) rides in `_meta["toolgate/observation"]` so clients and
  * tests can act on it without parsing text; `structuredContent` carries only a successful output,
  * because a client validates it against the tool's outputSchema.

@@ -96,13 +96,15 @@ export function normaliseOrigin(text: string): string {
   return url.origin;
 }
 
-/** `http://name:port` as a browser serialises it (`[::1]`, lower case, port 80 dropped); null for a name no URL can hold. */
+/** `http://name:port` as a browser serialises it (`[::1]`, lower case, port 80 dropped); null for a name no URL can
+ * hold. */
 function ownOrigin(name: string, port: number): string | null {
   const host = name.replace(/^\[|\]$/g, "");
   return canonicalOrigin(`http://${isIPv6(host) ? `[${host}]` : host}:${port}`);
 }
 
-/** The origin `text` names, canonical, when it is exactly `http(s)://host[:port]`; else null (`null`, `file://`, a path, a user). */
+/** The origin `text` names, canonical, when it is exactly `http(s)://host[:port]`; else null (`null`, `file://`, a
+ * path, a user). */
 function canonicalOrigin(text: string): string | null {
   if (!/^https?:\/\/[^/?#@\s]+$/i.test(text)) return null;
   try {

@@ -40,7 +40,8 @@ export interface HttpOptions extends McpServerOptions {
   maxRequestBytes?: number;
   /** A session with no request open for this long is closed, ms; default 30 minutes. */
   sessionIdleMs?: number;
-  /** How often idle sessions are looked for, ms; default and most min(sessionIdleMs, 60 s); 0: only when `expireIdle()` is called. */
+  /** How often idle sessions are looked for, ms; default and most min(sessionIdleMs, 60 s); 0: only when `expireIdle()`
+   * is called. */
   sweepMs?: number;
   /** The clock idle time is measured on; default `Date.now`. */
   now?: () => number;
@@ -57,9 +58,11 @@ export interface HttpOptions extends McpServerOptions {
   maxConnectionsPerPeer?: number;
   /** Time a client has to send a request's headers, ms; default 10 s. */
   headersTimeoutMs?: number;
-  /** Time a client has to send a whole request, body included, ms; default 60 s. Answers (SSE streams) are not bounded by it. */
+  /** Time a client has to send a whole request, body included, ms; default 60 s. Answers (SSE streams) are not bounded
+   * by it. */
   requestTimeoutMs?: number;
-  /** Browser origins allowed besides the endpoint's own (`http://localhost:6274`); a request with another Origin gets 403. */
+  /** Browser origins allowed besides the endpoint's own (`http://localhost:6274`); a request with another Origin gets
+   * 403. */
   allowOrigins?: readonly string[];
   /** Host names (or `name:port`) answered besides the listener's own addresses. */
   allowHosts?: readonly string[];

@@ -4,7 +4,8 @@
  * The SDK's reader skips an unparsable line silently and closes the transport when a message
  * passes its buffer bound; this one answers a malformed line with a JSON-RPC `Parse error`
  * (-32700) or `Invalid Request` (-32600), answers an oversized line with an error naming its
- * request's id and discards it, and keeps serving. Process resources come in as parameters, so tests pass their own streams.
+ * request's id and discards it, and keeps serving. Process resources come in as parameters, so tests pass their own
+ * streams.
  */
 import process from "node:process";
 import type { Readable, Writable } from "node:stream";

@@ -27,7 +27,8 @@ export interface StdioHandle {
    * still answers calls in flight; call `close()` once they are done (e.g. after `gateway.close`).
    */
   closed: Promise<void>;
-  /** Sends the answers still being prepared, then closes the session; the gateway stays open (close it with `gateway.close`). */
+  /** Sends the answers still being prepared, then closes the session; the gateway stays open (close it with
+   * `gateway.close`). */
   close(): Promise<void>;
 }
 

@@ -12,7 +12,8 @@ import { shapeOf } from "../../core/describe.js";
 export interface LintSource {
   /** File name, `-` for standard input, or a label such as `mcp:CMD`. */
   source: string;
-  /** One descriptor, an array, an MCP `tools/list` result `{tools}`, a JSON-RPC response, or a catalog file `{…, tools}`. */
+  /** One descriptor, an array, an MCP `tools/list` result `{tools}`, a JSON-RPC response, or a catalog file
+   * `{…, tools}`. */
   value: unknown;
 }
 

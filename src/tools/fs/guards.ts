@@ -10,7 +10,8 @@ import { lstatSync, type Stats } from "node:fs";
 import { LruCache } from "../../core/lru.js";
 import { identity } from "./sys.js";
 
-/** Identities kept per guard set; past it the least recently seen are forgotten (each look adds at most one per place). */
+/** Identities kept per guard set; past it the least recently seen are forgotten (each look adds at most one per place).
+ * */
 const MAX_IDENTITIES = 4096;
 
 export class Guards {

@@ -19,7 +19,8 @@ const openRaw = promisify(open);
 const fstatRaw = promisify(fstat);
 const readlinkRaw = promisify(readlink);
 
-/** Opens `name` in the held directory `dir` without following it if it is a symlink (O_PATH: no read, no side effects). */
+/** Opens `name` in the held directory `dir` without following it if it is a symlink (O_PATH: no read, no side effects).
+ * */
 export function openEntry(dir: number, name: string): Promise<number> {
   return openRaw(at(dir, name), O_PATH | constants.O_NOFOLLOW);
 }

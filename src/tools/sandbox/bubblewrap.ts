@@ -191,7 +191,8 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
       if (root !== undefined) closeSync(root);
       root = undefined;
     };
-    // A root sandbox's user may have other processes on the host, all counted by RLIMIT_NPROC: there the pids cgroup bounds processes.
+    // A root sandbox's user may have other processes on the host, all counted by RLIMIT_NPROC: there the pids cgroup
+    // bounds processes.
     const addressSpace = found.memory === undefined;
     const inner = bash
       ? limitedBash(run, { readyFd, addressSpace, processes: !(user && found.pids) })
@@ -277,7 +278,8 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
     probe() {
       probed ??= (async () => {
         if (filter === null) return unsupportedArch();
-        // The uid switch as a run would do it (a root toolgate), with the filter loaded: the only reliable test that all of it works here.
+        // The uid switch as a run would do it (a root toolgate), with the filter loaded: the only reliable test that
+        // all of it works here.
         const user = asRoot ? (chosenUser ?? NOBODY) : null;
         const c = command(
           [

@@ -30,7 +30,8 @@ const ETC_FILES = [
   "/etc/gitconfig",
 ];
 
-/** `safe.directory=*` as command-line git config (git honours that setting only from there, the system or the global file). */
+/** `safe.directory=*` as command-line git config (git honours that setting only from there, the system or the global
+ * file). */
 const SAFE_DIRECTORY = { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "safe.directory", GIT_CONFIG_VALUE_0: "*" };
 
 /** The fd bwrap reads the seccomp program from (`--seccomp 3`); the child's first extra descriptor. */
@@ -128,7 +129,8 @@ function ancestors(path: string): string[] {
   return dirs;
 }
 
-/** Folders a mount of the system already provides (a workspace under /usr/src keeps the host's modes), or a tmpfs does. */
+/** Folders a mount of the system already provides (a workspace under /usr/src keeps the host's modes), or a tmpfs does.
+ * */
 const provided = (d: string) =>
   d === "/tmp" || d === HOME || ["/usr", "/proc", "/dev", ...SYSTEM_DIRS].some((s) => d === s || d.startsWith(s + "/"));
 

@@ -55,7 +55,8 @@ export function missingSetpriv(setpriv: string): string {
 export const unsupportedArch = () =>
   `bash_execute's seccomp filter has tables for x86_64 and aarch64 only, and this machine is ${process.arch}; run toolgate on one of those`;
 
-/** Spawns a short trusted process with the seccomp program on fd 3 and `fds` from fd 4 on; its exit status and stderr. */
+/** Spawns a short trusted process with the seccomp program on fd 3 and `fds` from fd 4 on; its exit status and stderr.
+ * */
 export function spawnOnce(
   file: string,
   args: string[],

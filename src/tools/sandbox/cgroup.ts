@@ -84,7 +84,8 @@ export function findCgroupBases(
   }
   const bases: CgroupBases = {};
   const unusable: string[] = [];
-  // Only a folder that exists but cannot be used is news (root left it behind): without one, an unprivileged user simply has no cgroups.
+  // Only a folder that exists but cannot be used is news (root left it behind): without one, an unprivileged user
+  // simply has no cgroups.
   const tryBase = (controller: Controller, base: CgroupBase) => {
     const existed = existsSync(base.dir);
     const problem = usable(base.dir);
@@ -140,7 +141,8 @@ export function findCgroupBases(
 const fsType = (fields: string[]) => fields[fields.indexOf("-") + 1];
 const superOptions = (fields: string[]) => (fields[fields.indexOf("-") + 3] ?? "").split(",");
 
-/** The folder of cgroup `path` under a mount whose root (field 4) is a cgroup of the hierarchy, or null if outside it. */
+/** The folder of cgroup `path` under a mount whose root (field 4) is a cgroup of the hierarchy, or null if outside it.
+ * */
 function cgroupDir(mount: string[], path: string): string | null {
   const [root, mountPoint] = [mount[3] ?? "/", mount[4]];
   if (mountPoint === undefined) return null;

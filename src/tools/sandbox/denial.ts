@@ -72,7 +72,8 @@ const RULES: Rule[] = [
   },
 ];
 
-/** The path a "…: Read-only file system" message names (git, shells and coreutils quote it with ' " ‘ ’ or `, or not at all). */
+/** The path a "…: Read-only file system" message names (git, shells and coreutils quote it with ' " ‘ ’ or
+ * `, or not at all). */
 const READ_ONLY_PATH = /([^\s'"‘’`]+)['"‘’`]?: Read-only file system/g;
 
 /**
@@ -83,7 +84,8 @@ const GIT_READ_ONLY =
   "the repository's .git is read-only in the sandbox (git runs its hooks and config on the host, so a command must not be able to plant them there): git commands that only read work (status, log, diff, show, blame, grep), those that write the repository (add, commit, checkout, switch, stash, fetch, gc) fail here; retrying will not help. " +
   'Make the changes in the files and leave committing to a person, or the operator lets the agent commit by taking ".git" out of the catalog\'s protectedPaths option (toolgate serve --git-writable); its hooks and config stay read-only';
 
-/** Whether `path` (as a command printed it, relative to the workspace or absolute) is the workspace's .git or under it. */
+/** Whether `path` (as a command printed it, relative to the workspace or absolute) is the workspace's .git or under it.
+ * */
 function inGitDir(path: string, workspace: string): boolean {
   const rel = relative(workspace, resolve(workspace, path));
   return rel === ".git" || rel.startsWith(".git/");
@@ -104,7 +106,8 @@ export function formatBytes(n: number): string {
   return `${n} bytes`;
 }
 
-/** Every envelope denial visible in the outcome, most specific first; empty when none. `readOnly`: the run's read-only paths. */
+/** Every envelope denial visible in the outcome, most specific first; empty when none. `readOnly`: the run's read-only
+ * paths. */
 export function sandboxDenials(
   outcome: RunOutcome,
   workspace: string,

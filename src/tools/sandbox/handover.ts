@@ -5,7 +5,8 @@
  * of other owners, hidden paths (toolgate's state, key files) and read-only protected paths keep
  * theirs, symlinks are never followed (nor chowned), a file with more than one hard link keeps
  * its owner (another of its names may be outside the workspace: /etc/shadow on the same file
- * system), and other file systems mounted inside the tree are not entered. Afterwards, on the host, those files belong to the sandbox user, as does
+ * system), and other file systems mounted inside the tree are not entered. Afterwards, on the host, those files belong
+ * to the sandbox user, as does
  * everything the sandbox creates.
  *
  * Each entry is opened with O_PATH | O_NOFOLLOW (no I/O, so FIFOs and devices cannot block or

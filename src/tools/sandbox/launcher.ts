@@ -139,7 +139,8 @@ export interface BashOptions {
   readyFd?: number;
   /** Also bound address space (RLIMIT_AS), where no memory cgroup bounds the run. */
   addressSpace?: boolean;
-  /** Bound processes with RLIMIT_NPROC (default true); a pids cgroup does it where RLIMIT_NPROC would count other processes of the same user. */
+  /** Bound processes with RLIMIT_NPROC (default true); a pids cgroup does it where RLIMIT_NPROC would count other
+   * processes of the same user. */
   processes?: boolean;
 }
 

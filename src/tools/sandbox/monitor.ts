@@ -47,7 +47,8 @@ export interface MonitorOptions {
 /** How far the workspace's file system may grow past max_write_bytes in one run before the backstop stops it. */
 export const DISK_GROWTH_MARGIN = 256 * 1024 * 1024;
 
-/** Bytes written by every run this process watches, added up as each poll sees more: what a run's growth check leaves to the others. */
+/** Bytes written by every run this process watches, added up as each poll sees more: what a run's growth check leaves
+ * to the others. */
 let writtenByRuns = 0;
 
 /** Bytes used on the file system holding `path` (statfs: blocks in use × block size). */

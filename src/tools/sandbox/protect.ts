@@ -13,7 +13,8 @@
  *
  * A protected path cannot be pinned when it does not exist yet (toolgate does not litter the
  * workspace with placeholders), nor when it is a symlink (a mount follows it). Those (and symlinks
- * among the ancestors) are watched instead: their identity (absent, or device, inode and target) is taken before the run and
+ * among the ancestors) are watched instead: their identity (absent, or device, inode and target) is taken before the
+ * run and
  * compared while it runs and after; a change is undone by the launcher and reported as the
  * `protected_path` denial.
  */

@@ -44,7 +44,8 @@ export interface EnvelopeProcess {
   done: Promise<EnvelopeExit>;
 }
 
-/** Spawns `run` through `launcher`. Rejects (NoEffectError from the plan, or a spawn error) when nothing could start. */
+/** Spawns `run` through `launcher`. Rejects (NoEffectError from the plan, or a spawn error) when nothing could start.
+ * */
 export async function startInEnvelope(
   launcher: SandboxLauncher,
   run: EnvelopeRun,
@@ -141,7 +142,8 @@ export interface RunBounds extends StartBounds {
   output_bytes: number;
   /** o200k tokens kept per stream in the observation (head + tail). */
   output_tokens: number;
-  /** When set, o200k tokens of both streams together, cut markers included (a stream needing less leaves the rest to the other). */
+  /** When set, o200k tokens of both streams together, cut markers included (a stream needing less leaves the rest to
+   * the other). */
   total_tokens?: number;
   /** Clock for duration_ms; default performance.now. */
   now?: () => number;

@@ -1,4 +1,5 @@
-/** Millisecond flags: `--grace-ms` and `--session-idle-ms` (serve and proxy), refused with one clear line before anything starts. */
+/** Millisecond flags: `--grace-ms` and `--session-idle-ms` (serve and proxy), refused with one clear line before
+ * anything starts. */
 import { describe, expect, it } from "vitest";
 import { MIN_SESSION_IDLE_MS, parseMsFlag, parseSessionIdle } from "../../../src/cli/host/ms-flag.js";
 import { cli } from "../../support/cli.js";

@@ -1,4 +1,5 @@
-/** Conformance: the state machine of `runOnce` and the operator's `resolveInDoubt` over a store (docs/idempotency.md). */
+/** Conformance: the state machine of `runOnce` and the operator's `resolveInDoubt` over a store (docs/idempotency.md).
+ * */
 import { describe, expect, it } from "vitest";
 import { NoEffectError } from "../../../src/core/errors.js";
 import type { ProbeOutcome } from "../../../src/core/tool.js";

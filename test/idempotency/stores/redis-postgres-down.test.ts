@@ -26,7 +26,8 @@ afterAll(async () => {
   if (postgresUp) await dropPgSchema(pgSchema);
 });
 
-/** Settles one key through `viaProxy`, cutting the connection while the tool runs; reads the record back through `direct`. */
+/** Settles one key through `viaProxy`, cutting the connection while the tool runs; reads the record back through
+ * `direct`. */
 async function cutDuringExecute(viaProxy: Store, direct: Store, cut: () => Promise<void>) {
   const key = `down-${run}`;
   let executed = 0;

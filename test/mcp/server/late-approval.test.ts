@@ -31,7 +31,8 @@ let gateway: Gateway;
 let client: Client;
 let notes: string;
 
-/** A server over a memory store and audit, and a client whose elicitation requests wait in `asked` until the test answers them. */
+/** A server over a memory store and audit, and a client whose elicitation requests wait in `asked` until the test
+ * answers them. */
 async function connect(serverOptions: McpServerOptions = {}, given?: Store) {
   const store = given ?? (await openStore("memory:"));
   const audit = createMemoryAuditSink();

@@ -1,6 +1,7 @@
 /**
  * A tools/call whose arguments JSON.stringify cannot serialise (nested 100,000 deep, a 200 KB
- * body: the parser reads it, the serialiser runs out of stack; 10,000 already does) over a real transport: it is refused as before,
+ * body: the parser reads it, the serialiser runs out of stack; 10,000 already does) over a real transport: it is
+ * refused as before,
  * its audit line is still written — the arguments replaced by a marker that says why — and the
  * server keeps serving.
  */

@@ -150,7 +150,8 @@ describe("sessions count against the verified principal", () => {
   });
 });
 
-/** A raw TCP connection from `localAddress` to `to`, once connected; it sends nothing unless told. `answer` is what arrives. */
+/** A raw TCP connection from `localAddress` to `to`, once connected; it sends nothing unless told. `answer` is what
+ * arrives. */
 async function dial(
   to: { host: string; port: number },
   localAddress: string,

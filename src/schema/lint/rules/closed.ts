@@ -9,7 +9,8 @@ import { join } from "../../../core/pointer.js";
 
 const isEmptySchema = (s: unknown) => s === true || (isPlainObject(s) && Object.keys(s).length === 0);
 
-/** TG001: every object shape with declared properties sets `additionalProperties: false` (or `unevaluatedProperties: false`). */
+/** TG001: every object shape with declared properties sets `additionalProperties: false` (or
+ * `unevaluatedProperties: false`). */
 export const closed: SchemaRule = (node, ctx) => {
   const s = node.schema;
   if (!isObjectSchema(s) || node.role === "allOf") return;

@@ -12,7 +12,8 @@
 import type { LintFinding } from "../finding.js";
 import { terms } from "../terms.js";
 
-/** Cosine at or above which two tools are reported (chosen so the four coding tools stay below it; see test/schema/lint/overlap.test.ts). */
+/** Cosine at or above which two tools are reported (chosen so the four coding tools stay below it; see
+ * test/schema/lint/overlap.test.ts). */
 export const OVERLAP_THRESHOLD = 0.5;
 
 /** The name's weight against the description's in a tool's term counts. */
@@ -108,7 +109,8 @@ export function overlapFindings(tools: readonly NamedTool[], options: OverlapOpt
     });
 }
 
-/** TG009 as a catalog rule for the linter's `catalogRules` (rules.ts); a description that is not a string counts as none. */
+/** TG009 as a catalog rule for the linter's `catalogRules` (rules.ts); a description that is not a string counts as
+ * none. */
 export const overlapRule = (tools: readonly { name: string; description: unknown }[]): OverlapFinding[] =>
   overlapFindings(
     tools.map((t) => ({ name: t.name, description: typeof t.description === "string" ? t.description : "" })),
