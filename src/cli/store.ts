@@ -89,3 +89,14 @@ export function stateWhere(state: StatePlacement): string {
     : redactUrl(state.store);
   return `${store}, ${state.audit === false ? "no audit trail" : state.audit}`;
 }
+
+/** `--store` (serve's default store when omitted), the state flags and `--json`: what every command reading the store takes. */
+export function storeFlags(c: Command): Command {
+  return stateFlags(
+    c.option(
+      "--store <url>",
+      "state store: sqlite: (toolgate serve's default: state.db in the workspace's state folder), sqlite:PATH, memory:, redis://…, postgres://…",
+      "sqlite:",
+    ),
+  ).option("--json", "print JSON");
+}

@@ -13,7 +13,7 @@
  */
 import type { Command } from "commander";
 import { userInfo } from "node:os";
-import { stateFlags, withExistingStore, type StateFlags } from "../store.js";
+import { storeFlags, withExistingStore, type StateFlags } from "../store.js";
 import type { ApprovalRecord, ApprovalState } from "../../idempotency/store.js";
 import { createApprovalsApi } from "../../runtime/approvals.js";
 import type { ApprovalsApi } from "../../runtime/types.js";
@@ -83,14 +83,7 @@ export function register(program: Command): void {
   const cmd = program
     .command("approvals")
     .description("list, approve and deny A3 (destructive) calls waiting for a person");
-  const storeOption = (c: Command) =>
-    stateFlags(
-      c.option(
-        "--store <url>",
-        "state store: sqlite: (toolgate serve's default: state.db in the workspace's state folder), sqlite:PATH, memory:, redis://…, postgres://…",
-        "sqlite:",
-      ),
-    ).option("--json", "print JSON");
+  const storeOption = storeFlags;
 
   storeOption(cmd.command("list").description("approvals, newest first"))
     .option("--state <state>", `only this state: ${STATES.join(", ")}`)

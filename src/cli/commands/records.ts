@@ -11,7 +11,7 @@
  * (read and settle never create one).
  */
 import type { Command } from "commander";
-import { stateFlags, stateLocation, withExistingStore, type StateFlags } from "../store.js";
+import { storeFlags, stateLocation, withExistingStore, type StateFlags } from "../store.js";
 import { loadCatalogModule } from "../host/catalog-module.js";
 import { outputCheck } from "../../mcp/server/output-check.js";
 import { createCodingCatalog } from "../../tools/catalog.js";
@@ -108,14 +108,7 @@ export function register(program: Command): void {
   const cmd = program
     .command("records")
     .description("inspect and settle idempotency records (IN_FLIGHT, COMPLETED, IN_DOUBT)");
-  const common = (c: Command) =>
-    stateFlags(
-      c.option(
-        "--store <url>",
-        "state store: sqlite: (toolgate serve's default: state.db in the workspace's state folder), sqlite:PATH, memory:, redis://…, postgres://…",
-        "sqlite:",
-      ),
-    ).option("--json", "print JSON");
+  const common = storeFlags;
 
   common(cmd.command("list").description("records in key order; an IN_FLIGHT record past its lease lists as in_doubt"))
     .option("--state <state>", `only this state: ${Object.keys(STATES).join(", ")}`)
