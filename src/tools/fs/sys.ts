@@ -4,8 +4,7 @@
  * the held directory itself, whatever its path is now, and resolves only `<name>` from there
  * (ARCHITECTURE.md, "tools/": why the file tools work this way). Linux only, like the sandbox.
  */
-import { close, constants, fstat, open, readlink, type Stats } from "node:fs";
-import { promisify } from "node:util";
+import { close, constants, fstatSync, openSync, readlinkSync, type Stats } from "node:fs";
 
 /** open(2) flag for a descriptor that names a file without opening it (Linux's O_PATH). */
 export const O_PATH = 0o10000000;
@@ -15,9 +14,20 @@ export function at(fd: number, name?: string): string {
   return name === undefined ? `/proc/self/fd/${fd}` : `/proc/self/fd/${fd}/${name}`;
 }
 
-const openRaw = promisify(open);
-const fstatRaw = promisify(fstat);
-const readlinkRaw = promisify(readlink);
+// These calls are made synchronously, on purpose: an O_PATH open, an fstat of a held descriptor
+// and a readlink never wait for a device, a FIFO's writer or file contents (O_PATH opens nothing
+// for reading), so each returns in microseconds on a local file system, while the same call through
+// libuv's thread pool costs a round trip of tens of microseconds and a walk makes several per path.
+// They stay async functions so that a failure reaches the caller as a rejection, as before.
+async function openRaw(path: string, flags: number): Promise<number> {
+  return openSync(path, flags);
+}
+async function fstatRaw(fd: number): Promise<Stats> {
+  return fstatSync(fd);
+}
+async function readlinkRaw(path: string): Promise<string> {
+  return readlinkSync(path);
+}
 
 /** Opens `name` in the held directory `dir` without following it if it is a symlink (O_PATH: no read, no side effects).
  * */
