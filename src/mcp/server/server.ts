@@ -221,6 +221,21 @@ interface Envelope {
   clientCapabilities?: ClientCapabilities;
 }
 
+/**
+ * A request must be of one revision: of 2026-07-28, carrying the `_meta` envelope, or of
+ * 2025-11-25, on a connection that began with initialize. The SDK's stdio entry passes a request
+ * with neither through to a connection opened with server/discover, so it is refused here,
+ * naming what is missing.
+ */
+function requireEnvelope(server: Server, ctx: ServerContext, method: string): Envelope {
+  const envelope = envelopeOf(ctx);
+  if (envelope.protocolVersion === undefined && server.getNegotiatedProtocolVersion() === undefined)
+    throw invalidParams(
+      `${method} must carry params._meta["${PROTOCOL_VERSION_META_KEY}"] and params._meta["${CLIENT_CAPABILITIES_META_KEY}"] (the 2026-07-28 per-request envelope), or come after initialize (2025-11-25); received neither; send the envelope with every request`,
+    );
+  return envelope;
+}
+
 function envelopeOf(ctx: ServerContext): Envelope {
   const raw = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
   return {
@@ -260,7 +275,10 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
   const tools = [...gateway.tools.values()].map(toMcpTool);
   const inflight = new InFlight<object>();
   pending.set(server, inflight);
-  server.setRequestHandler("tools/list", () => ({ tools }));
+  server.setRequestHandler("tools/list", (_request, ctx) => {
+    requireEnvelope(server, ctx, "tools/list");
+    return { tools };
+  });
 
   server.setRequestHandler(
     "tools/call",
@@ -278,6 +296,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
   );
 
   async function callTool(params: CallToolParams, ctx: ServerContext): Promise<CallToolResult | InputRequiredResult> {
+    const envelope = requireEnvelope(server, ctx, "tools/call");
     const { name, arguments: args, _meta } = params ?? {};
     if (typeof name !== "string" || name === "") {
       throw invalidParams(
@@ -316,7 +335,6 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     if (pendingApprovalId(obs) === null) return callResult(name, obs);
     const via = options.approveVia ?? "both";
     const principal = options.principal ?? "stdio client";
-    const envelope = envelopeOf(ctx);
     // A 2026-07-28 request declares its client's capabilities itself; a 2025-11-25 one did at initialize.
     const capabilities = envelope.protocolVersion ? envelope.clientCapabilities : server.getClientCapabilities();
     const elicit = via !== "cli" && capabilities?.elicitation !== undefined;
