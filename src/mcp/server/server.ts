@@ -25,6 +25,7 @@ import {
   type JSONRPCRequest,
   type Result,
   type ServerContext,
+  type Transport,
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { Gateway } from "../../runtime/types.js";
@@ -105,6 +106,43 @@ interface CallToolParams {
  * wrapping (result checks, the multi-round-trip seam).
  */
 class GatewayServer extends Server {
+  /** tools/call requests received and not yet answered on the transport (see `answersSent`). */
+  readonly unanswered = new InFlight<object>();
+
+  /**
+   * Counts each tools/call from its arrival until its answer has been handed to the transport:
+   * the SDK validates and sends an answer some time after the handler resolves, and a transport
+   * closed in between drops it.
+   */
+  override async connect(transport: Transport): Promise<void> {
+    await super.connect(transport);
+    const open = new Map<string, object[]>();
+    const keyOf = (id: unknown) => `${typeof id}:${String(id)}`;
+    const onmessage = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      const m = message as { id?: unknown; method?: unknown };
+      if (m.method === "tools/call" && m.id !== undefined) {
+        const token = {};
+        const key = keyOf(m.id);
+        open.set(key, [...(open.get(key) ?? []), token]);
+        this.unanswered.add(token);
+      }
+      onmessage?.(message, extra);
+    };
+    const send = transport.send.bind(transport);
+    transport.send = async (message, options) => {
+      try {
+        await send(message, options);
+      } finally {
+        const m = message as { id?: unknown; method?: unknown };
+        const waiting = m.method === undefined && m.id !== undefined ? open.get(keyOf(m.id)) : undefined;
+        const token = waiting?.shift();
+        if (waiting?.length === 0) open.delete(keyOf(m.id));
+        if (token) this.unanswered.delete(token);
+      }
+    };
+  }
+
   protected override _wrapHandler(
     method: string,
     handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
@@ -129,20 +167,14 @@ function wellFormedCall(params: unknown): boolean {
   );
 }
 
-/** tools/call handlers still preparing an answer, per server (see `answersSent`). */
-const pending = new WeakMap<Server, InFlight<object>>();
-
 /**
- * Resolves once every tools/call this server is answering has handed its result to the
- * transport, or after `timeoutMs` (a call may be waiting on a person's elicitation answer).
- * Close a transport only after this: the SDK drops answers of requests still running at close.
+ * Resolves once every tools/call this server received has its answer handed to the transport,
+ * or after `timeoutMs` (a call may be waiting on a person's elicitation answer). Close a
+ * transport only after this: the SDK drops answers of requests still running at close.
  */
 export async function answersSent(server: Server, timeoutMs = 2_000): Promise<void> {
-  const inflight = pending.get(server);
-  if (!inflight || inflight.size === 0) return;
-  await inflight.idle(timeoutMs);
-  // The SDK sends an answer a few microtasks after the handler resolves.
-  await new Promise((resolve) => setImmediate(resolve));
+  if (!(server instanceof GatewayServer) || server.unanswered.size === 0) return;
+  await server.unanswered.idle(timeoutMs);
 }
 
 /** A -32602 whose wire message is exactly `message`. */
@@ -273,8 +305,6 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
   let warnedIgnored = false;
   const checkOutput = outputCheck();
   const tools = [...gateway.tools.values()].map(toMcpTool);
-  const inflight = new InFlight<object>();
-  pending.set(server, inflight);
   server.setRequestHandler("tools/list", (_request, ctx) => {
     requireEnvelope(server, ctx, "tools/list");
     return { tools };
@@ -283,16 +313,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
   server.setRequestHandler(
     "tools/call",
     { params: CallToolParamsSchema },
-    async (params, ctx): Promise<CallToolResult | InputRequiredResult> => {
-      // A token of its own per call: request ids come from the client and may repeat.
-      const call = {};
-      inflight.add(call);
-      try {
-        return await callTool(params as CallToolParams, ctx);
-      } finally {
-        inflight.delete(call);
-      }
-    },
+    (params, ctx): Promise<CallToolResult | InputRequiredResult> => callTool(params as CallToolParams, ctx),
   );
 
   async function callTool(params: CallToolParams, ctx: ServerContext): Promise<CallToolResult | InputRequiredResult> {

@@ -108,6 +108,9 @@ const DEFAULT_MAX_CONNECTIONS_PER_PEER = 128;
 const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 
+/** How long `close()` waits for answers still being written to their clients, ms. */
+const WRITE_DRAIN_MS = 2_000;
+
 /** Idle sessions are looked for at least this often, ms. */
 const MAX_SWEEP_MS = 60_000;
 
@@ -267,7 +270,7 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
       track(session, res);
       const read = await body(req, res);
       if (read === null) return;
-      return sendWebResponse(res, await session.transport.handleRequest(toWebRequest(req, res, read.bytes), parsed(read)));
+      return respond(res, await session.transport.handleRequest(toWebRequest(req, res, read.bytes), parsed(read)));
     }
     const read = await body(req, res);
     if (read === null) return;
@@ -286,7 +289,15 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
       sessions.remove(session);
       await session.server.close();
     }
-    await sendWebResponse(res, response);
+    await respond(res, response);
+  }
+
+  /** Answers being written to their clients; `close()` lets them finish before the connections close. */
+  const writing = new Set<Promise<void>>();
+  function respond(res: http.ServerResponse, response: Response): Promise<void> {
+    const written = sendWebResponse(res, response);
+    writing.add(written);
+    return written.finally(() => writing.delete(written));
   }
 
   /** Servers answering a 2026-07-28 request now; `close()` lets them send their answers first. */
@@ -342,7 +353,7 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
       parsedBody: json,
       authInfo: { token: "", clientId: caller.label, scopes: [] },
     });
-    await sendWebResponse(res, response);
+    await respond(res, response);
   }
 
   const perPeer = positive("maxConnectionsPerPeer", options.maxConnectionsPerPeer, DEFAULT_MAX_CONNECTIONS_PER_PEER);
@@ -449,6 +460,11 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
         ...[...modernServers].map((server) => answersSent(server)),
       ]);
       await modern.close();
+      // A closed session ends its streams; what was queued on them is written before the sockets close.
+      await Promise.race([
+        Promise.allSettled([...writing]),
+        new Promise((resolve) => setTimeout(resolve, WRITE_DRAIN_MS).unref()),
+      ]);
       const stopped = new Promise<void>((resolve) => listener.close(() => resolve()));
       // Idle keep-alive sockets and standalone SSE streams would hold close() open.
       listener.closeAllConnections();
