@@ -87,10 +87,13 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
       const client = live instanceof Promise ? await live : live;
       let result: CallToolResult;
       try {
-        result = (await client.callTool({ name: tool.name, arguments: args }, {
-          signal: ctx.signal,
-          timeout: timeout_ms + SDK_TIMEOUT_MARGIN_MS,
-        })) as CallToolResult;
+        result = (await client.callTool(
+          { name: tool.name, arguments: args },
+          {
+            signal: ctx.signal,
+            timeout: timeout_ms + SDK_TIMEOUT_MARGIN_MS,
+          },
+        )) as CallToolResult;
       } catch (err) {
         const message = (err as Error).message;
         if (message === NOT_CONNECTED) {

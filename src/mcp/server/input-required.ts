@@ -106,7 +106,12 @@ export async function approveByInputRequired(
   } catch (err) {
     if (!(err instanceof ToolgateError) || !DECIDED_ELSEWHERE.has(err.code)) {
       const reason = err instanceof Error ? err.message : String(err);
-      return pending(ctx, obs, approvalId, `The answer could not be recorded (${reason}); the approval is still pending.`);
+      return pending(
+        ctx,
+        obs,
+        approvalId,
+        `The answer could not be recorded (${reason}); the approval is still pending.`,
+      );
     }
   }
   // The gateway, not this adapter, decides what the answer allows.
