@@ -5,7 +5,6 @@
  * unknown tool as a JSON-RPC error with the names, and its A3 calls are approved or declined
  * through the input-required round trip.
  */
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createMCPClient, ElicitationRequestSchema, type MCPClient, type MCPTransport } from "@ai-sdk/mcp";
 import { Experimental_StdioMCPTransport } from "@ai-sdk/mcp/mcp-stdio";
@@ -13,10 +12,8 @@ import { createGateway } from "../../../src/runtime/gateway.js";
 import { openStore } from "../../../src/idempotency/open.js";
 import { serveHttp } from "../../../src/mcp/transports/http.js";
 import catalog from "../fixtures/notes-catalog.js";
-import { projectRoot } from "../../support/require.js";
-import { executions, obsOf, tempDir } from "../support.js";
+import { executions, notesServeCommand, obsOf, tempDir } from "../support.js";
 
-const NOTES_CATALOG = join(projectRoot, "test/mcp/fixtures/notes-catalog.ts");
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const done of cleanup.splice(0).reverse()) await done().catch(() => {});
@@ -47,34 +44,7 @@ async function overStdio(): Promise<{ notes: string; connect: (a: Answer) => Pro
   const notes = tempDir("ai-sdk-stdio");
   return {
     notes,
-    connect: (a) =>
-      open(
-        new Experimental_StdioMCPTransport({
-          command: process.execPath,
-          args: [
-            "--import",
-            "tsx",
-            join(projectRoot, "src/cli/main.ts"),
-            "serve",
-            "--catalog",
-            NOTES_CATALOG,
-            "--workspace",
-            notes,
-            "--store",
-            "memory:",
-          ],
-          cwd: projectRoot,
-          env: {
-            PATH: process.env.PATH ?? "",
-            HOME: process.env.HOME ?? "",
-            XDG_STATE_HOME: process.env.XDG_STATE_HOME!,
-            XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME!,
-            NOTES_DIR: notes,
-          },
-          stderr: "pipe",
-        }),
-        a,
-      ),
+    connect: (a) => open(new Experimental_StdioMCPTransport({ ...notesServeCommand(notes), stderr: "pipe" }), a),
   };
 }
 

@@ -4,7 +4,6 @@
  * requests with the `_meta` envelope, A3 approval by an input-required result and a retry), over
  * stdio (the CLI spawned from source) and over Streamable HTTP (`serveHttp` in this process).
  */
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Client, ProtocolError, StreamableHTTPClientTransport, type Transport } from "@modelcontextprotocol/client";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
@@ -13,10 +12,7 @@ import { openStore } from "../../../src/idempotency/open.js";
 import type { Gateway } from "../../../src/runtime/types.js";
 import { serveHttp, type HttpHandle } from "../../../src/mcp/transports/http.js";
 import catalog from "../fixtures/notes-catalog.js";
-import { projectRoot } from "../../support/require.js";
-import { executions, obsOf, tempDir, textOf } from "../support.js";
-
-const NOTES_CATALOG = join(projectRoot, "test/mcp/fixtures/notes-catalog.ts");
+import { executions, notesServeCommand, obsOf, tempDir, textOf } from "../support.js";
 
 type Era = "2025-11-25" | "2026-07-28";
 type Answer = "accept" | "decline" | "none";
@@ -54,26 +50,8 @@ async function overStdio(): Promise<Served> {
     connect: (era, answer) =>
       client(
         new StdioClientTransport({
-          command: process.execPath,
-          args: [
-            "--import",
-            "tsx",
-            join(projectRoot, "src/cli/main.ts"),
-            "serve",
-            "--catalog",
-            NOTES_CATALOG,
-            "--workspace",
-            notes,
-            "--store",
-            "memory:",
-          ],
-          cwd: projectRoot,
-          env: {
-            ...getDefaultEnvironment(),
-            XDG_STATE_HOME: process.env.XDG_STATE_HOME!,
-            XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME!,
-            NOTES_DIR: notes,
-          },
+          ...notesServeCommand(notes),
+          env: { ...getDefaultEnvironment(), ...notesServeCommand(notes).env },
           stderr: "pipe",
         }),
         era,
