@@ -1,0 +1,311 @@
+/**
+ * The host side of one call's egress: an HTTP proxy (CONNECT for TLS, absolute-URL requests
+ * forwarded for plain HTTP) and a SOCKS5 proxy (CONNECT only, for git, ssh and other clients
+ * that speak it), each on a unix socket in a private folder that the envelope binds in
+ * (bridge.ts carries the sandbox's loopback ports to them). Every connection is decided by the
+ * call's `EgressSession` and made to the address it checked; bytes are counted both ways and
+ * each connection is cut at its time limit. A refused request is answered 403 with the reason
+ * (SOCKS5: "not allowed by ruleset"); the observation says it in full either way.
+ */
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import {
+  createServer as createHttpServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
+import { request as httpsRequest } from "node:https";
+import { connect, createServer, type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Duplex } from "node:stream";
+import type { EgressEvent, EgressSession } from "./session.js";
+
+export interface EgressProxy {
+  /** The unix socket of the HTTP proxy. */
+  httpSocket: string;
+  /** The unix socket of the SOCKS5 proxy. */
+  socksSocket: string;
+  /** Stops listening and cuts every connection still open. */
+  close(): Promise<void>;
+}
+
+/** Headers that belong to one hop and are never forwarded. */
+const HOP = new Set([
+  "connection",
+  "proxy-connection",
+  "keep-alive",
+  "proxy-authorization",
+  "proxy-authenticate",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
+
+/** Starts the two proxies of `session` in a fresh private folder. */
+export async function startEgressProxy(session: EgressSession): Promise<EgressProxy> {
+  // 0700 and ours: nobody else on the host reaches the sockets; the sandbox reaches them through its bind mounts.
+  const dir = mkdtempSync(join(tmpdir(), "toolgate-egress-"));
+  const httpSocket = join(dir, "http.sock");
+  const socksSocket = join(dir, "socks.sock");
+  const http = createHttpServer();
+  http.on(
+    "connect",
+    (req, client: Duplex, head: Buffer) => void tunnel(session, req.url ?? "", client as Socket, head),
+  );
+  http.on("request", (req, res) => void forward(session, req, res));
+  http.on("clientError", (_err, socket) => socket.destroy());
+  const socks = createServer((s) => socks5(session, s));
+  const clients = new Set<Socket>();
+  const track = (s: Socket) => {
+    clients.add(s);
+    s.on("close", () => clients.delete(s));
+  };
+  http.on("connection", track);
+  socks.on("connection", track);
+  await Promise.all([listen(http, httpSocket), listen(socks, socksSocket)]);
+  // The sandbox user (another uid when toolgate is root) must be able to connect: the folder keeps the host out.
+  chmodSync(httpSocket, 0o666);
+  chmodSync(socksSocket, 0o666);
+  return {
+    httpSocket,
+    socksSocket,
+    async close() {
+      session.close();
+      for (const s of clients) s.destroy();
+      await Promise.all([new Promise((r) => http.close(r)), new Promise((r) => socks.close(r))]);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function listen(server: Server, path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(path, () => resolve());
+  });
+}
+
+/** `host:port` of a CONNECT request (IPv6 in brackets). */
+function splitTarget(target: string): { host: string; port: number } {
+  const m = /^\[([^\]]+)\]:(\d{1,5})$/.exec(target) ?? /^([^:]+):(\d{1,5})$/.exec(target);
+  return m ? { host: m[1]!, port: Number(m[2]) } : { host: "", port: 0 };
+}
+
+function refusal(status: number, reason: string, message: string): string {
+  const body = `toolgate egress: ${message}\n`;
+  return (
+    `HTTP/1.1 ${status} ${status === 403 ? "Forbidden" : "Bad Gateway"}\r\nx-toolgate-denied: ${reason}\r\n` +
+    `content-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+  );
+}
+
+/** Relays bytes both ways between the command's side and the host's, counted, bounded in time. */
+function relay(session: EgressSession, event: EgressEvent, inner: Socket, outer: Socket): void {
+  const releases = [session.hold(inner), session.hold(outer)];
+  const timer = setTimeout(() => {
+    event.error ??= `cut at the connection time limit of ${session.limits.connection_ms} ms (egress.limits.connection_ms)`;
+    inner.destroy();
+    outer.destroy();
+  }, session.limits.connection_ms);
+  inner.on("data", (c: Buffer) => {
+    if (!session.count(event, "out", c.length)) inner.destroy();
+  });
+  outer.on("data", (c: Buffer) => {
+    if (!session.count(event, "in", c.length)) outer.destroy();
+  });
+  const end = () => {
+    clearTimeout(timer);
+    for (const r of releases) r();
+    inner.destroy();
+    outer.destroy();
+  };
+  inner.on("error", end).on("close", end);
+  outer.on("error", end).on("close", end);
+  inner.pipe(outer);
+  outer.pipe(inner);
+}
+
+/** Connects to the checked address, bounded by the connect time limit. */
+function reach(session: EgressSession, address: string, port: number, family: 4 | 6): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const s = connect({ host: address, port, family });
+    const timer = setTimeout(
+      () => s.destroy(new Error(`connecting took longer than ${session.limits.connect_ms} ms`)),
+      session.limits.connect_ms,
+    );
+    s.once("connect", () => {
+      clearTimeout(timer);
+      resolve(s);
+    });
+    s.once("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+  });
+}
+
+async function tunnel(session: EgressSession, target: string, client: Socket, head: Buffer): Promise<void> {
+  client.on("error", () => client.destroy());
+  const { host, port } = splitTarget(target);
+  const d = await session.decide(host, port, "connect");
+  if (!d.ok) {
+    if (d.denial) client.end(refusal(403, d.denial.reason, d.denial.message));
+    else client.end(refusal(502, "unreachable", d.error));
+    return;
+  }
+  let upstream: Socket;
+  try {
+    upstream = await reach(session, d.address, port, d.family);
+  } catch (err) {
+    d.event.error = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    client.end(refusal(502, "unreachable", `${host}:${port} (${d.address}) could not be reached: ${d.event.error}`));
+    return;
+  }
+  if (client.destroyed) return void upstream.destroy();
+  client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+  if (head.length > 0 && session.count(d.event, "out", head.length)) upstream.write(head);
+  relay(session, d.event, client, upstream);
+}
+
+async function forward(session: EgressSession, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const deny = (status: number, reason: string, message: string) => {
+    const body = `toolgate egress: ${message}\n`;
+    res.writeHead(status, {
+      "x-toolgate-denied": reason,
+      "content-type": "text/plain; charset=utf-8",
+      connection: "close",
+    });
+    res.end(body);
+  };
+  let url: URL;
+  try {
+    url = new URL(req.url ?? "");
+  } catch {
+    return deny(400, "bad request", "send requests through the proxy with an absolute http:// URL");
+  }
+  if (url.protocol !== "http:")
+    return deny(400, "bad request", `the proxy forwards http:// URLs; use CONNECT for ${url.protocol}// (HTTPS_PROXY)`);
+  const asked = url.port ? Number(url.port) : 80;
+  const secret = session.secretFor(url.hostname, asked);
+  const tls = secret?.origin_tls === true;
+  const port = tls && !url.port ? 443 : asked;
+  const d = await session.decide(url.hostname, port, "http");
+  if (!d.ok) return d.denial ? deny(403, d.denial.reason, d.denial.message) : deny(502, "unreachable", d.error);
+  const headers: IncomingHttpHeaders = {};
+  for (const [k, v] of Object.entries(req.headers)) if (!HOP.has(k) && v !== undefined) headers[k] = v;
+  headers.host = url.host;
+  // The command may not choose the secret's header; the proxy sets it on the way out.
+  if (secret) headers[secret.header] = secret.value;
+  const release = [session.hold(req.socket)];
+  const timer = setTimeout(() => {
+    d.event.error ??= `cut at the connection time limit of ${session.limits.connection_ms} ms (egress.limits.connection_ms)`;
+    up.destroy();
+    req.socket.destroy();
+  }, session.limits.connection_ms);
+  const up = (tls ? httpsRequest : httpRequest)({
+    host: d.address,
+    port,
+    family: d.family,
+    method: req.method,
+    path: `${url.pathname}${url.search}`,
+    headers,
+    agent: false,
+    ...(tls ? { servername: url.hostname } : {}),
+  });
+  release.push(session.hold(up));
+  const done = () => {
+    clearTimeout(timer);
+    for (const r of release) r();
+  };
+  up.on("response", (upRes) => {
+    const out: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(upRes.headers)) if (!HOP.has(k) && v !== undefined) out[k] = v;
+    res.writeHead(upRes.statusCode ?? 502, out);
+    upRes.on("data", (c: Buffer) => {
+      if (!session.count(d.event, "in", c.length)) upRes.destroy();
+    });
+    upRes.pipe(res);
+    upRes.on("end", done).on("error", done);
+  });
+  up.on("error", (err) => {
+    done();
+    d.event.error ??= (err as NodeJS.ErrnoException).code ?? err.message;
+    if (!res.headersSent) deny(502, "unreachable", `${url.host} (${d.address}) could not be reached: ${d.event.error}`);
+    else res.destroy();
+  });
+  req.on("data", (c: Buffer) => {
+    if (!session.count(d.event, "out", c.length)) up.destroy();
+  });
+  req.pipe(up);
+}
+
+/** SOCKS5 reply codes used here. */
+const SOCKS = { ok: 0, failure: 1, ruleset: 2, unreachable: 4, refused: 5, command: 7, address: 8 } as const;
+/** The longest greeting and request (255 methods; a 255-byte name). */
+const SOCKS_MAX = 600;
+
+function socks5(session: EgressSession, sock: Socket): void {
+  let buf = Buffer.alloc(0);
+  let greeted = false;
+  sock.on("error", () => sock.destroy());
+  const reply = (code: number) => Buffer.from([5, code, 0, 1, 0, 0, 0, 0, 0, 0]);
+  const onData = (chunk: Buffer) => {
+    buf = Buffer.concat([buf, chunk]);
+    if (buf.length > SOCKS_MAX || buf[0] !== 5) return void sock.destroy();
+    if (!greeted) {
+      if (buf.length < 2 || buf.length < 2 + buf[1]!) return;
+      const methods = buf.subarray(2, 2 + buf[1]!);
+      buf = buf.subarray(2 + buf[1]!);
+      if (!methods.includes(0)) return void sock.end(Buffer.from([5, 0xff]));
+      greeted = true;
+      sock.write(Buffer.from([5, 0]));
+      if (buf.length === 0) return;
+    }
+    if (buf.length < 5) return;
+    const atyp = buf[3]!;
+    const addrLen = atyp === 1 ? 4 : atyp === 4 ? 16 : atyp === 3 ? 1 + buf[4]! : -1;
+    if (addrLen < 0) return void sock.end(reply(SOCKS.address));
+    if (buf.length < 4 + addrLen + 2) return;
+    sock.off("data", onData);
+    sock.pause();
+    const raw = buf.subarray(4, 4 + addrLen);
+    const host =
+      atyp === 1
+        ? [...raw].join(".")
+        : atyp === 4
+          ? (raw.toString("hex").match(/.{4}/g) ?? []).join(":")
+          : raw.subarray(1).toString("latin1");
+    const port = buf.readUInt16BE(4 + addrLen);
+    const rest = buf.subarray(4 + addrLen + 2);
+    if (buf[1] !== 1) return void sock.end(reply(SOCKS.command));
+    void connectSocks(session, sock, host, port, rest, reply);
+  };
+  sock.on("data", onData);
+}
+
+async function connectSocks(
+  session: EgressSession,
+  sock: Socket,
+  host: string,
+  port: number,
+  rest: Buffer,
+  reply: (code: number) => Buffer,
+): Promise<void> {
+  const d = await session.decide(host, port, "socks5");
+  if (!d.ok) return void sock.end(reply(d.denial ? SOCKS.ruleset : SOCKS.unreachable));
+  let upstream: Socket;
+  try {
+    upstream = await reach(session, d.address, port, d.family);
+  } catch (err) {
+    d.event.error = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    return void sock.end(reply(d.event.error === "ECONNREFUSED" ? SOCKS.refused : SOCKS.unreachable));
+  }
+  if (sock.destroyed) return void upstream.destroy();
+  sock.write(reply(SOCKS.ok));
+  if (rest.length > 0 && session.count(d.event, "out", rest.length)) upstream.write(rest);
+  relay(session, d.event, sock, upstream);
+  sock.resume();
+}
