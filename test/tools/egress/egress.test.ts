@@ -18,6 +18,7 @@ import { createCodingCatalog } from "../../../src/tools/catalog.js";
 import type { EgressConfig } from "../../../src/tools/sandbox/egress/policy.js";
 import { binaryAvailable, serviceAvailable } from "../../support/require.js";
 import { makeWorkspace } from "../fixtures.js";
+import { asRoot, bashAsNobody, handToNobody } from "../sandbox/unprivileged.js";
 
 const s = makeWorkspace("egress");
 const ready = binaryAvailable("bwrap") && binaryAvailable("curl") && binaryAvailable("npm", ["--version"]);
@@ -256,3 +257,33 @@ describe.skipIf(!ready)("with the proxy on there is no other route out", () => {
     expect(seen.some((r) => r.url === "/none")).toBe(false);
   });
 });
+
+describe.skipIf(!ready || !asRoot)(
+  "run by an unprivileged toolgate (uid 65534, its own user namespace for bwrap)",
+  () => {
+    it("the proxy's rules hold the same: a private address refused behind a name, reached when named, no direct route", async () => {
+      const w = makeWorkspace("egress-nobody");
+      try {
+        handToNobody(w.base, w.root);
+        const named = `http://localhost:${port}/nobody`;
+        const command = [
+          proxied(named),
+          `curl -sS --max-time 5 --noproxy '*' http://127.0.0.1:${port}/direct-nobody && echo DIRECT`,
+          "echo done",
+        ].join("; ");
+        const refused = await bashAsNobody(w.root, command, undefined, undefined, { allow: [`localhost:${port}`] });
+        expect(refused.error).toBeUndefined();
+        expect(refused.output!.stdout).not.toMatch(/DIRECT|hello from the host/);
+        expect(refused.output!.sandbox_denied.map((d) => d.code)).toContain("egress_denied");
+        expect(refused.text).toContain(`localhost:${port} (resolves to a private address)`);
+        const allowed = await bashAsNobody(w.root, proxied(named), undefined, undefined, {
+          allow: [`localhost:${port}`, `127.0.0.1:${port}`],
+        });
+        expect(allowed.output!.stdout).toContain("hello from the host");
+        expect(seen.some((r) => r.url === "/direct-nobody")).toBe(false);
+      } finally {
+        w.cleanup();
+      }
+    });
+  },
+);
