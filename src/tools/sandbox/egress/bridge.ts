@@ -21,7 +21,7 @@ const SYSTEM = ["/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/"];
  * The forwarder: prints one line once both ports listen (the shell waits for it), then relays.
  * Errors on either side end that pair only.
  */
-const SCRIPT = `
+export const BRIDGE_SCRIPT = `
 const net = require("net");
 const [dir, hp, sp] = process.argv.slice(1);
 let up = 0;
@@ -49,7 +49,7 @@ export function nodeInside(execPath = process.execPath): { path: string; bind: s
 export function bridgePrelude(node: string): string {
   const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
   return (
-    `exec 9< <(exec ${q(node)} -e ${q(SCRIPT)} ${q(SOCKET_DIR)} ${HTTP_PORT} ${SOCKS_PORT} 2>/dev/null) && ` +
+    `exec 9< <(exec ${q(node)} -e ${q(BRIDGE_SCRIPT)} ${q(SOCKET_DIR)} ${HTTP_PORT} ${SOCKS_PORT} 2>/dev/null) && ` +
     `read -r _tg_ready <&9 && [ "$_tg_ready" = ready ] && exec 9<&- && unset _tg_ready`
   );
 }
