@@ -86,7 +86,7 @@ export function register(program: Command): void {
     const egress = parseEgressFlags(flags, run.http ? [run.http.port] : []);
     if (flags.catalog !== undefined && egress !== null)
       throw new CliError(
-        "--allow-host, --deny-host and --egress-config configure the built-in bash_execute and mean nothing with --catalog; drop one of the two",
+        "--egress-allow, --egress-deny and --egress-config configure the built-in bash_execute and mean nothing with --catalog; drop one of the two",
       );
     const graceMs =
       flags.graceMs !== undefined ? parseMsFlag("--grace-ms", flags.graceMs, { min: 0, example: 10_000 }) : undefined;

@@ -1,5 +1,5 @@
 /**
- * serve's egress flags: `--allow-host ENTRY` and `--deny-host ENTRY` (each repeatable) and
+ * serve's egress flags: `--egress-allow ENTRY` and `--egress-deny ENTRY` (each repeatable) and
  * `--egress-config FILE` (JSON: allow, deny, secrets, limits), merged into the coding catalog's
  * `sandbox.egress`. Secrets live only in the file: a flag would show them in the process list.
  */
@@ -9,8 +9,8 @@ import { egressPolicy, type EgressConfig } from "../../tools/sandbox/egress/poli
 import { CliError } from "../io.js";
 
 export interface EgressFlags {
-  allowHost?: string[];
-  denyHost?: string[];
+  egressAllow?: string[];
+  egressDeny?: string[];
   egressConfig?: string;
 }
 
@@ -19,11 +19,11 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 export function egressFlagOptions(cmd: Command): Command {
   return cmd
     .option(
-      "--allow-host <entry>",
+      "--egress-allow <entry>",
       "let bash_execute reach this host through toolgate's proxy (repeatable; NAME, *.NAME, IPv4 or [IPv6], each with an optional :PORT or :LOW-HIGH; a call's capability must also grant connect on host:NAME:PORT when keys are configured)",
       collect,
     )
-    .option("--deny-host <entry>", "never let bash_execute reach this host, whatever allows it (repeatable)", collect)
+    .option("--egress-deny <entry>", "never let bash_execute reach this host, whatever allows it (repeatable)", collect)
     .option(
       "--egress-config <file>",
       'JSON file with bash_execute\'s egress: {"allow": [...], "deny": [...], "secrets": [{"host", "header", "value", "origin_tls"}], "limits": {...}}',
@@ -32,7 +32,7 @@ export function egressFlagOptions(cmd: Command): Command {
 
 /** The catalog's egress from the flags (null when none is given); `ownPorts` are the ports serve listens on. */
 export function parseEgressFlags(flags: EgressFlags, ownPorts: number[]): EgressConfig | null {
-  if (!flags.allowHost?.length && !flags.denyHost?.length && flags.egressConfig === undefined) return null;
+  if (!flags.egressAllow?.length && !flags.egressDeny?.length && flags.egressConfig === undefined) return null;
   let file: Partial<EgressConfig> = {};
   if (flags.egressConfig !== undefined) {
     let text: string;
@@ -59,8 +59,8 @@ export function parseEgressFlags(flags: EgressFlags, ownPorts: number[]): Egress
   }
   const config: EgressConfig = {
     ...file,
-    allow: [...(file.allow ?? []), ...(flags.allowHost ?? [])],
-    deny: [...(file.deny ?? []), ...(flags.denyHost ?? [])],
+    allow: [...(file.allow ?? []), ...(flags.egressAllow ?? [])],
+    deny: [...(file.deny ?? []), ...(flags.egressDeny ?? [])],
     ownPorts,
   };
   try {

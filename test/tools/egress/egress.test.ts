@@ -128,7 +128,7 @@ describe.skipIf(!ready)("the npm registry npm is configured with", () => {
   it("not on the operator's allow-list it is refused, saying which flag allows it", async () => {
     const { out } = await run({ allow: ["elsewhere.example.com"] }, [`host:${registryHost}`], view);
     expect(refusals(out)).toContain(`${registryHost}:${registryPort} not allowed by operator`);
-    expect(out.sandbox_denied[0]!.message).toContain(`--allow-host ${registryHost}:${registryPort}`);
+    expect(out.sandbox_denied[0]!.message).toContain(`--egress-allow ${registryHost}:${registryPort}`);
   });
 });
 
@@ -139,7 +139,7 @@ describe.skipIf(!ready)("a local server reached by a name that resolves to loopb
     const refused = await run({ allow: [`localhost:${port}`] }, [`host:localhost:${port}`], proxied(url));
     expect(refused.out.exit_code).not.toBe(0);
     expect(refusals(refused.out)).toEqual([`localhost:${port} resolves to a private address`]);
-    expect(refused.out.sandbox_denied[0]!.message).toContain(`--allow-host 127.0.0.1:${port}`);
+    expect(refused.out.sandbox_denied[0]!.message).toContain(`--egress-allow 127.0.0.1:${port}`);
     expect(seen.length).toBe(before);
 
     const allowed = await run(

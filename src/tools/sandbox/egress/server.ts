@@ -199,6 +199,8 @@ async function forward(session: EgressSession, req: IncomingMessage, res: Server
   headers.host = url.host;
   // The command may not choose the secret's header; the proxy sets it on the way out.
   if (secret) headers[secret.header] = secret.value;
+  // The request line and headers count toward the call's bytes too (the secret's value left out).
+  session.count(d.event, "out", headerBytes(req.method ?? "", req.url ?? "", req.headers));
   const release = [session.hold(req.socket)];
   const timer = setTimeout(() => {
     d.event.error ??= `cut at the connection time limit of ${session.limits.connection_ms} ms (egress.limits.connection_ms)`;
@@ -223,6 +225,8 @@ async function forward(session: EgressSession, req: IncomingMessage, res: Server
   up.on("response", (upRes) => {
     const out: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(upRes.headers)) if (!HOP.has(k) && v !== undefined) out[k] = v;
+    if (!session.count(d.event, "in", headerBytes(String(upRes.statusCode), "", upRes.headers)))
+      return void up.destroy();
     res.writeHead(upRes.statusCode ?? 502, out);
     upRes.on("data", (c: Buffer) => {
       if (!session.count(d.event, "in", c.length)) upRes.destroy();
@@ -240,6 +244,14 @@ async function forward(session: EgressSession, req: IncomingMessage, res: Server
     if (!session.count(d.event, "out", c.length)) up.destroy();
   });
   req.pipe(up);
+}
+
+/** About the bytes a request or status line and its headers take on the wire. */
+function headerBytes(first: string, second: string, headers: IncomingHttpHeaders): number {
+  let n = first.length + second.length + 12;
+  for (const [k, v] of Object.entries(headers))
+    n += k.length + 4 + (Array.isArray(v) ? v.join(", ") : String(v)).length;
+  return n;
 }
 
 /** SOCKS5 reply codes used here. */

@@ -125,12 +125,12 @@ export class EgressSession {
     if (denied)
       return refuse(
         "denied by operator",
-        `${where} is on the operator's deny-list (${denied.text}); only the operator can lift it (egress deny-list, --deny-host)`,
+        `${where} is on the operator's deny-list (${denied.text}); only the operator can lift it (egress deny-list, --egress-deny)`,
       );
     if (!policy.allow.some((e) => entryMatchesName(e, host, port)))
       return refuse(
         "not allowed by operator",
-        `${where} is not on the operator's allow-list; the operator can allow it with --allow-host ${where} (or egress.allow in the configuration)`,
+        `${where} is not on the operator's allow-list; the operator can allow it with --egress-allow ${where} (or egress.allow in the configuration)`,
       );
     let addresses: string[];
     try {
@@ -184,7 +184,7 @@ export class EgressSession {
     }
     const explain = refusedWhy.startsWith("this host's own")
       ? "toolgate's own ports are never reachable from the sandbox"
-      : `the operator can allow that address explicitly with --allow-host ${refusedAt!.includes(":") ? `[${refusedAt}]` : refusedAt}:${port}`;
+      : `the operator can allow that address explicitly with --egress-allow ${refusedAt!.includes(":") ? `[${refusedAt}]` : refusedAt}:${port}`;
     return refuse(
       "resolves to a private address",
       `${where} resolves to ${refusedAt} (${refusedWhy}), which the proxy refuses behind a name; ${explain}`,
