@@ -125,6 +125,21 @@ describe.skipIf(!ready)("the npm registry npm is configured with", () => {
     expect(refusals(out)).toContain(`${registryHost}:${registryPort} denied by operator`);
   });
 
+  it("with origin_tls the command asks over plain HTTP and the proxy speaks TLS to the registry itself, adding the header", async (t) => {
+    if (!registryUp || registry.protocol !== "https:") return t.skip();
+    const { out, notes } = await run(
+      {
+        allow: [registryHost],
+        secrets: [{ host: registryHost, header: "x-toolgate-test", value: "not-a-real-token", origin_tls: true }],
+      },
+      [`host:${registryHost}:443`],
+      proxied(`http://${registryHost}/is-number`, "-o /dev/null -w '%{http_code}'"),
+    );
+    expect(out.stdout).toBe("200");
+    const connections = (notes!.egress as { connections: Record<string, unknown>[] }).connections;
+    expect(connections[0]).toMatchObject({ host: registryHost, port: 443, protocol: "http", allowed: true });
+  });
+
   it("not on the operator's allow-list it is refused, saying which flag allows it", async () => {
     const { out } = await run({ allow: ["elsewhere.example.com"] }, [`host:${registryHost}`], view);
     expect(refusals(out)).toContain(`${registryHost}:${registryPort} not allowed by operator`);
