@@ -51,11 +51,13 @@ export async function startEgressProxy(session: EgressSession): Promise<EgressPr
   const httpSocket = join(dir, "http.sock");
   const socksSocket = join(dir, "socks.sock");
   const http = createHttpServer();
-  http.on(
-    "connect",
-    (req, client: Duplex, head: Buffer) => void tunnel(session, req.url ?? "", client as Socket, head),
-  );
-  http.on("request", (req, res) => void forward(session, req, res));
+  // A decision that throws (a store the capability check needs is down) ends that connection, never the process.
+  http.on("connect", (req, client: Duplex, head: Buffer) => {
+    tunnel(session, req.url ?? "", client as Socket, head).catch(() => client.destroy());
+  });
+  http.on("request", (req, res) => {
+    forward(session, req, res).catch(() => res.destroy());
+  });
   http.on("clientError", (_err, socket) => socket.destroy());
   const socks = createServer((s) => socks5(session, s));
   const clients = new Set<Socket>();
@@ -293,7 +295,7 @@ function socks5(session: EgressSession, sock: Socket): void {
     const port = buf.readUInt16BE(4 + addrLen);
     const rest = buf.subarray(4 + addrLen + 2);
     if (buf[1] !== 1) return void sock.end(reply(SOCKS.command));
-    void connectSocks(session, sock, host, port, rest, reply);
+    connectSocks(session, sock, host, port, rest, reply).catch(() => sock.destroy());
   };
   sock.on("data", onData);
 }
