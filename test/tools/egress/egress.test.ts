@@ -260,6 +260,27 @@ describe.skipIf(!ready)("with the proxy on there is no other route out", () => {
     expect(seen.some((r) => r.url === "/direct" || r.url === "/via-socket")).toBe(false);
   });
 
+  it("the envelope's other walls stand with the proxy on: its folder read-only, no namespaces, no privilege, the forwarder the command's own user", async () => {
+    const command = [
+      "touch /run/toolgate/x 2>/dev/null && echo WROTE-RUN",
+      "rm -f /run/toolgate/http.sock 2>/dev/null && echo REMOVED-SOCKET",
+      "unshare -n true 2>/dev/null && echo UNSHARED",
+      "touch /usr/x 2>/dev/null && echo WROTE-USR",
+      "ls /etc/ssl/certs >/dev/null && echo CERTS",
+      "cat /etc/shadow 2>/dev/null && echo SHADOW",
+      // The forwarder's uid: the process whose program is node.
+      `for d in /proc/[0-9]*; do tr '\\0' '\\n' < $d/cmdline 2>/dev/null | head -1 | grep -q 'node$' && awk '/^Uid:/ {print $2}' $d/status; done | sort -u | tr '\\n' ' '; echo`,
+      "id -u",
+    ].join("; ");
+    const { out } = await run({ allow: [`localhost:${port}`] }, [], command);
+    expect(out.stdout).not.toMatch(/WROTE-RUN|REMOVED-SOCKET|UNSHARED|WROTE-USR|SHADOW/);
+    expect(out.stdout).toContain("CERTS");
+    const [uids, own] = out.stdout.trim().split("\n").slice(-2) as [string, string];
+    // The forwarder runs as the command's own unprivileged user, started after the uid switch.
+    expect(uids.trim()).toBe(own.trim());
+    expect(own.trim()).not.toBe("0");
+  });
+
   it("no egress configured: no proxy, no socket, no network, as before", async () => {
     const { out } = await run(
       undefined,
