@@ -38,6 +38,13 @@ beforeAll(async () => {
   registryUp = ready && (await serviceAvailable(`the npm registry ${registry.origin}`, registryHost, registryPort));
   server = createServer((req, res) => {
     seen.push({ url: req.url ?? "", headers: req.headers });
+    // /drip sends a byte every 100 ms until the client leaves: only a cut ends it.
+    if (req.url === "/drip") {
+      res.writeHead(200);
+      const timer = setInterval(() => res.write("."), 100);
+      res.on("close", () => clearInterval(timer));
+      return;
+    }
     const size = Number(new URL(req.url ?? "/", "http://x").searchParams.get("size") ?? 0);
     if (size > 0) return void res.end(Buffer.alloc(size, 0x61));
     res.end(`hello from the host; you sent ${JSON.stringify(req.headers)}\n`);
@@ -205,6 +212,21 @@ describe.skipIf(!ready)("a local server reached by a name that resolves to loopb
     expect(bytes.out.exit_code).not.toBe(0);
     expect(refusals(bytes.out)).toEqual([`localhost:${port} cap exceeded`]);
     expect(bytes.out.sandbox_denied[0]!.message).toContain("egress.limits.max_bytes");
+  });
+});
+
+describe.skipIf(!ready)("the time limit of one connection", () => {
+  it("a connection that never ends is cut at egress.limits.connection_ms, a typed denial", async () => {
+    const { out, notes } = await run(
+      { allow: [`localhost:${port}`, `127.0.0.1:${port}`], limits: { connection_ms: 1000 } },
+      [`host:localhost:${port}`],
+      proxied(`http://localhost:${port}/drip`, "-o /dev/null"),
+    );
+    expect(out.exit_code).not.toBe(0);
+    expect(refusals(out)).toEqual([`localhost:${port} cap exceeded`]);
+    expect(out.sandbox_denied[0]!.message).toContain("egress.limits.connection_ms");
+    const [connection] = (notes!.egress as { connections: Record<string, unknown>[] }).connections;
+    expect(connection).toMatchObject({ allowed: true, error: "cut at the connection time limit of 1000 ms" });
   });
 });
 

@@ -108,7 +108,7 @@ function refusal(status: number, reason: string, message: string): string {
 function relay(session: EgressSession, event: EgressEvent, inner: Socket, outer: Socket): void {
   const releases = [session.hold(inner), session.hold(outer)];
   const timer = setTimeout(() => {
-    event.error ??= `cut at the connection time limit of ${session.limits.connection_ms} ms (egress.limits.connection_ms)`;
+    session.timedOut(event);
     inner.destroy();
     outer.destroy();
   }, session.limits.connection_ms);
@@ -205,7 +205,7 @@ async function forward(session: EgressSession, req: IncomingMessage, res: Server
   session.count(d.event, "out", headerBytes(req.method ?? "", req.url ?? "", req.headers));
   const release = [session.hold(req.socket)];
   const timer = setTimeout(() => {
-    d.event.error ??= `cut at the connection time limit of ${session.limits.connection_ms} ms (egress.limits.connection_ms)`;
+    session.timedOut(d.event);
     up.destroy();
     req.socket.destroy();
   }, session.limits.connection_ms);

@@ -217,6 +217,19 @@ export class EgressSession {
     return false;
   }
 
+  /** Records that `event`'s connection was cut at the per-connection time limit (a typed denial). */
+  timedOut(event: EgressEvent): void {
+    if (event.error) return;
+    event.error = `cut at the connection time limit of ${this.limits.connection_ms} ms`;
+    if (this.denials.length < 50)
+      this.denials.push({
+        host: event.host,
+        port: event.port,
+        reason: "cap exceeded",
+        message: `the connection was open longer than ${this.limits.connection_ms} ms, the most one connection may (egress.limits.connection_ms), and was cut; fetch less per connection, or ask the operator to raise it`,
+      });
+  }
+
   /** Keeps `socket` to cut it when the call ends or passes its bounds; returns its release. */
   hold(socket: { destroy(err?: Error): void }): () => void {
     this.sockets.add(socket);
