@@ -35,9 +35,9 @@ function exchange(path: string, bytes: Buffer | string): Promise<{ answer: Buffe
   });
 }
 
-async function start(capability?: (h: string, p: number) => Promise<string | null>) {
+async function start(capability?: (h: string, p: number) => Promise<string | null>, max_connections?: number) {
   const session = new EgressSession({
-    policy: egressPolicy({ allow: ["localhost"] }),
+    policy: egressPolicy({ allow: ["localhost"], ...(max_connections ? { limits: { max_connections } } : {}) }),
     ...(capability ? { capability } : {}),
   });
   proxy = await startEgressProxy(session);
@@ -78,6 +78,21 @@ describe("the HTTP proxy socket", () => {
     expect(thrown.answer.length).toBe(0);
     const next = await exchange(proxy.httpSocket, "CONNECT localhost:80 HTTP/1.1\r\n\r\n");
     expect(next.answer.toString()).toContain("x-toolgate-denied: not in capability");
+  });
+});
+
+describe("a flood of refused requests", () => {
+  it("past four per allowed connection and 1,000 more, the proxy closes connections unread", async () => {
+    const { proxy, session } = await start(undefined, 1);
+    expect(session.maxAccepted).toBe(1004);
+    for (let i = 0; i < 1004; i++) {
+      const r = await exchange(proxy.httpSocket, "CONNECT elsewhere.example.org:443 HTTP/1.1\r\n\r\n");
+      if (!r.answer.toString().startsWith("HTTP/1.1 403")) throw new Error(`request ${i} was not answered 403`);
+    }
+    const past = await exchange(proxy.httpSocket, "CONNECT elsewhere.example.org:443 HTTP/1.1\r\n\r\n");
+    expect(past).toEqual({ answer: Buffer.alloc(0), closed: true });
+    expect(session.events.length).toBe(200);
+    expect(session.eventsDropped).toBe(804);
   });
 });
 

@@ -56,6 +56,7 @@ export function egressNote(session: EgressSession): JsonValue {
   return {
     connections: session.events.map((e) => ({ ...e })) as unknown as JsonValue,
     connections_not_listed: session.eventsDropped,
+    proxy_connections: session.accepted,
     bytes: session.bytes,
   };
 }

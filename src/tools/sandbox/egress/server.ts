@@ -62,6 +62,7 @@ export async function startEgressProxy(session: EgressSession): Promise<EgressPr
   const socks = createServer((s) => socks5(session, s));
   const clients = new Set<Socket>();
   const track = (s: Socket) => {
+    if (++session.accepted > session.maxAccepted) return void s.destroy();
     clients.add(s);
     s.on("close", () => clients.delete(s));
   };

@@ -78,6 +78,8 @@ export class EgressSession {
   readonly denials: EgressDenial[] = [];
   eventsDropped = 0;
   connections = 0;
+  /** Connections to the proxy itself, refused or not: past `maxAccepted` they are closed unread. */
+  accepted = 0;
   bytes = 0;
   private readonly sockets = new Set<{ destroy(err?: Error): void }>();
   private capHit: EgressDenial | null = null;
@@ -86,6 +88,14 @@ export class EgressSession {
 
   get limits() {
     return this.options.policy.limits;
+  }
+
+  /**
+   * Connections the proxy reads in one call: four per allowed connection and 1,000 more, so a
+   * command that floods it with requests it refuses cannot keep toolgate busy for the whole call.
+   */
+  get maxAccepted(): number {
+    return 4 * this.limits.max_connections + 1000;
   }
 
   /** Decides one connection to `rawHost`:`port`. */
