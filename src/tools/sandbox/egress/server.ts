@@ -16,11 +16,13 @@ import {
   type ServerResponse,
 } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { connect, createServer, type Server, type Socket } from "node:net";
+import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
-import type { EgressEvent, EgressSession } from "./session.js";
+import { reach, relay } from "./relay.js";
+import type { EgressSession } from "./session.js";
+import { socks5 } from "./socks.js";
 
 export interface EgressProxy {
   /** The unix socket of the HTTP proxy. */
@@ -103,51 +105,6 @@ function refusal(status: number, reason: string, message: string): string {
     `HTTP/1.1 ${status} ${status === 403 ? "Forbidden" : "Bad Gateway"}\r\nx-toolgate-denied: ${reason}\r\n` +
     `content-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
   );
-}
-
-/** Relays bytes both ways between the command's side and the host's, counted, bounded in time. */
-function relay(session: EgressSession, event: EgressEvent, inner: Socket, outer: Socket): void {
-  const releases = [session.hold(inner), session.hold(outer)];
-  const timer = setTimeout(() => {
-    session.timedOut(event);
-    inner.destroy();
-    outer.destroy();
-  }, session.limits.connection_ms);
-  inner.on("data", (c: Buffer) => {
-    if (!session.count(event, "out", c.length)) inner.destroy();
-  });
-  outer.on("data", (c: Buffer) => {
-    if (!session.count(event, "in", c.length)) outer.destroy();
-  });
-  const end = () => {
-    clearTimeout(timer);
-    for (const r of releases) r();
-    inner.destroy();
-    outer.destroy();
-  };
-  inner.on("error", end).on("close", end);
-  outer.on("error", end).on("close", end);
-  inner.pipe(outer);
-  outer.pipe(inner);
-}
-
-/** Connects to the checked address, bounded by the connect time limit. */
-function reach(session: EgressSession, address: string, port: number, family: 4 | 6): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const s = connect({ host: address, port, family });
-    const timer = setTimeout(
-      () => s.destroy(new Error(`connecting took longer than ${session.limits.connect_ms} ms`)),
-      session.limits.connect_ms,
-    );
-    s.once("connect", () => {
-      clearTimeout(timer);
-      resolve(s);
-    });
-    s.once("error", (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-  });
 }
 
 async function tunnel(session: EgressSession, target: string, client: Socket, head: Buffer): Promise<void> {
@@ -255,72 +212,4 @@ function headerBytes(first: string, second: string, headers: IncomingHttpHeaders
   for (const [k, v] of Object.entries(headers))
     n += k.length + 4 + (Array.isArray(v) ? v.join(", ") : String(v)).length;
   return n;
-}
-
-/** SOCKS5 reply codes used here. */
-const SOCKS = { ok: 0, failure: 1, ruleset: 2, unreachable: 4, refused: 5, command: 7, address: 8 } as const;
-/** The longest greeting and request (255 methods; a 255-byte name). */
-const SOCKS_MAX = 600;
-
-function socks5(session: EgressSession, sock: Socket): void {
-  let buf = Buffer.alloc(0);
-  let greeted = false;
-  sock.on("error", () => sock.destroy());
-  const reply = (code: number) => Buffer.from([5, code, 0, 1, 0, 0, 0, 0, 0, 0]);
-  const onData = (chunk: Buffer) => {
-    buf = Buffer.concat([buf, chunk]);
-    if (buf.length > SOCKS_MAX || buf[0] !== 5) return void sock.destroy();
-    if (!greeted) {
-      if (buf.length < 2 || buf.length < 2 + buf[1]!) return;
-      const methods = buf.subarray(2, 2 + buf[1]!);
-      buf = buf.subarray(2 + buf[1]!);
-      if (!methods.includes(0)) return void sock.end(Buffer.from([5, 0xff]));
-      greeted = true;
-      sock.write(Buffer.from([5, 0]));
-      if (buf.length === 0) return;
-    }
-    if (buf.length < 5) return;
-    const atyp = buf[3]!;
-    const addrLen = atyp === 1 ? 4 : atyp === 4 ? 16 : atyp === 3 ? 1 + buf[4]! : -1;
-    if (addrLen < 0) return void sock.end(reply(SOCKS.address));
-    if (buf.length < 4 + addrLen + 2) return;
-    sock.off("data", onData);
-    sock.pause();
-    const raw = buf.subarray(4, 4 + addrLen);
-    const host =
-      atyp === 1
-        ? [...raw].join(".")
-        : atyp === 4
-          ? (raw.toString("hex").match(/.{4}/g) ?? []).join(":")
-          : raw.subarray(1).toString("latin1");
-    const port = buf.readUInt16BE(4 + addrLen);
-    const rest = buf.subarray(4 + addrLen + 2);
-    if (buf[1] !== 1) return void sock.end(reply(SOCKS.command));
-    connectSocks(session, sock, host, port, rest, reply).catch(() => sock.destroy());
-  };
-  sock.on("data", onData);
-}
-
-async function connectSocks(
-  session: EgressSession,
-  sock: Socket,
-  host: string,
-  port: number,
-  rest: Buffer,
-  reply: (code: number) => Buffer,
-): Promise<void> {
-  const d = await session.decide(host, port, "socks5");
-  if (!d.ok) return void sock.end(reply(d.denial ? SOCKS.ruleset : SOCKS.unreachable));
-  let upstream: Socket;
-  try {
-    upstream = await reach(session, d.address, port, d.family);
-  } catch (err) {
-    d.event.error = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    return void sock.end(reply(d.event.error === "ECONNREFUSED" ? SOCKS.refused : SOCKS.unreachable));
-  }
-  if (sock.destroyed) return void upstream.destroy();
-  sock.write(reply(SOCKS.ok));
-  if (rest.length > 0 && session.count(d.event, "out", rest.length)) upstream.write(rest);
-  relay(session, d.event, sock, upstream);
-  sock.resume();
 }
