@@ -26,7 +26,7 @@ const net = require("net");
 const [dir, hp, sp] = process.argv.slice(1);
 let up = 0;
 for (const [port, sock] of [[+hp, dir + "/http.sock"], [+sp, dir + "/socks.sock"]]) {
-  net.createServer((c) => {
+  net.createServer({ noDelay: true }, (c) => {
     const u = net.connect(sock);
     const end = () => { c.destroy(); u.destroy(); };
     c.on("error", end).on("close", end);

@@ -35,7 +35,7 @@ export function relay(session: EgressSession, event: EgressEvent, inner: Socket,
 /** Connects to the checked address, bounded by the connect time limit. */
 export function reach(session: EgressSession, address: string, port: number, family: 4 | 6): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const s = connect({ host: address, port, family });
+    const s = connect({ host: address, port, family, noDelay: true });
     const timer = setTimeout(
       () => s.destroy(new Error(`connecting took longer than ${session.limits.connect_ms} ms`)),
       session.limits.connect_ms,
