@@ -231,7 +231,14 @@ export async function executeBash(
 function withEgress(found: SandboxDenial[], net: EgressRun): SandboxDenial[] {
   const refused = egressDenials(net.session);
   const rest = found.filter((d) => d.code !== "no_network" && d.code !== "host_service_unreachable");
-  if (refused.length === 0 && rest.length < found.length) {
+  const failed = net.session.events.find((e) => e.allowed && e.error && !e.error.startsWith("cut at"));
+  if (failed) {
+    // Allowed, but the proxy found nothing there: the host's answer, not the sandbox's.
+    rest.push({
+      code: "host_service_unreachable",
+      message: `toolgate's proxy allowed ${failed.host}:${failed.port} but could not reach it (${failed.error}); the server there is down or not listening, which retrying the same call will not change`,
+    });
+  } else if (refused.length === 0 && rest.length < found.length) {
     rest.push({
       code: "no_network",
       message:

@@ -303,6 +303,26 @@ describe.skipIf(!ready)("with the proxy on there is no other route out", () => {
     expect(own.trim()).not.toBe("0");
   });
 
+  it("an allowed host where nothing listens is told apart from a refusal", async () => {
+    // A port just freed: nothing listens there.
+    const spare = createServer();
+    await new Promise<void>((r) => spare.listen(0, "127.0.0.1", r));
+    const closed = (spare.address() as AddressInfo).port;
+    await new Promise((r) => spare.close(r));
+    const { out } = await run(
+      { allow: [`localhost:${closed}`, `127.0.0.1:${closed}`] },
+      [`host:localhost:${closed}`],
+      proxied(`http://localhost:${closed}/`),
+    );
+    expect(refusals(out)).toEqual([]);
+    expect(out.sandbox_denied).toEqual([
+      expect.objectContaining({
+        code: "host_service_unreachable",
+        message: expect.stringContaining(`toolgate's proxy allowed localhost:${closed} but could not reach it`),
+      }),
+    ]);
+  });
+
   it("no egress configured: no proxy, no socket, no network, as before", async () => {
     const { out } = await run(
       undefined,
