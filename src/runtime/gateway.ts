@@ -173,6 +173,9 @@ export function createGateway(options: GatewayOptions): Gateway {
       call_id: p.call_id,
       now: clock,
       budget_tokens: budgetFor(tool, tool.name, options.budgets),
+      note: (name, value) => {
+        (c.notes ??= {})[name] = value;
+      },
     };
     c.ctx = ctx;
 
@@ -197,6 +200,11 @@ export function createGateway(options: GatewayOptions): Gateway {
       c.grant_id = granted.grant_id;
       c.granted = granted;
       c.grant_code = "allowed";
+      const token = p.capability!;
+      ctx.authorizeAlso = async (request) => {
+        const d = await authority.authorize(token, { ...request, tool: tool.name, args });
+        return d.allowed ? null : `${d.reason} (${d.code})`;
+      };
     }
 
     if (c.authority === "A0" || c.authority === "A1") {
@@ -415,6 +423,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         observation_tokens: rendered.tokens,
         truncated: o.truncated !== undefined,
         latency_ms: c.elapsed(),
+        ...(c.notes ? { notes: c.notes } : {}),
       },
       arguments: c.args !== undefined ? c.args : (c.proposal.arguments as JsonValue),
       observation_text: o.text,

@@ -1,6 +1,7 @@
 import type { AuthorityLevel, ToolSpec } from "../core/tool.js";
 import type { ApprovalRecord, ApprovalState } from "../idempotency/store.js";
 import type { Observation } from "../core/observation.js";
+import type { JsonValue } from "../core/json.js";
 import type { CapabilityHolder } from "../capability/authority.js";
 
 /**
@@ -138,4 +139,6 @@ export interface AuditRecord {
   observation_tokens_estimated?: true;
   truncated: boolean;
   latency_ms: number;
+  /** What the tool itself recorded while it ran (`ToolContext.note`), e.g. `egress`: the connections a command made. */
+  notes?: Record<string, JsonValue>;
 }
