@@ -6,7 +6,9 @@
  * once per run; `subAgent` narrows it for a sub-agent. Everything goes through the public gateway
  * API: `gateway.call` and `gateway.approvals`.
  */
+import { canonicalize } from "../canonical/jcs.js";
 import { ToolgateError } from "../core/errors.js";
+import { LruCache } from "../core/lru.js";
 import type { Observation } from "../core/observation.js";
 import type { ToolSpec } from "../core/tool.js";
 import { AUTHORITY } from "../core/tool.js";
@@ -67,6 +69,8 @@ export interface AgentRun {
 }
 
 const DEFAULT_APPROVER = "framework-user";
+/** Approval requests a run remembers, by call (tool and arguments). */
+const REMEMBERED_APPROVALS = 256;
 
 export function createAgentRun(gateway: Gateway, options: AgentRunOptions): AgentRun {
   if (typeof options?.trajectory_id !== "string" || options.trajectory_id.length === 0)
@@ -82,6 +86,17 @@ export function createAgentRun(gateway: Gateway, options: AgentRunOptions): Agen
   const tools = pick(gateway, options.tools);
   const approver = options.approver ?? DEFAULT_APPROVER;
   let subs = 0;
+  // The approval each call was last asked under: a model re-proposes a call under a new tool-call id
+  // and cannot name the approval itself, so the run does, and a call a person denied is answered
+  // as denied instead of asking again.
+  const asked = new LruCache<string, string>(REMEMBERED_APPROVALS);
+  const callKey = (tool: string, args: unknown): string | null => {
+    try {
+      return canonicalize([tool, args as never]);
+    } catch {
+      return null;
+    }
+  };
 
   const proposal = (tool: string, args: unknown, ids: CallIds, approval_id?: string): Proposal => ({
     trajectory_id: options.trajectory_id,
@@ -97,6 +112,23 @@ export function createAgentRun(gateway: Gateway, options: AgentRunOptions): Agen
       ...(ids.signal ? { signal: ids.signal, abandoned: ids.signal } : {}),
       ...(options.principal !== undefined ? { principal: options.principal } : {}),
     });
+  /**
+   * Proposes the call under the approval it was last asked under, if any; an approval that no
+   * longer applies (expired, used, unknown) is forgotten and the call proposed without it.
+   */
+  async function propose(tool: string, args: unknown, ids: CallIds): Promise<Observation> {
+    const k = isA3(tool) ? callKey(tool, args) : null;
+    const remembered = k === null ? undefined : asked.get(k);
+    let o = await send(proposal(tool, args, ids, remembered), ids);
+    if (remembered !== undefined && o.error?.code === "approval_invalid") {
+      asked.delete(k!);
+      o = await send(proposal(tool, args, ids), ids);
+    }
+    const id = pendingId(o);
+    if (k !== null && id !== null) asked.set(k, id);
+    if (k !== null && o.error?.code === "approval_denied") asked.delete(k);
+    return o;
+  }
   const pendingId = (o: Observation): string | null =>
     o.error?.code === "approval_required" && typeof o.error.detail?.approval_id === "string"
       ? o.error.detail.approval_id
@@ -111,9 +143,9 @@ export function createAgentRun(gateway: Gateway, options: AgentRunOptions): Agen
     trajectory_id: options.trajectory_id,
     capability: options.capability,
     tools,
-    call: (tool, args, ids) => send(proposal(tool, args, ids), ids),
+    call: propose,
     async callApproved(tool, args, ids) {
-      const first = await send(proposal(tool, args, ids), ids);
+      const first = await propose(tool, args, ids);
       const id = pendingId(first);
       if (id === null) return first;
       await gateway.approvals.approve(id, { approver, channel: "cli", note: "approved through the agent framework" });
@@ -121,11 +153,11 @@ export function createAgentRun(gateway: Gateway, options: AgentRunOptions): Agen
     },
     async needsApproval(tool, args, ids) {
       if (!isA3(tool)) return false;
-      return pendingId(await send(proposal(tool, args, ids), ids)) !== null;
+      return pendingId(await propose(tool, args, ids)) !== null;
     },
     async deny(tool, args, ids, reason) {
       if (!isA3(tool)) return false;
-      const id = pendingId(await send(proposal(tool, args, ids), ids));
+      const id = pendingId(await propose(tool, args, ids));
       if (id === null) return false;
       await gateway.approvals.deny(id, {
         approver,
