@@ -9,16 +9,15 @@
  * runs it once, or is told it was denied.
  */
 import type { Observation } from "../core/observation.js";
-import type { JsonSchema } from "../core/json.js";
 import type { Gateway } from "../runtime/types.js";
 import { importFramework } from "./peer.js";
 import { createAgentRun, type AgentRun, type AgentRunOptions } from "./run.js";
 
-/** A tool definition as the Messages API takes it. */
+/** A tool definition as the Messages API takes it (its input schema is always an object schema). */
 export interface AnthropicToolDefinition {
   name: string;
   description: string;
-  input_schema: JsonSchema;
+  input_schema: { type: "object"; [keyword: string]: unknown };
 }
 /** The `tool_use` block of a reply (the fields read). */
 export interface AnthropicToolUse {
@@ -62,7 +61,7 @@ export async function anthropicTools(gateway: Gateway | AgentRun, options?: Agen
   const definitions = run.tools.map((t) => ({
     name: t.name,
     description: t.description,
-    input_schema: t.inputSchema,
+    input_schema: t.inputSchema as AnthropicToolDefinition["input_schema"],
   }));
   const propose = (use: AnthropicToolUse, signal?: AbortSignal | null): Promise<Observation> =>
     run.call(use.name, use.input, { call_id: use.id, turn: 0, ...(signal ? { signal } : {}) });
