@@ -22,19 +22,8 @@ import { createMemoryStore } from "../src/idempotency/stores/memory.js";
 import { createGateway } from "../src/runtime/gateway.js";
 import type { Gateway } from "../src/runtime/types.js";
 import type { Harness, Row } from "./harness.js";
+import { args, schema } from "./runtime.bench.js";
 
-const schema = {
-  $schema: "https://json-schema.org/draft/2020-12/schema",
-  type: "object",
-  properties: {
-    path: { type: "string", maxLength: 1024 },
-    offset: { type: "integer", minimum: 1 },
-    limit: { type: "integer", minimum: 1, maximum: 500 },
-  },
-  required: ["path", "offset", "limit"],
-  additionalProperties: false,
-};
-const args = { path: "/ws/src/a.ts", offset: 1, limit: 40 };
 const handler = () => ({ lines: 0 });
 const spec = (effect: "read" | "write"): ToolSpec =>
   ({ name: "file_view", description: "Views a file.", inputSchema: schema, effect, handler }) as ToolSpec;

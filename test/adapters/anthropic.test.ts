@@ -4,14 +4,13 @@
  * of replies; the real coding catalog (bash_execute in bubblewrap) runs through `anthropicTools`
  * with each `tool_use.id` as the call id.
  */
-import { spawnSync } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { anthropicTools } from "../../src/adapters/anthropic.js";
-import { appears, codingWorld, RUN_TEST, sandboxed } from "./support.js";
+import { abortOnceStarted, expectKilled, RUN_TEST, sandboxed, worlds } from "./support.js";
 
 type Block = { type: "text"; text: string } | { type: "tool_use"; id: string; name: string; input: unknown };
 interface Sent {
@@ -60,17 +59,11 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-const worlds: ReturnType<typeof codingWorld>[] = [];
-afterEach(async () => {
+afterEach(() => {
   script.length = 0;
   received.length = 0;
-  while (worlds.length) await worlds.pop()!.close();
 });
-function world() {
-  const w = codingWorld("anthropic");
-  worlds.push(w);
-  return w;
-}
+const world = worlds("anthropic");
 const client = () => new Anthropic({ baseURL, apiKey: "test-key-not-secret", maxRetries: 0 });
 const use = (id: string, name: string, input: unknown): Block => ({ type: "tool_use", id, name, input });
 
@@ -246,27 +239,21 @@ describe.skipIf(!sandboxed)("toolgate/anthropic in the SDK's tool runner", () =>
     script.push([use("toolu_long", "bash_execute", { command: "touch started; sleep 420; echo late >> effects.log" })]);
     const { runnable } = await anthropicTools(w.gateway, { trajectory_id: "conv-x", capability: w.capability });
     const controller = new AbortController();
-    const done = client()
-      .beta.messages.toolRunner(
-        {
-          model: "claude-test",
-          max_tokens: 256,
-          messages: [{ role: "user", content: "wait" }],
-          tools: runnable as never,
-        },
-        { signal: controller.signal },
-      )
-      .runUntilDone()
-      .then(
-        () => "finished",
-        (err: Error) => err.name,
-      );
-    await appears(join(w.root, "started"));
-    controller.abort();
-    await done;
-    await w.gateway.close();
-    expect(spawnSync("pgrep", ["-f", "sleep 420"]).status).toBe(1);
-    expect(w.effects()).toBe(0);
-    expect(w.audit.records.find((r) => r.call_id === "toolu_long")).toMatchObject({ record_state: "IN_DOUBT" });
+    await abortOnceStarted(
+      w,
+      controller,
+      client()
+        .beta.messages.toolRunner(
+          {
+            model: "claude-test",
+            max_tokens: 256,
+            messages: [{ role: "user", content: "wait" }],
+            tools: runnable as never,
+          },
+          { signal: controller.signal },
+        )
+        .runUntilDone(),
+    );
+    await expectKilled(w, "sleep 420", "toolu_long");
   });
 });

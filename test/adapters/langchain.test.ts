@@ -3,25 +3,16 @@
  * fake chat model (`fakeModel` from @langchain/core/testing) drives the real coding catalog
  * (bash_execute in bubblewrap) through `langChainTools`, with the tool calls' ids as call ids.
  */
-import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { langChainTools } from "../../src/adapters/langchain.js";
-import { appears, codingWorld, RUN_TEST, sandboxed } from "./support.js";
+import { abortOnceStarted, expectOneApprovedOneDenied, expectKilled, RUN_TEST, sandboxed, worlds } from "./support.js";
 
-const worlds: ReturnType<typeof codingWorld>[] = [];
-afterEach(async () => {
-  while (worlds.length) await worlds.pop()!.close();
-});
-function world() {
-  const w = codingWorld("langchain");
-  worlds.push(w);
-  return w;
-}
+const world = worlds("langchain");
 
 /** The content of the tool message answering `id` that the model was last shown. */
 function shown(model: ReturnType<typeof fakeModel>, id: string): string {
@@ -106,17 +97,7 @@ describe.skipIf(!sandboxed)("toolgate/langchain in createAgent", () => {
       config,
     );
     expect(String(resumed.messages.at(-1)!.content)).toBe("one deleted, one kept");
-    expect(w.deletes).toEqual(["old-a.txt"]);
-    expect([w.exists("old-a.txt"), w.exists("old-b.txt")]).toEqual([false, true]);
-    const decided = (await w.gateway.approvals.list()).map((a) => [
-      (a.arguments as { name: string }).name,
-      a.state,
-      a.approver,
-    ]);
-    expect(decided.sort()).toEqual([
-      ["old-a.txt", "consumed", "cli:carol"],
-      ["old-b.txt", "denied", "cli:carol"],
-    ]);
+    await expectOneApprovedOneDenied(w, "carol");
   });
 
   it("a sub-agent with an attenuated capability is refused outside its scope, as a tool message", async () => {
@@ -145,18 +126,11 @@ describe.skipIf(!sandboxed)("toolgate/langchain in createAgent", () => {
       .respond(new AIMessage("unreachable"));
     const { tools } = await langChainTools(w.gateway, { trajectory_id: "thread-x", capability: w.capability });
     const controller = new AbortController();
-    const done = createAgent({ model, tools })
-      .invoke({ messages: [new HumanMessage("wait")] }, { signal: controller.signal })
-      .then(
-        () => "finished",
-        (err: Error) => err.name,
-      );
-    await appears(join(w.root, "started"));
-    controller.abort();
-    await done;
-    await w.gateway.close();
-    expect(spawnSync("pgrep", ["-f", "sleep 419"]).status).toBe(1);
-    expect(w.effects()).toBe(0);
-    expect(w.audit.records.find((r) => r.call_id === "long")).toMatchObject({ record_state: "IN_DOUBT" });
+    await abortOnceStarted(
+      w,
+      controller,
+      createAgent({ model, tools }).invoke({ messages: [new HumanMessage("wait")] }, { signal: controller.signal }),
+    );
+    await expectKilled(w, "sleep 419", "long");
   });
 });

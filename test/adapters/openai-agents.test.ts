@@ -3,7 +3,6 @@
  * `Model` interface drives the real coding catalog (bash_execute in bubblewrap) through
  * `openAiAgentsTools`, with the model's call ids as call ids.
  */
-import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import {
   Agent,
@@ -14,9 +13,9 @@ import {
   type ModelRequest,
   type ModelResponse,
 } from "@openai/agents";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openAiAgentsTools } from "../../src/adapters/openai-agents.js";
-import { appears, codingWorld, RUN_TEST, sandboxed } from "./support.js";
+import { abortOnceStarted, expectOneApprovedOneDenied, expectKilled, RUN_TEST, sandboxed, worlds } from "./support.js";
 
 setTracingDisabled(true);
 
@@ -69,15 +68,7 @@ class ScriptedModel implements Model {
   }
 }
 
-const worlds: ReturnType<typeof codingWorld>[] = [];
-afterEach(async () => {
-  while (worlds.length) await worlds.pop()!.close();
-});
-function world() {
-  const w = codingWorld("openai");
-  worlds.push(w);
-  return w;
-}
+const world = worlds("openai");
 const runner = () => new Runner({ tracingDisabled: true });
 
 describe.skipIf(!sandboxed)("toolgate/openai-agents in the Runner", () => {
@@ -146,17 +137,7 @@ describe.skipIf(!sandboxed)("toolgate/openai-agents in the Runner", () => {
     await reject(first.state, no!, "keep b");
     const second = await runner().run(agent, first.state);
     expect(second.finalOutput).toBe("one deleted, one kept");
-    expect(w.deletes).toEqual(["old-a.txt"]);
-    expect([w.exists("old-a.txt"), w.exists("old-b.txt")]).toEqual([false, true]);
-    const decided = (await w.gateway.approvals.list()).map((a) => [
-      (a.arguments as { name: string }).name,
-      a.state,
-      a.approver,
-    ]);
-    expect(decided.sort()).toEqual([
-      ["old-a.txt", "consumed", "cli:bob"],
-      ["old-b.txt", "denied", "cli:bob"],
-    ]);
+    await expectOneApprovedOneDenied(w, "bob");
   });
 
   it("a sub-agent with an attenuated capability is refused outside its scope, as the tool's output", async () => {
@@ -188,18 +169,11 @@ describe.skipIf(!sandboxed)("toolgate/openai-agents in the Runner", () => {
     ]);
     const { tools } = await openAiAgentsTools(w.gateway, { trajectory_id: "run-x", capability: w.capability });
     const controller = new AbortController();
-    const done = runner()
-      .run(new Agent({ name: "waiter", model, tools }), "wait", { signal: controller.signal })
-      .then(
-        () => "finished",
-        (err: Error) => err.name,
-      );
-    await appears(join(w.root, "started"));
-    controller.abort();
-    await done;
-    await w.gateway.close();
-    expect(spawnSync("pgrep", ["-f", "sleep 418"]).status).toBe(1);
-    expect(w.effects()).toBe(0);
-    expect(w.audit.records.find((r) => r.call_id === "long")).toMatchObject({ record_state: "IN_DOUBT" });
+    await abortOnceStarted(
+      w,
+      controller,
+      runner().run(new Agent({ name: "waiter", model, tools }), "wait", { signal: controller.signal }),
+    );
+    await expectKilled(w, "sleep 418", "long");
   });
 });

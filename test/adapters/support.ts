@@ -5,6 +5,7 @@
  * appends to `effects.log` in the workspace, read back from the file.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCapabilityAuthority } from "../../src/capability/authority.js";
@@ -14,6 +15,7 @@ import { createMemoryStore } from "../../src/idempotency/stores/memory.js";
 import { createMemoryAuditSink } from "../../src/runtime/audit.js";
 import { createGateway } from "../../src/runtime/gateway.js";
 import { createCodingCatalog } from "../../src/tools/catalog.js";
+import { afterEach, expect } from "vitest";
 import { binaryAvailable } from "../support/require.js";
 
 /** Test-only key (never used outside these tests). */
@@ -99,4 +101,59 @@ export function codingWorld(prefix: string) {
 /** Resolves once `path` exists (the shell wrote its start marker); checks between short sleeps. */
 export async function appears(path: string): Promise<void> {
   while (!existsSync(path)) await new Promise((r) => setTimeout(r, 20));
+}
+
+/**
+ * Aborts `controller` once the shell command of `running` (an agent loop) wrote `started` in the
+ * workspace, and waits for the loop to end; says how it ended: "finished" or the error's name.
+ */
+export async function abortOnceStarted(w: World, controller: AbortController, running: Promise<unknown>) {
+  const ended = running.then(
+    () => "finished",
+    (err: Error) => err.name,
+  );
+  await appears(join(w.root, "started"));
+  controller.abort();
+  return ended;
+}
+
+export type World = ReturnType<typeof codingWorld>;
+
+/** `codingWorld` for a test file: each world made is closed after its test. */
+export function worlds(prefix: string): () => World {
+  const open: World[] = [];
+  afterEach(async () => {
+    while (open.length) await open.pop()!.close();
+  });
+  return () => {
+    const w = codingWorld(prefix);
+    open.push(w);
+    return w;
+  };
+}
+
+/**
+ * After an aborted step: once the gateway has closed (every call answered), no process runs the
+ * command (`pattern` is unique to it), its later effect never happened, and its record is IN_DOUBT.
+ */
+export async function expectKilled(w: World, pattern: string, call_id: string): Promise<void> {
+  await w.gateway.close();
+  expect(spawnSync("pgrep", ["-f", pattern]).status).toBe(1);
+  expect(w.effects()).toBe(0);
+  expect(w.audit.records.find((r) => r.call_id === call_id)).toMatchObject({ record_state: "IN_DOUBT" });
+}
+
+/** After one A3 delete approved and one denied by `approver`: only the approved one ran, each decided once. */
+export async function expectOneApprovedOneDenied(w: World, approver: string): Promise<void> {
+  expect(w.deletes).toEqual(["old-a.txt"]);
+  expect([w.exists("old-a.txt"), w.exists("old-b.txt")]).toEqual([false, true]);
+  const decided = (await w.gateway.approvals.list()).map((a) => [
+    (a.arguments as { name: string }).name,
+    a.state,
+    a.approver,
+  ]);
+  expect(decided.sort()).toEqual([
+    ["old-a.txt", "consumed", `cli:${approver}`],
+    ["old-b.txt", "denied", `cli:${approver}`],
+  ]);
 }
