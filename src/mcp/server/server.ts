@@ -29,6 +29,7 @@ import {
   pendingApprovalId,
 } from "./approval.js";
 import { toMcpTool } from "./listing.js";
+import { idsFromHeaders, withHeaderIds } from "./call-headers.js";
 import { bearerToken, idsFromMeta, jsonOrNote, META_KEYS, SessionIds, type MetaIssue } from "./meta.js";
 import { outputCheck } from "./output-check.js";
 import { OBSERVATION_META, outputMismatchResult, toCallToolResult } from "./result.js";
@@ -222,7 +223,11 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     }
     const header = bearerToken(extra.requestInfo?.headers?.authorization);
     const bearer = header ?? options.capability;
-    const parsed = idsFromMeta(_meta as Record<string, unknown> | undefined, session, bearer);
+    // Over HTTP, Idempotency-Key and Toolgate-Call-Id name the call for clients that cannot set _meta.
+    const fromHeaders = idsFromHeaders((h) => extra.requestInfo?.headers?.[h]);
+    if (!fromHeaders.ok) return metaRefusal(name, fromHeaders.issue);
+    const meta = withHeaderIds(_meta as Record<string, unknown> | undefined, fromHeaders.ids);
+    const parsed = idsFromMeta(meta, session, bearer);
     if (!parsed.ok) return metaRefusal(name, parsed.issue);
     if (
       options.capabilitiesIgnored &&
@@ -241,11 +246,14 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     // ids receives the stored result. It tells the gateway the request is gone (`abandoned`): an
     // A3 call is then not run on an approval that arrives after its client gave up.
     const abandoned = requestGone(server, extra.signal);
-    const obs = withCapabilityHint(await gateway.call(proposal, { abandoned }), extra.requestInfo !== undefined);
+    const principal = options.principal ?? "stdio client";
+    const obs = withCapabilityHint(
+      await gateway.call(proposal, { abandoned, principal }),
+      extra.requestInfo !== undefined,
+    );
     if (pendingApprovalId(obs) === null) return callResult(name, obs);
     const via = options.approveVia ?? "both";
     const timeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
-    const principal = options.principal ?? "stdio client";
     const token = (_meta as Record<string, unknown> | undefined)?.progressToken;
     const progress =
       typeof token === "string" || typeof token === "number"
