@@ -55,6 +55,12 @@ export async function langChainTools(gateway: Gateway | AgentRun, options?: Agen
     "^1",
     () => import("@langchain/core/messages"),
   );
+  const callbacks = await importFramework(
+    entry,
+    "@langchain/core",
+    "^1",
+    () => import("@langchain/core/callbacks/manager"),
+  );
   const run = "subAgent" in gateway ? gateway : createAgentRun(gateway, options!);
   const needsGraph = run.tools.some((t) => AUTHORITY[t.effect] === "A3");
   const graph = needsGraph
@@ -94,14 +100,51 @@ export async function langChainTools(gateway: Gateway | AgentRun, options?: Agen
 
     /**
      * toolgate validates the arguments itself, so the call skips LangChain's schema check: an
-     * invalid call reaches the model as toolgate's refusal, which says what to change.
+     * invalid call reaches the model as toolgate's refusal, which says what to change. The
+     * callbacks (tracing) see the tool start and end as for any LangChain tool.
      */
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    override async call(arg: any, config?: any): Promise<any> {
+    override async call(arg: any, configArg?: any): Promise<any> {
       const call: ToolCallLike | null = isToolCall(arg) ? arg : null;
       const args = call ? call.args : arg;
-      const id = call?.id ?? config?.toolCall?.id;
-      const signal: AbortSignal | undefined = config?.signal;
+      const config = callbacks.parseCallbackConfigArg(configArg) as {
+        signal?: AbortSignal;
+        runId?: string;
+        runName?: string;
+        toolCall?: { id?: string };
+      } & ReturnType<typeof callbacks.parseCallbackConfigArg>;
+      const id = call?.id ?? config.toolCall?.id;
+      const manager = callbacks.CallbackManager.configure(
+        config.callbacks,
+        this.callbacks,
+        config.tags,
+        this.tags,
+        config.metadata,
+        this.metadata,
+        { verbose: this.verbose },
+      );
+      const input = typeof args === "object" && args !== null ? (args as Record<string, unknown>) : String(args);
+      const run$ = await manager?.handleToolStart(
+        this.toJSON(),
+        input,
+        config.runId,
+        undefined,
+        undefined,
+        undefined,
+        config.runName,
+        id,
+      );
+      try {
+        const out = await this.propose(args, id, config.signal);
+        await run$?.handleToolEnd(out);
+        return out;
+      } catch (err) {
+        await run$?.handleToolError(err);
+        throw err;
+      }
+    }
+
+    private async propose(args: unknown, id: string | undefined, signal: AbortSignal | undefined) {
       const at: CallIds = { call_id: String(id ?? ""), turn: 0, ...(signal ? { signal } : {}) };
       let o = await run.call(this.spec.name, args, at);
       if (o.error?.code === "approval_required" && AUTHORITY[this.spec.effect] === "A3") {

@@ -5,6 +5,7 @@
  */
 import { join } from "node:path";
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { fakeModel } from "@langchain/core/testing";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
@@ -67,6 +68,38 @@ describe.skipIf(!sandboxed)("toolgate/langchain in createAgent", () => {
     expect(shown(retryModel, "b1")).toContain("PASS");
     expect(w.effects()).toBe(1);
     expect(w.audit.records.at(-1)).toMatchObject({ call_id: "b1", replay: true });
+  });
+
+  it("callbacks see the tool start and end under the tool call's id, as for any LangChain tool", async () => {
+    const w = world();
+    const seen: string[] = [];
+    class Recorder extends BaseCallbackHandler {
+      name = "recorder";
+      override handleToolStart(
+        _t: unknown,
+        input: string,
+        _r: string,
+        _p?: string,
+        _tags?: string[],
+        _m?: unknown,
+        _n?: string,
+        id?: string,
+      ) {
+        seen.push(`start ${id} ${input}`);
+      }
+      override handleToolEnd(output: unknown) {
+        seen.push(`end ${(output as ToolMessage).tool_call_id}`);
+      }
+    }
+    const { tools } = await langChainTools(w.gateway, { trajectory_id: "thread-cb", capability: w.capability });
+    const view = tools.find((t) => t.name === "file_view");
+    const args = { path: join(w.root, "docs", "notes.txt"), offset: 1, limit: 5 };
+    const out = (await view.invoke(
+      { id: "cb1", name: "file_view", args, type: "tool_call" },
+      { callbacks: [new Recorder()] },
+    )) as ToolMessage;
+    expect(String(out.content)).toContain("notes for the sub-agent");
+    expect(seen).toEqual([`start cb1 ${JSON.stringify(args)}`, "end cb1"]);
   });
 
   it("an A3 call pauses the graph with interrupt(), is asked once, runs once approved and never when rejected", async () => {
