@@ -61,10 +61,25 @@ async function session(): Promise<Record<string, string>> {
   return headers;
 }
 
-/** tools/call with extra headers; the result's structured observation. */
-async function call(headers: Record<string, string>, note: string) {
+/** The 2026-07-28 revision: no session, each request carries its envelope in `_meta` and its method in headers. */
+const REVISION_2026 = {
+  headers: { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "append_note" },
+  meta: {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": { name: "plain-2026", version: "1" },
+  },
+};
+
+/** tools/call with extra headers (and `_meta`); the result's structured observation. */
+async function call(headers: Record<string, string>, note: string, meta?: Record<string, unknown>) {
   const res = await post(
-    { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "append_note", arguments: { note } } },
+    {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "append_note", arguments: { note }, ...(meta ? { _meta: meta } : {}) },
+    },
     headers,
   );
   const text = await res.text();
@@ -109,6 +124,14 @@ describe("call ids from HTTP headers", () => {
     await call(s, "a");
     await call(s, "a");
     expect(runs).toBe(3);
+  });
+
+  it("the 2026-07-28 revision, sessionless: Idempotency-Key makes a repeated request one call", async () => {
+    await start();
+    const headers = { ...REVISION_2026.headers, "idempotency-key": "k-2026" };
+    expect(await call(headers, "x", REVISION_2026.meta)).toMatchObject({ ok: true, call_id: "k-2026" });
+    expect(await call(headers, "x", REVISION_2026.meta)).toMatchObject({ ok: true, replay: true });
+    expect(runs).toBe(1);
   });
 
   it("a malformed header is refused naming it, before anything runs", async () => {
