@@ -36,6 +36,20 @@ export interface McpFacing {
   declared?: ToolAnnotations;
 }
 
+/**
+ * How far a long call has got, as its tool reports it while it runs: how long it has run and
+ * what it has done so far. A transport may pass it on (an MCP progress notification); the call's
+ * outcome never depends on it.
+ */
+export interface ProgressUpdate {
+  /** Milliseconds since the tool started its work. */
+  elapsed_ms: number;
+  /** One line for a person, e.g. "running for 3 s; 2.0 KiB of output so far". */
+  message: string;
+  /** What was done so far, by name, e.g. `{ stdout_bytes: 2048, stderr_bytes: 0 }` or `{ files: 12, matches: 40 }`. */
+  counts: Record<string, number>;
+}
+
 /** What a tool's handler, check and probe receive besides the arguments. */
 export interface ToolContext {
   /** Aborted when the call's time bound passes or the caller goes away. */
@@ -51,6 +65,12 @@ export interface ToolContext {
    * sizes it to fit, leaving room for the gateway's frame, so its continuation stays exact.
    */
   budget_tokens: number;
+  /**
+   * Reports the call's progress (present when its caller asked for progress). It never blocks and
+   * never throws; the gateway drops reports that come faster than a few a second and any after the
+   * call has answered.
+   */
+  progress?: (update: ProgressUpdate) => void;
 }
 
 /** The capability request a call makes: operation, target object and cost (docs/authority.md). */

@@ -47,6 +47,7 @@ import { budgetFor, checkBudgets, keySecrets, type Budgets } from "./config.js";
 import type { CallOptions, Gateway, Proposal } from "./types.js";
 import type { Observation } from "../core/observation.js";
 import { InFlight } from "../core/in-flight.js";
+import { progressRelay, type ProgressRelay } from "./progress.js";
 
 export interface GatewayOptions {
   /** The catalog; names must be unique. */
@@ -153,7 +154,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     ...(more ? { continuations: { cache: more, tool: READ_MORE } } : {}),
   });
 
-  async function pipeline(c: CallState, { signal, abandoned }: CallOptions): Promise<Rendered> {
+  async function pipeline(
+    c: CallState,
+    { signal, abandoned }: CallOptions,
+    relay: ProgressRelay | null,
+  ): Promise<Rendered> {
     const p = c.proposal;
     const tool = await c.stage("resolve", () => resolve(tools, p));
     if (isRefusal(tool)) return fail(c, tool);
@@ -173,6 +178,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       call_id: p.call_id,
       now: clock,
       budget_tokens: budgetFor(tool, tool.name, options.budgets),
+      ...(relay ? { progress: relay.report } : {}),
     };
     c.ctx = ctx;
 
@@ -273,6 +279,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     const spending: { refused: Refusal | null; started_at: number | null } = { refused: null, started_at: null };
     const run = async (): Promise<Executed> => {
       if (gate?.pass === REPLAY_ONLY) return refuseRun(tool.name);
+      abort.throwIfCancelled(); // before an approval is spent on a call whose caller has gone
+
       if (gate?.pass === "run") {
         // Spent only now that this run holds the key's record: a re-proposal racing it finds the record, not a second
         // approval.
@@ -424,10 +432,11 @@ export function createGateway(options: GatewayOptions): Gateway {
   async function run(proposal: Proposal, callOptions: CallOptions): Promise<Observation> {
     const c = new CallState(proposal, clock());
     active.add(c);
+    const relay = callOptions.progress ? progressRelay(callOptions.progress) : null;
     try {
       let rendered: Rendered;
       try {
-        rendered = await pipeline(c, callOptions);
+        rendered = await pipeline(c, callOptions, relay);
       } catch (err) {
         // A bug or a failing store outside settle: still an observation, never a throw across the boundary.
         rendered = fail(
@@ -441,6 +450,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       audit(c, rendered);
       return rendered.observation;
     } finally {
+      relay?.end();
       active.delete(c);
     }
   }

@@ -155,7 +155,7 @@ export async function executeBash(
   workspace: string | EnvelopePaths,
   args: BashArgs,
   limits: BashLimits,
-  ctx?: Pick<ToolContext, "signal"> & Partial<Pick<ToolContext, "budget_tokens" | "call_id">>,
+  ctx?: Pick<ToolContext, "signal"> & Partial<Pick<ToolContext, "budget_tokens" | "call_id" | "progress">>,
   gate?: CallGate,
 ): Promise<ToolResult<Record<string, JsonValue>>> {
   const leave = gate?.enter() ?? (() => {});
@@ -176,6 +176,7 @@ export async function executeBash(
           ? { total_tokens: streamTokens(ctx.budget_tokens, ctx.call_id ?? "", limits) }
           : {}),
         ...(ctx?.signal ? { signal: ctx.signal } : {}),
+        ...(ctx?.progress ? { progress: ctx.progress } : {}),
       },
     );
     if (!outcome.ran && !outcome.aborted) throw notStarted(outcome);

@@ -233,7 +233,7 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     effect: "write",
     check: (args) => ws.checkWrite(args.path),
     grant: async (args) => ({ op: "write", target: await ws.target(args.path) }),
-    handler: (args) => editFile(ws, args, editLimits),
+    handler: (args, ctx) => editFile(ws, args, editLimits, ctx.signal),
     probe: (args) => probeEdit(ws, args, editLimits),
     timeout_ms: 60_000,
   });
