@@ -152,6 +152,12 @@ export interface ToolSpec<A = Record<string, unknown>, O = unknown> {
   timeoutFor?: (args: A) => number | undefined;
   /** Token budget for this tool's observations (o200k) when the operator configured none (see `Budgets`). */
   budget_tokens?: number;
+  /**
+   * A call may run as a task, on after the request that started it (a build, a test run), its
+   * status kept in the store (runtime/tasks.ts). A3 tools may always: their wait for a person's
+   * approval is the long part. Default false.
+   */
+  runsAsTask?: boolean;
 }
 
 export const AUTHORITY: Readonly<Record<Effect, AuthorityLevel>> = {

@@ -185,6 +185,8 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     effect: "write",
     grant: () => ({ op: "execute", target: `path:${ws.root}` }),
     handler: (args, ctx) => executeBash(chooseLauncher, ws, args, bashLimits, ctx, gate),
+    // A build or a test run may outlast a client's request timeout.
+    runsAsTask: true,
     timeout_ms: 305_000,
     // The sandbox kills the command at its own timeout_ms; 5 s more covers the kill and the capture.
     timeoutFor: (args) => (args.timeout_ms ?? DEFAULT_TIMEOUT_MS) + 5_000,

@@ -11,13 +11,17 @@ import type { TaskRecord, TaskStatus, TaskStore } from "../tasks.js";
 import { DEFAULT_LIST_LIMIT } from "./rows.js";
 import { APPLY, encodeOptional, hashFromPairs } from "./redis-scripts.js";
 
-/** KEYS: task, owner index. ARGV: expires_at, then field, value pairs. 0 when the id exists. */
+/**
+ * KEYS: task, owner index. ARGV: expires_at, created_at, then field, value pairs. 0 when the id
+ * exists. The index lives as long as its longest-lived task (PTTL, which Redis 6.2 has).
+ */
 const CREATE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
 redis.call('PEXPIREAT', KEYS[1], ARGV[1])
 redis.call('ZADD', KEYS[2], 0, redis.call('HGET', KEYS[1], 'id'))
-if redis.call('PEXPIRETIME', KEYS[2]) < tonumber(ARGV[1]) then redis.call('PEXPIREAT', KEYS[2], ARGV[1]) end
+local left = redis.call('PTTL', KEYS[2])
+if left < 0 or left < tonumber(ARGV[1]) - tonumber(ARGV[2]) then redis.call('PEXPIREAT', KEYS[2], ARGV[1]) end
 return 1`;
 
 /**
@@ -37,7 +41,7 @@ flush(KEYS[1], set, del)
 return redis.call('HGETALL', KEYS[1])`;
 
 interface Scripted extends Redis {
-  tgCreateTask(task: string, index: string, expires: string, ...pairs: string[]): Promise<0 | 1>;
+  tgCreateTask(task: string, index: string, expires: string, created: string, ...pairs: string[]): Promise<0 | 1>;
   tgUpdateTask(task: string, ...argv: string[]): Promise<string[] | null>;
 }
 
@@ -84,6 +88,7 @@ export function redisTasks(client: Redis, prefix: string): TaskStore {
         taskKey(record.id),
         indexKey(record.owner),
         String(record.expires_at),
+        String(record.created_at),
         ...hashPairs(record),
       );
       if (made !== 1) throw new Error(`task ${record.id} already exists; task ids are single-use`);
