@@ -1,5 +1,4 @@
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,9 +11,9 @@ import { progressRelay } from "../../src/runtime/progress.js";
 import type { Proposal } from "../../src/runtime/types.js";
 import { createCodingCatalog } from "../../src/tools/catalog.js";
 import { markedTree, pollUntil } from "../support/procs.js";
-import { binaryAvailable, projectRoot } from "../support/require.js";
+import { binaryAvailable } from "../support/require.js";
 import { makeWorkspace } from "../tools/fixtures.js";
-import { asRoot, handToNobody, NOBODY } from "../tools/sandbox/unprivileged.js";
+import { asRoot, handToNobody, tsxAsNobody } from "../tools/sandbox/unprivileged.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const s = makeWorkspace("cancel");
@@ -137,31 +136,11 @@ describe.runIf(binaryAvailable("bwrap"))("a cancelled call says what it left", (
   it.runIf(asRoot)("as uid 65534 (setpriv), a cancelled bash_execute leaves no process of its tree", async () => {
     const base = mkdtempSync(join(tmpdir(), "tg-cancel-nobody-"));
     const root = join(base, "ws");
-    const { mkdirSync } = await import("node:fs");
     mkdirSync(root);
     handToNobody(base, root);
     try {
       const tree = markedTree();
-      const child = spawn(
-        "setpriv",
-        [
-          `--reuid=${NOBODY}`,
-          `--regid=${NOBODY}`,
-          "--clear-groups",
-          "--",
-          process.execPath,
-          "--import",
-          "tsx",
-          join(here, "child-cancel.ts"),
-          root,
-          `${tree.escapee} sleep 120`,
-        ],
-        {
-          cwd: projectRoot,
-          env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp" },
-          stdio: ["pipe", "pipe", "pipe"],
-        },
-      );
+      const child = tsxAsNobody(join(here, "child-cancel.ts"), [root, `${tree.escapee} sleep 120`]);
       let out = "";
       let err = "";
       child.stdout.on("data", (c: Buffer) => (out += c.toString("utf8")));
