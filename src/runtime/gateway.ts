@@ -178,8 +178,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       call_id: p.call_id,
       now: clock,
       budget_tokens: budgetFor(tool, tool.name, options.budgets),
-      ...(relay ? { progress: relay.report } : {}),
     };
+    if (relay) ctx.progress = relay.report; // set only when asked for: the common call builds no spread
     c.ctx = ctx;
 
     const valid = await c.stage("validate", async () => {
