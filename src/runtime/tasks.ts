@@ -66,6 +66,7 @@ const DEFAULT_TTL_MS = 60 * 60_000;
 const DEFAULT_POLL_MS = 1000;
 const DEFAULT_STALE_MS = 60_000;
 const LIVE: readonly TaskStatus[] = ["working", "input_required"];
+const MAX_PAGE = 100;
 
 /** The tools `gateway` lets run as tasks: those that say so, and A3 ones (their approval wait). */
 export const mayRunAsTask = (tool: { effect: string; runsAsTask?: boolean }): boolean =>
@@ -80,6 +81,8 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
   /** Tasks running here: their abort, and who waits for their end. */
   const running = new Map<string, { abort: AbortController; ended: Promise<void> }>();
   let closed = false;
+  // Ends the approval waits of this process when the runner closes (a call that runs ends with the gateway's close).
+  const closing = new AbortController();
 
   const owned = (t: TaskRecord | null, owner: string) => (t !== null && t.owner === owner ? t : null);
 
@@ -130,7 +133,9 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       for (;;) {
         const approvalId = pendingApproval(answer);
         if (approvalId === null || abort.signal.aborted) break;
-        const decided = await waitForApproval(task.id, approvalId, abort.signal);
+        const decided = await waitForApproval(task.id, approvalId, AbortSignal.any([abort.signal, closing.signal]));
+        if (!decided && closing.signal.aborted && !abort.signal.aborted)
+          failure = `toolgate shut down while this task waited for approval ${approvalId}; nothing was run, and the approval stays: propose the same call again with approval_id "${approvalId}"`;
         if (!decided) break;
         answer = await gateway.call(
           { ...proposal, approval_id: approvalId },
@@ -240,7 +245,14 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       }
     },
     async list(owner, page = {}) {
-      const found = await tasks.list({ owner, now: clock(), ...page });
+      // A page is at most 100 tasks, whatever a caller asks for.
+      const limit = Math.max(1, Math.min(page.limit ?? MAX_PAGE, MAX_PAGE));
+      const found = await tasks.list({
+        owner,
+        now: clock(),
+        limit,
+        ...(page.after !== undefined ? { after: page.after } : {}),
+      });
       return Promise.all(found.map(async (t) => (await view(t)) ?? t));
     },
     async cancel(id, owner) {
@@ -258,6 +270,7 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
     },
     close() {
       closed = true;
+      closing.abort();
     },
   };
 }

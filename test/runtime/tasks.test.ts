@@ -120,7 +120,7 @@ describe.runIf(binaryAvailable("bwrap"))("bash_execute as a task", () => {
     );
     const noOwner = await a.tasks.start(bash("true"), { owner: "" }).catch((e: unknown) => e);
     expect((noOwner as Error).message).toMatchInlineSnapshot(
-      `"owner must be a non-empty string naming the caller; received """`,
+      `"owner must be a non-empty string naming the caller (a bearer's holder, a peer address); received ""; pass the principal the transport authenticated"`,
     );
     await a.close();
   });
@@ -218,6 +218,40 @@ describe("an A3 call as a task", () => {
     expect(final.status).toBe("cancelled");
     expect(catalog.calls.refund_order ?? 0).toBe(0);
     tasks.close();
+  });
+
+  it("ids an attacker picks find nothing and break nothing; a page is at most 100 tasks", async () => {
+    const { gateway, store, clock } = make();
+    const tasks = createTaskRunner(gateway, { store, clock: () => clock.now, poll_ms: POLL_MS });
+    const t = await tasks.start(proposal("c-ids"), { owner: "alice" });
+    for (const id of [
+      "",
+      "x'; DROP TABLE tasks; --",
+      "tk_\u0000",
+      "../../etc/passwd",
+      "a".repeat(100_000),
+      "__proto__",
+      t.id + " ",
+    ]) {
+      expect(await tasks.get(id, "alice")).toBeNull();
+      expect(await tasks.cancel(id, "alice")).toBeNull();
+      expect(await tasks.result(id, "alice")).toBeNull();
+    }
+    expect((await tasks.get(t.id, "alice"))?.id).toBe(t.id);
+    for (let i = 0; i < 105; i++) await tasks.start(proposal(`c-page-${i}`), { owner: "bob" });
+    expect(await tasks.list("bob", { limit: 1_000_000 })).toHaveLength(100);
+    expect(await tasks.list("bob", { limit: -5 })).toHaveLength(1);
+    // Closing the runner ends the waits here: each task says what is left, its approval kept.
+    tasks.close();
+    const ended = await eventually(
+      () => tasks.get(t.id, "alice"),
+      (x) => x?.status === "failed",
+      "the waiting task failing at close",
+    );
+    expect(stable(ended!.status_message!)).toBe(
+      'toolgate shut down while this task waited for approval ap_<id>; nothing was run, and the approval stays: propose the same call again with approval_id "ap_<id>"',
+    );
+    await expect(tasks.start(proposal("c-late"), { owner: "alice" })).rejects.toThrow("the task runner is closed");
   });
 
   it("a task its process stopped writing reads as failed, saying what is unknown", async () => {
