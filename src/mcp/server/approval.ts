@@ -50,6 +50,8 @@ export interface ElicitContext {
   cli: boolean;
   /** Fires when the tools/call is gone (the client cancelled it, the connection closed): handed to the gateway. */
   abandoned: AbortSignal;
+  /** Fires when the client cancelled the tools/call: aborts the approved call's run. */
+  cancelled: AbortSignal;
   /** Sends the tools/call's n-th progress notification; null when the request carries no progressToken. */
   progress: ((n: number, message: string) => void) | null;
   /** How often `progress` is sent while the call waits for a person, ms. */
@@ -136,7 +138,10 @@ export async function approveByElicitation(
     return withCliHint(ctx, asked.note ? { ...obs, text: `${obs.text}\n${asked.note}` } : obs, approvalId);
   // The gateway, not this adapter, decides what the answer allows (and whether the request is still there to run it
   // for).
-  return ctx.gateway.call({ ...proposal, approval_id: approvalId }, { abandoned: ctx.abandoned });
+  return ctx.gateway.call(
+    { ...proposal, approval_id: approvalId },
+    { abandoned: ctx.abandoned, signal: ctx.cancelled },
+  );
 }
 
 function withCliHint(ctx: ElicitContext, obs: Observation, approvalId: string): Observation {

@@ -41,6 +41,8 @@ export interface InputRequiredContext {
   requestState: unknown;
   /** Fires when the tools/call is gone: handed to the gateway. */
   abandoned: AbortSignal;
+  /** Fires when the client cancelled the tools/call: aborts the approved call's run. */
+  cancelled: AbortSignal;
 }
 
 /** Errors of `approve`/`deny` that mean the approval was settled by someone else (or by time). */
@@ -115,5 +117,8 @@ export async function approveByInputRequired(
     }
   }
   // The gateway, not this adapter, decides what the answer allows.
-  return ctx.gateway.call({ ...proposal, approval_id: approvalId }, { abandoned: ctx.abandoned });
+  return ctx.gateway.call(
+    { ...proposal, approval_id: approvalId },
+    { abandoned: ctx.abandoned, signal: ctx.cancelled },
+  );
 }
