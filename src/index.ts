@@ -18,6 +18,7 @@ export type {
   ProbeOutcome,
   ToolResult,
   ToolSpec,
+  ProgressUpdate,
 } from "./core/tool.js";
 export type { JsonSchema, JsonValue } from "./core/json.js";
 export { NoEffectError, ToolgateError } from "./core/errors.js";
@@ -65,7 +66,9 @@ export type { Block as CapabilityBlock } from "./capability/block.js";
 // The gateway:
 export { createGateway } from "./runtime/gateway.js";
 export type { GatewayOptions } from "./runtime/gateway.js";
-export type { Gateway, ApprovalsApi, AuditRecord, StageOutcome, Proposal } from "./runtime/types.js";
+export type { Gateway, ApprovalsApi, AuditRecord, StageOutcome, Proposal, CallOptions } from "./runtime/types.js";
+export { createTaskRunner, mayRunAsTask } from "./runtime/tasks.js";
+export type { TaskRunner, TaskRunnerOptions, StartTask } from "./runtime/tasks.js";
 export type { Budgets } from "./runtime/config.js";
 export type { Observation, ObservationIssue, ObservationErrorCode } from "./core/observation.js";
 // The coding catalog and its envelope:

@@ -69,6 +69,8 @@ export type ToolgateErrorCode =
   | "approval_decided"
   | "approval_exists"
   | "approval_expired"
+  // Tasks: a call that runs on after its request.
+  | "invalid_task"
   // Capabilities: keys, grants, objects, and the denials `attenuate` throws (`DenyCode`).
   | "no_keys"
   | "bad_keys"

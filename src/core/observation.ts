@@ -20,6 +20,8 @@ export type ObservationErrorCode =
   | "approval_invalid"
   /** The caller gave up on an A3 call before it could run on its approval. */
   | "abandoned"
+  /** The caller cancelled the call; the message says whether it had started and what that left. */
+  | "cancelled"
   | "in_flight"
   | "in_doubt"
   | "key_reused"

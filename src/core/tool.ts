@@ -36,6 +36,20 @@ export interface McpFacing {
   declared?: ToolAnnotations;
 }
 
+/**
+ * How far a long call has got, as its tool reports it while it runs: how long it has run and
+ * what it has done so far. A transport may pass it on (an MCP progress notification); the call's
+ * outcome never depends on it.
+ */
+export interface ProgressUpdate {
+  /** Milliseconds since the tool started its work. */
+  elapsed_ms: number;
+  /** One line for a person, e.g. "running for 3 s; 2.0 KiB of output so far". */
+  message: string;
+  /** What was done so far, by name, e.g. `{ stdout_bytes: 2048, stderr_bytes: 0 }` or `{ files: 12, matches: 40 }`. */
+  counts: Record<string, number>;
+}
+
 /** What a tool's handler, check and probe receive besides the arguments. */
 export interface ToolContext {
   /** Aborted when the call's time bound passes or the caller goes away. */
@@ -60,6 +74,12 @@ export interface ToolContext {
   authorizeAlso?: (request: GrantRequest) => Promise<string | null>;
   /** Adds a field to this call's audit record under `notes` (e.g. the connections a command made). */
   note?: (name: string, value: JsonValue) => void;
+  /**
+   * Reports the call's progress (present when its caller asked for progress). It never blocks and
+   * never throws; the gateway drops reports that come faster than a few a second and any after the
+   * call has answered.
+   */
+  progress?: (update: ProgressUpdate) => void;
 }
 
 /** The capability request a call makes: operation, target object and cost (docs/authority.md). */
@@ -141,6 +161,12 @@ export interface ToolSpec<A = Record<string, unknown>, O = unknown> {
   timeoutFor?: (args: A) => number | undefined;
   /** Token budget for this tool's observations (o200k) when the operator configured none (see `Budgets`). */
   budget_tokens?: number;
+  /**
+   * A call may run as a task, on after the request that started it (a build, a test run), its
+   * status kept in the store (runtime/tasks.ts). A3 tools may always: their wait for a person's
+   * approval is the long part. Default false.
+   */
+  runsAsTask?: boolean;
 }
 
 export const AUTHORITY: Readonly<Record<Effect, AuthorityLevel>> = {

@@ -1,6 +1,7 @@
 import { ToolgateError } from "../core/errors.js";
 import { shapeOf } from "../core/describe.js";
 import type { JsonValue } from "../core/json.js";
+import type { TaskStore } from "./tasks.js";
 
 /**
  * The one persistence interface of toolgate. Every backend (`stores/memory.ts`,
@@ -21,6 +22,8 @@ export interface Store {
   readonly revocations: RevocationStore;
   readonly budgets: BudgetStore;
   readonly approvals: ApprovalStore;
+  /** Calls that run on after their request (`tasks.ts`): status, result, owner, expiry. */
+  readonly tasks: TaskStore;
   /** Releases connections and file handles. Idempotent. */
   close(): Promise<void>;
 }

@@ -36,6 +36,17 @@ export class ExecutionAborted extends Error {
 }
 
 /**
+ * Thrown instead of running a handler whose caller has already cancelled: nothing started, so
+ * (a NoEffectError) an idempotency key claimed for it is released and the same call may run later.
+ */
+export class CancelledBeforeStart extends NoEffectError {
+  constructor() {
+    super("the caller cancelled the call before it started; nothing was run", "cancelled_before_start");
+    this.name = "CancelledBeforeStart";
+  }
+}
+
+/**
  * The per-call abort: the caller's signal and the time bound, combined. The AbortController is
  * made only when a handler reads `ctx.signal`, and the timer only when a handler returns a
  * promise: a synchronous handler cannot be interrupted anyway, so the A0 fast path allocates neither.
@@ -84,9 +95,17 @@ export class CallAbort {
     this.onCancel?.(err);
   }
 
-  /** Runs `work` under the bound; rejects with `ExecutionAborted` when the bound passes or the caller aborts. */
+  /** Throws `CancelledBeforeStart` when the caller has cancelled: for a step that must not begin then. */
+  throwIfCancelled(): void {
+    if (this.caller?.aborted) throw new CancelledBeforeStart();
+  }
+
+  /**
+   * Runs `work` under the bound; rejects with `ExecutionAborted` when the bound passes or the
+   * caller aborts, and throws `CancelledBeforeStart` when the caller had cancelled before it began.
+   */
   run<T>(work: () => T | Promise<T>): T | Promise<T> {
-    if (this.caller?.aborted) throw new ExecutionAborted("cancelled", null);
+    this.throwIfCancelled();
     if (this.cancelled) throw new NoEffectError(`toolgate is shutting down; the call was not started`, "shutting_down");
     const value = work();
     if (!isThenable(value)) return value;

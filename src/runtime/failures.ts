@@ -6,7 +6,7 @@
 import { NoEffectError } from "../core/errors.js";
 import type { ToolSpec } from "../core/tool.js";
 import { refuse, type Refusal } from "./call.js";
-import { ExecutionAborted } from "./execute.js";
+import { CancelledBeforeStart, ExecutionAborted } from "./execute.js";
 
 /**
  * `none`: nothing happened (NoEffectError, or a released key); `safe`: A0/A1, repeating is
@@ -16,6 +16,13 @@ export type EffectKnowledge = { effect: "none" } | { effect: "safe" } | { effect
 
 export function thrownRefusal(tool: ToolSpec, error: unknown, known: EffectKnowledge): Refusal {
   const message = (error as Error)?.message ?? String(error);
+  if (error instanceof CancelledBeforeStart) {
+    return refuse(
+      "cancelled",
+      `${tool.name} was cancelled by the caller before it started; nothing was run and nothing changed. Call it again if it is still wanted.`,
+      { detail: { cancelled: "before_start" } },
+    );
+  }
   if (error instanceof NoEffectError) {
     return refuse(
       "precondition_failed",
@@ -24,6 +31,7 @@ export function thrownRefusal(tool: ToolSpec, error: unknown, known: EffectKnowl
     );
   }
   const aborted = error instanceof ExecutionAborted ? error : null;
+  if (aborted?.reason === "cancelled") return cancelledRefusal(tool, known);
   const code = aborted?.reason === "timeout" ? "timeout" : "tool_failed";
   const what = aborted
     ? `${tool.name} ${aborted.message}.${aborted.reason === "timeout" ? ` ${timeoutHint(tool)}` : ""}`
@@ -45,6 +53,26 @@ export function thrownRefusal(tool: ToolSpec, error: unknown, known: EffectKnowl
         { ...(aborted ? {} : { untrusted: message }), detail: { key: known.key, record_state: "IN_DOUBT" } },
       );
   }
+}
+
+/**
+ * A call its caller cancelled while it ran. A read (or an idempotent call) was stopped and
+ * changed nothing that a repeat would not; a write that had started may have done part of its
+ * work, so its record stays IN_DOUBT exactly as a crash at that moment would leave it.
+ */
+function cancelledRefusal(tool: ToolSpec, known: EffectKnowledge): Refusal {
+  if (known.effect !== "in_doubt") {
+    return refuse(
+      "cancelled",
+      `${tool.name} was cancelled by the caller while it ran and was stopped. ${tool.effect === "read" ? "It only reads, so nothing changed" : "It is idempotent, so repeating it is safe"}; call it again if the answer is still wanted.`,
+      { detail: { cancelled: "stopped" } },
+    );
+  }
+  return refuse(
+    "cancelled",
+    `${tool.name} was cancelled by the caller after it had started and was stopped, so it may have done part of its work. The call is recorded as in doubt (key ${known.key}), as a crash at that moment would leave it, and repeating it is refused until it is settled. Do not retry it under a new call_id; check the current state with a read-only tool or tell the user.`,
+    { detail: { cancelled: "in_doubt", key: known.key, record_state: "IN_DOUBT" } },
+  );
 }
 
 /** How to get more time than the limit that cut the call: the tool's own hint, else who sets the limit. */

@@ -47,6 +47,7 @@ import { budgetFor, checkBudgets, keySecrets, type Budgets } from "./config.js";
 import type { CallOptions, Gateway, Proposal } from "./types.js";
 import type { Observation } from "../core/observation.js";
 import { InFlight } from "../core/in-flight.js";
+import { progressRelay, type ProgressRelay } from "./progress.js";
 
 export interface GatewayOptions {
   /** The catalog; names must be unique. */
@@ -153,7 +154,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     ...(more ? { continuations: { cache: more, tool: READ_MORE } } : {}),
   });
 
-  async function pipeline(c: CallState, { signal, abandoned, principal }: CallOptions): Promise<Rendered> {
+  async function pipeline(
+    c: CallState,
+    { signal, abandoned, principal }: CallOptions,
+    relay: ProgressRelay | null,
+  ): Promise<Rendered> {
     const p = c.proposal;
     const tool = await c.stage("resolve", () => resolve(tools, p));
     if (isRefusal(tool)) return fail(c, tool);
@@ -177,6 +182,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         (c.notes ??= {})[name] = value;
       },
     };
+    if (relay) ctx.progress = relay.report; // set only when asked for: the common call builds no spread
     c.ctx = ctx;
 
     const valid = await c.stage("validate", async () => {
@@ -281,6 +287,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     const spending: { refused: Refusal | null; started_at: number | null } = { refused: null, started_at: null };
     const run = async (): Promise<Executed> => {
       if (gate?.pass === REPLAY_ONLY) return refuseRun(tool.name);
+      abort.throwIfCancelled(); // before an approval is spent on a call whose caller has gone
+
       if (gate?.pass === "run") {
         // Spent only now that this run holds the key's record: a re-proposal racing it finds the record, not a second
         // approval.
@@ -445,10 +453,11 @@ export function createGateway(options: GatewayOptions): Gateway {
   async function run(proposal: Proposal, callOptions: CallOptions): Promise<Observation> {
     const c = new CallState(proposal, clock());
     active.add(c);
+    const relay = callOptions.progress ? progressRelay(callOptions.progress) : null;
     try {
       let rendered: Rendered;
       try {
-        rendered = await pipeline(c, callOptions);
+        rendered = await pipeline(c, callOptions, relay);
       } catch (err) {
         // A bug or a failing store outside settle: still an observation, never a throw across the boundary.
         rendered = fail(
@@ -462,6 +471,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       audit(c, rendered);
       return rendered.observation;
     } finally {
+      relay?.end();
       active.delete(c);
     }
   }

@@ -1,4 +1,4 @@
-import type { AuthorityLevel, ToolSpec } from "../core/tool.js";
+import type { AuthorityLevel, ProgressUpdate, ToolSpec } from "../core/tool.js";
 import type { ApprovalRecord, ApprovalState } from "../idempotency/store.js";
 import type { Observation } from "../core/observation.js";
 import type { JsonValue } from "../core/json.js";
@@ -71,6 +71,13 @@ export interface CallOptions {
    * callers never share one key space. With capabilities the issued grant scopes it and this is unused.
    */
   principal?: string;
+  /**
+   * Receives the progress a long call reports (bash_execute: time and bytes of output so far,
+   * grep_search: files and matches so far), at most a few times a second and never after the
+   * call has answered. It is called synchronously and not awaited; what it throws or rejects
+   * with is ignored, so a slow or failing receiver never holds the call.
+   */
+  progress?: (update: ProgressUpdate) => void;
 }
 
 /** The runtime boundary. Knows nothing of MCP: transports adapt it. */

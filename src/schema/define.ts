@@ -44,6 +44,8 @@ export interface ToolDefinition<I extends z.ZodType, R> {
   /** This call's own bound from its arguments, ms (can only lower `timeout_ms`); see `ToolSpec.timeoutFor`. */
   timeoutFor?: (args: z.output<I>) => number | undefined;
   budget_tokens?: number;
+  /** A call may run as a task (see `ToolSpec.runsAsTask`). */
+  runsAsTask?: boolean;
 }
 
 /**
@@ -108,6 +110,7 @@ export function defineTool<I extends z.ZodType, R = unknown>(
     ...(def.timeout_ms !== undefined ? { timeout_ms: def.timeout_ms } : {}),
     ...(def.timeoutFor ? { timeoutFor: (args: Record<string, unknown>) => def.timeoutFor!(parse(args)) } : {}),
     ...(def.budget_tokens !== undefined ? { budget_tokens: def.budget_tokens } : {}),
+    ...(def.runsAsTask !== undefined ? { runsAsTask: def.runsAsTask } : {}),
   };
 
   const errors = lintTool(spec).filter((f) => f.severity === "error");

@@ -158,7 +158,7 @@ export async function executeBash(
   args: BashArgs,
   limits: BashLimits,
   ctx?: Pick<ToolContext, "signal"> &
-    Partial<Pick<ToolContext, "budget_tokens" | "call_id" | "authorizeAlso" | "note">>,
+    Partial<Pick<ToolContext, "budget_tokens" | "call_id" | "authorizeAlso" | "note" | "progress">>,
   gate?: CallGate,
   egress?: EgressPolicy,
 ): Promise<ToolResult<Record<string, JsonValue>>> {
@@ -183,6 +183,7 @@ export async function executeBash(
           ? { total_tokens: streamTokens(ctx.budget_tokens, ctx.call_id ?? "", limits) }
           : {}),
         ...(ctx?.signal ? { signal: ctx.signal } : {}),
+        ...(ctx?.progress ? { progress: ctx.progress } : {}),
       },
     );
     if (!outcome.ran && !outcome.aborted) throw notStarted(outcome);

@@ -204,6 +204,8 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     grant: () => ({ op: "execute", target: `path:${ws.root}` }),
     handler: (args, ctx) =>
       executeBash(chooseLauncher, ws, args, bashLimits, ctx, gate, networked ? egress : undefined),
+    // A build or a test run may outlast a client's request timeout.
+    runsAsTask: true,
     timeout_ms: 305_000,
     // The sandbox kills the command at its own timeout_ms; 5 s more covers the kill and the capture.
     timeoutFor: (args) => (args.timeout_ms ?? DEFAULT_TIMEOUT_MS) + 5_000,
@@ -252,7 +254,7 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     effect: "write",
     check: (args) => ws.checkWrite(args.path),
     grant: async (args) => ({ op: "write", target: await ws.target(args.path) }),
-    handler: (args) => editFile(ws, args, editLimits),
+    handler: (args, ctx) => editFile(ws, args, editLimits, ctx.signal),
     probe: (args) => probeEdit(ws, args, editLimits),
     timeout_ms: 60_000,
   });

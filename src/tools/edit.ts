@@ -37,15 +37,20 @@ const LISTED_MATCHES = 20;
 /** Pieces joined at once when many blocks are replaced. */
 const REPLACE_GROUP = 20_000;
 
+/**
+ * `signal`, once aborted, stops the edit before it writes (the rename is the one step that
+ * changes the file, so a cancelled edit leaves the file whole, old or new, as a crash would).
+ */
 export async function editFile(
   ws: Workspace,
   args: EditArgs,
   limits: EditLimits = DEFAULT_EDIT_LIMITS,
+  signal?: AbortSignal,
 ): Promise<ToolResult<Record<string, JsonValue>>> {
   const opened = await ws.open(args.path, "write");
   try {
     const { bytes, stat, at } = await readRegular(opened, limits);
-    return await edit(opened.path, bytes, stat, at, args);
+    return await edit(opened.path, bytes, stat, at, args, signal);
   } finally {
     await opened.close();
   }
@@ -57,6 +62,7 @@ async function edit(
   stat: Stats,
   held: HeldName,
   args: EditArgs,
+  signal?: AbortSignal,
 ): Promise<ToolResult<Record<string, JsonValue>>> {
   const version = await versionOf(bytes);
   if (args.expected_version && args.expected_version !== version) {
@@ -98,6 +104,7 @@ async function edit(
   if (/\n$/.test(text) && edited.length > 0 && !edited.endsWith("\n")) edited += "\n";
   const out = crlf ? edited.replaceAll("\n", "\r\n") : edited;
   const outBytes = Buffer.from(out, "utf8");
+  signal?.throwIfAborted();
   await writeAtomically(held, path, outBytes, stat);
 
   const newVersion = await versionOf(outBytes);

@@ -25,11 +25,14 @@ export interface ReaderOptions {
 }
 
 const MATCH_PREFIX = Buffer.from('{"type":"match"');
+const BEGIN_PREFIX = Buffer.from('{"type":"begin"');
 const NEWLINE = 0x0a;
 
 export class RgEventReader {
   /** Match events seen (at most maxMatches + 1). */
   matches = 0;
+  /** Files with a match seen so far (ripgrep's begin events). */
+  files = 0;
   readonly kept: Match[] = [];
   /** True once more than maxMatches matches were seen: stop ripgrep. */
   stopped = false;
@@ -75,6 +78,7 @@ export class RgEventReader {
     this.parts = [];
     this.partBytes = 0;
     if (!head.subarray(0, MATCH_PREFIX.length).equals(MATCH_PREFIX)) {
+      if (head.subarray(0, BEGIN_PREFIX.length).equals(BEGIN_PREFIX)) this.files++;
       this.skipping = true;
       return;
     }
@@ -99,7 +103,7 @@ export class RgEventReader {
       if (line.subarray(0, MATCH_PREFIX.length).equals(MATCH_PREFIX)) {
         const index = this.countMatch();
         if (index !== null && this.inPage(index)) this.kept.push(parseMatch(line.toString("utf8"), this.o.textChars));
-      }
+      } else if (line.subarray(0, BEGIN_PREFIX.length).equals(BEGIN_PREFIX)) this.files++;
     }
     this.parts = [];
     this.partBytes = 0;

@@ -14,7 +14,7 @@ import { accessSync, constants } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
 import { countTokens } from "../observation/tokens.js";
 import { NoEffectError } from "../core/errors.js";
-import { toolResult, type ToolResult } from "../core/tool.js";
+import { toolResult, type ToolContext, type ToolResult } from "../core/tool.js";
 import { type JsonValue } from "../core/json.js";
 import { checkedLimits, DEFAULT_BASH_LIMITS, envelopePaths, launcherChooser, type CallGate } from "./bash.js";
 import { fitCount, textBudget, type BudgetContext } from "./budget.js";
@@ -23,6 +23,7 @@ import { createBubblewrap } from "./sandbox/bubblewrap.js";
 import type { EnvelopeLimits, SandboxLauncher } from "./sandbox/launcher.js";
 import { startInEnvelope } from "./sandbox/run.js";
 import { plural } from "./text.js";
+import { progressTicker, seconds } from "./progress.js";
 import type { Workspace } from "./workspace.js";
 
 export interface GrepArgs {
@@ -93,7 +94,7 @@ export async function grepSearch(
   args: GrepArgs,
   limits: GrepLimits = DEFAULT_GREP_LIMITS,
   signal?: AbortSignal,
-  ctx?: BudgetContext,
+  ctx?: BudgetContext & Pick<ToolContext, "progress">,
   envelope?: GrepEnvelope,
 ): Promise<ToolResult<Record<string, JsonValue>>> {
   const path = await ws.resolve(args.path);
@@ -120,7 +121,7 @@ export async function grepSearch(
     stderr,
     code,
     stopped,
-  } = await runRipgrep(ws, rgArgs, { ...limits, first: cursor }, envelopeOrDefault(envelope), signal);
+  } = await runRipgrep(ws, rgArgs, { ...limits, first: cursor }, envelopeOrDefault(envelope), signal, ctx?.progress);
   if (code === 2 && counted === 0 && !stopped) {
     // ripgrep explains where the regex (or the glob) broke; the model also needs to know how to fix it.
     const reason = /error parsing glob/i.test(stderr)
@@ -252,10 +253,11 @@ async function runRipgrep(
   o: GrepLimits & { first: number },
   envelope: GrepEnvelope,
   signal?: AbortSignal,
+  progress?: ToolContext["progress"],
 ): Promise<RipgrepRun> {
   const leave = envelope.gate?.enter() ?? (() => {});
   try {
-    return await ripgrepIn(ws, argv, o, envelope, signal);
+    return await ripgrepIn(ws, argv, o, envelope, signal, progress);
   } finally {
     leave();
   }
@@ -267,6 +269,7 @@ async function ripgrepIn(
   o: GrepLimits & { first: number },
   envelope: GrepEnvelope,
   signal?: AbortSignal,
+  progress?: ToolContext["progress"],
 ): Promise<RipgrepRun> {
   const launcher = await envelope.choose();
   const { root, hidden } = envelopePaths(ws);
@@ -291,7 +294,11 @@ async function ripgrepIn(
     reader.push(chunk);
     if (reader.stopped) proc.kill();
   });
-  const exit = await proc.done;
+  const stopTicker = progressTicker(progress, (elapsed) => ({
+    message: `searching for ${seconds(elapsed)}; ${plural(reader.matches, "match", "matches")} in ${plural(reader.files, "file")} so far`,
+    counts: { files: reader.files, matches: reader.matches },
+  }));
+  const exit = await proc.done.finally(stopTicker);
   if (!reader.stopped) reader.end();
   if (exit.aborted)
     throw new NoEffectError(

@@ -7,7 +7,7 @@ import { readdir } from "node:fs/promises";
 import { countTokens } from "../observation/tokens.js";
 import { fitCount, textBudget, type BudgetContext } from "./budget.js";
 import { NoEffectError } from "../core/errors.js";
-import { toolResult, type ToolResult } from "../core/tool.js";
+import { toolResult, type ToolContext, type ToolResult } from "../core/tool.js";
 import { type JsonValue } from "../core/json.js";
 import { readHeld, specialKind } from "./fs/read.js";
 import { at } from "./fs/sys.js";
@@ -35,12 +35,15 @@ export const DEFAULT_VIEW_LIMITS: ViewLimits = { line_chars: 1000, window_tokens
 
 // A BOM is not shown (decodeLines drops it, as editors hide it); file_edit keeps it in place.
 
-/** `ctx` (from the gateway) bounds the window by the call's observation budget as well. */
+/**
+ * `ctx` (from the gateway) bounds the window by the call's observation budget as well; its
+ * signal, once aborted, stops the read between its steps (the file is closed, nothing is decoded).
+ */
 export async function viewPath(
   ws: Workspace,
   args: ViewArgs,
   limits: ViewLimits = DEFAULT_VIEW_LIMITS,
-  ctx?: BudgetContext,
+  ctx?: BudgetContext & Partial<Pick<ToolContext, "signal">>,
 ): Promise<ToolResult<Record<string, JsonValue>>> {
   const opened = await ws.open(args.path, "read");
   const path = opened.path;
@@ -68,6 +71,7 @@ export async function viewPath(
       );
     }
     const { bytes } = read;
+    ctx?.signal?.throwIfAborted();
     const nul = binaryMarker(bytes);
     if (nul !== -1) {
       throw new NoEffectError(

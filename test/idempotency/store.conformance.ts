@@ -11,6 +11,7 @@ import type { Store } from "../../src/idempotency/store.js";
 import { recordCases } from "./conformance/records.cases.js";
 import { sideCases } from "./conformance/side.cases.js";
 import { runOnceCases } from "./conformance/run-once.cases.js";
+import { taskCases } from "./conformance/tasks.cases.js";
 
 export interface ConformanceOptions {
   /** Concurrent claimers / settlers in the race cases. Default 100. */
@@ -55,5 +56,6 @@ export function describeStoreConformance(
     recordCases(ctx);
     sideCases(ctx);
     runOnceCases(ctx);
+    taskCases(ctx);
   });
 }

@@ -185,10 +185,11 @@ describe("execute", () => {
     await new Promise((r) => setImmediate(r));
     controller.abort();
     const o = await pending;
-    expect(o.error?.code).toBe("tool_failed");
+    expect(o.error?.code).toBe("cancelled");
+    expect(o.error?.detail).toEqual({ cancelled: "stopped" });
     expect(o.text).toMatchInlineSnapshot(`
-      "error tool_failed: slow_report (call call-2)
-      slow_report was cancelled by the caller. It only reads, so calling again is safe once the cause is fixed."
+      "error cancelled: slow_report (call call-2)
+      slow_report was cancelled by the caller while it ran and was stopped. It only reads, so nothing changed; call it again if the answer is still wanted."
     `);
   });
 

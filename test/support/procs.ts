@@ -4,7 +4,9 @@
  * `exec -a MARKER sleep …`), finds it here while it runs, and polls until it and its PID
  * namespace have no process left.
  */
+import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { expect } from "vitest";
 
 function pids(): number[] {
   return readdirSync("/proc")
@@ -47,4 +49,44 @@ export async function pollUntil(condition: () => boolean, ms: number): Promise<b
     if (Date.now() >= deadline) return false;
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * A process the command leaves behind on purpose: a `sleep` in a new session (outside the
+ * command's process group, so only the sandbox's PID namespace going takes it), found on the
+ * host by its argv[0], a marker unique to the test.
+ */
+export function markedTree() {
+  const marker = `toolgate-escapee-${process.pid}-${randomBytes(6).toString("hex")}`;
+  return {
+    /** A command prefix (it ends with &): starts the marked sleep in the background. */
+    escapee: `setsid bash -c 'exec -a ${marker} sleep 300' </dev/null >/dev/null 2>&1 &`,
+    /** Waits until the marked sleep runs (or the call ends first: a failure); returns its PID namespace. */
+    async running(call: Promise<unknown>): Promise<string> {
+      let ended = false;
+      call.then(
+        () => (ended = true),
+        () => (ended = true),
+      );
+      let ns: string | null = null;
+      await pollUntil(() => {
+        const pid = processesNamed(marker)[0];
+        ns = pid === undefined ? null : pidNamespaceOf(pid);
+        return ns !== null || ended;
+      }, 20_000);
+      expect(ns, "the marked sleep ran while the call did").not.toBeNull();
+      // The command's own namespace, not the host's: it has to go as a whole.
+      expect(ns).not.toBe(pidNamespaceOf("self"));
+      return ns!;
+    },
+    /** After the call: no process carries the marker and the PID namespace holds none (polled: the kernel reaps
+     * asynchronously). */
+    async expectGone(ns: string): Promise<void> {
+      await pollUntil(() => processesNamed(marker).length === 0 && processesInNamespace(ns).length === 0, 10_000);
+      expect({ marked: processesNamed(marker), inNamespace: processesInNamespace(ns) }).toEqual({
+        marked: [],
+        inNamespace: [],
+      });
+    },
+  };
 }

@@ -1,11 +1,10 @@
-import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmdirSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { NoEffectError } from "../../src/core/errors.js";
 import { DEFAULT_BASH_LIMITS, executeBash, launcherChooser, type BashLimits } from "../../src/tools/bash.js";
 import { createBubblewrap } from "../../src/tools/sandbox/bubblewrap.js";
 import { sandboxEnv, type SandboxLauncher } from "../../src/tools/sandbox/launcher.js";
-import { pidNamespaceOf, pollUntil, processesInNamespace, processesNamed } from "../support/procs.js";
+import { markedTree, pollUntil } from "../support/procs.js";
 import { binaryAvailable } from "../support/require.js";
 import { makeWorkspace, stable } from "./fixtures.js";
 
@@ -26,46 +25,6 @@ type Out = {
   sandbox_denied: { code: string }[];
 };
 const out = (r: { output: unknown }) => r.output as Out;
-
-/**
- * A process the command leaves behind on purpose: a `sleep` in a new session (outside the
- * command's process group, so only the sandbox's PID namespace going takes it), found on the
- * host by its argv[0], a marker unique to the test.
- */
-function markedTree() {
-  const marker = `toolgate-escapee-${process.pid}-${randomBytes(6).toString("hex")}`;
-  return {
-    /** A command prefix (it ends with &): starts the marked sleep in the background. */
-    escapee: `setsid bash -c 'exec -a ${marker} sleep 300' </dev/null >/dev/null 2>&1 &`,
-    /** Waits until the marked sleep runs (or the call ends first: a failure); returns its PID namespace. */
-    async running(call: Promise<unknown>): Promise<string> {
-      let ended = false;
-      call.then(
-        () => (ended = true),
-        () => (ended = true),
-      );
-      let ns: string | null = null;
-      await pollUntil(() => {
-        const pid = processesNamed(marker)[0];
-        ns = pid === undefined ? null : pidNamespaceOf(pid);
-        return ns !== null || ended;
-      }, 20_000);
-      expect(ns, "the marked sleep ran while the call did").not.toBeNull();
-      // The command's own namespace, not the host's: it has to go as a whole.
-      expect(ns).not.toBe(pidNamespaceOf("self"));
-      return ns!;
-    },
-    /** After the call: no process carries the marker and the PID namespace holds none (polled: the kernel reaps
-     * asynchronously). */
-    async expectGone(ns: string): Promise<void> {
-      await pollUntil(() => processesNamed(marker).length === 0 && processesInNamespace(ns).length === 0, 10_000);
-      expect({ marked: processesNamed(marker), inNamespace: processesInNamespace(ns) }).toEqual({
-        marked: [],
-        inNamespace: [],
-      });
-    },
-  };
-}
 
 describe.runIf(binaryAvailable("bwrap"))("bash_execute", () => {
   it("captures stdout and stderr separately with exit status and duration", async () => {

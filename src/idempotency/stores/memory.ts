@@ -20,6 +20,7 @@ import type {
 } from "../store.js";
 import { claimedRecord, completedExpired } from "./rows.js";
 import { applyPatch } from "../record.js";
+import { memoryTasks } from "./tasks-memory.js";
 
 export interface MemoryStoreOptions {
   /** Default page size of `records.list` when the query gives none. Default 100. */
@@ -227,6 +228,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
     revocations: memoryRevocations(open),
     budgets: memoryBudgets(open),
     approvals: memoryApprovals(open),
+    tasks: memoryTasks(open),
     async close() {
       closed = true;
     },

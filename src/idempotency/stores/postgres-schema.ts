@@ -65,7 +65,22 @@ CREATE TABLE IF NOT EXISTS ${t("approvals")} (
   note text
 );
 CREATE INDEX IF NOT EXISTS "${prefix}approvals_created" ON ${t("approvals")} (created_at DESC, id DESC);
-CREATE INDEX IF NOT EXISTS "${prefix}approvals_binding" ON ${t("approvals")} (trajectory_id, tool, args_hash);`;
+CREATE INDEX IF NOT EXISTS "${prefix}approvals_binding" ON ${t("approvals")} (trajectory_id, tool, args_hash);
+CREATE TABLE IF NOT EXISTS ${t("tasks")} (
+  id text COLLATE "C" PRIMARY KEY,
+  tool text NOT NULL,
+  owner text NOT NULL,
+  status text NOT NULL,
+  status_message text,
+  result text,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL,
+  ttl_ms bigint NOT NULL,
+  expires_at bigint NOT NULL,
+  poll_ms bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS "${prefix}tasks_owner" ON ${t("tasks")} (owner, id);
+CREATE INDEX IF NOT EXISTS "${prefix}tasks_expiry" ON ${t("tasks")} (expires_at);`;
 }
 
 const COLUMNS = "key, state, owner, fingerprint, tool, lease_until, result, error, expires_at, created_at, updated_at";

@@ -24,6 +24,7 @@ import {
   transitionParams,
 } from "./rows.js";
 import type { ApprovalRow, RecordRow } from "./rows.js";
+import { postgresTasks } from "./tasks-postgres.js";
 
 export interface PostgresStoreOptions {
   /** `postgres://USER[:PASSWORD]@HOST:PORT/DATABASE` (or `postgresql://`). */
@@ -102,6 +103,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     revocations: postgresRevocations(query),
     budgets: postgresBudgets(query),
     approvals: postgresApprovals(query, pool, texts, `${schema}.${prefix}`),
+    tasks: postgresTasks(pool, schema, prefix),
     async close() {
       if (closed) return;
       closed = true;

@@ -9,7 +9,7 @@
  */
 
 /** Shared Lua: apply encoded optional fields to a hash. */
-const APPLY = `
+export const APPLY = `
 local function apply(key, set, del, field, v)
   if v == '' then return end
   if v == 'n' then table.insert(del, field) else table.insert(set, field); table.insert(set, string.sub(v, 2)) end

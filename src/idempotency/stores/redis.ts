@@ -16,6 +16,7 @@ import * as lua from "./redis-scripts.js";
 import { encodeOptional as enc, hashFromPairs } from "./redis-scripts.js";
 import { listRedisRecords } from "./redis-list.js";
 import { decodeRecord, encodeClaim, keepOr } from "./redis-record.js";
+import { redisTasks } from "./tasks-redis.js";
 
 export interface RedisStoreOptions {
   /** `redis://[user:password@]HOST:PORT/DB` or `rediss://…` (TLS). */
@@ -91,6 +92,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     revocations: redisRevocations(redis, prefix),
     budgets: redisBudgets(redis, prefix),
     approvals: redisApprovals(redis, prefix),
+    tasks: redisTasks(redis, prefix),
     async close() {
       if (closed) return;
       closed = true;

@@ -44,6 +44,21 @@ CREATE TABLE IF NOT EXISTS approvals (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS approvals_created ON approvals (created_at, id);
 CREATE INDEX IF NOT EXISTS approvals_binding ON approvals (trajectory_id, tool, args_hash);
+CREATE TABLE IF NOT EXISTS tasks (
+  id TEXT PRIMARY KEY,
+  tool TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  status TEXT NOT NULL,
+  status_message TEXT,
+  result TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  ttl_ms INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  poll_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS tasks_owner ON tasks (owner, id);
+CREATE INDEX IF NOT EXISTS tasks_expiry ON tasks (expires_at);
 `;
 
 const RECORD_COLUMNS =

@@ -28,6 +28,7 @@ import {
 } from "./rows.js";
 import type { ApprovalRow, RecordRow } from "./rows.js";
 import { SQLITE_DDL, SQLITE_SQL } from "./sqlite-schema.js";
+import { sqliteTasks } from "./tasks-sqlite.js";
 
 export interface SqliteStoreOptions {
   /**
@@ -83,6 +84,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<St
     revocations: sqliteRevocations(sql),
     budgets: sqliteBudgets(db, sql),
     approvals: sqliteApprovals(db, sql),
+    tasks: sqliteTasks(db),
     async close() {
       if (closed) return;
       closed = true;

@@ -50,6 +50,8 @@ export interface ElicitContext {
   cli: boolean;
   /** Fires when the tools/call is gone (the client cancelled it, the connection closed): handed to the gateway. */
   abandoned: AbortSignal;
+  /** Fires when the client cancelled the tools/call: aborts the approved call's run. */
+  cancelled: AbortSignal;
   /** Sends the tools/call's n-th progress notification; null when the request carries no progressToken. */
   progress: ((n: number, message: string) => void) | null;
   /** How often `progress` is sent while the call waits for a person, ms. */
@@ -138,7 +140,7 @@ export async function approveByElicitation(
   // for).
   return ctx.gateway.call(
     { ...proposal, approval_id: approvalId },
-    { abandoned: ctx.abandoned, principal: ctx.principal },
+    { abandoned: ctx.abandoned, principal: ctx.principal, signal: ctx.cancelled },
   );
 }
 

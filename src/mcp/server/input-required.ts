@@ -41,6 +41,8 @@ export interface InputRequiredContext {
   requestState: unknown;
   /** Fires when the tools/call is gone: handed to the gateway. */
   abandoned: AbortSignal;
+  /** Fires when the client cancelled the tools/call: aborts the approved call's run. */
+  cancelled: AbortSignal;
 }
 
 /** Errors of `approve`/`deny` that mean the approval was settled by someone else (or by time). */
@@ -117,6 +119,6 @@ export async function approveByInputRequired(
   // The gateway, not this adapter, decides what the answer allows.
   return ctx.gateway.call(
     { ...proposal, approval_id: approvalId },
-    { abandoned: ctx.abandoned, principal: ctx.principal },
+    { abandoned: ctx.abandoned, principal: ctx.principal, signal: ctx.cancelled },
   );
 }

@@ -30,6 +30,7 @@ import {
 import { z } from "zod";
 import type { Gateway } from "../../runtime/types.js";
 import type { Observation } from "../../core/observation.js";
+import type { ProgressUpdate } from "../../core/tool.js";
 import type { ApproveVia } from "../../runtime/approvals.js";
 import { escapeUntrusted } from "../../observation/escape.js";
 import { ToolgateError } from "../../core/errors.js";
@@ -233,18 +234,31 @@ function metaRefusal(name: string, issue: MetaIssue): CallToolResult {
 }
 
 /**
- * A signal for the gateway that fires when the tools/call is gone, its reason saying how. The
- * SDK aborts a request's signal on notifications/cancelled, when an HTTP client drops the request
- * and when the connection closes, and on close it drops the transport right after: so the
- * reason is decided a microtask later.
+ * The signals for the gateway when the tools/call is gone, each reason saying how. The SDK aborts
+ * a request's signal on notifications/cancelled, when an HTTP client drops the request and when
+ * the connection closes, and on close it drops the transport right after: so the reason is
+ * decided a microtask later. `abandoned` fires for every one; `cancelled` only when the client
+ * cancelled: that one aborts the call, as a person pressing Esc expects. A 2026-07-28 request
+ * (`stateless`) has no session to come back to, so its request going away is its cancel; a
+ * 2025-11-25 connection that closed does not cut the call, so a client that reconnects and
+ * repeats it with the same ids gets its result.
  */
-function requestGone(server: Server, signal: AbortSignal): AbortSignal {
+function requestGone(
+  server: Server,
+  signal: AbortSignal,
+  stateless: boolean,
+): { abandoned: AbortSignal; cancelled: AbortSignal } {
   const gone = new AbortController();
+  const cancelled = new AbortController();
   const onAbort = () =>
-    queueMicrotask(() => gone.abort(server.transport === undefined ? "connection closed" : "request cancelled"));
+    queueMicrotask(() => {
+      const closed = server.transport === undefined;
+      if (stateless || !closed) cancelled.abort("request cancelled");
+      gone.abort(closed ? "connection closed" : "request cancelled");
+    });
   if (signal.aborted) onAbort();
   else signal.addEventListener("abort", onAbort, { once: true });
-  return gone.signal;
+  return { abandoned: gone.signal, cancelled: cancelled.signal };
 }
 
 /** The fields of a request's `_meta` envelope (2026-07-28), as the SDK lifted and validated them. */
@@ -351,14 +365,34 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     }
     // MCP makes `arguments` optional: absent means a call without arguments.
     const proposal = { ...parsed.ids, tool: name, arguments: args === undefined ? {} : args };
-    // The request's signal does not abort the call: a client that goes away mid-call does not cut
-    // a write in half; the call settles (bounded by the tool's timeout) and a retry with the same
-    // ids receives the stored result. It tells the gateway the request is gone (`abandoned`): an
-    // A3 call is then not run on an approval that arrives after its client gave up.
-    const abandoned = requestGone(server, ctx.mcpReq.signal);
+    // A client's cancel aborts the call through its signal (a read stops, a shell command's tree
+    // is killed, a started write is in doubt, and the observation says which); a connection that
+    // closed only marks it `abandoned`: an A3 call is then not run on an approval that arrives
+    // after its client gave up, and anything else settles and answers a retry with the same ids.
+    const { abandoned, cancelled } = requestGone(server, ctx.mcpReq.signal, envelope.protocolVersion !== undefined);
+    // A long call's progress (elapsed ms, which only grows, and the tool's line) for a request with a progressToken.
+    const token = (_meta as Record<string, unknown> | undefined)?.progressToken;
+    const progressOf =
+      typeof token === "string" || typeof token === "number"
+        ? (u: ProgressUpdate) =>
+            void ctx.mcpReq
+              .notify({
+                method: "notifications/progress",
+                params: { progressToken: token, progress: u.elapsed_ms, message: u.message },
+              })
+              .catch(() => {})
+        : undefined;
     // The caller scopes a client-supplied idempotency key when the gateway requires no capability.
     const principal = options.principal ?? "stdio client";
-    const obs = withCapabilityHint(await gateway.call(proposal, { abandoned, principal }), http);
+    const obs = withCapabilityHint(
+      await gateway.call(proposal, {
+        abandoned,
+        principal,
+        signal: cancelled,
+        ...(progressOf ? { progress: progressOf } : {}),
+      }),
+      http,
+    );
     if (obs.error?.code === "unknown_tool") throw unknownTool(obs);
     if (pendingApprovalId(obs) === null) return callResult(name, obs);
     const via = options.approveVia ?? "both";
@@ -377,6 +411,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
           inputResponses: ctx.mcpReq.inputResponses,
           requestState: ctx.mcpReq.requestState(),
           abandoned,
+          cancelled,
         },
         proposal,
         obs,
@@ -384,7 +419,6 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
       return "resultType" in answered ? answered : callResult(name, answered);
     }
     const timeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
-    const token = (_meta as Record<string, unknown> | undefined)?.progressToken;
     const progress =
       typeof token === "string" || typeof token === "number"
         ? (n: number, message: string) =>
@@ -405,6 +439,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
         cli: via !== "elicitation",
         principal,
         abandoned,
+        cancelled,
         progress,
         progressMs,
       },

@@ -15,6 +15,8 @@ import {
   type SandboxLauncher,
   type StopReason,
 } from "./launcher.js";
+import type { ProgressUpdate } from "../../core/tool.js";
+import { byteSize, progressTicker, seconds } from "../progress.js";
 
 export interface StartBounds {
   timeout_ms: number;
@@ -147,6 +149,8 @@ export interface RunBounds extends StartBounds {
   total_tokens?: number;
   /** Clock for duration_ms; default performance.now. */
   now?: () => number;
+  /** Receives, every second after the first, how long the command has run and the bytes of output it wrote so far. */
+  progress?: (update: ProgressUpdate) => void;
 }
 
 export interface RunOutcome {
@@ -183,7 +187,11 @@ export async function runInEnvelope(
   const stderr = new HeadTailCapture(bounds.output_bytes);
   proc.stdout.on("data", (c: Buffer) => stdout.push(c));
   proc.stderr.on("data", (c: Buffer) => stderr.push(c));
-  const exit = await proc.done;
+  const stopTicker = progressTicker(bounds.progress, (elapsed) => ({
+    message: `running for ${seconds(elapsed)}; ${byteSize(stdout.total)} of stdout and ${byteSize(stderr.total)} of stderr so far`,
+    counts: { stdout_bytes: stdout.total, stderr_bytes: stderr.total },
+  }));
+  const exit = await proc.done.finally(stopTicker);
   const duration_ms = Math.round(now() - started);
   // bash reports a child killed by signal N as exit status 128+N (and bwrap passes it on).
   const code = exit.code;

@@ -2,7 +2,7 @@
  * Runs a child toolgate as an unprivileged user (setpriv to 65534:65534, no groups), for the
  * tests whose answer differs when toolgate is not root. Needs root; the caller checks `asRoot`.
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { chmodSync, chownSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -33,6 +33,32 @@ export function handToNobody(base: string, root: string): void {
   chownSync(root, NOBODY, NOBODY);
 }
 
+/**
+ * The TypeScript file `script` run by Node (through tsx) as 65534:65534 with no groups, from the
+ * project root, with a bare environment plus `env`; its standard streams are pipes.
+ */
+export function tsxAsNobody(
+  script: string,
+  args: string[],
+  env: Record<string, string> = {},
+): ChildProcessWithoutNullStreams {
+  return spawn(
+    "setpriv",
+    [
+      `--reuid=${NOBODY}`,
+      `--regid=${NOBODY}`,
+      "--clear-groups",
+      "--",
+      process.execPath,
+      "--import",
+      "tsx",
+      script,
+      ...args,
+    ],
+    { cwd: projectRoot, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp", ...env }, stdio: "pipe" },
+  );
+}
+
 /** bash_execute `command` in a child toolgate over `workspace`, run as 65534:65534. */
 export function bashAsNobody(
   workspace: string,
@@ -42,30 +68,12 @@ export function bashAsNobody(
   egress?: object,
 ): Promise<ChildResult> {
   return new Promise((done, fail) => {
-    const child = spawn(
-      "setpriv",
-      [
-        `--reuid=${NOBODY}`,
-        `--regid=${NOBODY}`,
-        "--clear-groups",
-        "--",
-        process.execPath,
-        "--import",
-        "tsx",
-        join(here, "child-bash.ts"),
-        workspace,
-        command,
-        ...(limits ? [JSON.stringify(limits)] : []),
-      ],
+    const child = tsxAsNobody(
+      join(here, "child-bash.ts"),
+      [workspace, command, ...(limits ? [JSON.stringify(limits)] : [])],
       {
-        cwd: projectRoot,
-        env: {
-          PATH: process.env.PATH ?? "/usr/bin:/bin",
-          HOME: "/tmp",
-          ...(readOnly ? { TG_CHILD_READ_ONLY: JSON.stringify(readOnly) } : {}),
-          ...(egress ? { TG_CHILD_EGRESS: JSON.stringify(egress) } : {}),
-        },
-        stdio: ["ignore", "pipe", "pipe"],
+        ...(readOnly ? { TG_CHILD_READ_ONLY: JSON.stringify(readOnly) } : {}),
+        ...(egress ? { TG_CHILD_EGRESS: JSON.stringify(egress) } : {}),
       },
     );
     let out = "";

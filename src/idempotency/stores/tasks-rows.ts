@@ -1,0 +1,67 @@
+/**
+ * A task as an SQL row (SQLite and PostgreSQL): the result as JSON text, numbers as the driver
+ * returns them (PostgreSQL's bigint arrives as a string).
+ */
+import type { JsonValue } from "../../core/json.js";
+import type { TaskPatch, TaskRecord, TaskStatus } from "../tasks.js";
+
+export interface TaskRow {
+  id: string;
+  tool: string;
+  owner: string;
+  status: string;
+  status_message: string | null;
+  result: string | null;
+  created_at: number | string;
+  updated_at: number | string;
+  ttl_ms: number | string;
+  expires_at: number | string;
+  poll_ms: number | string;
+}
+
+export const TASK_COLUMNS =
+  "id, tool, owner, status, status_message, result, created_at, updated_at, ttl_ms, expires_at, poll_ms";
+
+export function taskToRow(t: TaskRecord): unknown[] {
+  return [
+    t.id,
+    t.tool,
+    t.owner,
+    t.status,
+    t.status_message,
+    t.result === null ? null : JSON.stringify(t.result),
+    t.created_at,
+    t.updated_at,
+    t.ttl_ms,
+    t.expires_at,
+    t.poll_ms,
+  ];
+}
+
+export function taskFromRow(r: TaskRow): TaskRecord {
+  return {
+    id: r.id,
+    tool: r.tool,
+    owner: r.owner,
+    status: r.status as TaskStatus,
+    status_message: r.status_message,
+    result: r.result === null ? null : (JSON.parse(r.result) as JsonValue),
+    created_at: Number(r.created_at),
+    updated_at: Number(r.updated_at),
+    ttl_ms: Number(r.ttl_ms),
+    expires_at: Number(r.expires_at),
+    poll_ms: Number(r.poll_ms),
+  };
+}
+
+/** The update's SQL parameters, shared by the SQL backends: status, has-message, message, has-result, result, now. */
+export function taskPatchParams(patch: TaskPatch): unknown[] {
+  return [
+    patch.status,
+    patch.status_message !== undefined ? 1 : 0,
+    patch.status_message ?? null,
+    patch.result !== undefined ? 1 : 0,
+    patch.result === undefined || patch.result === null ? null : JSON.stringify(patch.result),
+    patch.now,
+  ];
+}

@@ -1,0 +1,47 @@
+/**
+ * Tasks of the SQLite store, on the store's own database handle: one table (created with the
+ * store's tables, `sqlite-schema.ts`), the compare-and-set one UPDATE … RETURNING.
+ */
+import type BetterSqlite3 from "better-sqlite3";
+import type { TaskStore } from "../tasks.js";
+import { DEFAULT_LIST_LIMIT } from "./rows.js";
+import { TASK_COLUMNS, taskFromRow, taskPatchParams, taskToRow, type TaskRow } from "./tasks-rows.js";
+
+const SQL = {
+  create: `INSERT INTO tasks (${TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  get: `SELECT * FROM tasks WHERE id = ? AND expires_at > ?`,
+  /** Parameters: rows `taskPatchParams` (status, has-message, message, has-result, result, now), id, from (JSON list), now. */
+  update: `UPDATE tasks SET status = ?,
+      status_message = CASE WHEN ? THEN ? ELSE status_message END,
+      result = CASE WHEN ? THEN ? ELSE result END,
+      updated_at = ?
+    WHERE id = ? AND status IN (SELECT value FROM json_each(?)) AND expires_at > ?
+    RETURNING *`,
+  list: `SELECT * FROM tasks WHERE owner = ? AND id > ? AND expires_at > ? ORDER BY id LIMIT ?`,
+  /** Expired tasks are deleted as new ones arrive, a bounded batch at a time. */
+  forget: `DELETE FROM tasks WHERE id IN (SELECT id FROM tasks WHERE expires_at <= ? LIMIT 100)`,
+} as const;
+
+export function sqliteTasks(db: BetterSqlite3.Database): TaskStore {
+  const sql = Object.fromEntries(Object.entries(SQL).map(([name, text]) => [name, db.prepare(text)])) as {
+    [K in keyof typeof SQL]: BetterSqlite3.Statement;
+  };
+  return {
+    async create(record) {
+      sql.forget.run(record.created_at);
+      sql.create.run(...taskToRow(record));
+    },
+    async get(id, now) {
+      const row = sql.get.get(id, now) as TaskRow | undefined;
+      return row ? taskFromRow(row) : null;
+    },
+    async update(id, from, patch) {
+      const row = sql.update.get(...taskPatchParams(patch), id, JSON.stringify(from), patch.now) as TaskRow | undefined;
+      return row ? taskFromRow(row) : null;
+    },
+    async list({ owner, after, limit, now }) {
+      const rows = sql.list.all(owner, after ?? "", now, limit ?? DEFAULT_LIST_LIMIT) as TaskRow[];
+      return rows.map(taskFromRow);
+    },
+  };
+}

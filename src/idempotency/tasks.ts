@@ -1,0 +1,75 @@
+/**
+ * Tasks: a call that runs on after the request that started it, its status kept in the store
+ * so a client that reconnects, or reaches another replica, reads it. `TaskStore` is one part of
+ * the one persistence interface (`Store.tasks`); every backend implements it in its own file
+ * beside the store (`stores/tasks-*.ts`) over the store's own connection, and the conformance
+ * suite runs against each.
+ *
+ * A task belongs to the principal that started it (`owner`): the store keeps it and filters lists
+ * by it; the runtime's task API refuses anyone else. Times are passed in, never read.
+ */
+import type { JsonValue } from "../core/json.js";
+
+/** working → input_required ⇄ working → completed | failed | cancelled (the last three are final). */
+export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
+
+export const TASK_STATUSES: readonly TaskStatus[] = ["working", "input_required", "completed", "failed", "cancelled"];
+
+/** A task in a final state never changes status again. */
+export const isFinalStatus = (s: TaskStatus): boolean => s === "completed" || s === "failed" || s === "cancelled";
+
+export interface TaskRecord {
+  /** Unguessable (128 random bits); list order is id order. */
+  id: string;
+  tool: string;
+  /** The principal that started it; the only one who may read or cancel it. */
+  owner: string;
+  status: TaskStatus;
+  /** One line on the current status (what it waits for, why it failed); null when there is nothing to say. */
+  status_message: string | null;
+  /** Once final: what the call answered (the observation), or null. */
+  result: JsonValue | null;
+  created_at: number;
+  updated_at: number;
+  /** How long the task is kept from its creation, ms. */
+  ttl_ms: number;
+  /** created_at + ttl_ms: from this instant the task is gone (get and list leave it out). */
+  expires_at: number;
+  /** How often a client should poll its status, ms. */
+  poll_ms: number;
+}
+
+/** What an update changes; `now` becomes updated_at. */
+export interface TaskPatch {
+  status: TaskStatus;
+  status_message?: string | null;
+  result?: JsonValue | null;
+  now: number;
+}
+
+export interface TaskStore {
+  /** Stores a new task; an id already stored is refused (throws), ids are single-use. */
+  create(record: TaskRecord): Promise<void>;
+  /** The task, or null when unknown or expired at `now`. */
+  get(id: string, now: number): Promise<TaskRecord | null>;
+  /**
+   * Compare-and-set on status: applies `patch` only when the task exists, has not expired at
+   * `patch.now` and its status is one of `from`. Returns the task as updated, or null when the
+   * fence did not hold (it moved on, e.g. cancelled by another replica). Atomic across processes
+   * for a `shared` store.
+   */
+  update(id: string, from: readonly TaskStatus[], patch: TaskPatch): Promise<TaskRecord | null>;
+  /** `owner`'s tasks not expired at `now`, in id order after `after`; `limit` default 100. */
+  list(query: { owner: string; after?: string; limit?: number; now: number }): Promise<TaskRecord[]>;
+}
+
+/** The task with `patch` applied, as every backend stores it. */
+export function patchedTask(task: TaskRecord, patch: TaskPatch): TaskRecord {
+  return {
+    ...task,
+    status: patch.status,
+    ...(patch.status_message !== undefined ? { status_message: patch.status_message } : {}),
+    ...(patch.result !== undefined ? { result: patch.result } : {}),
+    updated_at: patch.now,
+  };
+}

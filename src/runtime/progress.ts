@@ -1,0 +1,46 @@
+/**
+ * The gateway's side of a call's progress: the caller's receiver, guarded. A tool may report as
+ * often as it likes; the receiver gets at most one report per `min_ms` (the latest one waits for
+ * the next report, not for a timer, so nothing outlives the call), never one after the call has
+ * answered, and whatever the receiver throws or rejects with is dropped: progress is a courtesy to
+ * the caller and can neither slow nor fail the call.
+ */
+import type { ProgressUpdate } from "../core/tool.js";
+
+/** Reports closer together than this are dropped (a tool ticking every few ms would flood a transport). */
+export const PROGRESS_MIN_MS = 250;
+
+export interface ProgressRelay {
+  /** What the tool's `ctx.progress` calls. */
+  report(update: ProgressUpdate): void;
+  /** The call answered: later reports are dropped. */
+  end(): void;
+}
+
+/** A relay to `receiver`; `now` is a monotonic clock in ms (performance.now by default). */
+export function progressRelay(
+  receiver: (update: ProgressUpdate) => void,
+  min_ms = PROGRESS_MIN_MS,
+  now: () => number = () => performance.now(),
+): ProgressRelay {
+  let ended = false;
+  let last = -Infinity;
+  return {
+    report(update) {
+      if (ended) return;
+      const t = now();
+      if (t - last < min_ms) return;
+      last = t;
+      try {
+        const answer = receiver(update) as unknown;
+        if (typeof (answer as { catch?: unknown } | null)?.catch === "function")
+          (answer as Promise<unknown>).catch(() => {});
+      } catch {
+        // The receiver's failure is its own: the call goes on.
+      }
+    },
+    end() {
+      ended = true;
+    },
+  };
+}

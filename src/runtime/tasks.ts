@@ -1,0 +1,296 @@
+/**
+ * Calls that run as tasks: started by one request, run on in this process after it, their status
+ * and result kept in the store's tasks (`idempotency/tasks.ts`), so a client that reconnects, or
+ * asks another replica on the same store, reads them. A task runs the proposal through
+ * `gateway.call` like any call; the task adds only where its answer waits.
+ *
+ * - An A3 call answered `approval_required` waits as `input_required` for the approval (read
+ *   from the store, so a person may approve it through any replica or the CLI), then is proposed
+ *   again with its approval id; the answer, whatever it is, completes the task.
+ * - Cancelling (by its owner, on any replica) marks the task cancelled in the store; the process
+ *   running it sees that within one poll and aborts the call through its signal, whose answer
+ *   (stopped, or in doubt) becomes the cancelled task's result.
+ * - While it runs, the runner writes the call's latest progress line into the task once a poll
+ *   (`status_message`), which also tells readers the process is alive: a task not written for
+ *   `stale_ms` belonged to a process that stopped, and reads as failed.
+ *
+ * Only the owner (a principal the transport names) reads, lists or cancels a task; to anyone else
+ * it does not exist.
+ */
+import { randomBytes } from "node:crypto";
+import type { JsonValue } from "../core/json.js";
+import type { Observation } from "../core/observation.js";
+import { AUTHORITY, type ProgressUpdate } from "../core/tool.js";
+import { ToolgateError } from "../core/errors.js";
+import type { Store } from "../idempotency/store.js";
+import { isFinalStatus, type TaskRecord, type TaskStatus } from "../idempotency/tasks.js";
+import type { Gateway, Proposal } from "./types.js";
+
+export interface TaskRunnerOptions {
+  /** The gateway's store: its tasks, and its approvals for the A3 wait. */
+  store: Store;
+  /** Epoch ms. Default Date.now. */
+  clock?: () => number;
+  /** How long a task is kept from its start, ms. Default one hour. */
+  ttl_ms?: number;
+  /** How often status is written and read back (and a client is told to poll), ms. Default 1000. */
+  poll_ms?: number;
+  /** A working task not written for this long belonged to a process that stopped, ms. Default 60,000. */
+  stale_ms?: number;
+}
+
+export interface StartTask {
+  /** Who may read and cancel the task (the transport's principal: a bearer's holder, a peer). */
+  owner: string;
+  /** Lower than the runner's ttl_ms only (a client's requested ttl). */
+  ttl_ms?: number;
+  /** Receives the call's progress while the task runs (see `CallOptions.progress`). */
+  progress?: (update: ProgressUpdate) => void;
+}
+
+export interface TaskRunner {
+  /** Starts `proposal` as a task; refuses (ToolgateError `invalid_task`) a tool that may not run as one. */
+  start(proposal: Proposal, options: StartTask): Promise<TaskRecord>;
+  /** The task, or null when unknown, expired or another owner's. */
+  get(id: string, owner: string): Promise<TaskRecord | null>;
+  /** Waits until the task is final (or `signal` aborts: then its current state); null as for `get`. */
+  result(id: string, owner: string, signal?: AbortSignal): Promise<TaskRecord | null>;
+  list(owner: string, page?: { after?: string; limit?: number }): Promise<TaskRecord[]>;
+  /** Cancels a task not yet final; a final one is returned unchanged (`already_final`). */
+  cancel(id: string, owner: string): Promise<{ task: TaskRecord; already_final: boolean } | null>;
+  /** Stops watching; calls still running end with the gateway's close. */
+  close(): void;
+}
+
+const DEFAULT_TTL_MS = 60 * 60_000;
+const DEFAULT_POLL_MS = 1000;
+const DEFAULT_STALE_MS = 60_000;
+const LIVE: readonly TaskStatus[] = ["working", "input_required"];
+const MAX_PAGE = 100;
+
+/** The tools `gateway` lets run as tasks: those that say so, and A3 ones (their approval wait). */
+export const mayRunAsTask = (tool: { effect: string; runsAsTask?: boolean }): boolean =>
+  tool.runsAsTask === true || AUTHORITY[tool.effect as keyof typeof AUTHORITY] === "A3";
+
+export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): TaskRunner {
+  const tasks = options.store.tasks;
+  const approvals = options.store.approvals;
+  const clock = options.clock ?? Date.now;
+  const poll_ms = options.poll_ms ?? DEFAULT_POLL_MS;
+  const stale_ms = options.stale_ms ?? DEFAULT_STALE_MS;
+  /** Tasks running here: their abort, and who waits for their end. */
+  const running = new Map<string, { abort: AbortController; ended: Promise<void> }>();
+  let closed = false;
+  // Ends the approval waits of this process when the runner closes (a call that runs ends with the gateway's close).
+  const closing = new AbortController();
+
+  const owned = (t: TaskRecord | null, owner: string) => (t !== null && t.owner === owner ? t : null);
+
+  /** The task as readers see it: one whose process stopped writing it is failed (written so, once). */
+  async function view(t: TaskRecord | null): Promise<TaskRecord | null> {
+    if (t === null || isFinalStatus(t.status) || running.has(t.id)) return t;
+    const now = clock();
+    if (now - t.updated_at < stale_ms) return t;
+    const failed = await tasks.update(t.id, [t.status], {
+      status: "failed",
+      status_message: `the toolgate process running this task stopped writing it ${Math.round((now - t.updated_at) / 1000)} s ago; whether the call finished is unknown: ask for its record (toolgate records) before running it again`,
+      now,
+    });
+    return failed ?? (await tasks.get(t.id, now));
+  }
+
+  async function run(task: TaskRecord, proposal: Proposal, abort: AbortController, progress: StartTask["progress"]) {
+    let line: string | null = null;
+    let lastWritten: string | null = null;
+    // Once a poll: the latest progress line (and a heartbeat), and whether another replica cancelled it.
+    const tick = setInterval(() => {
+      void (async () => {
+        const current = await tasks.get(task.id, clock());
+        if (current?.status === "cancelled") return abort.abort();
+        if (!current || !LIVE.includes(current.status)) return;
+        const message = current.status === "working" && line !== lastWritten ? line : current.status_message;
+        if (
+          (await tasks.update(task.id, [current.status], {
+            status: current.status,
+            status_message: message,
+            now: clock(),
+          })) !== null
+        )
+          lastWritten = message;
+      })().catch(() => {
+        // A store that failed this once is tried again at the next poll.
+      });
+    }, poll_ms);
+    tick.unref();
+    const onProgress = (u: ProgressUpdate) => {
+      line = u.message;
+      progress?.(u);
+    };
+    let answer: Observation | null = null;
+    let failure: string | null = null;
+    try {
+      answer = await gateway.call(proposal, { signal: abort.signal, abandoned: abort.signal, progress: onProgress });
+      for (;;) {
+        const approvalId = pendingApproval(answer);
+        if (approvalId === null || abort.signal.aborted) break;
+        const decided = await waitForApproval(task.id, approvalId, AbortSignal.any([abort.signal, closing.signal]));
+        if (!decided && closing.signal.aborted && !abort.signal.aborted)
+          failure = `toolgate shut down while this task waited for approval ${approvalId}; nothing was run, and the approval stays: propose the same call again with approval_id "${approvalId}"`;
+        if (!decided) break;
+        answer = await gateway.call(
+          { ...proposal, approval_id: approvalId },
+          { signal: abort.signal, abandoned: abort.signal, progress: onProgress },
+        );
+      }
+    } catch (err) {
+      failure = `the call could not be completed: ${(err as Error)?.message ?? String(err)}`;
+    } finally {
+      clearInterval(tick);
+    }
+    const result = answer as unknown as JsonValue;
+    const now = clock();
+    const final =
+      failure !== null
+        ? { status: "failed" as const, status_message: failure, result: null, now }
+        : {
+            status: "completed" as const,
+            status_message: answer!.ok ? null : `the call answered ${answer!.error?.code}`,
+            result,
+            now,
+          };
+    if ((await tasks.update(task.id, LIVE, final)) === null) {
+      // Cancelled meanwhile: the task keeps that status and carries what the call left (stopped, or in doubt).
+      await tasks.update(task.id, ["cancelled"], {
+        status: "cancelled",
+        result: failure === null ? result : null,
+        now,
+      });
+    }
+  }
+
+  /** Marks the task input_required until the approval is decided; false when it expired or the task was cancelled. */
+  async function waitForApproval(id: string, approvalId: string, signal: AbortSignal): Promise<boolean> {
+    await tasks.update(id, ["working"], {
+      status: "input_required",
+      status_message: `waits for a person to decide approval ${approvalId} (toolgate approvals approve ${approvalId}, or deny)`,
+      now: clock(),
+    });
+    for (;;) {
+      if (signal.aborted) return false;
+      const a = await approvals.get(approvalId);
+      if (!a || a.expires_at <= clock()) break;
+      if (a.state !== "pending") break;
+      await sleep(poll_ms, signal);
+    }
+    return (
+      (await tasks.update(id, ["input_required"], { status: "working", status_message: null, now: clock() })) !== null
+    );
+  }
+
+  async function get(id: string, owner: string): Promise<TaskRecord | null> {
+    return owned(await view(owned(await tasks.get(id, clock()), owner)), owner);
+  }
+
+  return {
+    get,
+    async start(proposal, opts) {
+      if (closed) throw new ToolgateError("invalid_task", "the task runner is closed; nothing was started");
+      const tool = gateway.tools.get(String(proposal.tool));
+      if (tool && !mayRunAsTask(tool)) {
+        const allowed = [...gateway.tools.values()].filter(mayRunAsTask).map((t) => t.name);
+        throw new ToolgateError(
+          "invalid_task",
+          `${tool.name} cannot run as a task: only tools that may run long or wait for an approval can (${allowed.join(", ") || "none in this catalog"}); call it without a task`,
+        );
+      }
+      if (typeof opts.owner !== "string" || opts.owner === "")
+        throw new ToolgateError(
+          "invalid_task",
+          `owner must be a non-empty string naming the caller (a bearer's holder, a peer address); received ${JSON.stringify(opts.owner)}; pass the principal the transport authenticated`,
+        );
+      const now = clock();
+      const ttl_ms = Math.min(
+        options.ttl_ms ?? DEFAULT_TTL_MS,
+        opts.ttl_ms !== undefined && opts.ttl_ms > 0 ? opts.ttl_ms : Infinity,
+      );
+      const task: TaskRecord = {
+        id: `tk_${now.toString(36).padStart(9, "0")}_${randomBytes(16).toString("base64url")}`,
+        tool: String(proposal.tool),
+        owner: opts.owner,
+        status: "working",
+        status_message: null,
+        result: null,
+        created_at: now,
+        updated_at: now,
+        ttl_ms,
+        expires_at: now + ttl_ms,
+        poll_ms,
+      };
+      await tasks.create(task);
+      const abort = new AbortController();
+      const ended = run(task, proposal, abort, opts.progress)
+        .catch(() => {
+          // The store failed on the final write: the task reads failed once stale.
+        })
+        .finally(() => running.delete(task.id));
+      running.set(task.id, { abort, ended });
+      return task;
+    },
+    async result(id, owner, signal) {
+      for (;;) {
+        const t = await get(id, owner);
+        if (t === null || isFinalStatus(t.status) || signal?.aborted) return t;
+        const here = running.get(id);
+        await (here ? Promise.race([here.ended, sleep(poll_ms, signal)]) : sleep(poll_ms, signal));
+      }
+    },
+    async list(owner, page = {}) {
+      // A page is at most 100 tasks, whatever a caller asks for.
+      const limit = Math.max(1, Math.min(page.limit ?? MAX_PAGE, MAX_PAGE));
+      const found = await tasks.list({
+        owner,
+        now: clock(),
+        limit,
+        ...(page.after !== undefined ? { after: page.after } : {}),
+      });
+      return Promise.all(found.map(async (t) => (await view(t)) ?? t));
+    },
+    async cancel(id, owner) {
+      const t = await get(id, owner);
+      if (t === null) return null;
+      if (isFinalStatus(t.status)) return { task: t, already_final: true };
+      const cancelled = await tasks.update(id, LIVE, {
+        status: "cancelled",
+        status_message: "cancelled by its owner",
+        now: clock(),
+      });
+      running.get(id)?.abort.abort();
+      if (cancelled === null) return { task: (await tasks.get(id, clock())) ?? t, already_final: true };
+      return { task: cancelled, already_final: false };
+    },
+    close() {
+      closed = true;
+      closing.abort();
+    },
+  };
+}
+
+/** The approval an answer waits for, when it is `approval_required` for a pending one. */
+function pendingApproval(o: Observation): string | null {
+  if (o.error?.code !== "approval_required") return null;
+  const id = o.error.detail?.approval_id;
+  return typeof id === "string" ? id : null;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((done) => {
+    const timer = setTimeout(finish, ms);
+    timer.unref();
+    function finish() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", finish);
+      done();
+    }
+    signal?.addEventListener("abort", finish, { once: true });
+  });
+}

@@ -1,0 +1,119 @@
+/** Conformance: tasks (status, result, owner, expiry), the same on every backend. */
+import { describe, expect, it } from "vitest";
+import type { TaskRecord } from "../../../src/idempotency/tasks.js";
+import type { ConformanceContext } from "../store.conformance.js";
+
+function task(id: string, owner: string, now: number, extra: Partial<TaskRecord> = {}): TaskRecord {
+  return {
+    id,
+    tool: "bash_execute",
+    owner,
+    status: "working",
+    status_message: null,
+    result: null,
+    created_at: now,
+    updated_at: now,
+    ttl_ms: 600_000,
+    expires_at: now + 600_000,
+    poll_ms: 1000,
+    ...extra,
+  };
+}
+
+export function taskCases(c: ConformanceContext): void {
+  describe("tasks", () => {
+    it("a created task reads back whole, JSON result and all; an id is single-use", async () => {
+      const now = Date.now();
+      const t = task(c.key("task-read"), c.key("owner"), now, {
+        status: "completed",
+        status_message: "done: exit 0",
+        result: { ok: true, text: "a\u0000b ünï", list: [], nested: { empty: {}, n: 1.5, big: 2 ** 53 - 1 } },
+      });
+      await c.store().tasks.create(t);
+      expect(await c.store().tasks.get(t.id, now)).toEqual(t);
+      await expect(c.store().tasks.create({ ...t, owner: "someone else" })).rejects.toThrow();
+      expect((await c.store().tasks.get(t.id, now))?.owner).toBe(t.owner);
+      expect(await c.store().tasks.get(c.key("task-unknown"), now)).toBeNull();
+    });
+
+    it("update is a compare-and-set on status: it applies from a listed status only, and keeps what the patch leaves out", async () => {
+      const now = Date.now();
+      const t = task(c.key("task-cas"), c.key("owner"), now, { status_message: "starting" });
+      await c.store().tasks.create(t);
+      const waiting = await c.store().tasks.update(t.id, ["working"], {
+        status: "input_required",
+        status_message: "waits for approval ap_1",
+        now: now + 1,
+      });
+      expect(waiting).toEqual({
+        ...t,
+        status: "input_required",
+        status_message: "waits for approval ap_1",
+        updated_at: now + 1,
+      });
+      // From the wrong status: nothing changes.
+      expect(await c.store().tasks.update(t.id, ["working"], { status: "completed", now: now + 2 })).toBeNull();
+      const done = await c.store().tasks.update(t.id, ["working", "input_required"], {
+        status: "completed",
+        status_message: null,
+        result: { exit_code: 0 },
+        now: now + 3,
+      });
+      expect(done).toEqual({
+        ...t,
+        status: "completed",
+        status_message: null,
+        result: { exit_code: 0 },
+        updated_at: now + 3,
+      });
+      expect(await c.store().tasks.get(t.id, now + 4)).toEqual(done);
+      expect(await c.store().tasks.update(c.key("task-none"), ["working"], { status: "failed", now })).toBeNull();
+    });
+
+    it("of racing updates from working exactly one wins (cancel against completion)", async () => {
+      const now = Date.now();
+      const t = task(c.key("task-race"), c.key("owner"), now);
+      await c.store().tasks.create(t);
+      const n = Math.min(c.concurrency, 50);
+      const outcomes = await Promise.all(
+        Array.from({ length: n }, (_, i) =>
+          c.store().tasks.update(t.id, ["working"], {
+            status: i % 2 ? "cancelled" : "completed",
+            result: { by: i },
+            now: now + 1,
+          }),
+        ),
+      );
+      const winners = outcomes.filter((o) => o !== null);
+      expect(winners).toHaveLength(1);
+      expect(await c.store().tasks.get(t.id, now + 2)).toEqual(winners[0]);
+    });
+
+    it("a task is gone from its expires_at: get, update and list leave it out", async () => {
+      const now = Date.now();
+      const owner = c.key("owner-expiry");
+      const t = task(c.key("task-expiry"), owner, now, { ttl_ms: 5_000, expires_at: now + 5_000 });
+      await c.store().tasks.create(t);
+      expect((await c.store().tasks.list({ owner, now: now + 1 })).map((x) => x.id)).toEqual([t.id]);
+      expect(await c.store().tasks.get(t.id, now + 4_999)).not.toBeNull();
+      expect(await c.store().tasks.get(t.id, now + 5_000)).toBeNull();
+      expect(await c.store().tasks.update(t.id, ["working"], { status: "completed", now: now + 5_000 })).toBeNull();
+      expect(await c.store().tasks.list({ owner, now: now + 5_000 })).toEqual([]);
+    });
+
+    it("list shows only the owner's tasks, in id order, a page at a time", async () => {
+      const now = Date.now();
+      const [alice, bob] = [c.key("owner-alice"), c.key("owner-bob")];
+      const ids = ["b", "a", "d", "c", "e"].map((x) => c.key(`task-list-${x}`));
+      for (const id of ids) await c.store().tasks.create(task(id, alice, now));
+      await c.store().tasks.create(task(c.key("task-list-bob"), bob, now));
+      const sorted = [...ids].sort();
+      const first = await c.store().tasks.list({ owner: alice, limit: 2, now });
+      expect(first.map((t) => t.id)).toEqual(sorted.slice(0, 2));
+      const rest = await c.store().tasks.list({ owner: alice, after: first.at(-1)!.id, limit: 10, now });
+      expect(rest.map((t) => t.id)).toEqual(sorted.slice(2));
+      expect((await c.store().tasks.list({ owner: bob, now })).map((t) => t.owner)).toEqual([bob]);
+      expect(await c.store().tasks.list({ owner: c.key("owner-nobody"), now })).toEqual([]);
+    });
+  });
+}
