@@ -104,7 +104,9 @@ export interface AuditRecord {
   /** "ok" or the observation's error code. */
   outcome: string;
   /** Stages that ran, in pipeline order; `approve` is the A3 approval gate. */
-  stages: Partial<Record<"resolve" | "validate" | "grant" | "approve" | "settle" | "execute" | "shape", StageOutcome>>;
+  stages: Partial<
+    Record<"resolve" | "validate" | "grant" | "rate" | "approve" | "settle" | "execute" | "shape", StageOutcome>
+  >;
   /** Issue codes when validation failed (e.g. ["additional_property"]). */
   validation_codes: string[];
   grant_code: string | null;
