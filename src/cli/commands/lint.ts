@@ -34,7 +34,7 @@ function refuseEmpty(sources: readonly LintSource[]): void {
 export function register(program: Command): void {
   program
     .command("lint")
-    .description("lint tool schemas (descriptor, array, tools/list result or catalog file) against rules TG001–TG010")
+    .description("lint tool schemas (descriptor, array, tools/list result or catalog file) against rules TG001–TG011")
     .argument("[files...]", "JSON files to lint; - reads standard input")
     .addOption(new Option("--format <format>", "output format").choices(LINT_FORMATS as string[]).default("text"))
     .option("--mcp", "lint a live MCP server's tools/list (every page): lint --mcp -- CMD ARGS... or lint --mcp URL")
