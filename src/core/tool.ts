@@ -96,6 +96,12 @@ export interface ToolResult<O = JsonValue> {
   next?: { arguments: Record<string, JsonValue>; hint: string };
   /** The tool cut its own result: how much was left out. */
   truncated?: { omitted: number; unit: string };
+  /**
+   * The tool answered with a failure of its own (an MCP `isError` result): a definite answer, not
+   * a crash. A write is recorded COMPLETED with it, so a repeat gets the same answer instead of
+   * being refused as in doubt; the observation is an error (`tool_failed`) quoting `text`.
+   */
+  failed?: true;
 }
 
 /** The runtime's view of one tool. */
