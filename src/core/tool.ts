@@ -34,6 +34,11 @@ export interface McpFacing {
    * three effect hints over them; `openWorldHint` above is not used beside them.
    */
   declared?: ToolAnnotations;
+  /**
+   * While this answers true, tools/list leaves the tool out (a proxied tool whose definition
+   * changed, held until an operator accepts it); calls are still answered, by the tool's `check`.
+   */
+  hidden?: () => boolean;
 }
 
 /** What a tool's handler, check and probe receive besides the arguments. */

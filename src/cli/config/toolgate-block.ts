@@ -133,10 +133,3 @@ function rate(obj: Record<string, unknown>, key: string, pointer: string, proble
     ? ({ calls, window_ms: window } satisfies RateLimitConfig)
     : undefined;
 }
-
-/** Whether a tool name matches an include/exclude pattern (`*`: any run of characters). */
-export function matchesPattern(name: string, pattern: string): boolean {
-  if (!pattern.includes("*")) return name === pattern;
-  const parts = pattern.split("*").map((s) => s.replace(/[.\\^$+?()[\]{}|-]/g, "\\$&"));
-  return new RegExp(`^${parts.join(".*")}$`).test(name);
-}

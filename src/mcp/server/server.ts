@@ -188,10 +188,13 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
   const warn = options.warn ?? ((line: string) => void process.stderr.write(line + "\n"));
   let warnedIgnored = false;
   const checkOutput = outputCheck();
-  const tools = [...gateway.tools.values()].map(toMcpTool);
+  const listing = [...gateway.tools.values()].map((spec) => ({ spec, tool: toMcpTool(spec) }));
   const inflight = new InFlight<object>();
   pending.set(server, inflight);
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+  // A tool whose `mcp.hidden` says so (a proxied tool held for review) is left out of this answer.
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: listing.filter(({ spec }) => spec.mcp?.hidden?.() !== true).map(({ tool }) => tool),
+  }));
 
   // Registered through Protocol, beneath Server's override that re-parses tools/call params.
   Protocol.prototype.setRequestHandler.call(server, CallToolSchema, async (request, extra): Promise<CallToolResult> => {

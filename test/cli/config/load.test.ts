@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { loadServersConfig, parseServersConfig } from "../../../src/cli/config/load.js";
 import { ConfigError } from "../../../src/cli/config/problems.js";
-import { matchesPattern } from "../../../src/cli/config/toolgate-block.js";
+import { matchesPattern } from "../../../src/mcp/proxy/aggregate-catalog.js";
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), "fixtures");
 const env = { TG_TEST_ROOT: "/srv/data", TG_TEST_TOKEN: "s3cret" };

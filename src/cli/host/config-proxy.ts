@@ -1,0 +1,80 @@
+/**
+ * What `toolgate proxy --config FILE` builds from a checked `mcpServers` file: the upstreams of
+ * the aggregate (each server's transport and toolgate block) and the rate windows of each
+ * published tool (per tool, per server, per grant holder), counted in the guard store.
+ */
+import type { ServerConfig, ServersConfig } from "../config/types.js";
+import type { AggregateUpstream, PublishedTool } from "../../mcp/proxy/aggregate.js";
+import type { UpstreamTarget } from "../../mcp/proxy/upstream.js";
+import type { RateStore } from "../../idempotency/guard-store.js";
+import type { LabelledWindow, RateLimits } from "../../runtime/rate-limit.js";
+
+function target(server: ServerConfig): UpstreamTarget {
+  const t = server.transport;
+  if (t.kind === "http") return { url: t.url, ...(Object.keys(t.headers).length > 0 ? { headers: t.headers } : {}) };
+  // Only what the entry names: the SDK adds its short safe list (HOME, PATH, USER, …), nothing else of ours.
+  return { command: t.command, args: t.args, env: t.env, ...(t.cwd !== undefined ? { cwd: t.cwd } : {}) };
+}
+
+export function aggregateUpstreams(config: ServersConfig): AggregateUpstream[] {
+  return config.servers.map((s) => ({
+    name: s.name,
+    namespace: s.namespace,
+    target: target(s),
+    ...(s.include !== undefined ? { include: s.include } : {}),
+    exclude: s.exclude,
+    ...(s.effect !== undefined ? { effect: s.effect } : {}),
+    tools: s.tools,
+    ...(s.timeout_ms !== undefined ? { timeout_ms: s.timeout_ms } : {}),
+    ...(s.budget_tokens !== undefined ? { budget_tokens: s.budget_tokens } : {}),
+    ...(s.concurrency !== undefined ? { concurrency: s.concurrency } : {}),
+  }));
+}
+
+/** The rate windows of every published tool, or null when the file sets none. */
+export function configRateLimits(
+  config: ServersConfig,
+  published: readonly PublishedTool[],
+  store: RateStore,
+): RateLimits | null {
+  const byName = new Map(config.servers.map((s) => [s.name, s]));
+  const windows = new Map<
+    string,
+    { fixed: LabelledWindow[]; grant: ServerConfig["rate_limits"]["grant"]; server: string }
+  >();
+  for (const p of published) {
+    const s = byName.get(p.server)!;
+    const fixed: LabelledWindow[] = [];
+    const own = s.tools[p.tool]?.rate_limit ?? s.rate_limits.tool;
+    const id = JSON.stringify([p.server, p.tool]);
+    if (own) fixed.push({ key: `tool:${id}`, limit: own.calls, window_ms: own.window_ms, label: `calls of ${p.name}` });
+    if (s.rate_limits.server)
+      fixed.push({
+        key: `server:${JSON.stringify(p.server)}`,
+        limit: s.rate_limits.server.calls,
+        window_ms: s.rate_limits.server.window_ms,
+        label: `calls to ${p.server}'s tools`,
+      });
+    windows.set(p.name, { fixed, grant: s.rate_limits.grant, server: p.server });
+  }
+  const perHolder = config.servers.some((s) => s.rate_limits.grant !== undefined);
+  if (!perHolder && [...windows.values()].every((w) => w.fixed.length === 0)) return null;
+  return {
+    store,
+    perHolder,
+    windows(tool, holder) {
+      const w = windows.get(tool);
+      if (!w) return [];
+      if (!w.grant) return w.fixed;
+      return [
+        ...w.fixed,
+        {
+          key: `grant:${holder ?? "(no capability)"}:${JSON.stringify(w.server)}`,
+          limit: w.grant.calls,
+          window_ms: w.grant.window_ms,
+          label: `your calls to ${w.server}'s tools`,
+        },
+      ];
+    },
+  };
+}
