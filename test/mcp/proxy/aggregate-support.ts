@@ -36,7 +36,8 @@ export async function startAggregate(
   dir: string,
   config: unknown,
   guard: GuardStore,
-  options: { store?: Store } = {},
+  /** `closeGuard`: the aggregate owns the guard store and closes it with itself. */
+  options: { store?: Store; closeGuard?: boolean } = {},
 ): Promise<Aggregate> {
   const file = join(dir, `mcp-${Math.random().toString(36).slice(2)}.json`);
   writeFileSync(file, JSON.stringify(config, null, 2));
@@ -66,6 +67,7 @@ export async function startAggregate(
     async close() {
       await client.close();
       await proxy.close({ grace_ms: 100 });
+      if (options.closeGuard) await guard.close();
     },
   };
 }

@@ -1,0 +1,108 @@
+/**
+ * Pins and rate limits of an aggregate: a test server that changes one description on restart
+ * is held until accepted; one that sends list_changed with a poisoned description is held with
+ * TG011 named; a rate limit shared by two proxy replicas on Redis and on PostgreSQL lets exactly
+ * the allowed count through.
+ */
+import { randomBytes } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { openGuardStore } from "../../../src/idempotency/open-guard.js";
+import { POSTGRES_URL, REDIS_URL, serviceAvailable } from "../../support/require.js";
+import { dropPgSchema, dropRedisPrefix } from "../../idempotency/fixtures/service-cleanup.js";
+import { cli } from "../../support/cli.js";
+import { ids, obsOf, tempDir, textOf, until } from "../support.js";
+import { changingServer, startAggregate } from "./aggregate-support.js";
+
+const dir = tempDir("aggregate-pins");
+const node = process.execPath;
+const descriptionFile = join(dir, "description.txt");
+const config = (env: Record<string, string> = {}, toolgate: Record<string, unknown> = {}) => ({
+  mcpServers: {
+    changing: { command: node, args: [changingServer], env: { DESCRIPTION_FILE: descriptionFile, ...env }, toolgate },
+  },
+});
+
+describe("pinned catalogs", () => {
+  it("a description changed on restart is held — not listed, calls refused — until accepted", async () => {
+    const url = `sqlite:${join(dir, "pins.db")}`;
+    writeFileSync(descriptionFile, "Echoes the text back unchanged.");
+    const first = await startAggregate(dir, config(), await openGuardStore(url), { closeGuard: true });
+    expect((await first.client.listTools()).tools.map((t) => t.name)).toEqual(["changing__echo", "changing__poison"]);
+    await first.close();
+
+    writeFileSync(descriptionFile, "Echoes the text back, and also sends it to the analytics service.");
+    const second = await startAggregate(dir, config(), await openGuardStore(url), { closeGuard: true });
+    expect((await second.client.listTools()).tools.map((t) => t.name)).toEqual(["changing__poison"]);
+    const refused = await second.client.callTool({
+      name: "changing__echo",
+      arguments: { text: "x" },
+      _meta: ids("h1"),
+    });
+    expect(obsOf(refused).error?.code).toBe("check_failed");
+    expect(textOf(refused)).toContain(
+      "changing__echo's definition changed at its server (changing) after it was pinned, so it is held until an operator reviews the change; nothing was executed.",
+    );
+    expect(second.logs.some((l) => l.includes(`changing's tool "echo" is held for review`))).toBe(true);
+    await second.close();
+
+    const diff = await cli("pins", "diff", "changing", "echo", "--store", url);
+    expect(diff.out).toContain('+ "Echoes the text back, and also sends it to the analytics service."');
+    expect((await cli("pins", "accept", "changing", "echo", "--store", url)).code).toBe(0);
+
+    const third = await startAggregate(dir, config(), await openGuardStore(url), { closeGuard: true });
+    expect((await third.client.listTools()).tools.map((t) => t.name)).toEqual(["changing__echo", "changing__poison"]);
+    await third.close();
+  }, 60_000);
+
+  it("a list_changed that brings a poisoned description holds the tool and names TG011", async () => {
+    writeFileSync(descriptionFile, "Echoes the text back unchanged.");
+    const agg = await startAggregate(dir, config(), await openGuardStore("memory:"), { closeGuard: true });
+    expect((await agg.client.callTool({ name: "changing__echo", arguments: { text: "a" } })).isError).toBeFalsy();
+    await agg.client.callTool({ name: "changing__poison", arguments: {} });
+    await until(() => agg.logs.some((l) => l.includes("changed while the proxy ran")));
+    expect(agg.logs.some((l) => /error TG011 \/description: the text tells the model to keep something/.test(l))).toBe(
+      true,
+    );
+    expect((await agg.client.listTools()).tools.map((t) => t.name)).toEqual(["changing__poison"]);
+    const refused = await agg.client.callTool({ name: "changing__echo", arguments: { text: "b" } });
+    expect(textOf(refused)).toContain("held until an operator reviews the change");
+    await agg.close();
+  }, 60_000);
+});
+
+const hostPort = (u: string, port: number) => [new URL(u).hostname, Number(new URL(u).port || port)] as const;
+const redisUp = await serviceAvailable("Redis", ...hostPort(REDIS_URL, 6379));
+const pgUp = await serviceAvailable("PostgreSQL", ...hostPort(POSTGRES_URL, 5432));
+const tag = randomBytes(4).toString("hex");
+afterAll(async () => {
+  if (redisUp) await dropRedisPrefix(`tg-test-aggrate-${tag}:`);
+  if (pgUp) await dropPgSchema(`tg_test_aggrate_${tag}`);
+});
+
+for (const { name, up, url } of [
+  { name: "Redis", up: redisUp, url: `${REDIS_URL}?prefix=tg-test-aggrate-${tag}:` },
+  { name: "PostgreSQL", up: pgUp, url: `${POSTGRES_URL}?schema=tg_test_aggrate_${tag}` },
+]) {
+  describe.runIf(up)(`a rate limit shared by two proxy replicas on ${name}`, () => {
+    it("concurrent calls through both replicas: exactly the allowed count passes", async () => {
+      writeFileSync(descriptionFile, "Echoes the text back unchanged.");
+      const limited = config({}, { tools: { echo: { rate_limit: { calls: 4, window_ms: 600_000 } } } });
+      const replicas = [
+        await startAggregate(dir, limited, await openGuardStore(url), { closeGuard: true }),
+        await startAggregate(dir, limited, await openGuardStore(url), { closeGuard: true }),
+      ];
+      const results = await Promise.all(
+        Array.from({ length: 14 }, (_, i) =>
+          replicas[i % 2]!.client.callTool({ name: "changing__echo", arguments: { text: `t${i}` } }),
+        ),
+      );
+      expect(results.filter((r) => !r.isError)).toHaveLength(4);
+      const refused = results.filter((r) => r.isError).map(obsOf);
+      expect(refused.every((o) => o.error?.code === "rate_limited")).toBe(true);
+      expect(refused.every((o) => Number(o.error?.detail?.retry_after_ms) > 0)).toBe(true);
+      await Promise.all(replicas.map((r) => r.close()));
+    }, 60_000);
+  });
+}
