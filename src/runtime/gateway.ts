@@ -40,6 +40,7 @@ import { CallAbort, ExecutionAborted, execute, type Executed } from "./execute.j
 import { thrownRefusal, unrenderableRefusal } from "./failures.js";
 import { grant } from "./grant.js";
 import { rateLimit, type RateLimits } from "./rate-limit.js";
+import { visibleTools } from "./visible.js";
 import { resolve } from "./resolve.js";
 import { settleStage } from "./settle.js";
 import { shape } from "./shape.js";
@@ -460,6 +461,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     tools,
     requiresCapability: authority !== null,
     holder: (capability) => (authority ? authority.holder(capability) : Promise.resolve(null)),
+    visible: (capability) => (authority ? visibleTools(authority, tools.values(), capability) : Promise.resolve(null)),
     approvals: createApprovalsApi(store.approvals, clock),
     call(proposal, callOptions) {
       if (closed) {

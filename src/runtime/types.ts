@@ -77,6 +77,12 @@ export interface Gateway {
    * among callers; it decides nothing about calls.
    */
   holder(capability: string): Promise<CapabilityHolder | null>;
+  /**
+   * The names of the tools the holder of `capability` is shown (`runtime/visible.ts`); null when
+   * the gateway requires no capability (every tool is shown). Listing only: calls are granted on
+   * their own.
+   */
+  visible(capability: string): Promise<ReadonlySet<string> | null>;
   readonly approvals: ApprovalsApi;
   /**
    * Refuses new calls and waits for in-flight calls (up to `grace_ms`); calls still running then

@@ -191,10 +191,20 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
   const listing = [...gateway.tools.values()].map((spec) => ({ spec, tool: toMcpTool(spec) }));
   const inflight = new InFlight<object>();
   pending.set(server, inflight);
-  // A tool whose `mcp.hidden` says so (a proxied tool held for review) is left out of this answer.
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: listing.filter(({ spec }) => spec.mcp?.hidden?.() !== true).map(({ tool }) => tool),
-  }));
+  // A tool whose `mcp.hidden` says so (a proxied tool held for review) is left out of this answer, and a caller
+  // that sends a capability sees only the tools it could be granted (its view); without one, every tool.
+  server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
+    const meta = request.params?._meta as Record<string, unknown> | undefined;
+    const sent = meta?.[META_KEYS.capability];
+    const capability =
+      typeof sent === "string" ? sent : (bearerToken(extra.requestInfo?.headers?.authorization) ?? options.capability);
+    const view = capability === undefined ? null : await gateway.visible(capability);
+    return {
+      tools: listing
+        .filter(({ spec }) => spec.mcp?.hidden?.() !== true && (view === null || view.has(spec.name)))
+        .map(({ tool }) => tool),
+    };
+  });
 
   // Registered through Protocol, beneath Server's override that re-parses tools/call params.
   Protocol.prototype.setRequestHandler.call(server, CallToolSchema, async (request, extra): Promise<CallToolResult> => {

@@ -13,7 +13,10 @@ import { POSTGRES_URL, REDIS_URL, serviceAvailable } from "../../support/require
 import { dropPgSchema, dropRedisPrefix } from "../../idempotency/fixtures/service-cleanup.js";
 import { cli } from "../../support/cli.js";
 import { ids, obsOf, tempDir, textOf, until } from "../support.js";
-import { changingServer, startAggregate } from "./aggregate-support.js";
+import { changingServer, everythingServer, startAggregate } from "./aggregate-support.js";
+import { createCapabilityAuthority } from "../../../src/capability/authority.js";
+import { keyRingFromMap } from "../../../src/capability/keys.js";
+import { createMemoryStore } from "../../../src/idempotency/stores/memory.js";
 
 const dir = tempDir("aggregate-pins");
 const node = process.execPath;
@@ -68,6 +71,37 @@ describe("pinned catalogs", () => {
     expect((await agg.client.listTools()).tools.map((t) => t.name)).toEqual(["changing__poison"]);
     const refused = await agg.client.callTool({ name: "changing__echo", arguments: { text: "b" } });
     expect(textOf(refused)).toContain("held until an operator reviews the change");
+    await agg.close();
+  }, 60_000);
+});
+
+describe("per-agent views", () => {
+  it("a capability that grants two tools lists two; without one, every tool is listed", async () => {
+    const keys = keyRingFromMap({ k1: randomBytes(32).toString("base64") }, "test");
+    const store = createMemoryStore();
+    const agg = await startAggregate(
+      dir,
+      { mcpServers: { ev: { command: node, args: [everythingServer, "stdio"] } } },
+      await openGuardStore("memory:"),
+      { closeGuard: true, keys, store },
+    );
+    const authority = createCapabilityAuthority({ keys, store });
+    const two = authority.issue({ rights: ["read"], objects: ["tool:ev__echo", "tool:ev__get-sum"], ttl_ms: 600_000 });
+    const listed = await agg.client.listTools({ _meta: { "toolgate/capability": two } });
+    expect(listed.tools.map((t) => t.name).sort()).toEqual(["ev__echo", "ev__get-sum"]);
+    expect((await agg.client.listTools()).tools.length).toBe(agg.proxy.tools.length);
+    const outside = await agg.client.callTool({
+      name: "ev__get-env",
+      arguments: {},
+      _meta: { "toolgate/capability": two },
+    });
+    expect(obsOf(outside).error?.code).toBe("denied");
+    const inside = await agg.client.callTool({
+      name: "ev__echo",
+      arguments: { message: "hi" },
+      _meta: { "toolgate/capability": two },
+    });
+    expect(textOf(inside)).toContain("Echo: hi");
     await agg.close();
   }, 60_000);
 });

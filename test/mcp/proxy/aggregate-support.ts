@@ -6,6 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { parseServersConfig } from "../../../src/cli/config/load.js";
 import { aggregateUpstreams, configRateLimits } from "../../../src/cli/host/config-proxy.js";
+import type { KeyRing } from "../../../src/capability/keys.js";
 import type { GuardStore } from "../../../src/idempotency/guard-store.js";
 import { openStore } from "../../../src/idempotency/open.js";
 import type { Store } from "../../../src/idempotency/store.js";
@@ -37,7 +38,7 @@ export async function startAggregate(
   config: unknown,
   guard: GuardStore,
   /** `closeGuard`: the aggregate owns the guard store and closes it with itself. */
-  options: { store?: Store; closeGuard?: boolean } = {},
+  options: { store?: Store; closeGuard?: boolean; keys?: KeyRing } = {},
 ): Promise<Aggregate> {
   const file = join(dir, `mcp-${Math.random().toString(36).slice(2)}.json`);
   writeFileSync(file, JSON.stringify(config, null, 2));
@@ -51,7 +52,13 @@ export async function startAggregate(
     log: (line) => logs.push(line),
     gateway: (tools, published) => {
       const limits = configRateLimits(checked, published, guard.rates);
-      return createGateway({ tools, store, audit: false, ...(limits ? { rate_limits: limits } : {}) });
+      return createGateway({
+        tools,
+        store,
+        audit: false,
+        ...(options.keys ? { keys: options.keys } : {}),
+        ...(limits ? { rate_limits: limits } : {}),
+      });
     },
   });
   const mcp = createMcpServer(proxy.gateway);
