@@ -3,6 +3,7 @@
  * the aggregate (each server's transport and toolgate block) and the rate windows of each
  * published tool (per tool, per server, per grant holder), counted in the guard store.
  */
+import { ToolgateError } from "../../core/errors.js";
 import type { ServerConfig, ServersConfig } from "../config/types.js";
 import type { AggregateUpstream, PublishedTool } from "../../mcp/proxy/aggregate.js";
 import type { UpstreamTarget } from "../../mcp/proxy/upstream.js";
@@ -16,7 +17,18 @@ function target(server: ServerConfig): UpstreamTarget {
   return { command: t.command, args: t.args, env: t.env, ...(t.cwd !== undefined ? { cwd: t.cwd } : {}) };
 }
 
+/**
+ * The upstreams of a checked file. An entry asking for `"sandbox": true` is refused: starting
+ * upstreams inside the envelope is not built yet, and starting one outside it when the file asks
+ * for it would be worse than not starting it.
+ */
 export function aggregateUpstreams(config: ServersConfig): AggregateUpstream[] {
+  const boxed = config.servers.filter((s) => s.sandbox).map((s) => s.name);
+  if (boxed.length > 0)
+    throw new ToolgateError(
+      "invalid_config",
+      `${config.file}: mcpServers.${boxed[0]}.toolgate.sandbox is true, but this toolgate cannot start upstreams inside the envelope yet, so nothing was started; remove "sandbox": true to start ${boxed.join(", ")} as the client would (with only the environment the entry names)`,
+    );
   return config.servers.map((s) => ({
     name: s.name,
     namespace: s.namespace,

@@ -57,3 +57,17 @@ describe("the merged catalog of a config file", () => {
     );
   });
 });
+
+describe("an entry asking for the envelope", () => {
+  it("is refused whole while upstreams cannot start inside it: nothing starts outside it instead", async () => {
+    const boxed = file(
+      "boxed.json",
+      JSON.stringify({ mcpServers: { m: { command: "node", toolgate: { sandbox: true } } } }),
+    );
+    const run = await cli("lint", "--config", boxed);
+    expect(run.code).toBe(2);
+    expect(run.err).toContain(
+      "mcpServers.m.toolgate.sandbox is true, but this toolgate cannot start upstreams inside the envelope yet",
+    );
+  });
+});
