@@ -5,7 +5,8 @@
  * the allowed count through.
  */
 import { randomBytes } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openGuardStore } from "../../../src/idempotency/open-guard.js";
@@ -13,7 +14,7 @@ import { POSTGRES_URL, REDIS_URL, serviceAvailable } from "../../support/require
 import { dropPgSchema, dropRedisPrefix } from "../../idempotency/fixtures/service-cleanup.js";
 import { cli } from "../../support/cli.js";
 import { ids, obsOf, tempDir, textOf, until } from "../support.js";
-import { changingServer, everythingServer, startAggregate } from "./aggregate-support.js";
+import { changingServer, everythingServer, startAggregate, wrapper } from "./aggregate-support.js";
 import { createCapabilityAuthority } from "../../../src/capability/authority.js";
 import { keyRingFromMap } from "../../../src/capability/keys.js";
 import { createMemoryStore } from "../../../src/idempotency/stores/memory.js";
@@ -71,6 +72,33 @@ describe("pinned catalogs", () => {
     expect((await agg.client.listTools()).tools.map((t) => t.name)).toEqual(["changing__poison"]);
     const refused = await agg.client.callTool({ name: "changing__echo", arguments: { text: "b" } });
     expect(textOf(refused)).toContain("held until an operator reviews the change");
+    await agg.close();
+  }, 60_000);
+});
+
+describe("a concurrency cap per upstream", () => {
+  it("one call past the cap is refused with nothing run; the call in flight finishes", async () => {
+    const log = join(dir, "slow-upstream.jsonl");
+    const slow = fileURLToPath(new URL("../fixtures/slow-server.mjs", import.meta.url));
+    const agg = await startAggregate(
+      dir,
+      {
+        mcpServers: {
+          slow: { command: node, args: [wrapper, node, slow], env: { WRAPPER_LOG: log }, toolgate: { concurrency: 1 } },
+        },
+      },
+      await openGuardStore("memory:"),
+      { closeGuard: true },
+    );
+    const first = agg.client.callTool({ name: "slow__wait_ms", arguments: { ms: 1500 } });
+    await until(() => existsSync(log) && readFileSync(log, "utf8").includes('"tools/call"'));
+    const second = await agg.client.callTool({ name: "slow__wait_ms", arguments: { ms: 0 } });
+    expect(obsOf(second).error?.code).toBe("precondition_failed");
+    expect(textOf(second)).toContain(
+      "too many slow tools calls at once: 1 are running, the most this server allows (mcpServers.slow.toolgate.concurrency); nothing was run",
+    );
+    expect(textOf(await first)).toContain("waited 1500 ms");
+    expect(readFileSync(log, "utf8").split('"tools/call"').length - 1).toBe(1);
     await agg.close();
   }, 60_000);
 });
