@@ -9,8 +9,7 @@
  * definition changes while the proxy runs (`notifications/tools/list_changed`). Calls in flight
  * to one upstream are capped (`concurrency`).
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ToolListChangedNotificationSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Client, Tool } from "@modelcontextprotocol/client";
 import type { CheckIssue, ToolSpec } from "../../core/tool.js";
 import type { GuardStore } from "../../idempotency/guard-store.js";
 import { definitionHash, pinnedDefinition, reviewPins } from "../../idempotency/pins.js";
@@ -197,7 +196,7 @@ function guardedSpec(
 
 /** Hears `notifications/tools/list_changed` from one client. */
 function onToolsChanged(client: Client, changed: () => void): void {
-  client.setNotificationHandler(ToolListChangedNotificationSchema, changed);
+  client.setNotificationHandler("notifications/tools/list_changed", changed);
 }
 
 /**
