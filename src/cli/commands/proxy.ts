@@ -15,9 +15,7 @@ import { CliError } from "../io.js";
 import { parseMsFlag } from "../host/ms-flag.js";
 import { stateWhere } from "../store.js";
 import { loadServersConfig } from "../config/load.js";
-import { aggregateUpstreams, configRateLimits } from "../host/config-proxy.js";
-import { createAggregateProxy } from "../../mcp/proxy/aggregate.js";
-import { openGuardStore } from "../../idempotency/open-guard.js";
+import { startConfigAggregate } from "../host/config-proxy.js";
 
 interface ProxyFlags extends GatewayFlags {
   upstreamUrl?: string;
@@ -150,32 +148,18 @@ async function runConfigProxy(argv: string[], flags: ProxyFlags): Promise<void> 
   const { settings, run } = parseGatewayFlags(flags);
   const state = prepareState(settings, { guard: cwdCountsAsWorkspace(process.cwd()) });
   for (const note of state.notes) process.stderr.write(`toolgate proxy: ${note}\n`);
-  const guard = await openGuardStore(state.store, { workspace: state.workspace });
+  const started = await startConfigAggregate(config, settings, state, {
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    openSchemas: flags.openSchemas === true,
+  });
   try {
-    const proxy = await createAggregateProxy({
-      upstreams: aggregateUpstreams(config).map((u) => ({
-        ...u,
-        ...(u.timeout_ms === undefined && timeoutMs !== undefined ? { timeout_ms: timeoutMs } : {}),
-      })),
-      separator: config.separator,
-      guard,
-      openSchemas: flags.openSchemas === true,
-      gateway: (tools, published) => {
-        const limits = configRateLimits(config, published, guard.rates);
-        return gatewayFromSettings(tools, settings, state, limits ? { rate_limits: limits } : {});
-      },
+    await runGatewayServer(started.proxy.gateway, {
+      name: "toolgate-proxy",
+      ...run,
+      onListening: (where) =>
+        process.stderr.write(`toolgate proxy: serving on ${where}; state in ${stateWhere(state)}\n`),
     });
-    try {
-      await runGatewayServer(proxy.gateway, {
-        name: "toolgate-proxy",
-        ...run,
-        onListening: (where) =>
-          process.stderr.write(`toolgate proxy: serving on ${where}; state in ${stateWhere(state)}\n`),
-      });
-    } finally {
-      await proxy.close();
-    }
   } finally {
-    await guard.close();
+    await started.close();
   }
 }

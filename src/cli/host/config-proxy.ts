@@ -5,7 +5,17 @@
  */
 import { ToolgateError } from "../../core/errors.js";
 import type { ServerConfig, ServersConfig } from "../config/types.js";
-import type { AggregateUpstream, PublishedTool } from "../../mcp/proxy/aggregate.js";
+import {
+  createAggregateProxy,
+  type AggregateProxy,
+  type AggregateUpstream,
+  type PublishedTool,
+} from "../../mcp/proxy/aggregate.js";
+import { openGuardStore } from "../../idempotency/open-guard.js";
+import type { GuardStore } from "../../idempotency/guard-store.js";
+import type { ToolSpec } from "../../core/tool.js";
+import type { StatePlacement } from "../../state/placement.js";
+import { gatewayFromSettings, type GatewaySettings } from "./gateway-settings.js";
 import type { UpstreamTarget } from "../../mcp/proxy/upstream.js";
 import type { RateStore } from "../../idempotency/guard-store.js";
 import type { LabelledWindow, RateLimits } from "../../runtime/rate-limit.js";
@@ -89,4 +99,58 @@ export function configRateLimits(
       ];
     },
   };
+}
+
+export interface ConfigAggregate {
+  proxy: AggregateProxy;
+  /** Closes the proxy (gateway, then upstreams), then the guard store. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts every server of a checked file behind one gateway built from the command's settings,
+ * with `local` tools beside them (`serve --config`: the coding catalog); pins and rate windows
+ * live in the guard store at the state's store URL.
+ */
+export async function startConfigAggregate(
+  config: ServersConfig,
+  settings: GatewaySettings,
+  state: StatePlacement,
+  options: { local?: readonly ToolSpec[]; timeoutMs?: number; openSchemas?: boolean } = {},
+): Promise<ConfigAggregate> {
+  const upstreams = aggregateUpstreams(config).map((u) => ({
+    ...u,
+    ...(u.timeout_ms === undefined && options.timeoutMs !== undefined ? { timeout_ms: options.timeoutMs } : {}),
+  }));
+  const guard: GuardStore = await openGuardStore(state.store, { workspace: state.workspace });
+  try {
+    const proxy = await createAggregateProxy({
+      upstreams,
+      separator: config.separator,
+      guard,
+      openSchemas: options.openSchemas === true,
+      gateway: (tools, published) => {
+        const limits = configRateLimits(config, published, guard.rates);
+        return gatewayFromSettings(
+          [...(options.local ?? []), ...tools],
+          settings,
+          state,
+          limits ? { rate_limits: limits } : {},
+        );
+      },
+    });
+    return {
+      proxy,
+      async close() {
+        try {
+          await proxy.close();
+        } finally {
+          await guard.close();
+        }
+      },
+    };
+  } catch (err) {
+    await guard.close();
+    throw err;
+  }
 }
