@@ -54,7 +54,7 @@ async function start(args: string[], cwd: string): Promise<Client> {
   try {
     await client.connect(transport);
   } catch (e) {
-    throw new Error(`${(e as Error).message}; stderr: ${err}`);
+    throw new Error(`${(e as Error).message}; stderr: ${err}`, { cause: e });
   }
   open.push(client);
   return client;
