@@ -46,7 +46,7 @@ export async function loadCatalogs(options: CatalogSourceOptions): Promise<Loade
   if (kinds > 1)
     throw new ToolgateError(
       "invalid_input",
-      "give one catalog source: FILE..., --mcp -- CMD ARGS..., --catalog MODULE or --config FILE",
+      `give one catalog source: FILE..., --mcp -- CMD ARGS...${options.config ? ", --catalog MODULE or --config FILE" : " or --catalog MODULE"}`,
     );
   if (options.config) {
     const { configCatalog } = await import("./config/catalog.js");
