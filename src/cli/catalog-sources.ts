@@ -17,6 +17,8 @@ export interface CatalogSourceOptions {
   mcp?: readonly string[];
   /** A module exporting defineTool results. */
   catalog?: string;
+  /** An mcpServers file: its servers' merged catalog, before and after include/exclude. */
+  config?: string;
   /** Workspace for the built-in coding catalog (default: the current directory). */
   workspace?: string;
 }
@@ -38,12 +40,22 @@ function fromValue(value: unknown, source: string): LoadedCatalog {
 /** Loads the catalogs the options name; exactly one kind of source may be given. */
 export async function loadCatalogs(options: CatalogSourceOptions): Promise<LoadedCatalog[]> {
   const files = options.files ?? [];
-  const kinds = [files.length > 0 && !options.mcp, !!options.mcp, !!options.catalog].filter(Boolean).length;
+  const kinds = [files.length > 0 && !options.mcp, !!options.mcp, !!options.catalog, !!options.config].filter(
+    Boolean,
+  ).length;
   if (kinds > 1)
     throw new ToolgateError(
       "invalid_input",
-      "give one catalog source: FILE..., --mcp -- CMD ARGS... or --catalog MODULE",
+      `give one catalog source: FILE..., --mcp -- CMD ARGS...${options.config ? ", --catalog MODULE or --config FILE" : " or --catalog MODULE"}`,
     );
+  if (options.config) {
+    const { configCatalog } = await import("./config/catalog.js");
+    const { all, published } = await configCatalog(options.config);
+    return [
+      fromValue(all, `config:${options.config} (every tool)`),
+      fromValue(published, `config:${options.config} (as published)`),
+    ];
+  }
   if (options.mcp) {
     const [command, ...args] = options.mcp;
     if (!command)

@@ -24,6 +24,7 @@ export const commands: CommandEntry[] = [
   { name: "export", load: () => import("./commands/export.js") },
   { name: "stats", load: () => import("./commands/stats.js") },
   { name: "approvals", load: () => import("./commands/approvals.js") },
+  { name: "pins", load: () => import("./commands/pins.js") },
 ];
 
 /**

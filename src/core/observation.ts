@@ -29,6 +29,8 @@ export type ObservationErrorCode =
   | "timeout"
   | "tool_failed"
   | "store_unavailable"
+  /** A rate limit's window is full: `detail.retry_after_ms` says when to try again. */
+  | "rate_limited"
   /** The call envelope itself (trajectory_id, turn, call_id, …) was malformed. */
   | "invalid_proposal"
   /** A bug inside toolgate; the message says nothing was executed when that is known. */

@@ -34,6 +34,11 @@ export interface McpFacing {
    * three effect hints over them; `openWorldHint` above is not used beside them.
    */
   declared?: ToolAnnotations;
+  /**
+   * While this answers true, tools/list leaves the tool out (a proxied tool whose definition
+   * changed, held until an operator accepts it); calls are still answered, by the tool's `check`.
+   */
+  hidden?: () => boolean;
 }
 
 /**
@@ -125,6 +130,12 @@ export interface ToolResult<O = JsonValue> {
   next?: { arguments: Record<string, JsonValue>; hint: string };
   /** The tool cut its own result: how much was left out. */
   truncated?: { omitted: number; unit: string };
+  /**
+   * The tool answered with a failure of its own (an MCP `isError` result): a definite answer, not
+   * a crash. A write is recorded COMPLETED with it, so a repeat gets the same answer instead of
+   * being refused as in doubt; the observation is an error (`tool_failed`) quoting `text`.
+   */
+  failed?: true;
 }
 
 /** The runtime's view of one tool. */

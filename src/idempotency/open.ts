@@ -61,12 +61,41 @@ const SCHEMES = ["memory", "sqlite", "redis", "rediss", "postgres", "postgresql"
  * store that does not answer and, with `mustExist`, `store_missing` for an absent SQLite file.
  */
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
+  const target = storeTarget(url, options);
+  switch (target.kind) {
+    case "memory":
+      return createMemoryStore();
+    case "sqlite":
+      return createSqliteStore(target);
+    case "redis":
+      return createRedisStore(target);
+    case "postgres":
+      return createPostgresStore(target);
+  }
+}
+
+/** What a store URL names, with toolgate's own query parameters taken out: every store opened from a URL reads it so. */
+export type StoreTarget =
+  | { kind: "memory" }
+  | { kind: "sqlite"; path: string }
+  | { kind: "redis"; url: string; prefix: string; connectTimeoutMs: number | undefined }
+  | {
+      kind: "postgres";
+      url: string;
+      schema: string | undefined;
+      tablePrefix: string | undefined;
+      asyncTransitions: boolean | undefined;
+      connectTimeoutMs: number | undefined;
+    };
+
+/** Reads a store URL (the errors of `openStore`); the stores beside the idempotency store open from it too. */
+export function storeTarget(url: string, options: OpenStoreOptions = {}): StoreTarget {
   const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(url)?.[1]?.toLowerCase();
   switch (scheme) {
     case "memory":
       if (url.length > "memory:".length)
         throw badUrl(`memory: takes no path; received ${JSON.stringify(url)}; use memory:`);
-      return createMemoryStore();
+      return { kind: "memory" };
     case "sqlite": {
       const path = sqlitePath(url, options.workspace ?? process.cwd(), options.stateDir);
       if (options.mustExist && path !== ":memory:" && !existsSync(path)) {
@@ -75,27 +104,29 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
           `no toolgate state at ${path}: nothing has been recorded there yet; run from the workspace toolgate serves (or pass --workspace DIR), or name the store with --store`,
         );
       }
-      return createSqliteStore({ path });
+      return { kind: "sqlite", path };
     }
     case "redis":
     case "rediss": {
       const { base, params } = splitParams(url, ["prefix"]);
-      return createRedisStore({
+      return {
+        kind: "redis",
         url: base,
         prefix: options.prefix ?? params.prefix ?? "toolgate:",
         connectTimeoutMs: options.connectTimeoutMs,
-      });
+      };
     }
     case "postgres":
     case "postgresql": {
       const { base, params } = splitParams(url, ["schema", "table_prefix", "async_transitions"]);
-      return createPostgresStore({
+      return {
+        kind: "postgres",
         url: base,
         schema: options.schema ?? params.schema,
         tablePrefix: options.tablePrefix ?? params.table_prefix,
         asyncTransitions: options.asyncTransitions ?? onOff("async_transitions", params.async_transitions),
         connectTimeoutMs: options.connectTimeoutMs,
-      });
+      };
     }
     default:
       throw badUrl(unknownScheme(url, scheme));

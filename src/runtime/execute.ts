@@ -16,6 +16,8 @@ export interface Executed {
   state?: Record<string, JsonValue>;
   next?: { arguments: Record<string, JsonValue>; hint: string };
   truncated?: { omitted: number; unit: string };
+  /** The tool's own failure answer (`ToolResult.failed`), stored and replayed like any result. */
+  failed?: true;
 }
 
 const ABORT_MESSAGES = {
@@ -159,6 +161,7 @@ export function normalise(value: unknown): Executed {
     ...(value.state !== undefined ? { state: value.state } : {}),
     ...(value.next !== undefined ? { next: value.next } : {}),
     ...(value.truncated !== undefined ? { truncated: value.truncated } : {}),
+    ...(value.failed === true ? { failed: true as const } : {}),
   };
 }
 

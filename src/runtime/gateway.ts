@@ -1,7 +1,7 @@
 /**
  * `createGateway`: the runtime boundary (every call passes validation and grant before it
  * takes effect). `call` reads like the pipeline of ARCHITECTURE.md:
- * resolve → validate → grant → approve (A3) → settle (A2/A3) → execute → shape → audit.
+ * resolve → validate → grant → rate → approve (A3) → settle (A2/A3) → execute → shape → audit.
  * Each stage lives in its own module and returns data or a `Refusal`; only this file renders
  * refusals and writes the audit record.
  */
@@ -39,6 +39,8 @@ import { CallState, isRefusal, refuse, type Refusal } from "./call.js";
 import { CallAbort, ExecutionAborted, execute, type Executed } from "./execute.js";
 import { thrownRefusal, unrenderableRefusal } from "./failures.js";
 import { grant } from "./grant.js";
+import { rateLimit, type RateLimits } from "./rate-limit.js";
+import { visibleTools } from "./visible.js";
 import { resolve } from "./resolve.js";
 import { settleStage } from "./settle.js";
 import { shape } from "./shape.js";
@@ -86,6 +88,8 @@ export interface GatewayOptions {
    * pages through it (in process memory; default off, so the catalog is exactly `tools`).
    */
   continuations?: boolean | Omit<ContinuationOptions, "now">;
+  /** Calls per window, per tool, server or grant holder, counted in a guard store (`runtime/rate-limit.ts`). */
+  rate_limits?: RateLimits;
 }
 
 const DEFAULT_LEASE_MS = 60_000;
@@ -211,6 +215,14 @@ export function createGateway(options: GatewayOptions): Gateway {
         const d = await authority.authorize(token, { ...request, tool: tool.name, args });
         return d.allowed ? null : `${d.reason} (${d.code})`;
       };
+    }
+
+    const limits = options.rate_limits;
+    if (limits) {
+      const holder = async () =>
+        authority && p.capability !== undefined ? ((await authority.holder(p.capability))?.key ?? null) : null;
+      const limited = await c.stage("rate", () => rateLimit(limits, tool.name, holder, clock()));
+      if (limited) return fail(c, limited);
     }
 
     if (c.authority === "A0" || c.authority === "A1") {
@@ -480,6 +492,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     tools,
     requiresCapability: authority !== null,
     holder: (capability) => (authority ? authority.holder(capability) : Promise.resolve(null)),
+    visible: (capability) => (authority ? visibleTools(authority, tools.values(), capability) : Promise.resolve(null)),
     approvals: createApprovalsApi(store.approvals, clock),
     call(proposal, callOptions) {
       if (closed) {

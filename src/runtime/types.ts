@@ -95,6 +95,12 @@ export interface Gateway {
    * among callers; it decides nothing about calls.
    */
   holder(capability: string): Promise<CapabilityHolder | null>;
+  /**
+   * The names of the tools the holder of `capability` is shown (`runtime/visible.ts`); null when
+   * the gateway requires no capability (every tool is shown). Listing only: calls are granted on
+   * their own.
+   */
+  visible(capability: string): Promise<ReadonlySet<string> | null>;
   readonly approvals: ApprovalsApi;
   /**
    * Refuses new calls and waits for in-flight calls (up to `grace_ms`); calls still running then
@@ -122,7 +128,9 @@ export interface AuditRecord {
   /** "ok" or the observation's error code. */
   outcome: string;
   /** Stages that ran, in pipeline order; `approve` is the A3 approval gate. */
-  stages: Partial<Record<"resolve" | "validate" | "grant" | "approve" | "settle" | "execute" | "shape", StageOutcome>>;
+  stages: Partial<
+    Record<"resolve" | "validate" | "grant" | "rate" | "approve" | "settle" | "execute" | "shape", StageOutcome>
+  >;
   /** Issue codes when validation failed (e.g. ["additional_property"]). */
   validation_codes: string[];
   grant_code: string | null;

@@ -19,6 +19,7 @@ interface Options {
   json?: boolean;
   mcp?: boolean;
   catalog?: string;
+  config?: string;
   shape?: string[];
 }
 
@@ -53,6 +54,10 @@ export function register(program: Command): void {
     )
     .option("--mcp", "list the tools of the MCP server started by the command after --")
     .option("--catalog <module>", "a module exporting defineTool results")
+    .option(
+      "--config <file>",
+      "an mcpServers file: the merged catalog of its servers, before and after include/exclude",
+    )
     .option("--turns <N>", "turns in the trajectory (N)", String(DEFAULT_TURNS))
     .addOption(new Option("--tokenizer <name>", "tokenizer").choices(["o200k", "cl100k"]).default("o200k"))
     .option(
@@ -79,6 +84,7 @@ export function register(program: Command): void {
         files: opts.mcp ? [] : files,
         ...(opts.mcp ? { mcp: files } : {}),
         ...(opts.catalog ? { catalog: opts.catalog } : {}),
+        ...(opts.config ? { config: opts.config } : {}),
       });
       const results = catalogs.map((c) => {
         const onProgress = progress(c.source);

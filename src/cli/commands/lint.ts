@@ -34,16 +34,29 @@ function refuseEmpty(sources: readonly LintSource[]): void {
 export function register(program: Command): void {
   program
     .command("lint")
-    .description("lint tool schemas (descriptor, array, tools/list result or catalog file) against rules TG001–TG010")
+    .description("lint tool schemas (descriptor, array, tools/list result or catalog file) against rules TG001–TG011")
     .argument("[files...]", "JSON files to lint; - reads standard input")
     .addOption(new Option("--format <format>", "output format").choices(LINT_FORMATS as string[]).default("text"))
     .option("--mcp", "lint a live MCP server's tools/list (every page): lint --mcp -- CMD ARGS... or lint --mcp URL")
+    .option(
+      "--config <file>",
+      "lint the merged catalog of an mcpServers file's servers as toolgate proxy --config publishes it",
+    )
     .option("--json", "same as --format json (every command has --json)")
-    .action(async (files: string[], opts: { format: LintFormat; mcp?: boolean; json?: boolean }) => {
-      // The MCP client loads only for --mcp: linting a file starts like a small CLI.
-      const sources = opts.mcp
-        ? [await (await import("../../mcp/proxy/list-tools.js")).mcpLintSource(files)]
-        : readSources(files);
+    .action(async (files: string[], opts: { format: LintFormat; mcp?: boolean; config?: string; json?: boolean }) => {
+      if (opts.config !== undefined && (files.length > 0 || opts.mcp))
+        throw new CliError("--config names the catalog: give no FILE and no --mcp beside it");
+      // The MCP client loads only for --mcp and --config: linting a file starts like a small CLI.
+      const sources = opts.config
+        ? [
+            {
+              source: `config:${opts.config}`,
+              value: { tools: (await (await import("../config/catalog.js")).configCatalog(opts.config)).published },
+            },
+          ]
+        : opts.mcp
+          ? [await (await import("../../mcp/proxy/list-tools.js")).mcpLintSource(files)]
+          : readSources(files);
       refuseEmpty(sources);
       const report = lintSources(sources);
       process.stdout.write(formatReport(report, opts.json ? "json" : opts.format));

@@ -14,9 +14,12 @@ import type { UpstreamTarget } from "../../mcp/proxy/upstream.js";
 import { CliError } from "../io.js";
 import { parseMsFlag } from "../host/ms-flag.js";
 import { stateWhere } from "../store.js";
+import { loadServersConfig } from "../config/load.js";
+import { startConfigAggregate } from "../host/config-proxy.js";
 
 interface ProxyFlags extends GatewayFlags {
   upstreamUrl?: string;
+  config?: string;
   openSchemas?: boolean;
   timeoutMs?: string;
   toolTimeoutMs?: string[];
@@ -77,7 +80,11 @@ export function register(program: Command): void {
       "[upstream...]",
       "the upstream server command after --, e.g. -- npx -y @modelcontextprotocol/server-memory",
     )
-    .option("--upstream-url <url>", "an upstream reached over Streamable HTTP instead of a command");
+    .option("--upstream-url <url>", "an upstream reached over Streamable HTTP instead of a command")
+    .option(
+      "--config <file>",
+      "every server of an mcpServers file (Claude Desktop, Claude Code, Cursor or VS Code format) behind one endpoint, tools named SERVER__TOOL",
+    );
   gatewayFlagOptions(proxy, "current folder")
     .option(
       "--open-schemas",
@@ -93,6 +100,7 @@ export function register(program: Command): void {
       (value: string, previous: string[] = []) => [...previous, value],
     );
   httpFlagOptions(proxy).action(async (argv: string[], flags: ProxyFlags) => {
+    if (flags.config !== undefined) return runConfigProxy(argv, flags);
     const upstream = upstreamTarget(argv, flags.upstreamUrl);
     const timeoutMs =
       flags.timeoutMs === undefined
@@ -122,4 +130,36 @@ export function register(program: Command): void {
       await proxy.close();
     }
   });
+}
+
+/** `proxy --config FILE`: every server of the file behind one gateway, pins and rate limits in the store. */
+async function runConfigProxy(argv: string[], flags: ProxyFlags): Promise<void> {
+  if (argv.length > 0 || flags.upstreamUrl !== undefined)
+    throw new CliError("--config names the upstreams: give no -- CMD ARGS... and no --upstream-url beside it");
+  if (flags.toolTimeoutMs !== undefined)
+    throw new CliError(
+      'with --config, a tool\'s time limit is set in its server\'s toolgate block: "tools": {"NAME": {"timeout_ms": MS}}',
+    );
+  const config = loadServersConfig(flags.config!);
+  const timeoutMs =
+    flags.timeoutMs === undefined
+      ? undefined
+      : parseMsFlag("--timeout-ms", flags.timeoutMs, { min: MIN_PROXY_TIMEOUT_MS, example: 300_000 });
+  const { settings, run } = parseGatewayFlags(flags);
+  const state = prepareState(settings, { guard: cwdCountsAsWorkspace(process.cwd()) });
+  for (const note of state.notes) process.stderr.write(`toolgate proxy: ${note}\n`);
+  const started = await startConfigAggregate(config, settings, state, {
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    openSchemas: flags.openSchemas === true,
+  });
+  try {
+    await runGatewayServer(started.proxy.gateway, {
+      name: "toolgate-proxy",
+      ...run,
+      onListening: (where) =>
+        process.stderr.write(`toolgate proxy: serving on ${where}; state in ${stateWhere(state)}\n`),
+    });
+  } finally {
+    await started.close();
+  }
 }

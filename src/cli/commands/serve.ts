@@ -8,6 +8,8 @@ import type { Command } from "commander";
 import { gatewayFromSettings, prepareState } from "../host/gateway-settings.js";
 import { loadCatalogModule } from "../host/catalog-module.js";
 import { runGatewayServer } from "../host/run.js";
+import { startConfigAggregate } from "../host/config-proxy.js";
+import { loadServersConfig } from "../config/load.js";
 import { createCodingCatalog, type CodingCatalogOptions } from "../../tools/catalog.js";
 import { HIDDEN_DEFAULT, PROTECTED_DEFAULT } from "../../tools/workspace.js";
 import type { StatePlacement } from "../../state/placement.js";
@@ -23,6 +25,7 @@ interface ServeFlags extends GatewayFlags, EgressFlags {
   catalog?: string;
   graceMs?: string;
   gitWritable?: boolean;
+  config?: string;
 }
 
 function workspaceDir(dir: string | undefined): string {
@@ -69,6 +72,10 @@ export function register(program: Command): void {
       "serve the tools a JS/TS module exports (defineTool results) instead of the coding tools",
     )
     .option(
+      "--config <file>",
+      "also serve every server of an mcpServers file (Claude Desktop, Claude Code, Cursor or VS Code format) beside the coding tools, as toolgate proxy --config does",
+    )
+    .option(
       "--git-writable",
       "let bash_execute write the repository's .git (add, commit, checkout); its hooks, config and the like stay read-only (default: all of .git is read-only in the sandbox)",
     );
@@ -99,14 +106,22 @@ export function register(program: Command): void {
           ...codingCatalogOptions(workspace, state, flags.gitWritable === true),
           ...(egress ? { sandbox: { egress } } : {}),
         });
-    const gateway = await gatewayFromSettings(tools, settings, state);
-    await runGatewayServer(gateway, {
-      ...run,
-      ...(graceMs !== undefined ? { graceMs } : {}),
-      onListening: (where) =>
-        process.stderr.write(
-          `toolgate serve: ${gateway.tools.size} tool${gateway.tools.size === 1 ? "" : "s"} (${[...gateway.tools.keys()].join(", ")}) on ${where}; workspace ${workspace}; state in ${stateWhere(state)}\n`,
-        ),
-    });
+    // With --config, the upstreams' tools are served beside these, by one gateway.
+    const aggregate = flags.config
+      ? await startConfigAggregate(loadServersConfig(flags.config), settings, state, { local: tools })
+      : null;
+    const gateway = aggregate ? aggregate.proxy.gateway : await gatewayFromSettings(tools, settings, state);
+    try {
+      await runGatewayServer(gateway, {
+        ...run,
+        ...(graceMs !== undefined ? { graceMs } : {}),
+        onListening: (where) =>
+          process.stderr.write(
+            `toolgate serve: ${gateway.tools.size} tool${gateway.tools.size === 1 ? "" : "s"} (${[...gateway.tools.keys()].join(", ")}) on ${where}; workspace ${workspace}; state in ${stateWhere(state)}\n`,
+          ),
+      });
+    } finally {
+      await aggregate?.close();
+    }
   });
 }

@@ -9,7 +9,7 @@
 import { loadKeys } from "../../capability/keys.js";
 import { openStore } from "../../idempotency/open.js";
 import { createAuditSink } from "../../runtime/audit.js";
-import { createGateway } from "../../runtime/gateway.js";
+import { createGateway, type GatewayOptions } from "../../runtime/gateway.js";
 import type { Gateway } from "../../runtime/types.js";
 import type { ToolSpec } from "../../core/tool.js";
 import { placeState, type StatePlacement } from "../../state/placement.js";
@@ -70,6 +70,7 @@ export async function gatewayFromSettings(
   tools: ToolSpec[],
   settings: GatewaySettings = {},
   state: StatePlacement = prepareState(settings),
+  extra: Pick<GatewayOptions, "rate_limits"> = {},
 ): Promise<Gateway> {
   const env = settings.env ?? process.env;
   const keys = keysConfigured(settings)
@@ -87,6 +88,7 @@ export async function gatewayFromSettings(
       audit,
       ...(settings.budgetTokens !== undefined ? { budgets: { default_tokens: settings.budgetTokens } } : {}),
       ...(settings.approveVia !== undefined ? { approve_via: settings.approveVia } : {}),
+      ...extra,
     });
   } catch (err) {
     if (audit) await audit.close();

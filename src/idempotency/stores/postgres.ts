@@ -5,11 +5,11 @@
  * UPDATEs, the budget spend a conditional upsert, approvals a compare-and-set on state.
  */
 import { createHash } from "node:crypto";
-import type { Pool, PoolConfig, QueryResult, QueryResultRow } from "pg";
+import type { Pool, QueryResult, QueryResultRow } from "pg";
 import { ToolgateError } from "../../core/errors.js";
 import type { ApprovalRecord, ApprovalStore, BudgetStore, RecordStore, RevocationStore, Store } from "../store.js";
 import { approvalBinding } from "./approval-binding.js";
-import { importDriver, redactUrl } from "./driver.js";
+import { connectPostgres } from "./postgres-connect.js";
 import { checkIdentifiers, postgresDdl, postgresSql } from "./postgres-schema.js";
 import type { PostgresSql } from "./postgres-schema.js";
 import {
@@ -61,29 +61,11 @@ const rowsOf = async <R extends QueryResultRow>(result: Promise<QueryResult<R>>)
 /** Opens the PostgreSQL store, creating its tables; fails fast with `store_unavailable` when the server does not
  * answer. */
 export async function createPostgresStore(options: PostgresStoreOptions): Promise<Store> {
-  const { default: pg } = await importDriver("postgres", "pg", 8, () => import("pg"));
   const schema = options.schema ?? "public";
   const prefix = options.tablePrefix ?? "toolgate_";
   checkIdentifiers(schema, prefix);
-  const config: PoolConfig = {
-    connectionString: options.url,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 2000,
-    query_timeout: options.queryTimeoutMs ?? 10_000,
-    max: options.maxConnections ?? 10,
-  };
-  const pool: Pool = new pg.Pool(config);
-  // An idle client losing its connection must not crash the process; the next query reports it.
-  pool.on("error", () => {});
-  try {
-    await createTables(pool, schema, prefix);
-  } catch (err) {
-    await pool.end().catch(() => {});
-    throw new ToolgateError(
-      "store_unavailable",
-      `cannot open the PostgreSQL store at ${redactUrl(options.url)}: ${(err as Error).message}`,
-      { cause: err },
-    );
-  }
+  const connection = await connectPostgres(options, postgresDdl(schema, prefix), `toolgate-ddl:${schema}.${prefix}`);
+  const pool = connection.pool;
   const texts = postgresSql(schema, prefix);
   // Named prepared statements: parsed once per connection. The name carries a hash of the
   // text so stores with other schemas or prefixes on the same pool never collide.
@@ -93,8 +75,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     (name, values) =>
       on.query({ name: `tg_${tag}_${name}`, text: texts[name], values });
   const query = queryOn(pool);
-  const asyncPool = options.asyncTransitions ? new pg.Pool({ ...config, options: "-c synchronous_commit=off" }) : null;
-  asyncPool?.on("error", () => {});
+  const asyncPool = options.asyncTransitions ? connection.pool2("-c synchronous_commit=off") : null;
   let closed = false;
   return {
     kind: "postgres",
@@ -110,23 +91,6 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
       await Promise.all([pool.end(), asyncPool?.end()]);
     },
   };
-}
-
-async function createTables(pool: Pool, schema: string, prefix: string): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    // Two processes starting at once would both run CREATE … IF NOT EXISTS and one could fail
-    // on the catalog's unique index; the advisory lock serialises them until COMMIT.
-    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`toolgate-ddl:${schema}.${prefix}`]);
-    await client.query(postgresDdl(schema, prefix));
-    await client.query("COMMIT");
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
 }
 
 /** `write` runs the writes after the claim (`asyncTransitions`); everything else runs on `query`. */

@@ -4,12 +4,12 @@
  * other atomic transition is a Lua script (`redis-scripts.ts`). COMPLETED records expire
  * through PX; IN_DOUBT ones never do.
  */
-import type { Redis, RedisOptions } from "ioredis";
+import type { Redis } from "ioredis";
 import { ToolgateError } from "../../core/errors.js";
 import { createHash } from "node:crypto";
 import type { ApprovalRecord, ApprovalStore, BudgetStore, RecordStore, RevocationStore, Store } from "../store.js";
 import { approvalBinding } from "./approval-binding.js";
-import { importDriver, redactUrl } from "./driver.js";
+import { connectRedis } from "./redis-connect.js";
 import { approvalFromRow, approvalToRow, checkSpend, claimedRecord, completedExpired } from "./rows.js";
 import type { ApprovalRow } from "./rows.js";
 import * as lua from "./redis-scripts.js";
@@ -41,41 +41,7 @@ interface Scripted extends Redis {
 
 /** Opens the Redis store; fails fast with `store_unavailable` (URL without password) when Redis does not answer. */
 export async function createRedisStore(options: RedisStoreOptions): Promise<Store> {
-  const { Redis } = await importDriver("redis", "ioredis", 5, () => import("ioredis"));
-  const where = redactUrl(options.url);
-  const settings: RedisOptions = {
-    lazyConnect: true,
-    connectTimeout: options.connectTimeoutMs ?? 2000,
-    commandTimeout: options.commandTimeoutMs ?? 10_000,
-    // Fail fast instead of queueing or retrying forever: a command that cannot reach Redis
-    // rejects, and settle leaves the record as the store last saw it (never "completed").
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    retryStrategy: (times) => (times > 5 ? null : Math.min(times * 100, 1000)),
-  };
-  const redis = new Redis(options.url, settings) as Scripted;
-  let lastError: Error | null = null;
-  redis.on("error", (err: Error) => (lastError = err));
-  const connectTimeout = options.connectTimeoutMs ?? 2000;
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    // connectTimeout bounds the TCP connect only; a server that accepts and never answers
-    // would hold the ready check forever, so the whole handshake gets the same bound.
-    const silent = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${connectTimeout} ms`)), connectTimeout);
-    });
-    await Promise.race([redis.connect(), silent]);
-  } catch (err) {
-    redis.disconnect();
-    const reason = (lastError ?? (err as Error)).message;
-    throw new ToolgateError(
-      "store_unavailable",
-      `cannot reach the Redis store at ${where}: ${reason}; is Redis running there?`,
-      { cause: err },
-    );
-  } finally {
-    clearTimeout(timer);
-  }
+  const redis = (await connectRedis(options)) as Scripted;
   redis.defineCommand("tgClaimExisting", { numberOfKeys: 1, lua: lua.CLAIM_EXISTING });
   redis.defineCommand("tgTransition", { numberOfKeys: 1, lua: lua.TRANSITION });
   redis.defineCommand("tgRelease", { numberOfKeys: 1, lua: lua.RELEASE });

@@ -3,18 +3,10 @@
  * several OS processes on one machine. Every transition is one statement, so SQLite's write
  * lock makes it atomic across processes; `busy_timeout` makes a writer wait instead of failing.
  */
-import { dirname } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { ToolgateError } from "../../core/errors.js";
-import {
-  checkPrivateFileIfPresent,
-  checkSameFile,
-  ensurePrivateDir,
-  preparePrivateFile,
-  type FileId,
-} from "../../state/private.js";
 import type { ApprovalRecord, ApprovalStore, BudgetStore, RecordStore, RevocationStore, Store } from "../store.js";
-import { importDriver } from "./driver.js";
+import { openSqliteDatabase } from "./sqlite-open.js";
 import {
   DEFAULT_LIST_LIMIT,
   approvalFromRow,
@@ -45,34 +37,7 @@ type Statements = { [K in keyof typeof SQLITE_SQL]: BetterSqlite3.Statement };
 
 /** Opens (and creates, idempotently) the SQLite store at `options.path`. */
 export async function createSqliteStore(options: SqliteStoreOptions): Promise<Store> {
-  const { default: Database } = await importDriver("sqlite", "better-sqlite3", 12, () => import("better-sqlite3"));
-  const id = options.path === ":memory:" ? null : preparePath(options.path);
-  let db: BetterSqlite3.Database;
-  try {
-    db = new Database(options.path);
-    // busy_timeout first: switching to WAL and the DDL below may meet another process doing the same.
-    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
-    db.pragma("journal_mode = WAL");
-    // NORMAL in WAL mode: a commit survives a process crash (the case settle guards against);
-    // only an OS crash or power loss may lose the last commits.
-    db.pragma("synchronous = NORMAL");
-    db.transaction(() => db.exec(SQLITE_DDL)).immediate();
-  } catch (err) {
-    throw new ToolgateError(
-      "store_unavailable",
-      `cannot open the SQLite store at ${options.path}: ${(err as Error).message}`,
-      { cause: err },
-    );
-  }
-  if (id !== null) {
-    try {
-      // better-sqlite3 opens by name, following links: the name must still be the file checked above.
-      checkSameFile(options.path, id, "the SQLite store");
-    } catch (err) {
-      db.close();
-      throw err;
-    }
-  }
+  const db = await openSqliteDatabase(options.path, options.busyTimeoutMs ?? 5000, SQLITE_DDL);
   const sql = Object.fromEntries(
     Object.entries(SQLITE_SQL).map(([name, text]) => [name, db.prepare(text)]),
   ) as Statements;
@@ -91,17 +56,6 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<St
       db.close();
     },
   };
-}
-
-/** SQLite's own files beside the database, which it opens by name too. */
-const COMPANIONS = ["-wal", "-shm", "-journal"];
-
-/** Checks the folder and the files SQLite will open, creating the database file 0600 when absent. */
-function preparePath(path: string): FileId {
-  ensurePrivateDir(dirname(path), "the SQLite store's folder");
-  for (const suffix of COMPANIONS) checkPrivateFileIfPresent(path + suffix, "the SQLite store's companion file");
-  // SQLite gives its -wal and -shm files the database file's mode, so 0600 here makes them 0600 too.
-  return preparePrivateFile(path, "the SQLite store");
 }
 
 function sqliteRecords(sql: Statements): RecordStore {

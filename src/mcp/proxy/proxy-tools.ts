@@ -65,9 +65,10 @@ const NOT_CONNECTED = "Not connected";
 /**
  * ToolSpec for one upstream tool. A request that never left the proxy (the upstream is down)
  * throws `NoEffectError`, so its key is released and the model reads that it did not run.
- * Any other failure — upstream `isError`, a disconnect while the call was in flight, a
- * timeout — is a normal failure to the gateway, which marks an A2/A3 call IN_DOUBT rather than
- * release its key: the upstream may have acted before it failed.
+ * An upstream `isError` result is the tool's answer (`failed`): an A2/A3 call is recorded
+ * COMPLETED with it and a repeat replays it. Any other failure — a disconnect while the call was
+ * in flight, a timeout — is a normal failure to the gateway, which marks an A2/A3 call IN_DOUBT
+ * rather than release its key: the upstream may have acted before it failed, or its answer was lost.
  */
 export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: ProxyToolOptions = {}): ToolSpec {
   const timeout_ms = options.timeout_ms ?? DEFAULT_PROXY_TIMEOUT_MS;
@@ -105,8 +106,8 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
         throw new UpstreamError(`the upstream MCP server did not answer ${tool.name}: ${message}`);
       }
       const text = textOf(result);
-      if (result.isError)
-        throw new UpstreamError(`the upstream MCP server reported an error from ${tool.name}: ${text}`);
+      // isError is the tool's definite answer (it ran and said it failed): stored and replayed, not in doubt.
+      if (result.isError) return toolResult(text, { text, failed: true });
       const output: JsonValue = (result.structuredContent as JsonValue | undefined) ?? text;
       return toolResult(output, { text });
     },

@@ -64,7 +64,7 @@ function summary(
 }
 
 /** The tools as served: open object schemas closed unless the operator keeps them open. */
-function servedTools(listed: Tool[], open: boolean): { tools: Tool[]; objects: number; closedTools: number } {
+export function servedTools(listed: Tool[], open: boolean): { tools: Tool[]; objects: number; closedTools: number } {
   if (open) return { tools: listed, objects: 0, closedTools: 0 };
   let objects = 0;
   let closedTools = 0;

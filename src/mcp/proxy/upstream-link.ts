@@ -8,11 +8,16 @@
  */
 import type { Client, Tool } from "@modelcontextprotocol/client";
 import { NoEffectError } from "../../core/errors.js";
+import { definitionHash, pinnedDefinition } from "../../idempotency/pins.js";
 import { connectUpstream, describeTarget, listAllTools, type UpstreamTarget } from "./upstream.js";
 
-/** What of a tool the gateway's ToolSpec depends on: a change to any of it needs a restart. */
+/**
+ * The whole catalog as served: every tool's full definition (`pinnedDefinition`, the description
+ * included, since a changed description changes what the model is told to do). A change to any
+ * of it needs a restart.
+ */
 export function catalogFingerprint(tools: Tool[]): string {
-  return JSON.stringify(tools.map((t) => [t.name, t.inputSchema, t.outputSchema ?? null, t.annotations ?? null]));
+  return JSON.stringify(tools.map((t) => definitionHash(pinnedDefinition(t))));
 }
 
 export class UpstreamLink {
@@ -28,6 +33,8 @@ export class UpstreamLink {
     client: Client,
     private readonly fingerprint: string,
     private readonly log: (line: string) => void,
+    /** Called with every client the link connects, the first included (e.g. to hear its notifications). */
+    private readonly onConnect: (client: Client) => void = () => {},
   ) {
     this.target = describeTarget(upstream);
     this.current = client;
@@ -40,6 +47,7 @@ export class UpstreamLink {
   }
 
   private watch(client: Client): void {
+    this.onConnect(client);
     client.onclose = () => {
       if (this.current === client) this.current = null;
       if (!this.closing)

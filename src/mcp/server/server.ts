@@ -319,10 +319,23 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
   const warn = options.warn ?? ((line: string) => void process.stderr.write(line + "\n"));
   let warnedIgnored = false;
   const checkOutput = outputCheck();
-  const tools = [...gateway.tools.values()].map(toMcpTool);
-  server.setRequestHandler("tools/list", (_request, ctx) => {
+  const listing = [...gateway.tools.values()].map((spec) => ({ spec, tool: toMcpTool(spec) }));
+  // A tool whose `mcp.hidden` says so (a proxied tool held for review) is left out of this answer, and a caller
+  // that sends a capability sees only the tools it could be granted (its view); without one, every tool.
+  server.setRequestHandler("tools/list", async (request, ctx) => {
     requireEnvelope(server, ctx, "tools/list");
-    return { tools };
+    const meta = (request as { params?: { _meta?: Record<string, unknown> } }).params?._meta;
+    const sent = meta?.[META_KEYS.capability];
+    const capability =
+      typeof sent === "string"
+        ? sent
+        : (bearerToken(ctx.http?.req?.headers.get("authorization") ?? undefined) ?? options.capability);
+    const view = capability === undefined ? null : await gateway.visible(capability);
+    return {
+      tools: listing
+        .filter(({ spec }) => spec.mcp?.hidden?.() !== true && (view === null || view.has(spec.name)))
+        .map(({ tool }) => tool),
+    };
   });
 
   server.setRequestHandler(

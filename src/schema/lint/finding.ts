@@ -9,7 +9,7 @@ export type Severity = "error" | "warning";
 
 /** One finding: which rule, how bad, which tool, where (JSON Pointer into the descriptor), what and how to fix it. */
 export interface LintFinding {
-  /** `TG000` (schema unusable) or `TG001`…`TG010`. */
+  /** `TG000` (schema unusable) or `TG001`…`TG011`. */
   rule: string;
   severity: Severity;
   tool: string;

@@ -1,7 +1,7 @@
 /**
  * The rule registry. `lintTool` runs `schemaRules` on every schema node and `toolRules` once
  * per tool; `lintCatalog` also runs `catalogRules` over the whole catalog (duplicate names,
- * TG009 overlap). Every rule, TG000–TG010, lives in rules/ or, for TG000, in index.ts and walk.ts.
+ * TG009 overlap). Every rule, TG000–TG011, lives in rules/ or, for TG000, in index.ts and walk.ts.
  */
 import type { CatalogRule, SchemaRule, ToolRule } from "./finding.js";
 import { bounded } from "./rules/bounded.js";
@@ -11,6 +11,7 @@ import { duplicateNames, propertyDescription, toolNaming } from "./rules/naming.
 import { required } from "./rules/required.js";
 import { wholeFileRewrite } from "./rules/rewrite.js";
 import { overlapRule } from "./rules/overlap.js";
+import { toolPoisoning } from "./rules/poisoning.js";
 import { unions } from "./rules/unions.js";
 import { units } from "./rules/units.js";
 
@@ -18,7 +19,7 @@ import { units } from "./rules/units.js";
 export const schemaRules: SchemaRule[] = [closed, required, bounded, units, unions, untypedBag, propertyDescription];
 
 /** Rules run once per tool descriptor. */
-export const toolRules: ToolRule[] = [sideEffect, wholeFileRewrite, toolNaming];
+export const toolRules: ToolRule[] = [sideEffect, wholeFileRewrite, toolNaming, toolPoisoning];
 
 /** Rules run once over a whole catalog. */
 export const catalogRules: CatalogRule[] = [duplicateNames, overlapRule];

@@ -11,4 +11,6 @@ export const RULE_TITLES: Readonly<Record<string, string>> = {
   TG008: "whole-file rewrite: a write tool takes an exact replacement, not whole content",
   TG009: "overlap: two tools could serve the same request",
   TG010: "naming and description: valid name, a description, every property described",
+  TG011:
+    "tool poisoning: no instructions to the model, imitated system tags, invisible text or other programs' credentials in descriptions",
 };

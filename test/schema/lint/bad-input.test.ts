@@ -143,6 +143,8 @@ describe("bad input", () => {
         "error TG002 /inputSchema/properties/a: a has no default and is not in required, and nothing says what a missing a means",
         "warning TG010 /inputSchema/properties/a: the description of a is 5242880 characters",
         "warning TG010 /description: the description is 5242880 characters, sent with every turn",
+        "warning TG011 /description: the text is 5242880 characters, more than anyone reviews, so instructions can hide in it",
+        "warning TG011 /inputSchema/properties/a/description: the text is 5242880 characters, more than anyone reviews, so instructions can hide in it",
       ]
     `);
   });

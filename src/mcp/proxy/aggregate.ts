@@ -1,0 +1,240 @@
+/**
+ * `createAggregateProxy`: N upstream MCP servers behind one gateway. Each is started (stdio, with
+ * only the environment its entry names beside the SDK's short safe list) or reached (Streamable
+ * HTTP); its catalog is read, linted (TG011 tool poisoning among the rules), shaped by its settings
+ * (`aggregate-catalog.ts`: include/exclude, namespaced names, effects) and checked against the pins
+ * in the guard store: a tool whose whole definition differs from its pin is held — left out of
+ * tools/list, every call refused with an observation saying it awaits review — until an operator
+ * accepts it (`toolgate pins accept`) and the proxy restarts. The same happens to a tool whose
+ * definition changes while the proxy runs (`notifications/tools/list_changed`). Calls in flight
+ * to one upstream are capped (`concurrency`).
+ */
+import type { Client, Tool } from "@modelcontextprotocol/client";
+import type { CheckIssue, ToolSpec } from "../../core/tool.js";
+import type { GuardStore } from "../../idempotency/guard-store.js";
+import { definitionHash, pinnedDefinition, reviewPins } from "../../idempotency/pins.js";
+import type { Gateway } from "../../runtime/types.js";
+import { formatReport } from "../../schema/lint/format.js";
+import { lintTool } from "../../schema/lint/index.js";
+import { lintSources, type LintReport } from "../../schema/lint/report.js";
+import { callGate } from "../../tools/bash.js";
+import { checkCollisions, effectFor, publishedName, selectTools, type CatalogSettings } from "./aggregate-catalog.js";
+import { servedTools } from "./proxy.js";
+import { DEFAULT_PROXY_TIMEOUT_MS, proxyGrant, proxyToolSpec } from "./proxy-tools.js";
+import { connectUpstream, describeTarget, listAllTools, type UpstreamTarget } from "./upstream.js";
+import { catalogFingerprint, UpstreamLink } from "./upstream-link.js";
+
+export interface AggregateUpstream extends CatalogSettings {
+  target: UpstreamTarget;
+  timeout_ms?: number;
+  budget_tokens?: number;
+  /** Calls in flight at once to this upstream; one more is refused (nothing run). */
+  concurrency?: number;
+}
+
+export interface AggregateOptions {
+  upstreams: readonly AggregateUpstream[];
+  /** Between a namespace and a tool's name. Default `__`. */
+  separator?: string;
+  /** Where pins are kept (shared by replicas). */
+  guard: GuardStore;
+  /** Builds the gateway over the served tools; `published` says where each comes from. */
+  gateway: (tools: ToolSpec[], published: readonly PublishedTool[]) => Gateway | Promise<Gateway>;
+  log?: (line: string) => void;
+  openSchemas?: boolean;
+  clock?: () => number;
+}
+
+/** One published tool: where it comes from, and whether it is held for review. */
+export interface PublishedTool {
+  name: string;
+  server: string;
+  tool: string;
+  held: boolean;
+}
+
+export interface AggregateProxy {
+  gateway: Gateway;
+  tools: ToolSpec[];
+  published: PublishedTool[];
+  /** Each upstream's lint report, by server name. */
+  lint: Map<string, LintReport>;
+  close(options?: { grace_ms?: number }): Promise<void>;
+}
+
+/** One upstream, connected and read. */
+interface Opened {
+  upstream: AggregateUpstream;
+  client: Client;
+  listed: Tool[];
+}
+
+export async function createAggregateProxy(options: AggregateOptions): Promise<AggregateProxy> {
+  const log = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
+  const clock = options.clock ?? Date.now;
+  const separator = options.separator ?? "__";
+  const opened = await openAll(options.upstreams);
+  const links: UpstreamLink[] = [];
+  try {
+    const published: PublishedTool[] = [];
+    const tools: ToolSpec[] = [];
+    const lint = new Map<string, LintReport>();
+    for (const { upstream, client, listed } of opened) {
+      const report = lintSources([{ source: `mcp:${upstream.name}`, value: { tools: listed } }]);
+      lint.set(upstream.name, report);
+      if (report.findings.length > 0) log(formatReport(report, "text").trimEnd());
+      const selected = selectTools(upstream, listed);
+      const verdicts = await reviewPins(options.guard.pins, upstream.name, selected, clock());
+      const held = new Set(verdicts.filter((v) => v.state === "held").map((v) => v.tool));
+      const served = new Map(verdicts.map((v) => [v.tool, v.hash]));
+      for (const name of held) log(heldLine(upstream.name, name, "its definition differs from the one pinned"));
+      const link = new UpstreamLink(upstream.target, client, catalogFingerprint(listed), log, (c) =>
+        onToolsChanged(c, () => void recheck(upstream, c, served, held, options.guard, clock, log)),
+      );
+      links.push(link);
+      const gate = upstream.concurrency === undefined ? null : concurrencyGate(upstream);
+      for (const t of servedTools(selected, options.openSchemas === true).tools) {
+        const name = publishedName(upstream.namespace, separator, t.name);
+        published.push({ name, server: upstream.name, tool: t.name, held: held.has(t.name) });
+        tools.push(guardedSpec(link, t, name, upstream, held, gate));
+      }
+    }
+    checkCollisions(published);
+    log(
+      `toolgate proxy: ${published.length - published.filter((p) => p.held).length} tools from ${opened.length} servers (${opened.map((o) => o.upstream.name).join(", ")}); ${published.filter((p) => p.held).length} held for review`,
+    );
+    const gateway = await options.gateway(tools, published);
+    return {
+      gateway,
+      tools,
+      published,
+      lint,
+      async close(closeOptions) {
+        try {
+          await gateway.close(closeOptions);
+        } finally {
+          await Promise.all(links.map((l) => l.close()));
+        }
+      },
+    };
+  } catch (err) {
+    await Promise.all(opened.map((o, i) => (links[i] ? links[i]!.close() : o.client.close()).catch(() => {})));
+    throw err;
+  }
+}
+
+/** Starts every upstream at once; if one fails, the others are closed and the first failure names its server. */
+async function openAll(upstreams: readonly AggregateUpstream[]): Promise<Opened[]> {
+  const settled = await Promise.allSettled(
+    upstreams.map(async (upstream) => {
+      const client = await connectUpstream(upstream.target);
+      try {
+        return { upstream, client, listed: await listAllTools(client) };
+      } catch (err) {
+        await client.close().catch(() => {});
+        throw err;
+      }
+    }),
+  );
+  const failed = settled.findIndex((s) => s.status === "rejected");
+  if (failed < 0) return settled.map((s) => (s as PromiseFulfilledResult<Opened>).value);
+  await Promise.all(settled.map((s) => (s.status === "fulfilled" ? s.value.client.close().catch(() => {}) : null)));
+  const err = (settled[failed] as PromiseRejectedResult).reason as Error;
+  err.message = `server ${upstreams[failed]!.name} (${describeTarget(upstreams[failed]!.target)}): ${err.message}`;
+  throw err;
+}
+
+function concurrencyGate(upstream: AggregateUpstream) {
+  return callGate(upstream.concurrency!, `${upstream.name} tools`, `mcpServers.${upstream.name}.toolgate.concurrency`);
+}
+
+function heldLine(server: string, tool: string, why: string): string {
+  return `toolgate proxy: ${server}'s tool ${JSON.stringify(tool)} is held for review (${why}): it is not listed and its calls are refused; see toolgate pins diff ${server} ${tool}, then toolgate pins accept ${server} ${tool} and restart`;
+}
+
+/** One upstream tool as the gateway serves it: renamed, its effect and limits set, refused while held. */
+function guardedSpec(
+  link: UpstreamLink,
+  tool: Tool,
+  name: string,
+  upstream: AggregateUpstream,
+  held: ReadonlySet<string>,
+  gate: ReturnType<typeof callGate> | null,
+): ToolSpec {
+  const own = upstream.tools[tool.name] ?? {};
+  const spec = proxyToolSpec(link, tool, {
+    timeout_ms: own.timeout_ms ?? upstream.timeout_ms ?? DEFAULT_PROXY_TIMEOUT_MS,
+  });
+  const effect = effectFor(upstream, tool);
+  const budget = own.budget_tokens ?? upstream.budget_tokens;
+  const handler = spec.handler;
+  const awaiting: CheckIssue = {
+    path: "",
+    code: "awaiting_review",
+    message: `${name}'s definition changed at its server (${upstream.name}) after it was pinned, so it is held until an operator reviews the change; nothing was executed. Use other tools meanwhile, or tell the user that ${name} awaits review (toolgate pins diff ${upstream.name} ${tool.name})`,
+  };
+  return {
+    ...spec,
+    name,
+    effect,
+    ...(budget !== undefined ? { budget_tokens: budget } : {}),
+    grant: (args) => proxyGrant(name, effect, args),
+    check: () => (held.has(tool.name) ? [awaiting] : undefined),
+    mcp: { ...spec.mcp, hidden: () => held.has(tool.name) },
+    handler: gate
+      ? async (args, ctx) => {
+          const leave = gate.enter();
+          try {
+            return await handler(args, ctx);
+          } finally {
+            leave();
+          }
+        }
+      : handler,
+  };
+}
+
+/** Hears `notifications/tools/list_changed` from one client. */
+function onToolsChanged(client: Client, changed: () => void): void {
+  client.setNotificationHandler("notifications/tools/list_changed", changed);
+}
+
+/**
+ * After a list_changed: reads the catalog again and holds every served tool whose definition is
+ * no longer the one served (its new definition is kept pending in the pins, with its lint
+ * findings logged). A tool that appeared is not served until a restart.
+ */
+async function recheck(
+  upstream: AggregateUpstream,
+  client: Client,
+  served: ReadonlyMap<string, string>,
+  held: Set<string>,
+  guard: GuardStore,
+  clock: () => number,
+  log: (line: string) => void,
+): Promise<void> {
+  let listed: Tool[];
+  try {
+    listed = await listAllTools(client);
+  } catch (err) {
+    log(`toolgate proxy: ${upstream.name} said its tools changed, but listing them failed: ${(err as Error).message}`);
+    return;
+  }
+  const now = listed.filter((t) => served.has(t.name));
+  await reviewPins(guard.pins, upstream.name, now, clock());
+  for (const t of now) {
+    if (definitionHash(pinnedDefinition(t)) === served.get(t.name) || held.has(t.name)) continue;
+    held.add(t.name);
+    log(heldLine(upstream.name, t.name, "its definition changed while the proxy ran"));
+    const findings = lintTool(t);
+    for (const f of findings) log(`  ${f.severity} ${f.rule} ${f.pointer || "/"}: ${f.message}`);
+  }
+  for (const name of served.keys())
+    if (!listed.some((t) => t.name === name) && !held.has(name)) {
+      held.add(name);
+      log(heldLine(upstream.name, name, "its server no longer lists it"));
+    }
+  const added = listed.filter((t) => !served.has(t.name)).map((t) => t.name);
+  if (added.length > 0)
+    log(`toolgate proxy: ${upstream.name} now lists ${added.join(", ")}, not served until toolgate proxy restarts`);
+}
