@@ -64,27 +64,27 @@ describe("catalogCost", () => {
       [
         {
           "name": "bash_execute",
-          "tokens": 131,
+          "tokens": 122,
         },
         {
           "name": "file_view",
-          "tokens": 144,
+          "tokens": 135,
         },
         {
           "name": "file_edit",
-          "tokens": 210,
+          "tokens": 201,
         },
         {
           "name": "grep_search",
-          "tokens": 182,
+          "tokens": 169,
         },
       ]
     `);
     expect([c.k, c.per_turn, c.total]).toMatchInlineSnapshot(`
       [
         4,
-        667,
-        26680,
+        627,
+        25080,
       ]
     `);
   });
