@@ -17,6 +17,7 @@ import { createRedactor } from "../observation/redact.js";
 import { createContinuationCache, type ContinuationOptions } from "../observation/continuations.js";
 import { READ_MORE, readMoreTool } from "./read-more.js";
 import { createAuditSink, type AuditSink, type PendingAudit } from "./audit.js";
+import { readTraceContext } from "./trace-context.js";
 import {
   APPROVE_VIA,
   channelsOf,
@@ -415,6 +416,8 @@ export function createGateway(options: GatewayOptions): Gateway {
         observation_tokens: rendered.tokens,
         truncated: o.truncated !== undefined,
         latency_ms: c.elapsed(),
+        ...(c.trace.trace ? { trace: c.trace.trace } : {}),
+        ...(c.trace.ignored !== null ? { trace_ignored: c.trace.ignored } : {}),
       },
       arguments: c.args !== undefined ? c.args : (c.proposal.arguments as JsonValue),
       observation_text: o.text,
@@ -423,6 +426,7 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   async function run(proposal: Proposal, callOptions: CallOptions): Promise<Observation> {
     const c = new CallState(proposal, clock());
+    if (callOptions.trace !== undefined) c.trace = readTraceContext(callOptions.trace);
     active.add(c);
     try {
       let rendered: Rendered;

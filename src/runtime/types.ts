@@ -2,6 +2,7 @@ import type { AuthorityLevel, ToolSpec } from "../core/tool.js";
 import type { ApprovalRecord, ApprovalState } from "../idempotency/store.js";
 import type { Observation } from "../core/observation.js";
 import type { CapabilityHolder } from "../capability/authority.js";
+import type { TraceContext, TraceContextInput } from "./trace-context.js";
 
 /**
  * What a model proposes, plus the ids that identify the logical call (docs/idempotency.md:
@@ -60,6 +61,13 @@ export interface CallOptions {
    * approval stays approved, and the same call proposed again runs once.
    */
   abandoned?: AbortSignal;
+  /**
+   * The caller's W3C trace context (`traceparent`, `tracestate`), as it arrived — from HTTP
+   * headers, an MCP request's `_meta`, the embedder's tracer. Checked against the W3C syntax and
+   * written to the audit record (`trace`); a malformed value is left out and `trace_ignored`
+   * says why. It never changes how the call runs.
+   */
+  trace?: TraceContextInput;
 }
 
 /** The runtime boundary. Knows nothing of MCP: transports adapt it. */
@@ -138,4 +146,8 @@ export interface AuditRecord {
   observation_tokens_estimated?: true;
   truncated: boolean;
   latency_ms: number;
+  /** The caller's trace context, checked (`CallOptions.trace`); absent when no valid traceparent came. */
+  trace?: TraceContext;
+  /** Why a trace value that came was left out, in whole or in part; absent when none was. */
+  trace_ignored?: string;
 }
