@@ -19,6 +19,7 @@ export type {
   ToolResult,
   ToolSpec,
 } from "./core/tool.js";
+export type { ContentPart, LinkContent, MediaContent } from "./core/content.js";
 export type { JsonSchema, JsonValue } from "./core/json.js";
 export { NoEffectError, ToolgateError } from "./core/errors.js";
 export { CanonicalJsonError } from "./canonical/jcs.js";

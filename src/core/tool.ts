@@ -5,6 +5,7 @@
  */
 import type { JsonValue } from "./json.js";
 import type { ToolDefinedCode } from "./errors.js";
+import type { ContentPart } from "./content.js";
 
 /**
  * The side-effect annotation (docs/authority.md): it decides
@@ -96,6 +97,12 @@ export interface ToolResult<O = JsonValue> {
   next?: { arguments: Record<string, JsonValue>; hint: string };
   /** The tool cut its own result: how much was left out. */
   truncated?: { omitted: number; unit: string };
+  /**
+   * Images, sounds and resource links beside the text, in order. Passed on bounded (at most
+   * `MAX_CONTENT_PARTS`, `MAX_MEDIA_BYTES` of media per result; what does not fit is left out and
+   * the text says so); the text names each one, so a model that reads text only still knows.
+   */
+  content?: ContentPart[];
 }
 
 /** The runtime's view of one tool. */

@@ -16,6 +16,8 @@ export interface Executed {
   state?: Record<string, JsonValue>;
   next?: { arguments: Record<string, JsonValue>; hint: string };
   truncated?: { omitted: number; unit: string };
+  /** As the tool returned it: checked and bounded when shaped, so a replay is bounded by today's rules. */
+  content?: JsonValue[];
 }
 
 const ABORT_MESSAGES = {
@@ -140,6 +142,7 @@ export function normalise(value: unknown): Executed {
     ...(value.state !== undefined ? { state: value.state } : {}),
     ...(value.next !== undefined ? { next: value.next } : {}),
     ...(value.truncated !== undefined ? { truncated: value.truncated } : {}),
+    ...(value.content !== undefined ? { content: value.content as unknown as JsonValue[] } : {}),
   };
 }
 
