@@ -6,6 +6,7 @@
 import type { JsonValue } from "./json.js";
 import type { ToolDefinedCode } from "./errors.js";
 import type { ContentPart } from "./content.js";
+import type { TraceContext } from "./trace.js";
 
 /**
  * The side-effect annotation (docs/authority.md): it decides
@@ -52,6 +53,11 @@ export interface ToolContext {
    * sizes it to fit, leaving room for the gateway's frame, so its continuation stays exact.
    */
   budget_tokens: number;
+  /**
+   * The caller's W3C trace context, checked, when a valid one came with the call: a tool that
+   * calls further (a proxied upstream) passes it on, so the trace continues there.
+   */
+  trace?: TraceContext;
 }
 
 /** The capability request a call makes: operation, target object and cost (docs/authority.md). */

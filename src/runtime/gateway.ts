@@ -174,6 +174,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       call_id: p.call_id,
       now: clock,
       budget_tokens: budgetFor(tool, tool.name, options.budgets),
+      ...(c.trace.trace ? { trace: c.trace.trace } : {}),
     };
     c.ctx = ctx;
 

@@ -5,19 +5,14 @@
  * bounded work, and a malformed one is left out (tracing never refuses a call), with a reason the
  * record keeps beside it. Nothing here knows where the values came from.
  */
+import type { TraceContext } from "../core/trace.js";
+
+export type { TraceContext } from "../core/trace.js";
 
 /** The values as they arrived, of any type: only strings in the W3C syntax are kept. */
 export interface TraceContextInput {
   traceparent?: unknown;
   tracestate?: unknown;
-}
-
-/** A checked trace context, as the audit record keeps it. */
-export interface TraceContext {
-  /** `version-traceid-parentid-flags`: the first 55 characters, the fields of version 00. */
-  traceparent: string;
-  /** The list-members in order, joined by `,` without spaces; at most 32 members and 512 characters. */
-  tracestate?: string;
 }
 
 export interface TraceReading {

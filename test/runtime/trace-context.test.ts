@@ -9,6 +9,7 @@ import {
   readTraceContext,
 } from "../../src/runtime/trace-context.js";
 import { gateways } from "./helpers.js";
+import type { ToolSpec } from "../../src/core/tool.js";
 
 const make = gateways();
 const dir = mkdtempSync(join(tmpdir(), "toolgate-runtime-trace-"));
@@ -221,6 +222,25 @@ describe("the trace context in the audit record", () => {
     expect(byCall.get("malformed")!.trace_ignored).toMatch(
       /^traceparent left out: .*not of that form.*; tracestate left out with it$/,
     );
+  });
+
+  it("hands the checked trace context to the tool, so a tool that calls further can pass it on", async () => {
+    const seen: unknown[] = [];
+    const traced: ToolSpec = {
+      name: "call_further",
+      description: "Calls a further service with the caller's trace.",
+      inputSchema: { type: "object", properties: {}, additionalProperties: false },
+      effect: "read",
+      handler: (_args, ctx) => {
+        seen.push(ctx.trace);
+        return "done";
+      },
+    };
+    const { gateway, propose } = make({ tools: [traced] });
+    await gateway.call(propose("call_further", {}), { trace: { traceparent: PARENT, tracestate: " a=1 ,b=2" } });
+    await gateway.call(propose("call_further", {}), { trace: { traceparent: "malformed" } });
+    await gateway.call(propose("call_further", {}));
+    expect(seen).toEqual([{ traceparent: PARENT, tracestate: "a=1,b=2" }, undefined, undefined]);
   });
 
   it("records the trace context of a refused call too", async () => {
