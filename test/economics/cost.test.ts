@@ -64,27 +64,27 @@ describe("catalogCost", () => {
       [
         {
           "name": "bash_execute",
-          "tokens": 122,
+          "tokens": 105,
         },
         {
           "name": "file_view",
-          "tokens": 135,
+          "tokens": 118,
         },
         {
           "name": "file_edit",
-          "tokens": 201,
+          "tokens": 184,
         },
         {
           "name": "grep_search",
-          "tokens": 169,
+          "tokens": 152,
         },
       ]
     `);
     expect([c.k, c.per_turn, c.total]).toMatchInlineSnapshot(`
       [
         4,
-        627,
-        25080,
+        559,
+        22360,
       ]
     `);
   });

@@ -24,6 +24,7 @@ import type { RequestId, Server } from "@modelcontextprotocol/server";
 import { ToolgateError } from "../../core/errors.js";
 import { escapeUntrusted, jsonForDisplay } from "../../observation/escape.js";
 import type { Gateway, Proposal } from "../../runtime/types.js";
+import type { TraceContextInput } from "../../runtime/trace-context.js";
 import type { Observation } from "../../core/observation.js";
 import { agoText } from "../../runtime/approvals.js";
 
@@ -50,6 +51,8 @@ export interface ElicitContext {
   cli: boolean;
   /** Fires when the tools/call is gone (the client cancelled it, the connection closed): handed to the gateway. */
   abandoned: AbortSignal;
+  /** The caller's trace context, handed to the gateway with the re-proposal. */
+  trace?: TraceContextInput;
   /** Sends the tools/call's n-th progress notification; null when the request carries no progressToken. */
   progress: ((n: number, message: string) => void) | null;
   /** How often `progress` is sent while the call waits for a person, ms. */
@@ -136,7 +139,10 @@ export async function approveByElicitation(
     return withCliHint(ctx, asked.note ? { ...obs, text: `${obs.text}\n${asked.note}` } : obs, approvalId);
   // The gateway, not this adapter, decides what the answer allows (and whether the request is still there to run it
   // for).
-  return ctx.gateway.call({ ...proposal, approval_id: approvalId }, { abandoned: ctx.abandoned });
+  return ctx.gateway.call(
+    { ...proposal, approval_id: approvalId },
+    { abandoned: ctx.abandoned, ...(ctx.trace ? { trace: ctx.trace } : {}) },
+  );
 }
 
 function withCliHint(ctx: ElicitContext, obs: Observation, approvalId: string): Observation {

@@ -19,6 +19,7 @@ import { inputRequired, inputResponse, type InputRequiredResult } from "@modelco
 import { ToolgateError } from "../../core/errors.js";
 import type { Observation } from "../../core/observation.js";
 import type { Gateway, Proposal } from "../../runtime/types.js";
+import type { TraceContextInput } from "../../runtime/trace-context.js";
 import { escapeUntrusted } from "../../observation/escape.js";
 import { approvalMessage, NOTE_SCHEMA, pendingApprovalId, withHint } from "./approval.js";
 
@@ -41,6 +42,8 @@ export interface InputRequiredContext {
   requestState: unknown;
   /** Fires when the tools/call is gone: handed to the gateway. */
   abandoned: AbortSignal;
+  /** The caller's trace context, handed to the gateway with the re-proposal. */
+  trace?: TraceContextInput;
 }
 
 /** Errors of `approve`/`deny` that mean the approval was settled by someone else (or by time). */
@@ -115,5 +118,8 @@ export async function approveByInputRequired(
     }
   }
   // The gateway, not this adapter, decides what the answer allows.
-  return ctx.gateway.call({ ...proposal, approval_id: approvalId }, { abandoned: ctx.abandoned });
+  return ctx.gateway.call(
+    { ...proposal, approval_id: approvalId },
+    { abandoned: ctx.abandoned, ...(ctx.trace ? { trace: ctx.trace } : {}) },
+  );
 }

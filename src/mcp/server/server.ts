@@ -19,6 +19,8 @@ import {
   ProtocolError,
   ProtocolErrorCode,
   Server,
+  TRACEPARENT_META_KEY,
+  TRACESTATE_META_KEY,
   type CallToolResult,
   type ClientCapabilities,
   type InputRequiredResult,
@@ -29,6 +31,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { Gateway } from "../../runtime/types.js";
+import type { TraceContextInput } from "../../runtime/trace-context.js";
 import type { Observation } from "../../core/observation.js";
 import type { ApproveVia } from "../../runtime/approvals.js";
 import { escapeUntrusted } from "../../observation/escape.js";
@@ -84,7 +87,16 @@ export interface McpServerOptions {
   capabilitiesIgnored?: boolean;
   /** Operator warnings; default stderr (never stdout: over stdio that is the protocol). */
   warn?: (line: string) => void;
+  /**
+   * How long a 2026-07-28 client may keep this server's tools/list before asking again, ms
+   * (`ttlMs`; the scope is `private`: a list may depend on who asks). Default 300,000: a
+   * server's catalog is fixed for its life. 0 asks the client to keep nothing.
+   */
+  listTtlMs?: number;
 }
+
+/** A client may keep tools/list this long by default, ms. */
+export const DEFAULT_LIST_TTL_MS = 300_000;
 
 /**
  * tools/call params as they arrive, before anyone judges them: any object passes, unparsed. A
@@ -246,6 +258,22 @@ function requestGone(server: Server, signal: AbortSignal): AbortSignal {
   return gone.signal;
 }
 
+/**
+ * The caller's W3C trace context as it arrived, unchecked (the gateway checks it and writes it to
+ * the audit record): `traceparent` and `tracestate` in the request's `_meta`, where both revisions
+ * carry them, else over HTTP the W3C headers of the request.
+ */
+function traceOf(meta: Record<string, unknown> | undefined, ctx: ServerContext): TraceContextInput | undefined {
+  const traceparent = meta?.[TRACEPARENT_META_KEY];
+  if (traceparent !== undefined || meta?.[TRACESTATE_META_KEY] !== undefined) {
+    return { traceparent, tracestate: meta?.[TRACESTATE_META_KEY] };
+  }
+  const headers = ctx.http?.req?.headers;
+  const header = headers?.get("traceparent") ?? undefined;
+  if (header === undefined) return undefined;
+  return { traceparent: header, tracestate: headers?.get("tracestate") ?? undefined };
+}
+
 /** The fields of a request's `_meta` envelope (2026-07-28), as the SDK lifted and validated them. */
 interface Envelope {
   protocolVersion?: string;
@@ -293,10 +321,19 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
       `approvalProgressMs must be a positive number of milliseconds, e.g. 10000; received ${typeof progressMs === "number" ? String(progressMs) : shownJson(progressMs)}`,
     );
   }
+  const listTtlMs = options.listTtlMs ?? DEFAULT_LIST_TTL_MS;
+  if (!Number.isSafeInteger(listTtlMs) || listTtlMs < 0) {
+    throw new ToolgateError(
+      "invalid_config",
+      `listTtlMs must be a whole number of milliseconds, 0 or more, e.g. 300000; received ${typeof listTtlMs === "number" ? String(listTtlMs) : shownJson(listTtlMs)}`,
+    );
+  }
   const server = new GatewayServer(
     { name: options.name ?? "toolgate", version: options.version ?? "0.1.0" },
     {
       capabilities: { tools: { listChanged: false } },
+      // The 2026-07-28 revision's cache fields on the tools/list result; a 2025-11-25 result has none.
+      cacheHints: { "tools/list": { ttlMs: listTtlMs, cacheScope: "private" } },
       ...(options.instructions ? { instructions: options.instructions } : {}),
     },
   );
@@ -304,7 +341,11 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
   const warn = options.warn ?? ((line: string) => void process.stderr.write(line + "\n"));
   let warnedIgnored = false;
   const checkOutput = outputCheck();
-  const tools = [...gateway.tools.values()].map(toMcpTool);
+  // By name, in code-unit order: the same list whatever order the tools were registered or an
+  // upstream listed them in, so a client (and a model's prompt cache) sees the same bytes each time.
+  const tools = [...gateway.tools.values()]
+    .map(toMcpTool)
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   server.setRequestHandler("tools/list", (_request, ctx) => {
     requireEnvelope(server, ctx, "tools/list");
     return { tools };
@@ -351,7 +392,9 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     // ids receives the stored result. It tells the gateway the request is gone (`abandoned`): an
     // A3 call is then not run on an approval that arrives after its client gave up.
     const abandoned = requestGone(server, ctx.mcpReq.signal);
-    const obs = withCapabilityHint(await gateway.call(proposal, { abandoned }), http);
+    const trace = traceOf(_meta as Record<string, unknown> | undefined, ctx);
+    const callOptions = { abandoned, ...(trace ? { trace } : {}) };
+    const obs = withCapabilityHint(await gateway.call(proposal, callOptions), http);
     if (obs.error?.code === "unknown_tool") throw unknownTool(obs);
     if (pendingApprovalId(obs) === null) return callResult(name, obs);
     const via = options.approveVia ?? "both";
@@ -371,6 +414,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
           inputResponses: ctx.mcpReq.inputResponses,
           requestState: ctx.mcpReq.requestState(),
           abandoned,
+          ...(trace ? { trace } : {}),
         },
         proposal,
         obs,
@@ -399,6 +443,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
         cli: via !== "elicitation",
         principal,
         abandoned,
+        ...(trace ? { trace } : {}),
         progress,
         progressMs,
       },
