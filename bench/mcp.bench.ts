@@ -177,6 +177,41 @@ export default async function (h: Harness): Promise<void> {
         ...SIZE,
       });
 
+      if (era === "2025-11-25") {
+        // The floor under the write row: the two durable commits every A2 call makes (claim, then
+        // COMPLETED), in the same SQLite store serve opens, without MCP or the gateway around them.
+        const { openStore: open } = await load<typeof OpenModule>("idempotency/open.js");
+        const store = await open(`sqlite:${join(ws, "floor.db")}`);
+        let k = 0;
+        const commits = async () => {
+          const key = `floor-${k++}`;
+          const now = Date.now();
+          await store.records.claim(key, {
+            owner: "bench",
+            lease_until: now + 30_000,
+            fingerprint: null,
+            tool: null,
+            now,
+          });
+          await store.records.transition(key, "bench", "IN_FLIGHT", {
+            state: "COMPLETED",
+            result: { ok: true },
+            error: null,
+            expires_at: now + 86_400_000,
+            now,
+          });
+        };
+        await h.compare({
+          area: "mcp",
+          hot_path: "floor of the no-op write: claim + complete, two durable SQLite commits",
+          toolgate: commits,
+          peer: { name: "bare SDK v2 McpServer no-op write over stdio", fn: write(direct) },
+          note: "what any A2 call pays in the default store; the write row's overhead over the bare server is this plus the gateway",
+          ...SIZE,
+        });
+        await store.close();
+      }
+
       await h.compare({
         area: "mcp",
         hot_path: `toolgate proxy → upstream no-op read, ${era}`,
