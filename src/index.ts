@@ -20,6 +20,7 @@ export type {
   ToolSpec,
   ProgressUpdate,
 } from "./core/tool.js";
+export type { ContentPart, LinkContent, MediaContent } from "./core/content.js";
 export type { JsonSchema, JsonValue } from "./core/json.js";
 export { NoEffectError, ToolgateError } from "./core/errors.js";
 export { CanonicalJsonError } from "./canonical/jcs.js";

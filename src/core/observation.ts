@@ -5,6 +5,7 @@
  */
 import type { JsonValue } from "./json.js";
 import type { AuthorityLevel } from "./tool.js";
+import type { ContentPart } from "./content.js";
 
 /**
  * Stable codes of refusals and failures; what the model sees in `error.code`. Closed: a tool's
@@ -89,6 +90,11 @@ export interface Observation {
   replay?: boolean;
   /** Post-state after a write (id, version, …). */
   state?: Record<string, JsonValue>;
+  /**
+   * Images, sounds and resource links the tool returned beside its text, checked and bounded
+   * (`observation/content.ts`); `text` names each one, and says which were left out.
+   */
+  content?: ContentPart[];
   /** The rendering for the model: bounded, tool output fenced as untrusted data. */
   text: string;
 }

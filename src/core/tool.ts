@@ -5,6 +5,8 @@
  */
 import type { JsonValue } from "./json.js";
 import type { ToolDefinedCode } from "./errors.js";
+import type { ContentPart } from "./content.js";
+import type { TraceContext } from "./trace.js";
 
 /**
  * The side-effect annotation (docs/authority.md): it decides
@@ -85,6 +87,11 @@ export interface ToolContext {
    * call has answered.
    */
   progress?: (update: ProgressUpdate) => void;
+  /**
+   * The caller's W3C trace context, checked, when a valid one came with the call: a tool that
+   * calls further (a proxied upstream) passes it on, so the trace continues there.
+   */
+  trace?: TraceContext;
 }
 
 /** The capability request a call makes: operation, target object and cost (docs/authority.md). */
@@ -136,6 +143,12 @@ export interface ToolResult<O = JsonValue> {
    * being refused as in doubt; the observation is an error (`tool_failed`) quoting `text`.
    */
   failed?: true;
+  /**
+   * Images, sounds and resource links beside the text, in order. Passed on bounded (at most
+   * `MAX_CONTENT_PARTS`, `MAX_MEDIA_BYTES` of media per result; what does not fit is left out and
+   * the text says so); the text names each one, so a model that reads text only still knows.
+   */
+  content?: ContentPart[];
 }
 
 /** The runtime's view of one tool. */

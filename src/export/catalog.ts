@@ -4,7 +4,15 @@
  */
 import { ToolgateError } from "../core/errors.js";
 import { toToolDescriptors, type ToolDescriptor } from "../schema/descriptor.js";
-import { EXPORT_FORMATS, toAnthropic, toMcp, toOpenAI, toVercelAI, type ExportFormat } from "./formats.js";
+import {
+  EXPORT_FORMATS,
+  toAnthropic,
+  toJsonSchema,
+  toMcp,
+  toOpenAI,
+  toVercelAI,
+  type ExportFormat,
+} from "./formats.js";
 import { toGbnf } from "./gbnf/grammar.js";
 
 export interface CatalogExport {
@@ -48,6 +56,8 @@ export function exportCatalog(
       return { output: toAnthropic(tools), notes: [], failed: false };
     case "vercel-ai":
       return { output: toVercelAI(tools), notes: [], failed: false };
+    case "json-schema":
+      return { output: toJsonSchema(tools), notes: [], failed: false };
     case "openai": {
       const r = toOpenAI(tools, { strict: options.strict === true });
       const bad = (r.verdicts ?? []).filter((v) => !v.ok);

@@ -10,6 +10,7 @@ import type { Observation, ObservationErrorCode, ObservationIssue } from "../cor
 import { fitText, surelyFits, type LineRange } from "./budget.js";
 import { escapeUntrusted } from "./escape.js";
 import { fenceMarks } from "./fence.js";
+import { boundContent } from "./content.js";
 import { countTokens, countTokensUpTo } from "./tokens.js";
 import type { Redactor } from "./redact.js";
 import type { ContinuationCache } from "./continuations.js";
@@ -27,6 +28,8 @@ export interface ResultParts {
   /** The tool cut its own result. */
   tool_truncated?: { omitted: number; unit: string };
   replay?: boolean;
+  /** Images, sounds and links as the tool returned them: checked and bounded here (`content.ts`). */
+  content?: unknown;
 }
 
 /** Options shared by every rendering. */
@@ -52,7 +55,8 @@ export function renderResult(parts: ResultParts, opts: RenderOptions): Rendered 
   const output = r.json(parts.output);
   const state = parts.state ? r.json(parts.state) : undefined;
   const next = parts.next ? { arguments: r.json(parts.next.arguments), hint: r.text(parts.next.hint) } : undefined;
-  const body = r.text(parts.text ?? outputText(output));
+  const content = boundContent(parts.content, r);
+  const body = withContentLines(r.text(parts.text ?? outputText(output)), content.lines);
   // A list we rendered has item i on line i + 1: the marker can name items instead of lines.
   const items = parts.text === undefined && Array.isArray(output) && output.length > 0 ? output.length : null;
   const fence = fenceMarks(body, {
@@ -120,9 +124,17 @@ export function renderResult(parts: ResultParts, opts: RenderOptions): Rendered 
     ...(next ? { next } : {}),
     ...(parts.replay ? { replay: true } : {}),
     ...(state ? { state } : {}),
+    ...(content.parts.length > 0 ? { content: content.parts } : {}),
     text,
   };
   return { observation, tokens };
+}
+
+/** The tool's text, then a line for each content part (kept or left out), inside the fence: their strings are the tool's. */
+function withContentLines(body: string, lines: string[]): string {
+  if (lines.length === 0) return body;
+  if (body === "") return lines.join("\n");
+  return `${body.endsWith("\n") ? body : body + "\n"}${lines.join("\n")}`;
 }
 
 /** The lines around the fenced output: header and post-state above, the tool's own cut and continuation below. */

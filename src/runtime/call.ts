@@ -10,6 +10,7 @@ import type { AuditRecord, Proposal } from "./types.js";
 import type { ObservationErrorCode, ObservationIssue } from "../core/observation.js";
 import type { ExecutionAborted } from "./execute.js";
 import type { ApprovalRecord } from "../idempotency/store.js";
+import type { TraceReading } from "./trace-context.js";
 
 /** A stage's refusal or failure: what the model is told. */
 export interface Refusal {
@@ -63,6 +64,8 @@ export class CallState {
   key: string | null = null;
   record_state: string | null = null;
   replay = false;
+  /** The caller's trace context as the audit keeps it (`CallOptions.trace`). */
+  trace: TraceReading = { trace: null, ignored: null };
 
   constructor(
     readonly proposal: Proposal,

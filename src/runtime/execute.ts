@@ -18,6 +18,8 @@ export interface Executed {
   truncated?: { omitted: number; unit: string };
   /** The tool's own failure answer (`ToolResult.failed`), stored and replayed like any result. */
   failed?: true;
+  /** As the tool returned it: checked and bounded when shaped, so a replay is bounded by today's rules. */
+  content?: JsonValue[];
 }
 
 const ABORT_MESSAGES = {
@@ -162,6 +164,7 @@ export function normalise(value: unknown): Executed {
     ...(value.next !== undefined ? { next: value.next } : {}),
     ...(value.truncated !== undefined ? { truncated: value.truncated } : {}),
     ...(value.failed === true ? { failed: true as const } : {}),
+    ...(value.content !== undefined ? { content: value.content as unknown as JsonValue[] } : {}),
   };
 }
 

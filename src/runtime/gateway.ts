@@ -17,6 +17,7 @@ import { createRedactor } from "../observation/redact.js";
 import { createContinuationCache, type ContinuationOptions } from "../observation/continuations.js";
 import { READ_MORE, readMoreTool } from "./read-more.js";
 import { createAuditSink, type AuditSink, type PendingAudit } from "./audit.js";
+import { readTraceContext } from "./trace-context.js";
 import {
   APPROVE_VIA,
   channelsOf,
@@ -185,6 +186,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       note: (name, value) => {
         (c.notes ??= {})[name] = value;
       },
+      ...(c.trace.trace ? { trace: c.trace.trace } : {}),
     };
     if (relay) ctx.progress = relay.report; // set only when asked for: the common call builds no spread
     c.ctx = ctx;
@@ -456,6 +458,8 @@ export function createGateway(options: GatewayOptions): Gateway {
         truncated: o.truncated !== undefined,
         latency_ms: c.elapsed(),
         ...(c.notes ? { notes: c.notes } : {}),
+        ...(c.trace.trace ? { trace: c.trace.trace } : {}),
+        ...(c.trace.ignored !== null ? { trace_ignored: c.trace.ignored } : {}),
       },
       arguments: c.args !== undefined ? c.args : (c.proposal.arguments as JsonValue),
       observation_text: o.text,
@@ -464,6 +468,7 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   async function run(proposal: Proposal, callOptions: CallOptions): Promise<Observation> {
     const c = new CallState(proposal, clock());
+    if (callOptions.trace !== undefined) c.trace = readTraceContext(callOptions.trace);
     active.add(c);
     const relay = callOptions.progress ? progressRelay(callOptions.progress) : null;
     try {

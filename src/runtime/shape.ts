@@ -28,6 +28,7 @@ export function shape(input: ShapeInput, opts: RenderOptions): Rendered {
       ...(r.state ? { state: r.state } : {}),
       ...(r.next ? { next: r.next } : {}),
       ...(r.truncated ? { tool_truncated: r.truncated } : {}),
+      ...(r.content !== undefined ? { content: r.content } : {}),
       ...(input.replay ? { replay: true } : {}),
     },
     opts,

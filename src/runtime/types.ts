@@ -3,6 +3,7 @@ import type { ApprovalRecord, ApprovalState } from "../idempotency/store.js";
 import type { Observation } from "../core/observation.js";
 import type { JsonValue } from "../core/json.js";
 import type { CapabilityHolder } from "../capability/authority.js";
+import type { TraceContext, TraceContextInput } from "./trace-context.js";
 
 /**
  * What a model proposes, plus the ids that identify the logical call (docs/idempotency.md:
@@ -78,6 +79,13 @@ export interface CallOptions {
    * with is ignored, so a slow or failing receiver never holds the call.
    */
   progress?: (update: ProgressUpdate) => void;
+  /**
+   * The caller's W3C trace context (`traceparent`, `tracestate`), as it arrived — from HTTP
+   * headers, an MCP request's `_meta`, the embedder's tracer. Checked against the W3C syntax and
+   * written to the audit record (`trace`); a malformed value is left out and `trace_ignored`
+   * says why. It never changes how the call runs.
+   */
+  trace?: TraceContextInput;
 }
 
 /** The runtime boundary. Knows nothing of MCP: transports adapt it. */
@@ -166,4 +174,8 @@ export interface AuditRecord {
   latency_ms: number;
   /** What the tool itself recorded while it ran (`ToolContext.note`), e.g. `egress`: the connections a command made. */
   notes?: Record<string, JsonValue>;
+  /** The caller's trace context, checked (`CallOptions.trace`); absent when no valid traceparent came. */
+  trace?: TraceContext;
+  /** Why a trace value that came was left out, in whole or in part; absent when none was. */
+  trace_ignored?: string;
 }

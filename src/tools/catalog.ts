@@ -193,8 +193,8 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     title: "Run a shell command in the sandbox",
     openWorldHint: networked,
     description: networked
-      ? "Runs bash in a sandbox: the workspace is cwd and the only lasting writable tree; network only through a proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) to hosts the operator and your capability allow; background processes end with the call. Returns exit_code, stdout and stderr."
-      : "Runs bash in a sandbox: the workspace is cwd and the only lasting writable tree; no network; background processes end with the call. Returns exit_code, stdout and stderr.",
+      ? "Runs bash sandboxed: the workspace is cwd and the only lasting writable tree; network only through a proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) to hosts the operator and your capability allow; background processes end with the call."
+      : "Runs bash sandboxed: the workspace is cwd and the only lasting writable tree; no network; background processes end with the call.",
     input: z.object({
       command: z.string().min(1).max(8192).describe("Bash command."),
       timeout_ms: z.int().min(1000).max(300_000).default(DEFAULT_TIMEOUT_MS).describe("Time limit."),
@@ -216,11 +216,10 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     name: "file_view",
     title: "View a file or directory",
     openWorldHint: false,
-    description:
-      "Returns numbered lines of a text file with its line count, version (for file_edit) and next offset; a directory lists its entries.",
+    description: "Reads numbered lines of a text file with line count, version and next offset, or lists a directory.",
     input: z.object({
       path: path("Absolute path in the workspace."),
-      offset: z.int().min(1).max(100_000_000).describe("First line, 1-based."),
+      offset: z.int().min(1).max(100_000_000).describe("1-based first line."),
       limit: z.int().min(1).max(500).describe("Max lines."),
     }),
     output: viewOutput,
@@ -238,17 +237,17 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     title: "Edit a file by exact replacement",
     openWorldHint: false,
     description:
-      "Replaces exact text in a file. old_str must match once (or set allow_multiple), else nothing changes and the error says why. Returns the new version and changed lines.",
+      "Replaces exact text in a file. old_str must match once unless allow_multiple, else nothing changes. Returns the new version and changed lines.",
     input: z.object({
       path: path("Absolute path in the workspace."),
-      old_str: z.string().min(1).max(100_000).describe("Exact text, indentation included."),
+      old_str: z.string().min(1).max(100_000).describe("Exact text with indentation."),
       new_str: z.string().max(100_000).describe("Replacement; empty deletes."),
       allow_multiple: z.boolean().default(false).describe("Replace every match."),
       expected_version: z
         .string()
         .regex(/^([0-9a-f]{64})?$/)
         .default("")
-        .describe("version from file_view; refuses if the file changed."),
+        .describe("file_view's version; refuses a changed file."),
     }),
     output: editOutput,
     effect: "write",
@@ -264,11 +263,11 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     title: "Search files with ripgrep",
     openWorldHint: false,
     description:
-      "Searches files with a Rust regex, skipping hidden and .gitignored ones. Returns path, line, column and text per match, 100 per page, with the total and next_cursor.",
+      "Searches files by Rust regex, skipping hidden and .gitignored ones. Returns 100 matches a page, total and next_cursor.",
     input: z.object({
       pattern: z.string().min(1).max(512).describe("Regex."),
       path: path("Absolute directory or file in the workspace."),
-      glob: z.string().max(256).default("").describe("File glob, e.g. *.ts."),
+      glob: z.string().max(256).default("").describe("Glob, e.g. *.ts."),
       cursor: z.int().min(0).max(1_000_000).default(0).describe("Previous page's next_cursor."),
     }),
     output: grepOutput,

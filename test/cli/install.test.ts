@@ -104,7 +104,8 @@ function concrete(entry: ServerEntry, checkout: string, workspace: string): Serv
   return { command: entry.command, args };
 }
 
-const CODING = ["bash_execute", "file_view", "file_edit", "grep_search"];
+// tools/list is in name order.
+const CODING = ["bash_execute", "file_edit", "file_view", "grep_search"];
 
 describe("the README's MCP client configurations, started as a client starts them", { timeout: 900_000 }, () => {
   let checkout = "";

@@ -64,27 +64,27 @@ describe("catalogCost", () => {
       [
         {
           "name": "bash_execute",
-          "tokens": 131,
+          "tokens": 105,
         },
         {
           "name": "file_view",
-          "tokens": 144,
+          "tokens": 118,
         },
         {
           "name": "file_edit",
-          "tokens": 210,
+          "tokens": 184,
         },
         {
           "name": "grep_search",
-          "tokens": 182,
+          "tokens": 152,
         },
       ]
     `);
     expect([c.k, c.per_turn, c.total]).toMatchInlineSnapshot(`
       [
         4,
-        667,
-        26680,
+        559,
+        22360,
       ]
     `);
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { toToolDescriptor } from "../../src/schema/descriptor.js";
 import { exportCatalog } from "../../src/export/catalog.js";
-import { toAnthropic, toMcp, toOpenAI, toVercelAI } from "../../src/export/formats.js";
+import { toAnthropic, toJsonSchema, toMcp, toOpenAI, toVercelAI } from "../../src/export/formats.js";
 import { seedListing5 } from "../support/catalogs.js";
 
 const tool = toToolDescriptor({
@@ -39,6 +39,33 @@ describe("export formats", () => {
           annotations: { readOnlyHint: true },
         },
       ],
+    });
+  });
+
+  it("JSON Schema: each tool's schemas as documents that name their dialect, 2020-12 where none was named", () => {
+    const draft07 = { $schema: "http://json-schema.org/draft-07/schema#", type: "object" };
+    const listed = toToolDescriptor({ name: "listed", description: "As tools/list sends it.", inputSchema: bare });
+    const old = toToolDescriptor({
+      name: "old",
+      description: "A draft-07 tool.",
+      inputSchema: draft07,
+      outputSchema: bare,
+    });
+    expect(toJsonSchema([tool, listed, old])).toEqual({
+      tools: [
+        { name: tool.name, inputSchema: tool.inputSchema },
+        { name: "listed", inputSchema: { $schema: "https://json-schema.org/draft/2020-12/schema", ...bare } },
+        {
+          name: "old",
+          inputSchema: draft07,
+          outputSchema: { $schema: "https://json-schema.org/draft/2020-12/schema", ...bare },
+        },
+      ],
+    });
+    expect(exportCatalog([listed], "json-schema")).toEqual({
+      output: toJsonSchema([listed]),
+      notes: [],
+      failed: false,
     });
   });
 
@@ -100,7 +127,7 @@ describe("export formats", () => {
 
   it("refuses a format it does not know (a JavaScript caller), naming the accepted ones", () => {
     expect(() => exportCatalog([tool], "xml" as never)).toThrowErrorMatchingInlineSnapshot(
-      `[ToolgateError: format must be one of mcp, openai, anthropic, vercel-ai, gbnf; received "xml"]`,
+      `[ToolgateError: format must be one of mcp, openai, anthropic, vercel-ai, gbnf, json-schema; received "xml"]`,
     );
   });
 

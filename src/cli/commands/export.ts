@@ -1,6 +1,6 @@
 /**
  * `toolgate export`: a catalog in another ecosystem's tool format.
- *   toolgate export [FILE... | --mcp -- CMD ARGS... | --catalog MODULE] --format mcp|openai|anthropic|vercel-ai|gbnf
+ *   toolgate export [FILE... | --mcp -- CMD ARGS... | --catalog MODULE] --format mcp|openai|anthropic|vercel-ai|gbnf|json-schema
  * [--strict] [--max-repeat N]
  * With no source, the built-in coding catalog. The export goes to stdout; what does not carry
  * over goes to stderr: with `--format openai --strict`, each tool that cannot be strict and
@@ -26,7 +26,7 @@ export function register(program: Command): void {
   program
     .command("export")
     .description(
-      "a catalog in MCP, OpenAI, Anthropic or Vercel AI SDK tool format, or as a llama.cpp GBNF grammar of its calls",
+      "a catalog in MCP, OpenAI, Anthropic or Vercel AI SDK tool format, as a llama.cpp GBNF grammar of its calls, or as JSON Schema documents (each with its $schema)",
     )
     .argument(
       "[files...]",

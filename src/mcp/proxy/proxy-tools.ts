@@ -13,6 +13,7 @@ import type { Effect, GrantRequest, ToolSpec } from "../../core/tool.js";
 import type { JsonValue } from "../../core/json.js";
 import { toolResult } from "../../core/tool.js";
 import { NoEffectError } from "../../core/errors.js";
+import { readUpstreamContent } from "./upstream-content.js";
 
 export function effectFromAnnotations(a: Tool["annotations"]): Effect {
   if (a?.readOnlyHint === true) return "read";
@@ -38,10 +39,6 @@ export class UpstreamError extends Error {
     super(message);
     this.name = "UpstreamError";
   }
-}
-
-function textOf(result: CallToolResult): string {
-  return result.content.map((c) => (c.type === "text" ? c.text : `[${c.type} content]`)).join("\n");
 }
 
 /** A proxied tool's time limit when the operator sets none, ms (the gateway's own default). */
@@ -88,8 +85,15 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
       const client = live instanceof Promise ? await live : live;
       let result: CallToolResult;
       try {
+        // The caller's trace goes on with the call, so the upstream's spans join it.
+        const _meta = ctx.trace
+          ? {
+              traceparent: ctx.trace.traceparent,
+              ...(ctx.trace.tracestate ? { tracestate: ctx.trace.tracestate } : {}),
+            }
+          : undefined;
         result = (await client.callTool(
-          { name: tool.name, arguments: args },
+          { name: tool.name, arguments: args, ...(_meta ? { _meta } : {}) },
           {
             signal: ctx.signal,
             timeout: timeout_ms + SDK_TIMEOUT_MARGIN_MS,
@@ -105,11 +109,12 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
         }
         throw new UpstreamError(`the upstream MCP server did not answer ${tool.name}: ${message}`);
       }
-      const text = textOf(result);
+      const { text, parts } = readUpstreamContent(result);
       // isError is the tool's definite answer (it ran and said it failed): stored and replayed, not in doubt.
-      if (result.isError) return toolResult(text, { text, failed: true });
+      if (result.isError)
+        return toolResult(text, { text, failed: true, ...(parts.length > 0 ? { content: parts } : {}) });
       const output: JsonValue = (result.structuredContent as JsonValue | undefined) ?? text;
-      return toolResult(output, { text });
+      return toolResult(output, { text, ...(parts.length > 0 ? { content: parts } : {}) });
     },
   };
   if (title !== undefined) spec.title = title;

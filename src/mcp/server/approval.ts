@@ -24,6 +24,7 @@ import type { RequestId, Server } from "@modelcontextprotocol/server";
 import { ToolgateError } from "../../core/errors.js";
 import { escapeUntrusted, jsonForDisplay } from "../../observation/escape.js";
 import type { Gateway, Proposal } from "../../runtime/types.js";
+import type { TraceContextInput } from "../../runtime/trace-context.js";
 import type { Observation } from "../../core/observation.js";
 import { agoText } from "../../runtime/approvals.js";
 
@@ -52,6 +53,8 @@ export interface ElicitContext {
   abandoned: AbortSignal;
   /** Fires when the client cancelled the tools/call: aborts the approved call's run. */
   cancelled: AbortSignal;
+  /** The caller's trace context, handed to the gateway with the re-proposal. */
+  trace?: TraceContextInput;
   /** Sends the tools/call's n-th progress notification; null when the request carries no progressToken. */
   progress: ((n: number, message: string) => void) | null;
   /** How often `progress` is sent while the call waits for a person, ms. */
@@ -140,7 +143,12 @@ export async function approveByElicitation(
   // for).
   return ctx.gateway.call(
     { ...proposal, approval_id: approvalId },
-    { abandoned: ctx.abandoned, principal: ctx.principal, signal: ctx.cancelled },
+    {
+      abandoned: ctx.abandoned,
+      principal: ctx.principal,
+      signal: ctx.cancelled,
+      ...(ctx.trace ? { trace: ctx.trace } : {}),
+    },
   );
 }
 

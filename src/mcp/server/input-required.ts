@@ -19,6 +19,7 @@ import { inputRequired, inputResponse, type InputRequiredResult } from "@modelco
 import { ToolgateError } from "../../core/errors.js";
 import type { Observation } from "../../core/observation.js";
 import type { Gateway, Proposal } from "../../runtime/types.js";
+import type { TraceContextInput } from "../../runtime/trace-context.js";
 import { escapeUntrusted } from "../../observation/escape.js";
 import { approvalMessage, NOTE_SCHEMA, pendingApprovalId, withHint } from "./approval.js";
 
@@ -43,6 +44,8 @@ export interface InputRequiredContext {
   abandoned: AbortSignal;
   /** Fires when the client cancelled the tools/call: aborts the approved call's run. */
   cancelled: AbortSignal;
+  /** The caller's trace context, handed to the gateway with the re-proposal. */
+  trace?: TraceContextInput;
 }
 
 /** Errors of `approve`/`deny` that mean the approval was settled by someone else (or by time). */
@@ -119,6 +122,11 @@ export async function approveByInputRequired(
   // The gateway, not this adapter, decides what the answer allows.
   return ctx.gateway.call(
     { ...proposal, approval_id: approvalId },
-    { abandoned: ctx.abandoned, principal: ctx.principal, signal: ctx.cancelled },
+    {
+      abandoned: ctx.abandoned,
+      principal: ctx.principal,
+      signal: ctx.cancelled,
+      ...(ctx.trace ? { trace: ctx.trace } : {}),
+    },
   );
 }

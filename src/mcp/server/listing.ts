@@ -7,6 +7,7 @@
  */
 import type { Tool } from "@modelcontextprotocol/server";
 import type { Effect, ToolAnnotations, ToolSpec } from "../../core/tool.js";
+import { DRAFT_2020_12 } from "../../schema/publish.js";
 
 /** MCP annotations implied by an effect (MCP `ToolAnnotations` defaults are the A3 case). */
 export function annotationsFor(
@@ -40,15 +41,27 @@ export function mcpAnnotations(spec: ToolSpec): ToolAnnotations {
   return { ...title, ...annotationsFor(spec.effect), ...(openWorld !== undefined ? { openWorldHint: openWorld } : {}) };
 }
 
+/**
+ * A schema as tools/list sends it: without `$schema` when it names draft 2020-12, the dialect MCP
+ * tool schemas have by default, so the one string a model would read with every tool on every turn
+ * carries nothing; a schema of another dialect (a proxied draft-07 one) keeps it. `toolgate export`
+ * keeps it always: a JSON Schema consumer outside MCP has no such default.
+ */
+export function listedSchema(schema: Record<string, unknown>): Record<string, unknown> {
+  if (schema.$schema !== DRAFT_2020_12) return schema;
+  const { $schema: _default, ...rest } = schema;
+  return rest;
+}
+
 /** The `tools/list` entry for one tool: schemas as published (2020-12), annotations from `mcpAnnotations`. */
 export function toMcpTool(spec: ToolSpec): Tool {
   const tool: Tool = {
     name: spec.name,
     description: spec.description,
-    inputSchema: spec.inputSchema as Tool["inputSchema"],
+    inputSchema: listedSchema(spec.inputSchema) as Tool["inputSchema"],
     annotations: mcpAnnotations(spec),
   };
   if (spec.title !== undefined) tool.title = spec.title;
-  if (spec.outputSchema) tool.outputSchema = spec.outputSchema as NonNullable<Tool["outputSchema"]>;
+  if (spec.outputSchema) tool.outputSchema = listedSchema(spec.outputSchema) as NonNullable<Tool["outputSchema"]>;
   return tool;
 }

@@ -13,7 +13,7 @@
  * If the cut one no longer matches the outputSchema, the result carries the text only, as an
  * `isError` result that says the call itself succeeded.
  */
-import type { CallToolResult } from "@modelcontextprotocol/server";
+import type { CallToolResult, ContentBlock } from "@modelcontextprotocol/server";
 import type { JsonValue } from "../../core/json.js";
 import type { Observation } from "../../core/observation.js";
 import { isPlainObject } from "../../core/json.js";
@@ -38,13 +38,29 @@ export function observationMeta(obs: Observation): Record<string, JsonValue> {
  * The tools/call result for one observation; `hasOutputSchema`: the tool declares an outputSchema,
  * and `conforms` tells whether a cut structured result still matches it.
  */
+/** The images, sounds and links of an observation as MCP content blocks, after its text. */
+function contentBlocks(obs: Observation): ContentBlock[] {
+  return (obs.content ?? []).map((part): ContentBlock => {
+    if (part.type !== "link") return { type: part.type, data: part.data, mimeType: part.mime_type };
+    return {
+      type: "resource_link",
+      uri: part.uri,
+      name: part.name,
+      ...(part.title !== undefined ? { title: part.title } : {}),
+      ...(part.description !== undefined ? { description: part.description } : {}),
+      ...(part.mime_type !== undefined ? { mimeType: part.mime_type } : {}),
+      ...(part.size !== undefined ? { size: part.size } : {}),
+    };
+  });
+}
+
 export function toCallToolResult(
   obs: Observation,
   hasOutputSchema = false,
   conforms: (cut: JsonValue) => boolean = () => true,
 ): CallToolResult {
   const result: CallToolResult = {
-    content: [{ type: "text", text: obs.text }],
+    content: [{ type: "text", text: obs.text }, ...contentBlocks(obs)],
     _meta: { [OBSERVATION_META]: observationMeta(obs) },
   };
   if (!obs.ok) result.isError = true;
@@ -76,6 +92,7 @@ function withCutStructure(
         type: "text",
         text: `${obs.text}\nThe structured result is cut to the same size as this text: ${what}; the marker above says how to get the rest.`,
       },
+      ...contentBlocks(obs),
     ];
     return result;
   }

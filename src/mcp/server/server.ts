@@ -19,6 +19,8 @@ import {
   ProtocolError,
   ProtocolErrorCode,
   Server,
+  TRACEPARENT_META_KEY,
+  TRACESTATE_META_KEY,
   type CallToolResult,
   type ClientCapabilities,
   type InputRequiredResult,
@@ -29,6 +31,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { Gateway } from "../../runtime/types.js";
+import type { TraceContextInput } from "../../runtime/trace-context.js";
 import type { Observation } from "../../core/observation.js";
 import type { ProgressUpdate } from "../../core/tool.js";
 import type { ApproveVia } from "../../runtime/approvals.js";
@@ -86,7 +89,16 @@ export interface McpServerOptions {
   capabilitiesIgnored?: boolean;
   /** Operator warnings; default stderr (never stdout: over stdio that is the protocol). */
   warn?: (line: string) => void;
+  /**
+   * How long a 2026-07-28 client may keep this server's tools/list before asking again, ms
+   * (`ttlMs`; the scope is `private`: a list may depend on who asks). Default 300,000: a
+   * server's catalog is fixed for its life. 0 asks the client to keep nothing.
+   */
+  listTtlMs?: number;
 }
+
+/** A client may keep tools/list this long by default, ms. */
+export const DEFAULT_LIST_TTL_MS = 300_000;
 
 /**
  * tools/call params as they arrive, before anyone judges them: any object passes, unparsed. A
@@ -261,6 +273,22 @@ function requestGone(
   return { abandoned: gone.signal, cancelled: cancelled.signal };
 }
 
+/**
+ * The caller's W3C trace context as it arrived, unchecked (the gateway checks it and writes it to
+ * the audit record): `traceparent` and `tracestate` in the request's `_meta`, where both revisions
+ * carry them, else over HTTP the W3C headers of the request.
+ */
+function traceOf(meta: Record<string, unknown> | undefined, ctx: ServerContext): TraceContextInput | undefined {
+  const traceparent = meta?.[TRACEPARENT_META_KEY];
+  if (traceparent !== undefined || meta?.[TRACESTATE_META_KEY] !== undefined) {
+    return { traceparent, tracestate: meta?.[TRACESTATE_META_KEY] };
+  }
+  const headers = ctx.http?.req?.headers;
+  const header = headers?.get("traceparent") ?? undefined;
+  if (header === undefined) return undefined;
+  return { traceparent: header, tracestate: headers?.get("tracestate") ?? undefined };
+}
+
 /** The fields of a request's `_meta` envelope (2026-07-28), as the SDK lifted and validated them. */
 interface Envelope {
   protocolVersion?: string;
@@ -308,10 +336,19 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
       `approvalProgressMs must be a positive number of milliseconds, e.g. 10000; received ${typeof progressMs === "number" ? String(progressMs) : shownJson(progressMs)}`,
     );
   }
+  const listTtlMs = options.listTtlMs ?? DEFAULT_LIST_TTL_MS;
+  if (!Number.isSafeInteger(listTtlMs) || listTtlMs < 0) {
+    throw new ToolgateError(
+      "invalid_config",
+      `listTtlMs must be a whole number of milliseconds, 0 or more, e.g. 300000; received ${typeof listTtlMs === "number" ? String(listTtlMs) : shownJson(listTtlMs)}`,
+    );
+  }
   const server = new GatewayServer(
     { name: options.name ?? "toolgate", version: options.version ?? "0.1.0" },
     {
       capabilities: { tools: { listChanged: false } },
+      // The 2026-07-28 revision's cache fields on the tools/list result; a 2025-11-25 result has none.
+      cacheHints: { "tools/list": { ttlMs: listTtlMs, cacheScope: "private" } },
       ...(options.instructions ? { instructions: options.instructions } : {}),
     },
   );
@@ -319,7 +356,11 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
   const warn = options.warn ?? ((line: string) => void process.stderr.write(line + "\n"));
   let warnedIgnored = false;
   const checkOutput = outputCheck();
-  const listing = [...gateway.tools.values()].map((spec) => ({ spec, tool: toMcpTool(spec) }));
+  // By name, in code-unit order: the same list whatever order the tools were registered or an
+  // upstream listed them in, so a client (and a model's prompt cache) sees the same bytes each time.
+  const listing = [...gateway.tools.values()]
+    .map((spec) => ({ spec, tool: toMcpTool(spec) }))
+    .sort((a, b) => (a.tool.name < b.tool.name ? -1 : a.tool.name > b.tool.name ? 1 : 0));
   // A tool whose `mcp.hidden` says so (a proxied tool held for review) is left out of this answer, and a caller
   // that sends a capability sees only the tools it could be granted (its view); without one, every tool.
   server.setRequestHandler("tools/list", async (request, ctx) => {
@@ -395,6 +436,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
               })
               .catch(() => {})
         : undefined;
+    const trace = traceOf(_meta as Record<string, unknown> | undefined, ctx);
     // The caller scopes a client-supplied idempotency key when the gateway requires no capability.
     const principal = options.principal ?? "stdio client";
     const obs = withCapabilityHint(
@@ -403,6 +445,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
         principal,
         signal: cancelled,
         ...(progressOf ? { progress: progressOf } : {}),
+        ...(trace ? { trace } : {}),
       }),
       http,
     );
@@ -425,6 +468,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
           requestState: ctx.mcpReq.requestState(),
           abandoned,
           cancelled,
+          ...(trace ? { trace } : {}),
         },
         proposal,
         obs,
@@ -453,6 +497,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
         principal,
         abandoned,
         cancelled,
+        ...(trace ? { trace } : {}),
         progress,
         progressMs,
       },

@@ -17,6 +17,17 @@ describe("toolgate export", () => {
     });
     const mcp = JSON.parse((await cli("export", "--format", "mcp")).out);
     expect(mcp.tools[0].annotations).toMatchObject({ readOnlyHint: false });
+    // Outside MCP a schema has no default dialect: every document names its own.
+    const documents = JSON.parse((await cli("export", "--format", "json-schema")).out) as {
+      tools: { name: string; inputSchema: { $schema?: string }; outputSchema?: { $schema?: string } }[];
+    };
+    expect(documents.tools.map((t) => [t.name, t.inputSchema.$schema, t.outputSchema?.$schema])).toEqual(
+      ["bash_execute", "file_view", "file_edit", "grep_search"].map((n) => [
+        n,
+        "https://json-schema.org/draft/2020-12/schema",
+        "https://json-schema.org/draft/2020-12/schema",
+      ]),
+    );
     const gbnf = await cli("export", seedListing5Path, "--format", "gbnf");
     expect(gbnf.code).toBe(0);
     expect(gbnf.out).toMatch(/^root ::= t-bash-execute \| t-file-view \| t-file-edit \| t-grep-search$/m);
@@ -52,7 +63,7 @@ describe("toolgate export", () => {
     expect(results.map((r) => r.err.split("\n")[0])).toMatchInlineSnapshot(`
       [
         "error: required option '--format <format>' not specified",
-        "error: option '--format <format>' argument 'yaml' is invalid. Allowed choices are mcp, openai, anthropic, vercel-ai, gbnf.",
+        "error: option '--format <format>' argument 'yaml' is invalid. Allowed choices are mcp, openai, anthropic, vercel-ai, gbnf, json-schema.",
         "toolgate: --strict applies to --format openai only; received --format anthropic",
         "toolgate: two tools are named bash_execute; an exported catalog needs unique names (export the files one at a time)",
         "toolgate: give one catalog source: FILE..., --mcp -- CMD ARGS... or --catalog MODULE [invalid_input]",

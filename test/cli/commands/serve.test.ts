@@ -60,8 +60,8 @@ describe("toolgate serve (default coding catalog) over stdio", { timeout: 180_00
     const { tools } = await client.listTools();
     expect(tools.map((t) => [t.name, t.annotations?.readOnlyHint])).toEqual([
       ["bash_execute", false],
-      ["file_view", true],
       ["file_edit", false],
+      ["file_view", true],
       ["grep_search", true],
     ]);
 

@@ -46,8 +46,8 @@ describe.runIf(binaryAvailable("bwrap") && binaryAvailable("rg"))("coding tools'
     const schemas = new Map<string, NonNullable<Tool["outputSchema"]>>(tools.map((t) => [t.name, t.outputSchema!]));
     expect(tools.map((t) => [t.name, t.outputSchema?.type])).toEqual([
       ["bash_execute", "object"],
-      ["file_view", "object"],
       ["file_edit", "object"],
+      ["file_view", "object"],
       ["grep_search", "object"],
     ]);
     const ajv = new Ajv2020({ strict: false, allErrors: true });

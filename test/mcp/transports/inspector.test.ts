@@ -39,8 +39,8 @@ describe("MCP Inspector CLI against toolgate serve", { timeout: 180_000 }, () =>
     const listed = (await inspect([...serve, "--workspace", ws, "--method", "tools/list"])) as {
       tools: Array<{ name: string; annotations: Record<string, boolean> }>;
     };
-    expect(listed.tools.map((t) => t.name)).toEqual(["bash_execute", "file_view", "file_edit", "grep_search"]);
-    expect(listed.tools[1]!.annotations).toMatchObject({ readOnlyHint: true });
+    expect(listed.tools.map((t) => t.name)).toEqual(["bash_execute", "file_edit", "file_view", "grep_search"]);
+    expect(listed.tools[2]!.annotations).toMatchObject({ readOnlyHint: true });
   });
 
   it("calls a tool over stdio, and gets a refusal as an isError result", async () => {
