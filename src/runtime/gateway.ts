@@ -5,7 +5,7 @@
  * Each stage lives in its own module and returns data or a `Refusal`; only this file renders
  * refusals and writes the audit record.
  */
-import { AUTHORITY, type ToolContext, type ToolSpec } from "../core/tool.js";
+import { AUTHORITY, type CallerCapability, type ToolContext, type ToolSpec } from "../core/tool.js";
 import { type JsonValue } from "../core/json.js";
 import { NoEffectError, ToolgateError } from "../core/errors.js";
 import { assertStore, type Store } from "../idempotency/store.js";
@@ -164,6 +164,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       signal,
     ));
     if (shutdown) abort.cancel(shutdown);
+    let caller: Promise<CallerCapability | null> | undefined;
     const ctx: ToolContext = {
       get signal() {
         return abort.signal;
@@ -173,6 +174,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       call_id: p.call_id,
       now: clock,
       budget_tokens: budgetFor(tool, tool.name, options.budgets),
+      caller: () =>
+        (caller ??= authority && p.capability !== undefined ? authority.caller(p.capability) : Promise.resolve(null)),
     };
     c.ctx = ctx;
 
@@ -286,6 +289,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       }
       return c.stage("execute", () => execute(tool, args, ctx, abort));
     };
+    ctx.idempotency_key = key;
     const lease_ms = Math.max(options.lease_ms ?? DEFAULT_LEASE_MS, (abort.timeout_ms ?? 0) + LEASE_MARGIN_MS);
     const settled = await c.stage("settle", () =>
       inTurn(c.authority === "A3" ? key : null, lease_ms, () =>
