@@ -1,6 +1,6 @@
 /**
- * The rows a new database starts with, the same on every machine (a fixed pseudo-random
- * sequence): three tenants, 300 customers, about 3,500 orders with line items in every status,
+ * The rows a new database starts with, the same on every machine (a fixed sequence of
+ * hashes): three tenants, 300 customers, about 3,500 orders with line items in every status,
  * payments and refunds. A few rows are placed by hand so the walkthrough in README.md can name
  * them: customer c_7 of acme has 143 orders, the newest of which, o_1, has 12.50 left to refund;
  * c_8 belongs to globex.
@@ -30,16 +30,10 @@ const PRODUCTS = [
 const FROM = Date.UTC(2024, 0, 1);
 const TO = Date.UTC(2026, 2, 31);
 
-/** mulberry32: a small seeded generator, so the seed is the same everywhere. */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+/** A fixed sequence in [0, 1): the n-th value is read from the hash of n, so the seed is the same everywhere. */
+function sequence(label: string): () => number {
+  let n = 0;
+  return () => createHash("sha256").update(`${label} ${n++}`).digest().readUInt32BE(0) / 2 ** 32;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
@@ -55,7 +49,7 @@ export interface SeedRows {
 }
 
 export function seedRows(): SeedRows {
-  const random = generator(20260305);
+  const random = sequence("orders seed");
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
   const rows: SeedRows = { tenants: TENANTS, customers: [], orders: [], line_items: [], payments: [], refunds: [] };
   let orderNo = 0;
