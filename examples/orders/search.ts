@@ -68,12 +68,13 @@ export function searchCustomerOrders(db: () => Db): ToolSpec {
         ...(args.status ? { status: args.status } : {}),
         ...(args.since ? { since: args.since } : {}),
         ...(at ? { after: { placed_at: at[1]!, id: at[2]! } } : {}),
-        limit: PAGE,
+        // One row more than a page says whether a next page exists.
+        limit: PAGE + 1,
       });
-      const { rows, matched, total_cents } = found;
+      const { matched, total_cents } = found;
+      const rows = found.rows.slice(0, PAGE);
       const last = rows.at(-1);
-      const more = last !== undefined && rows.length === PAGE;
-      const cursor = more ? `${last.placed_at}~${last.id}` : null;
+      const cursor = found.rows.length > PAGE && last ? `${last.placed_at}~${last.id}` : null;
       const filters = [args.status, args.since && `since ${args.since}`].filter(Boolean).join(", ");
       const summary =
         `${rows.length} of ${matched} ${filters ? filters + " " : ""}orders of ${args.customer_id}, newest first` +
@@ -89,9 +90,11 @@ export function searchCustomerOrders(db: () => Db): ToolSpec {
           cursor,
         },
         {
-          text: [summary, ...rows.map(row), more ? `More: call again with cursor ${cursor}.` : "No more orders."].join(
-            "\n",
-          ),
+          text: [
+            summary,
+            ...rows.map(row),
+            cursor ? `More: call again with cursor ${cursor}.` : "No more orders.",
+          ].join("\n"),
           ...(cursor ? { next: { arguments: { ...args, cursor }, hint: `the next ${PAGE} orders` } } : {}),
         },
       );

@@ -44,5 +44,8 @@ export function ordersGateway(
       capability: cap,
       ...extra,
     }) as Promise<Observation>;
-  return { gateway, call, capability, dir, dbPath, store, db: (): Db => openOrdersDb(dbPath) };
+  // The test's own connection to the database, beside the catalog's.
+  let conn: Db | null = null;
+  const db = (): Db => (conn ??= openOrdersDb(dbPath));
+  return { gateway, call, capability, authority, dir, dbPath, store, db };
 }

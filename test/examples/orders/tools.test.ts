@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { lintCatalog } from "../../../src/schema/lint/index.js";
 import { countTokens } from "../../../src/observation/tokens.js";
 import { createOrderTools } from "../../../examples/orders/index.js";
-import { ordersGateway } from "./support.js";
+import { HOUR, ordersGateway } from "./support.js";
 
 const open: Array<ReturnType<typeof ordersGateway>> = [];
 function setup(options: Parameters<typeof ordersGateway>[0] = {}) {
@@ -88,11 +88,16 @@ describe("search_customer_orders", () => {
   });
 
   it("refuses a call whose capability names no tenant, or sends none that verifies", async () => {
-    const { call, capability } = setup();
-    const forged = capability("acme").slice(0, -4) + "AAAA";
-    const o = await call("search_customer_orders", { customer_id: "c_7" }, forged);
-    expect(o.ok).toBe(false);
-    expect(o.output).toBeUndefined();
+    const g = setup();
+    const { call, capability } = g;
+    const { authority } = g;
+    const forged = capability("acme").slice(0, -4) + (capability("acme").endsWith("AAAA") ? "BBBB" : "AAAA");
+    const toolOnly = authority.issue({ rights: ["read"], objects: ["tool:search_customer_orders"], ttl_ms: HOUR });
+    for (const cap of [forged, toolOnly]) {
+      const o = await call("search_customer_orders", { customer_id: "c_7" }, cap);
+      expect(o.error?.code).toBe("check_failed");
+      expect(o.text).toContain("this call needs a capability naming the tenant whose orders it reads");
+    }
   });
 });
 
