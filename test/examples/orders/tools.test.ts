@@ -168,6 +168,30 @@ describe("refund_order", () => {
     expect(again.text).toContain("order o_1 has nothing left to refund (paid 64.90, refunded 64.90)");
   });
 
+  it("two approved refunds of the whole balance raced at once: one is issued, the other refunds nothing and says what is left", async () => {
+    const { call, capability, gateway, db } = setup();
+    const cap = capability("acme", 5000);
+    // Two conversations, each with its own approval for the same refund.
+    const ids = ["race-a", "race-b"];
+    const approvals: string[] = [];
+    for (const call_id of ids) {
+      const asked = await call("refund_order", refund, cap, { call_id, trajectory_id: call_id });
+      approvals.push(asked.error!.detail!.approval_id as string);
+      await gateway.approvals.approve(approvals.at(-1)!, { approver: "support-lead" });
+    }
+    const results = await Promise.all(
+      ids.map((call_id, i) =>
+        call("refund_order", refund, cap, { call_id, trajectory_id: call_id, approval_id: approvals[i]! }),
+      ),
+    );
+    expect(results.filter((r) => r.ok)).toHaveLength(1);
+    const lost = results.find((r) => !r.ok)!;
+    expect(lost.text).toMatch(
+      /has 0\.00 left to refund now, less than 12\.50; nothing was refunded|nothing left to refund/,
+    );
+    expect((db().prepare("SELECT count(*) AS n FROM refunds WHERE order_id = 'o_1'").get() as { n: number }).n).toBe(3);
+  });
+
   it("refuses more than the refundable balance, naming what remains, before any person is asked", async () => {
     const { call, capability, gateway } = setup();
     const o = await call("refund_order", { ...refund, amount_cents: 2000 }, capability("acme", 5000));
