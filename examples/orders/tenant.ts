@@ -20,7 +20,7 @@ export function noTenant(): CheckIssue[] {
       message:
         "this call needs a capability naming the tenant whose orders it reads (an object tenant:ID); the call sent none that verifies",
       expected: "a capability with an object like tenant:acme",
-      example: "toolgate cap issue --rights read,write --objects tenant:acme --ttl 8h",
+      example: "toolgate cap issue --rights read --objects tenant:acme --ttl 8h",
     },
   ];
 }

@@ -2,6 +2,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { lintCatalog } from "../../../src/schema/lint/index.js";
 import { countTokens } from "../../../src/observation/tokens.js";
 import { createOrderTools } from "../../../examples/orders/index.js";
+import { join } from "node:path";
+import { createGateway } from "../../../src/runtime/gateway.js";
+import { createMemoryStore } from "../../../src/idempotency/stores/memory.js";
+import { tempDir } from "../../mcp/support.js";
 import { HOUR, ordersGateway } from "./support.js";
 
 const open: Array<ReturnType<typeof ordersGateway>> = [];
@@ -236,6 +240,25 @@ describe("refund_order", () => {
 });
 
 describe("the catalog", () => {
+  it("behind a gateway without keys refuses every call, saying which capability it needs", async () => {
+    const gateway = createGateway({
+      tools: createOrderTools(join(tempDir("orders-nokeys"), "orders.sqlite")),
+      store: createMemoryStore(),
+      audit: false,
+    });
+    const o = await gateway.call({
+      trajectory_id: "t",
+      turn: 1,
+      call_id: "c",
+      tool: "search_customer_orders",
+      arguments: { customer_id: "c_7" },
+    });
+    expect(o.error?.code).toBe("check_failed");
+    expect(o.text).toContain("this call needs a capability naming the tenant whose orders it reads");
+    expect(o.text).toContain("example toolgate cap issue --rights read --objects tenant:acme --ttl 8h");
+    await gateway.close();
+  });
+
   it("has no error-level lint finding and no overlapping pair", () => {
     const findings = lintCatalog(createOrderTools(":memory:"));
     expect(findings.filter((f) => f.severity === "error")).toEqual([]);
