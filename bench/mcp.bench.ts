@@ -1,6 +1,7 @@
 /**
- * MCP round trips over stdio, same SDK Client, same run:
- * - `toolgate serve --catalog` with a no-op read tool vs a bare SDK McpServer with the same tool (goal ≤ 1.10×);
+ * MCP round trips over stdio, same SDK v2 Client, same run, each row in both protocol revisions
+ * (2025-11-25: initialize; 2026-07-28: the client pinned to it, every request with its `_meta` envelope):
+ * - `toolgate serve --catalog` with a no-op read tool vs a bare SDK v2 McpServer with the same tool (goal ≤ 1.10×);
  * - a no-op write (A2: idempotency key claimed and settled in the default SQLite store) vs the bare server (goal ≤
  * 1.3×);
  * - `toolgate proxy` in front of the bare server vs calling the bare server directly.
@@ -21,11 +22,9 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { Client } from "@modelcontextprotocol/client";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { InMemoryTransport, McpServer, type Server } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type * as OpenModule from "../src/idempotency/open.js";
 import type * as ServerModule from "../src/mcp/server/server.js";
@@ -75,13 +74,19 @@ function buildToolgate(): string {
   return join(dir, "dist");
 }
 
+type Era = "2025-11-25" | "2026-07-28";
+
 async function connect(
+  era: Era,
   command: string,
   args: string[],
   cwd: string,
   env: Record<string, string> = {},
 ): Promise<Client> {
-  const client = new Client({ name: "bench", version: "1.0.0" });
+  const client = new Client(
+    { name: "bench", version: "1.0.0" },
+    era === "2026-07-28" ? { versionNegotiation: { mode: { pin: era } } } : {},
+  );
   await client.connect(
     new StdioClientTransport({ command, args, cwd, env: { ...getDefaultEnvironment(), ...env }, stderr: "ignore" }),
   );
@@ -98,6 +103,8 @@ async function connectInMemory(server: Server | McpServer): Promise<Client> {
   return client;
 }
 
+const read = (c: Client) => () => c.callTool({ name: "noop_read", arguments: {} });
+
 /** Fewer, smaller batches than the default: each call is a process round trip. */
 const SIZE = { batch: 50, rounds: 20 } as const;
 
@@ -109,73 +116,76 @@ export default async function (h: Harness): Promise<void> {
     build = buildToolgate();
     const toolgate = [process.execPath, join(build, "cli/main.js")];
     const load = <T>(path: string) => import(pathToFileURL(join(build!, path)).href) as Promise<T>;
-    const direct = await connect(process.execPath, [bare], root);
-    // The default state folder inside this run's temporary folder, not the real home.
-    const stateHome = { XDG_STATE_HOME: join(ws, "state-home") };
-    const project = join(ws, "project");
-    mkdirSync(project);
-    const served = await connect(
-      toolgate[0]!,
-      [
-        ...toolgate.slice(1),
-        "serve",
-        "--workspace",
-        project,
-        "--catalog",
-        join(root, "test/mcp/fixtures/notes-catalog.ts"),
-      ],
-      root,
-      stateHome,
-    );
-    const proxied = await connect(
-      toolgate[0]!,
-      [
-        ...toolgate.slice(1),
-        "proxy",
-        "--store",
-        `sqlite:${join(ws, "proxy.db")}`,
-        "--audit",
-        join(ws, "proxy-audit.jsonl"),
-        "--",
-        process.execPath,
-        bare,
-      ],
-      root,
-      stateHome,
-    );
-    clients.push(direct, served, proxied);
+    for (const era of ["2025-11-25", "2026-07-28"] as const) {
+      const direct = await connect(era, process.execPath, [bare], root);
+      // The default state folder inside this run's temporary folder, not the real home.
+      const stateHome = { XDG_STATE_HOME: join(ws, "state-home") };
+      const project = join(ws, `project-${era}`);
+      mkdirSync(project);
+      const served = await connect(
+        era,
+        toolgate[0]!,
+        [
+          ...toolgate.slice(1),
+          "serve",
+          "--workspace",
+          project,
+          "--catalog",
+          join(root, "test/mcp/fixtures/notes-catalog.ts"),
+        ],
+        root,
+        stateHome,
+      );
+      const proxied = await connect(
+        era,
+        toolgate[0]!,
+        [
+          ...toolgate.slice(1),
+          "proxy",
+          "--store",
+          `sqlite:${join(ws, `proxy-${era}.db`)}`,
+          "--audit",
+          join(ws, `proxy-audit-${era}.jsonl`),
+          "--",
+          process.execPath,
+          bare,
+        ],
+        root,
+        stateHome,
+      );
+      clients.push(direct, served, proxied);
 
-    const read = (c: Client) => () => c.callTool({ name: "noop_read", arguments: {} });
-    await h.compare({
-      area: "mcp",
-      hot_path: "tools/call no-op read (A0) over stdio",
-      toolgate: read(served),
-      peer: { name: "bare SDK McpServer", fn: read(direct) },
-      goal: { op: "<=", value: 1.1, label: "≤ 1.10×" },
-      note: "toolgate serve --catalog, default SQLite store + audit trail",
-      ...SIZE,
-    });
+      await h.compare({
+        area: "mcp",
+        hot_path: `tools/call no-op read (A0) over stdio, ${era}`,
+        toolgate: read(served),
+        peer: { name: "bare SDK v2 McpServer", fn: read(direct) },
+        goal: { op: "<=", value: 1.1, label: "≤ 1.10×" },
+        note: "toolgate serve --catalog, default SQLite store + audit trail",
+        ...SIZE,
+      });
 
-    let n = 0;
-    const write = (c: Client) => () => c.callTool({ name: "noop_write", arguments: { n: n++ } });
-    await h.compare({
-      area: "mcp",
-      hot_path: "tools/call no-op write (A2) over stdio",
-      toolgate: write(served),
-      peer: { name: "bare SDK McpServer", fn: write(direct) },
-      goal: { op: "<=", value: 1.3, label: "≤ 1.3×" },
-      note: "each call claims and settles an idempotency key in SQLite (WAL)",
-      ...SIZE,
-    });
+      let n = 0;
+      const write = (c: Client) => () => c.callTool({ name: "noop_write", arguments: { n: n++ } });
+      await h.compare({
+        area: "mcp",
+        hot_path: `tools/call no-op write (A2) over stdio, ${era}`,
+        toolgate: write(served),
+        peer: { name: "bare SDK v2 McpServer", fn: write(direct) },
+        goal: { op: "<=", value: 1.3, label: "≤ 1.3×" },
+        note: "each call claims and settles an idempotency key in SQLite (WAL)",
+        ...SIZE,
+      });
 
-    await h.compare({
-      area: "mcp",
-      hot_path: "toolgate proxy → upstream no-op read",
-      toolgate: read(proxied),
-      peer: { name: "upstream called directly", fn: read(direct) },
-      note: "two stdio hops vs one",
-      ...SIZE,
-    });
+      await h.compare({
+        area: "mcp",
+        hot_path: `toolgate proxy → upstream no-op read, ${era}`,
+        toolgate: read(proxied),
+        peer: { name: "upstream called directly", fn: read(direct) },
+        note: "two stdio hops vs one",
+        ...SIZE,
+      });
+    }
 
     const { openStore } = await load<typeof OpenModule>("idempotency/open.js");
     const { createMcpServer } = await load<typeof ServerModule>("mcp/server/server.js");
@@ -184,7 +194,11 @@ export default async function (h: Harness): Promise<void> {
     const bareServer = new McpServer({ name: "bare", version: "1.0.0" });
     bareServer.registerTool(
       "noop_read",
-      { description: "Does nothing and returns ok.", inputSchema: {}, outputSchema: { ok: z.boolean() } },
+      {
+        description: "Does nothing and returns ok.",
+        inputSchema: z.object({}),
+        outputSchema: z.object({ ok: z.boolean() }),
+      },
       () => ({
         content: [{ type: "text", text: '{"ok":true}' }],
         structuredContent: { ok: true },
@@ -195,9 +209,9 @@ export default async function (h: Harness): Promise<void> {
     clients.push(inProcess, bareInProcess);
     await h.compare({
       area: "mcp",
-      hot_path: "tools/call no-op read, in process",
+      hot_path: "tools/call no-op read, in process, 2025-11-25",
       toolgate: read(inProcess),
-      peer: { name: "bare SDK McpServer", fn: read(bareInProcess) },
+      peer: { name: "bare SDK v2 McpServer", fn: read(bareInProcess) },
       note: "InMemoryTransport; real gateway, memory store, audit off",
     });
   } finally {

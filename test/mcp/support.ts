@@ -54,3 +54,40 @@ export function textOf(result: unknown): string {
 export function ids(call_id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { "toolgate/trajectory_id": "traj-test", "toolgate/turn": 1, "toolgate/call_id": call_id, ...extra };
 }
+
+/**
+ * `toolgate serve` over stdio on the notes catalog, started from source (node + tsx, no build),
+ * with an in-memory store and `notes` as its workspace and notes folder: what a stdio client spawns.
+ */
+export function notesServeCommand(notes: string): {
+  command: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+} {
+  const root = join(import.meta.dirname, "../..");
+  return {
+    command: process.execPath,
+    args: [
+      "--import",
+      "tsx",
+      join(root, "src/cli/main.ts"),
+      "serve",
+      "--catalog",
+      join(root, "test/mcp/fixtures/notes-catalog.ts"),
+      "--workspace",
+      notes,
+      "--store",
+      "memory:",
+    ],
+    cwd: root,
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      // The per-user state folder of the test run, not the real home.
+      XDG_STATE_HOME: process.env.XDG_STATE_HOME!,
+      XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME!,
+      NOTES_DIR: notes,
+    },
+  };
+}

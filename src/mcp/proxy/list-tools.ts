@@ -2,7 +2,7 @@
  * `toolgate lint --mcp -- CMD ARGS...` (or `--mcp URL`): the live `tools/list` of an MCP server,
  * every page, for the schema linter. Starts the server, reads its catalog, stops it.
  */
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/client";
 import { ToolgateError } from "../../core/errors.js";
 import { connectUpstream, describeTarget, listAllTools, type UpstreamTarget } from "./upstream.js";
 

@@ -8,8 +8,7 @@
  * readOnlyHint → read (A0); destructiveHint (default true) → destructive (A3);
  * idempotentHint → idempotent (A1); otherwise write (A2).
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Client, Tool } from "@modelcontextprotocol/client";
 import type { Effect, GrantRequest, ToolSpec } from "../../core/tool.js";
 import type { JsonValue } from "../../core/json.js";
 import { toolResult } from "../../core/tool.js";
@@ -88,10 +87,13 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
       const client = live instanceof Promise ? await live : live;
       let result: CallToolResult;
       try {
-        result = (await client.callTool({ name: tool.name, arguments: args }, undefined, {
-          signal: ctx.signal,
-          timeout: timeout_ms + SDK_TIMEOUT_MARGIN_MS,
-        })) as CallToolResult;
+        result = (await client.callTool(
+          { name: tool.name, arguments: args },
+          {
+            signal: ctx.signal,
+            timeout: timeout_ms + SDK_TIMEOUT_MARGIN_MS,
+          },
+        )) as CallToolResult;
       } catch (err) {
         const message = (err as Error).message;
         if (message === NOT_CONNECTED) {

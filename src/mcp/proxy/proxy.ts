@@ -6,8 +6,7 @@
  * approval and budgets before the upstream sees it. Serve the result with `serveStdio` or
  * `serveHttp` like any gateway.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Client, Tool } from "@modelcontextprotocol/client";
 import { closeOpenObjects } from "../../schema/close.js";
 import { formatReport } from "../../schema/lint/format.js";
 import { lintSources, type LintReport } from "../../schema/lint/report.js";

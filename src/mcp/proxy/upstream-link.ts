@@ -6,8 +6,7 @@
  * a request that never left the proxy is a `NoEffectError` (the key is released, the model is
  * told it did not run); one in flight when the upstream went away is a normal error (IN_DOUBT).
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Client, Tool } from "@modelcontextprotocol/client";
 import { NoEffectError } from "../../core/errors.js";
 import { connectUpstream, describeTarget, listAllTools, type UpstreamTarget } from "./upstream.js";
 

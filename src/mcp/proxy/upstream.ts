@@ -1,12 +1,10 @@
 /**
  * The proxy's side towards a foreign MCP server: start it (stdio) or reach it (Streamable HTTP)
- * with the SDK `Client`, and read its whole catalog, paging through `nextCursor`
- * (MCP 2025-11-25 "Pagination").
+ * with the SDK `Client` (either protocol revision: 2026-07-28 when the upstream answers
+ * `server/discover`, else 2025-11-25), and read its whole catalog, paging through `nextCursor`.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { Client, StreamableHTTPClientTransport, type Tool } from "@modelcontextprotocol/client";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { ToolgateError } from "../../core/errors.js";
 
 /** Where the upstream server is: a command to start (stdio) or a URL (Streamable HTTP). */
@@ -20,6 +18,12 @@ export type UpstreamTarget =
     }
   | { url: string; headers?: Record<string, string> };
 
+/**
+ * How long a stdio upstream has to answer the revision probe before it is taken for a
+ * 2025-11-25 server (some never answer a request that precedes initialize), ms.
+ */
+const PROBE_TIMEOUT_MS = 5_000;
+
 /** Human-readable name of the target for messages, e.g. `npx server-memory`. */
 export function describeTarget(target: UpstreamTarget): string {
   return "url" in target ? target.url : [target.command, ...(target.args ?? [])].join(" ");
@@ -30,7 +34,11 @@ export function describeTarget(target: UpstreamTarget): string {
  * the operator; its stdout is the protocol.
  */
 export async function connectUpstream(target: UpstreamTarget, clientName = "toolgate-proxy"): Promise<Client> {
-  const client = new Client({ name: clientName, version: "0.1.0" }, { capabilities: {} });
+  // Either revision: a server/discover probe first, the 2025-11-25 initialize when the server does not know it.
+  const client = new Client(
+    { name: clientName, version: "0.1.0" },
+    { capabilities: {}, versionNegotiation: { mode: "auto", probe: { timeoutMs: PROBE_TIMEOUT_MS } } },
+  );
   const transport =
     "url" in target
       ? new StreamableHTTPClientTransport(

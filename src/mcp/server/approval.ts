@@ -20,8 +20,7 @@
  * arrives after the client gave up is still recorded, and the gateway, told the request is gone,
  * does not run the call on it: the approval stays for the re-proposal.
  */
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { RequestId, Server } from "@modelcontextprotocol/server";
 import { ToolgateError } from "../../core/errors.js";
 import { escapeUntrusted, jsonForDisplay } from "../../observation/escape.js";
 import type { Gateway, Proposal } from "../../runtime/types.js";
@@ -92,7 +91,7 @@ export function approvalMessage(proposal: Proposal, obs: Observation, approvalId
   ].join("\n");
 }
 
-const NOTE_SCHEMA = {
+export const NOTE_SCHEMA = {
   type: "object" as const,
   properties: {
     note: {

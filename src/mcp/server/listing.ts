@@ -5,7 +5,7 @@
  * same level the gateway enforces; the title comes from the spec, and what only MCP reads from
  * `ToolSpec.mcp` (openWorldHint, or a proxied tool's annotations as its upstream declared them).
  */
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/server";
 import type { Effect, ToolAnnotations, ToolSpec } from "../../core/tool.js";
 
 /** MCP annotations implied by an effect (MCP `ToolAnnotations` defaults are the A3 case). */

@@ -13,7 +13,7 @@
  * If the cut one no longer matches the outputSchema, the result carries the text only, as an
  * `isError` result that says the call itself succeeded.
  */
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { JsonValue } from "../../core/json.js";
 import type { Observation } from "../../core/observation.js";
 import { isPlainObject } from "../../core/json.js";

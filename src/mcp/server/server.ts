@@ -2,19 +2,31 @@
  * The MCP face of a Gateway (a thin adapter: it adds no rule of its own). `tools/list` publishes the
  * gateway's catalog; `tools/call` becomes one Proposal, and the Observation becomes the result.
  * Nothing here validates arguments or decides policy: the gateway's validator is the one that
- * answers, which is why this uses the low-level `Server` and registers `tools/call` beneath the
- * SDK's own argument parsing (that parsing would turn `"arguments": "oops"` into a JSON-RPC
- * error; MCP 2025-11-25 wants a tool result the model can read).
+ * answers, which is why `tools/call` is registered with a params schema of its own that accepts
+ * any object (the SDK's own parsing would turn `"arguments": "oops"` into a JSON-RPC error; MCP
+ * wants a tool result the model can read).
+ *
+ * One handler serves both protocol revisions. Which one a request came in is read from the
+ * request itself: a 2026-07-28 request carries its revision and client capabilities in the
+ * `_meta` envelope the SDK lifts into `ctx.mcpReq.envelope`; a 2025-11-25 request has none and
+ * its client's capabilities are those declared at `initialize`. That decides how an A3 approval
+ * is asked for (`approval.ts` by elicitation, `input-required.ts` by a multi-round-trip result).
  */
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { Protocol, type RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
-  ErrorCode,
-  ListToolsRequestSchema,
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
   type CallToolResult,
-  type ServerNotification,
-  type ServerRequest,
-} from "@modelcontextprotocol/sdk/types.js";
+  type ClientCapabilities,
+  type InputRequiredResult,
+  type JSONRPCRequest,
+  type Result,
+  type ServerContext,
+  type Transport,
+} from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { Gateway } from "../../runtime/types.js";
 import type { Observation } from "../../core/observation.js";
@@ -28,6 +40,7 @@ import {
   DEFAULT_APPROVAL_TIMEOUT_MS,
   pendingApprovalId,
 } from "./approval.js";
+import { approveByInputRequired } from "./input-required.js";
 import { toMcpTool } from "./listing.js";
 import { bearerToken, idsFromMeta, jsonOrNote, META_KEYS, SessionIds, type MetaIssue } from "./meta.js";
 import { outputCheck } from "./output-check.js";
@@ -74,11 +87,10 @@ export interface McpServerOptions {
 }
 
 /**
- * tools/call as it arrives, before anyone judges it: only the method is matched here, and the
- * params pass through unparsed (the transport has checked they are an object, or absent). A
+ * tools/call params as they arrive, before anyone judges them: any object passes, unparsed. A
  * missing `arguments` reaches the gateway as `{}` and a missing `name` gets a clear -32602 below.
  */
-const CallToolSchema = z.looseObject({ method: z.literal("tools/call") });
+const CallToolParamsSchema = z.looseObject({});
 
 interface CallToolParams {
   name?: unknown;
@@ -86,34 +98,102 @@ interface CallToolParams {
   _meta?: unknown;
 }
 
-/** tools/call handlers still preparing an answer, per server (see `answersSent`). */
-const pending = new WeakMap<Server, InFlight<object>>();
-
 /**
- * Resolves once every tools/call this server is answering has handed its result to the
- * transport, or after `timeoutMs` (a call may be waiting on a person's elicitation answer).
- * Close a transport only after this: the SDK drops answers of requests still running at close.
+ * The SDK's `Server`, but a tools/call whose `name` is not a string or whose `arguments` is not an
+ * object reaches toolgate's handler instead of the SDK's request check: a missing name gets a
+ * -32602 that says what to send, and arguments of the wrong type a tool result from the gateway's
+ * validator that the model can read and correct. Well-formed calls pass through the SDK's own
+ * wrapping (result checks, the multi-round-trip seam).
  */
-export async function answersSent(server: Server, timeoutMs = 2_000): Promise<void> {
-  const inflight = pending.get(server);
-  if (!inflight || inflight.size === 0) return;
-  await inflight.idle(timeoutMs);
-  // The SDK sends an answer a few microtasks after the handler resolves.
-  await new Promise((resolve) => setImmediate(resolve));
+class GatewayServer extends Server {
+  /** tools/call requests received and not yet answered on the transport (see `answersSent`). */
+  readonly unanswered = new InFlight<object>();
+
+  /**
+   * Counts each tools/call from its arrival until its answer has been handed to the transport:
+   * the SDK validates and sends an answer some time after the handler resolves, and a transport
+   * closed in between drops it.
+   */
+  override async connect(transport: Transport): Promise<void> {
+    await super.connect(transport);
+    const open = new Map<string, object[]>();
+    const keyOf = (id: unknown) => `${typeof id}:${String(id)}`;
+    const onmessage = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      const m = message as { id?: unknown; method?: unknown };
+      if (m.method === "tools/call" && m.id !== undefined) {
+        const token = {};
+        const key = keyOf(m.id);
+        open.set(key, [...(open.get(key) ?? []), token]);
+        this.unanswered.add(token);
+      }
+      onmessage?.(message, extra);
+    };
+    const send = transport.send.bind(transport);
+    transport.send = async (message, options) => {
+      try {
+        await send(message, options);
+      } finally {
+        const m = message as { id?: unknown; method?: unknown };
+        const waiting = m.method === undefined && m.id !== undefined ? open.get(keyOf(m.id)) : undefined;
+        const token = waiting?.shift();
+        if (waiting?.length === 0) open.delete(keyOf(m.id));
+        if (token) this.unanswered.delete(token);
+      }
+    };
+  }
+
+  protected override _wrapHandler(
+    method: string,
+    handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
+  ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
+    const wrapped = super._wrapHandler(method, handler);
+    if (method !== "tools/call") return wrapped;
+    return (request, ctx) => (wellFormedCall(request.params) ? wrapped(request, ctx) : handler(request, ctx));
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** tools/call params the SDK's request schema accepts. */
+function wellFormedCall(params: unknown): boolean {
+  return (
+    isObject(params) &&
+    typeof params.name === "string" &&
+    (params.arguments === undefined || isObject(params.arguments)) &&
+    (params._meta === undefined || isObject(params._meta))
+  );
 }
 
 /**
- * A -32602 whose wire message is exactly `message` (an `McpError` would put its own
- * "MCP error -32602:" prefix into the message, and the client adds another).
+ * Resolves once every tools/call this server received has its answer handed to the transport,
+ * or after `timeoutMs` (a call may be waiting on a person's elicitation answer). Close a
+ * transport only after this: the SDK drops answers of requests still running at close.
  */
+export async function answersSent(server: Server, timeoutMs = 2_000): Promise<void> {
+  if (!(server instanceof GatewayServer) || server.unanswered.size === 0) return;
+  await server.unanswered.idle(timeoutMs);
+}
+
+/** A -32602 whose wire message is exactly `message`. */
 function invalidParams(message: string): Error {
-  return Object.assign(new Error(message), { code: ErrorCode.InvalidParams });
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, message);
 }
 
 /** A client's value in a JSON-RPC error message: short, and nothing in it a terminal would act on. */
 function shownJson(value: unknown): string {
   const json = jsonOrNote(value) ?? "nothing";
   return escapeUntrusted(json.length > 80 ? `${json.slice(0, 77)}…` : json);
+}
+
+/**
+ * An unknown tool is a protocol error (-32602) in both revisions; its message is the gateway's
+ * observation text, which names the tools that come closest, since clients show it to the model.
+ */
+function unknownTool(obs: Observation): Error {
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, obs.text, { tool: obs.tool, code: "unknown_tool" });
 }
 
 /**
@@ -153,8 +233,9 @@ function metaRefusal(name: string, issue: MetaIssue): CallToolResult {
 
 /**
  * A signal for the gateway that fires when the tools/call is gone, its reason saying how. The
- * SDK aborts a request's signal on notifications/cancelled and when the connection closes, and
- * on close it drops the transport right after: so the reason is decided a microtask later.
+ * SDK aborts a request's signal on notifications/cancelled, when an HTTP client drops the request
+ * and when the connection closes, and on close it drops the transport right after: so the
+ * reason is decided a microtask later.
  */
 function requestGone(server: Server, signal: AbortSignal): AbortSignal {
   const gone = new AbortController();
@@ -165,9 +246,44 @@ function requestGone(server: Server, signal: AbortSignal): AbortSignal {
   return gone.signal;
 }
 
+/** The fields of a request's `_meta` envelope (2026-07-28), as the SDK lifted and validated them. */
+interface Envelope {
+  protocolVersion?: string;
+  clientInfo?: { name?: unknown };
+  clientCapabilities?: ClientCapabilities;
+}
+
 /**
- * An MCP server (low-level SDK `Server`) answering `tools/list` and `tools/call` from `gateway`.
- * Connect it to a transport yourself, or use `serveStdio` / `serveHttp`.
+ * A request must be of one revision: of 2026-07-28, carrying the `_meta` envelope, or of
+ * 2025-11-25, on a connection that began with initialize. The SDK's stdio entry passes a request
+ * with neither through to a connection opened with server/discover, so it is refused here,
+ * naming what is missing.
+ */
+function requireEnvelope(server: Server, ctx: ServerContext, method: string): Envelope {
+  const envelope = envelopeOf(ctx);
+  if (envelope.protocolVersion === undefined && server.getNegotiatedProtocolVersion() === undefined)
+    throw invalidParams(
+      `${method} must carry params._meta["${PROTOCOL_VERSION_META_KEY}"] and params._meta["${CLIENT_CAPABILITIES_META_KEY}"] (the 2026-07-28 per-request envelope), or come after initialize (2025-11-25); received neither; send the envelope with every request`,
+    );
+  return envelope;
+}
+
+function envelopeOf(ctx: ServerContext): Envelope {
+  const raw = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
+  return {
+    ...(typeof raw[PROTOCOL_VERSION_META_KEY] === "string" ? { protocolVersion: raw[PROTOCOL_VERSION_META_KEY] } : {}),
+    ...(raw[CLIENT_INFO_META_KEY] ? { clientInfo: raw[CLIENT_INFO_META_KEY] as { name?: unknown } } : {}),
+    ...(raw[CLIENT_CAPABILITIES_META_KEY]
+      ? { clientCapabilities: raw[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities }
+      : {}),
+  };
+}
+
+/**
+ * An MCP server (low-level SDK `Server`) answering `tools/list` and `tools/call` from `gateway`
+ * in either protocol revision. Serve it with `serveStdio` / `serveHttp`, or connect it to a
+ * transport yourself (a directly connected server speaks 2025-11-25 only; the SDK's serving
+ * entries bind an instance to 2026-07-28).
  */
 export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}): Server {
   const progressMs = options.approvalProgressMs ?? DEFAULT_APPROVAL_PROGRESS_MS;
@@ -177,7 +293,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
       `approvalProgressMs must be a positive number of milliseconds, e.g. 10000; received ${typeof progressMs === "number" ? String(progressMs) : shownJson(progressMs)}`,
     );
   }
-  const server = new Server(
+  const server = new GatewayServer(
     { name: options.name ?? "toolgate", version: options.version ?? "0.1.0" },
     {
       capabilities: { tools: { listChanged: false } },
@@ -189,26 +305,19 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
   let warnedIgnored = false;
   const checkOutput = outputCheck();
   const tools = [...gateway.tools.values()].map(toMcpTool);
-  const inflight = new InFlight<object>();
-  pending.set(server, inflight);
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
-
-  // Registered through Protocol, beneath Server's override that re-parses tools/call params.
-  Protocol.prototype.setRequestHandler.call(server, CallToolSchema, async (request, extra): Promise<CallToolResult> => {
-    // A token of its own per call: request ids come from the client and may repeat.
-    const call = {};
-    inflight.add(call);
-    try {
-      return await callTool(request.params as CallToolParams | undefined, extra);
-    } finally {
-      inflight.delete(call);
-    }
+  server.setRequestHandler("tools/list", (_request, ctx) => {
+    requireEnvelope(server, ctx, "tools/list");
+    return { tools };
   });
 
-  async function callTool(
-    params: CallToolParams | undefined,
-    extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
-  ): Promise<CallToolResult> {
+  server.setRequestHandler(
+    "tools/call",
+    { params: CallToolParamsSchema },
+    (params, ctx): Promise<CallToolResult | InputRequiredResult> => callTool(params as CallToolParams, ctx),
+  );
+
+  async function callTool(params: CallToolParams, ctx: ServerContext): Promise<CallToolResult | InputRequiredResult> {
+    const envelope = requireEnvelope(server, ctx, "tools/call");
     const { name, arguments: args, _meta } = params ?? {};
     if (typeof name !== "string" || name === "") {
       throw invalidParams(
@@ -220,7 +329,8 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
         `tools/call params._meta must be an object; received ${shownJson(_meta)}; e.g. {"toolgate/call_id": "c1"}`,
       );
     }
-    const header = bearerToken(extra.requestInfo?.headers?.authorization);
+    const http = ctx.http?.req !== undefined;
+    const header = bearerToken(ctx.http?.req?.headers.get("authorization") ?? undefined);
     const bearer = header ?? options.capability;
     const parsed = idsFromMeta(_meta as Record<string, unknown> | undefined, session, bearer);
     if (!parsed.ok) return metaRefusal(name, parsed.issue);
@@ -240,18 +350,40 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     // a write in half; the call settles (bounded by the tool's timeout) and a retry with the same
     // ids receives the stored result. It tells the gateway the request is gone (`abandoned`): an
     // A3 call is then not run on an approval that arrives after its client gave up.
-    const abandoned = requestGone(server, extra.signal);
-    const obs = withCapabilityHint(await gateway.call(proposal, { abandoned }), extra.requestInfo !== undefined);
+    const abandoned = requestGone(server, ctx.mcpReq.signal);
+    const obs = withCapabilityHint(await gateway.call(proposal, { abandoned }), http);
+    if (obs.error?.code === "unknown_tool") throw unknownTool(obs);
     if (pendingApprovalId(obs) === null) return callResult(name, obs);
     const via = options.approveVia ?? "both";
-    const timeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
     const principal = options.principal ?? "stdio client";
+    // A 2026-07-28 request declares its client's capabilities itself; a 2025-11-25 one did at initialize.
+    const capabilities = envelope.protocolVersion ? envelope.clientCapabilities : server.getClientCapabilities();
+    const elicit = via !== "cli" && capabilities?.elicitation !== undefined;
+    if (envelope.protocolVersion) {
+      const label = envelope.clientInfo?.name;
+      const answered = await approveByInputRequired(
+        {
+          gateway,
+          elicit,
+          cli: via !== "elicitation",
+          principal,
+          label: typeof label === "string" ? label : undefined,
+          inputResponses: ctx.mcpReq.inputResponses,
+          requestState: ctx.mcpReq.requestState(),
+          abandoned,
+        },
+        proposal,
+        obs,
+      );
+      return "resultType" in answered ? answered : callResult(name, answered);
+    }
+    const timeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
     const token = (_meta as Record<string, unknown> | undefined)?.progressToken;
     const progress =
       typeof token === "string" || typeof token === "number"
         ? (n: number, message: string) =>
-            void extra
-              .sendNotification({
+            void ctx.mcpReq
+              .notify({
                 method: "notifications/progress",
                 params: { progressToken: token, progress: n, message },
               })
@@ -261,9 +393,9 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
       {
         server,
         gateway,
-        requestId: extra.requestId,
+        requestId: ctx.mcpReq.id,
         timeoutMs,
-        elicit: via !== "cli",
+        elicit,
         cli: via !== "elicitation",
         principal,
         abandoned,
@@ -283,7 +415,10 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     const problems = obs.ok ? checkOutput(name, outputSchema, obs.output) : null;
     return problems
       ? outputMismatchResult(obs, problems)
-      : toCallToolResult(obs, true, (cut) => checkOutput(name, outputSchema, cut) === null);
+      : server.projectCallToolResult(
+          toCallToolResult(obs, true, (cut) => checkOutput(name, outputSchema, cut) === null),
+          outputSchema,
+        );
   }
   return server;
 }

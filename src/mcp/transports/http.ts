@@ -1,7 +1,13 @@
 /**
- * `toolgate serve --http`: MCP Streamable HTTP (MCP 2025-11-25 "Transports"). One SDK transport
- * and one MCP server per session, all sharing one Gateway. The SDK transport answers malformed
- * JSON (400 / -32700) and oversized bodies (413) itself; this file owns routing, which requests
+ * `toolgate serve --http`: MCP Streamable HTTP, both protocol revisions on one endpoint, all
+ * sharing one Gateway. A 2025-11-25 client (no `_meta` envelope: `initialize`, then requests with
+ * `Mcp-Session-Id`, the GET stream) gets one SDK session transport and one MCP server per session.
+ * A 2026-07-28 request (its envelope names the revision) is served on its own by the SDK's
+ * per-request handler (`createMcpHandler`), which checks the revision headers (`MCP-Protocol-Version`,
+ * `Mcp-Method`, `Mcp-Name`) against the body, answers `server/discover` and `subscriptions/listen`,
+ * and builds one MCP server for the request. Which of the two a POST is, is read from its body
+ * (`isLegacyRequest`), read once here under the body bound (413 beyond it). The SDK answers
+ * malformed JSON (400 / -32700) itself; this file owns routing, which requests
  * are answered at all (`http-guard.ts`: Host and Origin), sessions bound to their caller and
  * bounded in number (`http-sessions.ts`), bounds on connections (in total and per peer) and on
  * the time to send a request, the refusal to serve a network without authentication, and a shutdown that drains
@@ -18,8 +24,12 @@ import http from "node:http";
 import { randomUUID } from "node:crypto";
 import type net from "node:net";
 import type { AddressInfo } from "node:net";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  WebStandardStreamableHTTPServerTransport,
+  type Server,
+} from "@modelcontextprotocol/server";
 import type { Gateway } from "../../runtime/types.js";
 import { ToolgateError } from "../../core/errors.js";
 import { escapeUntrusted } from "../../observation/escape.js";
@@ -28,6 +38,7 @@ import { peerOf, principalOf, SessionTable, type Principal, type Tracked } from 
 import { bearerToken } from "../server/meta.js";
 import { answersSent, createMcpServer, type McpServerOptions } from "../server/server.js";
 import { MAX_MESSAGE_BYTES } from "./stdio-transport.js";
+import { readBody, sendWebResponse, toWebRequest } from "./node-web.js";
 
 export interface HttpOptions extends McpServerOptions {
   /** Default 127.0.0.1 (loopback). */
@@ -97,6 +108,9 @@ const DEFAULT_MAX_CONNECTIONS_PER_PEER = 128;
 const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 
+/** How long `close()` waits for answers still being written to their clients, ms. */
+const WRITE_DRAIN_MS = 2_000;
+
 /** Idle sessions are looked for at least this often, ms. */
 const MAX_SWEEP_MS = 60_000;
 
@@ -104,7 +118,7 @@ const MAX_SWEEP_MS = 60_000;
 const TCP_KEEPALIVE_MS = 60_000;
 
 interface Session extends Tracked {
-  transport: StreamableHTTPServerTransport;
+  transport: WebStandardStreamableHTTPServerTransport;
   server: Server;
 }
 
@@ -153,6 +167,7 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
     perClient: positive("maxSessionsPerClient", options.maxSessionsPerClient, DEFAULT_MAX_SESSIONS_PER_CLIENT),
   };
   const now = options.now ?? Date.now;
+  const maxBytes = options.maxRequestBytes ?? MAX_MESSAGE_BYTES;
   const sessions = new SessionTable<Session>(limits);
   /** Sessions still closing (expired, evicted); `close()` waits for them. */
   const closing = new Set<Promise<void>>();
@@ -213,11 +228,11 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
   async function open(principal: Principal): Promise<Session> {
     const id = randomUUID();
     const server = createMcpServer(gateway, { ...serverOptions, sessionId: id, principal: principal.label });
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       onsessioninitialized: (sid) => sessions.initialised(session, sid),
       onsessionclosed: () => sessions.remove(session),
-      maxRequestBodySize: options.maxRequestBytes ?? MAX_MESSAGE_BYTES,
+      maxRequestBodySize: maxBytes,
     });
     const session: Session = { transport, server, principal, open: 0, lastActive: now() };
     sessions.add(session);
@@ -253,20 +268,92 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
           `Session not found: ${escapeUntrusted(sid.slice(0, 100))} is unknown, expired or closed; start a new session with initialize`,
         );
       track(session, res);
-      return session.transport.handleRequest(req, res);
+      const read = await body(req, res);
+      if (read === null) return;
+      return respond(res, await session.transport.handleRequest(toWebRequest(req, res, read.bytes), parsed(read)));
     }
-    // No session header: only an initialize may open one; the transport refuses anything else.
+    const read = await body(req, res);
+    if (read === null) return;
+    const request = toWebRequest(req, res, read.bytes);
     const caller = await verified(req);
+    if (read.json !== undefined && !(await isLegacyRequest(request, read.json, { maxRequestBodySize: maxBytes })))
+      return serveModern(request, read.json, caller, res);
+    // No session header: only an initialize may open one; the transport refuses anything else.
     const admitted = sessions.admit(caller);
     if (!admitted.ok) return jsonError(res, admitted.status, -32000, admitted.message, { "retry-after": "5" });
     void closeAll(admitted.evict);
     const session = await open(caller);
     track(session, res);
-    await session.transport.handleRequest(req, res);
+    const response = await session.transport.handleRequest(request, parsed(read));
     if (session.transport.sessionId === undefined) {
       sessions.remove(session);
       await session.server.close();
     }
+    await respond(res, response);
+  }
+
+  /** Answers being written to their clients; `close()` lets them finish before the connections close. */
+  const writing = new Set<Promise<void>>();
+  function respond(res: http.ServerResponse, response: Response): Promise<void> {
+    const written = sendWebResponse(res, response);
+    writing.add(written);
+    return written.finally(() => writing.delete(written));
+  }
+
+  /** Servers answering a 2026-07-28 request now; `close()` lets them send their answers first. */
+  const modernServers = new Set<Server>();
+  const modern = createMcpHandler(
+    (ctx) => {
+      const label = ctx.authInfo?.clientId ?? "unknown peer";
+      const server = createMcpServer(gateway, { ...serverOptions, sessionId: `principal ${label}`, principal: label });
+      if (options.onError) server.onerror = options.onError;
+      modernServers.add(server);
+      server.onclose = () => modernServers.delete(server);
+      return server;
+    },
+    { legacy: "reject", maxRequestBodySize: maxBytes, ...(options.onError ? { onerror: options.onError } : {}) },
+  );
+
+  /** A POST's body (null when it was refused, the answer already sent) and its JSON, when it parses. */
+  async function body(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+  ): Promise<{ bytes: Buffer | undefined; json: unknown } | null> {
+    if (req.method !== "POST") return { bytes: undefined, json: undefined };
+    const read = await readBody(req, maxBytes);
+    if (!read.ok) {
+      jsonError(res, read.status, -32000, read.message);
+      return null;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(read.bytes.toString("utf8"));
+    } catch {
+      // The SDK transport answers it: 400 with a JSON-RPC parse error.
+    }
+    return { bytes: read.bytes, json };
+  }
+
+  function parsed(read: { json: unknown }): { parsedBody: unknown } | undefined {
+    return read.json === undefined ? undefined : { parsedBody: read.json };
+  }
+
+  /**
+   * One 2026-07-28 request. Its server is built for it alone; the caller's principal names the
+   * trajectory, so a retry that carries an approval's answer (a new request) is the same caller's
+   * call to the gateway, and the approval the gateway finds for it is the one it was asked about.
+   */
+  async function serveModern(
+    request: Request,
+    json: unknown,
+    caller: Principal,
+    res: http.ServerResponse,
+  ): Promise<void> {
+    const response = await modern.fetch(request, {
+      parsedBody: json,
+      authInfo: { token: "", clientId: caller.label, scopes: [] },
+    });
+    await respond(res, response);
   }
 
   const perPeer = positive("maxConnectionsPerPeer", options.maxConnectionsPerPeer, DEFAULT_MAX_CONNECTIONS_PER_PEER);
@@ -367,7 +454,17 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
     async close() {
       draining = true;
       clearInterval(sweep);
-      await Promise.allSettled([...sessions.takeAll().map(shut), ...closing]);
+      await Promise.allSettled([
+        ...sessions.takeAll().map(shut),
+        ...closing,
+        ...[...modernServers].map((server) => answersSent(server)),
+      ]);
+      await modern.close();
+      // A closed session ends its streams; what was queued on them is written before the sockets close.
+      await Promise.race([
+        Promise.allSettled([...writing]),
+        new Promise((resolve) => setTimeout(resolve, WRITE_DRAIN_MS).unref()),
+      ]);
       const stopped = new Promise<void>((resolve) => listener.close(() => resolve()));
       // Idle keep-alive sockets and standalone SSE streams would hold close() open.
       listener.closeAllConnections();

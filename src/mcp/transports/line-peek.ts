@@ -6,7 +6,7 @@
  * head is read forward member by member and the tail backward, each stopping at the first value
  * it cannot read whole; only string and number values are taken, as JSON.parse reads them.
  */
-import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { RequestId } from "@modelcontextprotocol/server";
 
 export interface PeekedRequest {
   id: RequestId | null;

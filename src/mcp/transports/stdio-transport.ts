@@ -9,8 +9,7 @@
  */
 import process from "node:process";
 import type { Readable, Writable } from "node:stream";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { parseJSONRPCMessage, type JSONRPCMessage, type RequestId, type Transport } from "@modelcontextprotocol/server";
 import { peekRequest } from "./line-peek.js";
 
 /** Default bound on one JSON-RPC message, bytes (the SDK's HTTP transport uses the same 4 MiB). */
@@ -138,8 +137,10 @@ export class LineStdioTransport implements Transport {
       this.reply(null, -32700, `Parse error: the line is not valid JSON (${(err as Error).message})`);
       return;
     }
-    const parsed = JSONRPCMessageSchema.safeParse(json);
-    if (!parsed.success) {
+    let message: JSONRPCMessage;
+    try {
+      message = parseJSONRPCMessage(json);
+    } catch {
       const id = (json as { id?: unknown } | null)?.id;
       const requestId = typeof id === "string" || typeof id === "number" ? id : null;
       this.reply(
@@ -149,7 +150,7 @@ export class LineStdioTransport implements Transport {
       );
       return;
     }
-    this.onmessage?.(parsed.data);
+    this.onmessage?.(message);
   }
 
   private reply(id: RequestId | null, code: number, message: string): void {

@@ -148,15 +148,16 @@ describe("tools/call", () => {
     expect((await client.callTool({ name: "note_read", arguments: { name: "a" } })).isError).toBeUndefined();
   });
 
-  it("answers an unknown tool with a tool result naming the tools", async () => {
+  it("answers an unknown tool with a -32602 protocol error whose message names the tools", async () => {
     await connect();
-    const result = await client.callTool({ name: "note_wipe", arguments: {} });
-    expect(result.isError).toBe(true);
-    expect(obsOf(result).error?.code).toBe("unknown_tool");
-    expect(textOf(result)).toMatchInlineSnapshot(`
-      "error unknown_tool: note_wipe (call mcp-call-1)
+    const err = await client.callTool({ name: "note_wipe", arguments: {} }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(McpError);
+    expect((err as McpError).code).toBe(ErrorCode.InvalidParams);
+    expect((err as McpError).message).toMatchInlineSnapshot(`
+      "MCP error -32602: error unknown_tool: note_wipe (call mcp-call-1)
       There is no tool named "note_wipe". Available tools: noop_read, noop_write, note_read, note_append, note_delete, note_fail, note_slow. Call one of them by its exact name; nothing was executed."
     `);
+    expect((err as McpError).data).toEqual({ tool: "note_wipe", code: "unknown_tool" });
   });
 
   it("refuses a call without a capability when the gateway holds keys, and accepts one in _meta", async () => {

@@ -121,7 +121,7 @@ describe("serveHttp with the SDK client", () => {
     const notRpc = await post(JSON.stringify({ hello: "world" }));
     expect([notRpc.status, ((await notRpc.json()) as { error: { message: string } }).error.message]).toEqual([
       400,
-      "Parse error: Invalid JSON-RPC message",
+      "Bad Request: the request body is not a valid JSON-RPC message",
     ]);
     const big = await post(
       JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { pad: "x".repeat(5000) } }),
