@@ -16,7 +16,8 @@ import { deriveIdempotencyKey, fingerprint } from "../src/canonical/key.js";
 import type { ToolSpec } from "../src/core/tool.js";
 import { median, type Harness } from "./harness.js";
 
-const schema = {
+/** The file_view-like schema and arguments the runtime's rows (and the adapters' rows) call with. */
+export const schema = {
   $schema: "https://json-schema.org/draft/2020-12/schema",
   type: "object",
   properties: {
@@ -27,7 +28,7 @@ const schema = {
   required: ["path", "offset", "limit"],
   additionalProperties: false,
 };
-const args = { path: "/ws/src/a.ts", offset: 1, limit: 40 };
+export const args = { path: "/ws/src/a.ts", offset: 1, limit: 40 };
 const noop = () => ({ lines: 0 });
 
 function tool(name: string, effect: "read" | "write", handler: () => unknown): ToolSpec {

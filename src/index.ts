@@ -72,6 +72,7 @@ export type { Observation, ObservationIssue, ObservationErrorCode } from "./core
 // The coding catalog and its envelope:
 export { createCodingCatalog } from "./tools/catalog.js";
 export type { CodingCatalogOptions } from "./tools/catalog.js";
+export type { EgressConfig, EgressLimits, EgressSecret } from "./tools/sandbox/egress/policy.js";
 export { HIDDEN_DEFAULT, PROTECTED_DEFAULT } from "./tools/workspace.js";
 export { createBubblewrap } from "./tools/sandbox/bubblewrap.js";
 export type { BubblewrapOptions } from "./tools/sandbox/bubblewrap.js";

@@ -78,6 +78,28 @@ export function deriveIdempotencyKey(input: KeyInput, options: KeyOptions = {}):
   return hash.update(material, "utf8").digest("hex");
 }
 
+/** Where a client-supplied key is valid: one tool, for one holder (an issued grant, or a caller without one). */
+export interface ClientKeyScope {
+  tool: string;
+  /** The issued grant's holder key, a transport's principal, or null when the gateway knows neither. */
+  holder: string | null;
+  key: string;
+}
+
+/**
+ * The record key of a client-supplied key: the hash of `["client", holder, tool, key]`, never the key
+ * itself. A client's key is chosen by the client, so taken as it is it would be one key space for every
+ * tool and every caller: the same key and arguments on another tool would replay that tool's result, and
+ * one caller could read or pre-empt another's records by guessing its keys. The leading tag keeps these
+ * apart from derived keys, whose tuple has five parts.
+ */
+export function clientRecordKey(scope: ClientKeyScope, options: KeyOptions = {}): string {
+  const key = validateClientKey(scope.key);
+  const tool = requireString("tool", scope.tool);
+  const hash = options.secret === undefined ? createHash("sha256") : createHmac("sha256", options.secret);
+  return hash.update(canonicalize(["client", scope.holder, tool, key]), "utf8").digest("hex");
+}
+
 /** SHA-256 hex of the canonical arguments: what a record stores to refuse a reused key with other arguments. */
 export function fingerprint(args: unknown): string {
   return createHash("sha256").update(canonicalize(args, "$.args"), "utf8").digest("hex");

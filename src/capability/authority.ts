@@ -142,12 +142,17 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
     const g = v.token.grant;
     // The fingerprint is a hash only an A3 approval needs: computed on first read.
     let fingerprint: string | undefined;
+    let holder: string | undefined;
     const allowed = {
       allowed: true as const,
       grant_id: g.id,
       chain_ids: [...g.chain_ids],
       get chain_fingerprint() {
         return (fingerprint ??= chainFingerprint(v.tags));
+      },
+      // Read only for a call that brings its own idempotency key.
+      get holder() {
+        return (holder ??= holderKey(v.tags[0]!));
       },
     };
     return g.pred.budgets.length === 0 ? allowed : spendBudgets(v, cost, allowed);

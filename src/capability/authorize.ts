@@ -41,6 +41,12 @@ export type Decision =
       chain_ids: string[];
       /** A one-way fingerprint of this exact chain (never its tag): what an approval is bound to. */
       chain_fingerprint: string;
+      /**
+       * One-way and the same for every token attenuated from the issued grant this chain descends from
+       * (`holderKey`): what a client-supplied idempotency key is scoped by, so holders of other grants never
+       * share its records.
+       */
+      holder: string;
       remaining_budget?: number;
     }
   | { allowed: false; code: DenyCode; reason: string; grant_id?: string };

@@ -9,9 +9,13 @@
  *   derives them from resolved arguments, after symlinks), and a path that still carries URL
  *   encoding means some layer would decode it differently later. NUL is refused.
  * - `host:api.example.com` — lower-cased, one trailing dot dropped, LDH labels only (use
- *   punycode for IDNs), no port. `host:*.example.com` contains every name strictly below
+ *   punycode for IDNs). `host:*.example.com` contains every name strictly below
  *   `example.com` at any depth, on label boundaries: not `example.com` itself and not
- *   `api.example.com.evil.net`.
+ *   `api.example.com.evil.net`. A port or an inclusive port range may follow the name
+ *   (`host:api.example.com:443`, `host:*.example.com:8000-8999`); without one the object holds
+ *   every port. A host object lies within another when its name does and its ports do; two of
+ *   them meet in the smaller name with the ports both hold (`hostMeet`), so intersection stays
+ *   exact although the pairs (name, ports) are no longer a tree.
  * - `repo:owner/name` (case-insensitive, lower-cased) and `repo:owner/*` (every repo of owner).
  * - `tenant:ID` and `tool:NAME`: exact, case-sensitive.
  */
@@ -27,6 +31,10 @@ export interface CapObject {
   /** `*.example.com` and `owner/*`: a subtree, not one name. */
   wildcard: boolean;
   text: string;
+  /** A host object's name without its ports (`*.example.com`); absent for other kinds. */
+  host?: string;
+  /** A host object's inclusive port range; absent when it holds every port (and for other kinds). */
+  ports?: readonly [number, number];
 }
 
 /** Thrown for an object string that does not parse; the message names the object, the rule and the fix. */
@@ -38,7 +46,8 @@ export class ObjectError extends ToolgateError {
 }
 
 const KINDS: readonly ObjectKind[] = ["path", "host", "repo", "tenant", "tool"];
-const EXAMPLES = "path:/ws, host:api.example.com, host:*.example.com, repo:owner/name, tenant:acme, tool:file_view";
+const EXAMPLES =
+  "path:/ws, host:api.example.com, host:*.example.com, host:api.example.com:443, repo:owner/name, tenant:acme, tool:file_view";
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const REPO_PART = /^[a-z0-9_.-]{1,100}$/;
 const IDENT = /^[A-Za-z0-9_.:@-]{1,128}$/;
@@ -67,13 +76,20 @@ export function normalisePath(raw: string, text = `path:${raw}`): string {
   return "/" + out.join("/");
 }
 
-function normaliseHost(raw: string, text: string): { value: string; wildcard: boolean } {
+function normaliseHost(
+  raw: string,
+  text: string,
+): { value: string; wildcard: boolean; host: string; ports?: [number, number] } {
   let host = raw.toLowerCase();
+  let ports: [number, number] | undefined;
+  const colon = host.indexOf(":");
+  if (colon >= 0) {
+    ports = parsePorts(host.slice(colon + 1), text);
+    host = host.slice(0, colon);
+  }
   if (host.endsWith(".")) host = host.slice(0, -1);
   const wildcard = host.startsWith("*.");
   const name = wildcard ? host.slice(2) : host;
-  if (name.includes(":"))
-    fail(text, "carries a port or is an IPv6 address", "name the host only, e.g. host:api.example.com");
   if (name.length === 0 || name.length > 253)
     fail(text, "is not a host name of 1–253 characters", "e.g. host:api.example.com");
   for (const label of name.split(".")) {
@@ -87,7 +103,62 @@ function normaliseHost(raw: string, text: string): { value: string; wildcard: bo
   }
   if (wildcard && !name.includes("."))
     fail(text, "is a wildcard over a top-level domain", "name at least two labels after *., e.g. host:*.example.com");
-  return { value: wildcard ? `*.${name}` : name, wildcard };
+  const hostName = wildcard ? `*.${name}` : name;
+  return ports
+    ? { value: hostValue(hostName, ports), wildcard, host: hostName, ports }
+    : { value: hostName, wildcard, host: hostName };
+}
+
+/** `443` or `8000-8999` (inclusive, 1–65535, low ≤ high); anything else — an IPv6 address's colons — is refused. */
+function parsePorts(raw: string, text: string): [number, number] {
+  const m = /^([0-9]{1,5})(?:-([0-9]{1,5}))?$/.exec(raw);
+  const lo = m ? Number(m[1]) : NaN;
+  const hi = m ? Number(m[2] ?? m[1]) : NaN;
+  if (!m || lo < 1 || hi > 65535 || lo > hi)
+    fail(
+      text,
+      `has ${JSON.stringify(raw)} after the name, which is not a port (1–65535) or a range low-high, and IPv6 addresses are not host objects`,
+      "write the name, then :PORT or :LOW-HIGH, e.g. host:api.example.com:443 or host:*.example.com:8000-8999",
+    );
+  return [lo, hi];
+}
+
+const hostValue = (name: string, ports: readonly [number, number]) =>
+  `${name}:${ports[0] === ports[1] ? ports[0] : `${ports[0]}-${ports[1]}`}`;
+
+/** Whether the host name `inner` (maybe `*.x`) lies within `outer`: equal, or below a wildcard on a label boundary. */
+function hostNameWithin(inner: string, outer: string): boolean {
+  return inner === outer || (outer.startsWith("*.") && inner.endsWith(outer.slice(1)));
+}
+
+function portsWithin(inner: readonly [number, number] | undefined, outer: readonly [number, number] | undefined) {
+  if (outer === undefined) return true;
+  return inner !== undefined && inner[0] >= outer[0] && inner[1] <= outer[1];
+}
+
+/**
+ * Where two host objects meet: the smaller of the two names (names form a tree, so one holds the
+ * other or they are disjoint) with the ports both hold; null when they share nothing.
+ */
+export function hostMeet(a: CapObject, b: CapObject): CapObject | null {
+  const an = a.host ?? a.value;
+  const bn = b.host ?? b.value;
+  const name = hostNameWithin(an, bn) ? an : hostNameWithin(bn, an) ? bn : null;
+  if (name === null) return null;
+  let ports: [number, number] | undefined;
+  if (a.ports && b.ports) {
+    ports = [Math.max(a.ports[0], b.ports[0]), Math.min(a.ports[1], b.ports[1])];
+    if (ports[0] > ports[1]) return null;
+  } else if (a.ports ?? b.ports) ports = [...(a.ports ?? b.ports)!];
+  const value = ports ? hostValue(name, ports) : name;
+  return {
+    kind: "host",
+    value,
+    wildcard: name.startsWith("*."),
+    text: `host:${value}`,
+    host: name,
+    ...(ports ? { ports } : {}),
+  };
 }
 
 /** Parses and normalises `kind:value`. Throws ObjectError naming what is wrong and how to fix it. */
@@ -106,9 +177,17 @@ export function parseObject(text: string): CapObject {
     case "path":
       value = normalisePath(raw, text);
       break;
-    case "host":
-      ({ value, wildcard } = normaliseHost(raw, text));
-      break;
+    case "host": {
+      const h = normaliseHost(raw, text);
+      return {
+        kind: "host",
+        value: h.value,
+        wildcard: h.wildcard,
+        text: `host:${h.value}`,
+        host: h.host,
+        ...(h.ports ? { ports: h.ports } : {}),
+      };
+    }
     case "repo": {
       const parts = raw.toLowerCase().split("/");
       const [owner, name] = parts;
@@ -146,8 +225,10 @@ export function objectWithin(inner: CapObject, outer: CapObject): boolean {
       );
     }
     case "host":
-      // `*.example.com` holds `a.example.com`, `a.b.example.com` and `*.a.example.com`.
-      return outer.wildcard && inner.value.endsWith(outer.value.slice(1));
+      // `*.example.com` holds `a.example.com`, `a.b.example.com` and `*.a.example.com`; ports by range.
+      return (
+        hostNameWithin(inner.host ?? inner.value, outer.host ?? outer.value) && portsWithin(inner.ports, outer.ports)
+      );
     case "repo":
       return outer.wildcard && inner.value.startsWith(outer.value.slice(0, -1));
     default:
@@ -162,8 +243,9 @@ export function withinAny(target: CapObject, objects: readonly CapObject[]): boo
 }
 
 /**
- * Intersection of two object sets. Containment is a tree order per kind, so two cones meet
- * either in the smaller one or not at all: the result is exact.
+ * Intersection of two object sets. Containment is a tree order per kind except for hosts with
+ * ports, so two cones meet either in the smaller one or not at all, and two host objects in
+ * `hostMeet`: the result is exact.
  */
 export function intersectObjects(a: readonly CapObject[], b: readonly CapObject[]): CapObject[] {
   const out = new Map<string, CapObject>();
@@ -171,6 +253,10 @@ export function intersectObjects(a: readonly CapObject[], b: readonly CapObject[
     for (const y of b) {
       if (objectWithin(x, y)) out.set(x.text, x);
       else if (objectWithin(y, x)) out.set(y.text, y);
+      else if (x.kind === "host" && y.kind === "host") {
+        const m = hostMeet(x, y);
+        if (m) out.set(m.text, m);
+      }
     }
   }
   return [...out.values()];

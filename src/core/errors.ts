@@ -50,6 +50,8 @@ export type ToolgateErrorCode =
   | "bad_store_url"
   | "bad_store_option"
   | "store_driver_missing"
+  // A framework adapter's framework (an optional peer dependency) is not installed.
+  | "framework_missing"
   | "store_missing"
   | "store_required"
   | "store_unavailable"

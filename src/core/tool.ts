@@ -76,6 +76,15 @@ export interface ToolContext {
    * joins an approval's call.
    */
   idempotency_key?: string;
+  /**
+   * Checks one more request against the capability this call was granted under (the same token,
+   * the same tool and arguments), for authority a call needs while it runs — each connection a
+   * sandboxed command opens. Resolves to null when the capability allows it, else to a reason safe
+   * to show a model. Absent when the gateway holds no keys.
+   */
+  authorizeAlso?: (request: GrantRequest) => Promise<string | null>;
+  /** Adds a field to this call's audit record under `notes` (e.g. the connections a command made). */
+  note?: (name: string, value: JsonValue) => void;
 }
 
 /** The capability request a call makes: operation, target object and cost (docs/authority.md). */

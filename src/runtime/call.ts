@@ -54,8 +54,10 @@ export class CallState {
   validation_codes: string[] = [];
   grant_code: string | null = null;
   grant_id: string | null = null;
+  /** Fields the tool recorded while it ran (`ToolContext.note`), written with the audit record. */
+  notes: Record<string, JsonValue> | null = null;
   /** What the grant stage allowed (its chain fingerprint is read by the A3 gate only); null without capabilities. */
-  granted: { grant_id: string; chain_fingerprint: string } | null = null;
+  granted: { grant_id: string; chain_fingerprint: string; holder: string } | null = null;
   /** The approval the A3 gate redeemed, refused or asked for. */
   approval: ApprovalRecord | null = null;
   key: string | null = null;

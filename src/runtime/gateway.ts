@@ -11,7 +11,7 @@ import { NoEffectError, ToolgateError } from "../core/errors.js";
 import { assertStore, type Store } from "../idempotency/store.js";
 import { createCapabilityAuthority, type CapabilityAuthority } from "../capability/authority.js";
 import type { KeyRing } from "../capability/keys.js";
-import { deriveIdempotencyKey, fingerprint, validateClientKey } from "../canonical/key.js";
+import { clientRecordKey, deriveIdempotencyKey, fingerprint } from "../canonical/key.js";
 import { renderError, type Rendered, type RenderOptions } from "../observation/observation-text.js";
 import { createRedactor } from "../observation/redact.js";
 import { createContinuationCache, type ContinuationOptions } from "../observation/continuations.js";
@@ -153,7 +153,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     ...(more ? { continuations: { cache: more, tool: READ_MORE } } : {}),
   });
 
-  async function pipeline(c: CallState, { signal, abandoned }: CallOptions): Promise<Rendered> {
+  async function pipeline(c: CallState, { signal, abandoned, principal }: CallOptions): Promise<Rendered> {
     const p = c.proposal;
     const tool = await c.stage("resolve", () => resolve(tools, p));
     if (isRefusal(tool)) return fail(c, tool);
@@ -176,6 +176,9 @@ export function createGateway(options: GatewayOptions): Gateway {
       budget_tokens: budgetFor(tool, tool.name, options.budgets),
       caller: () =>
         (caller ??= authority && p.capability !== undefined ? authority.caller(p.capability) : Promise.resolve(null)),
+      note: (name, value) => {
+        (c.notes ??= {})[name] = value;
+      },
     };
     c.ctx = ctx;
 
@@ -210,6 +213,11 @@ export function createGateway(options: GatewayOptions): Gateway {
       c.grant_id = granted.grant_id;
       c.granted = granted;
       c.grant_code = "allowed";
+      const token = p.capability!;
+      ctx.authorizeAlso = async (request) => {
+        const d = await authority.authorize(token, { ...request, tool: tool.name, args });
+        return d.allowed ? null : `${d.reason} (${d.code})`;
+      };
     }
 
     if (c.authority === "A0" || c.authority === "A1") {
@@ -230,7 +238,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       }
     }
 
-    const keyed = idempotency(tool, args, p);
+    const keyed = idempotency(tool, args, p, c.granted?.holder ?? principal ?? null);
     if (isRefusal(keyed)) return checkRefusal ? refuseChecked(checkRefusal) : fail(c, keyed);
     c.key = keyed.key;
     if (checkRefusal && c.authority === "A2" && (await store.records.get(keyed.key, clock()))?.state !== "COMPLETED")
@@ -318,6 +326,7 @@ export function createGateway(options: GatewayOptions): Gateway {
           now: clock,
           redactor,
           run,
+          ...(p.idempotency_key !== undefined ? { client_key: p.idempotency_key } : {}),
         }),
       ),
     );
@@ -366,13 +375,24 @@ export function createGateway(options: GatewayOptions): Gateway {
   const deriveKey = (input: Parameters<typeof deriveIdempotencyKey>[0]) =>
     deriveIdempotencyKey(input, options.key_secret ? { secret: options.key_secret } : {});
 
-  /** The call's idempotency key: the client's (checked) or derived from the trajectory (docs/idempotency.md). */
-  function idempotency(tool: ToolSpec, args: JsonValue, p: Proposal): { key: string; fingerprint: string } | Refusal {
+  /**
+   * The call's idempotency key: the client's (checked, and scoped to the tool and `holder`) or derived
+   * from the trajectory (docs/idempotency.md).
+   */
+  function idempotency(
+    tool: ToolSpec,
+    args: JsonValue,
+    p: Proposal,
+    holder: string | null,
+  ): { key: string; fingerprint: string } | Refusal {
     let key: string;
     try {
       key =
         p.idempotency_key !== undefined
-          ? validateClientKey(p.idempotency_key)
+          ? clientRecordKey(
+              { tool: tool.name, holder, key: p.idempotency_key },
+              options.key_secret ? { secret: options.key_secret } : {},
+            )
           : deriveKey({ trajectory_id: p.trajectory_id, turn: p.turn, call_id: p.call_id, tool: tool.name, args });
     } catch (err) {
       return refuse(
@@ -433,6 +453,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         observation_tokens: rendered.tokens,
         truncated: o.truncated !== undefined,
         latency_ms: c.elapsed(),
+        ...(c.notes ? { notes: c.notes } : {}),
       },
       arguments: c.args !== undefined ? c.args : (c.proposal.arguments as JsonValue),
       observation_text: o.text,

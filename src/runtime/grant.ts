@@ -21,7 +21,7 @@ export async function grant(
   args: JsonValue,
   token: string | undefined,
   ctx: ToolContext,
-): Promise<{ grant_id: string; chain_fingerprint: string } | Refusal> {
+): Promise<{ grant_id: string; chain_fingerprint: string; holder: string } | Refusal> {
   let request: GrantRequest;
   try {
     request = tool.grant ? await tool.grant(args as Record<string, unknown>, ctx) : defaultGrant(tool);
@@ -58,6 +58,10 @@ export async function grant(
       // Read only by the A3 approval gate.
       get chain_fingerprint() {
         return allowed.chain_fingerprint;
+      },
+      // Read only when the call brings its own idempotency key.
+      get holder() {
+        return allowed.holder;
       },
     };
   }

@@ -34,6 +34,8 @@ export interface SettleStageInput {
   lease_ms: number;
   now: () => number;
   run: () => Promise<Executed>;
+  /** The key the client supplied, when it did (`key` is then its scoped record key): named in a refusal. */
+  client_key?: string;
   /** Applied to what the record stores (the result, a probe's result, a thrown message). */
   redactor: Redactor;
 }
@@ -100,7 +102,7 @@ export async function settleStage(
       return {
         ...refuse(
           "key_reused",
-          `idempotency_key ${JSON.stringify(key)} was already used for a call with different arguments; this call was not run. Use a new key for a new call, or repeat the original arguments to get the original result.`,
+          `${input.client_key !== undefined ? `idempotency_key ${JSON.stringify(input.client_key)}` : `This call's idempotency key (${key})`} was already used for a call to ${tool.name} with different arguments; this call was not run. Use a new key for a new call, or repeat the original arguments to get the original result.`,
           { detail: { key } },
         ),
         record_state: state(outcome),

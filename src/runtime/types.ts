@@ -1,6 +1,7 @@
 import type { AuthorityLevel, ToolSpec } from "../core/tool.js";
 import type { ApprovalRecord, ApprovalState } from "../idempotency/store.js";
 import type { Observation } from "../core/observation.js";
+import type { JsonValue } from "../core/json.js";
 import type { CapabilityHolder } from "../capability/authority.js";
 
 /**
@@ -24,7 +25,11 @@ export interface Proposal {
   arguments: unknown;
   /** Serialised capability token (`tg1.…`); required when the gateway has keys. */
   capability?: string;
-  /** A client-supplied idempotency key; replaces the derived one (fingerprint stored). */
+  /**
+   * A client-supplied idempotency key; replaces the derived one (fingerprint stored). It is valid for
+   * this tool and this holder only: the record is keyed by a hash of the key, the tool and the issued
+   * grant the capability descends from (or `CallOptions.principal` without capabilities).
+   */
   idempotency_key?: string;
   /** Re-proposal of an A3 call that a person approved. */
   approval_id?: string;
@@ -60,6 +65,12 @@ export interface CallOptions {
    * approval stays approved, and the same call proposed again runs once.
    */
   abandoned?: AbortSignal;
+  /**
+   * Who calls, as the caller's transport authenticated it (a session's credential digest, a peer, a
+   * user id): scopes a client-supplied idempotency key when the gateway requires no capability, so two
+   * callers never share one key space. With capabilities the issued grant scopes it and this is unused.
+   */
+  principal?: string;
 }
 
 /** The runtime boundary. Knows nothing of MCP: transports adapt it. */
@@ -138,4 +149,6 @@ export interface AuditRecord {
   observation_tokens_estimated?: true;
   truncated: boolean;
   latency_ms: number;
+  /** What the tool itself recorded while it ran (`ToolContext.note`), e.g. `egress`: the connections a command made. */
+  notes?: Record<string, JsonValue>;
 }

@@ -7,12 +7,14 @@
 import { NoEffectError } from "../core/errors.js";
 import { toolResult, type ToolContext, type ToolResult } from "../core/tool.js";
 import { type JsonValue } from "../core/json.js";
-import { sandboxDenials } from "./sandbox/denial.js";
+import { sandboxDenials, type SandboxDenial } from "./sandbox/denial.js";
 import type { EnvelopeLimits, SandboxLauncher } from "./sandbox/launcher.js";
 import { runInEnvelope, type RunOutcome } from "./sandbox/run.js";
 import { createUnsandboxed } from "./sandbox/unsandboxed.js";
 import { textBudget } from "./budget.js";
 import { MARKER_TOKENS } from "./sandbox/capture.js";
+import { egressDenials, egressNote, openEgress, withoutSecrets, type EgressRun } from "./sandbox/egress/call.js";
+import type { EgressPolicy } from "./sandbox/egress/policy.js";
 
 export interface BashArgs {
   command: string;
@@ -155,19 +157,24 @@ export async function executeBash(
   workspace: string | EnvelopePaths,
   args: BashArgs,
   limits: BashLimits,
-  ctx?: Pick<ToolContext, "signal"> & Partial<Pick<ToolContext, "budget_tokens" | "call_id">>,
+  ctx?: Pick<ToolContext, "signal"> &
+    Partial<Pick<ToolContext, "budget_tokens" | "call_id" | "authorizeAlso" | "note">>,
   gate?: CallGate,
+  egress?: EgressPolicy,
 ): Promise<ToolResult<Record<string, JsonValue>>> {
   const leave = gate?.enter() ?? (() => {});
+  let net: EgressRun | undefined;
   try {
     const launcher = await chooseLauncher();
+    // Only an envelope has a network of its own to route; the unsandboxed opt-out has the host's.
+    if (egress && launcher.isolated) net = await openEgress(egress, ctx?.authorizeAlso);
     const timeout = args.timeout_ms ?? DEFAULT_TIMEOUT_MS;
     const { root, hidden, readOnly: listed } = envelopePaths(workspace);
     const named = typeof workspace === "string" ? [] : ((await workspace.gitNamed?.()) ?? []);
     const readOnly = named.length > 0 ? [...listed, ...named] : listed;
     const outcome = await runInEnvelope(
       launcher,
-      { command: args.command, workspace: root, hidden, readOnly, limits },
+      { command: args.command, workspace: root, hidden, readOnly, limits, ...(net ? { egress: net.proxy } : {}) },
       {
         timeout_ms: timeout,
         output_bytes: limits.output_bytes,
@@ -185,7 +192,15 @@ export async function executeBash(
         `bash_execute was aborted by the caller after ${outcome.duration_ms} ms; its whole process tree was killed, and it may have done part of its work`,
       );
     }
-    const denied = sandboxDenials(outcome, root, limits, readOnly);
+    if (net) {
+      await net.proxy.close();
+      ctx?.note?.("egress", egressNote(net.session));
+      outcome.stdout.text = withoutSecrets(egress!, outcome.stdout.text);
+      outcome.stderr.text = withoutSecrets(egress!, outcome.stderr.text);
+    }
+    const denied = net
+      ? withEgress(sandboxDenials(outcome, root, limits, readOnly), net)
+      : sandboxDenials(outcome, root, limits, readOnly);
     const output: Record<string, JsonValue> = {
       exit_code: outcome.exit_code,
       signal: outcome.signal,
@@ -204,8 +219,33 @@ export async function executeBash(
       ...(omitted > 0 ? { truncated: { omitted, unit: omitted === 1 ? "byte" : "bytes" } } : {}),
     });
   } finally {
+    await net?.proxy.close();
     leave();
   }
+}
+
+/**
+ * With egress, the proxy's own refusals come first and say why; the "no network" reading of a
+ * resolver error becomes how the way out works (a client that ignores the proxy variables).
+ */
+function withEgress(found: SandboxDenial[], net: EgressRun): SandboxDenial[] {
+  const refused = egressDenials(net.session);
+  const rest = found.filter((d) => d.code !== "no_network" && d.code !== "host_service_unreachable");
+  const failed = net.session.events.find((e) => e.allowed && e.error && !e.error.startsWith("cut at"));
+  if (failed) {
+    // Allowed, but the proxy found nothing there: the host's answer, not the sandbox's.
+    rest.push({
+      code: "host_service_unreachable",
+      message: `toolgate's proxy allowed ${failed.host}:${failed.port} but could not reach it (${failed.error}); the server there is down or not listening, which retrying the same call will not change`,
+    });
+  } else if (refused.length === 0 && rest.length < found.length) {
+    rest.push({
+      code: "no_network",
+      message:
+        "the sandbox reaches the network only through toolgate's proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY are set): a client that ignores them cannot resolve names or connect, and services on the host are not reachable directly; use a client that honours the proxy variables",
+    });
+  }
+  return [...refused, ...rest];
 }
 
 /** The envelope's setup failed before the command started (cgroup join, uid switch, bwrap's mounts): nothing ran. */
@@ -238,7 +278,7 @@ function streamTokens(budget_tokens: number, call_id: string, limits: BashLimits
   );
 }
 
-function render(o: RunOutcome, launcher: SandboxLauncher, timeout: number, denied: { message: string }[]): string {
+function render(o: RunOutcome, launcher: SandboxLauncher, timeout: number, denied: SandboxDenial[]): string {
   const status = o.timed_out
     ? `timed out after ${timeout} ms: the whole process tree was killed`
     : `exit_code ${o.exit_code}${o.signal ? ` (signal ${o.signal})` : ""}`;
@@ -247,6 +287,11 @@ function render(o: RunOutcome, launcher: SandboxLauncher, timeout: number, denie
   ];
   parts.push(o.stdout.text ? `[stdout]\n${o.stdout.text.replace(/\n$/, "")}` : "[stdout empty]");
   if (o.stderr.text) parts.push(`[stderr]\n${o.stderr.text.replace(/\n$/, "")}`);
+  const refusedNet = denied.filter((d) => d.code === "egress_denied").length;
+  if (refusedNet > 0 && (o.exit_code !== 0 || o.signal))
+    parts.push(
+      `[the command failed after toolgate refused ${refusedNet} of its connection${refusedNet === 1 ? "" : "s"} (below): that refusal, not the command, is the likely cause]`,
+    );
   for (const d of denied) parts.push(`[sandbox denied: ${d.message}]`);
   if (o.timed_out)
     parts.push(`[raise timeout_ms (up to 300000) or run a smaller step; background processes do not outlive the call]`);

@@ -19,6 +19,7 @@ import {
 import { DEFAULT_EDIT_LIMITS, editFile, probeEdit, type EditLimits } from "./edit.js";
 import { grepLimits as checkedGrepLimits, grepSearch, type GrepLimits } from "./grep.js";
 import { createBubblewrap } from "./sandbox/bubblewrap.js";
+import { egressPolicy, type EgressConfig } from "./sandbox/egress/policy.js";
 import type { SandboxLauncher } from "./sandbox/launcher.js";
 import { DEFAULT_VIEW_LIMITS, viewPath, type ViewLimits } from "./view.js";
 import { openWorkspace } from "./workspace.js";
@@ -45,6 +46,12 @@ export interface CodingCatalogOptions {
     chownWorkspace?: boolean;
     /** For the default launcher: per-run cgroups, "auto" (default) or "off" (ulimit alone). */
     cgroups?: "auto" | "off";
+    /**
+     * Network for bash_execute through toolgate's proxy (tools/sandbox/egress): the operator's
+     * allow- and deny-lists, bounds and per-host secrets. A connection also needs the call's
+     * capability to grant `connect` on `host:H:P` when the gateway holds keys. Default: none, no network.
+     */
+    egress?: EgressConfig;
   };
   /**
    * Files and folders closed to every file tool and hidden from bash_execute: toolgate's state and
@@ -94,8 +101,16 @@ const bashOutput = z.object({
   stdout_omitted_bytes: count("stdout bytes cut."),
   stderr_omitted_bytes: count("stderr bytes cut."),
   sandbox_denied: z
-    .array(z.object({ code: z.string().describe("Stable code."), message: z.string().describe("What was denied.") }))
-    .describe("Sandbox denials recognised in the output."),
+    .array(
+      z.object({
+        code: z.string().describe("Stable code."),
+        message: z.string().describe("What was denied."),
+        host: z.string().describe("egress_denied: the host asked for.").optional(),
+        port: z.int().min(1).max(65535).describe("egress_denied: the port asked for.").optional(),
+        reason: z.string().describe("egress_denied: why it was refused.").optional(),
+      }),
+    )
+    .describe("Sandbox denials recognised in the output, and connections refused."),
 });
 
 const viewOutput = z.object({
@@ -169,14 +184,17 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
   }
   const chooseLauncher = launcherChooser(catalogLauncher(options.sandbox ?? {}, warn), allowUnsandboxed);
   const gate = callGate(bashLimits.max_concurrent);
+  const egress = options.sandbox?.egress ? egressPolicy(options.sandbox.egress) : undefined;
+  const networked = egress !== undefined && egress.allow.length > 0;
   const grepGate = callGate(grepLimits.max_concurrent, "grep_search", "limits.grep.max_concurrent");
 
   const bash = defineTool({
     name: "bash_execute",
     title: "Run a shell command in the sandbox",
-    openWorldHint: false,
-    description:
-      "Runs bash in a sandbox: the workspace is cwd and the only lasting writable tree; no network; background processes end with the call. Returns exit_code, stdout and stderr.",
+    openWorldHint: networked,
+    description: networked
+      ? "Runs bash in a sandbox: the workspace is cwd and the only lasting writable tree; network only through a proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) to hosts the operator and your capability allow; background processes end with the call. Returns exit_code, stdout and stderr."
+      : "Runs bash in a sandbox: the workspace is cwd and the only lasting writable tree; no network; background processes end with the call. Returns exit_code, stdout and stderr.",
     input: z.object({
       command: z.string().min(1).max(8192).describe("Bash command."),
       timeout_ms: z.int().min(1000).max(300_000).default(DEFAULT_TIMEOUT_MS).describe("Time limit."),
@@ -184,7 +202,8 @@ export function createCodingCatalog(options: CodingCatalogOptions): ToolSpec[] {
     output: bashOutput,
     effect: "write",
     grant: () => ({ op: "execute", target: `path:${ws.root}` }),
-    handler: (args, ctx) => executeBash(chooseLauncher, ws, args, bashLimits, ctx, gate),
+    handler: (args, ctx) =>
+      executeBash(chooseLauncher, ws, args, bashLimits, ctx, gate, networked ? egress : undefined),
     timeout_ms: 305_000,
     // The sandbox kills the command at its own timeout_ms; 5 s more covers the kill and the capture.
     timeoutFor: (args) => (args.timeout_ms ?? DEFAULT_TIMEOUT_MS) + 5_000,

@@ -70,16 +70,55 @@ describe("host objects: label-boundary wildcards", () => {
     expect(within("host:api.example.com.evil.net", "host:api.example.com")).toBe(false);
   });
 
-  it("refuses ports, bad labels, inner wildcards and a wildcard over a top-level domain", () => {
-    expect(error("host:api.example.com:443")).toMatchInlineSnapshot(
-      `"object "host:api.example.com:443" carries a port or is an IPv6 address; name the host only, e.g. host:api.example.com"`,
-    );
+  it("refuses bad labels, inner wildcards and a wildcard over a top-level domain", () => {
     expect(error("host:a.*.example.com")).toMatchInlineSnapshot(
       `"object "host:a.*.example.com" has the label "*", which is not letters, digits and inner hyphens (1–63); use punycode for international names; a wildcard is allowed only as the whole first label, e.g. host:*.example.com"`,
     );
     expect(() => parseObject("host:*.com")).toThrow(/wildcard over a top-level domain/);
     expect(() => parseObject("host:exa_mple.com")).toThrow(/label "exa_mple"/);
     expect(() => parseObject("host:bücher.de")).toThrow(/punycode/);
+  });
+});
+
+describe("host objects: ports", () => {
+  it("a name without a port holds every port; a port or range holds only those", () => {
+    expect(within("host:api.example.com:443", "host:api.example.com")).toBe(true);
+    expect(within("host:api.example.com:443", "host:*.example.com:443")).toBe(true);
+    expect(within("host:api.example.com:8080", "host:*.example.com:8000-8999")).toBe(true);
+    expect(within("host:api.example.com:8000-8100", "host:*.example.com:8000-8999")).toBe(true);
+    expect(within("host:api.example.com", "host:api.example.com:443")).toBe(false);
+    expect(within("host:api.example.com:22", "host:api.example.com:443")).toBe(false);
+    expect(within("host:api.example.com:8000-9000", "host:*.example.com:8000-8999")).toBe(false);
+    expect(within("host:evil.net:443", "host:*.example.com:443")).toBe(false);
+  });
+
+  it("normalises a one-port range and a trailing dot before the port", () => {
+    expect(parseObject("host:API.example.com.:443-443")).toMatchObject({
+      text: "host:api.example.com:443",
+      host: "api.example.com",
+      ports: [443, 443],
+    });
+  });
+
+  it("refuses a port out of range, a reversed range, an empty port and an IPv6 address, saying how to write one", () => {
+    expect(error("host:api.example.com:0")).toMatchInlineSnapshot(
+      `"object "host:api.example.com:0" has "0" after the name, which is not a port (1–65535) or a range low-high, and IPv6 addresses are not host objects; write the name, then :PORT or :LOW-HIGH, e.g. host:api.example.com:443 or host:*.example.com:8000-8999"`,
+    );
+    expect(() => parseObject("host:api.example.com:65536")).toThrow(/not a port/);
+    expect(() => parseObject("host:api.example.com:9000-8000")).toThrow(/not a port/);
+    expect(() => parseObject("host:api.example.com:")).toThrow(/not a port/);
+    expect(() => parseObject("host:::1")).toThrow(/IPv6 addresses are not host objects/);
+  });
+
+  it("intersects name and ports exactly, though neither object holds the other", () => {
+    const meet = (a: string[], b: string[]) =>
+      intersectObjects(a.map(parseObject), b.map(parseObject)).map((o) => o.text);
+    expect(meet(["host:*.example.com:443"], ["host:api.example.com"])).toEqual(["host:api.example.com:443"]);
+    expect(meet(["host:*.example.com:1-500"], ["host:api.example.com:400-900"])).toEqual([
+      "host:api.example.com:400-500",
+    ]);
+    expect(meet(["host:api.example.com:22"], ["host:api.example.com:443"])).toEqual([]);
+    expect(meet(["host:a.example.com:443"], ["host:b.example.com"])).toEqual([]);
   });
 });
 
@@ -106,7 +145,7 @@ describe("repo, tenant and tool objects", () => {
 
   it("refuses an object without a known kind, naming the kinds", () => {
     expect(error("/ws")).toMatchInlineSnapshot(
-      `"object "/ws" has no known kind (expected one of path, host, repo, tenant, tool); write it as kind:value, e.g. path:/ws, host:api.example.com, host:*.example.com, repo:owner/name, tenant:acme, tool:file_view"`,
+      `"object "/ws" has no known kind (expected one of path, host, repo, tenant, tool); write it as kind:value, e.g. path:/ws, host:api.example.com, host:*.example.com, host:api.example.com:443, repo:owner/name, tenant:acme, tool:file_view"`,
     );
   });
 });

@@ -71,7 +71,7 @@ describe("A2 settle", () => {
     expect(o.error?.code).toBe("key_reused");
     expect(o.text).toMatchInlineSnapshot(`
       "error key_reused: add_order_note (call call-2)
-      idempotency_key "client-key-1" was already used for a call with different arguments; this call was not run. Use a new key for a new call, or repeat the original arguments to get the original result."
+      idempotency_key "client-key-1" was already used for a call to add_order_note with different arguments; this call was not run. Use a new key for a new call, or repeat the original arguments to get the original result."
     `);
     expect(catalog.calls.add_order_note).toBe(1);
   });

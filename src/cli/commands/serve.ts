@@ -16,8 +16,9 @@ import { CliError } from "../io.js";
 import { stateWhere } from "../store.js";
 import { parseMsFlag } from "../host/ms-flag.js";
 import { gatewayFlagOptions, parseGatewayFlags, type GatewayFlags } from "../host/flags.js";
+import { egressFlagOptions, parseEgressFlags, type EgressFlags } from "../host/egress-flags.js";
 
-interface ServeFlags extends GatewayFlags {
+interface ServeFlags extends GatewayFlags, EgressFlags {
   workspace?: string;
   catalog?: string;
   graceMs?: string;
@@ -75,13 +76,18 @@ export function register(program: Command): void {
     "--grace-ms <ms>",
     "on SIGINT/SIGTERM, how long in-flight calls may finish before they are aborted (default 10000)",
   );
-  httpFlagOptions(serve).action(async (flags: ServeFlags) => {
+  egressFlagOptions(httpFlagOptions(serve)).action(async (flags: ServeFlags) => {
     const workspace = workspaceDir(flags.workspace);
     if (flags.catalog !== undefined && flags.gitWritable === true)
       throw new CliError(
         "--git-writable configures the built-in coding tools and means nothing with --catalog (a catalog module sets its own protectedPaths); drop one of the two",
       );
     const { settings, run } = parseGatewayFlags(flags, workspace);
+    const egress = parseEgressFlags(flags, run.http ? [run.http.port] : []);
+    if (flags.catalog !== undefined && egress !== null)
+      throw new CliError(
+        "--egress-allow, --egress-deny and --egress-config configure the built-in bash_execute and mean nothing with --catalog; drop one of the two",
+      );
     const graceMs =
       flags.graceMs !== undefined ? parseMsFlag("--grace-ms", flags.graceMs, { min: 0, example: 10_000 }) : undefined;
     // Before the tools exist: state folders inside the workspace are made now, so they are hidden from the first call.
@@ -89,7 +95,10 @@ export function register(program: Command): void {
     for (const note of state.notes) process.stderr.write(`toolgate serve: ${note}\n`);
     const tools = flags.catalog
       ? await loadCatalogModule(flags.catalog)
-      : createCodingCatalog(codingCatalogOptions(workspace, state, flags.gitWritable === true));
+      : createCodingCatalog({
+          ...codingCatalogOptions(workspace, state, flags.gitWritable === true),
+          ...(egress ? { sandbox: { egress } } : {}),
+        });
     const gateway = await gatewayFromSettings(tools, settings, state);
     await runGatewayServer(gateway, {
       ...run,

@@ -136,7 +136,10 @@ export async function approveByElicitation(
     return withCliHint(ctx, asked.note ? { ...obs, text: `${obs.text}\n${asked.note}` } : obs, approvalId);
   // The gateway, not this adapter, decides what the answer allows (and whether the request is still there to run it
   // for).
-  return ctx.gateway.call({ ...proposal, approval_id: approvalId }, { abandoned: ctx.abandoned });
+  return ctx.gateway.call(
+    { ...proposal, approval_id: approvalId },
+    { abandoned: ctx.abandoned, principal: ctx.principal },
+  );
 }
 
 function withCliHint(ctx: ElicitContext, obs: Observation, approvalId: string): Observation {

@@ -115,5 +115,8 @@ export async function approveByInputRequired(
     }
   }
   // The gateway, not this adapter, decides what the answer allows.
-  return ctx.gateway.call({ ...proposal, approval_id: approvalId }, { abandoned: ctx.abandoned });
+  return ctx.gateway.call(
+    { ...proposal, approval_id: approvalId },
+    { abandoned: ctx.abandoned, principal: ctx.principal },
+  );
 }

@@ -42,6 +42,7 @@ import {
 } from "./approval.js";
 import { approveByInputRequired } from "./input-required.js";
 import { toMcpTool } from "./listing.js";
+import { idsFromHeaders, withHeaderIds } from "./call-headers.js";
 import { bearerToken, idsFromMeta, jsonOrNote, META_KEYS, SessionIds, type MetaIssue } from "./meta.js";
 import { outputCheck } from "./output-check.js";
 import { OBSERVATION_META, outputMismatchResult, toCallToolResult } from "./result.js";
@@ -332,7 +333,11 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     const http = ctx.http?.req !== undefined;
     const header = bearerToken(ctx.http?.req?.headers.get("authorization") ?? undefined);
     const bearer = header ?? options.capability;
-    const parsed = idsFromMeta(_meta as Record<string, unknown> | undefined, session, bearer);
+    // Over HTTP, Idempotency-Key and Toolgate-Call-Id name the call for clients that cannot set _meta.
+    const fromHeaders = idsFromHeaders((h) => ctx.http?.req?.headers.get(h));
+    if (!fromHeaders.ok) return metaRefusal(name, fromHeaders.issue);
+    const meta = withHeaderIds(_meta as Record<string, unknown> | undefined, fromHeaders.ids);
+    const parsed = idsFromMeta(meta, session, bearer);
     if (!parsed.ok) return metaRefusal(name, parsed.issue);
     if (
       options.capabilitiesIgnored &&
@@ -351,11 +356,12 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     // ids receives the stored result. It tells the gateway the request is gone (`abandoned`): an
     // A3 call is then not run on an approval that arrives after its client gave up.
     const abandoned = requestGone(server, ctx.mcpReq.signal);
-    const obs = withCapabilityHint(await gateway.call(proposal, { abandoned }), http);
+    // The caller scopes a client-supplied idempotency key when the gateway requires no capability.
+    const principal = options.principal ?? "stdio client";
+    const obs = withCapabilityHint(await gateway.call(proposal, { abandoned, principal }), http);
     if (obs.error?.code === "unknown_tool") throw unknownTool(obs);
     if (pendingApprovalId(obs) === null) return callResult(name, obs);
     const via = options.approveVia ?? "both";
-    const principal = options.principal ?? "stdio client";
     // A 2026-07-28 request declares its client's capabilities itself; a 2025-11-25 one did at initialize.
     const capabilities = envelope.protocolVersion ? envelope.clientCapabilities : server.getClientCapabilities();
     const elicit = via !== "cli" && capabilities?.elicitation !== undefined;

@@ -13,7 +13,9 @@
  *   (`/home/sandbox`), both gone after the call;
  * - its own `/proc`, with `/proc/sys` and `/proc/sysrq-trigger` read-only; the root read-only;
  * - new user, PID, network, IPC, UTS and cgroup namespaces: no network at all, only a loopback of
- *   its own; no host process visible; no further user namespaces (`--disable-userns`);
+ *   its own; no host process visible; no further user namespaces (`--disable-userns`); with an
+ *   egress proxy for the run, its two unix sockets at /run/toolgate and a forwarder from the
+ *   loopback's proxy ports to them (egress/bridge.ts), the only way out;
  * - the seccomp filter of seccomp.ts; every capability dropped, no new privileges;
  *   `--die-with-parent` (killing bwrap kills the tree), `--new-session` (no TIOCSTI into the
  *   caller's terminal), and the allowlisted environment only;
@@ -32,6 +34,7 @@ import { HOME, pathArgs, SECCOMP_FD, setprivArgs, systemArgs, tmpArgs } from "./
 import { admit, missingBinary, missingSetpriv, spawnOnce, unsupportedArch } from "./bwrap-process.js";
 import { createRunCgroup, findCgroupBases, type CgroupBases } from "./cgroup.js";
 import { handOver } from "./handover.js";
+import { bridgeArgs, bridgePrelude, nodeInside } from "./egress/bridge.js";
 import {
   limitedArgv,
   limitedBash,
@@ -194,8 +197,15 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
     // A root sandbox's user may have other processes on the host, all counted by RLIMIT_NPROC: there the pids cgroup
     // bounds processes.
     const addressSpace = found.memory === undefined;
+    const node = nodeInside();
+    const egress = bash && run.egress ? run.egress : null;
     const inner = bash
-      ? limitedBash(run, { readyFd, addressSpace, processes: !(user && found.pids) })
+      ? limitedBash(run, {
+          readyFd,
+          addressSpace,
+          processes: !(user && found.pids),
+          ...(egress ? { prelude: bridgePrelude(node.path) } : {}),
+        })
       : limitedArgv(run, run.argv!, { addressSpace });
     const args = [
       ...system,
@@ -205,6 +215,7 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
       String(rootFd),
       run.workspace,
       ...protection.args,
+      ...(egress ? bridgeArgs(egress, asRoot, node) : []),
       "--remount-ro",
       "/",
       "--chdir",

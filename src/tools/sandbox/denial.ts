@@ -20,11 +20,17 @@ export type SandboxDenialCode =
   | "cpu_limit"
   | "disk_limit"
   /** A protected path the command created or replaced, or a write refused in the repository's read-only .git. */
-  | "protected_path";
+  | "protected_path"
+  /** A connection the egress proxy refused (egress/session.ts): with host, port and reason. */
+  | "egress_denied";
 
 export interface SandboxDenial {
   code: SandboxDenialCode;
   message: string;
+  /** An egress denial's host, port and reason (`EgressReason`). */
+  host?: string;
+  port?: number;
+  reason?: string;
 }
 
 interface Rule {

@@ -41,6 +41,11 @@ export interface EnvelopeRun {
   /** Paths inside the workspace the command may read but never change (they may not exist yet). */
   readOnly?: readonly string[];
   limits: EnvelopeLimits;
+  /**
+   * The host-side egress proxy of this run (egress/server.ts): its unix sockets are bound into the
+   * envelope and a forwarder inside carries the command's proxy ports to them. Absent: no network.
+   */
+  egress?: { httpSocket: string; socksSocket: string };
 }
 
 /** What the envelope itself stopped or refused during a run. */
@@ -142,6 +147,8 @@ export interface BashOptions {
   /** Bound processes with RLIMIT_NPROC (default true); a pids cgroup does it where RLIMIT_NPROC would count other
    * processes of the same user. */
   processes?: boolean;
+  /** Shell lines run before the limits are set (the egress forwarder); the run stops with 126 when they fail. */
+  prelude?: string;
 }
 
 /**
@@ -160,7 +167,8 @@ export function limitedBash(run: EnvelopeRun, options: BashOptions = {}): string
     `ulimit -H -t ${cpu + 5}`,
   ].join(" && ");
   const ready = options.readyFd === undefined ? "" : ` && printf x >&${options.readyFd} && exec ${options.readyFd}>&-`;
-  const script = `${limits}${ready} || exit 126; exec bash -c "$1"`;
+  const prelude = options.prelude ? `${options.prelude} || exit 126; ` : "";
+  const script = `${prelude}${limits}${ready} || exit 126; exec bash -c "$1"`;
   return ["bash", "-c", script, "toolgate-sandbox", run.command];
 }
 

@@ -400,7 +400,7 @@ describe("toolgate cap", () => {
         "2 toolgate: --arg-min must be a number; received "low"",
         "2 toolgate: --expires-at must be an ISO-8601 time, e.g. 2026-12-31T23:00:00Z; received "tomorrow"",
         "2 toolgate: give --ttl or --expires-at, not both",
-        "2 toolgate: invalid grant: objects: object "/ws" has no known kind (expected one of path, host, repo, tenant, tool); write it as kind:value, e.g. path:/ws, host:api.example.com, host:*.example.com, repo:owner/name, tenant:acme, tool:file_view [invalid_grant]",
+        "2 toolgate: invalid grant: objects: object "/ws" has no known kind (expected one of path, host, repo, tenant, tool); write it as kind:value, e.g. path:/ws, host:api.example.com, host:*.example.com, host:api.example.com:443, repo:owner/name, tenant:acme, tool:file_view [invalid_grant]",
         "2 toolgate: cap issue needs --rights and --objects, e.g. --rights read --objects path:/ws",
         "2 toolgate: --args is not valid JSON: Expected property name or '}' in JSON at position 1",
         "2 toolgate: cannot revoke "not an id": expected a grant id such as cap_3q2Xn0u8mB1Kc9dZ (toolgate cap inspect TOKEN shows it) or a whole tg1. token [invalid_grant]",

@@ -9,12 +9,17 @@ import { NoEffectError } from "../../../src/core/errors.js";
 import { DEFAULT_BASH_LIMITS, executeBash, launcherChooser } from "../../../src/tools/bash.js";
 import { createCodingCatalog } from "../../../src/tools/catalog.js";
 import { createBubblewrap } from "../../../src/tools/sandbox/bubblewrap.js";
+import type { EgressConfig } from "../../../src/tools/sandbox/egress/policy.js";
 
 const [workspace, command, limits] = process.argv.slice(2) as [string, string, string | undefined];
 const warnings: string[] = [];
 const tools = createCodingCatalog({
   workspace,
-  sandbox: { warn: (m) => warnings.push(m) },
+  // TG_CHILD_EGRESS (JSON): the catalog's egress configuration, so the proxy runs as this unprivileged toolgate.
+  sandbox: {
+    warn: (m) => warnings.push(m),
+    ...(process.env.TG_CHILD_EGRESS ? { egress: JSON.parse(process.env.TG_CHILD_EGRESS) as EgressConfig } : {}),
+  },
   limits: { bash: { max_processes: 64, ...(limits ? (JSON.parse(limits) as object) : {}) } },
 });
 const bash = tools.find((t) => t.name === "bash_execute")!;

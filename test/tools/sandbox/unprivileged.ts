@@ -39,6 +39,7 @@ export function bashAsNobody(
   command: string,
   limits?: Record<string, number>,
   readOnly?: string[],
+  egress?: object,
 ): Promise<ChildResult> {
   return new Promise((done, fail) => {
     const child = spawn(
@@ -62,6 +63,7 @@ export function bashAsNobody(
           PATH: process.env.PATH ?? "/usr/bin:/bin",
           HOME: "/tmp",
           ...(readOnly ? { TG_CHILD_READ_ONLY: JSON.stringify(readOnly) } : {}),
+          ...(egress ? { TG_CHILD_EGRESS: JSON.stringify(egress) } : {}),
         },
         stdio: ["ignore", "pipe", "pipe"],
       },
