@@ -17,7 +17,7 @@ import type { Harness } from "./harness.js";
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
   addFormatsModule) as unknown as (ajv: Ajv2020) => void;
 
-/** The order assistant's search_customer_orders (examples/orders.ts), closed and bounded. */
+/** The order assistant's search_customer_orders (examples/orders/search.ts), closed and bounded. */
 const spec = {
   name: "search_customer_orders",
   inputSchema: {

@@ -13,6 +13,7 @@ export type {
   Effect,
   AuthorityLevel,
   ToolContext,
+  CallerCapability,
   GrantRequest,
   CheckIssue,
   ProbeOutcome,

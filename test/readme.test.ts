@@ -15,7 +15,7 @@
  * `npm test` is this suite and is not run again.
  */
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -27,44 +27,7 @@ import { defineTool } from "../src/schema/define.js";
 import { defaultStateDir } from "../src/state/location.js";
 import { projectRoot } from "./support/require.js";
 import { tempDir } from "./mcp/support.js";
-
-interface Example {
-  line: number;
-  command: string;
-  comment: string;
-}
-
-/** The commands of every ```sh block: continuation lines joined, comments split off, output lines (`#
- * …` alone) dropped. */
-function readmeExamples(): Example[][] {
-  const lines = readFileSync(join(projectRoot, "README.md"), "utf8").split("\n");
-  const blocks: Example[][] = [];
-  let block: Example[] | null = null;
-  lines.forEach((text, i) => {
-    if (block === null) {
-      if (/^```(sh|bash)\s*$/.test(text)) blocks.push((block = []));
-      return;
-    }
-    if (text.startsWith("```")) return void (block = null);
-    const [, code = "", comment = ""] = /^(.*?)(?:\s+#\s(.*))?$/.exec(text) ?? [];
-    if (/^\s/.test(text) && block.length > 0) {
-      const last = block[block.length - 1]!;
-      last.command += code.trim() ? ` ${code.trim()}` : "";
-      last.comment += comment ? ` ${comment}` : (/^\s*#\s?(.*)$/.exec(text)?.[1] ?? "");
-    } else if (code.trim() && !code.trim().startsWith("#")) block.push({ line: i + 1, command: code.trim(), comment });
-  });
-  return blocks;
-}
-
-/** The synopsis made a command: options in brackets left out, the first of `a|b`. */
-function concrete(command: string): string {
-  let c = command;
-  for (let before = ""; before !== c;) {
-    before = c;
-    c = c.replace(/\s*\[[^[\]]*\](\.\.\.)?/g, "");
-  }
-  return c.replace(/(^|\s)([^\s|]+)(?:\|[^\s|]+)+(?=\s|$)/g, "$1$2");
-}
+import { concrete, shellExamples } from "./support/sh-blocks.js";
 
 const memoryServer = fileURLToPath(import.meta.resolve("@modelcontextprotocol/server-memory/dist/index.js"));
 const tsx = import.meta.resolve("tsx");
@@ -159,7 +122,7 @@ describe("README.md: every shell example runs as written", { timeout: 600_000 },
 
     const queues: Record<string, string[]> = { KEY: ["k-doubt-1", "k-doubt-1", "k-doubt-2"], "ap_…": approvals };
     const ran: string[] = [];
-    for (const block of readmeExamples()) {
+    for (const block of shellExamples(join(projectRoot, "README.md"))) {
       const script: string[] = [];
       for (const { line, command, comment } of block) {
         if (command === "npm test") continue; // this suite
@@ -182,7 +145,7 @@ describe("README.md: every shell example runs as written", { timeout: 600_000 },
     }
     // Every example ran but the test suite: the rules above left nothing out.
     expect(ran.length).toBe(
-      readmeExamples()
+      shellExamples(join(projectRoot, "README.md"))
         .flat()
         .filter((e) => e.command !== "npm test").length,
     );

@@ -19,6 +19,7 @@
  */
 import { assertStore, type Store } from "../idempotency/store.js";
 import { ToolgateError } from "../core/errors.js";
+import type { CallerCapability } from "../core/tool.js";
 import { LruCache } from "../core/lru.js";
 import { checkExpiry, checkRequest, deny, type AuthorizationRequest, type Decision, type Denial } from "./authorize.js";
 import { attenuate as attenuateOffline } from "./attenuate.js";
@@ -75,6 +76,9 @@ export interface CapabilityAuthority {
   /** Who holds `token` when it verifies now (chain, expiry, revocation); null otherwise. Never throws for a bad token;
    * throws only when the store fails. */
   holder(token: string): Promise<CapabilityHolder | null>;
+  /** What `token` names when it verifies now (chain, expiry, revocation): its grant id and effective objects; null
+   * otherwise. Never throws for a bad token; throws only when the store fails. */
+  caller(token: string): Promise<CallerCapability | null>;
   /** Revokes a grant id (or a whole token's own id) and, through chain ids, every grant attenuated from it. */
   revoke(idOrToken: string, reason?: string): Promise<void>;
 }
@@ -275,6 +279,14 @@ export function createCapabilityAuthority(options: CapabilityAuthorityOptions): 
       const at = now();
       if (checkExpiry(v.token.grant, at, skew_ms) || (await revokedDenial(v.token, at))) return null;
       return { key: holderKey(v.tags[0]!), grant: v.token.grant.chain_ids[0]! };
+    },
+
+    async caller(token) {
+      const v = verify(token);
+      if (!v.ok) return null;
+      const at = now();
+      if (checkExpiry(v.token.grant, at, skew_ms) || (await revokedDenial(v.token, at))) return null;
+      return { grant_id: v.token.grant.id, objects: v.token.grant.objects.map((o) => o.text) };
     },
 
     async revoke(idOrToken, reason) {

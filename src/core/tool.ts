@@ -57,6 +57,17 @@ export interface ProgressUpdate {
   counts: Record<string, number>;
 }
 
+/**
+ * The capability a call was sent with, as a tool may read it: what it names, once its chain
+ * verifies. A tool scopes its data by it (the `tenant:` objects it names), never by an argument.
+ */
+export interface CallerCapability {
+  /** This token's grant id (its last block). */
+  grant_id: string;
+  /** The effective objects (the intersection of every block), canonical `kind:value`, e.g. `tenant:acme`. */
+  objects: readonly string[];
+}
+
 /** What a tool's handler, check and probe receive besides the arguments. */
 export interface ToolContext {
   /** Aborted when the call's time bound passes or the caller goes away. */
@@ -72,6 +83,20 @@ export interface ToolContext {
    * sizes it to fit, leaving room for the gateway's frame, so its continuation stays exact.
    */
   budget_tokens: number;
+  /**
+   * The capability sent with the call, once its chain verifies (signature, expiry, revocation),
+   * verified on first use and once per call; null when none verifies or the gateway requires
+   * none. In check, grant, handler and probe alike, for scoping what the call may see to what the
+   * caller holds; whether the call itself is allowed stays the grant stage's decision.
+   */
+  caller?: () => Promise<CallerCapability | null>;
+  /**
+   * The call's idempotency key, for A2/A3 calls in handler and probe: an endpoint that stores it
+   * beside its effect lets the probe of an in-doubt call find out whether the effect happened
+   * (docs/idempotency.md). It is the key the record is kept under, also for a re-proposal that
+   * joins an approval's call.
+   */
+  idempotency_key?: string;
   /**
    * Checks one more request against the capability this call was granted under (the same token,
    * the same tool and arguments), for authority a call needs while it runs — each connection a

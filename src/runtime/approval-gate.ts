@@ -52,6 +52,11 @@ export interface ApprovalGateInput {
   last_run_at: number | null;
   now: number;
   ttl_ms: number;
+  /**
+   * The tool's semantic check refused this call. It is the answer unless the call is one that
+   * already ran and is answered from its record: its own effect may be what the check now finds.
+   */
+  refused?: Refusal | null;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -208,6 +213,10 @@ export async function approvalGate(store: Store, input: ApprovalGateInput): Prom
     // result. Asking a person again would queue a decision about a call that will not run.
     if (!input.joins && (await store.records.get(input.key, input.now))?.state === "COMPLETED")
       return { pass: REPLAY_ONLY, approval: null, key: input.key };
+    // A call without ids of its own that its check refused is not matched to a consumed approval's
+    // record (that needs the approval live for its binding, which only a request would look up): the
+    // check's answer stands, and no approval is requested for it.
+    if (input.refused) return no(input.refused, null);
     const request = { ...b, arguments: input.arguments, now: input.now, ttl_ms: input.ttl_ms };
     const { record, reused } = await requestApproval(store.approvals, request);
     if (!reused || record.state === "pending") return asked(input, record, reused);
@@ -222,6 +231,8 @@ export async function approvalGate(store: Store, input: ApprovalGateInput): Prom
   }
   const id = input.approval_id;
   const r = await checkApproval(store.approvals, id, b, input.now, input.channels);
+  if (input.refused && !(!r.ok && r.reason === "used" && (await store.records.get(keyUnder(input, id), input.now))))
+    return no(input.refused, r.record ?? null);
   if (r.ok) return runUnder(input, r.record, keyUnder(input, id));
   switch (r.reason) {
     case "unknown":

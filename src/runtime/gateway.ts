@@ -5,7 +5,7 @@
  * Each stage lives in its own module and returns data or a `Refusal`; only this file renders
  * refusals and writes the audit record.
  */
-import { AUTHORITY, type ToolContext, type ToolSpec } from "../core/tool.js";
+import { AUTHORITY, type CallerCapability, type ToolContext, type ToolSpec } from "../core/tool.js";
 import { type JsonValue } from "../core/json.js";
 import { NoEffectError, ToolgateError } from "../core/errors.js";
 import { assertStore, type Store } from "../idempotency/store.js";
@@ -174,6 +174,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       signal,
     ));
     if (shutdown) abort.cancel(shutdown);
+    let caller: Promise<CallerCapability | null> | undefined;
     const ctx: ToolContext = {
       get signal() {
         return abort.signal;
@@ -183,6 +184,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       call_id: p.call_id,
       now: clock,
       budget_tokens: budgetFor(tool, tool.name, options.budgets),
+      caller: () =>
+        (caller ??= authority && p.capability !== undefined ? authority.caller(p.capability) : Promise.resolve(null)),
       note: (name, value) => {
         (c.notes ??= {})[name] = value;
       },
@@ -191,21 +194,31 @@ export function createGateway(options: GatewayOptions): Gateway {
     if (relay) ctx.progress = relay.report; // set only when asked for: the common call builds no spread
     c.ctx = ctx;
 
+    // A2/A3: a refusal of the check waits until the call's record is read. A repeat of a call that
+    // ran is answered from its record, whatever the check finds now (its own effect may be what
+    // the check refuses: a refund that used up the balance); any other call gets the refusal.
+    let checkRefusal: Refusal | null = null;
+    const refuseChecked = (r: Refusal) => {
+      c.validation_codes = (r.issues ?? []).map((i) => i.code);
+      return fail(c, r);
+    };
     const valid = await c.stage("validate", async () => {
       const schema = validateSchema(validator, tool, p.arguments);
       if (isRefusal(schema)) return schema;
-      return (await runCheck(tool, schema.value, ctx)) ?? schema;
+      const checked = await runCheck(tool, schema.value, ctx);
+      if (checked === null) return schema;
+      if (c.authority === "A0" || c.authority === "A1") return checked;
+      checkRefusal = checked;
+      return schema;
     });
-    if (isRefusal(valid)) {
-      c.validation_codes = (valid.issues ?? []).map((i) => i.code);
-      return fail(c, valid);
-    }
+    if (isRefusal(valid)) return refuseChecked(valid);
     const args = (c.args = valid.value);
     if (tool.timeoutFor) narrowBound(abort, tool, args);
 
     if (authority) {
       const granted = await c.stage("grant", () => grant(authority, tool, args, p.capability, ctx));
       if (isRefusal(granted)) {
+        if (checkRefusal) return refuseChecked(checkRefusal);
         c.grant_code = String(granted.detail?.code ?? granted.code);
         return fail(c, granted);
       }
@@ -246,8 +259,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     }
 
     const keyed = idempotency(tool, args, p, c.granted?.holder ?? principal ?? null);
-    if (isRefusal(keyed)) return fail(c, keyed);
+    if (isRefusal(keyed)) return checkRefusal ? refuseChecked(checkRefusal) : fail(c, keyed);
     c.key = keyed.key;
+    if (checkRefusal && c.authority === "A2" && (await store.records.get(keyed.key, clock()))?.state !== "COMPLETED")
+      return refuseChecked(checkRefusal);
 
     let key = keyed.key;
     let gate: Passed | null = null;
@@ -284,12 +299,14 @@ export function createGateway(options: GatewayOptions): Gateway {
           last_run_at: recentRuns.last(b),
           now: clock(),
           ttl_ms,
+          refused: checkRefusal,
         }),
       );
       if (isRefusal(passed)) {
         c.approval = passed.approval ?? null;
         if (passed.key !== undefined) c.key = passed.key;
-        return fail(c, passed);
+        // With a check refusal, every refusal of the gate is that refusal.
+        return checkRefusal ? refuseChecked(passed) : fail(c, passed);
       }
       c.approval = passed.approval;
       c.key = key = passed.key;
@@ -316,6 +333,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       }
       return c.stage("execute", () => execute(tool, args, ctx, abort));
     };
+    ctx.idempotency_key = key;
     const lease_ms = Math.max(options.lease_ms ?? DEFAULT_LEASE_MS, (abort.timeout_ms ?? 0) + LEASE_MARGIN_MS);
     const settled = await c.stage("settle", () =>
       inTurn(c.authority === "A3" ? key : null, lease_ms, () =>

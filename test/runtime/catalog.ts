@@ -1,5 +1,5 @@
 /**
- * A small test catalog over an in-memory order book (the order assistant of examples/orders.ts): one tool per
+ * A small test catalog over an in-memory order book (the order assistant of examples/orders/search.ts): one tool per
  * authority level plus tools that fail in each way the pipeline must report. `calls` counts
  * executions so tests can prove a replay did not run again.
  */

@@ -5,7 +5,7 @@ import { createValidator } from "../../src/schema/validate.js";
 import { renderIssue, renderIssues } from "../../src/schema/issue-text.js";
 import type { ObservationIssue } from "../../src/core/observation.js";
 
-/** The order assistant's search_customer_orders (examples/orders.ts), with since declared as an ISO date. */
+/** The order assistant's search_customer_orders (examples/orders/search.ts), with since declared as an ISO date. */
 const orders = {
   name: "search_customer_orders",
   inputSchema: {
