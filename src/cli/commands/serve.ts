@@ -5,9 +5,10 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { gatewayFromSettings, prepareState } from "../host/gateway-settings.js";
+import { openGateway, prepareState } from "../host/gateway-settings.js";
 import { loadCatalogModule } from "../host/catalog-module.js";
 import { runGatewayServer } from "../host/run.js";
+import { createTaskRunner } from "../../runtime/tasks.js";
 import { createCodingCatalog, type CodingCatalogOptions } from "../../tools/catalog.js";
 import { HIDDEN_DEFAULT, PROTECTED_DEFAULT } from "../../tools/workspace.js";
 import type { StatePlacement } from "../../state/placement.js";
@@ -99,9 +100,11 @@ export function register(program: Command): void {
           ...codingCatalogOptions(workspace, state, flags.gitWritable === true),
           ...(egress ? { sandbox: { egress } } : {}),
         });
-    const gateway = await gatewayFromSettings(tools, settings, state);
+    const { gateway, store } = await openGateway(tools, settings, state);
     await runGatewayServer(gateway, {
       ...run,
+      // Long calls and approval waits may run as MCP tasks, kept in the same store as the calls.
+      tasks: createTaskRunner(gateway, { store }),
       ...(graceMs !== undefined ? { graceMs } : {}),
       onListening: (where) =>
         process.stderr.write(

@@ -11,6 +11,7 @@ import { openStore } from "../../idempotency/open.js";
 import { createAuditSink } from "../../runtime/audit.js";
 import { createGateway } from "../../runtime/gateway.js";
 import type { Gateway } from "../../runtime/types.js";
+import type { Store } from "../../idempotency/store.js";
 import type { ToolSpec } from "../../core/tool.js";
 import { placeState, type StatePlacement } from "../../state/placement.js";
 import type { ApproveVia } from "../../runtime/approvals.js";
@@ -71,6 +72,15 @@ export async function gatewayFromSettings(
   settings: GatewaySettings = {},
   state: StatePlacement = prepareState(settings),
 ): Promise<Gateway> {
+  return (await openGateway(tools, settings, state)).gateway;
+}
+
+/** As `gatewayFromSettings`, and the store it opened (the gateway closes it), for what runs beside the gateway. */
+export async function openGateway(
+  tools: ToolSpec[],
+  settings: GatewaySettings = {},
+  state: StatePlacement = prepareState(settings),
+): Promise<{ gateway: Gateway; store: Store }> {
   const env = settings.env ?? process.env;
   const keys = keysConfigured(settings)
     ? loadKeys({ ...(settings.keys !== undefined ? { file: settings.keys } : {}), env })
@@ -80,7 +90,7 @@ export async function gatewayFromSettings(
   try {
     // Opened now: a trail that cannot be written stops the start, before any call.
     if (state.audit !== false) audit = createAuditSink(state.audit, { openNow: true });
-    return createGateway({
+    const gateway = createGateway({
       tools,
       store,
       ...(keys ? { keys } : {}),
@@ -88,6 +98,7 @@ export async function gatewayFromSettings(
       ...(settings.budgetTokens !== undefined ? { budgets: { default_tokens: settings.budgetTokens } } : {}),
       ...(settings.approveVia !== undefined ? { approve_via: settings.approveVia } : {}),
     });
+    return { gateway, store };
   } catch (err) {
     if (audit) await audit.close();
     await store.close();
