@@ -411,7 +411,8 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
               })
               .catch(() => {})
         : undefined;
-    if (params.task !== undefined) return startTask(proposal, params.task, envelope);
+    // An unknown tool gets the same -32602 with or without a task (nothing is started for it).
+    if (params.task !== undefined && gateway.tools.has(name)) return startTask(proposal, params.task, envelope);
     const obs = withCapabilityHint(
       await gateway.call(proposal, {
         abandoned,

@@ -5,7 +5,7 @@
  * go, so a task outlives the session that started it; over stdio (serve spawned from source) one
  * session starts, reads and waits for it.
  */
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -167,6 +167,13 @@ describe.runIf(binaryAvailable("bwrap"))("MCP tasks with the SDK v2 client (2025
           CreateTaskResultSchema,
         ),
       ).rejects.toThrow(/file_view cannot run as a task: .*bash_execute.*call it without a task/);
+      await expect(
+        c.request(
+          { method: "tools/call", params: { name: "bash_exec", arguments: {}, task: {} } as never },
+          CreateTaskResultSchema,
+        ),
+      ).rejects.toThrow(/bash_exec/);
+      expect((await listTasks(c)).tasks, "nothing was started for an unknown tool").toEqual([]);
       await expect(getTask(c, 42)).rejects.toThrow(/tasks\/get params\.taskId must be .*received 42/);
       await expect(getTask(c, undefined)).rejects.toThrow(/params\.taskId .*received nothing/);
       await expect(
@@ -174,6 +181,22 @@ describe.runIf(binaryAvailable("bwrap"))("MCP tasks with the SDK v2 client (2025
       ).rejects.toThrow(/tasks\/list params\.cursor .*received 7/);
       expect((await listTasks(c)).tasks).toEqual([]);
     });
+  });
+
+  it("a 2026-07-28 client is told tasks run on 2025-11-25 only, and nothing starts", async () => {
+    const ws = workspace("modern");
+    const c = new Client(
+      { name: "tasks-modern", version: "1.0.0" },
+      { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    await c.connect(new StreamableHTTPClientTransport(await httpServer(ws)));
+    cleanup.push(() => c.close());
+    const { tools } = await c.listTools();
+    expect(tools.find((t) => t.name === "bash_execute")?.execution).toBeUndefined();
+    await expect(startTask(c, "touch started", { ttl: 1000 })).rejects.toThrow(
+      /params\.task: this server runs no tasks on protocol revision 2026-07-28 \(only on 2025-11-25, after initialize\)/,
+    );
+    expect(existsSync(join(ws, "started"))).toBe(false);
   });
 
   it("over stdio: a task started, read and waited for in one session", async () => {
