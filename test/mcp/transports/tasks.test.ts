@@ -199,23 +199,25 @@ describe.runIf(binaryAvailable("bwrap"))("MCP tasks with the SDK v2 client (2025
     expect(existsSync(join(ws, "started"))).toBe(false);
   });
 
+  /** `toolgate serve` over stdio, spawned from source, on the SQLite store at `store`. */
+  const stdio = (ws: string, store: string) => {
+    const root = join(import.meta.dirname, "../../..");
+    return new StdioClientTransport({
+      command: process.execPath,
+      args: ["--import", "tsx", join(root, "src/cli/main.ts"), "serve", "--workspace", ws, "--store", store],
+      cwd: root,
+      env: {
+        ...getDefaultEnvironment(),
+        XDG_STATE_HOME: process.env.XDG_STATE_HOME!,
+        XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME!,
+      },
+      stderr: "pipe",
+    });
+  };
+
   it("over stdio: a task started, read and waited for in one session", async () => {
     const ws = workspace("stdio");
-    const root = join(import.meta.dirname, "../../..");
-    const store = `sqlite:${join(tempDir("tasks-stdio-store"), "state.db")}`;
-    const c = await client(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: ["--import", "tsx", join(root, "src/cli/main.ts"), "serve", "--workspace", ws, "--store", store],
-        cwd: root,
-        env: {
-          ...getDefaultEnvironment(),
-          XDG_STATE_HOME: process.env.XDG_STATE_HOME!,
-          XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME!,
-        },
-        stderr: "pipe",
-      }),
-    );
+    const c = await client(stdio(ws, `sqlite:${join(tempDir("tasks-stdio-store"), "state.db")}`));
     expect(c.getServerCapabilities()?.tasks).toBeDefined();
     const { task } = await startTask(c, "while [ ! -e go ]; do sleep 0.05; done; echo ok");
     expect(await getTask(c, task.taskId)).toMatchObject({ status: "working" });
