@@ -18,7 +18,7 @@ export { createProxy } from "../mcp/proxy/proxy.js";
 export type { ProxyOptions, Proxy } from "../mcp/proxy/proxy.js";
 export { listMcpTools } from "../mcp/proxy/list-tools.js";
 export type { UpstreamTarget } from "../mcp/proxy/upstream.js";
-export { gatewayFromSettings } from "../cli/host/gateway-settings.js";
+export { gatewayFromSettings, openGateway } from "../cli/host/gateway-settings.js";
 export type { GatewaySettings } from "../cli/host/gateway-settings.js";
 export { runGatewayServer } from "../cli/host/run.js";
 export type { RunOptions } from "../cli/host/run.js";

@@ -5,11 +5,12 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { gatewayFromSettings, prepareState } from "../host/gateway-settings.js";
+import { openGateway, prepareState } from "../host/gateway-settings.js";
 import { loadCatalogModule } from "../host/catalog-module.js";
 import { runGatewayServer } from "../host/run.js";
 import { startConfigAggregate } from "../host/config-proxy.js";
 import { loadServersConfig } from "../config/load.js";
+import { createTaskRunner } from "../../runtime/tasks.js";
 import { createCodingCatalog, type CodingCatalogOptions } from "../../tools/catalog.js";
 import { HIDDEN_DEFAULT, PROTECTED_DEFAULT } from "../../tools/workspace.js";
 import type { StatePlacement } from "../../state/placement.js";
@@ -110,10 +111,13 @@ export function register(program: Command): void {
     const aggregate = flags.config
       ? await startConfigAggregate(loadServersConfig(flags.config), settings, state, { local: tools })
       : null;
-    const gateway = aggregate ? aggregate.proxy.gateway : await gatewayFromSettings(tools, settings, state);
+    const opened = aggregate ? null : await openGateway(tools, settings, state);
+    const gateway = aggregate ? aggregate.proxy.gateway : opened!.gateway;
     try {
       await runGatewayServer(gateway, {
         ...run,
+        // Long calls and approval waits may run as MCP tasks, kept in the same store as the calls.
+        ...(opened ? { tasks: createTaskRunner(gateway, { store: opened.store }) } : {}),
         ...(graceMs !== undefined ? { graceMs } : {}),
         onListening: (where) =>
           process.stderr.write(

@@ -11,6 +11,7 @@ import { openStore } from "../../idempotency/open.js";
 import { createAuditSink } from "../../runtime/audit.js";
 import { createGateway, type GatewayOptions } from "../../runtime/gateway.js";
 import type { Gateway } from "../../runtime/types.js";
+import type { Store } from "../../idempotency/store.js";
 import type { ToolSpec } from "../../core/tool.js";
 import { placeState, type StatePlacement } from "../../state/placement.js";
 import type { ApproveVia } from "../../runtime/approvals.js";
@@ -72,6 +73,16 @@ export async function gatewayFromSettings(
   state: StatePlacement = prepareState(settings),
   extra: Pick<GatewayOptions, "rate_limits"> = {},
 ): Promise<Gateway> {
+  return (await openGateway(tools, settings, state, extra)).gateway;
+}
+
+/** As `gatewayFromSettings`, and the store it opened (the gateway closes it), for what runs beside the gateway. */
+export async function openGateway(
+  tools: ToolSpec[],
+  settings: GatewaySettings = {},
+  state: StatePlacement = prepareState(settings),
+  extra: Pick<GatewayOptions, "rate_limits"> = {},
+): Promise<{ gateway: Gateway; store: Store }> {
   const env = settings.env ?? process.env;
   const keys = keysConfigured(settings)
     ? loadKeys({ ...(settings.keys !== undefined ? { file: settings.keys } : {}), env })
@@ -81,7 +92,7 @@ export async function gatewayFromSettings(
   try {
     // Opened now: a trail that cannot be written stops the start, before any call.
     if (state.audit !== false) audit = createAuditSink(state.audit, { openNow: true });
-    return createGateway({
+    const gateway = createGateway({
       tools,
       store,
       ...(keys ? { keys } : {}),
@@ -90,6 +101,7 @@ export async function gatewayFromSettings(
       ...(settings.approveVia !== undefined ? { approve_via: settings.approveVia } : {}),
       ...extra,
     });
+    return { gateway, store };
   } catch (err) {
     if (audit) await audit.close();
     await store.close();

@@ -49,6 +49,14 @@ export async function runGatewayServer(gateway: Gateway, options: RunOptions = {
   const stop = options.stop ?? signals!.stop;
   const grace_ms = options.graceMs ?? DEFAULT_GRACE_MS;
   try {
+    await serve();
+  } finally {
+    signals?.dispose();
+    // Approval waits of tasks end now; a task's running call ends with the gateway's close.
+    options.tasks?.close();
+  }
+
+  async function serve(): Promise<void> {
     if (options.http) {
       const handle = await serveHttp(gateway, {
         warn: log,
@@ -78,7 +86,5 @@ export async function runGatewayServer(gateway: Gateway, options: RunOptions = {
       await gateway.close({ grace_ms });
       await handle.close();
     }
-  } finally {
-    signals?.dispose();
   }
 }

@@ -23,14 +23,13 @@ import {
   TRACESTATE_META_KEY,
   type CallToolResult,
   type ClientCapabilities,
-  type InputRequiredResult,
   type JSONRPCRequest,
   type Result,
   type ServerContext,
   type Transport,
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import type { Gateway } from "../../runtime/types.js";
+import type { Gateway, Proposal } from "../../runtime/types.js";
 import type { TraceContextInput } from "../../runtime/trace-context.js";
 import type { Observation } from "../../core/observation.js";
 import type { ProgressUpdate } from "../../core/tool.js";
@@ -50,6 +49,8 @@ import { idsFromHeaders, withHeaderIds } from "./call-headers.js";
 import { bearerToken, idsFromMeta, jsonOrNote, META_KEYS, SessionIds, type MetaIssue } from "./meta.js";
 import { outputCheck } from "./output-check.js";
 import { OBSERVATION_META, outputMismatchResult, toCallToolResult } from "./result.js";
+import { mayRunAsTask, type TaskRunner } from "../../runtime/tasks.js";
+import { registerTaskHandlers, TASKS_CAPABILITY, taskTtl, toMcpTask } from "./tasks.js";
 
 export interface McpServerOptions {
   /** Reported in `serverInfo`; default "toolgate". */
@@ -95,6 +96,11 @@ export interface McpServerOptions {
    * server's catalog is fixed for its life. 0 asks the client to keep nothing.
    */
   listTtlMs?: number;
+  /**
+   * Runs task-augmented tools/call (2025-11-25 tasks) and answers tasks/get, result, list and
+   * cancel; without it the server advertises no tasks and a call carrying `task` is refused.
+   */
+  tasks?: TaskRunner;
 }
 
 /** A client may keep tools/list this long by default, ms. */
@@ -110,6 +116,7 @@ interface CallToolParams {
   name?: unknown;
   arguments?: unknown;
   _meta?: unknown;
+  task?: unknown;
 }
 
 /**
@@ -163,7 +170,11 @@ class GatewayServer extends Server {
   ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
     const wrapped = super._wrapHandler(method, handler);
     if (method !== "tools/call") return wrapped;
-    return (request, ctx) => (wellFormedCall(request.params) ? wrapped(request, ctx) : handler(request, ctx));
+    // A task-augmented call answers with its task, which the SDK's tools/call result check would refuse.
+    return (request, ctx) =>
+      wellFormedCall(request.params) && (request.params as CallToolParams).task === undefined
+        ? wrapped(request, ctx)
+        : handler(request, ctx);
   }
 }
 
@@ -346,7 +357,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
   const server = new GatewayServer(
     { name: options.name ?? "toolgate", version: options.version ?? "0.1.0" },
     {
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: false }, ...(options.tasks ? { tasks: TASKS_CAPABILITY } : {}) },
       // The 2026-07-28 revision's cache fields on the tools/list result; a 2025-11-25 result has none.
       cacheHints: { "tools/list": { ttlMs: listTtlMs, cacheScope: "private" } },
       ...(options.instructions ? { instructions: options.instructions } : {}),
@@ -356,11 +367,33 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
   const warn = options.warn ?? ((line: string) => void process.stderr.write(line + "\n"));
   let warnedIgnored = false;
   const checkOutput = outputCheck();
+  const runner = options.tasks;
   // By name, in code-unit order: the same list whatever order the tools were registered or an
   // upstream listed them in, so a client (and a model's prompt cache) sees the same bytes each time.
   const listing = [...gateway.tools.values()]
-    .map((spec) => ({ spec, tool: toMcpTool(spec) }))
+    .map((spec) => ({
+      spec,
+      tool:
+        runner && mayRunAsTask(spec)
+          ? { ...toMcpTool(spec), execution: { taskSupport: "optional" as const } }
+          : toMcpTool(spec),
+    }))
     .sort((a, b) => (a.tool.name < b.tool.name ? -1 : a.tool.name > b.tool.name ? 1 : 0));
+  // The caller the transport authenticated; it scopes idempotency keys and owns tasks.
+  const principal = options.principal ?? "stdio client";
+  if (runner)
+    registerTaskHandlers(server, {
+      runner,
+      owner: () => principal,
+      callResult: (tool, obs) => callResult(tool, obs) as Record<string, unknown>,
+      check: (ctx, method) => {
+        if (requireEnvelope(server, ctx, method).protocolVersion !== undefined)
+          throw new ProtocolError(
+            ProtocolErrorCode.MethodNotFound,
+            `${method} is served on protocol revision 2025-11-25 (after initialize); this request is of ${envelopeOf(ctx).protocolVersion}`,
+          );
+      },
+    });
   // A tool whose `mcp.hidden` says so (a proxied tool held for review) is left out of this answer, and a caller
   // that sends a capability sees only the tools it could be granted (its view); without one, every tool.
   server.setRequestHandler("tools/list", async (request, ctx) => {
@@ -379,13 +412,11 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     };
   });
 
-  server.setRequestHandler(
-    "tools/call",
-    { params: CallToolParamsSchema },
-    (params, ctx): Promise<CallToolResult | InputRequiredResult> => callTool(params as CallToolParams, ctx),
+  server.setRequestHandler("tools/call", { params: CallToolParamsSchema }, (params, ctx): Promise<Result> =>
+    callTool(params as CallToolParams, ctx),
   );
 
-  async function callTool(params: CallToolParams, ctx: ServerContext): Promise<CallToolResult | InputRequiredResult> {
+  async function callTool(params: CallToolParams, ctx: ServerContext): Promise<Result> {
     const envelope = requireEnvelope(server, ctx, "tools/call");
     const { name, arguments: args, _meta } = params ?? {};
     if (typeof name !== "string" || name === "") {
@@ -437,8 +468,8 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
               .catch(() => {})
         : undefined;
     const trace = traceOf(_meta as Record<string, unknown> | undefined, ctx);
-    // The caller scopes a client-supplied idempotency key when the gateway requires no capability.
-    const principal = options.principal ?? "stdio client";
+    // An unknown tool gets the same -32602 with or without a task (nothing is started for it).
+    if (params.task !== undefined && gateway.tools.has(name)) return startTask(proposal, params.task, envelope);
     const obs = withCapabilityHint(
       await gateway.call(proposal, {
         abandoned,
@@ -505,6 +536,23 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
       obs,
     );
     return callResult(name, answered);
+  }
+
+  /** A task-augmented tools/call: the task as started; its answer comes from tasks/result. */
+  async function startTask(proposal: Proposal, task: unknown, envelope: Envelope): Promise<Result> {
+    if (!runner || envelope.protocolVersion !== undefined)
+      throw invalidParams(
+        `tools/call params.task: this server runs no tasks${runner ? " on protocol revision " + envelope.protocolVersion + " (only on 2025-11-25, after initialize)" : " (its tools/list marks no tool with execution.taskSupport)"}; call without task`,
+      );
+    const ttl_ms = taskTtl(task);
+    try {
+      const started = await runner.start(proposal, { owner: principal, ...(ttl_ms !== undefined ? { ttl_ms } : {}) });
+      return { task: toMcpTask(started) };
+    } catch (err) {
+      if (err instanceof ToolgateError && err.code === "invalid_task")
+        throw invalidParams(`tools/call params.task: ${err.message}`);
+      throw err;
+    }
   }
 
   /** The tools/call result; an output that breaks the tool's own outputSchema is an isError result. */

@@ -66,8 +66,8 @@ describe("--config on the commands a client starts", { timeout: 120_000 }, () =>
     const client = await start(["serve", "--workspace", ws, "--config", configFile(ws)], projectRoot);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual([
       "bash_execute",
-      "file_view",
       "file_edit",
+      "file_view",
       "grep_search",
       "memory__create_entities",
       "memory__read_graph",
