@@ -8,42 +8,8 @@ import { generateText, stepCountIs, streamText, type ModelMessage } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { aiSdkTools } from "../../src/adapters/ai-sdk.js";
+import { scripted, usage, type Step } from "../support/ai-sdk-model.js";
 import { abortOnceStarted, expectKilled, RUN_TEST, sandboxed, worlds } from "./support.js";
-
-type Step = { call: [id: string, tool: string, args: unknown][] } | { text: string };
-const usage = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 1, text: 1, reasoning: undefined },
-};
-
-/** A model that answers each request with the next step of its script, across generateText calls. */
-function scripted(steps: Step[]) {
-  const queue = [...steps];
-  return new MockLanguageModelV4({
-    doGenerate: async () => {
-      const step = queue.shift();
-      if (!step) throw new Error("the script has no step left");
-      if ("text" in step)
-        return {
-          content: [{ type: "text", text: step.text }],
-          finishReason: { unified: "stop", raw: undefined },
-          usage,
-          warnings: [],
-        };
-      return {
-        content: step.call.map(([toolCallId, toolName, args]) => ({
-          type: "tool-call" as const,
-          toolCallId,
-          toolName,
-          input: JSON.stringify(args),
-        })),
-        finishReason: { unified: "tool-calls", raw: undefined },
-        usage,
-        warnings: [],
-      };
-    },
-  });
-}
 
 /** The tool results the model was shown in its last request. */
 function shownToModel(model: MockLanguageModelV4): { id: string; output: { type: string; value: unknown } }[] {

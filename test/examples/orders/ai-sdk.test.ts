@@ -5,45 +5,11 @@
  * refund paused for the SDK's approval, approved, run once and replayed on a retried step.
  */
 import { generateText, stepCountIs, type ModelMessage } from "ai";
-import { MockLanguageModelV4 } from "ai/test";
+import type { MockLanguageModelV4 } from "ai/test";
 import { afterEach, describe, expect, it } from "vitest";
 import { aiSdkTools } from "../../../src/adapters/ai-sdk.js";
+import { scripted } from "../../support/ai-sdk-model.js";
 import { HOUR, ordersGateway } from "./support.js";
-
-type Step = { call: [id: string, tool: string, args: unknown][] } | { text: string };
-const usage = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 1, text: 1, reasoning: undefined },
-};
-
-/** A model that answers each request with the next step of its script. */
-function scripted(steps: Step[]) {
-  const queue = [...steps];
-  return new MockLanguageModelV4({
-    doGenerate: async () => {
-      const step = queue.shift();
-      if (!step) throw new Error("the script has no step left");
-      if ("text" in step)
-        return {
-          content: [{ type: "text", text: step.text }],
-          finishReason: { unified: "stop", raw: undefined },
-          usage,
-          warnings: [],
-        };
-      return {
-        content: step.call.map(([toolCallId, toolName, args]) => ({
-          type: "tool-call" as const,
-          toolCallId,
-          toolName,
-          input: JSON.stringify(args),
-        })),
-        finishReason: { unified: "tool-calls", raw: undefined },
-        usage,
-        warnings: [],
-      };
-    },
-  });
-}
 
 const open: Array<ReturnType<typeof ordersGateway>> = [];
 afterEach(async () => {
