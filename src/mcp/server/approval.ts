@@ -37,24 +37,41 @@ export const DEFAULT_APPROVAL_TIMEOUT_MS = 10 * 60_000;
 /** How often a call waiting for a person's answer sends progress (the SDKs' request timeout is 60 s). */
 export const DEFAULT_APPROVAL_PROGRESS_MS = 10_000;
 
-export interface ElicitContext {
-  server: Server;
+/** What either approval channel (elicitation, input-required) hands the gateway with an approved re-proposal. */
+export interface ReproposalContext {
   gateway: Gateway;
-  /** The tools/call request the elicitation belongs to (keeps it on the same HTTP stream). */
-  requestId: RequestId;
-  timeoutMs: number;
-  /** False: never ask, always leave the approval pending for the CLI. */
-  elicit: boolean;
-  /** The session's caller as the transport authenticated it: recorded as the approver. */
+  /** The caller as the transport authenticated it: recorded as the approver, and it scopes client keys. */
   principal: string;
-  /** Approvals decided with `toolgate approvals` are redeemed: say so in a pending observation. */
-  cli: boolean;
   /** Fires when the tools/call is gone (the client cancelled it, the connection closed): handed to the gateway. */
   abandoned: AbortSignal;
   /** Fires when the client cancelled the tools/call: aborts the approved call's run. */
   cancelled: AbortSignal;
   /** The caller's trace context, handed to the gateway with the re-proposal. */
   trace?: TraceContextInput;
+}
+
+/** Proposes the call again under its approval; the gateway, not the channel, decides what the answer allows. */
+export function proposeApproved(ctx: ReproposalContext, proposal: Proposal, approvalId: string): Promise<Observation> {
+  return ctx.gateway.call(
+    { ...proposal, approval_id: approvalId },
+    {
+      abandoned: ctx.abandoned,
+      principal: ctx.principal,
+      signal: ctx.cancelled,
+      ...(ctx.trace ? { trace: ctx.trace } : {}),
+    },
+  );
+}
+
+export interface ElicitContext extends ReproposalContext {
+  server: Server;
+  /** The tools/call request the elicitation belongs to (keeps it on the same HTTP stream). */
+  requestId: RequestId;
+  timeoutMs: number;
+  /** False: never ask, always leave the approval pending for the CLI. */
+  elicit: boolean;
+  /** Approvals decided with `toolgate approvals` are redeemed: say so in a pending observation. */
+  cli: boolean;
   /** Sends the tools/call's n-th progress notification; null when the request carries no progressToken. */
   progress: ((n: number, message: string) => void) | null;
   /** How often `progress` is sent while the call waits for a person, ms. */
@@ -141,15 +158,7 @@ export async function approveByElicitation(
     return withCliHint(ctx, asked.note ? { ...obs, text: `${obs.text}\n${asked.note}` } : obs, approvalId);
   // The gateway, not this adapter, decides what the answer allows (and whether the request is still there to run it
   // for).
-  return ctx.gateway.call(
-    { ...proposal, approval_id: approvalId },
-    {
-      abandoned: ctx.abandoned,
-      principal: ctx.principal,
-      signal: ctx.cancelled,
-      ...(ctx.trace ? { trace: ctx.trace } : {}),
-    },
-  );
+  return proposeApproved(ctx, proposal, approvalId);
 }
 
 function withCliHint(ctx: ElicitContext, obs: Observation, approvalId: string): Observation {

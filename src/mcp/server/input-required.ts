@@ -18,34 +18,25 @@
 import { inputRequired, inputResponse, type InputRequiredResult } from "@modelcontextprotocol/server";
 import { ToolgateError } from "../../core/errors.js";
 import type { Observation } from "../../core/observation.js";
-import type { Gateway, Proposal } from "../../runtime/types.js";
-import type { TraceContextInput } from "../../runtime/trace-context.js";
+import type { Proposal } from "../../runtime/types.js";
 import { escapeUntrusted } from "../../observation/escape.js";
-import { approvalMessage, NOTE_SCHEMA, pendingApprovalId, withHint } from "./approval.js";
+import { approvalMessage, NOTE_SCHEMA, pendingApprovalId, proposeApproved, withHint } from "./approval.js";
+import type { ReproposalContext } from "./approval.js";
 
 /** The key of the one embedded request, in `inputRequests` and in the retry's `inputResponses`. */
 export const APPROVAL_INPUT_KEY = "toolgate/approval";
 
-export interface InputRequiredContext {
-  gateway: Gateway;
+export interface InputRequiredContext extends ReproposalContext {
   /** The operator lets the client's person approve, and this request's client declared elicitation. */
   elicit: boolean;
   /** Approvals decided with `toolgate approvals` are redeemed: say so in a pending observation. */
   cli: boolean;
-  /** The caller as the transport authenticated it: recorded as the approver. */
-  principal: string;
   /** The name the client gives itself: kept only as an unverified label. */
   label: string | undefined;
   /** The retry's answers, as the SDK lifted them from the request. */
   inputResponses: Record<string, unknown> | undefined;
   /** The retry's `requestState`, as the client echoed it; undefined on a first request. */
   requestState: unknown;
-  /** Fires when the tools/call is gone: handed to the gateway. */
-  abandoned: AbortSignal;
-  /** Fires when the client cancelled the tools/call: aborts the approved call's run. */
-  cancelled: AbortSignal;
-  /** The caller's trace context, handed to the gateway with the re-proposal. */
-  trace?: TraceContextInput;
 }
 
 /** Errors of `approve`/`deny` that mean the approval was settled by someone else (or by time). */
@@ -120,13 +111,5 @@ export async function approveByInputRequired(
     }
   }
   // The gateway, not this adapter, decides what the answer allows.
-  return ctx.gateway.call(
-    { ...proposal, approval_id: approvalId },
-    {
-      abandoned: ctx.abandoned,
-      principal: ctx.principal,
-      signal: ctx.cancelled,
-      ...(ctx.trace ? { trace: ctx.trace } : {}),
-    },
-  );
+  return proposeApproved(ctx, proposal, approvalId);
 }
