@@ -16,16 +16,35 @@ export function progressTicker(
 ): () => void {
   if (!report) return () => {};
   const started = performance.now();
-  const timer = setInterval(() => {
-    const elapsed_ms = Math.round(performance.now() - started);
-    try {
-      report({ elapsed_ms, ...sample(elapsed_ms) });
-    } catch {
-      // A receiver that fails does not stop the work.
+  let due = every_ms;
+  let stopped = false;
+  // A timer may fire a moment before its time by the clock that measures elapsed time, so each
+  // tick checks and waits out the rest: no report says less than the time it is due at.
+  const tick = (): void => {
+    if (stopped) return;
+    const elapsed = performance.now() - started;
+    if (elapsed >= due) {
+      const elapsed_ms = Math.floor(elapsed);
+      try {
+        report({ elapsed_ms, ...sample(elapsed_ms) });
+      } catch {
+        // A receiver that fails does not stop the work.
+      }
+      // The next whole multiple of every_ms: a loop that was held reports once, not in a burst.
+      due = (Math.floor(elapsed / every_ms) + 1) * every_ms;
     }
-  }, every_ms);
-  timer.unref();
-  return () => clearInterval(timer);
+    schedule(due - (performance.now() - started));
+  };
+  let timer: NodeJS.Timeout;
+  const schedule = (ms: number): void => {
+    timer = setTimeout(tick, Math.max(1, Math.ceil(ms)));
+    timer.unref();
+  };
+  schedule(every_ms);
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
 }
 
 /** `n` bytes as a person reads them: 812 B, 3.1 KiB, 12.0 MiB. */
