@@ -19,6 +19,7 @@ export interface HttpFlags {
   maxSessionsPerClient?: string;
   maxRequestsPerClient?: string;
   maxListensPerClient?: string;
+  maxRequestBytes?: string;
   maxConnections?: string;
   maxConnectionsPerPeer?: string;
   approveVia?: string;
@@ -35,6 +36,7 @@ export type HttpFlagOption =
   | "maxSessionsPerClient"
   | "maxRequestsPerClient"
   | "maxListensPerClient"
+  | "maxRequestBytes"
   | "maxConnections"
   | "maxConnectionsPerPeer";
 
@@ -74,6 +76,10 @@ export function httpFlagOptions(cmd: Command): Command {
     .option(
       "--max-listens-per-client <n>",
       "with --http: 2026-07-28 subscriptions/listen streams open at once per client, apart from its requests (default 8); more are answered 429",
+    )
+    .option(
+      "--max-request-bytes <n>",
+      "with --http: the most one POST body may be, bytes (default 4194304, 4 MiB); a larger one is answered 413 before it is parsed",
     )
     .option("--max-connections <n>", "with --http: TCP connections open at once (default 1024)")
     .option(
@@ -115,6 +121,7 @@ export function parseHttpFlags(
     flags.maxSessionsPerClient !== undefined ? "--max-sessions-per-client" : null,
     flags.maxRequestsPerClient !== undefined ? "--max-requests-per-client" : null,
     flags.maxListensPerClient !== undefined ? "--max-listens-per-client" : null,
+    flags.maxRequestBytes !== undefined ? "--max-request-bytes" : null,
     flags.maxConnections !== undefined ? "--max-connections" : null,
     flags.maxConnectionsPerPeer !== undefined ? "--max-connections-per-peer" : null,
   ].filter((f) => f !== null);
@@ -141,6 +148,7 @@ export function parseHttpFlags(
   const maxSessionsPerClient = count("--max-sessions-per-client", flags.maxSessionsPerClient);
   const maxRequestsPerClient = count("--max-requests-per-client", flags.maxRequestsPerClient);
   const maxListensPerClient = count("--max-listens-per-client", flags.maxListensPerClient);
+  const maxRequestBytes = count("--max-request-bytes", flags.maxRequestBytes);
   const maxConnections = count("--max-connections", flags.maxConnections);
   const maxConnectionsPerPeer = count("--max-connections-per-peer", flags.maxConnectionsPerPeer);
   return {
@@ -152,6 +160,7 @@ export function parseHttpFlags(
       ...(maxSessionsPerClient !== undefined ? { maxSessionsPerClient } : {}),
       ...(maxRequestsPerClient !== undefined ? { maxRequestsPerClient } : {}),
       ...(maxListensPerClient !== undefined ? { maxListensPerClient } : {}),
+      ...(maxRequestBytes !== undefined ? { maxRequestBytes } : {}),
       ...(maxConnections !== undefined ? { maxConnections } : {}),
       ...(maxConnectionsPerPeer !== undefined ? { maxConnectionsPerPeer } : {}),
     },

@@ -149,14 +149,18 @@ function jsonError(
   res.writeHead(status, { "content-type": "application/json", ...headers }).end(errorBody(code, message, id, data));
 }
 
+/** The id of one JSON-RPC message, to echo in an error: only one MCP allows (a string or a safe integer), else null. */
+function echoedId(json: unknown): JsonRpcId {
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return null;
+  const { id } = json as { id?: unknown };
+  return typeof id === "string" || (typeof id === "number" && Number.isSafeInteger(id)) ? id : null;
+}
+
 /** What a 2026-07-28 POST body asks for, as admission counts it: a request (its id), a listen stream, or neither. */
 function requestOf(json: unknown): { id: JsonRpcId; listen: boolean } | null {
-  if (typeof json !== "object" || json === null || Array.isArray(json)) return null;
-  const { id, method } = json as { id?: unknown; method?: unknown };
-  if (typeof method !== "string" || id === undefined) return null;
-  // The id is echoed only when JSON-RPC allows it; the SDK refuses the others itself.
-  const echoed = typeof id === "string" || (typeof id === "number" && Number.isSafeInteger(id)) ? id : null;
-  return { id: echoed, listen: method === "subscriptions/listen" };
+  const method = messageMethod(json);
+  if (typeof method !== "string" || (json as { id?: unknown }).id === undefined) return null;
+  return { id: echoedId(json), listen: method === "subscriptions/listen" };
 }
 
 /**
@@ -179,6 +183,13 @@ function holding(gateway: Gateway, slot: Slot): Gateway {
     visible: (capability) => gateway.visible(capability),
     close: (options) => gateway.close(options),
   };
+}
+
+/** The method of one JSON-RPC message (null for a response), undefined for anything else (a batch, no JSON). */
+function messageMethod(json: unknown): string | null | undefined {
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return undefined;
+  const { method } = json as { method?: unknown };
+  return typeof method === "string" ? method : method === undefined ? null : undefined;
 }
 
 /** How long a client over its request bound waits before it retries, s. */
@@ -239,7 +250,7 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
   );
   /** The slot each 2026-07-28 request holds, by the AuthInfo its server is built with. */
   const slots = new WeakMap<object, Slot>();
-  const maxBytes = options.maxRequestBytes ?? MAX_MESSAGE_BYTES;
+  const maxBytes = positive("maxRequestBytes", options.maxRequestBytes, MAX_MESSAGE_BYTES);
   const sessions = new SessionTable<Session>(limits);
   /** Sessions still closing (expired, evicted); `close()` waits for them. */
   const closing = new Set<Promise<void>>();
@@ -342,7 +353,18 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
       track(session, res);
       const read = await body(req, res);
       if (read === null) return;
-      return respond(res, await session.transport.handleRequest(toWebRequest(req, res, read.bytes), parsed(read)));
+      const request = toWebRequest(req, res, read.bytes);
+      // A session is 2025-11-25's; a request of the 2026-07-28 revision in it is another era's.
+      if (read.json !== undefined && !(await isLegacyRequest(request, read.json, { maxRequestBodySize: maxBytes })))
+        return jsonError(
+          res,
+          400,
+          -32600,
+          `this request is of the 2026-07-28 revision (its _meta envelope or MCP-Protocol-Version header says so), but it names session ${escapeUntrusted(sid.slice(0, 100))}, which speaks 2025-11-25: send a 2026-07-28 request without Mcp-Session-Id, or a 2025-11-25 one (no io.modelcontextprotocol/protocolVersion in _meta, MCP-Protocol-Version: 2025-11-25) in the session`,
+          {},
+          echoedId(read.json),
+        );
+      return respond(res, await session.transport.handleRequest(request, parsed(read)));
     }
     const read = await body(req, res);
     if (read === null) return;
@@ -350,7 +372,17 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
     const caller = await verified(req);
     if (read.json !== undefined && !(await isLegacyRequest(request, read.json, { maxRequestBodySize: maxBytes })))
       return serveModern(request, read.json, caller, res);
-    // No session header: only an initialize may open one; the transport refuses anything else.
+    // No session header: only an initialize may open one.
+    const method = messageMethod(read.json);
+    if (method !== undefined && method !== "initialize")
+      return jsonError(
+        res,
+        400,
+        -32000,
+        `Bad Request: ${method === null ? "a JSON-RPC response" : escapeUntrusted(JSON.stringify(method.slice(0, 100)))} without a session: a 2025-11-25 request needs the Mcp-Session-Id of a session its initialize opened, and a 2026-07-28 request needs the _meta envelope (io.modelcontextprotocol/protocolVersion, clientCapabilities, clientInfo) with MCP-Protocol-Version, Mcp-Method and Mcp-Name headers`,
+        {},
+        echoedId(read.json),
+      );
     const admitted = sessions.admit(caller);
     if (!admitted.ok) return jsonError(res, admitted.status, -32000, admitted.message, { "retry-after": "5" });
     void closeAll(admitted.evict);
