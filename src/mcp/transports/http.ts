@@ -9,7 +9,8 @@
  * (`isLegacyRequest`), read once here under the body bound (413 beyond it). The SDK answers
  * malformed JSON (400 / -32700) itself; this file owns routing, which requests
  * are answered at all (`http-guard.ts`: Host and Origin), sessions bound to their caller and
- * bounded in number (`http-sessions.ts`), bounds on connections (in total and per peer) and on
+ * bounded in number (`http-sessions.ts`), 2026-07-28 requests and listen streams bounded per
+ * principal (`http-admission.ts`), bounds on connections (in total and per peer) and on
  * the time to send a request, the refusal to serve a network without authentication, and a shutdown that drains
  * in-flight calls.
  *
