@@ -29,6 +29,21 @@ async function inspect(args: string[]): Promise<Record<string, unknown>> {
 }
 
 let http: HttpHandle | undefined;
+
+/** The Inspector's arguments for note_append over Streamable HTTP, with `extra` tool arguments. */
+const appendOverHttp = (...extra: string[]) => [
+  http!.url.href,
+  "--transport",
+  "http",
+  "--method",
+  "tools/call",
+  "--tool-name",
+  "note_append",
+  "--tool-arg",
+  "name=insp",
+  "line=hi",
+  ...extra,
+];
 let gateway: Gateway | undefined;
 afterAll(async () => {
   await http?.close();
@@ -116,37 +131,16 @@ describe("MCP Inspector CLI against toolgate serve", { timeout: 180_000 }, () =>
       tools: unknown[];
     };
     expect(listed.tools).toHaveLength(catalog.length);
-    const called = (await inspect([
-      http.url.href,
-      "--transport",
-      "http",
-      "--method",
-      "tools/call",
-      "--tool-name",
-      "note_append",
-      "--tool-arg",
-      "name=insp",
-      "line=hi",
-    ])) as { structuredContent: unknown };
+    const called = (await inspect(appendOverHttp())) as { structuredContent: unknown };
     expect(called.structuredContent).toEqual({ name: "insp", lines: 1 });
   });
 
   it("gets an invalid call over Streamable HTTP as an isError result naming the field", async () => {
-    const url = http!.url.href;
     const before = http!.sessions;
-    const refused = (await inspect([
-      url,
-      "--transport",
-      "http",
-      "--method",
-      "tools/call",
-      "--tool-name",
-      "note_append",
-      "--tool-arg",
-      "name=insp",
-      "line=hi",
-      "mode=fast",
-    ])) as { isError?: boolean; content: Array<{ text: string }> };
+    const refused = (await inspect(appendOverHttp("mode=fast"))) as {
+      isError?: boolean;
+      content: Array<{ text: string }>;
+    };
     expect(refused.isError).toBe(true);
     expect(refused.content[0]!.text).toContain("unknown field: mode");
     // A 2025-11-25 client: it opened a session, and left it to idle out (it sends no DELETE).
