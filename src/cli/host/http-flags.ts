@@ -17,6 +17,9 @@ export interface HttpFlags {
   auth?: boolean;
   maxSessions?: string;
   maxSessionsPerClient?: string;
+  maxRequestsPerClient?: string;
+  maxListensPerClient?: string;
+  maxRequestBytes?: string;
   maxConnections?: string;
   maxConnectionsPerPeer?: string;
   approveVia?: string;
@@ -31,6 +34,9 @@ export type HttpFlagOption =
   | "noAuth"
   | "maxSessions"
   | "maxSessionsPerClient"
+  | "maxRequestsPerClient"
+  | "maxListensPerClient"
+  | "maxRequestBytes"
   | "maxConnections"
   | "maxConnectionsPerPeer";
 
@@ -62,6 +68,18 @@ export function httpFlagOptions(cmd: Command): Command {
     .option(
       "--max-sessions-per-client <n>",
       "with --http: sessions open at once per client: with --keys per issued capability grant, else per peer address, every local client being one peer (default 32)",
+    )
+    .option(
+      "--max-requests-per-client <n>",
+      "with --http: 2026-07-28 requests in flight at once per client, counted like --max-sessions-per-client (default 64); more are answered 429 with Retry-After at once",
+    )
+    .option(
+      "--max-listens-per-client <n>",
+      "with --http: 2026-07-28 subscriptions/listen streams open at once per client, apart from its requests (default 8); more are answered 429",
+    )
+    .option(
+      "--max-request-bytes <n>",
+      "with --http: the most one POST body may be, bytes (default 4194304, 4 MiB); a larger one is answered 413 before it is parsed",
     )
     .option("--max-connections <n>", "with --http: TCP connections open at once (default 1024)")
     .option(
@@ -101,6 +119,9 @@ export function parseHttpFlags(
     flags.auth === false ? "--no-auth" : null,
     flags.maxSessions !== undefined ? "--max-sessions" : null,
     flags.maxSessionsPerClient !== undefined ? "--max-sessions-per-client" : null,
+    flags.maxRequestsPerClient !== undefined ? "--max-requests-per-client" : null,
+    flags.maxListensPerClient !== undefined ? "--max-listens-per-client" : null,
+    flags.maxRequestBytes !== undefined ? "--max-request-bytes" : null,
     flags.maxConnections !== undefined ? "--max-connections" : null,
     flags.maxConnectionsPerPeer !== undefined ? "--max-connections-per-peer" : null,
   ].filter((f) => f !== null);
@@ -125,6 +146,9 @@ export function parseHttpFlags(
   }
   const maxSessions = count("--max-sessions", flags.maxSessions);
   const maxSessionsPerClient = count("--max-sessions-per-client", flags.maxSessionsPerClient);
+  const maxRequestsPerClient = count("--max-requests-per-client", flags.maxRequestsPerClient);
+  const maxListensPerClient = count("--max-listens-per-client", flags.maxListensPerClient);
+  const maxRequestBytes = count("--max-request-bytes", flags.maxRequestBytes);
   const maxConnections = count("--max-connections", flags.maxConnections);
   const maxConnectionsPerPeer = count("--max-connections-per-peer", flags.maxConnectionsPerPeer);
   return {
@@ -134,6 +158,9 @@ export function parseHttpFlags(
       ...(flags.auth === false ? { noAuth: true } : {}),
       ...(maxSessions !== undefined ? { maxSessions } : {}),
       ...(maxSessionsPerClient !== undefined ? { maxSessionsPerClient } : {}),
+      ...(maxRequestsPerClient !== undefined ? { maxRequestsPerClient } : {}),
+      ...(maxListensPerClient !== undefined ? { maxListensPerClient } : {}),
+      ...(maxRequestBytes !== undefined ? { maxRequestBytes } : {}),
       ...(maxConnections !== undefined ? { maxConnections } : {}),
       ...(maxConnectionsPerPeer !== undefined ? { maxConnectionsPerPeer } : {}),
     },

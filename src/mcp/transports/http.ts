@@ -9,7 +9,8 @@
  * (`isLegacyRequest`), read once here under the body bound (413 beyond it). The SDK answers
  * malformed JSON (400 / -32700) itself; this file owns routing, which requests
  * are answered at all (`http-guard.ts`: Host and Origin), sessions bound to their caller and
- * bounded in number (`http-sessions.ts`), bounds on connections (in total and per peer) and on
+ * bounded in number (`http-sessions.ts`), 2026-07-28 requests and listen streams bounded per
+ * principal (`http-admission.ts`), bounds on connections (in total and per peer) and on
  * the time to send a request, the refusal to serve a network without authentication, and a shutdown that drains
  * in-flight calls.
  *
@@ -35,6 +36,7 @@ import { ToolgateError } from "../../core/errors.js";
 import { escapeUntrusted } from "../../observation/escape.js";
 import { createGuard, isLoopback } from "./http-guard.js";
 import { peerOf, principalOf, SessionTable, type Principal, type Tracked } from "./http-sessions.js";
+import { PrincipalSlots, type Slot } from "./http-admission.js";
 import { bearerToken } from "../server/meta.js";
 import { answersSent, createMcpServer, type McpServerOptions } from "../server/server.js";
 import { MAX_MESSAGE_BYTES } from "./stdio-transport.js";
@@ -63,6 +65,13 @@ export interface HttpOptions extends McpServerOptions {
    * peer; every loopback client is one peer); default 32.
    */
   maxSessionsPerClient?: number;
+  /**
+   * 2026-07-28 requests in flight at once per principal (counted as `maxSessionsPerClient` counts
+   * sessions); default 64. One more is answered 429 at once (`http-admission.ts`).
+   */
+  maxRequestsPerClient?: number;
+  /** 2026-07-28 `subscriptions/listen` streams open at once per principal, apart from its requests; default 8. */
+  maxListensPerClient?: number;
   /** TCP connections open at once; default 1024 (a session uses one or two). */
   maxConnections?: number;
   /** TCP connections open at once from one peer (every loopback client is one peer; IPv6 by /64); default 128. */
@@ -103,6 +112,8 @@ export interface HttpHandle {
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
 export const DEFAULT_MAX_SESSIONS = 256;
 export const DEFAULT_MAX_SESSIONS_PER_CLIENT = 32;
+export const DEFAULT_MAX_REQUESTS_PER_CLIENT = 64;
+export const DEFAULT_MAX_LISTENS_PER_CLIENT = 8;
 const DEFAULT_MAX_CONNECTIONS = 1024;
 const DEFAULT_MAX_CONNECTIONS_PER_PEER = 128;
 const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
@@ -122,8 +133,10 @@ interface Session extends Tracked {
   server: Server;
 }
 
-const errorBody = (code: number, message: string) =>
-  JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } });
+type JsonRpcId = string | number | null;
+
+const errorBody = (code: number, message: string, id: JsonRpcId = null, data?: Record<string, unknown>) =>
+  JSON.stringify({ jsonrpc: "2.0", id, error: { code, message, ...(data ? { data } : {}) } });
 
 function jsonError(
   res: http.ServerResponse,
@@ -131,9 +144,59 @@ function jsonError(
   code: number,
   message: string,
   headers: Record<string, string> = {},
+  id: JsonRpcId = null,
+  data?: Record<string, unknown>,
 ): void {
-  res.writeHead(status, { "content-type": "application/json", ...headers }).end(errorBody(code, message));
+  res.writeHead(status, { "content-type": "application/json", ...headers }).end(errorBody(code, message, id, data));
 }
+
+/** The id of one JSON-RPC message, to echo in an error: only one MCP allows (a string or a safe integer), else null. */
+function echoedId(json: unknown): JsonRpcId {
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return null;
+  const { id } = json as { id?: unknown };
+  return typeof id === "string" || (typeof id === "number" && Number.isSafeInteger(id)) ? id : null;
+}
+
+/** What a 2026-07-28 POST body asks for, as admission counts it: a request (its id), a listen stream, or neither. */
+function requestOf(json: unknown): { id: JsonRpcId; listen: boolean } | null {
+  const method = messageMethod(json);
+  if (typeof method !== "string" || (json as { id?: unknown }).id === undefined) return null;
+  return { id: echoedId(json), listen: method === "subscriptions/listen" };
+}
+
+/**
+ * `gateway`, whose calls hold `slot` until they end: a client that goes away mid-call frees its
+ * request's slot only once the call it started is over, not when its connection closes.
+ */
+function holding(gateway: Gateway, slot: Slot): Gateway {
+  return {
+    get tools() {
+      return gateway.tools;
+    },
+    get requiresCapability() {
+      return gateway.requiresCapability;
+    },
+    get approvals() {
+      return gateway.approvals;
+    },
+    call: (proposal, options) => gateway.call(proposal, options).finally(slot.hold()),
+    holder: (capability) => gateway.holder(capability),
+    visible: (capability) => gateway.visible(capability),
+    close: (options) => gateway.close(options),
+  };
+}
+
+/** The method of one JSON-RPC message (null for a response), undefined for anything else (a batch, no JSON). */
+function messageMethod(json: unknown): string | null | undefined {
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return undefined;
+  const { method } = json as { method?: unknown };
+  return typeof method === "string" ? method : method === undefined ? null : undefined;
+}
+
+/** How long a client over its request bound waits before it retries, s. */
+const REQUEST_RETRY_AFTER_S = "1";
+/** How long a client over its listen bound waits before it retries, s. */
+const LISTEN_RETRY_AFTER_S = "5";
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -167,7 +230,28 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
     perClient: positive("maxSessionsPerClient", options.maxSessionsPerClient, DEFAULT_MAX_SESSIONS_PER_CLIENT),
   };
   const now = options.now ?? Date.now;
-  const maxBytes = options.maxRequestBytes ?? MAX_MESSAGE_BYTES;
+  const requestSlots = new PrincipalSlots(
+    positive("maxRequestsPerClient", options.maxRequestsPerClient, DEFAULT_MAX_REQUESTS_PER_CLIENT),
+    {
+      noun: "2026-07-28 requests",
+      state: "in flight",
+      flag: "--max-requests-per-client",
+      advice: "wait for an answer before sending another request",
+    },
+  );
+  const listenSlots = new PrincipalSlots(
+    positive("maxListensPerClient", options.maxListensPerClient, DEFAULT_MAX_LISTENS_PER_CLIENT),
+    {
+      noun: "subscriptions/listen streams",
+      state: "open",
+      flag: "--max-listens-per-client",
+      advice:
+        "close a stream you no longer read (a stream ends when its connection closes) or ask for several notification types on one stream",
+    },
+  );
+  /** The slot each 2026-07-28 request holds, by the AuthInfo its server is built with. */
+  const slots = new WeakMap<object, Slot>();
+  const maxBytes = positive("maxRequestBytes", options.maxRequestBytes, MAX_MESSAGE_BYTES);
   const sessions = new SessionTable<Session>(limits);
   /** Sessions still closing (expired, evicted); `close()` waits for them. */
   const closing = new Set<Promise<void>>();
@@ -270,7 +354,18 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
       track(session, res);
       const read = await body(req, res);
       if (read === null) return;
-      return respond(res, await session.transport.handleRequest(toWebRequest(req, res, read.bytes), parsed(read)));
+      const request = toWebRequest(req, res, read.bytes);
+      // A session is 2025-11-25's; a request of the 2026-07-28 revision in it is another era's.
+      if (read.json !== undefined && !(await isLegacyRequest(request, read.json, { maxRequestBodySize: maxBytes })))
+        return jsonError(
+          res,
+          400,
+          -32600,
+          `this request is of the 2026-07-28 revision (its _meta envelope or MCP-Protocol-Version header says so), but it names session ${escapeUntrusted(sid.slice(0, 100))}, which speaks 2025-11-25: send a 2026-07-28 request without Mcp-Session-Id, or a 2025-11-25 one (no io.modelcontextprotocol/protocolVersion in _meta, MCP-Protocol-Version: 2025-11-25) in the session`,
+          {},
+          echoedId(read.json),
+        );
+      return respond(res, await session.transport.handleRequest(request, parsed(read)));
     }
     const read = await body(req, res);
     if (read === null) return;
@@ -278,7 +373,17 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
     const caller = await verified(req);
     if (read.json !== undefined && !(await isLegacyRequest(request, read.json, { maxRequestBodySize: maxBytes })))
       return serveModern(request, read.json, caller, res);
-    // No session header: only an initialize may open one; the transport refuses anything else.
+    // No session header: only an initialize may open one.
+    const method = messageMethod(read.json);
+    if (method !== undefined && method !== "initialize")
+      return jsonError(
+        res,
+        400,
+        -32000,
+        `Bad Request: ${method === null ? "a JSON-RPC response" : escapeUntrusted(JSON.stringify(method.slice(0, 100)))} without a session: a 2025-11-25 request needs the Mcp-Session-Id of a session its initialize opened, and a 2026-07-28 request needs the _meta envelope (io.modelcontextprotocol/protocolVersion, clientCapabilities, clientInfo) with MCP-Protocol-Version, Mcp-Method and Mcp-Name headers`,
+        {},
+        echoedId(read.json),
+      );
     const admitted = sessions.admit(caller);
     if (!admitted.ok) return jsonError(res, admitted.status, -32000, admitted.message, { "retry-after": "5" });
     void closeAll(admitted.evict);
@@ -305,7 +410,12 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
   const modern = createMcpHandler(
     (ctx) => {
       const label = ctx.authInfo?.clientId ?? "unknown peer";
-      const server = createMcpServer(gateway, { ...serverOptions, sessionId: `principal ${label}`, principal: label });
+      const slot = ctx.authInfo ? slots.get(ctx.authInfo) : undefined;
+      const server = createMcpServer(slot ? holding(gateway, slot) : gateway, {
+        ...serverOptions,
+        sessionId: `principal ${label}`,
+        principal: label,
+      });
       if (options.onError) server.onerror = options.onError;
       modernServers.add(server);
       server.onclose = () => modernServers.delete(server);
@@ -349,10 +459,25 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
     caller: Principal,
     res: http.ServerResponse,
   ): Promise<void> {
-    const response = await modern.fetch(request, {
-      parsedBody: json,
-      authInfo: { token: "", clientId: caller.label, scopes: [] },
-    });
+    const authInfo = { token: "", clientId: caller.label, scopes: [] };
+    const asked = requestOf(json);
+    if (asked) {
+      const kind = asked.listen ? listenSlots : requestSlots;
+      const taken = kind.take(caller.quota);
+      if (!taken.ok)
+        return jsonError(
+          res,
+          429,
+          -32000,
+          taken.message,
+          { "retry-after": asked.listen ? LISTEN_RETRY_AFTER_S : REQUEST_RETRY_AFTER_S },
+          asked.id,
+          { limit: taken.limit, flag: kind.kind.flag },
+        );
+      res.once("close", taken.slot.hold());
+      slots.set(authInfo, taken.slot);
+    }
+    const response = await modern.fetch(request, { parsedBody: json, authInfo });
     await respond(res, response);
   }
 

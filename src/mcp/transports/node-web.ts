@@ -15,7 +15,7 @@ export function readBody(req: http.IncomingMessage, maxBytes: number): Promise<B
   const tooLarge: BodyRead = {
     ok: false,
     status: 413,
-    message: `request body too large: the most one message may be is ${maxBytes} bytes; send a smaller message (toolgate serve --max-request-bytes raises the bound)`,
+    message: `request body too large: the most one message may be is ${maxBytes} bytes; send a smaller message (toolgate serve or proxy --max-request-bytes raises the bound)`,
   };
   if (Number.isFinite(declared) && declared > maxBytes) return Promise.resolve(tooLarge);
   return new Promise((resolve, reject) => {

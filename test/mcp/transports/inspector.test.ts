@@ -2,7 +2,9 @@
  * An outside client: the MCP Inspector CLI (`@modelcontextprotocol/inspector-cli` 1.0.3, the
  * `--cli` mode of the Inspector, which runs on Node 20) lists and calls tools on `toolgate serve`.
  * It runs with cwd `test/`: the Inspector CLI locates its own package.json as `../package.json`
- * relative to the working directory.
+ * relative to the working directory. It is built on `@modelcontextprotocol/sdk` 1.x, so it speaks
+ * the 2025-11-25 revision only (initialize, then a session over HTTP); the 2026-07-28 revision is
+ * tried with the SDK v2 client (eras.test.ts) and raw requests (http-modern, http-hostile-2026).
  */
 import { execFile } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -27,6 +29,21 @@ async function inspect(args: string[]): Promise<Record<string, unknown>> {
 }
 
 let http: HttpHandle | undefined;
+
+/** The Inspector's arguments for note_append over Streamable HTTP, with `extra` tool arguments. */
+const appendOverHttp = (...extra: string[]) => [
+  http!.url.href,
+  "--transport",
+  "http",
+  "--method",
+  "tools/call",
+  "--tool-name",
+  "note_append",
+  "--tool-arg",
+  "name=insp",
+  "line=hi",
+  ...extra,
+];
 let gateway: Gateway | undefined;
 afterAll(async () => {
   await http?.close();
@@ -114,18 +131,19 @@ describe("MCP Inspector CLI against toolgate serve", { timeout: 180_000 }, () =>
       tools: unknown[];
     };
     expect(listed.tools).toHaveLength(catalog.length);
-    const called = (await inspect([
-      http.url.href,
-      "--transport",
-      "http",
-      "--method",
-      "tools/call",
-      "--tool-name",
-      "note_append",
-      "--tool-arg",
-      "name=insp",
-      "line=hi",
-    ])) as { structuredContent: unknown };
+    const called = (await inspect(appendOverHttp())) as { structuredContent: unknown };
     expect(called.structuredContent).toEqual({ name: "insp", lines: 1 });
+  });
+
+  it("gets an invalid call over Streamable HTTP as an isError result naming the field", async () => {
+    const before = http!.sessions;
+    const refused = (await inspect(appendOverHttp("mode=fast"))) as {
+      isError?: boolean;
+      content: Array<{ text: string }>;
+    };
+    expect(refused.isError).toBe(true);
+    expect(refused.content[0]!.text).toContain("unknown field: mode");
+    // A 2025-11-25 client: it opened a session, and left it to idle out (it sends no DELETE).
+    expect(http!.sessions).toBe(before + 1);
   });
 });
