@@ -17,7 +17,14 @@ import { createCapabilityAuthority } from "../../../src/capability/authority.js"
 import { keyRingFromMap } from "../../../src/capability/keys.js";
 import { createMemoryStore } from "../../../src/idempotency/stores/memory.js";
 import { tempDir } from "../support.js";
-import { everythingServer, startAggregate, wrapper, type Aggregate } from "./aggregate-support.js";
+import {
+  everythingServer,
+  filesystemServer,
+  memoryServer,
+  startAggregate,
+  wrapper,
+  type Aggregate,
+} from "./aggregate-support.js";
 
 const hostile = fileURLToPath(new URL("../fixtures/hostile-server.mjs", import.meta.url));
 const node = process.execPath;
@@ -169,6 +176,40 @@ describe("a gateway with keys", { timeout: 60_000 }, () => {
       expect(read.contents).toEqual([{ uri: "hostile://item/1", text: "content of hostile://item/1" }]);
     } finally {
       await keyed.close();
+    }
+  });
+});
+
+describe("server-filesystem and server-memory behind the aggregate", { timeout: 60_000 }, () => {
+  it("declares resources because server-memory does, and no prompts or completions, which neither does", async () => {
+    const dir = tempDir("aggregate-pass-through-fs");
+    const both = await startAggregate(
+      dir,
+      {
+        mcpServers: {
+          fs: { command: node, args: [filesystemServer, dir] },
+          memory: { command: node, args: [memoryServer], env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") } },
+        },
+      },
+      await openGuardStore("memory:"),
+      { closeGuard: true },
+    );
+    try {
+      const caps = both.client.getServerCapabilities();
+      expect(caps?.resources).toEqual({});
+      expect(caps?.prompts).toBeUndefined();
+      expect(caps?.completions).toBeUndefined();
+      const { resources } = await both.client.listResources();
+      expect(both.logs).toContain(
+        `toolgate proxy: passing through ${resources.length} resources, 0 resource templates, 0 prompts`,
+      );
+      // Only memory serves resources, so a URI it does not list still goes to it, and its answer names it.
+      const read = await refusal(both.client.readResource({ uri: "memory://nothing" }));
+      expect(read.message).toContain("resources/read: the upstream memory answered");
+      const prompts = await refusal(both.client.listPrompts());
+      expect(prompts.code).toBe(-32601);
+    } finally {
+      await both.close();
     }
   });
 });
