@@ -16,7 +16,7 @@ import type { GuardStore } from "../../../src/idempotency/guard-store.js";
 import { createCapabilityAuthority } from "../../../src/capability/authority.js";
 import { keyRingFromMap } from "../../../src/capability/keys.js";
 import { createMemoryStore } from "../../../src/idempotency/stores/memory.js";
-import { tempDir } from "../support.js";
+import { refusal, tempDir } from "../support.js";
 import {
   everythingServer,
   filesystemServer,
@@ -39,15 +39,6 @@ function received(log: string, method: string): Array<Record<string, unknown>> {
     .map((l) => JSON.parse(l) as { method?: string; params?: Record<string, unknown> })
     .filter((m) => m.method === method)
     .map((m) => m.params ?? {});
-}
-
-async function refusal(request: Promise<unknown>): Promise<McpError> {
-  const err = await request.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(McpError);
-  return err as McpError;
 }
 
 beforeAll(async () => {
@@ -106,7 +97,7 @@ describe("the aggregate proxy's pass-through", { timeout: 60_000 }, () => {
     expect(JSON.stringify(made.contents)).toContain("4");
     expect(received(logA, "resources/read").map((p) => p.uri)).toContain("demo://resource/dynamic/text/4");
     expect(received(logB, "resources/read")).toEqual([]);
-    const nowhere = await refusal(agg.client.readResource({ uri: "nowhere://x" }));
+    const nowhere = await refusal(agg.client.readResource({ uri: "nowhere://x" }), McpError);
     expect(nowhere.code).toBe(-32602);
     expect(nowhere.message).toContain(
       'resources/read params.uri "nowhere://x" is not a resource any upstream lists, and matches none of their templates',
@@ -140,7 +131,7 @@ describe("the aggregate proxy's pass-through", { timeout: 60_000 }, () => {
     });
     expect(done.completion.values).toContain("Marketing");
     expect(received(logB, "completion/complete")[0]?.ref).toEqual({ type: "ref/prompt", name: "completable-prompt" });
-    const unknown = await refusal(agg.client.getPrompt({ name: "simple-prompt" }));
+    const unknown = await refusal(agg.client.getPrompt({ name: "simple-prompt" }), McpError);
     expect(unknown.code).toBe(-32602);
     expect(unknown.message).toContain('prompts/get params.name "simple-prompt" is not a prompt this server serves');
   });
@@ -157,12 +148,15 @@ describe("a gateway with keys", { timeout: 60_000 }, () => {
       { closeGuard: true, keys, store },
     );
     try {
-      const none = await refusal(keyed.client.readResource({ uri: "hostile://item/1" }));
+      const none = await refusal(keyed.client.readResource({ uri: "hostile://item/1" }), McpError);
       expect(none.code).toBe(-32600);
       expect(none.message).toContain(
         'resources/read needs a capability on this server: send it in params._meta["toolgate/capability"]',
       );
-      const forged = await refusal(keyed.client.listPrompts({ _meta: { "toolgate/capability": "tg1.forged" } }));
+      const forged = await refusal(
+        keyed.client.listPrompts({ _meta: { "toolgate/capability": "tg1.forged" } }),
+        McpError,
+      );
       expect(forged.message).toContain("prompts/list: the capability sent does not verify on this server");
       const grant = createCapabilityAuthority({ keys, store }).issue({
         rights: ["read"],
@@ -204,9 +198,9 @@ describe("server-filesystem and server-memory behind the aggregate", { timeout: 
         `toolgate proxy: passing through ${resources.length} resources, 0 resource templates, 0 prompts`,
       );
       // Only memory serves resources, so a URI it does not list still goes to it, and its answer names it.
-      const read = await refusal(both.client.readResource({ uri: "memory://nothing" }));
+      const read = await refusal(both.client.readResource({ uri: "memory://nothing" }), McpError);
       expect(read.message).toContain("resources/read: the upstream memory answered");
-      const prompts = await refusal(both.client.listPrompts());
+      const prompts = await refusal(both.client.listPrompts(), McpError);
       expect(prompts.code).toBe(-32601);
     } finally {
       await both.close();

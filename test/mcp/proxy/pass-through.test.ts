@@ -16,6 +16,7 @@ import { openStore } from "../../../src/idempotency/open.js";
 import { serveHttp, type HttpHandle } from "../../../src/mcp/transports/http.js";
 import { createProxy, type Proxy } from "../../../src/mcp/proxy/proxy.js";
 import { MAX_LISTED, PAGE_SIZE } from "../../../src/mcp/proxy/pass-through.js";
+import { refusal } from "../support.js";
 
 const everything = fileURLToPath(import.meta.resolve("@modelcontextprotocol/server-everything/dist/index.js"));
 const hostile = fileURLToPath(new URL("../fixtures/hostile-server.mjs", import.meta.url));
@@ -49,16 +50,6 @@ async function connect(url: URL, era: "2025-11-25" | "2026-07-28"): Promise<Clie
   await c.connect(new StreamableHTTPClientTransport(url));
   clients.push(c);
   return c;
-}
-
-/** The protocol error a request is refused with. */
-async function refusal(request: Promise<unknown>): Promise<ProtocolError> {
-  const err = await request.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProtocolError);
-  return err as ProtocolError;
 }
 
 beforeAll(async () => {
@@ -123,20 +114,21 @@ describe.each(["2025-11-25", "2026-07-28"] as const)(
 
     it("refuses an unknown prompt, a resource no upstream serves and a bad completion ref, naming the field", async () => {
       const c = await connect(front.http.url, era);
-      const prompt = await refusal(c.getPrompt({ name: "args-prompts" }));
+      const prompt = await refusal(c.getPrompt({ name: "args-prompts" }), ProtocolError);
       expect(prompt.code).toBe(-32602);
       expect(prompt.message).toContain(
         'prompts/get params.name "args-prompts" is not a prompt this server serves; did you mean "args-prompt"?',
       );
       const ref = await refusal(
         c.complete({ ref: { type: "ref/resource", uri: "demo://nothing/{x}" }, argument: { name: "x", value: "" } }),
+        ProtocolError,
       );
       expect(ref.code).toBe(-32602);
       expect(ref.message).toContain(
         'completion/complete params.ref.uri "demo://nothing/{x}" is not a resource template',
       );
       // One upstream: a URI it does not list goes to it (it may make it), and its refusal comes back naming it.
-      const read = await refusal(c.readResource({ uri: "demo://nothing" }, { cacheMode: "bypass" }));
+      const read = await refusal(c.readResource({ uri: "demo://nothing" }, { cacheMode: "bypass" }), ProtocolError);
       expect(read.code).toBe(-32602);
       expect(read.message).toContain("resources/read: the upstream");
       expect(read.message).toContain("server-everything");
@@ -170,16 +162,14 @@ describe("a hostile upstream", { timeout: 120_000 }, () => {
 
   it("serves at most MAX_LISTED of its 10,000 resources, in pages, and leaves out an over-long URI", async () => {
     const c = await connect(bad.http.url, "2026-07-28");
-    const first = await c.listResources({ cursor: undefined as unknown as string });
     const pages = await c.listResources();
     expect(pages.resources.length).toBe(MAX_LISTED - 1);
-    expect(first.resources.length).toBeLessThanOrEqual(MAX_LISTED);
     expect(pages.resources.some((r) => r.uri.length > 2048)).toBe(false);
     expect(bad.logs.some((l) => l.includes(`more than ${MAX_LISTED} items`))).toBe(true);
     expect(bad.logs.some((l) => l.includes("a resource left out: its uri is 5010 characters, over 2048"))).toBe(true);
     const raw = await c.listResources({ cursor: `resources:${PAGE_SIZE}` });
     expect(raw.resources[0]!.name).toBe(pages.resources[PAGE_SIZE]!.name);
-    const cursor = await refusal(c.listResources({ cursor: "resources:999999" }));
+    const cursor = await refusal(c.listResources({ cursor: "resources:999999" }), ProtocolError);
     expect(cursor.code).toBe(-32602);
     expect(cursor.message).toContain("resources/list params.cursor");
   });
@@ -209,13 +199,13 @@ describe("a hostile upstream", { timeout: 120_000 }, () => {
 
   it("refuses a huge resource, and a hung read times out while another read answers", async () => {
     const c = await connect(bad.http.url, "2026-07-28");
-    const huge = await refusal(c.readResource({ uri: "hostile://huge" }, { cacheMode: "bypass" }));
+    const huge = await refusal(c.readResource({ uri: "hostile://huge" }, { cacheMode: "bypass" }), ProtocolError);
     expect(huge.code).toBe(-32603);
     expect(huge.message).toMatch(/answer for "hostile:\/\/huge" is \d+ characters of JSON, over the 3145728/);
     const hung = c.readResource({ uri: "hostile://hang" }, { cacheMode: "bypass" });
     const other = await c.readResource({ uri: "hostile://item/5" }, { cacheMode: "bypass" });
     expect((other.contents[0] as { text: string }).text).toBe("content of hostile://item/5");
-    const timedOut = await refusal(hung);
+    const timedOut = await refusal(hung, ProtocolError);
     expect(timedOut.code).toBe(-32603);
     expect(timedOut.message).toContain("resources/read: the upstream");
     expect(timedOut.message).toContain("gave no usable answer (Request timed out");
@@ -228,6 +218,7 @@ describe("a hostile upstream", { timeout: 120_000 }, () => {
     expect(done.completion.hasMore).toBe(true);
     const many = await refusal(
       c.complete({ ref: { type: "ref/prompt", name: "greet" }, argument: { name: "who", value: "many" } }),
+      ProtocolError,
     );
     expect(many.code).toBe(-32603);
     expect(many.message).toContain("completion/complete: the upstream");
