@@ -110,10 +110,11 @@ export async function createAggregateProxy(options: AggregateOptions): Promise<A
       }
     }
     checkCollisions(published);
+    // Read before the summary line, which stays the last line of the start.
+    const passThrough = await openPassThrough(sources, { separator, log });
     log(
       `toolgate proxy: ${published.length - published.filter((p) => p.held).length} tools from ${opened.length} servers (${opened.map((o) => o.upstream.name).join(", ")}); ${published.filter((p) => p.held).length} held for review`,
     );
-    const passThrough = await openPassThrough(sources, { separator, log });
     const gateway = await options.gateway(tools, published);
     return {
       gateway,
