@@ -41,6 +41,17 @@ export interface McpFacing {
    * changed, held until an operator accepts it); calls are still answered, by the tool's `check`.
    */
   hidden?: () => boolean;
+  /** Icons listed with the tool (a proxied tool's, from its upstream, checked and bounded there). */
+  icons?: readonly McpIcon[];
+}
+
+/** An icon as MCP lists it beside a tool, prompt or resource: a URI (https: or data:) and what it shows. */
+export interface McpIcon {
+  src: string;
+  mimeType?: string;
+  /** e.g. "48x48", or "any" for a scalable image. */
+  sizes?: string[];
+  theme?: "light" | "dark";
 }
 
 /**

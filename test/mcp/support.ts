@@ -91,3 +91,17 @@ export function notesServeCommand(notes: string): {
     },
   };
 }
+
+/** The error a request is refused with, checked to be an instance of `kind` (a protocol error class of either SDK). */
+export async function refusal<E extends Error>(
+  request: Promise<unknown>,
+  kind: new (...args: never[]) => E,
+): Promise<E> {
+  const err = await request.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof kind))
+    throw new Error(`expected a ${kind.name}, got ${err === null ? "an answer" : String(err)}`);
+  return err;
+}

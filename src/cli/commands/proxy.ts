@@ -123,6 +123,7 @@ export function register(program: Command): void {
       await runGatewayServer(proxy.gateway, {
         name: "toolgate-proxy",
         ...run,
+        passThrough: proxy.passThrough,
         onListening: (where) =>
           process.stderr.write(`toolgate proxy: serving on ${where}; state in ${stateWhere(state)}\n`),
       });
@@ -156,6 +157,7 @@ async function runConfigProxy(argv: string[], flags: ProxyFlags): Promise<void> 
     await runGatewayServer(started.proxy.gateway, {
       name: "toolgate-proxy",
       ...run,
+      passThrough: started.proxy.passThrough,
       onListening: (where) =>
         process.stderr.write(`toolgate proxy: serving on ${where}; state in ${stateWhere(state)}\n`),
     });

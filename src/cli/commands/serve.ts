@@ -118,6 +118,8 @@ export function register(program: Command): void {
         ...run,
         // Long calls and approval waits may run as MCP tasks, kept in the same store as the calls.
         ...(opened ? { tasks: createTaskRunner(gateway, { store: opened.store }) } : {}),
+        // The upstreams' resources, prompts and completions, beside their tools.
+        ...(aggregate ? { passThrough: aggregate.proxy.passThrough } : {}),
         ...(graceMs !== undefined ? { graceMs } : {}),
         onListening: (where) =>
           process.stderr.write(

@@ -23,6 +23,7 @@ import { servedTools } from "./proxy.js";
 import { DEFAULT_PROXY_TIMEOUT_MS, proxyGrant, proxyToolSpec } from "./proxy-tools.js";
 import { connectUpstream, describeTarget, listAllTools, type UpstreamTarget } from "./upstream.js";
 import { catalogFingerprint, UpstreamLink } from "./upstream-link.js";
+import { openPassThrough, type PassThroughSource, type UpstreamPassThrough } from "./pass-through.js";
 
 export interface AggregateUpstream extends CatalogSettings {
   target: UpstreamTarget;
@@ -59,6 +60,8 @@ export interface AggregateProxy {
   published: PublishedTool[];
   /** Each upstream's lint report, by server name. */
   lint: Map<string, LintReport>;
+  /** The upstreams' resources, prompts and completions, for `McpServerOptions.passThrough` (`pass-through.ts`). */
+  passThrough: UpstreamPassThrough;
   close(options?: { grace_ms?: number }): Promise<void>;
 }
 
@@ -79,6 +82,7 @@ export async function createAggregateProxy(options: AggregateOptions): Promise<A
     const published: PublishedTool[] = [];
     const tools: ToolSpec[] = [];
     const lint = new Map<string, LintReport>();
+    const sources: PassThroughSource[] = [];
     for (const { upstream, client, listed } of opened) {
       const report = lintSources([{ source: `mcp:${upstream.name}`, value: { tools: listed } }]);
       lint.set(upstream.name, report);
@@ -92,14 +96,22 @@ export async function createAggregateProxy(options: AggregateOptions): Promise<A
         onToolsChanged(c, () => void recheck(upstream, c, served, held, options.guard, clock, log)),
       );
       links.push(link);
+      sources.push({
+        server: upstream.name,
+        link,
+        namespace: upstream.namespace,
+        timeoutMs: upstream.timeout_ms ?? DEFAULT_PROXY_TIMEOUT_MS,
+      });
       const gate = upstream.concurrency === undefined ? null : concurrencyGate(upstream);
       for (const t of servedTools(selected, options.openSchemas === true).tools) {
         const name = publishedName(upstream.namespace, separator, t.name);
         published.push({ name, server: upstream.name, tool: t.name, held: held.has(t.name) });
-        tools.push(guardedSpec(link, t, name, upstream, held, gate));
+        tools.push(guardedSpec(link, t, name, upstream, held, gate, log));
       }
     }
     checkCollisions(published);
+    // Read before the summary line, which stays the last line of the start.
+    const passThrough = await openPassThrough(sources, { separator, log });
     log(
       `toolgate proxy: ${published.length - published.filter((p) => p.held).length} tools from ${opened.length} servers (${opened.map((o) => o.upstream.name).join(", ")}); ${published.filter((p) => p.held).length} held for review`,
     );
@@ -109,6 +121,7 @@ export async function createAggregateProxy(options: AggregateOptions): Promise<A
       tools,
       published,
       lint,
+      passThrough,
       async close(closeOptions) {
         try {
           await gateway.close(closeOptions);
@@ -160,10 +173,12 @@ function guardedSpec(
   upstream: AggregateUpstream,
   held: ReadonlySet<string>,
   gate: ReturnType<typeof callGate> | null,
+  log: (line: string) => void,
 ): ToolSpec {
   const own = upstream.tools[tool.name] ?? {};
   const spec = proxyToolSpec(link, tool, {
     timeout_ms: own.timeout_ms ?? upstream.timeout_ms ?? DEFAULT_PROXY_TIMEOUT_MS,
+    log: (line) => log(line.replace("toolgate proxy: ", `toolgate proxy: ${upstream.name}'s `)),
   });
   const effect = effectFor(upstream, tool);
   const budget = own.budget_tokens ?? upstream.budget_tokens;

@@ -14,6 +14,7 @@ import type { JsonValue } from "../../core/json.js";
 import { toolResult } from "../../core/tool.js";
 import { NoEffectError } from "../../core/errors.js";
 import { readUpstreamContent } from "./upstream-content.js";
+import { checkedIcons } from "./upstream-bounds.js";
 
 export function effectFromAnnotations(a: Tool["annotations"]): Effect {
   if (a?.readOnlyHint === true) return "read";
@@ -51,6 +52,8 @@ export interface ProxyToolOptions {
   timeout_ms?: number;
   /** How the operator raises it, said in the text of a call cut at the limit. */
   timeout_hint?: string;
+  /** Told about each icon of the tool left out (not https: or data:image, or past the bounds). */
+  log?: (line: string) => void;
 }
 
 /** The upstream a proxied tool calls: a fixed client, or a link that reconnects (`UpstreamLink`). */
@@ -71,6 +74,10 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
   const timeout_ms = options.timeout_ms ?? DEFAULT_PROXY_TIMEOUT_MS;
   const effect = effectFromAnnotations(tool.annotations);
   const title = tool.title ?? tool.annotations?.title;
+  const icons = checkedIcons(tool.icons, (why) =>
+    options.log?.(`toolgate proxy: tool ${JSON.stringify(tool.name)}: ${why}`),
+  );
+  const mcp = { ...(tool.annotations ? { declared: tool.annotations } : {}), ...(icons ? { icons } : {}) };
   const spec: ToolSpec = {
     name: tool.name,
     description: tool.description ?? "",
@@ -78,7 +85,7 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
     effect,
     timeout_ms,
     ...(options.timeout_hint !== undefined ? { timeout_hint: options.timeout_hint } : {}),
-    ...(tool.annotations ? { mcp: { declared: tool.annotations } } : {}),
+    ...(Object.keys(mcp).length > 0 ? { mcp } : {}),
     grant: (args) => proxyGrant(tool.name, effect, args),
     handler: async (args, ctx) => {
       const live = "get" in upstream ? upstream.get(tool.name) : upstream;

@@ -16,6 +16,7 @@ import type { Gateway } from "../../runtime/types.js";
 import { DEFAULT_PROXY_TIMEOUT_MS, proxyToolSpec } from "./proxy-tools.js";
 import { connectUpstream, describeTarget, listAllTools, type UpstreamTarget } from "./upstream.js";
 import { catalogFingerprint, UpstreamLink } from "./upstream-link.js";
+import { openPassThrough, type UpstreamPassThrough } from "./pass-through.js";
 
 export interface ProxyOptions {
   upstream: UpstreamTarget;
@@ -43,6 +44,11 @@ export interface Proxy {
   lint: LintReport;
   /** The upstream client now connected; null while the upstream is down (the next call restarts it). */
   readonly client: Client | null;
+  /**
+   * The upstream's resources, prompts and completions, for `McpServerOptions.passThrough` (what it
+   * declared, read at start; empty when it declares none of them).
+   */
+  passThrough: UpstreamPassThrough;
   /** Closes the gateway (waiting up to `grace_ms` for in-flight calls), then the upstream. */
   close(options?: { grace_ms?: number }): Promise<void>;
 }
@@ -105,14 +111,20 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
       return proxyToolSpec(link!, t, {
         timeout_ms,
         ...(options.timeoutHint ? { timeout_hint: options.timeoutHint(t.name, timeout_ms) } : {}),
+        log,
       });
     });
+    const passThrough = await openPassThrough(
+      [{ server: target, link, namespace: "", timeoutMs: options.timeoutMs ?? DEFAULT_PROXY_TIMEOUT_MS }],
+      { separator: "", log },
+    );
     log(summary(target, tools, lint, { objects: served.objects, tools: served.closedTools }));
     const gateway = await options.gateway(tools);
     return {
       gateway,
       tools,
       lint,
+      passThrough,
       get client() {
         return link!.client;
       },

@@ -63,5 +63,6 @@ export function toMcpTool(spec: ToolSpec): Tool {
   };
   if (spec.title !== undefined) tool.title = spec.title;
   if (spec.outputSchema) tool.outputSchema = listedSchema(spec.outputSchema) as NonNullable<Tool["outputSchema"]>;
+  if (spec.mcp?.icons && spec.mcp.icons.length > 0) tool.icons = spec.mcp.icons.map((icon) => ({ ...icon }));
   return tool;
 }

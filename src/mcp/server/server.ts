@@ -51,6 +51,7 @@ import { outputCheck } from "./output-check.js";
 import { OBSERVATION_META, outputMismatchResult, toCallToolResult } from "./result.js";
 import { mayRunAsTask, type TaskRunner } from "../../runtime/tasks.js";
 import { registerTaskHandlers, TASKS_CAPABILITY, taskTtl, toMcpTask } from "./tasks.js";
+import { passThroughCapabilities, registerPassThrough, type PassThrough } from "./pass-through.js";
 
 export interface McpServerOptions {
   /** Reported in `serverInfo`; default "toolgate". */
@@ -101,6 +102,11 @@ export interface McpServerOptions {
    * cancel; without it the server advertises no tasks and a call carrying `task` is refused.
    */
   tasks?: TaskRunner;
+  /**
+   * Resources, prompts and completions served beside the tools (a proxy's upstreams'); each
+   * capability is declared only when it is given.
+   */
+  passThrough?: PassThrough;
 }
 
 /** A client may keep tools/list this long by default, ms. */
@@ -357,7 +363,11 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
   const server = new GatewayServer(
     { name: options.name ?? "toolgate", version: options.version ?? "0.1.0" },
     {
-      capabilities: { tools: { listChanged: false }, ...(options.tasks ? { tasks: TASKS_CAPABILITY } : {}) },
+      capabilities: {
+        tools: { listChanged: false },
+        ...(options.tasks ? { tasks: TASKS_CAPABILITY } : {}),
+        ...passThroughCapabilities(options.passThrough),
+      },
       // The 2026-07-28 revision's cache fields on the tools/list result; a 2025-11-25 result has none.
       cacheHints: { "tools/list": { ttlMs: listTtlMs, cacheScope: "private" } },
       ...(options.instructions ? { instructions: options.instructions } : {}),
@@ -394,16 +404,24 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
           );
       },
     });
+  /** The capability a request carries: its `_meta`, else over HTTP its bearer header, else the session's default. */
+  function capabilityOf(meta: Record<string, unknown> | undefined, ctx: ServerContext): string | undefined {
+    const sent = meta?.[META_KEYS.capability];
+    if (typeof sent === "string") return sent;
+    return bearerToken(ctx.http?.req?.headers.get("authorization") ?? undefined) ?? options.capability;
+  }
+  if (options.passThrough)
+    registerPassThrough(server, options.passThrough, {
+      gateway,
+      check: (ctx, method) => void requireEnvelope(server, ctx, method),
+      capability: capabilityOf,
+    });
   // A tool whose `mcp.hidden` says so (a proxied tool held for review) is left out of this answer, and a caller
   // that sends a capability sees only the tools it could be granted (its view); without one, every tool.
   server.setRequestHandler("tools/list", async (request, ctx) => {
     requireEnvelope(server, ctx, "tools/list");
     const meta = (request as { params?: { _meta?: Record<string, unknown> } }).params?._meta;
-    const sent = meta?.[META_KEYS.capability];
-    const capability =
-      typeof sent === "string"
-        ? sent
-        : (bearerToken(ctx.http?.req?.headers.get("authorization") ?? undefined) ?? options.capability);
+    const capability = capabilityOf(meta, ctx);
     const view = capability === undefined ? null : await gateway.visible(capability);
     return {
       tools: listing

@@ -61,7 +61,7 @@ export async function startAggregate(
       });
     },
   });
-  const mcp = createMcpServer(proxy.gateway);
+  const mcp = createMcpServer(proxy.gateway, { passThrough: proxy.passThrough });
   const [a, b] = InMemoryTransport.createLinkedPair();
   await mcp.connect(a);
   const client = new Client({ name: "aggregate-test", version: "1.0.0" });

@@ -1,0 +1,536 @@
+/**
+ * The upstreams' resources, prompts and completions, served beside their tools (`PassThrough` of
+ * `mcp/server/pass-through.ts`, which `cli/host` hands to the MCP server). What each upstream lists
+ * is read once at start, checked and bounded (`upstream-bounds.ts`; at most `MAX_LISTED` of each
+ * kind per upstream, `MAX_PAGES` pages) and served from that snapshot in pages of `PAGE_SIZE`;
+ * reads, prompts and completions go to the upstream that owns them, each within the proxy's time
+ * limit, with only the fields MCP defines (never the client's `_meta`: its capability stays here).
+ *
+ * N upstreams: a resource keeps its URI (URIs mean the same everywhere); two upstreams listing one
+ * URI (or one template) are resolved for the first in config order, named in a start-up line. A
+ * prompt is published under its server's namespace like a tool (`publishedName`); the tools'
+ * include/exclude lists do not apply to prompts. A read goes to the upstream that lists the URI,
+ * else to the first whose template matches it; with a single upstream, to it.
+ */
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  type Client,
+  type CompleteRequestParams,
+  type CompleteResult,
+  type GetPromptResult,
+  type ListPromptsResult,
+  type ListResourcesResult,
+  type ListResourceTemplatesResult,
+  type Prompt,
+  type ReadResourceResult,
+  type Resource,
+  type ResourceTemplateType,
+} from "@modelcontextprotocol/client";
+import { closest } from "../../core/closest.js";
+import { escapeUntrusted, jsonForDisplay } from "../../observation/escape.js";
+import { publishedName } from "./aggregate-catalog.js";
+import {
+  boundedLog,
+  boundedMime,
+  boundedText,
+  checkedIcons,
+  identifierProblem,
+  MAX_DESCRIPTION_CHARS,
+  MAX_NAME_CHARS,
+  MAX_TITLE_CHARS,
+  MAX_URI_CHARS,
+} from "./upstream-bounds.js";
+
+/** Items of one kind (resources, templates, prompts) kept per upstream; the rest are left out, said once. */
+export const MAX_LISTED = 1_000;
+/** Pages read of one upstream list. */
+export const MAX_PAGES = 100;
+/** Items per page of our own lists. */
+export const PAGE_SIZE = 100;
+/** A read's or a prompt's answer as JSON, characters: 2 MiB of media once base64-encoded, or 3 MiB of text. */
+export const MAX_ANSWER_CHARS = 3 * 1024 * 1024;
+/** Completion values passed on (MCP's own bound) and each one's length. */
+const MAX_VALUES = 100;
+const MAX_VALUE_CHARS = 1_024;
+/** A prompt's arguments: how many, and each value's length. */
+const MAX_ARGUMENTS = 64;
+const MAX_ARGUMENT_CHARS = 65_536;
+
+/** What the upstream a pass-through request goes to is: its name, how to reach it, what it declared. */
+export interface PassThroughSource {
+  /** The server's name in messages (its config key, or the upstream command). */
+  server: string;
+  /** The live client (reconnecting when the upstream has gone), as tools use it (`UpstreamLink`). */
+  link: { get(what: string): Client | Promise<Client>; readonly client: Client | null };
+  /** The namespace its prompts are published under ("" for none). */
+  namespace: string;
+  /** Each request's time limit, ms (the one its tools have). */
+  timeoutMs: number;
+}
+
+export interface PassThroughOptions {
+  separator: string;
+  log: (line: string) => void;
+}
+
+type Item = Record<string, unknown>;
+interface Owned {
+  source: PassThroughSource;
+  item: Item;
+}
+interface Template extends Owned {
+  pattern: RegExp;
+}
+interface PublishedPrompt extends Owned {
+  name: string;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function invalid(message: string): ProtocolError {
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, message);
+}
+
+function shown(value: string): string {
+  return jsonForDisplay(value.length > 120 ? `${value.slice(0, 117)}…` : value);
+}
+
+/** RFC 6570 template → a pattern its expansions match: a simple `{x}` one path segment, `{+x}`/`{#x}` anything, `{?x}` a query. */
+export function templatePattern(template: string): RegExp {
+  let source = "^";
+  let rest = template;
+  while (rest.length > 0) {
+    const open = rest.indexOf("{");
+    const close = open < 0 ? -1 : rest.indexOf("}", open);
+    if (open < 0 || close < 0) {
+      source += escapeRegex(rest);
+      break;
+    }
+    source += escapeRegex(rest.slice(0, open));
+    const op = rest[open + 1];
+    source += op === "+" || op === "#" ? ".*" : op === "?" || op === "&" ? "(?:[?&].*)?" : "[^/?#]*";
+    rest = rest.slice(close + 1);
+  }
+  return new RegExp(`${source}$`, "s");
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** The common fields of a listed item, checked: name, title, description, icons. */
+function commonFields(raw: Item, note: (line: string) => void, what: string): Item | null {
+  const nameProblem = identifierProblem(raw.name, MAX_NAME_CHARS);
+  if (nameProblem !== null) {
+    note(`${what} left out: its name is ${nameProblem}`);
+    return null;
+  }
+  const title = boundedText(raw.title, MAX_TITLE_CHARS);
+  const description = boundedText(raw.description, MAX_DESCRIPTION_CHARS);
+  const icons = checkedIcons(raw.icons, (why) => note(`${what} ${shown(raw.name as string)}: ${why}`));
+  return {
+    name: raw.name,
+    ...(title !== undefined ? { title } : {}),
+    ...(description !== undefined ? { description } : {}),
+    ...(icons ? { icons } : {}),
+  };
+}
+
+function checkedAnnotations(value: unknown): Item | undefined {
+  if (!isObject(value)) return undefined;
+  const audience = Array.isArray(value.audience)
+    ? value.audience.filter((a) => a === "user" || a === "assistant").slice(0, 2)
+    : undefined;
+  const priority =
+    typeof value.priority === "number" && value.priority >= 0 && value.priority <= 1 ? value.priority : undefined;
+  const lastModified =
+    typeof value.lastModified === "string" && value.lastModified.length <= 40 ? value.lastModified : undefined;
+  const out = {
+    ...(audience && audience.length > 0 ? { audience } : {}),
+    ...(priority !== undefined ? { priority } : {}),
+    ...(lastModified !== undefined ? { lastModified } : {}),
+  };
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** A resource (uri) or a template (uriTemplate) as it is served, or null when it is left out. */
+function checkedResource(raw: Item, key: "uri" | "uriTemplate", note: (line: string) => void): Item | null {
+  const what = key === "uri" ? "a resource" : "a resource template";
+  const uriProblem = identifierProblem(raw[key], MAX_URI_CHARS);
+  if (uriProblem !== null) {
+    note(`${what} left out: its ${key} is ${uriProblem}`);
+    return null;
+  }
+  const common = commonFields(raw, note, `${what} (${shown(raw[key] as string)})`);
+  if (!common) return null;
+  const mimeType = boundedMime(raw.mimeType);
+  const annotations = checkedAnnotations(raw.annotations);
+  const size = typeof raw.size === "number" && Number.isSafeInteger(raw.size) && raw.size >= 0 ? raw.size : undefined;
+  return {
+    [key]: raw[key],
+    ...common,
+    ...(mimeType !== undefined ? { mimeType } : {}),
+    ...(annotations ? { annotations } : {}),
+    ...(size !== undefined && key === "uri" ? { size } : {}),
+  };
+}
+
+function checkedPrompt(raw: Item, note: (line: string) => void): Item | null {
+  const common = commonFields(raw, note, "a prompt");
+  if (!common) return null;
+  if (raw.arguments === undefined) return common;
+  const args = Array.isArray(raw.arguments) ? raw.arguments : [];
+  const kept: Item[] = [];
+  for (const a of args.slice(0, MAX_ARGUMENTS)) {
+    if (!isObject(a) || identifierProblem(a.name, MAX_NAME_CHARS) !== null) {
+      note(`prompt ${shown(common.name as string)} left out: an argument's name is not a short string`);
+      return null;
+    }
+    const title = boundedText(a.title, MAX_TITLE_CHARS);
+    const description = boundedText(a.description, MAX_DESCRIPTION_CHARS);
+    kept.push({
+      name: a.name,
+      ...(title !== undefined ? { title } : {}),
+      ...(description !== undefined ? { description } : {}),
+      ...(typeof a.required === "boolean" ? { required: a.required } : {}),
+    });
+  }
+  if (args.length > MAX_ARGUMENTS) {
+    note(`prompt ${shown(common.name as string)} left out: ${args.length} arguments, over ${MAX_ARGUMENTS}`);
+    return null;
+  }
+  return { ...common, arguments: kept };
+}
+
+/** Why an upstream request failed, as a protocol error naming the upstream. */
+function relayed(server: string, method: string, err: unknown): ProtocolError {
+  const message = escapeUntrusted(String((err as Error)?.message ?? err).slice(0, 1_000));
+  if (err instanceof ProtocolError) {
+    // A -32002 (resource not found, an earlier revision's code) is the -32602 of this one.
+    const code = err.code === -32002 ? ProtocolErrorCode.InvalidParams : err.code;
+    return new ProtocolError(code, `${method}: the upstream ${server} answered: ${message}`);
+  }
+  return new ProtocolError(
+    ProtocolErrorCode.InternalError,
+    `${method}: the upstream ${server} gave no usable answer (${message}); try again, or ask whoever runs toolgate proxy to check it`,
+  );
+}
+
+/** One request to an upstream within the time limit; a failure is a protocol error naming the upstream. */
+async function ask(source: PassThroughSource, method: string, params: Item, signal?: AbortSignal): Promise<Item> {
+  try {
+    const live = source.link.get(method);
+    const client = live instanceof Promise ? await live : live;
+    const request = client.request as (r: { method: string; params: Item }, o: object) => Promise<unknown>;
+    const answer = await request.call(
+      client,
+      { method, params },
+      { timeout: source.timeoutMs, ...(signal ? { signal } : {}) },
+    );
+    return isObject(answer) ? answer : {};
+  } catch (err) {
+    throw relayed(source.server, method, err);
+  }
+}
+
+/** Every page of one upstream list, at most `MAX_LISTED` items (the rest said once). */
+async function readList(
+  source: PassThroughSource,
+  method: string,
+  key: string,
+  note: (line: string) => void,
+): Promise<Item[]> {
+  const items: Item[] = [];
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const answer = await ask(source, method, cursor === undefined ? {} : { cursor });
+    const listed = Array.isArray(answer[key]) ? (answer[key] as unknown[]) : [];
+    for (const item of listed) {
+      if (items.length >= MAX_LISTED) {
+        note(`${method}: more than ${MAX_LISTED} items; the first ${MAX_LISTED} are served, the rest left out`);
+        return items;
+      }
+      if (isObject(item)) items.push(item);
+    }
+    const next = answer.nextCursor;
+    if (typeof next !== "string") return items;
+    if (seen.has(next) || next.length > MAX_URI_CHARS) {
+      note(`${method}: its pagination loops or its cursor is too long; the ${items.length} items read are served`);
+      return items;
+    }
+    seen.add(next);
+    cursor = next;
+  }
+  note(`${method}: more than ${MAX_PAGES} pages; the ${items.length} items read are served`);
+  return items;
+}
+
+/** One page of `items` from `cursor` (an offset we handed out, as `<kind>:<offset>`). */
+function page<T>(
+  kind: string,
+  method: string,
+  items: readonly T[],
+  cursor: string | undefined,
+): { items: T[]; nextCursor?: string } {
+  let offset = 0;
+  if (cursor !== undefined) {
+    const match = new RegExp(`^${kind}:(\\d{1,9})$`).exec(cursor);
+    offset = match ? Number(match[1]) : -1;
+    if (offset <= 0 || offset >= items.length)
+      throw invalid(
+        `${method} params.cursor ${shown(cursor)} is not a cursor this server handed out (or its list is shorter now); send the nextCursor of the previous page, or none for the first`,
+      );
+  }
+  const end = Math.min(items.length, offset + PAGE_SIZE);
+  return { items: items.slice(offset, end), ...(end < items.length ? { nextCursor: `${kind}:${end}` } : {}) };
+}
+
+/** Refuses an answer whose JSON is longer than `MAX_ANSWER_CHARS`, naming what and how long. */
+function bounded(source: PassThroughSource, method: string, what: string, answer: Item): void {
+  const chars = JSON.stringify(answer).length;
+  if (chars > MAX_ANSWER_CHARS)
+    throw new ProtocolError(
+      ProtocolErrorCode.InternalError,
+      `${method}: the upstream ${source.server}'s answer for ${what} is ${chars} characters of JSON, over the ${MAX_ANSWER_CHARS} toolgate proxy passes on; nothing of it was passed; read a smaller resource, or ask whoever runs the upstream`,
+    );
+}
+
+function declared(source: PassThroughSource, capability: "resources" | "prompts" | "completions"): boolean {
+  return source.link.client?.getServerCapabilities()?.[capability] !== undefined;
+}
+
+/** What the MCP server serves from the upstreams (the shape `McpServerOptions.passThrough` takes). */
+export interface UpstreamPassThrough {
+  resources?: {
+    list(cursor: string | undefined): Promise<ListResourcesResult>;
+    templates(cursor: string | undefined): Promise<ListResourceTemplatesResult>;
+    read(uri: string, request: { signal: AbortSignal }): Promise<ReadResourceResult>;
+  };
+  prompts?: {
+    list(cursor: string | undefined): Promise<ListPromptsResult>;
+    get(name: string, args: Record<string, string>, request: { signal: AbortSignal }): Promise<GetPromptResult>;
+  };
+  complete?(params: CompleteRequestParams, request: { signal: AbortSignal }): Promise<CompleteResult>;
+}
+
+/** The snapshot of every upstream's listings, and the methods that serve and route from it. */
+export async function openPassThrough(
+  sources: readonly PassThroughSource[],
+  options: PassThroughOptions,
+): Promise<UpstreamPassThrough> {
+  const withResources = sources.filter((s) => declared(s, "resources"));
+  const withPrompts = sources.filter((s) => declared(s, "prompts"));
+  const withCompletions = sources.filter((s) => declared(s, "completions"));
+  const read = await Promise.all(
+    sources.map(async (source) => {
+      const log = boundedLog(options.log, `toolgate proxy: ${source.server}: `);
+      const safely = async (method: string, key: string, on: boolean): Promise<Item[]> => {
+        if (!on) return [];
+        try {
+          return await readList(source, method, key, log.note);
+        } catch (err) {
+          log.note(`${(err as Error).message}; none of it is served`);
+          return [];
+        }
+      };
+      const hasResources = withResources.includes(source);
+      const [resources, templates, prompts] = await Promise.all([
+        safely("resources/list", "resources", hasResources),
+        safely("resources/templates/list", "resourceTemplates", hasResources),
+        safely("prompts/list", "prompts", withPrompts.includes(source)),
+      ]);
+      const out = {
+        source,
+        resources: resources.map((r) => checkedResource(r, "uri", log.note)).filter((r) => r !== null),
+        templates: templates.map((t) => checkedResource(t, "uriTemplate", log.note)).filter((t) => t !== null),
+        prompts: prompts.map((p) => checkedPrompt(p, log.note)).filter((p) => p !== null),
+      };
+      log.end();
+      return out;
+    }),
+  );
+
+  // Config order decides every collision: the first server's item is served, the later one named.
+  const byUri = new Map<string, Owned>();
+  const templates: Template[] = [];
+  const prompts = new Map<string, PublishedPrompt>();
+  const collisions = boundedLog(options.log, "toolgate proxy: ");
+  for (const r of read) {
+    for (const item of r.resources) {
+      const uri = item.uri as string;
+      const first = byUri.get(uri);
+      if (first)
+        collisions.note(
+          `the resource ${shown(uri)} is listed by ${first.source.server} and ${r.source.server}; ${first.source.server}'s is served (first in config order)`,
+        );
+      else byUri.set(uri, { source: r.source, item });
+    }
+    for (const item of r.templates) {
+      const t = item.uriTemplate as string;
+      const first = templates.find((x) => x.item.uriTemplate === t);
+      if (first)
+        collisions.note(
+          `the resource template ${shown(t)} is listed by ${first.source.server} and ${r.source.server}; ${first.source.server}'s is served (first in config order)`,
+        );
+      else templates.push({ source: r.source, item, pattern: templatePattern(t) });
+    }
+    for (const item of r.prompts) {
+      const name = publishedName(r.source.namespace, options.separator, item.name as string);
+      const first = prompts.get(name);
+      if (first)
+        collisions.note(
+          `two prompts would be published as ${shown(name)}: ${first.source.server}'s and ${r.source.server}'s; ${first.source.server}'s is served (first in config order); give one of the servers a namespace of its own`,
+        );
+      else prompts.set(name, { source: r.source, item: { ...item, name }, name: item.name as string });
+    }
+  }
+  collisions.end();
+  const resourceList = [...byUri.values()].map((o) => o.item);
+  const templateList = templates.map((t) => t.item);
+  const promptList = [...prompts.values()].map((p) => p.item);
+  if (sources.length > 0 && (withResources.length > 0 || withPrompts.length > 0))
+    options.log(
+      `toolgate proxy: passing through ${resourceList.length} resources, ${templateList.length} resource templates, ${promptList.length} prompts${withCompletions.length > 0 ? " and completions" : ""}`,
+    );
+
+  function ownerOf(uri: string): PassThroughSource | undefined {
+    return (
+      byUri.get(uri)?.source ??
+      templates.find((t) => t.pattern.test(uri))?.source ??
+      (withResources.length === 1 ? withResources[0] : undefined)
+    );
+  }
+
+  function promptOf(method: string, field: string, name: string): PublishedPrompt {
+    const found = prompts.get(name);
+    if (found) return found;
+    const near = closest(name, [...prompts.keys()]);
+    throw invalid(
+      `${method} ${field} ${shown(name)} is not a prompt this server serves${near ? `; did you mean ${shown(near)}?` : ""}; call prompts/list for the names`,
+    );
+  }
+
+  return {
+    resources:
+      withResources.length === 0
+        ? undefined
+        : {
+            async list(cursor: string | undefined) {
+              const p = page("resources", "resources/list", resourceList, cursor);
+              return { resources: p.items as Resource[], ...(p.nextCursor ? { nextCursor: p.nextCursor } : {}) };
+            },
+            async templates(cursor: string | undefined) {
+              const p = page("templates", "resources/templates/list", templateList, cursor);
+              return {
+                resourceTemplates: p.items as ResourceTemplateType[],
+                ...(p.nextCursor ? { nextCursor: p.nextCursor } : {}),
+              };
+            },
+            async read(uri: string, request: { signal: AbortSignal }) {
+              const problem = identifierProblem(uri, MAX_URI_CHARS);
+              if (problem !== null)
+                throw invalid(
+                  `resources/read params.uri must be a resource's URI (at most ${MAX_URI_CHARS} characters); received ${problem}`,
+                );
+              const owner = ownerOf(uri);
+              if (!owner) {
+                const near = closest(uri, [...byUri.keys()]);
+                throw invalid(
+                  `resources/read params.uri ${shown(uri)} is not a resource any upstream lists, and matches none of their templates${near ? `; did you mean ${shown(near)}?` : ""}; call resources/list or resources/templates/list`,
+                );
+              }
+              const answer = await ask(owner, "resources/read", { uri }, request.signal);
+              bounded(owner, "resources/read", shown(uri), answer);
+              const contents = Array.isArray(answer.contents) ? answer.contents.filter(isObject) : [];
+              return {
+                contents: contents.map((c) => ({
+                  uri: typeof c.uri === "string" ? c.uri : uri,
+                  ...(boundedMime(c.mimeType) !== undefined ? { mimeType: boundedMime(c.mimeType) } : {}),
+                  ...(typeof c.blob === "string"
+                    ? { blob: c.blob }
+                    : { text: typeof c.text === "string" ? c.text : "" }),
+                })),
+              };
+            },
+          },
+    prompts:
+      withPrompts.length === 0
+        ? undefined
+        : {
+            async list(cursor: string | undefined) {
+              const p = page("prompts", "prompts/list", promptList, cursor);
+              return { prompts: p.items as Prompt[], ...(p.nextCursor ? { nextCursor: p.nextCursor } : {}) };
+            },
+            async get(name: string, args: Record<string, string>, request: { signal: AbortSignal }) {
+              const prompt = promptOf("prompts/get", "params.name", name);
+              const entries = Object.entries(args);
+              if (entries.length > MAX_ARGUMENTS || entries.some(([, v]) => v.length > MAX_ARGUMENT_CHARS))
+                throw invalid(
+                  `prompts/get params.arguments: at most ${MAX_ARGUMENTS} arguments of at most ${MAX_ARGUMENT_CHARS} characters each; received ${entries.length}`,
+                );
+              const answer = await ask(
+                prompt.source,
+                "prompts/get",
+                { name: prompt.name, arguments: args },
+                request.signal,
+              );
+              bounded(prompt.source, "prompts/get", shown(name), answer);
+              const description = boundedText(answer.description, MAX_DESCRIPTION_CHARS);
+              return {
+                ...(description !== undefined ? { description } : {}),
+                messages: (Array.isArray(answer.messages) ? answer.messages : []) as GetPromptResult["messages"],
+              };
+            },
+          },
+    complete:
+      withCompletions.length === 0
+        ? undefined
+        : async (params, request) => {
+            const ref = params.ref as { type: string; name?: string; uri?: string };
+            let owner: PassThroughSource;
+            let upstreamRef: Item;
+            if (ref.type === "ref/prompt") {
+              const prompt = promptOf("completion/complete", "params.ref.name", String(ref.name));
+              owner = prompt.source;
+              upstreamRef = { type: "ref/prompt", name: prompt.name };
+            } else {
+              const uri = String(ref.uri);
+              const found = templates.find((t) => t.item.uriTemplate === uri)?.source ?? byUri.get(uri)?.source;
+              if (!found)
+                throw invalid(
+                  `completion/complete params.ref.uri ${shown(uri)} is not a resource template this server serves; call resources/templates/list for them`,
+                );
+              owner = found;
+              upstreamRef = { type: "ref/resource", uri };
+            }
+            if (!withCompletions.includes(owner)) return { completion: { values: [], hasMore: false } };
+            const answer = await ask(
+              owner,
+              "completion/complete",
+              {
+                ref: upstreamRef,
+                argument: params.argument,
+                ...(params.context !== undefined ? { context: params.context } : {}),
+              },
+              request.signal,
+            );
+            const c = isObject(answer.completion) ? answer.completion : {};
+            const values = (Array.isArray(c.values) ? c.values : [])
+              .filter((v): v is string => typeof v === "string" && v.length <= MAX_VALUE_CHARS)
+              .slice(0, MAX_VALUES);
+            return {
+              completion: {
+                values,
+                ...(typeof c.total === "number" && Number.isSafeInteger(c.total) && c.total >= 0
+                  ? { total: c.total }
+                  : {}),
+                ...(typeof c.hasMore === "boolean" ? { hasMore: c.hasMore } : {}),
+              },
+            };
+          },
+  };
+}

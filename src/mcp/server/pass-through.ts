@@ -1,0 +1,141 @@
+/**
+ * What an MCP server serves beside the gateway's tools when something behind it offers more: the
+ * resources, prompts and completions of a proxied upstream (`mcp/proxy/pass-through.ts` implements
+ * `PassThrough`; `cli/host` hands it to `createMcpServer` through `McpServerOptions.passThrough`, so
+ * this folder never imports the proxy). These are reads of the upstream's data, not tool calls: they
+ * do not pass the gateway's pipeline and leave no audit line (the trail is one record per call).
+ * What bears on them is who may reach them: over HTTP the endpoint's bearer and principal rules, as
+ * for every request; and when the gateway requires capabilities, a capability that verifies now
+ * (the same one a tools/call would carry: `_meta["toolgate/capability"]`, the bearer header or the
+ * session's default), any grant's holder being allowed to read them.
+ */
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  type CompleteRequestParams,
+  type CompleteResult,
+  type GetPromptResult,
+  type ListPromptsResult,
+  type ListResourcesResult,
+  type ListResourceTemplatesResult,
+  type ReadResourceResult,
+  type Server,
+  type ServerCapabilities,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
+import type { Gateway } from "../../runtime/types.js";
+
+/** What one pass-through request may use: the client's signal (a cancel or a closed request aborts it). */
+export interface PassThroughRequest {
+  signal: AbortSignal;
+}
+
+/**
+ * Resources, prompts and completions served from elsewhere. Each method answers with the MCP result
+ * or throws a `ProtocolError` (-32602 naming the field for a request that names nothing served; the
+ * upstream's own error, naming the upstream, otherwise). A list is paged by its `cursor` (absent:
+ * the first page); a cursor the implementation did not hand out is a -32602.
+ */
+export interface PassThrough {
+  resources?: {
+    list(cursor: string | undefined, request: PassThroughRequest): Promise<ListResourcesResult>;
+    templates(cursor: string | undefined, request: PassThroughRequest): Promise<ListResourceTemplatesResult>;
+    read(uri: string, request: PassThroughRequest): Promise<ReadResourceResult>;
+  };
+  prompts?: {
+    list(cursor: string | undefined, request: PassThroughRequest): Promise<ListPromptsResult>;
+    get(name: string, args: Record<string, string>, request: PassThroughRequest): Promise<GetPromptResult>;
+  };
+  complete?(params: CompleteRequestParams, request: PassThroughRequest): Promise<CompleteResult>;
+}
+
+/** The capabilities a server declares for `passThrough` (none of them listChanged or subscribe). */
+export function passThroughCapabilities(passThrough: PassThrough | undefined): ServerCapabilities {
+  if (!passThrough) return {};
+  return {
+    ...(passThrough.resources ? { resources: {} } : {}),
+    ...(passThrough.prompts ? { prompts: {} } : {}),
+    ...(passThrough.complete ? { completions: {} } : {}),
+  };
+}
+
+export interface PassThroughHooks {
+  gateway: Gateway;
+  /** Refuses a request of neither revision (server.ts `requireEnvelope`). */
+  check: (ctx: ServerContext, method: string) => void;
+  /** The capability the request carries: `_meta`, bearer header, or the session's default. */
+  capability: (meta: Record<string, unknown> | undefined, ctx: ServerContext) => string | undefined;
+}
+
+/** -32602 whose message is exactly `message`. */
+function invalid(message: string): ProtocolError {
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, message);
+}
+
+function params(request: unknown): Record<string, unknown> {
+  const p = (request as { params?: unknown }).params;
+  return typeof p === "object" && p !== null && !Array.isArray(p) ? (p as Record<string, unknown>) : {};
+}
+
+function cursorOf(method: string, p: Record<string, unknown>): string | undefined {
+  if (p.cursor === undefined) return undefined;
+  if (typeof p.cursor !== "string")
+    throw invalid(
+      `${method} params.cursor must be a string from the last page's nextCursor; received ${typeof p.cursor}; omit it for the first page`,
+    );
+  return p.cursor;
+}
+
+/** Registers the handlers of what `passThrough` offers on `server` (declared by `passThroughCapabilities`). */
+export function registerPassThrough(server: Server, passThrough: PassThrough, hooks: PassThroughHooks): void {
+  /** The request's checks: its revision, then (when the gateway has keys) a capability that verifies. */
+  async function admit(method: string, request: unknown, ctx: ServerContext): Promise<PassThroughRequest> {
+    hooks.check(ctx, method);
+    if (hooks.gateway.requiresCapability) {
+      const capability = hooks.capability(params(request)._meta as Record<string, unknown> | undefined, ctx);
+      if (capability === undefined)
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidRequest,
+          `${method} needs a capability on this server: send it in params._meta["toolgate/capability"]${ctx.http?.req ? " or an Authorization: Bearer header" : ""} (any grant the server verifies may read)`,
+        );
+      if ((await hooks.gateway.holder(capability)) === null)
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidRequest,
+          `${method}: the capability sent does not verify on this server (expired, revoked or not issued by its keys); ask its operator for a grant`,
+        );
+    }
+    return { signal: ctx.mcpReq.signal };
+  }
+
+  const { resources, prompts, complete } = passThrough;
+  if (resources) {
+    server.setRequestHandler("resources/list", async (request, ctx) => {
+      const r = await admit("resources/list", request, ctx);
+      return resources.list(cursorOf("resources/list", params(request)), r);
+    });
+    server.setRequestHandler("resources/templates/list", async (request, ctx) => {
+      const r = await admit("resources/templates/list", request, ctx);
+      return resources.templates(cursorOf("resources/templates/list", params(request)), r);
+    });
+    server.setRequestHandler("resources/read", async (request, ctx) => {
+      const r = await admit("resources/read", request, ctx);
+      return resources.read(request.params.uri, r);
+    });
+  }
+  if (prompts) {
+    server.setRequestHandler("prompts/list", async (request, ctx) => {
+      const r = await admit("prompts/list", request, ctx);
+      return prompts.list(cursorOf("prompts/list", params(request)), r);
+    });
+    server.setRequestHandler("prompts/get", async (request, ctx) => {
+      const r = await admit("prompts/get", request, ctx);
+      return prompts.get(request.params.name, request.params.arguments ?? {}, r);
+    });
+  }
+  if (complete) {
+    server.setRequestHandler("completion/complete", async (request, ctx) => {
+      const r = await admit("completion/complete", request, ctx);
+      return complete(request.params, r);
+    });
+  }
+}
