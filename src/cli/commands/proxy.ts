@@ -123,6 +123,8 @@ export function register(program: Command): void {
       await runGatewayServer(proxy.gateway, {
         name: "toolgate-proxy",
         ...run,
+        toolsChanged: proxy.toolsChanged,
+        logging: true,
         onListening: (where) =>
           process.stderr.write(`toolgate proxy: serving on ${where}; state in ${stateWhere(state)}\n`),
       });
@@ -156,6 +158,8 @@ async function runConfigProxy(argv: string[], flags: ProxyFlags): Promise<void> 
     await runGatewayServer(started.proxy.gateway, {
       name: "toolgate-proxy",
       ...run,
+      toolsChanged: started.proxy.toolsChanged,
+      logging: true,
       onListening: (where) =>
         process.stderr.write(`toolgate proxy: serving on ${where}; state in ${stateWhere(state)}\n`),
     });

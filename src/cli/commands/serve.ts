@@ -118,6 +118,8 @@ export function register(program: Command): void {
         ...run,
         // Long calls and approval waits may run as MCP tasks, kept in the same store as the calls.
         ...(opened ? { tasks: createTaskRunner(gateway, { store: opened.store }) } : {}),
+        // The upstreams' log messages reach their callers, and a held tool's clients hear their list changed.
+        ...(aggregate ? { toolsChanged: aggregate.proxy.toolsChanged, logging: true } : {}),
         ...(graceMs !== undefined ? { graceMs } : {}),
         onListening: (where) =>
           process.stderr.write(
