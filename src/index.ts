@@ -20,6 +20,9 @@ export type {
   ToolResult,
   ToolSpec,
   ProgressUpdate,
+  CallLog,
+  LogEntry,
+  LogLevel,
 } from "./core/tool.js";
 export type { ContentPart, LinkContent, MediaContent } from "./core/content.js";
 export type { JsonSchema, JsonValue } from "./core/json.js";

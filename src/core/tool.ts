@@ -68,6 +68,29 @@ export interface ProgressUpdate {
   counts: Record<string, number>;
 }
 
+/** The eight severities of a log message, least severe first (RFC 5424's, by MCP's names). */
+export const LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export function isLogLevel(value: unknown): value is LogLevel {
+  return typeof value === "string" && (LOG_LEVELS as readonly string[]).includes(value);
+}
+
+/** One log message a call passes to its caller while it runs (a proxied upstream's). */
+export interface LogEntry {
+  level: LogLevel;
+  /** Who wrote it, e.g. the upstream server's name. */
+  logger: string;
+  /** The message, already bounded and with control, bidi and invisible characters shown. */
+  data: string;
+}
+
+/** Where a call's log messages go: the caller's receiver, and the least severe level it wants. */
+export interface CallLog {
+  level: LogLevel;
+  send(entry: LogEntry): void;
+}
+
 /**
  * The capability a call was sent with, as a tool may read it: what it names, once its chain
  * verifies. A tool scopes its data by it (the `tenant:` objects it names), never by an argument.
@@ -123,6 +146,12 @@ export interface ToolContext {
    * call has answered.
    */
   progress?: (update: ProgressUpdate) => void;
+  /**
+   * The caller's log (present when its caller asked for log messages): `send` never blocks and
+   * never throws, and the gateway drops what is sent after the call has answered. Entries below
+   * `level` are not for this caller.
+   */
+  log?: CallLog;
   /**
    * The caller's W3C trace context, checked, when a valid one came with the call: a tool that
    * calls further (a proxied upstream) passes it on, so the trace continues there.

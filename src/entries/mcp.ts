@@ -8,6 +8,7 @@
 export { createMcpServer } from "../mcp/server/server.js";
 export type { McpServerOptions } from "../mcp/server/server.js";
 export type { PassThrough } from "../mcp/server/pass-through.js";
+export type { ChangeFeed } from "../core/changes.js";
 export { toMcpTool } from "../mcp/server/listing.js";
 export { toCallToolResult, OBSERVATION_META } from "../mcp/server/result.js";
 export { META_KEYS } from "../mcp/server/meta.js";

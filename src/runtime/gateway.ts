@@ -50,7 +50,7 @@ import { budgetFor, checkBudgets, keySecrets, type Budgets } from "./config.js";
 import type { CallOptions, Gateway, Proposal } from "./types.js";
 import type { Observation } from "../core/observation.js";
 import { InFlight } from "../core/in-flight.js";
-import { progressRelay, type ProgressRelay } from "./progress.js";
+import { logRelay, progressRelay, type LogRelay, type ProgressRelay } from "./progress.js";
 
 export interface GatewayOptions {
   /** The catalog; names must be unique. */
@@ -163,6 +163,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     c: CallState,
     { signal, abandoned, principal }: CallOptions,
     relay: ProgressRelay | null,
+    logs: LogRelay | null,
   ): Promise<Rendered> {
     const p = c.proposal;
     const tool = await c.stage("resolve", () => resolve(tools, p));
@@ -192,6 +193,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       ...(c.trace.trace ? { trace: c.trace.trace } : {}),
     };
     if (relay) ctx.progress = relay.report; // set only when asked for: the common call builds no spread
+    if (logs) ctx.log = logs.log;
     c.ctx = ctx;
 
     // A2/A3: a refusal of the check waits until the call's record is read. A repeat of a call that
@@ -489,10 +491,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     if (callOptions.trace !== undefined) c.trace = readTraceContext(callOptions.trace);
     active.add(c);
     const relay = callOptions.progress ? progressRelay(callOptions.progress) : null;
+    const logs = callOptions.log ? logRelay(callOptions.log) : null;
     try {
       let rendered: Rendered;
       try {
-        rendered = await pipeline(c, callOptions, relay);
+        rendered = await pipeline(c, callOptions, relay, logs);
       } catch (err) {
         // A bug or a failing store outside settle: still an observation, never a throw across the boundary.
         rendered = fail(
@@ -507,6 +510,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       return rendered.observation;
     } finally {
       relay?.end();
+      logs?.end();
       active.delete(c);
     }
   }

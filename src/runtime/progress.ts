@@ -5,7 +5,7 @@
  * answered, and whatever the receiver throws or rejects with is dropped: progress is a courtesy to
  * the caller and can neither slow nor fail the call.
  */
-import type { ProgressUpdate } from "../core/tool.js";
+import type { CallLog, ProgressUpdate } from "../core/tool.js";
 
 /** Reports closer together than this are dropped (a tool ticking every few ms would flood a transport). */
 export const PROGRESS_MIN_MS = 250;
@@ -38,6 +38,40 @@ export function progressRelay(
       } catch {
         // The receiver's failure is its own: the call goes on.
       }
+    },
+    end() {
+      ended = true;
+    },
+  };
+}
+
+export interface LogRelay {
+  /** What the tool's `ctx.log` is. */
+  log: CallLog;
+  /** The call answered: later entries are dropped. */
+  end(): void;
+}
+
+/**
+ * The caller's log, guarded like progress: nothing after the call has answered, and whatever the
+ * receiver throws or rejects with is dropped. How much a tool may send is the tool's bound (a
+ * proxied upstream's: `mcp/proxy/upstream-notices.ts`).
+ */
+export function logRelay(receiver: CallLog): LogRelay {
+  let ended = false;
+  return {
+    log: {
+      level: receiver.level,
+      send(entry) {
+        if (ended) return;
+        try {
+          const answer = receiver.send(entry) as unknown;
+          if (typeof (answer as { catch?: unknown } | null)?.catch === "function")
+            (answer as Promise<unknown>).catch(() => {});
+        } catch {
+          // The receiver's failure is its own: the call goes on.
+        }
+      },
     },
     end() {
       ended = true;

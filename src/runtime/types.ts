@@ -1,4 +1,4 @@
-import type { AuthorityLevel, ProgressUpdate, ToolSpec } from "../core/tool.js";
+import type { AuthorityLevel, CallLog, ProgressUpdate, ToolSpec } from "../core/tool.js";
 import type { ApprovalRecord, ApprovalState } from "../idempotency/store.js";
 import type { Observation } from "../core/observation.js";
 import type { JsonValue } from "../core/json.js";
@@ -79,6 +79,11 @@ export interface CallOptions {
    * with is ignored, so a slow or failing receiver never holds the call.
    */
   progress?: (update: ProgressUpdate) => void;
+  /**
+   * Receives the log messages a call passes on while it runs (a proxied upstream's), at `level`
+   * and above, never after the call has answered; like `progress`, not awaited and its failures ignored.
+   */
+  log?: CallLog;
   /**
    * The caller's W3C trace context (`traceparent`, `tracestate`), as it arrived — from HTTP
    * headers, an MCP request's `_meta`, the embedder's tracer. Checked against the W3C syntax and

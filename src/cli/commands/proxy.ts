@@ -124,6 +124,8 @@ export function register(program: Command): void {
         name: "toolgate-proxy",
         ...run,
         passThrough: proxy.passThrough,
+        toolsChanged: proxy.toolsChanged,
+        logging: true,
         onListening: (where) =>
           process.stderr.write(`toolgate proxy: serving on ${where}; state in ${stateWhere(state)}\n`),
       });
@@ -158,6 +160,8 @@ async function runConfigProxy(argv: string[], flags: ProxyFlags): Promise<void> 
       name: "toolgate-proxy",
       ...run,
       passThrough: started.proxy.passThrough,
+      toolsChanged: started.proxy.toolsChanged,
+      logging: true,
       onListening: (where) =>
         process.stderr.write(`toolgate proxy: serving on ${where}; state in ${stateWhere(state)}\n`),
     });

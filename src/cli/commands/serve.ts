@@ -120,6 +120,8 @@ export function register(program: Command): void {
         ...(opened ? { tasks: createTaskRunner(gateway, { store: opened.store }) } : {}),
         // The upstreams' resources, prompts and completions, beside their tools.
         ...(aggregate ? { passThrough: aggregate.proxy.passThrough } : {}),
+        // The upstreams' log messages reach their callers, and a held tool's clients hear their list changed.
+        ...(aggregate ? { toolsChanged: aggregate.proxy.toolsChanged, logging: true } : {}),
         ...(graceMs !== undefined ? { graceMs } : {}),
         onListening: (where) =>
           process.stderr.write(

@@ -12,7 +12,8 @@
 import type { Client, Tool } from "@modelcontextprotocol/client";
 import type { CheckIssue, ToolSpec } from "../../core/tool.js";
 import type { GuardStore } from "../../idempotency/guard-store.js";
-import { definitionHash, pinnedDefinition, reviewPins } from "../../idempotency/pins.js";
+import { reviewPins } from "../../idempotency/pins.js";
+import { ChangeSignal, type ChangeFeed } from "../../core/changes.js";
 import type { Gateway } from "../../runtime/types.js";
 import { formatReport } from "../../schema/lint/format.js";
 import { lintTool } from "../../schema/lint/index.js";
@@ -24,6 +25,8 @@ import { DEFAULT_PROXY_TIMEOUT_MS, proxyGrant, proxyToolSpec } from "./proxy-too
 import { connectUpstream, describeTarget, listAllTools, type UpstreamTarget } from "./upstream.js";
 import { catalogFingerprint, UpstreamLink } from "./upstream-link.js";
 import { openPassThrough, type PassThroughSource, type UpstreamPassThrough } from "./pass-through.js";
+import { coalesced, findingLines, holdRelisted, relist } from "./list-watch.js";
+import { UpstreamNotices } from "./upstream-notices.js";
 
 export interface AggregateUpstream extends CatalogSettings {
   target: UpstreamTarget;
@@ -62,6 +65,8 @@ export interface AggregateProxy {
   lint: Map<string, LintReport>;
   /** The upstreams' resources, prompts and completions, for `McpServerOptions.passThrough` (`pass-through.ts`). */
   passThrough: UpstreamPassThrough;
+  /** Emits when a served tool is newly held (the list clients see changed): hand it to the MCP server's `toolsChanged`. */
+  toolsChanged: ChangeFeed;
   close(options?: { grace_ms?: number }): Promise<void>;
 }
 
@@ -78,6 +83,7 @@ export async function createAggregateProxy(options: AggregateOptions): Promise<A
   const separator = options.separator ?? "__";
   const opened = await openAll(options.upstreams);
   const links: UpstreamLink[] = [];
+  const toolsChanged = new ChangeSignal();
   try {
     const published: PublishedTool[] = [];
     const tools: ToolSpec[] = [];
@@ -92,9 +98,13 @@ export async function createAggregateProxy(options: AggregateOptions): Promise<A
       const held = new Set(verdicts.filter((v) => v.state === "held").map((v) => v.tool));
       const served = new Map(verdicts.map((v) => [v.tool, v.hash]));
       for (const name of held) log(heldLine(upstream.name, name, "its definition differs from the one pinned"));
-      const link = new UpstreamLink(upstream.target, client, catalogFingerprint(listed), log, (c) =>
-        onToolsChanged(c, () => void recheck(upstream, c, served, held, options.guard, clock, log)),
-      );
+      const notices = new UpstreamNotices(upstream.name, log);
+      const link = new UpstreamLink(upstream.target, client, catalogFingerprint(listed), log, (c) => {
+        notices.listen(c);
+        onToolsChanged(c, async () => {
+          if (await recheck(upstream, c, served, held, options.guard, clock, log)) toolsChanged.emit();
+        });
+      });
       links.push(link);
       sources.push({
         server: upstream.name,
@@ -106,7 +116,7 @@ export async function createAggregateProxy(options: AggregateOptions): Promise<A
       for (const t of servedTools(selected, options.openSchemas === true).tools) {
         const name = publishedName(upstream.namespace, separator, t.name);
         published.push({ name, server: upstream.name, tool: t.name, held: held.has(t.name) });
-        tools.push(guardedSpec(link, t, name, upstream, held, gate, log));
+        tools.push(guardedSpec(link, t, name, upstream, held, gate, log, notices));
       }
     }
     checkCollisions(published);
@@ -122,6 +132,7 @@ export async function createAggregateProxy(options: AggregateOptions): Promise<A
       published,
       lint,
       passThrough,
+      toolsChanged,
       async close(closeOptions) {
         try {
           await gateway.close(closeOptions);
@@ -174,11 +185,13 @@ function guardedSpec(
   held: ReadonlySet<string>,
   gate: ReturnType<typeof callGate> | null,
   log: (line: string) => void,
+  notices: UpstreamNotices,
 ): ToolSpec {
   const own = upstream.tools[tool.name] ?? {};
   const spec = proxyToolSpec(link, tool, {
     timeout_ms: own.timeout_ms ?? upstream.timeout_ms ?? DEFAULT_PROXY_TIMEOUT_MS,
     log: (line) => log(line.replace("toolgate proxy: ", `toolgate proxy: ${upstream.name}'s `)),
+    notices,
   });
   const effect = effectFor(upstream, tool);
   const budget = own.budget_tokens ?? upstream.budget_tokens;
@@ -209,15 +222,16 @@ function guardedSpec(
   };
 }
 
-/** Hears `notifications/tools/list_changed` from one client. */
-function onToolsChanged(client: Client, changed: () => void): void {
-  client.setNotificationHandler("notifications/tools/list_changed", changed);
+/** Hears `notifications/tools/list_changed` from one client: one re-list at a time, a storm folded into one more. */
+function onToolsChanged(client: Client, changed: () => Promise<void>): void {
+  client.setNotificationHandler("notifications/tools/list_changed", coalesced(changed));
 }
 
 /**
  * After a list_changed: reads the catalog again and holds every served tool whose definition is
  * no longer the one served (its new definition is kept pending in the pins, with its lint
- * findings logged). A tool that appeared is not served until a restart.
+ * findings logged). A tool that appeared is not served until a restart. Returns whether a tool
+ * was newly held (the served list changed).
  */
 async function recheck(
   upstream: AggregateUpstream,
@@ -227,29 +241,22 @@ async function recheck(
   guard: GuardStore,
   clock: () => number,
   log: (line: string) => void,
-): Promise<void> {
-  let listed: Tool[];
-  try {
-    listed = await listAllTools(client);
-  } catch (err) {
-    log(`toolgate proxy: ${upstream.name} said its tools changed, but listing them failed: ${(err as Error).message}`);
-    return;
-  }
-  const now = listed.filter((t) => served.has(t.name));
-  await reviewPins(guard.pins, upstream.name, now, clock());
-  for (const t of now) {
-    if (definitionHash(pinnedDefinition(t)) === served.get(t.name) || held.has(t.name)) continue;
-    held.add(t.name);
-    log(heldLine(upstream.name, t.name, "its definition changed while the proxy ran"));
-    const findings = lintTool(t);
-    for (const f of findings) log(`  ${f.severity} ${f.rule} ${f.pointer || "/"}: ${f.message}`);
-  }
-  for (const name of served.keys())
-    if (!listed.some((t) => t.name === name) && !held.has(name)) {
-      held.add(name);
-      log(heldLine(upstream.name, name, "its server no longer lists it"));
-    }
-  const added = listed.filter((t) => !served.has(t.name)).map((t) => t.name);
-  if (added.length > 0)
-    log(`toolgate proxy: ${upstream.name} now lists ${added.join(", ")}, not served until toolgate proxy restarts`);
+): Promise<boolean> {
+  const listed = await relist(client, upstream.name, log);
+  if (!listed) return false;
+  await reviewPins(
+    guard.pins,
+    upstream.name,
+    listed.filter((t) => served.has(t.name)),
+    clock(),
+  );
+  return holdRelisted(listed, served, held, {
+    held: (h) => {
+      const why = h.why === "gone" ? "its server no longer lists it" : "its definition changed while the proxy ran";
+      log(heldLine(upstream.name, h.tool, why));
+      for (const line of findingLines(h.now ? lintTool(h.now) : [])) log(line);
+    },
+    added: (names) =>
+      log(`toolgate proxy: ${upstream.name} now lists ${names.join(", ")}, not served until toolgate proxy restarts`),
+  });
 }

@@ -15,6 +15,7 @@ import { toolResult } from "../../core/tool.js";
 import { NoEffectError } from "../../core/errors.js";
 import { readUpstreamContent } from "./upstream-content.js";
 import { checkedIcons } from "./upstream-bounds.js";
+import { upstreamProgress, UpstreamNotices } from "./upstream-notices.js";
 
 export function effectFromAnnotations(a: Tool["annotations"]): Effect {
   if (a?.readOnlyHint === true) return "read";
@@ -54,6 +55,8 @@ export interface ProxyToolOptions {
   timeout_hint?: string;
   /** Told about each icon of the tool left out (not https: or data:image, or past the bounds). */
   log?: (line: string) => void;
+  /** The upstream's log messages, passed to the caller of the one call in flight (`upstream-notices.ts`). */
+  notices?: UpstreamNotices;
 }
 
 /** The upstream a proxied tool calls: a fixed client, or a link that reconnects (`UpstreamLink`). */
@@ -91,19 +94,27 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
       const live = "get" in upstream ? upstream.get(tool.name) : upstream;
       const client = live instanceof Promise ? await live : live;
       let result: CallToolResult;
+      // The upstream's progress for this call (its own token), and its log messages while it runs.
+      const progress = upstreamProgress(ctx.progress);
+      const leave = options.notices?.enter(ctx.log);
       try {
-        // The caller's trace goes on with the call, so the upstream's spans join it.
-        const _meta = ctx.trace
-          ? {
-              traceparent: ctx.trace.traceparent,
-              ...(ctx.trace.tracestate ? { tracestate: ctx.trace.tracestate } : {}),
-            }
-          : undefined;
+        // The caller's trace goes on with the call, so the upstream's spans join it; a 2026-07-28
+        // upstream logs for a request only at the level its `_meta` names.
+        const _meta = {
+          ...(ctx.trace
+            ? {
+                traceparent: ctx.trace.traceparent,
+                ...(ctx.trace.tracestate ? { tracestate: ctx.trace.tracestate } : {}),
+              }
+            : {}),
+          ...(options.notices ? UpstreamNotices.requestMeta(ctx.log) : {}),
+        };
         result = (await client.callTool(
-          { name: tool.name, arguments: args, ...(_meta ? { _meta } : {}) },
+          { name: tool.name, arguments: args, ...(Object.keys(_meta).length > 0 ? { _meta } : {}) },
           {
             signal: ctx.signal,
             timeout: timeout_ms + SDK_TIMEOUT_MARGIN_MS,
+            ...(progress.onprogress ? { onprogress: progress.onprogress } : {}),
           },
         )) as CallToolResult;
       } catch (err) {
@@ -115,6 +126,9 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
           );
         }
         throw new UpstreamError(`the upstream MCP server did not answer ${tool.name}: ${message}`);
+      } finally {
+        progress.stop();
+        leave?.();
       }
       const { text, parts } = readUpstreamContent(result);
       // isError is the tool's definite answer (it ran and said it failed): stored and replayed, not in doubt.

@@ -4,7 +4,13 @@
  * the operator), turned into ToolSpecs
  * and handed to a real Gateway, so every call meets validation, capability, idempotency,
  * approval and budgets before the upstream sees it. Serve the result with `serveStdio` or
- * `serveHttp` like any gateway.
+ * `serveHttp` like any gateway, handing them `toolsChanged` and `logging: true`.
+ *
+ * While it runs: the upstream's progress and log messages reach the caller of the call they
+ * belong to (`upstream-notices.ts`), and a `notifications/tools/list_changed` re-reads the
+ * catalog (`list-watch.ts`): a tool whose definition is no longer the one read at start — the
+ * proxy's pin, kept in memory — or that is gone is held (not listed, its calls refused) until a
+ * restart, and the clients are told their list changed.
  */
 import type { Client, Tool } from "@modelcontextprotocol/client";
 import { closeOpenObjects } from "../../schema/close.js";
@@ -17,6 +23,12 @@ import { DEFAULT_PROXY_TIMEOUT_MS, proxyToolSpec } from "./proxy-tools.js";
 import { connectUpstream, describeTarget, listAllTools, type UpstreamTarget } from "./upstream.js";
 import { catalogFingerprint, UpstreamLink } from "./upstream-link.js";
 import { openPassThrough, type UpstreamPassThrough } from "./pass-through.js";
+import { boundedText, UpstreamNotices } from "./upstream-notices.js";
+import { coalesced, findingLines, holdRelisted, relist } from "./list-watch.js";
+import { ChangeSignal, type ChangeFeed } from "../../core/changes.js";
+import { definitionHash, pinnedDefinition } from "../../idempotency/pins.js";
+import { lintTool } from "../../schema/lint/index.js";
+import type { CheckIssue } from "../../core/tool.js";
 
 export interface ProxyOptions {
   upstream: UpstreamTarget;
@@ -42,6 +54,8 @@ export interface Proxy {
   tools: ToolSpec[];
   /** The upstream catalog's lint report, as logged at start. */
   lint: LintReport;
+  /** Emits when a served tool is newly held (the list clients see changed): hand it to the MCP server's `toolsChanged`. */
+  toolsChanged: ChangeFeed;
   /** The upstream client now connected; null while the upstream is down (the next call restarts it). */
   readonly client: Client | null;
   /**
@@ -90,12 +104,29 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
   const target = describeTarget(options.upstream);
   const client = await connectUpstream(options.upstream);
   let link: UpstreamLink | null = null;
+  const toolsChanged = new ChangeSignal();
   try {
     const listed = await listAllTools(client);
     // The same report `toolgate lint --mcp` prints; the proxy serves the tools regardless.
     const lint = lintSources([{ source: `mcp:${target}`, value: { tools: listed } }]);
     if (lint.findings.length > 0) log(formatReport(lint, "text").trimEnd());
-    link = new UpstreamLink(options.upstream, client, catalogFingerprint(listed), log);
+    // The definitions read at start are the pins a list_changed is checked against.
+    const pins = new Map(listed.map((t) => [t.name, definitionHash(pinnedDefinition(t))]));
+    const held = new Set<string>();
+    const serverName = client.getServerVersion()?.name;
+    const notices = new UpstreamNotices(
+      typeof serverName === "string" && serverName !== "" ? boundedText(serverName, 64) : "upstream",
+      log,
+    );
+    link = new UpstreamLink(options.upstream, client, catalogFingerprint(listed), log, (c) => {
+      notices.listen(c);
+      c.setNotificationHandler(
+        "notifications/tools/list_changed",
+        coalesced(async () => {
+          if (await recheck(c, pins, held, log)) toolsChanged.emit();
+        }),
+      );
+    });
     const served = servedTools(listed, options.openSchemas === true);
     const perTool = options.toolTimeoutMs ?? {};
     const unknown = Object.keys(perTool).filter((name) => !served.tools.some((t) => t.name === name));
@@ -108,11 +139,19 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     }
     const tools = served.tools.map((t) => {
       const timeout_ms = perTool[t.name] ?? options.timeoutMs ?? DEFAULT_PROXY_TIMEOUT_MS;
-      return proxyToolSpec(link!, t, {
+      const spec = proxyToolSpec(link!, t, {
         timeout_ms,
+        notices,
         ...(options.timeoutHint ? { timeout_hint: options.timeoutHint(t.name, timeout_ms) } : {}),
         log,
       });
+      const issue: CheckIssue = {
+        path: "",
+        code: "awaiting_restart",
+        message: `${t.name}'s definition changed at its upstream server while toolgate proxy ran, so it is held: nothing was executed. Use other tools meanwhile, or tell the user that ${t.name} changed and toolgate proxy must be restarted to serve it`,
+      };
+      const isHeld = () => held.has(t.name);
+      return { ...spec, check: () => (isHeld() ? [issue] : undefined), mcp: { ...spec.mcp, hidden: isHeld } };
     });
     const passThrough = await openPassThrough(
       [{ server: target, link, namespace: "", timeoutMs: options.timeoutMs ?? DEFAULT_PROXY_TIMEOUT_MS }],
@@ -125,6 +164,7 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
       tools,
       lint,
       passThrough,
+      toolsChanged,
       get client() {
         return link!.client;
       },
@@ -140,4 +180,25 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     await (link ? link.close() : client.close());
     throw err;
   }
+}
+
+/** After a list_changed: re-reads the catalog and holds what changed or went (see the top); whether one was held. */
+async function recheck(
+  client: Client,
+  served: ReadonlyMap<string, string>,
+  held: Set<string>,
+  log: (line: string) => void,
+): Promise<boolean> {
+  const listed = await relist(client, "the upstream", log);
+  if (!listed) return false;
+  return holdRelisted(listed, served, held, {
+    held: (h) => {
+      log(
+        `toolgate proxy: the upstream's tool ${JSON.stringify(h.tool)} is held (${h.why === "gone" ? "the upstream no longer lists it" : "its definition changed while the proxy ran"}): it is not listed and its calls are refused until toolgate proxy restarts`,
+      );
+      for (const line of findingLines(h.now ? lintTool(h.now) : [])) log(line);
+    },
+    added: (names) =>
+      log(`toolgate proxy: the upstream now lists ${names.join(", ")}, not served until toolgate proxy restarts`),
+  });
 }

@@ -15,6 +15,7 @@
 import {
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
+  LOG_LEVEL_META_KEY,
   PROTOCOL_VERSION_META_KEY,
   ProtocolError,
   ProtocolErrorCode,
@@ -32,7 +33,8 @@ import { z } from "zod";
 import type { Gateway, Proposal } from "../../runtime/types.js";
 import type { TraceContextInput } from "../../runtime/trace-context.js";
 import type { Observation } from "../../core/observation.js";
-import type { ProgressUpdate } from "../../core/tool.js";
+import { isLogLevel, type CallLog, type LogLevel, type ProgressUpdate } from "../../core/tool.js";
+import type { ChangeFeed } from "../../core/changes.js";
 import type { ApproveVia } from "../../runtime/approvals.js";
 import { escapeUntrusted } from "../../observation/escape.js";
 import { ToolgateError } from "../../core/errors.js";
@@ -107,7 +109,23 @@ export interface McpServerOptions {
    * capability is declared only when it is given.
    */
   passThrough?: PassThrough;
+  /**
+   * Emits when the tools this server lists changed while it runs (a proxy held a tool whose
+   * upstream definition changed): the server declares `tools.listChanged`, and the transports
+   * tell their clients (`announceToolChanges`: each 2025-11-25 session and stdio connection,
+   * each 2026-07-28 `subscriptions/listen` stream).
+   */
+  toolsChanged?: ChangeFeed;
+  /**
+   * The tools pass log messages on to their callers (a proxy relaying its upstream's): the server
+   * declares `logging`, answers `logging/setLevel` (2025-11-25; default `info`) and reads a
+   * 2026-07-28 request's level from its `_meta` (none there: no log messages for it).
+   */
+  logging?: boolean;
 }
+
+/** The level a 2025-11-25 session gets log messages at before it sends logging/setLevel. */
+export const DEFAULT_LOG_LEVEL: LogLevel = "info";
 
 /** A client may keep tools/list this long by default, ms. */
 export const DEFAULT_LIST_TTL_MS = 300_000;
@@ -135,6 +153,8 @@ interface CallToolParams {
 class GatewayServer extends Server {
   /** tools/call requests received and not yet answered on the transport (see `answersSent`). */
   readonly unanswered = new InFlight<object>();
+  /** The level this connection's client set with logging/setLevel (2025-11-25), once it has. */
+  logLevel: LogLevel | undefined;
 
   /**
    * Counts each tools/call from its arrival until its answer has been handed to the transport:
@@ -175,6 +195,13 @@ class GatewayServer extends Server {
     handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
   ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
     const wrapped = super._wrapHandler(method, handler);
+    if (method === "logging/setLevel")
+      return async (request, ctx) => {
+        const answer = await wrapped(request, ctx);
+        const level = (request.params as { level?: unknown } | undefined)?.level;
+        if (isLogLevel(level)) this.logLevel = level;
+        return answer;
+      };
     if (method !== "tools/call") return wrapped;
     // A task-augmented call answers with its task, which the SDK's tools/call result check would refuse.
     return (request, ctx) =>
@@ -195,6 +222,23 @@ function wellFormedCall(params: unknown): boolean {
     typeof params.name === "string" &&
     (params.arguments === undefined || isObject(params.arguments)) &&
     (params._meta === undefined || isObject(params._meta))
+  );
+}
+
+/**
+ * Tells the client of `server()` (the one serving the connection now) each time `changes` emits that its tool list changed
+ * (`notifications/tools/list_changed`: on a 2025-11-25 connection unsolicited, on a 2026-07-28
+ * stdio connection the SDK's entry puts it on the `subscriptions/listen` streams that asked for
+ * it); returns the function that stops. For a server that lives as long as its connection (not
+ * one built per 2026-07-28 HTTP request: those hear through the handler's `notify`).
+ */
+export function announceToolChanges(server: () => Server | undefined, changes: ChangeFeed | undefined): () => void {
+  if (!changes) return () => {};
+  return changes.subscribe(
+    () =>
+      void server()
+        ?.sendToolListChanged()
+        .catch(() => {}),
   );
 }
 
@@ -364,7 +408,8 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     { name: options.name ?? "toolgate", version: options.version ?? "0.1.0" },
     {
       capabilities: {
-        tools: { listChanged: false },
+        tools: { listChanged: options.toolsChanged !== undefined },
+        ...(options.logging ? { logging: {} } : {}),
         ...(options.tasks ? { tasks: TASKS_CAPABILITY } : {}),
         ...passThroughCapabilities(options.passThrough),
       },
@@ -486,6 +531,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
               .catch(() => {})
         : undefined;
     const trace = traceOf(_meta as Record<string, unknown> | undefined, ctx);
+    const log = options.logging ? callLog(ctx, envelope) : undefined;
     // An unknown tool gets the same -32602 with or without a task (nothing is started for it).
     if (params.task !== undefined && gateway.tools.has(name)) return startTask(proposal, params.task, envelope);
     const obs = withCapabilityHint(
@@ -494,6 +540,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
         principal,
         signal: cancelled,
         ...(progressOf ? { progress: progressOf } : {}),
+        ...(log ? { log } : {}),
         ...(trace ? { trace } : {}),
       }),
       http,
@@ -554,6 +601,19 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
       obs,
     );
     return callResult(name, answered);
+  }
+
+  /**
+   * Where a call's log messages go: this request's own stream (`mcpReq.log`, which checks the
+   * level once more), at the level a 2026-07-28 request names in its `_meta` (none: no log for it)
+   * or the one this 2025-11-25 connection set.
+   */
+  function callLog(ctx: ServerContext, envelope: Envelope): CallLog | undefined {
+    const level = envelope.protocolVersion
+      ? (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY]
+      : (server.logLevel ?? DEFAULT_LOG_LEVEL);
+    if (!isLogLevel(level)) return undefined;
+    return { level, send: (entry) => void ctx.mcpReq.log(entry.level, entry.data, entry.logger).catch(() => {}) };
   }
 
   /** A task-augmented tools/call: the task as started; its answer comes from tasks/result. */

@@ -11,7 +11,7 @@ import type { Readable, Writable } from "node:stream";
 import type { Server } from "@modelcontextprotocol/server";
 import { serveStdio as serveEras } from "@modelcontextprotocol/server/stdio";
 import type { Gateway } from "../../runtime/types.js";
-import { answersSent, createMcpServer, type McpServerOptions } from "../server/server.js";
+import { announceToolChanges, answersSent, createMcpServer, type McpServerOptions } from "../server/server.js";
 import { LineStdioTransport } from "./stdio-transport.js";
 
 export interface StdioOptions extends McpServerOptions {
@@ -49,6 +49,7 @@ export async function serveStdio(gateway: Gateway, options: StdioOptions = {}): 
   // The entry may build a second server to answer a server/discover probe that a 2025-11-25
   // client follows with initialize; the last one built is the one serving the connection.
   let server: Server | undefined;
+  const stopAnnouncing = announceToolChanges(() => server, options.toolsChanged);
   const handle = serveEras(
     () => {
       server = createMcpServer(gateway, options);
@@ -63,6 +64,7 @@ export async function serveStdio(gateway: Gateway, options: StdioOptions = {}): 
     },
     closed,
     async close() {
+      stopAnnouncing();
       if (server) await answersSent(server);
       await handle.close();
       resolveClosed();

@@ -64,8 +64,12 @@ describe("pinned catalogs", () => {
     writeFileSync(descriptionFile, "Echoes the text back unchanged.");
     const agg = await startAggregate(dir, config(), await openGuardStore("memory:"), { closeGuard: true });
     expect((await agg.client.callTool({ name: "changing__echo", arguments: { text: "a" } })).isError).toBeFalsy();
+    let told = 0;
+    agg.proxy.toolsChanged.subscribe(() => void (told += 1));
     await agg.client.callTool({ name: "changing__poison", arguments: {} });
     await until(() => agg.logs.some((l) => l.includes("changed while the proxy ran")));
+    // The held tool left the list: the clients are told once.
+    expect(told).toBe(1);
     expect(agg.logs.some((l) => /error TG011 \/description: the text tells the model to keep something/.test(l))).toBe(
       true,
     );
