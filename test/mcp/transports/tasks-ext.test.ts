@@ -15,6 +15,9 @@ import { createGateway } from "../../../src/runtime/gateway.js";
 import { openStore } from "../../../src/idempotency/open.js";
 import { createTaskRunner } from "../../../src/runtime/tasks.js";
 import type { Gateway } from "../../../src/runtime/types.js";
+import type { Store } from "../../../src/idempotency/store.js";
+import { createRedisStore } from "../../../src/idempotency/stores/redis.js";
+import { REDIS_URL, serviceAvailable } from "../../support/require.js";
 import { serveHttp } from "../../../src/mcp/transports/http.js";
 import { approvalInputKey, TASKS_EXTENSION } from "../../../src/mcp/server/tasks-ext.js";
 import type { ApproveVia } from "../../../src/runtime/approvals.js";
@@ -40,10 +43,10 @@ interface Served {
   notes: string;
 }
 
-async function serve(approveVia: ApproveVia = "both", storeUrl?: string): Promise<Served> {
-  const notes = tempDir("tasks-ext");
+async function serve(approveVia: ApproveVia = "both", on?: { store: Store; notes: string }): Promise<Served> {
+  const notes = on?.notes ?? tempDir("tasks-ext");
   process.env.NOTES_DIR = notes;
-  const store = await openStore(storeUrl ?? `sqlite:${join(tempDir("tasks-ext-store"), "state.db")}`);
+  const store = on?.store ?? (await openStore(`sqlite:${join(tempDir("tasks-ext-store"), "state.db")}`));
   const gateway = createGateway({ tools: catalog, store, audit: false });
   const tasks = createTaskRunner(gateway, { store, poll_ms: 50 });
   const http = await serveHttp(gateway, { port: 0, approveVia, warn: () => {}, tasks });
@@ -263,4 +266,28 @@ describe("the 2026-07-28 tasks extension over Streamable HTTP", { timeout: 60_00
       status: "cancelled",
     });
   });
+
+  it.runIf(serviceAvailable("Redis", "127.0.0.1", 6379))(
+    "on Redis, a task started through one replica is read, approved and finished through another",
+    async () => {
+      const prefix = `tg-tasks-ext-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}:`;
+      const notes = tempDir("tasks-ext-replicas");
+      const a = await serve("both", { store: await createRedisStore({ url: REDIS_URL, prefix }), notes });
+      const b = await serve("both", { store: await createRedisStore({ url: REDIS_URL, prefix }), notes });
+      const taskId = (await callDelete(a.url, "r", { bearer: "alice" })).result!.taskId as string;
+      const waiting = await until(b.url, taskId, (t) => t.status === "input_required", { bearer: "alice" });
+      const [key] = Object.keys(waiting.inputRequests as object);
+      expect(key).toMatch(/^toolgate\/approval\/ap_/);
+      expect((await getTask(b.url, taskId, { bearer: "mallory" })).error?.code).toBe(-32602);
+      await rpc(
+        b.url,
+        "tasks/update",
+        { taskId, inputResponses: { [key!]: { action: "accept" } } },
+        { bearer: "alice" },
+      );
+      const done = await until(b.url, taskId, (t) => t.status === "completed", { bearer: "alice" });
+      expect(obsOf(done.result).ok).toBe(true);
+      expect(executions(notes)).toEqual(["note_delete r"]);
+    },
+  );
 });
