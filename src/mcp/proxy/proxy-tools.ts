@@ -71,6 +71,7 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
   const timeout_ms = options.timeout_ms ?? DEFAULT_PROXY_TIMEOUT_MS;
   const effect = effectFromAnnotations(tool.annotations);
   const title = tool.title ?? tool.annotations?.title;
+  const taskSupport = (tool as { execution?: { taskSupport?: unknown } }).execution?.taskSupport;
   const spec: ToolSpec = {
     name: tool.name,
     description: tool.description ?? "",
@@ -79,6 +80,8 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
     timeout_ms,
     ...(options.timeout_hint !== undefined ? { timeout_hint: options.timeout_hint } : {}),
     ...(tool.annotations ? { mcp: { declared: tool.annotations } } : {}),
+    // A tool the upstream says may run long as a task may be one here too (toolgate's runner; the upstream sees a plain call).
+    ...(taskSupport === "optional" || taskSupport === "required" ? { runsAsTask: true } : {}),
     grant: (args) => proxyGrant(tool.name, effect, args),
     handler: async (args, ctx) => {
       const live = "get" in upstream ? upstream.get(tool.name) : upstream;
