@@ -17,6 +17,7 @@ import { proxyToolSpec } from "../../../src/mcp/proxy/proxy-tools.js";
 import { mayRunAsTask } from "../../../src/runtime/tasks.js";
 import { TASKS_EXTENSION } from "../../../src/mcp/server/tasks-ext.js";
 import { tempDir } from "../support.js";
+import { rawRequest } from "../raw-transport.js";
 
 const root = join(import.meta.dirname, "../../..");
 const wrapper = fileURLToPath(new URL("../fixtures/logging-wrapper.mjs", import.meta.url));
@@ -33,23 +34,7 @@ const ENVELOPE = {
   "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
 };
 
-let rawId = 1_000_000;
-/** A 2026-07-28 request sent on the client's own transport, its answer read off it as sent. */
-async function raw(c: Client, method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const transport = c.transport!;
-  const id = ++rawId;
-  const onmessage = transport.onmessage;
-  const answer = new Promise<Record<string, unknown>>((resolve) => {
-    transport.onmessage = (m, extra) => {
-      if ((m as { id?: unknown }).id === id) {
-        transport.onmessage = onmessage;
-        resolve(m as Record<string, unknown>);
-      } else onmessage?.(m, extra);
-    };
-  });
-  await transport.send({ jsonrpc: "2.0", id, method, params: { ...params, _meta: ENVELOPE } });
-  return answer;
-}
+const raw = (c: Client, method: string, params: Record<string, unknown>) => rawRequest(c, method, params, ENVELOPE);
 
 describe("toolgate proxy runs tasks", { timeout: 90_000 }, () => {
   it("an A3 upstream call as a 2026 task: approved by tasks/update, the upstream called once, ordinarily", async () => {

@@ -11,14 +11,15 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Client, StreamableHTTPClientTransport, type Transport } from "@modelcontextprotocol/client";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { createGateway } from "../../../src/runtime/gateway.js";
 import { openStore } from "../../../src/idempotency/open.js";
 import { createTaskRunner } from "../../../src/runtime/tasks.js";
 import { serveHttp } from "../../../src/mcp/transports/http.js";
 import { TASKS_EXTENSION } from "../../../src/mcp/server/tasks-ext.js";
 import catalog from "../fixtures/tasks-catalog.js";
-import { tempDir } from "../support.js";
+import { notesServeCommand, tempDir } from "../support.js";
+import { rawRequest } from "../raw-transport.js";
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -44,31 +45,11 @@ async function httpServer(): Promise<{ url: URL; notes: string }> {
   return { url: http.url, notes };
 }
 
-/** `toolgate serve --catalog` over stdio, spawned from source, on a SQLite store. */
+/** `toolgate serve --catalog` (the tasks catalog) over stdio, spawned from source, on a SQLite store. */
 function stdio(notes: string): StdioClientTransport {
-  const root = join(import.meta.dirname, "../../..");
   const store = `sqlite:${join(tempDir("tasks-status-stdio"), "state.db")}`;
   return new StdioClientTransport({
-    command: process.execPath,
-    args: [
-      "--import",
-      "tsx",
-      join(root, "src/cli/main.ts"),
-      "serve",
-      "--catalog",
-      join(root, "test/mcp/fixtures/tasks-catalog.ts"),
-      "--workspace",
-      notes,
-      "--store",
-      store,
-    ],
-    cwd: root,
-    env: {
-      ...getDefaultEnvironment(),
-      NOTES_DIR: notes,
-      XDG_STATE_HOME: process.env.XDG_STATE_HOME!,
-      XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME!,
-    },
+    ...notesServeCommand(notes, { catalog: "tasks-catalog.ts", store }),
     stderr: "pipe",
   });
 }
@@ -172,35 +153,12 @@ describe("task status and progress", { timeout: 90_000 }, () => {
   });
 });
 
-let rawId = 1_000_000;
-/** A 2026-07-28 tools/call sent on the client's own transport, its answer read off it as sent. */
-async function rawCall(
-  c: Client,
-  params: Record<string, unknown>,
-): Promise<Record<string, unknown> & { taskId: string }> {
-  const transport = c.transport!;
-  const id = ++rawId;
-  const onmessage = transport.onmessage;
-  const answer = new Promise<Record<string, unknown>>((resolve) => {
-    transport.onmessage = (m, extra) => {
-      if ((m as { id?: unknown }).id === id) {
-        transport.onmessage = onmessage;
-        resolve((m as { result: Record<string, unknown> }).result);
-      } else onmessage?.(m, extra);
-    };
+/** A 2026-07-28 tools/call declaring the tasks extension, its answer as sent. */
+async function rawCall(c: Client, params: Record<string, unknown>) {
+  const answer = await rawRequest(c, "tools/call", params, {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": { extensions: { [TASKS_EXTENSION]: {} } },
+    "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
   });
-  await transport.send({
-    jsonrpc: "2.0",
-    id,
-    method: "tools/call",
-    params: {
-      ...params,
-      _meta: {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": { extensions: { [TASKS_EXTENSION]: {} } },
-        "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
-      },
-    },
-  });
-  return (await answer) as Record<string, unknown> & { taskId: string };
+  return answer.result as Record<string, unknown> & { taskId: string };
 }
