@@ -22,9 +22,10 @@ import type { JsonValue } from "../core/json.js";
 import type { Observation } from "../core/observation.js";
 import { AUTHORITY, type ProgressUpdate } from "../core/tool.js";
 import { ToolgateError } from "../core/errors.js";
-import type { Store } from "../idempotency/store.js";
+import type { ApprovalRecord, Store } from "../idempotency/store.js";
 import { isFinalStatus, type TaskRecord, type TaskStatus } from "../idempotency/tasks.js";
 import type { Gateway, Proposal } from "./types.js";
+import type { TraceContextInput } from "./trace-context.js";
 
 export interface TaskRunnerOptions {
   /** The gateway's store: its tasks, and its approvals for the A3 wait. */
@@ -46,6 +47,14 @@ export interface StartTask {
   ttl_ms?: number;
   /** Receives the call's progress while the task runs (see `CallOptions.progress`). */
   progress?: (update: ProgressUpdate) => void;
+  /**
+   * Told each status this process gives the task (input_required, working again, its final
+   * status; a cancel through this runner), once per change. A status another replica writes
+   * (its cancel) is told when this process sees it, at the next poll.
+   */
+  onStatus?: (task: TaskRecord) => void;
+  /** The caller's trace context, handed to the gateway with the call (see `CallOptions.trace`). */
+  trace?: TraceContextInput;
 }
 
 export interface TaskRunner {
@@ -58,6 +67,11 @@ export interface TaskRunner {
   list(owner: string, page?: { after?: string; limit?: number }): Promise<TaskRecord[]>;
   /** Cancels a task not yet final; a final one is returned unchanged (`already_final`). */
   cancel(id: string, owner: string): Promise<{ task: TaskRecord; already_final: boolean } | null>;
+  /**
+   * The approval an `input_required` task waits for (while it waits, its `result` is the call's
+   * `approval_required` observation), read from the store; null when it waits for nothing pending.
+   */
+  awaiting(task: TaskRecord): Promise<ApprovalRecord | null>;
   /** Stops watching; calls still running end with the gateway's close. */
   close(): void;
 }
@@ -79,7 +93,10 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
   const poll_ms = options.poll_ms ?? DEFAULT_POLL_MS;
   const stale_ms = options.stale_ms ?? DEFAULT_STALE_MS;
   /** Tasks running here: their abort, and who waits for their end. */
-  const running = new Map<string, { abort: AbortController; ended: Promise<void> }>();
+  const running = new Map<
+    string,
+    { abort: AbortController; ended: Promise<void>; told: (t: TaskRecord | null) => void }
+  >();
   let closed = false;
   // Ends the approval waits of this process when the runner closes (a call that runs ends with the gateway's close).
   const closing = new AbortController();
@@ -99,14 +116,25 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
     return failed ?? (await tasks.get(t.id, now));
   }
 
-  async function run(task: TaskRecord, proposal: Proposal, abort: AbortController, progress: StartTask["progress"]) {
+  async function run(task: TaskRecord, proposal: Proposal, abort: AbortController, opts: StartTask) {
+    const told = running.get(task.id)!.told;
+    const options = {
+      signal: abort.signal,
+      abandoned: abort.signal,
+      principal: opts.owner,
+      progress: onProgress,
+      ...(opts.trace ? { trace: opts.trace } : {}),
+    };
     let line: string | null = null;
     let lastWritten: string | null = null;
     // Once a poll: the latest progress line (and a heartbeat), and whether another replica cancelled it.
     const tick = setInterval(() => {
       void (async () => {
         const current = await tasks.get(task.id, clock());
-        if (current?.status === "cancelled") return abort.abort();
+        if (current?.status === "cancelled") {
+          told(current);
+          return abort.abort();
+        }
         if (!current || !LIVE.includes(current.status)) return;
         const message = current.status === "working" && line !== lastWritten ? line : current.status_message;
         if (
@@ -122,25 +150,28 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       });
     }, poll_ms);
     tick.unref();
-    const onProgress = (u: ProgressUpdate) => {
+    function onProgress(u: ProgressUpdate) {
       line = u.message;
-      progress?.(u);
-    };
+      opts.progress?.(u);
+    }
     let answer: Observation | null = null;
     let failure: string | null = null;
     try {
-      answer = await gateway.call(proposal, { signal: abort.signal, abandoned: abort.signal, progress: onProgress });
+      answer = await gateway.call(proposal, options);
       for (;;) {
         const approvalId = pendingApproval(answer);
         if (approvalId === null || abort.signal.aborted) break;
-        const decided = await waitForApproval(task.id, approvalId, AbortSignal.any([abort.signal, closing.signal]));
+        const decided = await waitForApproval(
+          task.id,
+          answer,
+          approvalId,
+          AbortSignal.any([abort.signal, closing.signal]),
+          told,
+        );
         if (!decided && closing.signal.aborted && !abort.signal.aborted)
           failure = `toolgate shut down while this task waited for approval ${approvalId}; nothing was run, and the approval stays: propose the same call again with approval_id "${approvalId}"`;
         if (!decided) break;
-        answer = await gateway.call(
-          { ...proposal, approval_id: approvalId },
-          { signal: abort.signal, abandoned: abort.signal, progress: onProgress },
-        );
+        answer = await gateway.call({ ...proposal, approval_id: approvalId }, options);
       }
     } catch (err) {
       failure = `the call could not be completed: ${(err as Error)?.message ?? String(err)}`;
@@ -158,23 +189,39 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
             result,
             now,
           };
-    if ((await tasks.update(task.id, LIVE, final)) === null) {
+    const ended = await tasks.update(task.id, LIVE, final);
+    if (ended === null) {
       // Cancelled meanwhile: the task keeps that status and carries what the call left (stopped, or in doubt).
-      await tasks.update(task.id, ["cancelled"], {
-        status: "cancelled",
-        result: failure === null ? result : null,
-        now,
-      });
-    }
+      told(
+        await tasks.update(task.id, ["cancelled"], {
+          status: "cancelled",
+          result: failure === null ? result : null,
+          now,
+        }),
+      );
+    } else told(ended);
   }
 
-  /** Marks the task input_required until the approval is decided; false when it expired or the task was cancelled. */
-  async function waitForApproval(id: string, approvalId: string, signal: AbortSignal): Promise<boolean> {
-    await tasks.update(id, ["working"], {
-      status: "input_required",
-      status_message: `waits for a person to decide approval ${approvalId} (toolgate approvals approve ${approvalId}, or deny)`,
-      now: clock(),
-    });
+  /**
+   * Marks the task input_required until the approval is decided (its result meanwhile the
+   * `approval_required` observation, which names the approval); false when it expired or the task
+   * was cancelled.
+   */
+  async function waitForApproval(
+    id: string,
+    asking: Observation,
+    approvalId: string,
+    signal: AbortSignal,
+    told: (t: TaskRecord | null) => void,
+  ): Promise<boolean> {
+    told(
+      await tasks.update(id, ["working"], {
+        status: "input_required",
+        status_message: `waits for a person to decide approval ${approvalId} (toolgate approvals approve ${approvalId}, or deny)`,
+        result: asking as unknown as JsonValue,
+        now: clock(),
+      }),
+    );
     for (;;) {
       if (signal.aborted) return false;
       const a = await approvals.get(approvalId);
@@ -182,9 +229,14 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       if (a.state !== "pending") break;
       await sleep(poll_ms, signal);
     }
-    return (
-      (await tasks.update(id, ["input_required"], { status: "working", status_message: null, now: clock() })) !== null
-    );
+    const resumed = await tasks.update(id, ["input_required"], {
+      status: "working",
+      status_message: null,
+      result: null,
+      now: clock(),
+    });
+    told(resumed);
+    return resumed !== null;
   }
 
   async function get(id: string, owner: string): Promise<TaskRecord | null> {
@@ -228,12 +280,24 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       };
       await tasks.create(task);
       const abort = new AbortController();
-      const ended = run(task, proposal, abort, opts.progress)
+      let last: TaskStatus = task.status;
+      // Each status once: the poll that sees another replica's cancel and the final write may both report it.
+      const told = (t: TaskRecord | null) => {
+        if (t === null || t.status === last) return;
+        last = t.status;
+        try {
+          opts.onStatus?.(t);
+        } catch {
+          // A listener's failure is its own; the task runs on.
+        }
+      };
+      const here = { abort, ended: Promise.resolve(), told };
+      running.set(task.id, here);
+      here.ended = run(task, proposal, abort, opts)
         .catch(() => {
           // The store failed on the final write: the task reads failed once stale.
         })
         .finally(() => running.delete(task.id));
-      running.set(task.id, { abort, ended });
       return task;
     },
     async result(id, owner, signal) {
@@ -264,9 +328,18 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
         status_message: "cancelled by its owner",
         now: clock(),
       });
-      running.get(id)?.abort.abort();
+      const here = running.get(id);
+      here?.told(cancelled);
+      here?.abort.abort();
       if (cancelled === null) return { task: (await tasks.get(id, clock())) ?? t, already_final: true };
       return { task: cancelled, already_final: false };
+    },
+    async awaiting(t) {
+      if (t.status !== "input_required" || t.result === null) return null;
+      const approvalId = pendingApproval(t.result as unknown as Observation);
+      if (approvalId === null) return null;
+      const a = await approvals.get(approvalId);
+      return a !== null && a.state === "pending" && a.expires_at > clock() ? a : null;
     },
     close() {
       closed = true;

@@ -58,8 +58,12 @@ export function ids(call_id: string, extra: Record<string, unknown> = {}): Recor
 /**
  * `toolgate serve` over stdio on the notes catalog, started from source (node + tsx, no build),
  * with an in-memory store and `notes` as its workspace and notes folder: what a stdio client spawns.
+ * `catalog` names another fixture in test/mcp/fixtures, `store` another store URL.
  */
-export function notesServeCommand(notes: string): {
+export function notesServeCommand(
+  notes: string,
+  options: { catalog?: string; store?: string } = {},
+): {
   command: string;
   args: string[];
   cwd: string;
@@ -74,11 +78,11 @@ export function notesServeCommand(notes: string): {
       join(root, "src/cli/main.ts"),
       "serve",
       "--catalog",
-      join(root, "test/mcp/fixtures/notes-catalog.ts"),
+      join(root, "test/mcp/fixtures", options.catalog ?? "notes-catalog.ts"),
       "--workspace",
       notes,
       "--store",
-      "memory:",
+      options.store ?? "memory:",
     ],
     cwd: root,
     env: {

@@ -3,7 +3,9 @@
  * gateway. The upstream's catalog is linted at start (findings and a summary on stderr).
  */
 import type { Command } from "commander";
-import { gatewayFromSettings, prepareState } from "../host/gateway-settings.js";
+import { openGateway, prepareState } from "../host/gateway-settings.js";
+import { createTaskRunner } from "../../runtime/tasks.js";
+import type { Store } from "../../idempotency/store.js";
 import { cwdCountsAsWorkspace } from "../../state/placement.js";
 import { gatewayFlagOptions, parseGatewayFlags, type GatewayFlags } from "../host/flags.js";
 import { createProxy } from "../../mcp/proxy/proxy.js";
@@ -111,13 +113,18 @@ export function register(program: Command): void {
     // The proxy's workspace is the folder it runs in (state is kept outside it), prepared before the upstream starts.
     const state = prepareState(settings, { guard: cwdCountsAsWorkspace(process.cwd()) });
     for (const note of state.notes) process.stderr.write(`toolgate proxy: ${note}\n`);
+    let store: Store | undefined;
     const proxy = await createProxy({
       upstream,
       openSchemas: flags.openSchemas === true,
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       toolTimeoutMs,
       timeoutHint,
-      gateway: (tools) => gatewayFromSettings(tools, settings, state),
+      gateway: async (tools) => {
+        const opened = await openGateway(tools, settings, state);
+        store = opened.store;
+        return opened.gateway;
+      },
     });
     try {
       await runGatewayServer(proxy.gateway, {
@@ -126,6 +133,8 @@ export function register(program: Command): void {
         passThrough: proxy.passThrough,
         toolsChanged: proxy.toolsChanged,
         logging: true,
+        // A3 calls (their approval wait) and tools the upstream runs as tasks may run as MCP tasks, in toolgate's store.
+        tasks: createTaskRunner(proxy.gateway, { store: store! }),
         onListening: (where) =>
           process.stderr.write(`toolgate proxy: serving on ${where}; state in ${stateWhere(state)}\n`),
       });
@@ -162,6 +171,7 @@ async function runConfigProxy(argv: string[], flags: ProxyFlags): Promise<void> 
       passThrough: started.proxy.passThrough,
       toolsChanged: started.proxy.toolsChanged,
       logging: true,
+      tasks: createTaskRunner(started.proxy.gateway, { store: started.store }),
       onListening: (where) =>
         process.stderr.write(`toolgate proxy: serving on ${where}; state in ${stateWhere(state)}\n`),
     });

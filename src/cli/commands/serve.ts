@@ -117,7 +117,7 @@ export function register(program: Command): void {
       await runGatewayServer(gateway, {
         ...run,
         // Long calls and approval waits may run as MCP tasks, kept in the same store as the calls.
-        ...(opened ? { tasks: createTaskRunner(gateway, { store: opened.store }) } : {}),
+        tasks: createTaskRunner(gateway, { store: (opened ?? aggregate!).store }),
         // The upstreams' resources, prompts and completions, beside their tools.
         ...(aggregate ? { passThrough: aggregate.proxy.passThrough } : {}),
         // The upstreams' log messages reach their callers, and a held tool's clients hear their list changed.

@@ -15,7 +15,8 @@ import { openGuardStore } from "../../idempotency/open-guard.js";
 import type { GuardStore } from "../../idempotency/guard-store.js";
 import type { ToolSpec } from "../../core/tool.js";
 import type { StatePlacement } from "../../state/placement.js";
-import { gatewayFromSettings, type GatewaySettings } from "./gateway-settings.js";
+import { openGateway, type GatewaySettings } from "./gateway-settings.js";
+import type { Store } from "../../idempotency/store.js";
 import type { UpstreamTarget } from "../../mcp/proxy/upstream.js";
 import type { RateStore } from "../../idempotency/guard-store.js";
 import type { LabelledWindow, RateLimits } from "../../runtime/rate-limit.js";
@@ -103,6 +104,8 @@ export function configRateLimits(
 
 export interface ConfigAggregate {
   proxy: AggregateProxy;
+  /** The gateway's store (which the gateway closes), for what runs beside it: the task runner. */
+  store: Store;
   /** Closes the proxy (gateway, then upstreams), then the guard store. */
   close(): Promise<void>;
 }
@@ -123,24 +126,28 @@ export async function startConfigAggregate(
     ...(u.timeout_ms === undefined && options.timeoutMs !== undefined ? { timeout_ms: options.timeoutMs } : {}),
   }));
   const guard: GuardStore = await openGuardStore(state.store, { workspace: state.workspace });
+  let store: Store | undefined;
   try {
     const proxy = await createAggregateProxy({
       upstreams,
       separator: config.separator,
       guard,
       openSchemas: options.openSchemas === true,
-      gateway: (tools, published) => {
+      gateway: async (tools, published) => {
         const limits = configRateLimits(config, published, guard.rates);
-        return gatewayFromSettings(
+        const opened = await openGateway(
           [...(options.local ?? []), ...tools],
           settings,
           state,
           limits ? { rate_limits: limits } : {},
         );
+        store = opened.store;
+        return opened.gateway;
       },
     });
     return {
       proxy,
+      store: store!,
       async close() {
         try {
           await proxy.close();

@@ -81,6 +81,7 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
     options.log?.(`toolgate proxy: tool ${JSON.stringify(tool.name)}: ${why}`),
   );
   const mcp = { ...(tool.annotations ? { declared: tool.annotations } : {}), ...(icons ? { icons } : {}) };
+  const taskSupport = (tool as { execution?: { taskSupport?: unknown } }).execution?.taskSupport;
   const spec: ToolSpec = {
     name: tool.name,
     description: tool.description ?? "",
@@ -89,6 +90,8 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
     timeout_ms,
     ...(options.timeout_hint !== undefined ? { timeout_hint: options.timeout_hint } : {}),
     ...(Object.keys(mcp).length > 0 ? { mcp } : {}),
+    // A tool the upstream says may run long as a task may be one here too (toolgate's runner; the upstream sees a plain call).
+    ...(taskSupport === "optional" || taskSupport === "required" ? { runsAsTask: true } : {}),
     grant: (args) => proxyGrant(tool.name, effect, args),
     handler: async (args, ctx) => {
       const live = "get" in upstream ? upstream.get(tool.name) : upstream;

@@ -54,6 +54,8 @@ import { OBSERVATION_META, outputMismatchResult, toCallToolResult } from "./resu
 import { mayRunAsTask, type TaskRunner } from "../../runtime/tasks.js";
 import { registerTaskHandlers, TASKS_CAPABILITY, taskTtl, toMcpTask } from "./tasks.js";
 import { passThroughCapabilities, registerPassThrough, type PassThrough } from "./pass-through.js";
+import { createTaskResult, declaresTasks, TASKS_EXTENSION } from "./tasks-ext.js";
+import type { TaskRecord } from "../../idempotency/tasks.js";
 
 export interface McpServerOptions {
   /** Reported in `serverInfo`; default "toolgate". */
@@ -100,8 +102,10 @@ export interface McpServerOptions {
    */
   listTtlMs?: number;
   /**
-   * Runs task-augmented tools/call (2025-11-25 tasks) and answers tasks/get, result, list and
-   * cancel; without it the server advertises no tasks and a call carrying `task` is refused.
+   * Runs calls as tasks: a task-augmented tools/call (2025-11-25 tasks: tasks/get, result, list and
+   * cancel), and on 2026-07-28 each call of a tool that may run as one from a client that declares
+   * the `io.modelcontextprotocol/tasks` extension (tasks/get, update and cancel). Without it the
+   * server advertises no tasks and a call carrying `task` is refused.
    */
   tasks?: TaskRunner;
   /**
@@ -155,6 +159,8 @@ class GatewayServer extends Server {
   readonly unanswered = new InFlight<object>();
   /** The level this connection's client set with logging/setLevel (2025-11-25), once it has. */
   logLevel: LogLevel | undefined;
+  /** This 2026-07-28 tools/call will be answered with a task (which the SDK's result check would refuse). */
+  answersWithTask: (params: CallToolParams, ctx: ServerContext) => boolean = () => false;
 
   /**
    * Counts each tools/call from its arrival until its answer has been handed to the transport:
@@ -205,7 +211,9 @@ class GatewayServer extends Server {
     if (method !== "tools/call") return wrapped;
     // A task-augmented call answers with its task, which the SDK's tools/call result check would refuse.
     return (request, ctx) =>
-      wellFormedCall(request.params) && (request.params as CallToolParams).task === undefined
+      wellFormedCall(request.params) &&
+      (request.params as CallToolParams).task === undefined &&
+      !this.answersWithTask(request.params as CallToolParams, ctx)
         ? wrapped(request, ctx)
         : handler(request, ctx);
   }
@@ -410,7 +418,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
       capabilities: {
         tools: { listChanged: options.toolsChanged !== undefined },
         ...(options.logging ? { logging: {} } : {}),
-        ...(options.tasks ? { tasks: TASKS_CAPABILITY } : {}),
+        ...(options.tasks ? { tasks: TASKS_CAPABILITY, extensions: { [TASKS_EXTENSION]: {} } } : {}),
         ...passThroughCapabilities(options.passThrough),
       },
       // The 2026-07-28 revision's cache fields on the tools/list result; a 2025-11-25 result has none.
@@ -436,19 +444,36 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     .sort((a, b) => (a.tool.name < b.tool.name ? -1 : a.tool.name > b.tool.name ? 1 : 0));
   // The caller the transport authenticated; it scopes idempotency keys and owns tasks.
   const principal = options.principal ?? "stdio client";
-  if (runner)
+  const via = options.approveVia ?? "both";
+  if (runner) {
     registerTaskHandlers(server, {
       runner,
-      owner: () => principal,
+      gateway,
       callResult: (tool, obs) => callResult(tool, obs) as Record<string, unknown>,
-      check: (ctx, method) => {
-        if (requireEnvelope(server, ctx, method).protocolVersion !== undefined)
-          throw new ProtocolError(
-            ProtocolErrorCode.MethodNotFound,
-            `${method} is served on protocol revision 2025-11-25 (after initialize); this request is of ${envelopeOf(ctx).protocolVersion}`,
-          );
+      request: (ctx, method) => {
+        const envelope = requireEnvelope(server, ctx, method);
+        const label = envelope.clientInfo?.name;
+        return {
+          owner: principal,
+          modern: envelope.protocolVersion !== undefined,
+          capabilities: envelope.clientCapabilities,
+          elicit: via !== "cli" && envelope.clientCapabilities?.elicitation !== undefined,
+          label: typeof label === "string" ? label : undefined,
+        };
       },
     });
+    // A 2026-07-28 call runs as a task when its client declares the extension and its tool may run as one.
+    server.answersWithTask = (params, ctx) => {
+      const envelope = envelopeOf(ctx);
+      const spec = typeof params.name === "string" ? gateway.tools.get(params.name) : undefined;
+      return (
+        envelope.protocolVersion !== undefined &&
+        declaresTasks(envelope.clientCapabilities) &&
+        spec !== undefined &&
+        mayRunAsTask(spec)
+      );
+    };
+  }
   /** The capability a request carries: its `_meta`, else over HTTP its bearer header, else the session's default. */
   function capabilityOf(meta: Record<string, unknown> | undefined, ctx: ServerContext): string | undefined {
     const sent = meta?.[META_KEYS.capability];
@@ -533,7 +558,13 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     const trace = traceOf(_meta as Record<string, unknown> | undefined, ctx);
     const log = options.logging ? callLog(ctx, envelope) : undefined;
     // An unknown tool gets the same -32602 with or without a task (nothing is started for it).
-    if (params.task !== undefined && gateway.tools.has(name)) return startTask(proposal, params.task, envelope);
+    if (params.task !== undefined && gateway.tools.has(name)) return startTask(proposal, params.task, envelope, token);
+    if (server.answersWithTask(params, ctx)) {
+      const started = await runner!
+        .start(proposal, { owner: principal, ...(trace ? { trace } : {}) })
+        .catch(refusedTask);
+      return createTaskResult(started);
+    }
     const obs = withCapabilityHint(
       await gateway.call(proposal, {
         abandoned,
@@ -547,7 +578,6 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     );
     if (obs.error?.code === "unknown_tool") throw unknownTool(obs);
     if (pendingApprovalId(obs) === null) return callResult(name, obs);
-    const via = options.approveVia ?? "both";
     // A 2026-07-28 request declares its client's capabilities itself; a 2025-11-25 one did at initialize.
     const capabilities = envelope.protocolVersion ? envelope.clientCapabilities : server.getClientCapabilities();
     const elicit = via !== "cli" && capabilities?.elicitation !== undefined;
@@ -616,21 +646,44 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     return { level, send: (entry) => void ctx.mcpReq.log(entry.level, entry.data, entry.logger).catch(() => {}) };
   }
 
-  /** A task-augmented tools/call: the task as started; its answer comes from tasks/result. */
-  async function startTask(proposal: Proposal, task: unknown, envelope: Envelope): Promise<Result> {
+  /**
+   * A task-augmented tools/call (2025-11-25): the task as started; its answer comes from
+   * tasks/result. While it runs, the session hears its status changes (notifications/tasks/status)
+   * and, when the call carried a progressToken, its progress under that token; a session that has
+   * closed (HTTP: the task outlives it) hears nothing.
+   */
+  async function startTask(proposal: Proposal, task: unknown, envelope: Envelope, token: unknown): Promise<Result> {
     if (!runner || envelope.protocolVersion !== undefined)
       throw invalidParams(
-        `tools/call params.task: this server runs no tasks${runner ? " on protocol revision " + envelope.protocolVersion + " (only on 2025-11-25, after initialize)" : " (its tools/list marks no tool with execution.taskSupport)"}; call without task`,
+        `tools/call params.task: this server runs no tasks${runner ? " on protocol revision " + envelope.protocolVersion + ` (there, declare the ${TASKS_EXTENSION} extension in the client capabilities of the request's _meta and the server runs the calls that may take long as tasks)` : " (its tools/list marks no tool with execution.taskSupport)"}; call without task`,
       );
     const ttl_ms = taskTtl(task);
+    const tell = (method: string, params: Record<string, unknown>) => {
+      if (server.transport !== undefined) void server.notification({ method, params } as never).catch(() => {});
+    };
+    const progress =
+      typeof token === "string" || typeof token === "number"
+        ? (u: ProgressUpdate) =>
+            tell("notifications/progress", { progressToken: token, progress: u.elapsed_ms, message: u.message })
+        : undefined;
     try {
-      const started = await runner.start(proposal, { owner: principal, ...(ttl_ms !== undefined ? { ttl_ms } : {}) });
+      const started = await runner.start(proposal, {
+        owner: principal,
+        ...(ttl_ms !== undefined ? { ttl_ms } : {}),
+        onStatus: (t: TaskRecord) => tell("notifications/tasks/status", { ...toMcpTask(t) }),
+        ...(progress ? { progress } : {}),
+      });
       return { task: toMcpTask(started) };
     } catch (err) {
-      if (err instanceof ToolgateError && err.code === "invalid_task")
-        throw invalidParams(`tools/call params.task: ${err.message}`);
-      throw err;
+      return refusedTask(err);
     }
+  }
+
+  /** The runner's refusal to start a task as a -32602. */
+  function refusedTask(err: unknown): never {
+    if (err instanceof ToolgateError && err.code === "invalid_task")
+      throw invalidParams(`tools/call params.task: ${err.message}`);
+    throw err;
   }
 
   /** The tools/call result; an output that breaks the tool's own outputSchema is an isError result. */

@@ -1,5 +1,6 @@
 /**
- * Tasks over MCP (protocol revision 2025-11-25, the experimental `tasks` capability): a tools/call
+ * Tasks over MCP in both revisions (the 2026-07-28 extension is `tasks-ext.ts`; the handlers for
+ * both are registered here). In 2025-11-25 (the experimental `tasks` capability) a tools/call
  * carrying `task` starts the call in the runtime's task runner and answers at once with the task;
  * `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` read and steer it. The runner keeps
  * tasks in the store, so a client that disconnects and reconnects (or reaches another replica on
@@ -10,6 +11,7 @@
 import {
   ProtocolError,
   ProtocolErrorCode,
+  type ClientCapabilities,
   type Server,
   type ServerContext,
   type Task,
@@ -18,6 +20,8 @@ import { z } from "zod";
 import type { Observation } from "../../core/observation.js";
 import { isFinalStatus, type TaskRecord } from "../../idempotency/tasks.js";
 import type { TaskRunner } from "../../runtime/tasks.js";
+import type { Gateway } from "../../runtime/types.js";
+import { detailedTask, requireTasksExtension, TASKS_EXTENSION, updateTask } from "./tasks-ext.js";
 import { escapeUntrusted } from "../../observation/escape.js";
 
 /** The `_meta` key that ties a task's result to its task. */
@@ -70,54 +74,106 @@ export function taskTtl(task: unknown): number | undefined {
   return ttl;
 }
 
+/** A task id is at most this long (toolgate's are 46 characters). */
+const MAX_TASK_ID = 256;
+
 function taskIdOf(method: string, params: Record<string, unknown>): string {
   const id = params.taskId;
-  if (typeof id !== "string" || id === "")
+  if (typeof id !== "string" || id === "" || id.length > MAX_TASK_ID)
     throw invalidParams(
-      `${method} params.taskId must be the taskId a task-augmented tools/call answered (a non-empty string); received ${shown(id)}`,
+      `${method} params.taskId must be the taskId a task-augmented tools/call answered (a non-empty string of at most ${MAX_TASK_ID} characters); received ${typeof id === "string" && id.length > MAX_TASK_ID ? `a string of ${id.length} characters` : shown(id)}`,
     );
   return id;
 }
 
 /** Same words for an id never issued, expired, or another caller's: nothing about which. */
-function noSuchTask(method: string, id: string): Error {
+function noSuchTask(method: string, id: string, modern = false): Error {
   return invalidParams(
-    `${method}: no task ${shown(id)} for this caller (unknown, expired, or started by someone else); tasks/list shows yours`,
+    `${method}: no task ${shown(id)} for this caller (unknown, expired, or started by someone else)${modern ? "" : "; tasks/list shows yours"}`,
   );
+}
+
+/** What the server knows of one request: the caller, its revision, what its client may be asked. */
+export interface TaskRequest {
+  /** The caller: the task's owner. */
+  owner: string;
+  /** The request is of 2026-07-28 (its `_meta` envelope), else 2025-11-25. */
+  modern: boolean;
+  /** A 2026-07-28 request's client capabilities, from its envelope. */
+  capabilities: ClientCapabilities | undefined;
+  /** A 2026-07-28 client may be asked for an approval (the operator allows it, the client elicits). */
+  elicit: boolean;
+  /** The name the client gives itself (an unverified label). */
+  label: string | undefined;
 }
 
 export interface TaskHandlers {
   runner: TaskRunner;
-  /** The caller of a request: the task's owner. */
-  owner: (ctx: ServerContext) => string;
+  gateway: Gateway;
   /** The tools/call result for a tool's observation (the same as a call without a task gets). */
   callResult: (tool: string, obs: Observation) => Record<string, unknown>;
-  /** Refuses requests of a revision without these methods (throws), as for every other request. */
-  check: (ctx: ServerContext, method: string) => void;
+  /** Reads a request (throws for one of neither revision, as for every other request). */
+  request: (ctx: ServerContext, method: string) => TaskRequest;
 }
 
-/** Registers tasks/get, tasks/result, tasks/list and tasks/cancel on `server`. */
+type TaskMethod = "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" | "tasks/update";
+
+/** The methods each revision has: 2025-11-25 tasks, or the 2026-07-28 extension. */
+const METHODS: Record<"legacy" | "modern", readonly TaskMethod[]> = {
+  legacy: ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"],
+  modern: ["tasks/get", "tasks/update", "tasks/cancel"],
+};
+
+/**
+ * Registers the tasks methods of both revisions on `server`: tasks/get, result, list and cancel
+ * for 2025-11-25; tasks/get, update and cancel of the 2026-07-28 extension (`tasks-ext.ts`).
+ */
 export function registerTaskHandlers(server: Server, h: TaskHandlers): void {
   const { runner } = h;
   const handle = (
-    method: "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel",
-    answer: (params: Record<string, unknown>, owner: string, ctx: ServerContext) => Promise<Record<string, unknown>>,
+    method: TaskMethod,
+    answer: (params: Record<string, unknown>, r: TaskRequest, ctx: ServerContext) => Promise<Record<string, unknown>>,
   ) =>
     server.setRequestHandler(method, { params: TaskParamsSchema }, async (params, ctx) => {
-      h.check(ctx, method);
-      return answer(params as Record<string, unknown>, h.owner(ctx), ctx);
+      const r = h.request(ctx, method);
+      if (!METHODS[r.modern ? "modern" : "legacy"].includes(method))
+        throw new ProtocolError(
+          ProtocolErrorCode.MethodNotFound,
+          r.modern
+            ? `${method} is not part of the ${TASKS_EXTENSION} extension of protocol revision 2026-07-28: tasks/get carries a task's result once it is completed, and a caller keeps the ids of its tasks`
+            : `${method} belongs to the ${TASKS_EXTENSION} extension of protocol revision 2026-07-28; on 2025-11-25 answer a task's input through the request it makes`,
+        );
+      if (r.modern) requireTasksExtension(r.capabilities, method);
+      return answer(params as Record<string, unknown>, r, ctx);
     });
+  const owned = async (method: string, params: Record<string, unknown>, r: TaskRequest) => {
+    const id = taskIdOf(method, params);
+    const t = await runner.get(id, r.owner);
+    if (t === null) throw noSuchTask(method, id, r.modern);
+    return t;
+  };
 
-  handle("tasks/get", async (params, owner) => {
-    const id = taskIdOf("tasks/get", params);
-    const t = await runner.get(id, owner);
-    if (t === null) throw noSuchTask("tasks/get", id);
-    return { ...toMcpTask(t) };
+  handle("tasks/get", async (params, r) => {
+    const t = await owned("tasks/get", params, r);
+    return r.modern ? detailedTask(t, { runner, callResult: h.callResult, elicit: r.elicit }) : { ...toMcpTask(t) };
   });
 
-  handle("tasks/result", async (params, owner, ctx) => {
+  handle("tasks/update", async (params, r, ctx) => {
+    const t = await owned("tasks/update", params, r);
+    // The SDK lifts a request's inputResponses out of its params (as for a multi-round-trip retry).
+    await updateTask(t, ctx.mcpReq.inputResponses ?? params.inputResponses, {
+      gateway: h.gateway,
+      runner,
+      principal: r.owner,
+      label: r.label,
+      elicit: r.elicit,
+    });
+    return {};
+  });
+
+  handle("tasks/result", async (params, r, ctx) => {
     const id = taskIdOf("tasks/result", params);
-    const t = await runner.result(id, owner, ctx.mcpReq.signal);
+    const t = await runner.result(id, r.owner, ctx.mcpReq.signal);
     if (t === null) throw noSuchTask("tasks/result", id);
     const related = { [RELATED_TASK]: { taskId: t.id } };
     if (!isFinalStatus(t.status))
@@ -134,22 +190,24 @@ export function registerTaskHandlers(server: Server, h: TaskHandlers): void {
     return { ...result, _meta: { ...(result._meta as object | undefined), ...related } };
   });
 
-  handle("tasks/list", async (params, owner) => {
+  handle("tasks/list", async (params, r) => {
     const cursor = params.cursor;
-    if (cursor !== undefined && (typeof cursor !== "string" || cursor === ""))
+    if (cursor !== undefined && (typeof cursor !== "string" || cursor === "" || cursor.length > MAX_TASK_ID))
       throw invalidParams(
         `tasks/list params.cursor must be the nextCursor of the previous page (a non-empty string); received ${shown(cursor)}; leave it out for the first page`,
       );
     const limit = 100;
-    const page = await runner.list(owner, { ...(cursor !== undefined ? { after: cursor } : {}), limit });
+    const page = await runner.list(r.owner, { ...(cursor !== undefined ? { after: cursor } : {}), limit });
     const last = page.at(-1);
     return { tasks: page.map(toMcpTask), ...(page.length === limit && last ? { nextCursor: last.id } : {}) };
   });
 
-  handle("tasks/cancel", async (params, owner) => {
+  handle("tasks/cancel", async (params, r) => {
     const id = taskIdOf("tasks/cancel", params);
-    const done = await runner.cancel(id, owner);
-    if (done === null) throw noSuchTask("tasks/cancel", id);
+    const done = await runner.cancel(id, r.owner);
+    if (done === null) throw noSuchTask("tasks/cancel", id, r.modern);
+    // The extension acknowledges a cancel with an empty result, whatever the task's status.
+    if (r.modern) return {};
     if (done.already_final)
       throw invalidParams(
         `tasks/cancel: task ${id} is already ${done.task.status} and cannot be cancelled; tasks/result gives its answer`,

@@ -183,7 +183,7 @@ describe.runIf(binaryAvailable("bwrap"))("MCP tasks with the SDK v2 client (2025
     });
   });
 
-  it("a 2026-07-28 client is told tasks run on 2025-11-25 only, and nothing starts", async () => {
+  it("a 2026-07-28 call carrying the 2025 task param is told to declare the extension instead, and nothing starts", async () => {
     const ws = workspace("modern");
     const c = new Client(
       { name: "tasks-modern", version: "1.0.0" },
@@ -194,7 +194,7 @@ describe.runIf(binaryAvailable("bwrap"))("MCP tasks with the SDK v2 client (2025
     const { tools } = await c.listTools();
     expect(tools.find((t) => t.name === "bash_execute")?.execution).toBeUndefined();
     await expect(startTask(c, "touch started", { ttl: 1000 })).rejects.toThrow(
-      /params\.task: this server runs no tasks on protocol revision 2026-07-28 \(only on 2025-11-25, after initialize\)/,
+      /params\.task: this server runs no tasks on protocol revision 2026-07-28 \(there, declare the io\.modelcontextprotocol\/tasks extension in the client capabilities/,
     );
     expect(existsSync(join(ws, "started"))).toBe(false);
   });
