@@ -136,24 +136,29 @@ export class UpstreamNotices {
     log.send({ level: p.level, logger, data: boundedText(dataText(p.data), LOG_DATA_MAX_CHARS) });
   }
 
-  /** Whether one more message fits this second's window; the drops of a past window are reported once. */
+  /** Whether one more message fits this second's window; the drops of a window are reported once, when it ends. */
   private take(): boolean {
     const t = this.now();
     if (t - this.windowStart >= RATE_WINDOW_MS) {
-      if (this.dropped > 0)
-        this.operatorLog(
-          `toolgate proxy: ${this.name} sent ${this.dropped} log messages more than the ${LOGS_PER_SECOND} a second passed on; they were dropped`,
-        );
+      this.reportDropped();
       this.windowStart = t;
       this.inWindow = 0;
-      this.dropped = 0;
     }
     if (this.inWindow >= LOGS_PER_SECOND) {
-      this.dropped += 1;
+      // The count is told when the window ends, whether or not the upstream sends anything after.
+      if (this.dropped++ === 0) setTimeout(() => this.reportDropped(), RATE_WINDOW_MS - (t - this.windowStart)).unref();
       return false;
     }
     this.inWindow += 1;
     return true;
+  }
+
+  private reportDropped(): void {
+    if (this.dropped === 0) return;
+    this.operatorLog(
+      `toolgate proxy: ${this.name} sent ${this.dropped} log messages more than the ${LOGS_PER_SECOND} a second passed on; they were dropped`,
+    );
+    this.dropped = 0;
   }
 }
 
