@@ -71,6 +71,10 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
   const timeout_ms = options.timeout_ms ?? DEFAULT_PROXY_TIMEOUT_MS;
   const effect = effectFromAnnotations(tool.annotations);
   const title = tool.title ?? tool.annotations?.title;
+  // The definition the SDK client reads for this tool (header mirroring) without its outputSchema:
+  // the MCP face checks structuredContent against that schema once, where an upstream's wrong
+  // output becomes the tool's isError result; the client would check it again on every call.
+  const { outputSchema: _checkedByTheGateway, ...definition } = tool;
   const spec: ToolSpec = {
     name: tool.name,
     description: tool.description ?? "",
@@ -97,6 +101,7 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
           {
             signal: ctx.signal,
             timeout: timeout_ms + SDK_TIMEOUT_MARGIN_MS,
+            toolDefinition: definition,
           },
         )) as CallToolResult;
       } catch (err) {
