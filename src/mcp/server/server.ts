@@ -136,7 +136,9 @@ class GatewayServer extends Server {
    * closed in between drops it.
    */
   override async connect(transport: Transport): Promise<void> {
-    await super.connect(transport);
+    // The SDK sets its handlers before it awaits the transport's start: they are wrapped at once,
+    // so a message delivered right after this call (the stdio opening) is counted.
+    const connected = super.connect(transport);
     const open = new Map<string, object[]>();
     const keyOf = (id: unknown) => `${typeof id}:${String(id)}`;
     const onmessage = transport.onmessage;
@@ -162,6 +164,7 @@ class GatewayServer extends Server {
         if (token) this.unanswered.delete(token);
       }
     };
+    await connected;
   }
 
   protected override _wrapHandler(
