@@ -9,6 +9,11 @@
  * with the store's own settings (WAL, synchronous=NORMAL);
  * - `toolgate proxy` in front of the bare server vs calling the bare server directly, and that difference
  * stated in µs (goal ≤ 200 µs of overhead).
+ * Each stdio row has a CPU twin: the CPU time the server process spends per call (all its threads, from
+ * /proc/PID/task/TID/schedstat, ns), summed over the row's rounds and divided by its calls; the client is the same
+ * for both sides, and CPU time does not grow when other processes load the machine the way wall time does. The write
+ * floor's CPU is the bare server's plus the two commits' CPU in this process; the proxy's is the proxy process's
+ * own (the upstream is a process of its own: its CPU is the direct call's).
  * Both servers are child processes with default settings (SQLite store and audit trail in the
  * state folder of a temporary workspace, with XDG_STATE_HOME in that run's temporary folder). toolgate runs as it
  * ships: `src/` compiled by tsc (tsconfig.build.json)
@@ -21,7 +26,7 @@
  * cost from process and I/O noise.
  */
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -35,7 +40,7 @@ import type * as OpenModule from "../src/idempotency/open.js";
 import type * as ServerModule from "../src/mcp/server/server.js";
 import type * as GatewayModule from "../src/runtime/gateway.js";
 import { noop } from "../test/mcp/fixtures/notes-catalog.js";
-import type { Harness } from "./harness.js";
+import type { Harness, Row } from "./harness.js";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const bare = join(root, "bench/fixtures/bare-mcp-server.mjs");
@@ -81,22 +86,115 @@ function buildToolgate(): string {
 
 type Era = "2025-11-25" | "2026-07-28";
 
+/** A client of a server process, and that process's id (for its CPU time). */
+interface Served {
+  client: Client;
+  pid: number | null;
+}
+
 async function connect(
   era: Era,
   command: string,
   args: string[],
   cwd: string,
   env: Record<string, string> = {},
-): Promise<Client> {
+): Promise<Served> {
   const client = new Client(
     { name: "bench", version: "1.0.0" },
     era === "2026-07-28" ? { versionNegotiation: { mode: { pin: era } } } : {},
   );
-  await client.connect(
-    new StdioClientTransport({ command, args, cwd, env: { ...getDefaultEnvironment(), ...env }, stderr: "ignore" }),
-  );
+  const transport = new StdioClientTransport({
+    command,
+    args,
+    cwd,
+    env: { ...getDefaultEnvironment(), ...env },
+    stderr: "ignore",
+  });
+  await client.connect(transport);
   await client.listTools(); // caches output validators on both sides alike
-  return client;
+  return { client, pid: transport.pid };
+}
+
+/**
+ * CPU time of process `pid` so far, µs: every thread's time on a CPU (the first field of its
+ * schedstat, ns), so garbage collection and libuv's threads count too. Null off Linux.
+ */
+function processCpuUs(pid: number | null): number | null {
+  if (pid === null) return null;
+  try {
+    let ns = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`))
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+    return ns / 1000;
+  } catch {
+    return null;
+  }
+}
+
+/** Counts the calls `fn` makes, so a row's CPU time can be divided by them. */
+function counted(fn: () => Promise<unknown>): { fn: () => Promise<unknown>; calls: () => number } {
+  let n = 0;
+  return {
+    fn: () => {
+      n++;
+      return fn();
+    },
+    calls: () => n,
+  };
+}
+
+/** Calls each side makes before its CPU time is read. */
+const CPU_WARMUP_CALLS = 500;
+
+interface CpuSide {
+  name: string;
+  pid: number | null;
+  fn: () => Promise<unknown>;
+  /** CPU spent outside `pid` that belongs to this side's calls, µs so far (the floor's commits). */
+  extraUs?: () => number;
+}
+
+/**
+ * Runs `compare` (a side-by-side row over `ours` and `theirs`) and records beside it the CPU
+ * time per call of each side's server process over the whole row, each process warmed first.
+ */
+async function withCpu(
+  h: Harness,
+  hot_path: string,
+  ours: CpuSide,
+  theirs: CpuSide,
+  compare: (ours: () => Promise<unknown>, theirs: () => Promise<unknown>) => Promise<unknown>,
+  goal?: { value: number; label: string },
+): Promise<void> {
+  // Warm first, so the row's CPU is a warm process's (a fresh one spends its first calls compiling).
+  for (let i = 0; i < CPU_WARMUP_CALLS; i++) {
+    await ours.fn();
+    await theirs.fn();
+  }
+  const a = counted(ours.fn);
+  const b = counted(theirs.fn);
+  const extra = (side: CpuSide) => side.extraUs?.() ?? 0;
+  const startA = processCpuUs(ours.pid);
+  const startB = processCpuUs(theirs.pid);
+  const [extraA, extraB] = [extra(ours), extra(theirs)];
+  await compare(a.fn, b.fn);
+  const endA = processCpuUs(ours.pid);
+  const endB = processCpuUs(theirs.pid);
+  if (startA === null || startB === null || endA === null || endB === null) return;
+  const usA = (endA - startA + extra(ours) - extraA) / a.calls();
+  const usB = (endB - startB + extra(theirs) - extraB) / b.calls();
+  const ratio = usA / usB;
+  h.record({
+    area: "mcp",
+    hot_path,
+    toolgate_median_us: usA,
+    peer: theirs.name,
+    peer_median_us: usB,
+    ratio,
+    goal: goal?.label ?? null,
+    goal_met: goal ? ratio <= goal.value : null,
+    note: "CPU time per call of the server process (mean over the row above, after 500 calls of warm-up), not wall time",
+  });
 }
 
 async function connectInMemory(server: Server | McpServer): Promise<Client> {
@@ -164,28 +262,62 @@ export default async function (h: Harness): Promise<void> {
         root,
         stateHome,
       );
-      clients.push(direct, served, proxied);
+      clients.push(direct.client, served.client, proxied.client);
+      const bareSide = (fn: () => Promise<unknown>, name = "bare SDK v2 McpServer"): CpuSide => ({
+        name,
+        pid: direct.pid,
+        fn,
+      });
+      /** One side-by-side row in wall time (`hot_path`) and its CPU twin (`cpu_path`). */
+      const sideBySide = async (o: {
+        hot_path: string;
+        cpu_path: string;
+        ours: CpuSide;
+        peer: CpuSide;
+        goal?: { value: number; label: string };
+        note: string;
+      }): Promise<Row> => {
+        let row: Row | undefined;
+        await withCpu(
+          h,
+          o.cpu_path,
+          o.ours,
+          o.peer,
+          async (ours, theirs) => {
+            row = await h.compare({
+              area: "mcp",
+              hot_path: o.hot_path,
+              toolgate: ours,
+              peer: { name: o.peer.name, fn: theirs },
+              ...(o.goal ? { goal: { op: "<=", ...o.goal } } : {}),
+              note: o.note,
+              ...SIZE,
+            });
+          },
+          o.goal,
+        );
+        return row!;
+      };
+      const serve = (fn: () => Promise<unknown>): CpuSide => ({ name: "toolgate serve", pid: served.pid, fn });
 
-      await h.compare({
-        area: "mcp",
+      await sideBySide({
         hot_path: `tools/call no-op read (A0) over stdio, ${era}`,
-        toolgate: read(served),
-        peer: { name: "bare SDK v2 McpServer", fn: read(direct) },
-        goal: { op: "<=", value: 1.1, label: "≤ 1.10×" },
+        cpu_path: `server CPU per no-op read (A0) over stdio, ${era}`,
+        ours: serve(read(served.client)),
+        peer: bareSide(read(direct.client)),
+        goal: { value: 1.1, label: "≤ 1.10×" },
         note: "toolgate serve --catalog, default SQLite store + audit trail",
-        ...SIZE,
       });
 
       let n = 0;
       const write = (c: Client) => () => c.callTool({ name: "noop_write", arguments: { n: n++ } });
-      await h.compare({
-        area: "mcp",
+      await sideBySide({
         hot_path: `tools/call no-op write (A2) over stdio, ${era}`,
-        toolgate: write(served),
-        peer: { name: "bare SDK v2 McpServer", fn: write(direct) },
-        goal: { op: "<=", value: 1.3, label: "≤ 1.3×" },
+        cpu_path: `server CPU per no-op write (A2) over stdio, ${era}`,
+        ours: serve(write(served.client)),
+        peer: bareSide(write(direct.client)),
+        goal: { value: 1.3, label: "≤ 1.3×" },
         note: "each call claims and settles an idempotency key in SQLite (WAL)",
-        ...SIZE,
       });
 
       // The floor of a durable write: what the bare server does plus two commits, one to claim
@@ -196,30 +328,35 @@ export default async function (h: Harness): Promise<void> {
       floorDb.exec("CREATE TABLE IF NOT EXISTS k (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID");
       const claim = floorDb.prepare("INSERT INTO k (key, value) VALUES (?, NULL)");
       const settle = floorDb.prepare("UPDATE k SET value = ? WHERE key = ?");
+      let commitsUs = 0;
+      const timedCommit = (commit: () => unknown) => {
+        const before = process.cpuUsage();
+        commit();
+        const spent = process.cpuUsage(before);
+        commitsUs += spent.user + spent.system;
+      };
       const floor = async () => {
         const key = `floor-${n}`;
-        claim.run(key);
-        const result = await write(direct)();
-        settle.run(JSON.stringify(result), key);
+        timedCommit(() => claim.run(key));
+        const result = await write(direct.client)();
+        timedCommit(() => settle.run(JSON.stringify(result), key));
       };
-      await h.compare({
-        area: "mcp",
+      await sideBySide({
         hot_path: `tools/call no-op write (A2) over stdio vs its floor, ${era}`,
-        toolgate: write(served),
-        peer: { name: "bare server + claim and settle commits", fn: floor },
-        goal: { op: "<=", value: 1.3, label: "≤ 1.3×" },
+        cpu_path: `server CPU per no-op write (A2) over stdio vs its floor, ${era}`,
+        ours: serve(write(served.client)),
+        peer: { ...bareSide(floor, "bare server + claim and settle commits"), extraUs: () => commitsUs },
+        goal: { value: 1.3, label: "≤ 1.3×" },
         note: "the floor: the bare server's write plus two SQLite commits (WAL, synchronous=NORMAL)",
-        ...SIZE,
       });
       floorDb.close();
 
-      const viaProxy = await h.compare({
-        area: "mcp",
+      const viaProxy = await sideBySide({
         hot_path: `toolgate proxy → upstream no-op read, ${era}`,
-        toolgate: read(proxied),
-        peer: { name: "upstream called directly", fn: read(direct) },
+        cpu_path: `toolgate proxy process CPU per no-op read (the hop) vs the upstream's own, ${era}`,
+        ours: { name: "toolgate proxy", pid: proxied.pid, fn: read(proxied.client) },
+        peer: bareSide(read(direct.client), "upstream called directly"),
         note: "two stdio hops vs one",
-        ...SIZE,
       });
       const overhead = viaProxy.toolgate_median_us - viaProxy.peer_median_us!;
       h.record({

@@ -72,6 +72,14 @@ function idsOf(tk: Loaded, piece: string): number[] {
   return ids;
 }
 
+/**
+ * Loads the encoder now (a few hundred ms on a busy machine), so the first call that counts does
+ * not pay for it: a server calls this once it is up, before its first call comes in.
+ */
+export function preloadTokenizer(tokenizer: TokenizerName = "o200k"): void {
+  load(tokenizer);
+}
+
 /** Number of tokens `text` encodes to (`encodeTokens(text).length`). Special-token text is counted as ordinary text. */
 export function countTokens(text: string, tokenizer: TokenizerName = "o200k"): number {
   if (text.length === 0) return 0;

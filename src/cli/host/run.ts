@@ -11,6 +11,7 @@ import type { McpServerOptions } from "../../mcp/server/server.js";
 import type { ListenAddress } from "./flags.js";
 import type { HttpFlagOption } from "./http-flags.js";
 import { serveStdio } from "../../mcp/transports/stdio.js";
+import { preloadTokenizer } from "../../observation/tokens.js";
 
 /** How long a shutdown waits for in-flight calls, ms. */
 export const DEFAULT_GRACE_MS = 10_000;
@@ -48,6 +49,9 @@ export async function runGatewayServer(gateway: Gateway, options: RunOptions = {
   const signals = options.stop ? null : signalled();
   const stop = options.stop ?? signals!.stop;
   const grace_ms = options.graceMs ?? DEFAULT_GRACE_MS;
+  // Every call's observation and audit record counts tokens: the encoder loads while the client
+  // connects, not inside its first tools/call (a quarter of a second or more, which it would wait out).
+  setImmediate(() => preloadTokenizer());
   try {
     await serve();
   } finally {

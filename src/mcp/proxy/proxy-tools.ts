@@ -82,6 +82,10 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
   );
   const mcp = { ...(tool.annotations ? { declared: tool.annotations } : {}), ...(icons ? { icons } : {}) };
   const taskSupport = (tool as { execution?: { taskSupport?: unknown } }).execution?.taskSupport;
+  // The definition the SDK client reads for this tool (header mirroring) without its outputSchema:
+  // the MCP face checks structuredContent against that schema once, where an upstream's wrong
+  // output becomes the tool's isError result; the client would check it again on every call.
+  const { outputSchema: _checkedByTheGateway, ...definition } = tool;
   const spec: ToolSpec = {
     name: tool.name,
     description: tool.description ?? "",
@@ -118,6 +122,7 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
             signal: ctx.signal,
             timeout: timeout_ms + SDK_TIMEOUT_MARGIN_MS,
             ...(progress.onprogress ? { onprogress: progress.onprogress } : {}),
+            toolDefinition: definition,
           },
         )) as CallToolResult;
       } catch (err) {

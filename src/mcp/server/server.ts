@@ -168,7 +168,9 @@ class GatewayServer extends Server {
    * closed in between drops it.
    */
   override async connect(transport: Transport): Promise<void> {
-    await super.connect(transport);
+    // The SDK sets its handlers before it awaits the transport's start: they are wrapped at once,
+    // so a message delivered right after this call (the stdio opening) is counted.
+    const connected = super.connect(transport);
     const open = new Map<string, object[]>();
     const keyOf = (id: unknown) => `${typeof id}:${String(id)}`;
     const onmessage = transport.onmessage;
@@ -194,6 +196,7 @@ class GatewayServer extends Server {
         if (token) this.unanswered.delete(token);
       }
     };
+    await connected;
   }
 
   protected override _wrapHandler(
@@ -330,16 +333,18 @@ function requestGone(
   stateless: boolean,
 ): { abandoned: AbortSignal; cancelled: AbortSignal } {
   const gone = new AbortController();
-  const cancelled = new AbortController();
+  // Stateless, both fire together: one signal serves as both (an AbortSignal costs microseconds
+  // to make, per call; nothing reads the reason of `cancelled`).
+  const cancelled = stateless ? null : new AbortController();
   const onAbort = () =>
     queueMicrotask(() => {
       const closed = server.transport === undefined;
-      if (stateless || !closed) cancelled.abort("request cancelled");
+      if (!closed) cancelled?.abort("request cancelled");
       gone.abort(closed ? "connection closed" : "request cancelled");
     });
   if (signal.aborted) onAbort();
   else signal.addEventListener("abort", onAbort, { once: true });
-  return { abandoned: gone.signal, cancelled: cancelled.signal };
+  return { abandoned: gone.signal, cancelled: (cancelled ?? gone).signal };
 }
 
 /**

@@ -38,6 +38,7 @@ export class LineStdioTransport implements Transport {
   /** While the rest of an oversized line is thrown away: the bytes kept of its two ends. */
   private oversized: { head: Buffer; tail: Buffer } | null = null;
   private closed = false;
+  private started = false;
   private readonly maxBytes: number;
 
   constructor(
@@ -49,6 +50,9 @@ export class LineStdioTransport implements Transport {
   }
 
   async start(): Promise<void> {
+    // Started once: a server connected to an already started transport starts it again.
+    if (this.started) return;
+    this.started = true;
     this.input.on("data", this.onData);
     this.input.on("end", this.onEnd);
     this.input.on("error", this.onStreamError);

@@ -1,15 +1,26 @@
 /**
  * `toolgate serve` over stdio: one MCP connection on a pair of streams, in either protocol
- * revision. The SDK's `serveStdio` entry reads the opening message: a 2025-11-25 `initialize`
- * pins the connection to that revision, a 2026-07-28 request (`server/discover`, or any request
- * with the `_meta` envelope) to the new one; either way one server from `createMcpServer` serves
- * the connection. The transport under it is toolgate's own line transport, which answers bad
- * input instead of ending the session. Nothing but protocol goes to `stdout`; the caller logs to stderr.
+ * revision, read from the opening message. A 2025-11-25 `initialize` (one that claims no
+ * revision in `_meta`) pins the connection to that revision for good, so its server is connected
+ * to the line transport directly, as the SDK's own `connect` does; the SDK's `serveStdio` entry
+ * would deliver each later message through a queue and a channel that check its shape again, for
+ * nothing. Any other opening (`server/discover`, a request with the 2026-07-28 `_meta`
+ * envelope, an initialize claiming a revision) goes to that entry, which decides. Either way one
+ * server from `createMcpServer` serves the connection. The transport under it is toolgate's own
+ * line transport, which answers bad input instead of ending the session. Nothing but protocol goes
+ * to `stdout`; the caller logs to stderr.
  */
 import process from "node:process";
 import type { Readable, Writable } from "node:stream";
-import type { Server } from "@modelcontextprotocol/server";
+import {
+  PROTOCOL_VERSION_META_KEY,
+  type JSONRPCMessage,
+  type Server,
+  type Transport,
+  type TransportSendOptions,
+} from "@modelcontextprotocol/server";
 import { serveStdio as serveEras } from "@modelcontextprotocol/server/stdio";
+import { isPlainObject } from "../../core/json.js";
 import type { Gateway } from "../../runtime/types.js";
 import { announceToolChanges, answersSent, createMcpServer, type McpServerOptions } from "../server/server.js";
 import { LineStdioTransport } from "./stdio-transport.js";
@@ -38,6 +49,47 @@ export interface StdioHandle {
   close(): Promise<void>;
 }
 
+/**
+ * A 2025-11-25 opening: an `initialize` request whose params claim no revision (no
+ * `_meta["io.modelcontextprotocol/protocolVersion"]`), which the SDK's entry pins to that revision.
+ */
+function opensLegacy(message: JSONRPCMessage): boolean {
+  const m = message as { id?: unknown; method?: unknown; params?: unknown };
+  if (m.method !== "initialize" || m.id === undefined) return false;
+  const meta = isPlainObject(m.params) ? m.params._meta : undefined;
+  return !isPlainObject(meta) || !(PROTOCOL_VERSION_META_KEY in meta);
+}
+
+/**
+ * The line transport as the SDK's entry sees it when it gets the connection: already started,
+ * with the opening message (read before the entry existed) delivered first when the entry starts it.
+ */
+class Handover implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  constructor(
+    private readonly wire: LineStdioTransport,
+    private readonly opening: JSONRPCMessage,
+  ) {}
+
+  async start(): Promise<void> {
+    this.wire.onmessage = (message) => this.onmessage?.(message);
+    this.wire.onerror = (error) => this.onerror?.(error);
+    this.wire.onclose = () => this.onclose?.();
+    this.onmessage?.(this.opening);
+  }
+
+  send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
+    return this.wire.send(message);
+  }
+
+  close(): Promise<void> {
+    return this.wire.close();
+  }
+}
+
 /** Serves `gateway` over stdio until stdin ends. */
 export async function serveStdio(gateway: Gateway, options: StdioOptions = {}): Promise<StdioHandle> {
   const transport = new LineStdioTransport(options.stdin ?? process.stdin, options.stdout ?? process.stdout, {
@@ -50,14 +102,31 @@ export async function serveStdio(gateway: Gateway, options: StdioOptions = {}): 
   // client follows with initialize; the last one built is the one serving the connection.
   let server: Server | undefined;
   const stopAnnouncing = announceToolChanges(() => server, options.toolsChanged);
-  const handle = serveEras(
-    () => {
-      server = createMcpServer(gateway, options);
-      if (options.onError) server.onerror = options.onError;
-      return server;
-    },
-    { transport, ...(options.onError ? { onerror: options.onError } : {}) },
-  );
+  const build = () => {
+    server = createMcpServer(gateway, options);
+    if (options.onError) server.onerror = options.onError;
+    return server;
+  };
+  let serving: { close(): Promise<void> } | undefined;
+  // Bad lines before the opening message are told to the caller; after it, the server hears them.
+  transport.onerror = options.onError;
+  transport.onmessage = (opening) => {
+    transport.onmessage = transport.onerror = undefined;
+    if (opensLegacy(opening)) {
+      const direct = build();
+      // connect sets the server's handlers before it awaits anything: the opening goes to them
+      // at once, ahead of any line read after it.
+      void direct.connect(transport).catch((err: unknown) => options.onError?.(err as Error));
+      (transport.onmessage as Transport["onmessage"])?.(opening);
+      serving = direct;
+      return;
+    }
+    serving = serveEras(build, {
+      transport: new Handover(transport, opening),
+      ...(options.onError ? { onerror: options.onError } : {}),
+    });
+  };
+  await transport.start();
   return {
     get server() {
       return server;
@@ -66,7 +135,8 @@ export async function serveStdio(gateway: Gateway, options: StdioOptions = {}): 
     async close() {
       stopAnnouncing();
       if (server) await answersSent(server);
-      await handle.close();
+      await serving?.close();
+      await transport.close();
       resolveClosed();
     },
   };

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { effectFromAnnotations, proxyGrant } from "../../../src/mcp/proxy/proxy-tools.js";
+import { Client, type CallToolResult, type Tool } from "@modelcontextprotocol/client";
+import { InMemoryTransport, Server } from "@modelcontextprotocol/server";
+import { createMemoryStore } from "../../../src/idempotency/stores/memory.js";
+import { effectFromAnnotations, proxyGrant, proxyToolSpec } from "../../../src/mcp/proxy/proxy-tools.js";
+import { createMcpServer } from "../../../src/mcp/server/server.js";
+import { createGateway } from "../../../src/runtime/gateway.js";
 
 describe("proxy effects from MCP annotations", () => {
   it("follows MCP's defaults: a tool without annotations is destructive", () => {
@@ -28,5 +33,74 @@ describe("proxy effects from MCP annotations", () => {
       target: "tool:write_file",
       cost: 1,
     });
+  });
+});
+
+/**
+ * An upstream whose structuredContent breaks its own outputSchema: the proxy's SDK client does
+ * not check it (the MCP face checks it once, for every call), so the upstream's answer is the
+ * call's result, COMPLETED, and the client reads the output_invalid result that says it ran.
+ */
+describe("a proxied tool's output is checked once, by the MCP face", () => {
+  const schema = { type: "object", properties: { n: { type: "integer" } }, required: ["n"] } as const;
+  async function upstreamClient(structured: unknown): Promise<{ client: Client; tool: Tool; calls: () => number }> {
+    let calls = 0;
+    const upstream = new Server({ name: "up", version: "1.0.0" }, { capabilities: { tools: {} } });
+    const tool: Tool = {
+      name: "count",
+      description: "Counts.",
+      inputSchema: { type: "object", properties: {}, additionalProperties: false },
+      outputSchema: schema,
+      annotations: { readOnlyHint: false, destructiveHint: false },
+    };
+    upstream.setRequestHandler("tools/list", () => ({ tools: [tool] }));
+    upstream.setRequestHandler("tools/call", () => {
+      calls++;
+      return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
+    });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await upstream.connect(a);
+    const client = new Client({ name: "proxy", version: "1.0.0" });
+    await client.connect(b);
+    await client.listTools(); // what the SDK client would validate against
+    return { client, tool, calls: () => calls };
+  }
+
+  async function callThrough(structured: unknown) {
+    const up = await upstreamClient(structured);
+    const store = createMemoryStore();
+    const gateway = createGateway({ tools: [proxyToolSpec(up.client, up.tool)], store, audit: false });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await createMcpServer(gateway).connect(a);
+    const client = new Client({ name: "agent", version: "1.0.0" });
+    await client.connect(b);
+    const ids = { "toolgate/trajectory_id": "t1", "toolgate/call_id": "c1" };
+    const result = (await client.callTool({ name: "count", arguments: {}, _meta: ids })) as CallToolResult;
+    const repeat = (await client.callTool({ name: "count", arguments: {}, _meta: ids })) as CallToolResult;
+    await client.close();
+    await gateway.close();
+    await up.client.close();
+    return { result, repeat, calls: up.calls() };
+  }
+
+  it("answers an upstream's wrong output with output_invalid (it ran), and a repeat replays it", async () => {
+    const { result, repeat, calls } = await callThrough({ n: "three" });
+    expect(result.isError).toBe(true);
+    const text = (result.content as { text: string }[]).map((c) => c.text).join("\n");
+    expect(text).toContain("count ran, but its result does not match the outputSchema it publishes in tools/list");
+    expect(text).toContain("do not call it again to retry");
+    expect((result._meta?.["toolgate/observation"] as { error?: { code?: string } }).error?.code).toBe(
+      "output_invalid",
+    );
+    // COMPLETED, not in doubt: the same ids replay the stored answer and the upstream ran once.
+    expect(repeat.isError).toBe(true);
+    expect(calls).toBe(1);
+  });
+
+  it("passes a conforming output through as structuredContent", async () => {
+    const { result, calls } = await callThrough({ n: 3 });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toEqual({ n: 3 });
+    expect(calls).toBe(1);
   });
 });

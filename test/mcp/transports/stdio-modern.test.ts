@@ -93,3 +93,56 @@ describe("a 2026-07-28 connection over stdio", () => {
     expect(obsOf(read.result).ok).toBe(true);
   });
 });
+
+/**
+ * A 2025-11-25 opening connects its server to the line transport directly (stdio.ts): lines the
+ * client writes in one chunk with its initialize are served in order, none lost to the handover,
+ * and a tools/call among them is answered before close() returns.
+ */
+describe("a 2025-11-25 connection over stdio, raw lines", () => {
+  const initialize = {
+    protocolVersion: "2025-11-25",
+    capabilities: {},
+    clientInfo: { name: "raw-legacy", version: "1.0.0" },
+  };
+  const line = (message: Record<string, unknown>) => JSON.stringify({ jsonrpc: "2.0", ...message }) + "\n";
+
+  it("serves initialize, a bad line, tools/list and tools/call written in one chunk, in order", async () => {
+    stdin.write(
+      line({ id: 1, method: "initialize", params: initialize }) +
+        line({ method: "notifications/initialized" }) +
+        "{not json\n" +
+        line({ id: 2, method: "tools/list", params: {} }) +
+        line({ id: 3, method: "tools/call", params: { name: "note_read", arguments: { name: "a" } } }),
+    );
+    await until(() => answers.some((a) => a.id === 3));
+    // The bad line is answered as it is read; the requests in the order they came.
+    expect(answers.filter((a) => a.id === null).map((a) => a.error?.code)).toEqual([-32700]);
+    const served = answers.filter((a) => a.id !== null);
+    expect(served.map((a) => a.id)).toEqual([1, 2, 3]);
+    expect(served[0]!.result?.protocolVersion).toBe("2025-11-25");
+    expect((served[1]!.result?.tools as { name: string }[]).map((t) => t.name)).toContain("note_read");
+    expect(obsOf(served[2]!.result).ok).toBe(true);
+  });
+
+  it("answers a tools/call sent with the opening before close() returns", async () => {
+    stdin.write(
+      line({ id: 1, method: "initialize", params: initialize }) +
+        line({ method: "notifications/initialized" }) +
+        line({ id: 2, method: "tools/call", params: { name: "note_slow", arguments: { name: "s", delay_ms: 300 } } }),
+    );
+    await until(() => answers.some((a) => a.id === 1));
+    await handle.close();
+    expect(answers.find((a) => a.id === 2)?.result).toBeDefined();
+  });
+
+  it("leaves an initialize that claims a revision in _meta to the SDK's entry, which serves an unknown claim as 2025-11-25", async () => {
+    const answer = await ask(1, "initialize", {
+      ...initialize,
+      _meta: { "io.modelcontextprotocol/protocolVersion": "2099-01-01" },
+    });
+    expect(answer.result?.protocolVersion).toBe("2025-11-25");
+    const listed = await ask(2, "tools/list", {});
+    expect((listed.result?.tools as { name: string }[]).map((t) => t.name)).toContain("note_read");
+  });
+});
