@@ -24,7 +24,7 @@ export interface TaskStream {
   ended: () => void;
 }
 
-/** The wrapped answer, and `end()`: the graceful end at shutdown. */
+/** The wrapped answer, and `end()`: the graceful end at shutdown (before the SDK handler's own close). */
 export function withTaskPushes(sdk: Response, s: TaskStream): { response: Response; end: () => void } {
   const body = sdk.body;
   if (sdk.status !== 200 || body === null || !(sdk.headers.get("content-type") ?? "").includes("text/event-stream"))
@@ -138,5 +138,9 @@ export function withTaskPushes(sdk: Response, s: TaskStream): { response: Respon
       void reader.cancel().catch(() => {});
     },
   });
-  return { response: new Response(response, { status: 200, headers: sdk.headers }), end: finish };
+  // At shutdown a stream the SDK still serves gets its closing result from the SDK (forwarded above).
+  const end = () => {
+    if (held !== undefined || !core) finish();
+  };
+  return { response: new Response(response, { status: 200, headers: sdk.headers }), end };
 }

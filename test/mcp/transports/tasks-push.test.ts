@@ -18,6 +18,7 @@ import { createRedisStore } from "../../../src/idempotency/stores/redis.js";
 import { REDIS_URL, serviceAvailable } from "../../support/require.js";
 import { serveHttp } from "../../../src/mcp/transports/http.js";
 import { TASKS_EXTENSION } from "../../../src/mcp/server/tasks-ext.js";
+import { ChangeSignal } from "../../../src/core/changes.js";
 import catalog from "../fixtures/notes-catalog.js";
 import { executions, obsOf, tempDir } from "../support.js";
 import { request } from "./raw-http.js";
@@ -36,19 +37,28 @@ afterEach(async () => {
   for (const done of cleanup.splice(0).reverse()) await done().catch(() => {});
 });
 
-async function serve(on?: { store: Store; notes: string }): Promise<{ url: URL; gateway: Gateway; notes: string }> {
+async function serve(
+  on?: { store: Store; notes: string },
+  toolsChanged?: ChangeSignal,
+): Promise<{ url: URL; gateway: Gateway; notes: string; close: () => Promise<void> }> {
   const notes = on?.notes ?? tempDir("tasks-push");
   process.env.NOTES_DIR = notes;
   const store = on?.store ?? (await openStore(`sqlite:${join(tempDir("tasks-push-store"), "state.db")}`));
   const gateway = createGateway({ tools: catalog, store, audit: false });
   const tasks = createTaskRunner(gateway, { store, poll_ms: 50 });
-  const http = await serveHttp(gateway, { port: 0, approveVia: "cli", warn: () => {}, tasks });
+  const http = await serveHttp(gateway, {
+    port: 0,
+    approveVia: "cli",
+    warn: () => {},
+    tasks,
+    ...(toolsChanged ? { toolsChanged } : {}),
+  });
   cleanup.push(async () => {
     await http.close();
     tasks.close();
     await gateway.close({ grace_ms: 0 });
   });
-  return { url: http.url, gateway, notes };
+  return { url: http.url, gateway, notes, close: () => http.close() };
 }
 
 const headers = (method: string, bearer: string, name?: string) => ({
@@ -156,6 +166,28 @@ describe("notifications/tasks on a 2026-07-28 subscriptions/listen stream", { ti
     await stream.ended;
     // Each status once, and the listen request's own result last.
     expect(tasksHeard(stream.messages).map((m) => m.params!.status)).toEqual(["working", "completed"]);
+    expect(stream.messages.at(-1)).toMatchObject({ result: { resultType: "complete" } });
+  });
+
+  it("beside toolsListChanged, the stream hears both and stays open after the task is final, until shutdown", async () => {
+    const changes = new ChangeSignal();
+    const { url, gateway, close } = await serve(undefined, changes);
+    const taskId = await startTask(url, "alice");
+    const stream = await listen(url, "alice", { toolsListChanged: true, taskIds: [taskId] });
+    const ack = await stream.next((m) => m.method === "notifications/subscriptions/acknowledged");
+    expect(ack?.params).toMatchObject({ notifications: { toolsListChanged: true, taskIds: [taskId] } });
+    await stream.next((m) => m.method === "notifications/tasks");
+    changes.emit();
+    expect(await stream.next((m) => m.method === "notifications/tools/list_changed")).toBeDefined();
+    await approveOne(gateway);
+    await stream.next((m) => m.params?.status === "completed");
+    // After the task's final status the stream still carries the tool list's changes.
+    changes.emit();
+    const changed = () => stream.messages.filter((m) => m.method === "notifications/tools/list_changed").length;
+    await stream.next(() => changed() === 2);
+    expect(stream.messages.some((m) => "result" in m)).toBe(false);
+    await close();
+    await stream.ended;
     expect(stream.messages.at(-1)).toMatchObject({ result: { resultType: "complete" } });
   });
 
