@@ -54,7 +54,7 @@ import { OBSERVATION_META, outputMismatchResult, toCallToolResult } from "./resu
 import { mayRunAsTask, type TaskRunner } from "../../runtime/tasks.js";
 import { registerTaskHandlers, TASKS_CAPABILITY, taskTtl, toMcpTask } from "./tasks.js";
 import { passThroughCapabilities, registerPassThrough, type PassThrough } from "./pass-through.js";
-import { createTaskResult, declaresTasks, TASKS_EXTENSION } from "./tasks-ext.js";
+import { createTaskResult, declaresTasks, detailedTask, TASKS_EXTENSION } from "./tasks-ext.js";
 import type { TaskRecord } from "../../idempotency/tasks.js";
 
 export interface McpServerOptions {
@@ -161,6 +161,8 @@ class GatewayServer extends Server {
   logLevel: LogLevel | undefined;
   /** This 2026-07-28 tools/call will be answered with a task (which the SDK's result check would refuse). */
   answersWithTask: (params: CallToolParams, ctx: ServerContext) => boolean = () => false;
+  /** A task of this server's caller as tasks/get answers it on 2026-07-28 (set when the server runs tasks). */
+  taskDetail: ((t: TaskRecord, elicit: boolean) => Promise<Record<string, unknown>>) | undefined;
 
   /**
    * Counts each tools/call from its arrival until its answer has been handed to the transport:
@@ -234,6 +236,17 @@ function wellFormedCall(params: unknown): boolean {
     (params.arguments === undefined || isObject(params.arguments)) &&
     (params._meta === undefined || isObject(params._meta))
   );
+}
+
+/**
+ * How `server` (made by `createMcpServer` with a task runner) shows one of its caller's tasks on
+ * 2026-07-28, as tasks/get would: what a listen stream's `notifications/tasks` carries. `elicit`:
+ * the listener's client may be asked for an approval. Undefined for a server that runs no tasks.
+ */
+export function taskDetailOf(
+  server: Server,
+): ((t: TaskRecord, elicit: boolean) => Promise<Record<string, unknown>>) | undefined {
+  return server instanceof GatewayServer ? server.taskDetail : undefined;
 }
 
 /**
@@ -451,6 +464,8 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
   const principal = options.principal ?? "stdio client";
   const via = options.approveVia ?? "both";
   if (runner) {
+    server.taskDetail = (t, elicit) =>
+      detailedTask(t, { runner, callResult: (tool, obs) => callResult(tool, obs) as Record<string, unknown>, elicit });
     registerTaskHandlers(server, {
       runner,
       gateway,

@@ -29,6 +29,7 @@ import {
   createMcpHandler,
   isLegacyRequest,
   WebStandardStreamableHTTPServerTransport,
+  type ClientCapabilities,
   type Server,
 } from "@modelcontextprotocol/server";
 import type { Gateway } from "../../runtime/types.js";
@@ -38,7 +39,15 @@ import { createGuard, isLoopback } from "./http-guard.js";
 import { peerOf, principalOf, SessionTable, type Principal, type Tracked } from "./http-sessions.js";
 import { PrincipalSlots, type Slot } from "./http-admission.js";
 import { bearerToken } from "../server/meta.js";
-import { announceToolChanges, answersSent, createMcpServer, type McpServerOptions } from "../server/server.js";
+import {
+  announceToolChanges,
+  answersSent,
+  createMcpServer,
+  taskDetailOf,
+  type McpServerOptions,
+} from "../server/server.js";
+import { readTaskListen, watchTasks } from "../server/tasks-push.js";
+import { withTaskPushes } from "./listen-tasks.js";
 import { MAX_MESSAGE_BYTES } from "./stdio-transport.js";
 import { readBody, sendWebResponse, toWebRequest } from "./node-web.js";
 
@@ -484,8 +493,45 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
       res.once("close", taken.slot.hold());
       slots.set(authInfo, taken.slot);
     }
+    const tasks =
+      asked?.listen === true && options.tasks ? readTaskListen((json as { params?: unknown }).params) : null;
+    if (tasks?.kind === "refused") return jsonError(res, 200, tasks.code, tasks.message, {}, asked!.id, tasks.data);
     const response = await modern.fetch(request, { parsedBody: json, authInfo });
-    await respond(res, response);
+    if (tasks?.kind !== "tasks") return respond(res, response);
+    await respond(res, pushTasks(response, tasks.ids, tasks.capabilities, asked!.id ?? 0, caller));
+  }
+
+  /** Listen streams that carry task notifications now: `close()` ends them gracefully. */
+  const taskStreams = new Set<() => void>();
+  /** `response` (the SDK's listen stream) with `notifications/tasks` for `caller`'s tasks among `ids`. */
+  function pushTasks(
+    response: Response,
+    ids: string[],
+    capabilities: ClientCapabilities | undefined,
+    subscriptionId: string | number,
+    caller: Principal,
+  ): Response {
+    const runner = options.tasks!;
+    // The detail as tasks/get shows it to this caller (an unconnected server, only for its results' shape).
+    const detail = taskDetailOf(createMcpServer(gateway, { ...serverOptions, principal: caller.label }))!;
+    const elicit = serverOptions.approveVia !== "cli" && capabilities?.elicitation !== undefined;
+    const wrapped = withTaskPushes(response, {
+      ids,
+      subscriptionId,
+      watch: (send, done) =>
+        watchTasks({
+          runner,
+          owner: caller.label,
+          ids,
+          detail: (t) => detail(t, elicit),
+          send,
+          done,
+          ...(options.onError ? { onError: options.onError } : {}),
+        }),
+      ended: () => taskStreams.delete(wrapped.end),
+    });
+    taskStreams.add(wrapped.end);
+    return wrapped.response;
   }
 
   const perPeer = positive("maxConnectionsPerPeer", options.maxConnectionsPerPeer, DEFAULT_MAX_CONNECTIONS_PER_PEER);
@@ -592,6 +638,7 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
         ...closing,
         ...[...modernServers].map((server) => answersSent(server)),
       ]);
+      for (const end of [...taskStreams]) end();
       await modern.close();
       // A closed session ends its streams; what was queued on them is written before the sockets close.
       await Promise.race([

@@ -1,0 +1,146 @@
+/**
+ * A 2026-07-28 `subscriptions/listen` stream over Streamable HTTP that also carries the tasks
+ * extension's `notifications/tasks` (see `server/tasks-push.ts`). The SDK's handler serves the
+ * listen request (its revision and header checks, the four change types of the core filter); it
+ * knows no `taskIds` and drops them. This wraps its SSE answer: the acknowledgement gets the
+ * `taskIds` the server agreed to, task notifications are written after it, stamped with the
+ * stream's subscription id. When the core filter asked for nothing the SDK ends the stream right
+ * after its acknowledgement; its closing result is then held back while tasks are still watched,
+ * and sent once none is left (each final), or at shutdown (`end`).
+ */
+import { SUBSCRIPTION_ID_META_KEY } from "@modelcontextprotocol/server";
+
+/** A comment frame this often while the SDK's stream (and its own keep-alive) has ended, ms. */
+const KEEPALIVE_MS = 15_000;
+
+export interface TaskStream {
+  /** The task ids the acknowledgement names. */
+  ids: readonly string[];
+  /** The listen request's id: the stream's subscription id. */
+  subscriptionId: string | number;
+  /** Starts watching once the acknowledgement is out; returns the function that stops. */
+  watch: (send: (params: Record<string, unknown>) => void, done: () => void) => () => void;
+  /** Told once when the stream ends, whichever way. */
+  ended: () => void;
+}
+
+/** The wrapped answer, and `end()`: the graceful end at shutdown (before the SDK handler's own close). */
+export function withTaskPushes(sdk: Response, s: TaskStream): { response: Response; end: () => void } {
+  const body = sdk.body;
+  if (sdk.status !== 200 || body === null || !(sdk.headers.get("content-type") ?? "").includes("text/event-stream"))
+    return { response: sdk, end: () => {} };
+  const reader = body.getReader();
+  const encoder = new TextEncoder();
+  const decoder = new TextDecoder();
+  let out!: ReadableStreamDefaultController<Uint8Array>;
+  let closed = false;
+  let watching = false;
+  let stop = () => {};
+  /** The SDK's closing result, held while tasks are watched. */
+  let held: string | undefined;
+  let keepalive: NodeJS.Timeout | undefined;
+  let pending = "";
+  /** The acknowledgement honored something of the core filter: the SDK's stream lives on its own. */
+  let core = false;
+
+  const write = (frame: string) => {
+    if (closed) return;
+    try {
+      out.enqueue(encoder.encode(frame));
+    } catch {
+      closed = true;
+    }
+  };
+  const finish = () => {
+    if (closed) return;
+    stop();
+    s.ended();
+    if (keepalive) clearInterval(keepalive);
+    if (held !== undefined) write(held);
+    closed = true;
+    try {
+      out.close();
+    } catch {
+      // Already closed by its reader.
+    }
+    void reader.cancel().catch(() => {});
+  };
+  const send = (params: Record<string, unknown>) =>
+    write(
+      `event: message\ndata: ${JSON.stringify({
+        jsonrpc: "2.0",
+        method: "notifications/tasks",
+        params: { ...params, _meta: { [SUBSCRIPTION_ID_META_KEY]: s.subscriptionId } },
+      })}\n\n`,
+    );
+  const done = () => {
+    watching = false;
+    if (held !== undefined) finish();
+  };
+
+  /** One SSE frame of the SDK's, as it goes to the client. */
+  const frame = (text: string) => {
+    const data = /^data: (.*)$/m.exec(text)?.[1];
+    let message: Record<string, unknown> | undefined;
+    try {
+      message = data === undefined ? undefined : (JSON.parse(data) as Record<string, unknown>);
+    } catch {
+      message = undefined;
+    }
+    if (message?.method === "notifications/subscriptions/acknowledged") {
+      const params = (message.params ?? {}) as { notifications?: Record<string, unknown> };
+      core = Object.keys(params.notifications ?? {}).length > 0;
+      const acked = { ...message, params: { ...params, notifications: { ...params.notifications, taskIds: s.ids } } };
+      write(`event: message\ndata: ${JSON.stringify(acked)}\n\n`);
+      watching = true;
+      stop = s.watch(send, done);
+      return;
+    }
+    if (message !== undefined && "result" in message) {
+      held = `${text}\n\n`;
+      // Right after an acknowledgement that honored nothing of the core filter: tasks alone keep it open.
+      if (!core && watching) {
+        keepalive = setInterval(() => write(": keepalive\n\n"), KEEPALIVE_MS);
+        return;
+      }
+      return finish();
+    }
+    write(`${text}\n\n`);
+  };
+
+  const response = new ReadableStream<Uint8Array>({
+    start(controller) {
+      out = controller;
+      void (async () => {
+        try {
+          for (;;) {
+            const { value, done: ended } = await reader.read();
+            if (ended) break;
+            pending += decoder.decode(value, { stream: true });
+            let cut: number;
+            while ((cut = pending.indexOf("\n\n")) >= 0) {
+              frame(pending.slice(0, cut));
+              pending = pending.slice(cut + 2);
+            }
+          }
+        } catch {
+          // The client went away, or the SDK's stream was torn down.
+        }
+        // The SDK's stream ended: unless its result is held for tasks still watched, the stream ends.
+        if (held === undefined || !watching) finish();
+      })();
+    },
+    cancel() {
+      stop();
+      if (!closed) s.ended();
+      if (keepalive) clearInterval(keepalive);
+      closed = true;
+      void reader.cancel().catch(() => {});
+    },
+  });
+  // At shutdown a stream the SDK still serves gets its closing result from the SDK (forwarded above).
+  const end = () => {
+    if (held !== undefined || !core) finish();
+  };
+  return { response: new Response(response, { status: 200, headers: sdk.headers }), end };
+}
