@@ -44,6 +44,8 @@ import {
 
 /** Items of one kind (resources, templates, prompts) kept per upstream; the rest are left out, said once. */
 export const MAX_LISTED = 1_000;
+/** Expressions in one resource template (each read of an unlisted URI tries every template). */
+export const MAX_TEMPLATE_EXPRESSIONS = 16;
 /** Pages read of one upstream list. */
 export const MAX_PAGES = 100;
 /** Items per page of our own lists. */
@@ -195,6 +197,13 @@ function checkedResource(raw: Item, key: "uri" | "uriTemplate", note: (line: str
   const uriProblem = identifierProblem(raw[key], MAX_URI_CHARS);
   if (uriProblem !== null) {
     note(`${what} left out: its ${key} is ${uriProblem}`);
+    return null;
+  }
+  const expressions = key === "uriTemplate" ? (raw[key] as string).split("{").length - 1 : 0;
+  if (expressions > MAX_TEMPLATE_EXPRESSIONS) {
+    note(
+      `${what} left out: its uriTemplate ${shown(raw[key] as string)} has ${expressions} expressions, over ${MAX_TEMPLATE_EXPRESSIONS}`,
+    );
     return null;
   }
   const common = commonFields(raw, note, `${what} (${shown(raw[key] as string)})`);
