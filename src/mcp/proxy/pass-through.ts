@@ -69,6 +69,12 @@ export interface PassThroughSource {
   namespace: string;
   /** Each request's time limit, ms (the one its tools have). */
   timeoutMs: number;
+  /**
+   * Marks a request to the upstream in flight until the returned function is called, so a log
+   * message it sends meanwhile is nobody's (`UpstreamNotices.enter`): with one tool call beside
+   * it, that call's caller (maybe another tenant) would get what the upstream said for this one.
+   */
+  inFlight?: () => () => void;
 }
 
 export interface PassThroughOptions {
@@ -263,6 +269,7 @@ function relayed(server: string, method: string, err: unknown): ProtocolError {
 
 /** One request to an upstream within the time limit; a failure is a protocol error naming the upstream. */
 async function ask(source: PassThroughSource, method: string, params: Item, signal?: AbortSignal): Promise<Item> {
+  const leave = source.inFlight?.() ?? (() => {});
   try {
     const live = source.link.get(method);
     const client = live instanceof Promise ? await live : live;
@@ -275,6 +282,8 @@ async function ask(source: PassThroughSource, method: string, params: Item, sign
     return isObject(answer) ? answer : {};
   } catch (err) {
     throw relayed(source.server, method, err);
+  } finally {
+    leave();
   }
 }
 
