@@ -499,7 +499,8 @@ export async function openPassThrough(
               const contents = Array.isArray(answer.contents) ? answer.contents.filter(isObject) : [];
               return {
                 contents: contents.map((c) => ({
-                  uri: typeof c.uri === "string" ? c.uri : uri,
+                  // The upstream's own URI for a content only when it is a URI a client can be shown.
+                  uri: identifierProblem(c.uri, MAX_URI_CHARS) === null ? (c.uri as string) : uri,
                   ...(boundedMime(c.mimeType) !== undefined ? { mimeType: boundedMime(c.mimeType) } : {}),
                   ...(typeof c.blob === "string"
                     ? { blob: c.blob }

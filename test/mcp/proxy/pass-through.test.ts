@@ -217,6 +217,9 @@ describe("a hostile upstream", { timeout: 120_000 }, () => {
     const hung = c.readResource({ uri: "hostile://hang" }, { cacheMode: "bypass" });
     const other = await c.readResource({ uri: "hostile://item/5" }, { cacheMode: "bypass" });
     expect((other.contents[0] as { text: string }).text).toBe("content of hostile://item/5");
+    // A content URI holding control or invisible characters is replaced by the one read.
+    const six = await c.readResource({ uri: "hostile://item/6" }, { cacheMode: "bypass" });
+    expect(six.contents).toEqual([{ uri: "hostile://item/6", text: "six" }]);
     const timedOut = await refusal(hung, ProtocolError);
     expect(timedOut.code).toBe(-32603);
     expect(timedOut.message).toContain("resources/read: the upstream");
