@@ -38,6 +38,12 @@ export interface TaskRunnerOptions {
   poll_ms?: number;
   /** A working task not written for this long belonged to a process that stopped, ms. Default 60,000. */
   stale_ms?: number;
+  /**
+   * Tasks one owner may have running in this process at once (each holds a call and a poll); one
+   * more is refused (`invalid_task`) until one ends. Default 128. A task answers its tools/call at
+   * once, so without this one client could start calls without end past any per-request bound.
+   */
+  max_live_per_owner?: number;
 }
 
 export interface StartTask {
@@ -81,6 +87,7 @@ const DEFAULT_POLL_MS = 1000;
 const DEFAULT_STALE_MS = 60_000;
 const LIVE: readonly TaskStatus[] = ["working", "input_required"];
 const MAX_PAGE = 100;
+const DEFAULT_MAX_LIVE_PER_OWNER = 128;
 
 /** The tools `gateway` lets run as tasks: those that say so, and A3 ones (their approval wait). */
 export const mayRunAsTask = (tool: { effect: string; runsAsTask?: boolean }): boolean =>
@@ -92,6 +99,9 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
   const clock = options.clock ?? Date.now;
   const poll_ms = options.poll_ms ?? DEFAULT_POLL_MS;
   const stale_ms = options.stale_ms ?? DEFAULT_STALE_MS;
+  const maxLive = options.max_live_per_owner ?? DEFAULT_MAX_LIVE_PER_OWNER;
+  /** Tasks running here, by owner (an owner's entry goes when its last task ends). */
+  const liveByOwner = new Map<string, number>();
   /** Tasks running here: their abort, and who waits for their end. */
   const running = new Map<
     string,
@@ -260,6 +270,12 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
           "invalid_task",
           `owner must be a non-empty string naming the caller (a bearer's holder, a peer address); received ${JSON.stringify(opts.owner)}; pass the principal the transport authenticated`,
         );
+      const live = liveByOwner.get(opts.owner) ?? 0;
+      if (live >= maxLive)
+        throw new ToolgateError(
+          "invalid_task",
+          `${opts.owner.slice(0, 100)} already has ${live} tasks running, the most one caller may (max_live_per_owner ${maxLive}); nothing was started: wait for one to end (tasks/get), cancel one, or call without a task`,
+        );
       const now = clock();
       const ttl_ms = Math.min(
         options.ttl_ms ?? DEFAULT_TTL_MS,
@@ -278,7 +294,19 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
         expires_at: now + ttl_ms,
         poll_ms,
       };
-      await tasks.create(task);
+      // Counted before the store is awaited, so a burst of starts cannot all pass the check at once.
+      liveByOwner.set(opts.owner, live + 1);
+      const ended = () => {
+        const left = (liveByOwner.get(opts.owner) ?? 1) - 1;
+        if (left <= 0) liveByOwner.delete(opts.owner);
+        else liveByOwner.set(opts.owner, left);
+      };
+      try {
+        await tasks.create(task);
+      } catch (err) {
+        ended();
+        throw err;
+      }
       const abort = new AbortController();
       let last: TaskStatus = task.status;
       // Each status once: the poll that sees another replica's cancel and the final write may both report it.
@@ -297,7 +325,10 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
         .catch(() => {
           // The store failed on the final write: the task reads failed once stale.
         })
-        .finally(() => running.delete(task.id));
+        .finally(() => {
+          running.delete(task.id);
+          ended();
+        });
       return task;
     },
     async result(id, owner, signal) {

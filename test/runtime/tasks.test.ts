@@ -220,6 +220,40 @@ describe("an A3 call as a task", () => {
     tasks.close();
   });
 
+  it("one owner has at most max_live_per_owner tasks running; another owner is not held back, and an ended one frees its place", async () => {
+    const { gateway, store, clock } = make();
+    const tasks = createTaskRunner(gateway, {
+      store,
+      clock: () => clock.now,
+      poll_ms: POLL_MS,
+      max_live_per_owner: 3,
+    });
+    // Started at once: the check cannot be passed by starts that all await the store together.
+    const started = await Promise.allSettled(
+      Array.from({ length: 5 }, (_, i) => tasks.start(proposal(`c-live-${i}`), { owner: "mallory" })),
+    );
+    const ok = started.filter((r) => r.status === "fulfilled").map((r) => r.value);
+    const refused = started.filter((r) => r.status === "rejected").map((r) => r.reason as ToolgateError);
+    expect(ok).toHaveLength(3);
+    expect(refused.map((e) => e.code)).toEqual(["invalid_task", "invalid_task"]);
+    expect(refused[0]!.message).toBe(
+      "mallory already has 3 tasks running, the most one caller may (max_live_per_owner 3); nothing was started: wait for one to end (tasks/get), cancel one, or call without a task",
+    );
+    expect((await tasks.start(proposal("c-live-other"), { owner: "alice" })).status).toBe("working");
+    await until(tasks, ok[0]!.id, "mallory", "input_required");
+    await tasks.cancel(ok[0]!.id, "mallory");
+    await eventually(
+      () =>
+        tasks.start(proposal("c-live-again"), { owner: "mallory" }).then(
+          (t) => t.status,
+          () => "refused",
+        ),
+      (status) => status === "working",
+      "a place freed by the cancelled task",
+    );
+    tasks.close();
+  });
+
   it("ids an attacker picks find nothing and break nothing; a page is at most 100 tasks", async () => {
     const { gateway, store, clock } = make();
     const tasks = createTaskRunner(gateway, { store, clock: () => clock.now, poll_ms: POLL_MS });

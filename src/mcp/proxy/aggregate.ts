@@ -111,6 +111,7 @@ export async function createAggregateProxy(options: AggregateOptions): Promise<A
         link,
         namespace: upstream.namespace,
         timeoutMs: upstream.timeout_ms ?? DEFAULT_PROXY_TIMEOUT_MS,
+        inFlight: () => notices.enter(undefined),
       });
       const gate = upstream.concurrency === undefined ? null : concurrencyGate(upstream);
       for (const t of servedTools(selected, options.openSchemas === true).tools) {

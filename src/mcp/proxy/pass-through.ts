@@ -44,6 +44,8 @@ import {
 
 /** Items of one kind (resources, templates, prompts) kept per upstream; the rest are left out, said once. */
 export const MAX_LISTED = 1_000;
+/** Expressions in one resource template (each read of an unlisted URI tries every template). */
+export const MAX_TEMPLATE_EXPRESSIONS = 16;
 /** Pages read of one upstream list. */
 export const MAX_PAGES = 100;
 /** Items per page of our own lists. */
@@ -67,6 +69,12 @@ export interface PassThroughSource {
   namespace: string;
   /** Each request's time limit, ms (the one its tools have). */
   timeoutMs: number;
+  /**
+   * Marks a request to the upstream in flight until the returned function is called, so a log
+   * message it sends meanwhile is nobody's (`UpstreamNotices.enter`): with one tool call beside
+   * it, that call's caller (maybe another tenant) would get what the upstream said for this one.
+   */
+  inFlight?: () => () => void;
 }
 
 export interface PassThroughOptions {
@@ -80,7 +88,7 @@ interface Owned {
   item: Item;
 }
 interface Template extends Owned {
-  pattern: RegExp;
+  matches: (uri: string) => boolean;
 }
 interface PublishedPrompt extends Owned {
   name: string;
@@ -98,27 +106,60 @@ function shown(value: string): string {
   return jsonForDisplay(value.length > 120 ? `${value.slice(0, 117)}…` : value);
 }
 
-/** RFC 6570 template → a pattern its expansions match: a simple `{x}` one path segment, `{+x}`/`{#x}` anything, `{?x}` a query. */
-export function templatePattern(template: string): RegExp {
-  let source = "^";
+/** One part of a template: literal text, or what one expression's expansion may be. */
+type TemplatePart = { literal: string } | { expands: "segment" | "anything" | "query" };
+
+/**
+ * RFC 6570 template → a test of whether a URI is one of its expansions: a simple `{x}` one path
+ * segment (no `/`, `?`, `#`), `{+x}`/`{#x}` anything, `{?x}`/`{&x}` nothing or a query. The test
+ * walks the URI once per part, keeping the set of positions reached (never backtracking), so a
+ * template of many expressions costs at most its parts times the URI's length: a regular
+ * expression built from `x{a}{a}{a}{a}{a}{a}{a}{a}y` took seconds on 40 characters, stalling
+ * every client of the proxy.
+ */
+export function templateMatcher(template: string): (uri: string) => boolean {
+  const parts: TemplatePart[] = [];
   let rest = template;
   while (rest.length > 0) {
     const open = rest.indexOf("{");
     const close = open < 0 ? -1 : rest.indexOf("}", open);
     if (open < 0 || close < 0) {
-      source += escapeRegex(rest);
+      parts.push({ literal: rest });
       break;
     }
-    source += escapeRegex(rest.slice(0, open));
+    if (open > 0) parts.push({ literal: rest.slice(0, open) });
     const op = rest[open + 1];
-    source += op === "+" || op === "#" ? ".*" : op === "?" || op === "&" ? "(?:[?&].*)?" : "[^/?#]*";
+    parts.push({ expands: op === "+" || op === "#" ? "anything" : op === "?" || op === "&" ? "query" : "segment" });
     rest = rest.slice(close + 1);
   }
-  return new RegExp(`${source}$`, "s");
-}
-
-function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return (uri) => {
+    const n = uri.length;
+    let reached = new Uint8Array(n + 1);
+    reached[0] = 1;
+    for (const part of parts) {
+      const next = new Uint8Array(n + 1);
+      const first = reached.indexOf(1);
+      if (first < 0) return false;
+      if ("literal" in part) {
+        const len = part.literal.length;
+        for (let at = uri.indexOf(part.literal, first); at >= 0; at = uri.indexOf(part.literal, at + 1))
+          if (reached[at] === 1) next[at + len] = 1;
+      } else if (part.expands === "anything") next.fill(1, first);
+      else if (part.expands === "segment") {
+        for (let at = first; at <= n; at++)
+          next[at] = reached[at] === 1 || (at > first && next[at - 1] === 1 && !"/?#".includes(uri[at - 1]!)) ? 1 : 0;
+      } else {
+        next.set(reached);
+        for (let at = first; at < n; at++)
+          if (reached[at] === 1 && (uri[at] === "?" || uri[at] === "&")) {
+            next.fill(1, at + 1);
+            break;
+          }
+      }
+      reached = next;
+    }
+    return reached[n] === 1;
+  };
 }
 
 /** The common fields of a listed item, checked: name, title, description, icons. */
@@ -162,6 +203,13 @@ function checkedResource(raw: Item, key: "uri" | "uriTemplate", note: (line: str
   const uriProblem = identifierProblem(raw[key], MAX_URI_CHARS);
   if (uriProblem !== null) {
     note(`${what} left out: its ${key} is ${uriProblem}`);
+    return null;
+  }
+  const expressions = key === "uriTemplate" ? (raw[key] as string).split("{").length - 1 : 0;
+  if (expressions > MAX_TEMPLATE_EXPRESSIONS) {
+    note(
+      `${what} left out: its uriTemplate ${shown(raw[key] as string)} has ${expressions} expressions, over ${MAX_TEMPLATE_EXPRESSIONS}`,
+    );
     return null;
   }
   const common = commonFields(raw, note, `${what} (${shown(raw[key] as string)})`);
@@ -221,6 +269,7 @@ function relayed(server: string, method: string, err: unknown): ProtocolError {
 
 /** One request to an upstream within the time limit; a failure is a protocol error naming the upstream. */
 async function ask(source: PassThroughSource, method: string, params: Item, signal?: AbortSignal): Promise<Item> {
+  const leave = source.inFlight?.() ?? (() => {});
   try {
     const live = source.link.get(method);
     const client = live instanceof Promise ? await live : live;
@@ -233,6 +282,8 @@ async function ask(source: PassThroughSource, method: string, params: Item, sign
     return isObject(answer) ? answer : {};
   } catch (err) {
     throw relayed(source.server, method, err);
+  } finally {
+    leave();
   }
 }
 
@@ -376,7 +427,7 @@ export async function openPassThrough(
         collisions.note(
           `the resource template ${shown(t)} is listed by ${first.source.server} and ${r.source.server}; ${first.source.server}'s is served (first in config order)`,
         );
-      else templates.push({ source: r.source, item, pattern: templatePattern(t) });
+      else templates.push({ source: r.source, item, matches: templateMatcher(t) });
     }
     for (const item of r.prompts) {
       const name = publishedName(r.source.namespace, options.separator, item.name as string);
@@ -400,7 +451,7 @@ export async function openPassThrough(
   function ownerOf(uri: string): PassThroughSource | undefined {
     return (
       byUri.get(uri)?.source ??
-      templates.find((t) => t.pattern.test(uri))?.source ??
+      templates.find((t) => t.matches(uri))?.source ??
       (withResources.length === 1 ? withResources[0] : undefined)
     );
   }
@@ -448,7 +499,8 @@ export async function openPassThrough(
               const contents = Array.isArray(answer.contents) ? answer.contents.filter(isObject) : [];
               return {
                 contents: contents.map((c) => ({
-                  uri: typeof c.uri === "string" ? c.uri : uri,
+                  // The upstream's own URI for a content only when it is a URI a client can be shown.
+                  uri: identifierProblem(c.uri, MAX_URI_CHARS) === null ? (c.uri as string) : uri,
                   ...(boundedMime(c.mimeType) !== undefined ? { mimeType: boundedMime(c.mimeType) } : {}),
                   ...(typeof c.blob === "string"
                     ? { blob: c.blob }

@@ -154,7 +154,15 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
       return { ...spec, check: () => (isHeld() ? [issue] : undefined), mcp: { ...spec.mcp, hidden: isHeld } };
     });
     const passThrough = await openPassThrough(
-      [{ server: target, link, namespace: "", timeoutMs: options.timeoutMs ?? DEFAULT_PROXY_TIMEOUT_MS }],
+      [
+        {
+          server: target,
+          link,
+          namespace: "",
+          timeoutMs: options.timeoutMs ?? DEFAULT_PROXY_TIMEOUT_MS,
+          inFlight: () => notices.enter(undefined),
+        },
+      ],
       { separator: "", log },
     );
     log(summary(target, tools, lint, { objects: served.objects, tools: served.closedTools }));

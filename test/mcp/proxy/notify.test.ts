@@ -55,6 +55,7 @@ async function serve(args: string[]): Promise<Served> {
     warn: () => {},
     toolsChanged: proxy.toolsChanged,
     logging: true,
+    passThrough: proxy.passThrough,
   });
   const served = { proxy, http, lines };
   opened.push(served);
@@ -174,6 +175,20 @@ describe("log messages from the upstream", { timeout: 120_000 }, () => {
     await c.callTool({ name: "flood_logs", arguments: {} });
     await c.callTool({ name: "echo", arguments: { text: "after" }, _meta: { [LOG_LEVEL]: "debug" } });
     expect(got).toEqual([]);
+  });
+
+  it("a log message sent while another client's resources/read is in flight reaches no tool call's caller", async () => {
+    const caller = await connect(noisyProxy.http, "2025-11-25");
+    const got = hear(caller);
+    await caller.setLoggingLevel("debug");
+    const reader = await connect(noisyProxy.http, "2026-07-28");
+    // The upstream answers the read only once wait_read is in flight there, and logs for the read.
+    const call = caller.callTool({ name: "wait_read", arguments: {} });
+    const read = await reader.readResource({ uri: "noisy://secret" });
+    expect((read.contents[0] as { text: string }).text).toBe("secret");
+    expect(textOf(await call)).toContain("read");
+    expect(got.filter((m) => String(m.data).includes("secret"))).toEqual([]);
+    expect(noisyProxy.lines.some((l) => l.includes("noisy info: the reader's secret path"))).toBe(true);
   });
 
   it("what no call can be said to own goes to the operator's log, and the drops are counted there", async () => {

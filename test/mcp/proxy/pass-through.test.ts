@@ -15,7 +15,7 @@ import { createGateway } from "../../../src/runtime/gateway.js";
 import { openStore } from "../../../src/idempotency/open.js";
 import { serveHttp, type HttpHandle } from "../../../src/mcp/transports/http.js";
 import { createProxy, type Proxy } from "../../../src/mcp/proxy/proxy.js";
-import { MAX_LISTED, PAGE_SIZE } from "../../../src/mcp/proxy/pass-through.js";
+import { MAX_LISTED, MAX_TEMPLATE_EXPRESSIONS, PAGE_SIZE } from "../../../src/mcp/proxy/pass-through.js";
 import { refusal } from "../support.js";
 
 const everything = fileURLToPath(import.meta.resolve("@modelcontextprotocol/server-everything/dist/index.js"));
@@ -169,6 +169,9 @@ describe("a hostile upstream", { timeout: 120_000 }, () => {
     expect(bad.logs.some((l) => l.includes("a resource left out: its uri is 5010 characters, over 2048"))).toBe(true);
     const raw = await c.listResources({ cursor: `resources:${PAGE_SIZE}` });
     expect(raw.resources[0]!.name).toBe(pages.resources[PAGE_SIZE]!.name);
+    const { resourceTemplates } = await c.listResourceTemplates();
+    expect(resourceTemplates.map((t) => t.name)).toEqual(["item"]);
+    expect(bad.logs.some((l) => l.includes(`has 17 expressions, over ${MAX_TEMPLATE_EXPRESSIONS}`))).toBe(true);
     const cursor = await refusal(c.listResources({ cursor: "resources:999999" }), ProtocolError);
     expect(cursor.code).toBe(-32602);
     expect(cursor.message).toContain("resources/list params.cursor");
@@ -198,13 +201,25 @@ describe("a hostile upstream", { timeout: 120_000 }, () => {
   });
 
   it("refuses a huge resource, and a hung read times out while another read answers", async () => {
+    // The huge answer goes through a proxy of its own whose time limit it cannot reach: on a busy
+    // machine 3 MiB over stdio took longer than the 1 s that makes the hung read time out.
+    const patient = await serve([hostile], 600_000);
+    try {
+      const p = await connect(patient.http.url, "2026-07-28");
+      const huge = await refusal(p.readResource({ uri: "hostile://huge" }, { cacheMode: "bypass" }), ProtocolError);
+      expect(huge.code).toBe(-32603);
+      expect(huge.message).toMatch(/answer for "hostile:\/\/huge" is \d+ characters of JSON, over the 3145728/);
+    } finally {
+      await patient.http.close();
+      await patient.proxy.close({ grace_ms: 100 });
+    }
     const c = await connect(bad.http.url, "2026-07-28");
-    const huge = await refusal(c.readResource({ uri: "hostile://huge" }, { cacheMode: "bypass" }), ProtocolError);
-    expect(huge.code).toBe(-32603);
-    expect(huge.message).toMatch(/answer for "hostile:\/\/huge" is \d+ characters of JSON, over the 3145728/);
     const hung = c.readResource({ uri: "hostile://hang" }, { cacheMode: "bypass" });
     const other = await c.readResource({ uri: "hostile://item/5" }, { cacheMode: "bypass" });
     expect((other.contents[0] as { text: string }).text).toBe("content of hostile://item/5");
+    // A content URI holding control or invisible characters is replaced by the one read.
+    const six = await c.readResource({ uri: "hostile://item/6" }, { cacheMode: "bypass" });
+    expect(six.contents).toEqual([{ uri: "hostile://item/6", text: "six" }]);
     const timedOut = await refusal(hung, ProtocolError);
     expect(timedOut.code).toBe(-32603);
     expect(timedOut.message).toContain("resources/read: the upstream");

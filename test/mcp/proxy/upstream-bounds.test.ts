@@ -1,7 +1,7 @@
 /** The bounds on what an upstream lists: which icons pass, and which URIs a template's pattern matches. */
 import { describe, expect, it } from "vitest";
 import { checkedIcons, MAX_ICONS } from "../../../src/mcp/proxy/upstream-bounds.js";
-import { templatePattern } from "../../../src/mcp/proxy/pass-through.js";
+import { templateMatcher } from "../../../src/mcp/proxy/pass-through.js";
 
 function icons(list: unknown): { kept: string[] | undefined; dropped: string[] } {
   const dropped: string[] = [];
@@ -59,16 +59,34 @@ describe("checkedIcons", () => {
   });
 });
 
-describe("templatePattern", () => {
+describe("templateMatcher", () => {
   it("matches a simple expression within one path segment, a reserved one across, and a query", () => {
-    const simple = templatePattern("demo://r/{id}");
-    expect(simple.test("demo://r/7")).toBe(true);
-    expect(simple.test("demo://r/7/more")).toBe(false);
-    expect(simple.test("demo://x/7")).toBe(false);
-    expect(templatePattern("file:///{+path}").test("file:///a/b/c.txt")).toBe(true);
-    const query = templatePattern("search://q{?term,limit}");
-    expect(query.test("search://q?term=a&limit=2")).toBe(true);
-    expect(query.test("search://q")).toBe(true);
-    expect(templatePattern("a.b://{x}").test("aXb://1")).toBe(false);
+    const simple = templateMatcher("demo://r/{id}");
+    expect(simple("demo://r/7")).toBe(true);
+    expect(simple("demo://r/")).toBe(true);
+    expect(simple("demo://r/7/more")).toBe(false);
+    expect(simple("demo://x/7")).toBe(false);
+    expect(templateMatcher("file:///{+path}")("file:///a/b/c.txt")).toBe(true);
+    const query = templateMatcher("search://q{?term,limit}");
+    expect(query("search://q?term=a&limit=2")).toBe(true);
+    expect(query("search://q")).toBe(true);
+    expect(query("search://qx")).toBe(false);
+    expect(templateMatcher("a.b://{x}")("aXb://1")).toBe(false);
+    const two = templateMatcher("u://{a}-{b}/{+rest}");
+    expect(two("u://x-y-z/p/q")).toBe(true);
+    expect(two("u://x/y-z/p")).toBe(false);
+    expect(templateMatcher("u://{a")("u://{a")).toBe(true);
+    expect(templateMatcher("u://{a")("u://b")).toBe(false);
+  });
+
+  it("answers at once for a hostile template of many expressions (a regular expression of it backtracked for minutes)", () => {
+    // "x" then 400 expressions then "y": as a backtracking pattern, 8 of them took 21 s on a 40-character URI.
+    const hostile = templateMatcher(`x${"{a}".repeat(400)}y`);
+    const uri = `x${"a".repeat(2_000)}`;
+    expect(hostile(uri)).toBe(false);
+    expect(hostile(`${uri}y`)).toBe(true);
+    const reserved = templateMatcher(`x${"{+a}b".repeat(200)}y`);
+    expect(reserved(`x${"b".repeat(2_000)}`)).toBe(false);
+    expect(reserved(`x${"b".repeat(2_000)}y`)).toBe(true);
   });
 });
