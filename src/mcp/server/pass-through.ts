@@ -23,6 +23,7 @@ import {
   type ServerCapabilities,
   type ServerContext,
 } from "@modelcontextprotocol/server";
+import type { ChangeFeed } from "../../core/changes.js";
 import type { Gateway } from "../../runtime/types.js";
 
 /** What one pass-through request may use: the client's signal (a cancel or a closed request aborts it). */
@@ -47,14 +48,22 @@ export interface PassThrough {
     get(name: string, args: Record<string, string>, request: PassThroughRequest): Promise<GetPromptResult>;
   };
   complete?(params: CompleteRequestParams, request: PassThroughRequest): Promise<CompleteResult>;
+  /**
+   * Emits when what `resources` lists changed (a proxy read an upstream's lists again after its
+   * list_changed): the server declares `resources.listChanged`, and the transports tell their
+   * clients (`announceListChanges`). Absent: the lists are fixed.
+   */
+  resourcesChanged?: ChangeFeed;
+  /** Emits when what `prompts` lists changed; the server declares `prompts.listChanged`. */
+  promptsChanged?: ChangeFeed;
 }
 
-/** The capabilities a server declares for `passThrough` (none of them listChanged or subscribe). */
+/** The capabilities a server declares for `passThrough` (listChanged where a change feed is given). */
 export function passThroughCapabilities(passThrough: PassThrough | undefined): ServerCapabilities {
   if (!passThrough) return {};
   return {
-    ...(passThrough.resources ? { resources: {} } : {}),
-    ...(passThrough.prompts ? { prompts: {} } : {}),
+    ...(passThrough.resources ? { resources: passThrough.resourcesChanged ? { listChanged: true } : {} } : {}),
+    ...(passThrough.prompts ? { prompts: passThrough.promptsChanged ? { listChanged: true } : {} } : {}),
     ...(passThrough.complete ? { completions: {} } : {}),
   };
 }

@@ -38,7 +38,7 @@ import { createGuard, isLoopback } from "./http-guard.js";
 import { peerOf, principalOf, SessionTable, type Principal, type Tracked } from "./http-sessions.js";
 import { PrincipalSlots, type Slot } from "./http-admission.js";
 import { bearerToken } from "../server/meta.js";
-import { announceToolChanges, answersSent, createMcpServer, type McpServerOptions } from "../server/server.js";
+import { announceListChanges, answersSent, createMcpServer, type McpServerOptions } from "../server/server.js";
 import { MAX_MESSAGE_BYTES } from "./stdio-transport.js";
 import { readBody, sendWebResponse, toWebRequest } from "./node-web.js";
 
@@ -321,7 +321,7 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
     const session: Session = { transport, server, principal, open: 0, lastActive: now() };
     sessions.add(session);
     // A change of the tool list goes to this session's GET stream while the session lives.
-    const stopAnnouncing = announceToolChanges(() => server, options.toolsChanged);
+    const stopAnnouncing = announceListChanges(() => server, options);
     transport.onclose = () => {
       stopAnnouncing();
       sessions.remove(session);
@@ -428,8 +428,15 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
     },
     { legacy: "reject", maxRequestBodySize: maxBytes, ...(options.onError ? { onerror: options.onError } : {}) },
   );
-  // A 2026-07-28 client hears of a tool list change on its subscriptions/listen stream.
-  const stopAnnouncingModern = options.toolsChanged?.subscribe(() => modern.notify.toolsChanged());
+  // A 2026-07-28 client hears of a list change on its subscriptions/listen stream (when it asked for that list).
+  const modernFeeds = [
+    options.toolsChanged?.subscribe(() => modern.notify.toolsChanged()),
+    options.passThrough?.resourcesChanged?.subscribe(() => modern.notify.resourcesChanged()),
+    options.passThrough?.promptsChanged?.subscribe(() => modern.notify.promptsChanged()),
+  ];
+  const stopAnnouncingModern = () => {
+    for (const stop of modernFeeds) stop?.();
+  };
 
   /** A POST's body (null when it was refused, the answer already sent) and its JSON, when it parses. */
   async function body(
@@ -586,7 +593,7 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
     async close() {
       draining = true;
       clearInterval(sweep);
-      stopAnnouncingModern?.();
+      stopAnnouncingModern();
       await Promise.allSettled([
         ...sessions.takeAll().map(shut),
         ...closing,
