@@ -52,6 +52,8 @@ export const MAX_PAGES = 100;
 export const PAGE_SIZE = 100;
 /** A read's or a prompt's answer as JSON, characters: 2 MiB of media once base64-encoded, or 3 MiB of text. */
 export const MAX_ANSWER_CHARS = 3 * 1024 * 1024;
+/** Upstream subscriptions toolgate proxy holds at once, across all its clients and upstreams. */
+export const MAX_SUBSCRIBED_URIS = 10_000;
 /** Completion values passed on (MCP's own bound) and each one's length. */
 const MAX_VALUES = 100;
 const MAX_VALUE_CHARS = 1_024;
@@ -305,6 +307,17 @@ function declared(source: PassThroughSource, capability: "resources" | "prompts"
   return source.link.client?.getServerCapabilities()?.[capability] !== undefined;
 }
 
+/** Who hears an update of a URI it subscribed to (the MCP server's connection or listen streams). */
+export interface ResourceSubscriber {
+  updated(uri: string): void;
+}
+
+/** Subscriptions counted per URI across subscribers (the shape of the server's `ResourceSubscriptions`). */
+export interface ResourceSubscriptions {
+  subscribe(uri: string, subscriber: ResourceSubscriber, request: { signal: AbortSignal }): Promise<void>;
+  unsubscribe(uri: string, subscriber: ResourceSubscriber): void;
+}
+
 /** What the MCP server serves from the upstreams (the shape `McpServerOptions.passThrough` takes). */
 export interface UpstreamPassThrough {
   /** Emits after an upstream's resources or templates were read again (it said they changed); absent when none declares `listChanged`. */
@@ -321,6 +334,7 @@ export interface UpstreamPassThrough {
     list(cursor: string | undefined): Promise<ListResourcesResult>;
     templates(cursor: string | undefined): Promise<ListResourceTemplatesResult>;
     read(uri: string, request: { signal: AbortSignal }): Promise<ReadResourceResult>;
+    subscriptions?: ResourceSubscriptions;
   };
   prompts?: {
     list(cursor: string | undefined): Promise<ListPromptsResult>;
@@ -478,6 +492,51 @@ export async function openPassThrough(
     ]),
   );
 
+  // Subscriptions: per URI, the upstream subscribed at and who hears its updates (counted across our clients).
+  const withSubscribe = withResources.filter((s) => {
+    const r = s.link.client?.getServerCapabilities()?.resources as { subscribe?: unknown } | undefined;
+    return r?.subscribe === true;
+  });
+  const subscribed = new Map<string, { source: PassThroughSource; subscribers: Set<ResourceSubscriber> }>();
+  const subscriptions: ResourceSubscriptions = {
+    async subscribe(uri, subscriber, request) {
+      const problem = identifierProblem(uri, MAX_URI_CHARS);
+      if (problem !== null)
+        throw invalid(
+          `resources/subscribe params.uri must be a resource's URI (at most ${MAX_URI_CHARS} characters); received ${problem}`,
+        );
+      const held = subscribed.get(uri);
+      if (held) {
+        held.subscribers.add(subscriber);
+        return;
+      }
+      const owner = ownerOf(uri);
+      if (!owner || !withSubscribe.includes(owner))
+        throw invalid(
+          `resources/subscribe params.uri ${shown(uri)} is ${owner ? `served by ${owner.server}, which offers no subscriptions` : "not a resource any upstream lists, and matches none of their templates"}; call resources/list for the resources served`,
+        );
+      if (subscribed.size >= MAX_SUBSCRIBED_URIS)
+        throw new ProtocolError(
+          ProtocolErrorCode.InternalError,
+          `resources/subscribe: toolgate proxy already holds ${MAX_SUBSCRIBED_URIS} upstream subscriptions, the most it keeps; try again once others are given up`,
+        );
+      const entry = { source: owner, subscribers: new Set([subscriber]) };
+      subscribed.set(uri, entry);
+      try {
+        await ask(owner, "resources/subscribe", { uri }, request.signal);
+      } catch (err) {
+        if (subscribed.get(uri) === entry) subscribed.delete(uri);
+        throw err;
+      }
+    },
+    unsubscribe(uri, subscriber) {
+      const held = subscribed.get(uri);
+      if (!held || !held.subscribers.delete(subscriber) || held.subscribers.size > 0) return;
+      subscribed.delete(uri);
+      void ask(held.source, "resources/unsubscribe", { uri }).catch(() => {});
+    },
+  };
+
   function ownerOf(uri: string): PassThroughSource | undefined {
     return (
       byUri.get(uri)?.source ??
@@ -502,6 +561,17 @@ export async function openPassThrough(
       const r = rereads.get(source);
       if (r?.resources) client.setNotificationHandler("notifications/resources/list_changed", r.resources);
       if (r?.prompts) client.setNotificationHandler("notifications/prompts/list_changed", r.prompts);
+      if (!withSubscribe.includes(source)) return;
+      // An update is told only to the subscribers of its URI at the upstream that holds it; any other is dropped.
+      client.setNotificationHandler("notifications/resources/updated", (note) => {
+        const uri = (note.params as { uri?: unknown } | undefined)?.uri;
+        const held = typeof uri === "string" ? subscribed.get(uri) : undefined;
+        if (!held || held.source !== source) return;
+        for (const subscriber of [...held.subscribers]) subscriber.updated(uri as string);
+      });
+      // A restarted upstream knows nothing of what the last one was asked: subscribe again.
+      for (const [uri, held] of subscribed)
+        if (held.source === source) void client.subscribeResource({ uri }).catch(() => {});
     },
     resources:
       withResources.length === 0
@@ -544,6 +614,7 @@ export async function openPassThrough(
                 })),
               };
             },
+            ...(withSubscribe.length > 0 ? { subscriptions } : {}),
           },
     prompts:
       withPrompts.length === 0

@@ -500,6 +500,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
       gateway,
       check: (ctx, method) => void requireEnvelope(server, ctx, method),
       capability: capabilityOf,
+      modern: (ctx) => envelopeOf(ctx).protocolVersion !== undefined,
     });
   // A tool whose `mcp.hidden` says so (a proxied tool held for review) is left out of this answer, and a caller
   // that sends a capability sees only the tools it could be granted (its view); without one, every tool.

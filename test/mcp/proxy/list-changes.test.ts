@@ -157,6 +157,72 @@ describe("resources and prompts list_changed over HTTP", { timeout: 180_000 }, (
   });
 });
 
+describe("resource subscriptions over HTTP", { timeout: 180_000 }, () => {
+  it("server-everything's updates reach the subscribed clients of both eras, never the others", async () => {
+    const { http } = await serve([everything, "stdio"]);
+    const a = await connect(http, "2025-11-25");
+    const b = await connect(http, "2025-11-25");
+    const modern = await connect(http, "2026-07-28");
+    expect(a.getServerCapabilities()?.resources).toMatchObject({ subscribe: true });
+    const uri = (await allUris(a))[0]!;
+    const heard = { a: [] as string[], b: [] as string[], modern: [] as string[] };
+    for (const [name, c] of [
+      ["a", a],
+      ["b", b],
+      ["modern", modern],
+    ] as const)
+      c.setNotificationHandler("notifications/resources/updated", (n) => void heard[name].push(n.params.uri));
+    await a.subscribeResource({ uri });
+    const sub = await modern.listen({ resourceSubscriptions: [uri] });
+    // The legacy clients' GET streams open after initialize; a call round trip lets them.
+    await b.callTool({ name: "echo", arguments: { message: "b" } });
+    await a.callTool({ name: "toggle-subscriber-updates", arguments: {} });
+    await until(() => heard.a.length > 0 && heard.modern.length > 0);
+    expect(heard.a[0]).toBe(uri);
+    expect(heard.modern[0]).toBe(uri);
+    expect(heard.b).toEqual([]);
+    await sub.close();
+  });
+
+  it("a hostile upstream: counted across clients, the last one leaving unsubscribes, strays dropped, 100 per session", async () => {
+    const { http } = await serve([listing]);
+    const a = await connect(http, "2025-11-25");
+    const b = await connect(http, "2025-11-25");
+    const modern = await connect(http, "2026-07-28");
+    const subs = async () => textOf(await a.callTool({ name: "subs", arguments: {} }));
+    const heard = { a: [] as string[], b: [] as string[], modern: [] as string[] };
+    for (const [name, c] of [
+      ["a", a],
+      ["b", b],
+      ["modern", modern],
+    ] as const)
+      c.setNotificationHandler("notifications/resources/updated", (n) => void heard[name].push(n.params.uri));
+    await a.subscribeResource({ uri: "listing://item/0" });
+    await b.subscribeResource({ uri: "listing://item/0" });
+    const sub = await modern.listen({ resourceSubscriptions: ["listing://item/0"] });
+    expect(await subs()).toContain("subscribed=listing://item/0 subscribes=1");
+    await b.callTool({ name: "touch", arguments: {} });
+    await until(() => heard.a.length > 0 && heard.b.length > 0 && heard.modern.length > 0);
+    await a.callTool({ name: "subs", arguments: {} });
+    // Only the subscribed URI, once to each; item/1 nobody subscribed to reached nobody.
+    expect(heard).toEqual({ a: ["listing://item/0"], b: ["listing://item/0"], modern: ["listing://item/0"] });
+
+    await a.unsubscribeResource({ uri: "listing://item/0" });
+    await sub.close();
+    expect(await subs()).toContain("subscribed=listing://item/0 subscribes=1");
+    await b.unsubscribeResource({ uri: "listing://item/0" });
+    expect(await subs()).toContain("subscribed= subscribes=1");
+
+    for (let i = 0; i < 100; i++) await a.subscribeResource({ uri: `listing://item/${i}` });
+    const over = await a.subscribeResource({ uri: "listing://item/100" }).catch((e: Error) => e);
+    expect(String(over)).toContain("already holds 100 subscriptions");
+    const tooMany = await modern
+      .listen({ resourceSubscriptions: Array.from({ length: 101 }, (_, i) => `listing://item/${i}`) })
+      .catch((e: Error) => e);
+    expect(String(tooMany)).toContain("at most 100 resource URIs");
+  });
+});
+
 describe("in the aggregate", { timeout: 180_000 }, () => {
   it("only the upstream that said its list changed is read again", async () => {
     const agg = await startAggregate(
