@@ -74,6 +74,16 @@ async function allUris(c: {
   return uris;
 }
 
+/** The URIs of the resources/updated each client hears, by name. */
+function hearUpdates<K extends string>(named: Record<K, Client>): Record<K, string[]> {
+  const heard = {} as Record<K, string[]>;
+  for (const [name, c] of Object.entries(named) as Array<[K, Client]>) {
+    heard[name] = [];
+    c.setNotificationHandler("notifications/resources/updated", (n) => void heard[name].push(n.params.uri));
+  }
+  return heard;
+}
+
 const counts = (text: string) => ({
   resources: Number(/resources=(\d+)/.exec(text)?.[1]),
   prompts: Number(/prompts=(\d+)/.exec(text)?.[1]),
@@ -165,13 +175,7 @@ describe("resource subscriptions over HTTP", { timeout: 180_000 }, () => {
     const modern = await connect(http, "2026-07-28");
     expect(a.getServerCapabilities()?.resources).toMatchObject({ subscribe: true });
     const uri = (await allUris(a))[0]!;
-    const heard = { a: [] as string[], b: [] as string[], modern: [] as string[] };
-    for (const [name, c] of [
-      ["a", a],
-      ["b", b],
-      ["modern", modern],
-    ] as const)
-      c.setNotificationHandler("notifications/resources/updated", (n) => void heard[name].push(n.params.uri));
+    const heard = hearUpdates({ a, b, modern });
     await a.subscribeResource({ uri });
     const sub = await modern.listen({ resourceSubscriptions: [uri] });
     // The legacy clients' GET streams open after initialize; a call round trip lets them.
@@ -190,13 +194,7 @@ describe("resource subscriptions over HTTP", { timeout: 180_000 }, () => {
     const b = await connect(http, "2025-11-25");
     const modern = await connect(http, "2026-07-28");
     const subs = async () => textOf(await a.callTool({ name: "subs", arguments: {} }));
-    const heard = { a: [] as string[], b: [] as string[], modern: [] as string[] };
-    for (const [name, c] of [
-      ["a", a],
-      ["b", b],
-      ["modern", modern],
-    ] as const)
-      c.setNotificationHandler("notifications/resources/updated", (n) => void heard[name].push(n.params.uri));
+    const heard = hearUpdates({ a, b, modern });
     await a.subscribeResource({ uri: "listing://item/0" });
     await b.subscribeResource({ uri: "listing://item/0" });
     const sub = await modern.listen({ resourceSubscriptions: ["listing://item/0"] });
