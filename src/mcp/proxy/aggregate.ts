@@ -84,6 +84,7 @@ export async function createAggregateProxy(options: AggregateOptions): Promise<A
   const opened = await openAll(options.upstreams);
   const links: UpstreamLink[] = [];
   const toolsChanged = new ChangeSignal();
+  let passThrough: UpstreamPassThrough | undefined;
   try {
     const published: PublishedTool[] = [];
     const tools: ToolSpec[] = [];
@@ -101,18 +102,21 @@ export async function createAggregateProxy(options: AggregateOptions): Promise<A
       const notices = new UpstreamNotices(upstream.name, log);
       const link = new UpstreamLink(upstream.target, client, catalogFingerprint(listed), log, (c) => {
         notices.listen(c);
+        // A client the link connects after start (a restarted upstream) is heard by the pass-through too.
+        if (passThrough) passThrough.watch(source, c);
         onToolsChanged(c, async () => {
           if (await recheck(upstream, c, served, held, options.guard, clock, log)) toolsChanged.emit();
         });
       });
       links.push(link);
-      sources.push({
+      const source: PassThroughSource = {
         server: upstream.name,
         link,
         namespace: upstream.namespace,
         timeoutMs: upstream.timeout_ms ?? DEFAULT_PROXY_TIMEOUT_MS,
         inFlight: () => notices.enter(undefined),
-      });
+      };
+      sources.push(source);
       const gate = upstream.concurrency === undefined ? null : concurrencyGate(upstream);
       for (const t of servedTools(selected, options.openSchemas === true).tools) {
         const name = publishedName(upstream.namespace, separator, t.name);
@@ -122,7 +126,8 @@ export async function createAggregateProxy(options: AggregateOptions): Promise<A
     }
     checkCollisions(published);
     // Read before the summary line, which stays the last line of the start.
-    const passThrough = await openPassThrough(sources, { separator, log });
+    passThrough = await openPassThrough(sources, { separator, log });
+    for (const [i, o] of opened.entries()) passThrough.watch(sources[i]!, o.client);
     log(
       `toolgate proxy: ${published.length - published.filter((p) => p.held).length} tools from ${opened.length} servers (${opened.map((o) => o.upstream.name).join(", ")}); ${published.filter((p) => p.held).length} held for review`,
     );

@@ -27,6 +27,7 @@ import {
   type Resource,
   type ResourceTemplateType,
 } from "@modelcontextprotocol/client";
+import { ChangeSignal, type ChangeFeed } from "../../core/changes.js";
 import { closest } from "../../core/closest.js";
 import { escapeUntrusted, jsonForDisplay } from "../../observation/escape.js";
 import { publishedName } from "./aggregate-catalog.js";
@@ -41,6 +42,7 @@ import {
   MAX_TITLE_CHARS,
   MAX_URI_CHARS,
 } from "./upstream-bounds.js";
+import { coalesced } from "./list-watch.js";
 
 /** Items of one kind (resources, templates, prompts) kept per upstream; the rest are left out, said once. */
 export const MAX_LISTED = 1_000;
@@ -52,6 +54,8 @@ export const MAX_PAGES = 100;
 export const PAGE_SIZE = 100;
 /** A read's or a prompt's answer as JSON, characters: 2 MiB of media once base64-encoded, or 3 MiB of text. */
 export const MAX_ANSWER_CHARS = 3 * 1024 * 1024;
+/** Upstream subscriptions toolgate proxy holds at once, across all its clients and upstreams. */
+export const MAX_SUBSCRIBED_URIS = 10_000;
 /** Completion values passed on (MCP's own bound) and each one's length. */
 const MAX_VALUES = 100;
 const MAX_VALUE_CHARS = 1_024;
@@ -354,18 +358,54 @@ function declared(source: PassThroughSource, capability: "resources" | "prompts"
   return source.link.client?.getServerCapabilities()?.[capability] !== undefined;
 }
 
+/** Who hears an update of a URI it subscribed to (the MCP server's connection or listen streams). */
+export interface ResourceSubscriber {
+  updated(uri: string): void;
+}
+
+/** Subscriptions counted per URI across subscribers (the shape of the server's `ResourceSubscriptions`). */
+export interface ResourceSubscriptions {
+  subscribe(uri: string, subscriber: ResourceSubscriber, request: { signal: AbortSignal }): Promise<void>;
+  unsubscribe(uri: string, subscriber: ResourceSubscriber): void;
+}
+
 /** What the MCP server serves from the upstreams (the shape `McpServerOptions.passThrough` takes). */
 export interface UpstreamPassThrough {
+  /** Emits after an upstream's resources or templates were read again (it said they changed); absent when none declares `listChanged`. */
+  resourcesChanged?: ChangeFeed;
+  /** Emits after an upstream's prompts were read again; absent when none declares `listChanged`. */
+  promptsChanged?: ChangeFeed;
+  /**
+   * Hears `source`'s list_changed notifications on `client` (call it for each client the upstream's
+   * link connects): only that upstream is read again, one re-read in flight per kind, a storm folded
+   * into one more.
+   */
+  watch(source: PassThroughSource, client: Client): void;
   resources?: {
     list(cursor: string | undefined): Promise<ListResourcesResult>;
     templates(cursor: string | undefined): Promise<ListResourceTemplatesResult>;
     read(uri: string, request: { signal: AbortSignal }): Promise<ReadResourceResult>;
+    subscriptions?: ResourceSubscriptions;
   };
   prompts?: {
     list(cursor: string | undefined): Promise<ListPromptsResult>;
     get(name: string, args: Record<string, string>, request: { signal: AbortSignal }): Promise<GetPromptResult>;
   };
   complete?(params: CompleteRequestParams, request: { signal: AbortSignal }): Promise<CompleteResult>;
+}
+
+/** One upstream's listings as served (checked), replaced whole when it says they changed. */
+interface Snapshot {
+  source: PassThroughSource;
+  resources: Item[];
+  templates: Item[];
+  prompts: Item[];
+}
+
+/** What an upstream declared it tells of: `listChanged` for resources, prompts. */
+function tellsChanges(source: PassThroughSource, capability: "resources" | "prompts"): boolean {
+  const declared = source.link.client?.getServerCapabilities()?.[capability] as { listChanged?: unknown } | undefined;
+  return declared?.listChanged === true;
 }
 
 /** The snapshot of every upstream's listings, and the methods that serve and route from it. */
@@ -376,77 +416,177 @@ export async function openPassThrough(
   const withResources = sources.filter((s) => declared(s, "resources"));
   const withPrompts = sources.filter((s) => declared(s, "prompts"));
   const withCompletions = sources.filter((s) => declared(s, "completions"));
-  const read = await Promise.all(
-    sources.map(async (source) => {
-      const log = boundedLog(options.log, `toolgate proxy: ${source.server}: `);
-      const safely = async (method: string, key: string, on: boolean): Promise<Item[]> => {
-        if (!on) return [];
-        try {
-          return await readList(source, method, key, log.note);
-        } catch (err) {
-          log.note(`${(err as Error).message}; none of it is served`);
-          return [];
-        }
-      };
-      const hasResources = withResources.includes(source);
-      const [resources, templates, prompts] = await Promise.all([
-        safely("resources/list", "resources", hasResources),
-        safely("resources/templates/list", "resourceTemplates", hasResources),
-        safely("prompts/list", "prompts", withPrompts.includes(source)),
-      ]);
-      const out = {
-        source,
-        resources: resources.map((r) => checkedResource(r, "uri", log.note)).filter((r) => r !== null),
-        templates: templates.map((t) => checkedResource(t, "uriTemplate", log.note)).filter((t) => t !== null),
-        prompts: prompts.map((p) => checkedPrompt(p, log.note)).filter((p) => p !== null),
-      };
-      log.end();
-      return out;
-    }),
-  );
 
-  // Config order decides every collision: the first server's item is served, the later one named.
-  const byUri = new Map<string, Owned>();
-  const templates: Template[] = [];
-  const prompts = new Map<string, PublishedPrompt>();
-  const collisions = boundedLog(options.log, "toolgate proxy: ");
-  for (const r of read) {
-    for (const item of r.resources) {
-      const uri = item.uri as string;
-      const first = byUri.get(uri);
-      if (first)
-        collisions.note(
-          `the resource ${shown(uri)} is listed by ${first.source.server} and ${r.source.server}; ${first.source.server}'s is served (first in config order)`,
-        );
-      else byUri.set(uri, { source: r.source, item });
-    }
-    for (const item of r.templates) {
-      const t = item.uriTemplate as string;
-      const first = templates.find((x) => x.item.uriTemplate === t);
-      if (first)
-        collisions.note(
-          `the resource template ${shown(t)} is listed by ${first.source.server} and ${r.source.server}; ${first.source.server}'s is served (first in config order)`,
-        );
-      else templates.push({ source: r.source, item, matches: templateMatcher(t) });
-    }
-    for (const item of r.prompts) {
-      const name = publishedName(r.source.namespace, options.separator, item.name as string);
-      const first = prompts.get(name);
-      if (first)
-        collisions.note(
-          `two prompts would be published as ${shown(name)}: ${first.source.server}'s and ${r.source.server}'s; ${first.source.server}'s is served (first in config order); give one of the servers a namespace of its own`,
-        );
-      else prompts.set(name, { source: r.source, item: { ...item, name }, name: item.name as string });
-    }
+  /** Reads `source`'s lists of the kinds asked (the others left as `before` has them), checked and bounded. */
+  async function readSource(
+    source: PassThroughSource,
+    kinds: { resources: boolean; prompts: boolean },
+    before?: Snapshot,
+  ): Promise<Snapshot> {
+    const log = boundedLog(options.log, `toolgate proxy: ${source.server}: `);
+    const safely = async (method: string, key: string, on: boolean): Promise<Item[]> => {
+      if (!on) return [];
+      try {
+        return await readList(source, method, key, log.note);
+      } catch (err) {
+        log.note(`${(err as Error).message}; none of it is served`);
+        return [];
+      }
+    };
+    const hasResources = kinds.resources && withResources.includes(source);
+    const hasPrompts = kinds.prompts && withPrompts.includes(source);
+    const [resources, templates, prompts] = await Promise.all([
+      safely("resources/list", "resources", hasResources),
+      safely("resources/templates/list", "resourceTemplates", hasResources),
+      safely("prompts/list", "prompts", hasPrompts),
+    ]);
+    const out: Snapshot = {
+      source,
+      resources:
+        before && !kinds.resources
+          ? before.resources
+          : resources.map((r) => checkedResource(r, "uri", log.note)).filter((r) => r !== null),
+      templates:
+        before && !kinds.resources
+          ? before.templates
+          : templates.map((t) => checkedResource(t, "uriTemplate", log.note)).filter((t) => t !== null),
+      prompts:
+        before && !kinds.prompts
+          ? before.prompts
+          : prompts.map((p) => checkedPrompt(p, log.note)).filter((p) => p !== null),
+    };
+    log.end();
+    return out;
   }
-  collisions.end();
-  const resourceList = [...byUri.values()].map((o) => o.item);
-  const templateList = templates.map((t) => t.item);
-  const promptList = [...prompts.values()].map((p) => p.item);
+
+  const snapshots = await Promise.all(sources.map((s) => readSource(s, { resources: true, prompts: true })));
+
+  // What is served, rebuilt from the snapshots whenever one is replaced.
+  let byUri = new Map<string, Owned>();
+  let templates: Template[] = [];
+  let prompts = new Map<string, PublishedPrompt>();
+  let resourceList: Item[] = [];
+  let templateList: Item[] = [];
+  let promptList: Item[] = [];
+  /** Merges the snapshots; config order decides every collision: the first server's item is served, the later one named. */
+  function merge(): void {
+    const nextByUri = new Map<string, Owned>();
+    const nextTemplates: Template[] = [];
+    const nextPrompts = new Map<string, PublishedPrompt>();
+    const collisions = boundedLog(options.log, "toolgate proxy: ");
+    for (const r of snapshots) {
+      for (const item of r.resources) {
+        const uri = item.uri as string;
+        const first = nextByUri.get(uri);
+        if (first)
+          collisions.note(
+            `the resource ${shown(uri)} is listed by ${first.source.server} and ${r.source.server}; ${first.source.server}'s is served (first in config order)`,
+          );
+        else nextByUri.set(uri, { source: r.source, item });
+      }
+      for (const item of r.templates) {
+        const t = item.uriTemplate as string;
+        const first = nextTemplates.find((x) => x.item.uriTemplate === t);
+        if (first)
+          collisions.note(
+            `the resource template ${shown(t)} is listed by ${first.source.server} and ${r.source.server}; ${first.source.server}'s is served (first in config order)`,
+          );
+        else nextTemplates.push({ source: r.source, item, matches: templateMatcher(t) });
+      }
+      for (const item of r.prompts) {
+        const name = publishedName(r.source.namespace, options.separator, item.name as string);
+        const first = nextPrompts.get(name);
+        if (first)
+          collisions.note(
+            `two prompts would be published as ${shown(name)}: ${first.source.server}'s and ${r.source.server}'s; ${first.source.server}'s is served (first in config order); give one of the servers a namespace of its own`,
+          );
+        else nextPrompts.set(name, { source: r.source, item: { ...item, name }, name: item.name as string });
+      }
+    }
+    collisions.end();
+    byUri = nextByUri;
+    templates = nextTemplates;
+    prompts = nextPrompts;
+    resourceList = [...byUri.values()].map((o) => o.item);
+    templateList = templates.map((t) => t.item);
+    promptList = [...prompts.values()].map((p) => p.item);
+  }
+  merge();
   if (sources.length > 0 && (withResources.length > 0 || withPrompts.length > 0))
     options.log(
       `toolgate proxy: passing through ${resourceList.length} resources, ${templateList.length} resource templates, ${promptList.length} prompts${withCompletions.length > 0 ? " and completions" : ""}`,
     );
+
+  // Told to the MCP server only when an upstream declares it tells of changes.
+  const resourcesChanged = withResources.some((s) => tellsChanges(s, "resources")) ? new ChangeSignal() : undefined;
+  const promptsChanged = withPrompts.some((s) => tellsChanges(s, "prompts")) ? new ChangeSignal() : undefined;
+  /** Re-reads one kind of `source`'s lists (coalesced per upstream and kind), then tells the clients. */
+  function rereader(source: PassThroughSource, kind: "resources" | "prompts", signal: ChangeSignal): () => void {
+    const index = sources.indexOf(source);
+    return coalesced(async () => {
+      snapshots[index] = await readSource(
+        source,
+        { resources: kind === "resources", prompts: kind === "prompts" },
+        snapshots[index],
+      );
+      merge();
+      signal.emit();
+    });
+  }
+  const rereads = new Map(
+    sources.map((s) => [
+      s,
+      {
+        resources: resourcesChanged && withResources.includes(s) ? rereader(s, "resources", resourcesChanged) : null,
+        prompts: promptsChanged && withPrompts.includes(s) ? rereader(s, "prompts", promptsChanged) : null,
+      },
+    ]),
+  );
+
+  // Subscriptions: per URI, the upstream subscribed at and who hears its updates (counted across our clients).
+  const withSubscribe = withResources.filter((s) => {
+    const r = s.link.client?.getServerCapabilities()?.resources as { subscribe?: unknown } | undefined;
+    return r?.subscribe === true;
+  });
+  const subscribed = new Map<string, { source: PassThroughSource; subscribers: Set<ResourceSubscriber> }>();
+  const subscriptions: ResourceSubscriptions = {
+    async subscribe(uri, subscriber, request) {
+      const problem = identifierProblem(uri, MAX_URI_CHARS);
+      if (problem !== null)
+        throw invalid(
+          `resources/subscribe params.uri must be a resource's URI (at most ${MAX_URI_CHARS} characters); received ${problem}`,
+        );
+      const held = subscribed.get(uri);
+      if (held) {
+        held.subscribers.add(subscriber);
+        return;
+      }
+      const owner = ownerOf(uri);
+      if (!owner || !withSubscribe.includes(owner))
+        throw invalid(
+          `resources/subscribe params.uri ${shown(uri)} is ${owner ? `served by ${owner.server}, which offers no subscriptions` : "not a resource any upstream lists, and matches none of their templates"}; call resources/list for the resources served`,
+        );
+      if (subscribed.size >= MAX_SUBSCRIBED_URIS)
+        throw new ProtocolError(
+          ProtocolErrorCode.InternalError,
+          `resources/subscribe: toolgate proxy already holds ${MAX_SUBSCRIBED_URIS} upstream subscriptions, the most it keeps; try again once others are given up`,
+        );
+      const entry = { source: owner, subscribers: new Set([subscriber]) };
+      subscribed.set(uri, entry);
+      try {
+        await ask(owner, "resources/subscribe", { uri }, request.signal);
+      } catch (err) {
+        if (subscribed.get(uri) === entry) subscribed.delete(uri);
+        throw err;
+      }
+    },
+    unsubscribe(uri, subscriber) {
+      const held = subscribed.get(uri);
+      if (!held || !held.subscribers.delete(subscriber) || held.subscribers.size > 0) return;
+      subscribed.delete(uri);
+      void ask(held.source, "resources/unsubscribe", { uri }).catch(() => {});
+    },
+  };
 
   function ownerOf(uri: string): PassThroughSource | undefined {
     return (
@@ -466,6 +606,24 @@ export async function openPassThrough(
   }
 
   return {
+    ...(resourcesChanged ? { resourcesChanged } : {}),
+    ...(promptsChanged ? { promptsChanged } : {}),
+    watch(source: PassThroughSource, client: Client) {
+      const r = rereads.get(source);
+      if (r?.resources) client.setNotificationHandler("notifications/resources/list_changed", r.resources);
+      if (r?.prompts) client.setNotificationHandler("notifications/prompts/list_changed", r.prompts);
+      if (!withSubscribe.includes(source)) return;
+      // An update is told only to the subscribers of its URI at the upstream that holds it; any other is dropped.
+      client.setNotificationHandler("notifications/resources/updated", (note) => {
+        const uri = (note.params as { uri?: unknown } | undefined)?.uri;
+        const held = typeof uri === "string" ? subscribed.get(uri) : undefined;
+        if (!held || held.source !== source) return;
+        for (const subscriber of [...held.subscribers]) subscriber.updated(uri as string);
+      });
+      // A restarted upstream knows nothing of what the last one was asked: subscribe again.
+      for (const [uri, held] of subscribed)
+        if (held.source === source) void client.subscribeResource({ uri }).catch(() => {});
+    },
     resources:
       withResources.length === 0
         ? undefined
@@ -508,6 +666,7 @@ export async function openPassThrough(
                 })),
               };
             },
+            ...(withSubscribe.length > 0 ? { subscriptions } : {}),
           },
     prompts:
       withPrompts.length === 0

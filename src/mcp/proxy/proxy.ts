@@ -22,7 +22,7 @@ import type { Gateway } from "../../runtime/types.js";
 import { DEFAULT_PROXY_TIMEOUT_MS, proxyToolSpec } from "./proxy-tools.js";
 import { connectUpstream, describeTarget, listAllTools, type UpstreamTarget } from "./upstream.js";
 import { catalogFingerprint, UpstreamLink } from "./upstream-link.js";
-import { openPassThrough, type UpstreamPassThrough } from "./pass-through.js";
+import { openPassThrough, type PassThroughSource, type UpstreamPassThrough } from "./pass-through.js";
 import { boundedText, UpstreamNotices } from "./upstream-notices.js";
 import { coalesced, findingLines, holdRelisted, relist } from "./list-watch.js";
 import { ChangeSignal, type ChangeFeed } from "../../core/changes.js";
@@ -105,6 +105,9 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
   const client = await connectUpstream(options.upstream);
   let link: UpstreamLink | null = null;
   const toolsChanged = new ChangeSignal();
+  // The pass-through hears its lists' changes on every client the link connects, once it is open.
+  let passThrough: UpstreamPassThrough | undefined;
+  let source: PassThroughSource | undefined;
   try {
     const listed = await listAllTools(client);
     // The same report `toolgate lint --mcp` prints; the proxy serves the tools regardless.
@@ -120,6 +123,7 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     );
     link = new UpstreamLink(options.upstream, client, catalogFingerprint(listed), log, (c) => {
       notices.listen(c);
+      if (passThrough && source) passThrough.watch(source, c);
       c.setNotificationHandler(
         "notifications/tools/list_changed",
         coalesced(async () => {
@@ -153,18 +157,15 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
       const isHeld = () => held.has(t.name);
       return { ...spec, check: () => (isHeld() ? [issue] : undefined), mcp: { ...spec.mcp, hidden: isHeld } };
     });
-    const passThrough = await openPassThrough(
-      [
-        {
-          server: target,
-          link,
-          namespace: "",
-          timeoutMs: options.timeoutMs ?? DEFAULT_PROXY_TIMEOUT_MS,
-          inFlight: () => notices.enter(undefined),
-        },
-      ],
-      { separator: "", log },
-    );
+    source = {
+      server: target,
+      link,
+      namespace: "",
+      timeoutMs: options.timeoutMs ?? DEFAULT_PROXY_TIMEOUT_MS,
+      inFlight: () => notices.enter(undefined),
+    };
+    passThrough = await openPassThrough([source], { separator: "", log });
+    passThrough.watch(source, client);
     log(summary(target, tools, lint, { objects: served.objects, tools: served.closedTools }));
     const gateway = await options.gateway(tools);
     return {

@@ -23,6 +23,7 @@ import {
   type ServerCapabilities,
   type ServerContext,
 } from "@modelcontextprotocol/server";
+import type { ChangeFeed } from "../../core/changes.js";
 import type { Gateway } from "../../runtime/types.js";
 
 /** What one pass-through request may use: the client's signal (a cancel or a closed request aborts it). */
@@ -41,20 +42,56 @@ export interface PassThrough {
     list(cursor: string | undefined, request: PassThroughRequest): Promise<ListResourcesResult>;
     templates(cursor: string | undefined, request: PassThroughRequest): Promise<ListResourceTemplatesResult>;
     read(uri: string, request: PassThroughRequest): Promise<ReadResourceResult>;
+    /** Subscriptions to resources (`resources.subscribe` is declared when given). */
+    subscriptions?: ResourceSubscriptions;
   };
   prompts?: {
     list(cursor: string | undefined, request: PassThroughRequest): Promise<ListPromptsResult>;
     get(name: string, args: Record<string, string>, request: PassThroughRequest): Promise<GetPromptResult>;
   };
   complete?(params: CompleteRequestParams, request: PassThroughRequest): Promise<CompleteResult>;
+  /**
+   * Emits when what `resources` lists changed (a proxy read an upstream's lists again after its
+   * list_changed): the server declares `resources.listChanged`, and the transports tell their
+   * clients (`announceListChanges`). Absent: the lists are fixed.
+   */
+  resourcesChanged?: ChangeFeed;
+  /** Emits when what `prompts` lists changed; the server declares `prompts.listChanged`. */
+  promptsChanged?: ChangeFeed;
 }
 
-/** The capabilities a server declares for `passThrough` (none of them listChanged or subscribe). */
+/** Who hears `notifications/resources/updated` for the URIs it subscribed to: a connection, or every listen stream naming the URI. */
+export interface ResourceSubscriber {
+  updated(uri: string): void;
+}
+
+/**
+ * Subscriptions to resources served from elsewhere, counted per URI across subscribers: the first
+ * subscriber of a URI subscribes where it lives, the last one leaving unsubscribes there, and an
+ * update is told to that URI's subscribers only. `subscribe` throws a `ProtocolError` naming the
+ * field for a URI nothing serves or whose owner offers no subscriptions.
+ */
+export interface ResourceSubscriptions {
+  subscribe(uri: string, subscriber: ResourceSubscriber, request: PassThroughRequest): Promise<void>;
+  unsubscribe(uri: string, subscriber: ResourceSubscriber): void;
+}
+
+/** Resources one connection (a 2025-11-25 session or stdio connection, or one listen stream) may subscribe to at once. */
+export const MAX_SUBSCRIPTIONS_PER_CLIENT = 100;
+
+/** The capabilities a server declares for `passThrough` (listChanged where a change feed is given, subscribe where subscriptions are). */
 export function passThroughCapabilities(passThrough: PassThrough | undefined): ServerCapabilities {
   if (!passThrough) return {};
   return {
-    ...(passThrough.resources ? { resources: {} } : {}),
-    ...(passThrough.prompts ? { prompts: {} } : {}),
+    ...(passThrough.resources
+      ? {
+          resources: {
+            ...(passThrough.resourcesChanged ? { listChanged: true } : {}),
+            ...(passThrough.resources.subscriptions ? { subscribe: true } : {}),
+          },
+        }
+      : {}),
+    ...(passThrough.prompts ? { prompts: passThrough.promptsChanged ? { listChanged: true } : {} } : {}),
     ...(passThrough.complete ? { completions: {} } : {}),
   };
 }
@@ -65,6 +102,8 @@ export interface PassThroughHooks {
   check: (ctx: ServerContext, method: string) => void;
   /** The capability the request carries: `_meta`, bearer header, or the session's default. */
   capability: (meta: Record<string, unknown> | undefined, ctx: ServerContext) => string | undefined;
+  /** Whether the request is of the 2026-07-28 revision (which subscribes through subscriptions/listen). */
+  modern: (ctx: ServerContext) => boolean;
 }
 
 /** -32602 whose message is exactly `message`. */
@@ -121,6 +160,7 @@ export function registerPassThrough(server: Server, passThrough: PassThrough, ho
       const r = await admit("resources/read", request, ctx);
       return resources.read(request.params.uri, r);
     });
+    if (resources.subscriptions) registerSubscriptions(server, resources.subscriptions, admit, hooks);
   }
   if (prompts) {
     server.setRequestHandler("prompts/list", async (request, ctx) => {
@@ -138,4 +178,57 @@ export function registerPassThrough(server: Server, passThrough: PassThrough, ho
       return complete(request.params, r);
     });
   }
+}
+
+/**
+ * resources/subscribe and resources/unsubscribe of one connection (2025-11-25): at most
+ * `MAX_SUBSCRIPTIONS_PER_CLIENT` URIs, each told to this connection only, all given up when it closes.
+ */
+function registerSubscriptions(
+  server: Server,
+  subscriptions: ResourceSubscriptions,
+  admit: (method: string, request: unknown, ctx: ServerContext) => Promise<PassThroughRequest>,
+  hooks: PassThroughHooks,
+): void {
+  const mine = new Set<string>();
+  const subscriber: ResourceSubscriber = {
+    updated: (uri) => void server.sendResourceUpdated({ uri }).catch(() => {}),
+  };
+  const viaListen = (method: string) =>
+    new ProtocolError(
+      ProtocolErrorCode.MethodNotFound,
+      `${method} is not a method of the 2026-07-28 revision: name the URIs in subscriptions/listen params.notifications.resourceSubscriptions`,
+    );
+  server.setRequestHandler("resources/subscribe", async (request, ctx) => {
+    const r = await admit("resources/subscribe", request, ctx);
+    if (hooks.modern(ctx)) throw viaListen("resources/subscribe");
+    const uri = request.params.uri;
+    if (mine.has(uri)) return {};
+    if (mine.size >= MAX_SUBSCRIPTIONS_PER_CLIENT)
+      throw invalid(
+        `resources/subscribe params.uri: this connection already holds ${MAX_SUBSCRIPTIONS_PER_CLIENT} subscriptions, the most it may; resources/unsubscribe one it no longer needs first`,
+      );
+    mine.add(uri);
+    try {
+      await subscriptions.subscribe(uri, subscriber, r);
+    } catch (err) {
+      mine.delete(uri);
+      throw err;
+    }
+    return {};
+  });
+  server.setRequestHandler("resources/unsubscribe", async (request, ctx) => {
+    await admit("resources/unsubscribe", request, ctx);
+    if (hooks.modern(ctx)) throw viaListen("resources/unsubscribe");
+    const uri = request.params.uri;
+    if (mine.delete(uri)) subscriptions.unsubscribe(uri, subscriber);
+    return {};
+  });
+  // A connection that closes gives up what it held, so the last one leaving unsubscribes upstream.
+  const prior = server.onclose;
+  server.onclose = () => {
+    prior?.();
+    for (const uri of mine) subscriptions.unsubscribe(uri, subscriber);
+    mine.clear();
+  };
 }

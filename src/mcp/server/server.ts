@@ -116,7 +116,7 @@ export interface McpServerOptions {
   /**
    * Emits when the tools this server lists changed while it runs (a proxy held a tool whose
    * upstream definition changed): the server declares `tools.listChanged`, and the transports
-   * tell their clients (`announceToolChanges`: each 2025-11-25 session and stdio connection,
+   * tell their clients (`announceListChanges`: each 2025-11-25 session and stdio connection,
    * each 2026-07-28 `subscriptions/listen` stream).
    */
   toolsChanged?: ChangeFeed;
@@ -250,20 +250,30 @@ export function taskDetailOf(
 }
 
 /**
- * Tells the client of `server()` (the one serving the connection now) each time `changes` emits that its tool list changed
- * (`notifications/tools/list_changed`: on a 2025-11-25 connection unsolicited, on a 2026-07-28
- * stdio connection the SDK's entry puts it on the `subscriptions/listen` streams that asked for
- * it); returns the function that stops. For a server that lives as long as its connection (not
+ * Tells the client of `server()` (the one serving the connection now) each time one of its lists
+ * changed: `toolsChanged` as `notifications/tools/list_changed`, the pass-through's
+ * `resourcesChanged`/`promptsChanged` as `notifications/resources/list_changed` and
+ * `notifications/prompts/list_changed` (on a 2025-11-25 connection unsolicited, on a 2026-07-28
+ * stdio connection the SDK's entry puts them on the `subscriptions/listen` streams that asked for
+ * them); returns the function that stops. For a server that lives as long as its connection (not
  * one built per 2026-07-28 HTTP request: those hear through the handler's `notify`).
  */
-export function announceToolChanges(server: () => Server | undefined, changes: ChangeFeed | undefined): () => void {
-  if (!changes) return () => {};
-  return changes.subscribe(
-    () =>
-      void server()
-        ?.sendToolListChanged()
-        .catch(() => {}),
-  );
+export function announceListChanges(
+  server: () => Server | undefined,
+  feeds: Pick<McpServerOptions, "toolsChanged" | "passThrough">,
+): () => void {
+  const told = (send: (s: Server) => Promise<void>) => () => {
+    const s = server();
+    if (s) void send(s).catch(() => {});
+  };
+  const stops = [
+    feeds.toolsChanged?.subscribe(told((s) => s.sendToolListChanged())),
+    feeds.passThrough?.resourcesChanged?.subscribe(told((s) => s.sendResourceListChanged())),
+    feeds.passThrough?.promptsChanged?.subscribe(told((s) => s.sendPromptListChanged())),
+  ];
+  return () => {
+    for (const stop of stops) stop?.();
+  };
 }
 
 /**
@@ -505,6 +515,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
       gateway,
       check: (ctx, method) => void requireEnvelope(server, ctx, method),
       capability: capabilityOf,
+      modern: (ctx) => envelopeOf(ctx).protocolVersion !== undefined,
     });
   // A tool whose `mcp.hidden` says so (a proxied tool held for review) is left out of this answer, and a caller
   // that sends a capability sees only the tools it could be granted (its view); without one, every tool.

@@ -39,8 +39,9 @@ import { createGuard, isLoopback } from "./http-guard.js";
 import { peerOf, principalOf, SessionTable, type Principal, type Tracked } from "./http-sessions.js";
 import { PrincipalSlots, type Slot } from "./http-admission.js";
 import { bearerToken } from "../server/meta.js";
+import { MAX_SUBSCRIPTIONS_PER_CLIENT, type ResourceSubscriber } from "../server/pass-through.js";
 import {
-  announceToolChanges,
+  announceListChanges,
   answersSent,
   createMcpServer,
   taskDetailOf,
@@ -330,7 +331,7 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
     const session: Session = { transport, server, principal, open: 0, lastActive: now() };
     sessions.add(session);
     // A change of the tool list goes to this session's GET stream while the session lives.
-    const stopAnnouncing = announceToolChanges(() => server, options.toolsChanged);
+    const stopAnnouncing = announceListChanges(() => server, options);
     transport.onclose = () => {
       stopAnnouncing();
       sessions.remove(session);
@@ -432,13 +433,24 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
       });
       if (options.onError) server.onerror = options.onError;
       modernServers.add(server);
-      server.onclose = () => modernServers.delete(server);
+      const prior = server.onclose;
+      server.onclose = () => {
+        prior?.();
+        modernServers.delete(server);
+      };
       return server;
     },
     { legacy: "reject", maxRequestBodySize: maxBytes, ...(options.onError ? { onerror: options.onError } : {}) },
   );
-  // A 2026-07-28 client hears of a tool list change on its subscriptions/listen stream.
-  const stopAnnouncingModern = options.toolsChanged?.subscribe(() => modern.notify.toolsChanged());
+  // A 2026-07-28 client hears of a list change on its subscriptions/listen stream (when it asked for that list).
+  const modernFeeds = [
+    options.toolsChanged?.subscribe(() => modern.notify.toolsChanged()),
+    options.passThrough?.resourcesChanged?.subscribe(() => modern.notify.resourcesChanged()),
+    options.passThrough?.promptsChanged?.subscribe(() => modern.notify.promptsChanged()),
+  ];
+  const stopAnnouncingModern = () => {
+    for (const stop of modernFeeds) stop?.();
+  };
 
   /** A POST's body (null when it was refused, the answer already sent) and its JSON, when it parses. */
   async function body(
@@ -462,6 +474,62 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
 
   function parsed(read: { json: unknown }): { parsedBody: unknown } | undefined {
     return read.json === undefined ? undefined : { parsedBody: read.json };
+  }
+
+  // A listen stream's resourceSubscriptions: one upstream subscription per URI across every stream
+  // naming it (counted here), each update published once for the handler to put on those streams.
+  const listenedUris = new Map<string, number>();
+  const toListeners: ResourceSubscriber = { updated: (uri) => modern.notify.resourceUpdated(uri) };
+  /**
+   * Subscribes for a listen request's `params.notifications.resourceSubscriptions` (at most
+   * `MAX_SUBSCRIPTIONS_PER_CLIENT`) until its stream closes; false when it was refused (answered here).
+   */
+  async function holdListenSubscriptions(json: unknown, res: http.ServerResponse, id: JsonRpcId): Promise<boolean> {
+    const subscriptions = options.passThrough?.resources?.subscriptions;
+    const notifications = (json as { params?: { notifications?: { resourceSubscriptions?: unknown } } }).params
+      ?.notifications;
+    const wanted = notifications?.resourceSubscriptions;
+    if (!subscriptions || !Array.isArray(wanted) || wanted.length === 0) return true;
+    const field = "subscriptions/listen params.notifications.resourceSubscriptions";
+    if (wanted.length > MAX_SUBSCRIPTIONS_PER_CLIENT || wanted.some((u) => typeof u !== "string")) {
+      jsonError(
+        res,
+        400,
+        -32602,
+        `${field} must be at most ${MAX_SUBSCRIPTIONS_PER_CLIENT} resource URIs (strings); received ${wanted.length} entries; open another listen stream for the rest`,
+        {},
+        id,
+      );
+      return false;
+    }
+    const held: string[] = [];
+    const release = () => {
+      for (const uri of held.splice(0)) {
+        const n = (listenedUris.get(uri) ?? 1) - 1;
+        if (n > 0) listenedUris.set(uri, n);
+        else {
+          listenedUris.delete(uri);
+          subscriptions.unsubscribe(uri, toListeners);
+        }
+      }
+    };
+    const signal = new AbortController();
+    res.once("close", () => {
+      signal.abort();
+      release();
+    });
+    for (const uri of new Set(wanted as string[])) {
+      try {
+        if (!listenedUris.has(uri)) await subscriptions.subscribe(uri, toListeners, { signal: signal.signal });
+      } catch (err) {
+        release();
+        jsonError(res, 400, -32602, `${field}: ${(err as Error).message}`, {}, id);
+        return false;
+      }
+      listenedUris.set(uri, (listenedUris.get(uri) ?? 0) + 1);
+      held.push(uri);
+    }
+    return true;
   }
 
   /**
@@ -492,6 +560,7 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
         );
       res.once("close", taken.slot.hold());
       slots.set(authInfo, taken.slot);
+      if (asked.listen && !(await holdListenSubscriptions(json, res, asked.id))) return;
     }
     const tasks =
       asked?.listen === true && options.tasks ? readTaskListen((json as { params?: unknown }).params) : null;
@@ -632,7 +701,7 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
     async close() {
       draining = true;
       clearInterval(sweep);
-      stopAnnouncingModern?.();
+      stopAnnouncingModern();
       await Promise.allSettled([
         ...sessions.takeAll().map(shut),
         ...closing,

@@ -22,7 +22,7 @@ import {
 import { serveStdio as serveEras } from "@modelcontextprotocol/server/stdio";
 import { isPlainObject } from "../../core/json.js";
 import type { Gateway } from "../../runtime/types.js";
-import { announceToolChanges, answersSent, createMcpServer, type McpServerOptions } from "../server/server.js";
+import { announceListChanges, answersSent, createMcpServer, type McpServerOptions } from "../server/server.js";
 import { LineStdioTransport } from "./stdio-transport.js";
 
 export interface StdioOptions extends McpServerOptions {
@@ -101,7 +101,7 @@ export async function serveStdio(gateway: Gateway, options: StdioOptions = {}): 
   // The entry may build a second server to answer a server/discover probe that a 2025-11-25
   // client follows with initialize; the last one built is the one serving the connection.
   let server: Server | undefined;
-  const stopAnnouncing = announceToolChanges(() => server, options.toolsChanged);
+  const stopAnnouncing = announceListChanges(() => server, options);
   const build = () => {
     server = createMcpServer(gateway, options);
     if (options.onError) server.onerror = options.onError;

@@ -190,7 +190,8 @@ describe("server-filesystem and server-memory behind the aggregate", { timeout: 
     );
     try {
       const caps = both.client.getServerCapabilities();
-      expect(caps?.resources).toEqual({});
+      // server-memory declares both, so the aggregate passes on its list changes and subscriptions.
+      expect(caps?.resources).toEqual({ subscribe: true, listChanged: true });
       expect(caps?.prompts).toBeUndefined();
       expect(caps?.completions).toBeUndefined();
       const { resources } = await both.client.listResources();
