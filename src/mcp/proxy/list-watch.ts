@@ -26,15 +26,37 @@ export async function relist(client: Client, who: string, log: (line: string) =>
   }
 }
 
-/** A trigger that runs `work` at most once at a time; triggers during a run make one more run after it. */
-export function coalesced(work: () => Promise<void>): () => void {
+/** The least time between the starts of two re-lists of one upstream, ms. */
+export const RELIST_GAP_MS = 1_000;
+
+export interface CoalescedOptions {
+  /** The least time between the starts of two runs, ms (default `RELIST_GAP_MS`). */
+  gapMs?: number;
+  /** Waits `ms` (replaced in tests). */
+  sleep?: (ms: number) => Promise<void>;
+  now?: () => number;
+}
+
+/**
+ * A trigger that runs `work` at most once at a time; triggers during a run make one more run after
+ * it, started no sooner than `gapMs` after the last one started. An upstream that answers every
+ * re-list with another list_changed is re-listed once a second, not as fast as it can answer.
+ */
+export function coalesced(work: () => Promise<void>, options: CoalescedOptions = {}): () => void {
+  const gapMs = options.gapMs ?? RELIST_GAP_MS;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref()));
+  const now = options.now ?? (() => performance.now());
   let running = false;
   let again = false;
+  let lastStart = -Infinity;
   const run = async (): Promise<void> => {
     running = true;
     try {
       do {
         again = false;
+        const wait = lastStart + gapMs - now();
+        if (wait > 0) await sleep(wait);
+        lastStart = now();
         await work().catch(() => {});
       } while (again);
     } finally {
