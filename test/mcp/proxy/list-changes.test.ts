@@ -16,12 +16,9 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { PromptListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { createGateway } from "../../../src/runtime/gateway.js";
-import { openStore } from "../../../src/idempotency/open.js";
 import { openGuardStore } from "../../../src/idempotency/open-guard.js";
-import { serveHttp, type HttpHandle } from "../../../src/mcp/transports/http.js";
-import { createProxy, type Proxy } from "../../../src/mcp/proxy/proxy.js";
 import { MAX_LISTED } from "../../../src/mcp/proxy/pass-through.js";
+import { httpProxies } from "./http-proxies.js";
 import { projectRoot } from "../../support/require.js";
 import { tempDir, textOf, until } from "../support.js";
 import { startAggregate } from "./aggregate-support.js";
@@ -30,35 +27,7 @@ const everything = fileURLToPath(import.meta.resolve("@modelcontextprotocol/serv
 const listing = fileURLToPath(new URL("../fixtures/listing-server.mjs", import.meta.url));
 const node = process.execPath;
 
-const opened: Array<{ proxy: Proxy; http: HttpHandle }> = [];
-const clients: Array<{ close(): Promise<void> }> = [];
-
-async function serve(args: string[]): Promise<{ proxy: Proxy; http: HttpHandle; lines: string[] }> {
-  const lines: string[] = [];
-  const proxy = await createProxy({
-    upstream: { command: node, args },
-    gateway: async (tools) => createGateway({ tools, store: await openStore("memory:"), audit: false }),
-    log: (line) => lines.push(line),
-  });
-  const http = await serveHttp(proxy.gateway, {
-    port: 0,
-    warn: () => {},
-    passThrough: proxy.passThrough,
-    toolsChanged: proxy.toolsChanged,
-  });
-  opened.push({ proxy, http });
-  return { proxy, http, lines };
-}
-
-async function connect(http: HttpHandle, era: "2025-11-25" | "2026-07-28"): Promise<Client> {
-  const c = new Client(
-    { name: `list-changes-${era}`, version: "1.0.0" },
-    era === "2026-07-28" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
-  );
-  await c.connect(new StreamableHTTPClientTransport(http.url));
-  clients.push(c);
-  return c;
-}
+const { serve, connect, clients, close } = httpProxies("list-changes");
 
 /** Every resource URI a client is served, page by page. */
 async function allUris(c: {
@@ -89,13 +58,7 @@ const counts = (text: string) => ({
   prompts: Number(/prompts=(\d+)/.exec(text)?.[1]),
 });
 
-afterAll(async () => {
-  await Promise.allSettled(clients.map((c) => c.close()));
-  for (const s of opened) {
-    await s.http.close();
-    await s.proxy.close({ grace_ms: 100 });
-  }
-});
+afterAll(close);
 
 describe("resources and prompts list_changed over HTTP", { timeout: 180_000 }, () => {
   it("server-everything registers a resource: clients of both eras are told, and it is listed and read", async () => {

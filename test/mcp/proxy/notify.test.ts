@@ -10,20 +10,17 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport as V2StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { createGateway } from "../../../src/runtime/gateway.js";
-import { openStore } from "../../../src/idempotency/open.js";
-import { serveHttp, type HttpHandle } from "../../../src/mcp/transports/http.js";
-import { createProxy, type Proxy } from "../../../src/mcp/proxy/proxy.js";
 import {
   LOG_DATA_MAX_CHARS,
   LOGS_PER_CALL,
   PROGRESS_MESSAGE_MAX_CHARS,
 } from "../../../src/mcp/proxy/upstream-notices.js";
+import { httpProxies, type Era, type Served } from "./http-proxies.js";
 import { projectRoot } from "../../support/require.js";
 import { obsOf, tempDir, textOf, until } from "../support.js";
 
@@ -32,53 +29,9 @@ const noisy = fileURLToPath(new URL("../fixtures/noisy-server.mjs", import.meta.
 const changing = fileURLToPath(new URL("../fixtures/changing-server.mjs", import.meta.url));
 const LOG_LEVEL = "io.modelcontextprotocol/logLevel";
 const ERAS = ["2025-11-25", "2026-07-28"] as const;
-type Era = (typeof ERAS)[number];
 
-interface Served {
-  proxy: Proxy;
-  http: HttpHandle;
-  lines: string[];
-}
-
-const opened: Served[] = [];
-const clients: Array<{ close(): Promise<void> }> = [];
-
-async function serve(args: string[]): Promise<Served> {
-  const lines: string[] = [];
-  const proxy = await createProxy({
-    upstream: { command: process.execPath, args },
-    gateway: async (tools) => createGateway({ tools, store: await openStore("memory:"), audit: false }),
-    log: (line) => lines.push(line),
-  });
-  const http = await serveHttp(proxy.gateway, {
-    port: 0,
-    warn: () => {},
-    toolsChanged: proxy.toolsChanged,
-    logging: true,
-    passThrough: proxy.passThrough,
-  });
-  const served = { proxy, http, lines };
-  opened.push(served);
-  return served;
-}
-
-async function connect(http: HttpHandle, era: Era): Promise<Client> {
-  const c = new Client(
-    { name: `notify-${era}`, version: "1.0.0" },
-    era === "2026-07-28" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
-  );
-  await c.connect(new StreamableHTTPClientTransport(http.url));
-  clients.push(c);
-  return c;
-}
-
-afterAll(async () => {
-  await Promise.allSettled(clients.map((c) => c.close()));
-  for (const s of opened) {
-    await s.http.close();
-    await s.proxy.close({ grace_ms: 100 });
-  }
-});
+const { serve, connect, clients, close } = httpProxies("notify", { logging: true });
+afterAll(close);
 
 describe("progress from the upstream", { timeout: 120_000 }, () => {
   let everythingProxy: Served;
