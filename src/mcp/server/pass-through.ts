@@ -25,6 +25,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type { ChangeFeed } from "../../core/changes.js";
 import type { Gateway } from "../../runtime/types.js";
+import { invalidParams } from "./protocol-error.js";
 
 /** What one pass-through request may use: the client's signal (a cancel or a closed request aborts it). */
 export interface PassThroughRequest {
@@ -106,11 +107,6 @@ export interface PassThroughHooks {
   modern: (ctx: ServerContext) => boolean;
 }
 
-/** -32602 whose message is exactly `message`. */
-function invalid(message: string): ProtocolError {
-  return new ProtocolError(ProtocolErrorCode.InvalidParams, message);
-}
-
 function params(request: unknown): Record<string, unknown> {
   const p = (request as { params?: unknown }).params;
   return typeof p === "object" && p !== null && !Array.isArray(p) ? (p as Record<string, unknown>) : {};
@@ -119,7 +115,7 @@ function params(request: unknown): Record<string, unknown> {
 function cursorOf(method: string, p: Record<string, unknown>): string | undefined {
   if (p.cursor === undefined) return undefined;
   if (typeof p.cursor !== "string")
-    throw invalid(
+    throw invalidParams(
       `${method} params.cursor must be a string from the last page's nextCursor; received ${typeof p.cursor}; omit it for the first page`,
     );
   return p.cursor;
@@ -205,7 +201,7 @@ function registerSubscriptions(
     const uri = request.params.uri;
     if (mine.has(uri)) return {};
     if (mine.size >= MAX_SUBSCRIPTIONS_PER_CLIENT)
-      throw invalid(
+      throw invalidParams(
         `resources/subscribe params.uri: this connection already holds ${MAX_SUBSCRIPTIONS_PER_CLIENT} subscriptions, the most it may; resources/unsubscribe one it no longer needs first`,
       );
     mine.add(uri);

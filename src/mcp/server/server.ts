@@ -48,7 +48,8 @@ import {
 import { approveByInputRequired } from "./input-required.js";
 import { toMcpTool } from "./listing.js";
 import { idsFromHeaders, withHeaderIds } from "./call-headers.js";
-import { bearerToken, idsFromMeta, jsonOrNote, META_KEYS, SessionIds, type MetaIssue } from "./meta.js";
+import { invalidParams, shownJson } from "./protocol-error.js";
+import { bearerToken, idsFromMeta, META_KEYS, SessionIds, type MetaIssue } from "./meta.js";
 import { outputCheck } from "./output-check.js";
 import { OBSERVATION_META, outputMismatchResult, toCallToolResult } from "./result.js";
 import { mayRunAsTask, type TaskRunner } from "../../runtime/tasks.js";
@@ -284,17 +285,6 @@ export function announceListChanges(
 export async function answersSent(server: Server, timeoutMs = 2_000): Promise<void> {
   if (!(server instanceof GatewayServer) || server.unanswered.size === 0) return;
   await server.unanswered.idle(timeoutMs);
-}
-
-/** A -32602 whose wire message is exactly `message`. */
-function invalidParams(message: string): Error {
-  return new ProtocolError(ProtocolErrorCode.InvalidParams, message);
-}
-
-/** A client's value in a JSON-RPC error message: short, and nothing in it a terminal would act on. */
-function shownJson(value: unknown): string {
-  const json = jsonOrNote(value) ?? "nothing";
-  return escapeUntrusted(json.length > 80 ? `${json.slice(0, 77)}…` : json);
 }
 
 /**
