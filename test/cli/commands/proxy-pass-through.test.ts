@@ -3,15 +3,12 @@
  * client in both revisions: the upstream's resources, prompts and completions pass through the
  * command's wiring (`cli/commands/proxy.ts` hands the proxy's pass-through to the MCP server).
  */
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/client";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { projectRoot } from "../../support/require.js";
-import { tempDir } from "../../mcp/support.js";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { proxyProcess } from "../../support/proxy-process.js";
 
-const cli = [process.execPath, "--import", import.meta.resolve("tsx"), join(projectRoot, "src/cli/main.ts")];
 const everything = fileURLToPath(import.meta.resolve("@modelcontextprotocol/server-everything/dist/index.js"));
 
 describe.each(["2025-11-25", "2026-07-28"] as const)(
@@ -19,26 +16,7 @@ describe.each(["2025-11-25", "2026-07-28"] as const)(
   { timeout: 120_000 },
   (era) => {
     it("lists and reads resources, gets a prompt and completes an argument of server-everything", async () => {
-      const dir = tempDir("cli-proxy-pass-through");
-      const audit = join(tempDir("cli-proxy-pass-through-state"), "audit.jsonl");
-      const transport = new StdioClientTransport({
-        command: cli[0]!,
-        args: [
-          ...cli.slice(1),
-          "proxy",
-          "--store",
-          "memory:",
-          "--audit",
-          audit,
-          "--",
-          process.execPath,
-          everything,
-          "stdio",
-        ],
-        cwd: dir,
-        env: getDefaultEnvironment(),
-        stderr: "pipe",
-      });
+      const transport = new StdioClientTransport(proxyProcess([everything, "stdio"], "cli-proxy-pass-through"));
       let stderr = "";
       transport.stderr?.on("data", (d: Buffer) => (stderr += d));
       const client = new Client(

@@ -9,17 +9,16 @@
  * resources/updated for a URI nobody subscribed to). In the aggregate only the upstream that
  * spoke is read again. Real SDK v2 and v1 clients.
  */
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { PromptListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { openGuardStore } from "../../../src/idempotency/open-guard.js";
 import { MAX_LISTED } from "../../../src/mcp/proxy/pass-through.js";
 import { httpProxies } from "./http-proxies.js";
-import { projectRoot } from "../../support/require.js";
+import { proxyProcess } from "../../support/proxy-process.js";
 import { tempDir, textOf, until } from "../support.js";
 import { startAggregate } from "./aggregate-support.js";
 
@@ -217,24 +216,7 @@ describe("in the aggregate", { timeout: 180_000 }, () => {
 
 describe("over stdio, through toolgate proxy from source", { timeout: 180_000 }, () => {
   it("a 2025-11-25 client (SDK v1) hears prompts/list_changed and gets the new list", async () => {
-    const cli = [node, "--import", import.meta.resolve("tsx"), join(projectRoot, "src/cli/main.ts")];
-    const transport = new StdioClientTransport({
-      command: cli[0]!,
-      args: [
-        ...cli.slice(1),
-        "proxy",
-        "--store",
-        "memory:",
-        "--audit",
-        join(tempDir("list-changes-state"), "audit.jsonl"),
-        "--",
-        node,
-        listing,
-      ],
-      cwd: tempDir("list-changes-stdio"),
-      env: getDefaultEnvironment(),
-      stderr: "pipe",
-    });
+    const transport = new StdioClientTransport(proxyProcess([listing], "list-changes-stdio"));
     const client = new V1Client({ name: "list-changes-v1", version: "1.0.0" });
     await client.connect(transport);
     clients.push(client);

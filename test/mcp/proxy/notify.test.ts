@@ -7,13 +7,12 @@
  * HTTP in process and over stdio through `toolgate proxy` from source; a storm is folded into at
  * most two re-lists). Real SDK v2 and v1 clients, real servers.
  */
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport as V2StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import {
   LOG_DATA_MAX_CHARS,
@@ -21,8 +20,8 @@ import {
   PROGRESS_MESSAGE_MAX_CHARS,
 } from "../../../src/mcp/proxy/upstream-notices.js";
 import { httpProxies, type Era, type Served } from "./http-proxies.js";
-import { projectRoot } from "../../support/require.js";
-import { obsOf, tempDir, textOf, until } from "../support.js";
+import { proxyProcess } from "../../support/proxy-process.js";
+import { obsOf, textOf, until } from "../support.js";
 
 const everything = fileURLToPath(import.meta.resolve("@modelcontextprotocol/server-everything/dist/index.js"));
 const noisy = fileURLToPath(new URL("../fixtures/noisy-server.mjs", import.meta.url));
@@ -204,25 +203,8 @@ describe("tools/list_changed from the upstream", { timeout: 180_000 }, () => {
 });
 
 describe("over stdio, through toolgate proxy from source", { timeout: 180_000 }, () => {
-  const cli = [process.execPath, "--import", import.meta.resolve("tsx"), join(projectRoot, "src/cli/main.ts")];
   /** `toolgate proxy -- node UPSTREAM` as a stdio client starts it (the options both SDKs' transports take). */
-  const spawn = (upstream: string) => ({
-    command: cli[0]!,
-    args: [
-      ...cli.slice(1),
-      "proxy",
-      "--store",
-      "memory:",
-      "--audit",
-      join(tempDir("notify-state"), "audit.jsonl"),
-      "--",
-      process.execPath,
-      upstream,
-    ],
-    cwd: tempDir("notify-stdio"),
-    env: getDefaultEnvironment(),
-    stderr: "pipe" as const,
-  });
+  const spawn = (upstream: string) => proxyProcess([upstream], "notify-stdio");
   /** A v2 client of `era` connected to a proxy of `upstream` over stdio. */
   async function v2Client(upstream: string, era: Era): Promise<Client> {
     const c = new Client(
