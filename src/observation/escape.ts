@@ -80,3 +80,21 @@ export function jsonForDisplay(value: unknown, indent?: number): string {
     return out;
   });
 }
+
+/**
+ * A value someone else chose (a client's parameter, an upstream's name or URI) as a message shows
+ * it: JSON, at most about `max` characters (a string cut before it is quoted, so it stays one
+ * quoted string), with nothing in it a terminal would act on. A value nested deeper than
+ * `JSON.stringify` goes is named as such; `undefined` is "nothing".
+ */
+export function shownValue(value: unknown, max = 80): string {
+  if (typeof value === "string")
+    return escapeUntrusted(JSON.stringify(value.length > max ? `${value.slice(0, max - 3)}…` : value));
+  let json: string;
+  try {
+    json = JSON.stringify(value) ?? "nothing";
+  } catch {
+    return "a value nested too deeply to show";
+  }
+  return escapeUntrusted(json.length > max ? `${json.slice(0, max - 3)}…` : json);
+}

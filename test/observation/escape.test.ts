@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { escapeUntrusted, firstUnsafe, jsonForDisplay, unsafeIdReason } from "../../src/observation/escape.js";
+import {
+  escapeUntrusted,
+  firstUnsafe,
+  jsonForDisplay,
+  shownValue,
+  unsafeIdReason,
+} from "../../src/observation/escape.js";
 
 const ESC = "\x1b";
 
@@ -47,5 +53,31 @@ describe("jsonForDisplay", () => {
     expect(JSON.parse(text)).toEqual(value);
     expect(firstUnsafe(text.replaceAll("\n", ""))).toBeNull();
     expect(jsonForDisplay({ a: "plain" })).toBe('{"a":"plain"}');
+  });
+});
+
+describe("shownValue", () => {
+  it("shows a short string as its JSON, a long one cut inside its quotes", () => {
+    expect(shownValue("file:///a")).toBe('"file:///a"');
+    const long = shownValue("x".repeat(500), 20);
+    expect(long).toBe(`"${"x".repeat(17)}…"`);
+  });
+
+  it("shows control, bidi and invisible characters visibly, in strings and in other values", () => {
+    expect(shownValue("a\u001b[2Jb\u202ec")).toBe('"a\\u001b[2Jb\\u{202E}c"');
+    expect(shownValue({ k: "\u2066x" })).toBe('{"k":"\\u{2066}x"}');
+  });
+
+  it("cuts a long non-string value, and names one nested too deep or absent", () => {
+    expect(
+      shownValue(
+        Array.from({ length: 100 }, (_, i) => i),
+        30,
+      ),
+    ).toBe(`${JSON.stringify([...Array(100).keys()]).slice(0, 27)}…`);
+    let deep: unknown = 1;
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    expect(shownValue(deep)).toBe("a value nested too deeply to show");
+    expect(shownValue(undefined)).toBe("nothing");
   });
 });

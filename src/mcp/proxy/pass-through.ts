@@ -29,7 +29,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { ChangeSignal, type ChangeFeed } from "../../core/changes.js";
 import { closest } from "../../core/closest.js";
-import { escapeUntrusted, jsonForDisplay } from "../../observation/escape.js";
+import { escapeUntrusted, shownValue } from "../../observation/escape.js";
 import { publishedName } from "./aggregate-catalog.js";
 import {
   boundedLog,
@@ -107,7 +107,7 @@ function invalid(message: string): ProtocolError {
 }
 
 function shown(value: string): string {
-  return jsonForDisplay(value.length > 120 ? `${value.slice(0, 117)}…` : value);
+  return shownValue(value, 120);
 }
 
 /** One part of a template: literal text, or what one expression's expansion may be. */

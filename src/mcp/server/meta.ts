@@ -13,7 +13,7 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import { MAX_TOKEN_CHARS } from "../../capability/token.js";
-import { escapeUntrusted, unsafeIdReason } from "../../observation/escape.js";
+import { escapeUntrusted, shownValue, unsafeIdReason } from "../../observation/escape.js";
 import type { Proposal } from "../../runtime/types.js";
 
 export const META_KEYS = {
@@ -75,9 +75,7 @@ function stringField(meta: Record<string, unknown>, key: string): string | undef
 function describe(value: unknown): string {
   if (typeof value === "string")
     return value.length > 40 ? `a string of ${value.length} characters` : escapeUntrusted(JSON.stringify(value));
-  const json = jsonOrNote(value) ?? String(value);
-  const shown = escapeUntrusted(json.length > 60 ? `${json.slice(0, 57)}…` : json);
-  return value === null ? "null" : Array.isArray(value) ? "an array" : `${typeof value} ${shown}`;
+  return value === null ? "null" : Array.isArray(value) ? "an array" : `${typeof value} ${shownValue(value, 60)}`;
 }
 
 /**
@@ -101,15 +99,6 @@ function turnField(value: unknown): number | MetaIssue {
     field,
     message: `${field} must be an integer ≥ 0, as a JSON number or a string of its digits${why}; received ${describe(value)}; example 3 or "3"`,
   };
-}
-
-/** `value` as JSON, or a note saying it is nested deeper than JSON.stringify goes (a client can send that). */
-export function jsonOrNote(value: unknown): string | undefined {
-  try {
-    return JSON.stringify(value);
-  } catch {
-    return "a value nested too deeply to show";
-  }
 }
 
 function isIssue(v: unknown): v is MetaIssue {

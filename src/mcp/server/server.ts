@@ -36,7 +36,7 @@ import type { Observation } from "../../core/observation.js";
 import { isLogLevel, type CallLog, type LogLevel, type ProgressUpdate } from "../../core/tool.js";
 import type { ChangeFeed } from "../../core/changes.js";
 import type { ApproveVia } from "../../runtime/approvals.js";
-import { escapeUntrusted } from "../../observation/escape.js";
+import { escapeUntrusted, shownValue } from "../../observation/escape.js";
 import { ToolgateError } from "../../core/errors.js";
 import { InFlight } from "../../core/in-flight.js";
 import {
@@ -48,7 +48,7 @@ import {
 import { approveByInputRequired } from "./input-required.js";
 import { toMcpTool } from "./listing.js";
 import { idsFromHeaders, withHeaderIds } from "./call-headers.js";
-import { invalidParams, shownJson } from "./protocol-error.js";
+import { invalidParams } from "./protocol-error.js";
 import { bearerToken, idsFromMeta, META_KEYS, SessionIds, type MetaIssue } from "./meta.js";
 import { outputCheck } from "./output-check.js";
 import { OBSERVATION_META, outputMismatchResult, toCallToolResult } from "./result.js";
@@ -420,14 +420,14 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
   if (typeof progressMs !== "number" || !Number.isFinite(progressMs) || progressMs <= 0) {
     throw new ToolgateError(
       "invalid_config",
-      `approvalProgressMs must be a positive number of milliseconds, e.g. 10000; received ${typeof progressMs === "number" ? String(progressMs) : shownJson(progressMs)}`,
+      `approvalProgressMs must be a positive number of milliseconds, e.g. 10000; received ${typeof progressMs === "number" ? String(progressMs) : shownValue(progressMs)}`,
     );
   }
   const listTtlMs = options.listTtlMs ?? DEFAULT_LIST_TTL_MS;
   if (!Number.isSafeInteger(listTtlMs) || listTtlMs < 0) {
     throw new ToolgateError(
       "invalid_config",
-      `listTtlMs must be a whole number of milliseconds, 0 or more, e.g. 300000; received ${typeof listTtlMs === "number" ? String(listTtlMs) : shownJson(listTtlMs)}`,
+      `listTtlMs must be a whole number of milliseconds, 0 or more, e.g. 300000; received ${typeof listTtlMs === "number" ? String(listTtlMs) : shownValue(listTtlMs)}`,
     );
   }
   const server = new GatewayServer(
@@ -530,12 +530,12 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     const { name, arguments: args, _meta } = params ?? {};
     if (typeof name !== "string" || name === "") {
       throw invalidParams(
-        `tools/call params.name must be the name of a tool (a non-empty string); received ${shownJson(name)}; call tools/list for the names`,
+        `tools/call params.name must be the name of a tool (a non-empty string); received ${shownValue(name)}; call tools/list for the names`,
       );
     }
     if (_meta !== undefined && (typeof _meta !== "object" || _meta === null || Array.isArray(_meta))) {
       throw invalidParams(
-        `tools/call params._meta must be an object; received ${shownJson(_meta)}; e.g. {"toolgate/call_id": "c1"}`,
+        `tools/call params._meta must be an object; received ${shownValue(_meta)}; e.g. {"toolgate/call_id": "c1"}`,
       );
     }
     const http = ctx.http?.req !== undefined;

@@ -22,7 +22,8 @@ import { isFinalStatus, type TaskRecord } from "../../idempotency/tasks.js";
 import type { TaskRunner } from "../../runtime/tasks.js";
 import type { Gateway } from "../../runtime/types.js";
 import { detailedTask, requireTasksExtension, TASKS_EXTENSION, updateTask } from "./tasks-ext.js";
-import { invalidParams, shownJson } from "./protocol-error.js";
+import { shownValue } from "../../observation/escape.js";
+import { invalidParams } from "./protocol-error.js";
 
 /** The `_meta` key that ties a task's result to its task. */
 export const RELATED_TASK = "io.modelcontextprotocol/related-task";
@@ -54,13 +55,13 @@ export function toMcpTask(t: TaskRecord): Task {
 export function taskTtl(task: unknown): number | undefined {
   if (typeof task !== "object" || task === null || Array.isArray(task))
     throw invalidParams(
-      `tools/call params.task must be an object such as {"ttl": 60000} (how long to keep the task, ms); received ${shownJson(task)}; send an object, or leave task out to call without a task`,
+      `tools/call params.task must be an object such as {"ttl": 60000} (how long to keep the task, ms); received ${shownValue(task)}; send an object, or leave task out to call without a task`,
     );
   const ttl = (task as { ttl?: unknown }).ttl;
   if (ttl === undefined) return undefined;
   if (typeof ttl !== "number" || !Number.isSafeInteger(ttl) || ttl <= 0)
     throw invalidParams(
-      `tools/call params.task.ttl must be a positive whole number of milliseconds, e.g. 60000; received ${shownJson(ttl)}; fix it or leave ttl out`,
+      `tools/call params.task.ttl must be a positive whole number of milliseconds, e.g. 60000; received ${shownValue(ttl)}; fix it or leave ttl out`,
     );
   return ttl;
 }
@@ -72,7 +73,7 @@ function taskIdOf(method: string, params: Record<string, unknown>): string {
   const id = params.taskId;
   if (typeof id !== "string" || id === "" || id.length > MAX_TASK_ID)
     throw invalidParams(
-      `${method} params.taskId must be the taskId a task-augmented tools/call answered (a non-empty string of at most ${MAX_TASK_ID} characters); received ${typeof id === "string" && id.length > MAX_TASK_ID ? `a string of ${id.length} characters` : shownJson(id)}`,
+      `${method} params.taskId must be the taskId a task-augmented tools/call answered (a non-empty string of at most ${MAX_TASK_ID} characters); received ${typeof id === "string" && id.length > MAX_TASK_ID ? `a string of ${id.length} characters` : shownValue(id)}`,
     );
   return id;
 }
@@ -80,7 +81,7 @@ function taskIdOf(method: string, params: Record<string, unknown>): string {
 /** Same words for an id never issued, expired, or another caller's: nothing about which. */
 function noSuchTask(method: string, id: string, modern = false): Error {
   return invalidParams(
-    `${method}: no task ${shownJson(id)} for this caller (unknown, expired, or started by someone else)${modern ? "" : "; tasks/list shows yours"}`,
+    `${method}: no task ${shownValue(id)} for this caller (unknown, expired, or started by someone else)${modern ? "" : "; tasks/list shows yours"}`,
   );
 }
 
@@ -185,7 +186,7 @@ export function registerTaskHandlers(server: Server, h: TaskHandlers): void {
     const cursor = params.cursor;
     if (cursor !== undefined && (typeof cursor !== "string" || cursor === "" || cursor.length > MAX_TASK_ID))
       throw invalidParams(
-        `tasks/list params.cursor must be the nextCursor of the previous page (a non-empty string); received ${shownJson(cursor)}; leave it out for the first page`,
+        `tasks/list params.cursor must be the nextCursor of the previous page (a non-empty string); received ${shownValue(cursor)}; leave it out for the first page`,
       );
     const limit = 100;
     const page = await runner.list(r.owner, { ...(cursor !== undefined ? { after: cursor } : {}), limit });
