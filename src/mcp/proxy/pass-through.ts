@@ -3,7 +3,8 @@
  * `mcp/server/pass-through.ts`, which `cli/host` hands to the MCP server). What each upstream lists
  * is read once at start, checked and bounded (`upstream-bounds.ts`; at most `MAX_LISTED` of each
  * kind per upstream, `MAX_PAGES` pages) and served from that snapshot in pages of `PAGE_SIZE`;
- * reads, prompts and completions go to the upstream that owns them, each within the proxy's time
+ * reads, prompts and completions go to the upstream that owns them (a prompt's messages rebuilt by
+ * `prompt-content.ts`), each within the proxy's time
  * limit, with only the fields MCP defines (never the client's `_meta`: its capability stays here).
  *
  * N upstreams: a resource keeps its URI (URIs mean the same everywhere); two upstreams listing one
@@ -43,6 +44,7 @@ import {
   MAX_URI_CHARS,
 } from "./upstream-bounds.js";
 import { coalesced } from "./list-watch.js";
+import { rebuiltMessages } from "./prompt-content.js";
 
 /** Items of one kind (resources, templates, prompts) kept per upstream; the rest are left out, said once. */
 export const MAX_LISTED = 1_000;
@@ -693,7 +695,7 @@ export async function openPassThrough(
               const description = boundedText(answer.description, MAX_DESCRIPTION_CHARS);
               return {
                 ...(description !== undefined ? { description } : {}),
-                messages: (Array.isArray(answer.messages) ? answer.messages : []) as GetPromptResult["messages"],
+                messages: rebuiltMessages(answer.messages) as GetPromptResult["messages"],
               };
             },
           },
