@@ -109,7 +109,7 @@ export function register(program: Command): void {
         ? undefined
         : parseMsFlag("--timeout-ms", flags.timeoutMs, { min: MIN_PROXY_TIMEOUT_MS, example: 300_000 });
     const toolTimeoutMs = toolTimeouts(flags.toolTimeoutMs);
-    const { settings, run } = parseGatewayFlags(flags);
+    const { settings, run, tasks: taskLimits } = parseGatewayFlags(flags);
     // The proxy's workspace is the folder it runs in (state is kept outside it), prepared before the upstream starts.
     const state = prepareState(settings, { guard: cwdCountsAsWorkspace(process.cwd()) });
     for (const note of state.notes) process.stderr.write(`toolgate proxy: ${note}\n`);
@@ -134,7 +134,7 @@ export function register(program: Command): void {
         toolsChanged: proxy.toolsChanged,
         logging: true,
         // A3 calls (their approval wait) and tools the upstream runs as tasks may run as MCP tasks, in toolgate's store.
-        tasks: createTaskRunner(proxy.gateway, { store: store! }),
+        tasks: createTaskRunner(proxy.gateway, { store: store!, ...taskLimits }),
         onListening: (where) =>
           process.stderr.write(`toolgate proxy: serving on ${where}; state in ${stateWhere(state)}\n`),
       });
@@ -157,7 +157,7 @@ async function runConfigProxy(argv: string[], flags: ProxyFlags): Promise<void> 
     flags.timeoutMs === undefined
       ? undefined
       : parseMsFlag("--timeout-ms", flags.timeoutMs, { min: MIN_PROXY_TIMEOUT_MS, example: 300_000 });
-  const { settings, run } = parseGatewayFlags(flags);
+  const { settings, run, tasks: taskLimits } = parseGatewayFlags(flags);
   const state = prepareState(settings, { guard: cwdCountsAsWorkspace(process.cwd()) });
   for (const note of state.notes) process.stderr.write(`toolgate proxy: ${note}\n`);
   const started = await startConfigAggregate(config, settings, state, {
@@ -171,7 +171,7 @@ async function runConfigProxy(argv: string[], flags: ProxyFlags): Promise<void> 
       passThrough: started.proxy.passThrough,
       toolsChanged: started.proxy.toolsChanged,
       logging: true,
-      tasks: createTaskRunner(started.proxy.gateway, { store: started.store }),
+      tasks: createTaskRunner(started.proxy.gateway, { store: started.store, ...taskLimits }),
       onListening: (where) =>
         process.stderr.write(`toolgate proxy: serving on ${where}; state in ${stateWhere(state)}\n`),
     });

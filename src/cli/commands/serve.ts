@@ -90,7 +90,7 @@ export function register(program: Command): void {
       throw new CliError(
         "--git-writable configures the built-in coding tools and means nothing with --catalog (a catalog module sets its own protectedPaths); drop one of the two",
       );
-    const { settings, run } = parseGatewayFlags(flags, workspace);
+    const { settings, run, tasks: taskLimits } = parseGatewayFlags(flags, workspace);
     const egress = parseEgressFlags(flags, run.http ? [run.http.port] : []);
     if (flags.catalog !== undefined && egress !== null)
       throw new CliError(
@@ -117,7 +117,7 @@ export function register(program: Command): void {
       await runGatewayServer(gateway, {
         ...run,
         // Long calls and approval waits may run as MCP tasks, kept in the same store as the calls.
-        tasks: createTaskRunner(gateway, { store: (opened ?? aggregate!).store }),
+        tasks: createTaskRunner(gateway, { store: (opened ?? aggregate!).store, ...taskLimits }),
         // The upstreams' resources, prompts and completions, beside their tools.
         ...(aggregate ? { passThrough: aggregate.proxy.passThrough } : {}),
         // The upstreams' log messages reach their callers, and a held tool's clients hear their list changed.

@@ -21,6 +21,7 @@ export interface GatewayFlags extends HttpFlags {
   budgetTokens?: string;
   http?: string;
   sessionIdleMs?: string;
+  maxTasksPerOwner?: string;
 }
 
 /**
@@ -42,18 +43,39 @@ export function gatewayFlagOptions(cmd: Command, where: string): Command {
     .option("--capability <token>", "capability for calls that carry none in _meta or an Authorization header")
     .option("--audit <file>", "audit trail JSONL (default audit.jsonl in the state folder)")
     .option("--budget-tokens <n>", "default observation budget in o200k tokens (default 2000)")
-    .option("--http <host:port>", "serve MCP Streamable HTTP on this address (loopback by default) instead of stdio");
+    .option("--http <host:port>", "serve MCP Streamable HTTP on this address (loopback by default) instead of stdio")
+    .option(
+      "--max-tasks-per-owner <n>",
+      `MCP tasks one owner (a capability's holder, or a peer) may have running in this process at once (default 128, at most ${MAX_TASKS_PER_OWNER}); one more is refused until one ends`,
+    );
+}
+
+/** The most `--max-tasks-per-owner` may be: each running task holds a call and a poll timer. */
+export const MAX_TASKS_PER_OWNER = 100_000;
+
+/** `--max-tasks-per-owner N`: a whole number from 1 to MAX_TASKS_PER_OWNER, or undefined when absent. */
+export function parseMaxTasksPerOwner(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = wholeNumber(text, 1);
+  if (n === null || n > MAX_TASKS_PER_OWNER) {
+    throw new ToolgateError(
+      "bad_flag",
+      `--max-tasks-per-owner must be a whole number from 1 to ${MAX_TASKS_PER_OWNER}; received ${JSON.stringify(text)}; example --max-tasks-per-owner 128`,
+    );
+  }
+  return n;
 }
 
 /**
  * The shared flags parsed, each refused in this order: `--budget-tokens`, `--http`,
- * `--session-idle-ms`, then the HTTP and approval flags. `workspace`: serve's, when it has one.
+ * `--session-idle-ms`, `--max-tasks-per-owner`, then the HTTP and approval flags. `workspace`: serve's, when it has one.
  */
 export function parseGatewayFlags(flags: GatewayFlags, workspace?: string) {
   const budgetTokens = parseBudget(flags.budgetTokens);
   const http = flags.http !== undefined ? parseListenAddress(flags.http) : undefined;
   const sessionIdleMs = parseSessionIdle(flags.sessionIdleMs, http !== undefined);
   const keys = keysConfigured(flags);
+  const maxTasksPerOwner = parseMaxTasksPerOwner(flags.maxTasksPerOwner);
   const served = parseHttpFlags(flags, http, keys);
   const settings: GatewaySettings = {
     ...(workspace !== undefined ? { workspace } : {}),
@@ -73,7 +95,9 @@ export function parseGatewayFlags(flags: GatewayFlags, workspace?: string) {
     ...(flags.capability !== undefined ? { capability: flags.capability } : {}),
     capabilitiesIgnored: !keys,
   };
-  return { settings, run };
+  // What createTaskRunner is given from these flags (beside the store).
+  const tasks = maxTasksPerOwner !== undefined ? { max_live_per_owner: maxTasksPerOwner } : {};
+  return { settings, run, tasks };
 }
 
 /** `--budget-tokens N`: a whole number of at least MIN_BUDGET_TOKENS, or undefined when absent. */
