@@ -42,7 +42,7 @@ function decodedBytes(data: string): number {
 }
 
 /** A media part, or why it is not one. */
-function readMedia(part: Record<string, unknown>, type: "image" | "audio"): MediaContent | string {
+export function readMedia(part: Record<string, unknown>, type: "image" | "audio"): MediaContent | string {
   const mime = part.mime_type;
   if (typeof mime !== "string" || !MIME.test(mime) || !mime.toLowerCase().startsWith(`${type}/`)) {
     return `has a mime_type that is not an ${type}/… media type`;
@@ -52,7 +52,7 @@ function readMedia(part: Record<string, unknown>, type: "image" | "audio"): Medi
   // Bounded before it is scanned: a part over the whole bound is refused unread.
   if (data.length > Math.ceil(MAX_MEDIA_BYTES / 3) * 4)
     return `is over the ${bytes(MAX_MEDIA_BYTES)} of media a result passes on`;
-  if (data.length % 4 !== 0 || !BASE64.test(data)) return "has data that is not base64 (RFC 4648, padded)";
+  if (!isBase64(data)) return "has data that is not base64 (RFC 4648, padded)";
   return { type, mime_type: mime, data };
 }
 
@@ -65,7 +65,7 @@ function linkString(part: Record<string, unknown>, key: string, max: number): st
 }
 
 /** A link part, or why it is not one. */
-function readLink(part: Record<string, unknown>, redactor: Redactor): LinkContent | string {
+export function readLink(part: Record<string, unknown>, redactor: Redactor): LinkContent | string {
   const uri = linkString(part, "uri", MAX_URI_CHARS);
   if (typeof uri !== "string" || !URI_SCHEME.test(uri) || /\s/.test(uri)) {
     return `has a uri that is not an absolute URI of at most ${MAX_URI_CHARS} characters`;
@@ -91,6 +91,11 @@ function readLink(part: Record<string, unknown>, redactor: Redactor): LinkConten
     link.size = size;
   }
   return link;
+}
+
+/** Whether `data` is base64 as RFC 4648 writes it, padded. */
+export function isBase64(data: string): boolean {
+  return data.length % 4 === 0 && BASE64.test(data);
 }
 
 /** How a kept part is named in the text. */

@@ -3,10 +3,14 @@
  * one content block: text, image, audio, resource_link or an embedded resource), so nothing the
  * upstream adds (unknown fields, `_meta`, nested junk) reaches the client. Text is escaped as tool
  * output text is (control, bidi and invisible characters shown, line breaks and tabs kept) and
- * bounded; a block of the wrong shape is replaced by a text saying it was left out.
+ * bounded; images, sounds and resource links are checked by the readers of a tool's media and
+ * links (`observation/content.ts`); a block of the wrong shape is replaced by a text saying why
+ * it was left out.
  */
+import { isBase64, readLink, readMedia } from "../../observation/content.js";
 import { escapeUntrusted } from "../../observation/escape.js";
-import { boundedMime, boundedText, identifierProblem, MAX_NAME_CHARS, MAX_URI_CHARS } from "./upstream-bounds.js";
+import { createRedactor } from "../../observation/redact.js";
+import { boundedMime, boundedText, identifierProblem, MAX_URI_CHARS } from "./upstream-bounds.js";
 
 /** Messages kept of one prompt; the rest are left out, said in a last message. */
 export const MAX_PROMPT_MESSAGES = 1_000;
@@ -15,37 +19,31 @@ export const MAX_PROMPT_TEXT_CHARS = 1024 * 1024;
 
 type Item = Record<string, unknown>;
 const isObject = (v: unknown): v is Item => typeof v === "object" && v !== null && !Array.isArray(v);
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+// The proxy holds no secret of the upstream's to hide; the link reader wants a redactor.
+const NO_SECRETS = createRedactor([]);
 
 function text(value: string): Item {
-  const cut = value.length > MAX_PROMPT_TEXT_CHARS ? `${value.slice(0, MAX_PROMPT_TEXT_CHARS - 1)}…` : value;
+  const cut = boundedText(value, MAX_PROMPT_TEXT_CHARS)!;
   return { type: "text", text: escapeUntrusted(cut, { newlines: true, tabs: true }) };
 }
 
 const leftOut = (why: string): Item => text(`[toolgate left out a content block: ${why}]`);
 
+/** An image or a sound, checked as a tool's media are (`observation/content.ts`). */
 function media(b: Item, kind: "image" | "audio"): Item {
-  const mimeType = boundedMime(b.mimeType);
-  if (mimeType === undefined || !mimeType.toLowerCase().startsWith(`${kind}/`))
-    return leftOut(`an ${kind} without an ${kind}/ MIME type`);
-  if (typeof b.data !== "string" || !BASE64.test(b.data)) return leftOut(`an ${kind} whose data is not base64`);
-  return { type: kind, mimeType, data: b.data };
+  const part = readMedia({ mime_type: b.mimeType, data: b.data }, kind);
+  return typeof part === "string"
+    ? leftOut(`the ${kind} ${part}`)
+    : { type: kind, mimeType: part.mime_type, data: part.data };
 }
 
+/** A resource link, checked as a tool's links are (`observation/content.ts`): a bad field leaves the link out. */
 function resourceLink(b: Item): Item {
-  if (identifierProblem(b.uri, MAX_URI_CHARS) !== null || identifierProblem(b.name, MAX_NAME_CHARS) !== null)
-    return leftOut("a resource link without a usable uri and name");
-  const mimeType = boundedMime(b.mimeType);
-  const title = boundedText(b.title, 256);
-  const description = boundedText(b.description, 4_096);
-  return {
-    type: "resource_link",
-    uri: b.uri,
-    name: b.name,
-    ...(title !== undefined ? { title: escapeUntrusted(title) } : {}),
-    ...(description !== undefined ? { description: escapeUntrusted(description, { newlines: true }) } : {}),
-    ...(mimeType !== undefined ? { mimeType } : {}),
-  };
+  const given = { uri: b.uri, name: b.name, title: b.title, description: b.description, size: b.size };
+  const part = readLink({ ...given, mime_type: b.mimeType }, NO_SECRETS);
+  if (typeof part === "string") return leftOut(`the resource link ${part}`);
+  const { type: _link, mime_type: mimeType, ...fields } = part;
+  return { type: "resource_link", ...fields, ...(mimeType !== undefined ? { mimeType } : {}) };
 }
 
 function embedded(b: Item): Item {
@@ -54,8 +52,7 @@ function embedded(b: Item): Item {
   const mimeType = boundedMime(r.mimeType);
   const base = { uri: r.uri, ...(mimeType !== undefined ? { mimeType } : {}) };
   if (typeof r.text === "string") return { type: "resource", resource: { ...base, text: text(r.text).text } };
-  if (typeof r.blob === "string" && BASE64.test(r.blob))
-    return { type: "resource", resource: { ...base, blob: r.blob } };
+  if (typeof r.blob === "string" && isBase64(r.blob)) return { type: "resource", resource: { ...base, blob: r.blob } };
   return leftOut("an embedded resource with neither text nor base64 blob");
 }
 

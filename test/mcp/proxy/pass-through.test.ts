@@ -177,6 +177,28 @@ describe("a hostile upstream", { timeout: 120_000 }, () => {
     expect(cursor.message).toContain("resources/list params.cursor");
   });
 
+  it("rebuilds its prompt messages: text escaped, unknown fields gone, bad blocks left out saying why", async () => {
+    const c = await connect(bad.http.url, "2026-07-28");
+    const got = await c.getPrompt({ name: "greet", arguments: { who: "hostile" } });
+    expect(got.messages).toEqual([
+      { role: "user", content: { type: "text", text: "a\\u{202E}b\\u{001B}[2J" } },
+      {
+        role: "user",
+        content: {
+          type: "text",
+          text: "[toolgate left out a content block: the image has a mime_type that is not an image/… media type]",
+        },
+      },
+      {
+        role: "assistant",
+        content: {
+          type: "text",
+          text: "[toolgate left out a content block: the resource link has a uri that is not an absolute URI of at most 2048 characters]",
+        },
+      },
+    ]);
+  });
+
   it("lists only the icons that are https: or data: images within bounds, and says why the rest were dropped", async () => {
     const c = await connect(bad.http.url, "2025-11-25");
     const { tools } = await c.listTools();

@@ -36,11 +36,23 @@ describe("rebuiltMessages (a hostile upstream's prompts/get)", () => {
 
   it("rebuilds links and embedded resources, and bounds the message count", () => {
     const out = rebuiltMessages([
-      { role: "user", content: { type: "resource_link", uri: "file:///a", name: "a", title: "T\u2066", size: "big" } },
+      { role: "user", content: { type: "resource_link", uri: "file:///a", name: "a", title: "T", size: 3, x: 1 } },
       { role: "user", content: { type: "resource", resource: { uri: "file:///b", text: "t\u200b", _meta: {} } } },
+      { role: "user", content: { type: "resource_link", uri: "file:///c", name: "c", title: "T\u2066" } },
+      { role: "user", content: { type: "resource_link", uri: "file:///d", name: "d", size: "big" } },
+      { role: "user", content: { type: "resource_link", uri: "not a uri", name: "e" } },
+      { role: "user", content: { type: "image", mimeType: "image/png", data: "aGk" } },
     ]);
-    expect(out[0]!.content).toEqual({ type: "resource_link", uri: "file:///a", name: "a", title: "T\\u{2066}" });
+    expect(out[0]!.content).toEqual({ type: "resource_link", uri: "file:///a", name: "a", title: "T", size: 3 });
     expect(out[1]!.content).toEqual({ type: "resource", resource: { uri: "file:///b", text: "t\\u{200B}" } });
+    // Checked as a tool's links and media are: an invisible character, a size that is no number of
+    // bytes, a relative URI or unpadded base64 leaves the block out, saying which field.
+    expect(out.slice(2).map((m) => (m.content as { text: string }).text)).toEqual([
+      "[toolgate left out a content block: the resource link has a title that is not a string of at most 256 printable characters]",
+      "[toolgate left out a content block: the resource link has a size that is not a whole number of bytes]",
+      "[toolgate left out a content block: the resource link has a uri that is not an absolute URI of at most 2048 characters]",
+      "[toolgate left out a content block: the image has data that is not base64 (RFC 4648, padded)]",
+    ]);
     const many = rebuiltMessages(
       Array.from({ length: MAX_PROMPT_MESSAGES + 5 }, () => ({ role: "user", content: { type: "text", text: "x" } })),
     );
