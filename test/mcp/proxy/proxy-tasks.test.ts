@@ -36,46 +36,53 @@ const ENVELOPE = {
 
 const raw = (c: Client, method: string, params: Record<string, unknown>) => rawRequest(c, method, params, ENVELOPE);
 
+/** `toolgate proxy FLAGS -- server-memory` (behind the logging wrapper), spawned from source, and a 2026 client of it. */
+async function proxyClient(flags: string[] = []): Promise<{ c: Client; log: string }> {
+  const dir = tempDir("proxy-tasks");
+  const log = join(dir, "upstream.jsonl");
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [
+      "--import",
+      // The proxy runs in its own folder, where "tsx" does not resolve by name.
+      import.meta.resolve("tsx"),
+      join(root, "src/cli/main.ts"),
+      "proxy",
+      "--store",
+      // Outside the proxy's workspace (its folder), where state is refused.
+      `sqlite:${join(tempDir("proxy-tasks-state"), "state.db")}`,
+      ...flags,
+      "--",
+      process.execPath,
+      wrapper,
+      process.execPath,
+      memoryServer,
+    ],
+    cwd: dir,
+    env: {
+      ...getDefaultEnvironment(),
+      WRAPPER_LOG: log,
+      MEMORY_FILE_PATH: join(dir, "memory.jsonl"),
+      XDG_STATE_HOME: process.env.XDG_STATE_HOME!,
+      XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME!,
+    },
+    stderr: "pipe",
+  });
+  const c = new Client(
+    { name: "proxy-tasks", version: "1.0.0" },
+    {
+      capabilities: { elicitation: { form: {} }, extensions: { [TASKS_EXTENSION]: {} } },
+      versionNegotiation: { mode: { pin: "2026-07-28" } },
+    },
+  );
+  await c.connect(transport);
+  cleanup.push(() => c.close());
+  return { c, log };
+}
+
 describe("toolgate proxy runs tasks", { timeout: 90_000 }, () => {
   it("an A3 upstream call as a 2026 task: approved by tasks/update, the upstream called once, ordinarily", async () => {
-    const dir = tempDir("proxy-tasks");
-    const log = join(dir, "upstream.jsonl");
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [
-        "--import",
-        // The proxy runs in its own folder, where "tsx" does not resolve by name.
-        import.meta.resolve("tsx"),
-        join(root, "src/cli/main.ts"),
-        "proxy",
-        "--store",
-        // Outside the proxy's workspace (its folder), where state is refused.
-        `sqlite:${join(tempDir("proxy-tasks-state"), "state.db")}`,
-        "--",
-        process.execPath,
-        wrapper,
-        process.execPath,
-        memoryServer,
-      ],
-      cwd: dir,
-      env: {
-        ...getDefaultEnvironment(),
-        WRAPPER_LOG: log,
-        MEMORY_FILE_PATH: join(dir, "memory.jsonl"),
-        XDG_STATE_HOME: process.env.XDG_STATE_HOME!,
-        XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME!,
-      },
-      stderr: "pipe",
-    });
-    const c = new Client(
-      { name: "proxy-tasks", version: "1.0.0" },
-      {
-        capabilities: { elicitation: { form: {} }, extensions: { [TASKS_EXTENSION]: {} } },
-        versionNegotiation: { mode: { pin: "2026-07-28" } },
-      },
-    );
-    await c.connect(transport);
-    cleanup.push(() => c.close());
+    const { c, log } = await proxyClient();
     expect(c.getServerCapabilities()?.extensions).toMatchObject({ [TASKS_EXTENSION]: {} });
 
     const created = await raw(c, "tools/call", { name: "delete_entities", arguments: { entityNames: ["x"] } });
@@ -100,6 +107,25 @@ describe("toolgate proxy runs tasks", { timeout: 90_000 }, () => {
     expect(calls).toHaveLength(1);
     expect(calls[0]!.params).toMatchObject({ name: "delete_entities", arguments: { entityNames: ["x"] } });
     expect(calls[0]!.params).not.toHaveProperty("task");
+  });
+
+  it("--max-tasks-per-owner 1: a second task of the same caller is refused while the first waits for its approval", async () => {
+    const { c } = await proxyClient(["--max-tasks-per-owner", "1"]);
+    const start = (name: string) =>
+      raw(c, "tools/call", { name: "delete_entities", arguments: { entityNames: [name] } });
+    const first = (await start("a")).result as { resultType: string; taskId: string };
+    expect(first).toMatchObject({ resultType: "task" });
+    const second = await start("b");
+    expect(second.result).toBeUndefined();
+    expect(JSON.stringify(second.error)).toMatch(
+      /already has 1 tasks running, the most one caller may \(max_live_per_owner 1\)/,
+    );
+    expect((await raw(c, "tasks/cancel", { taskId: first.taskId })).error).toBeUndefined();
+    // The cancelled call lets go of its place as it unwinds, which may be a moment after tasks/cancel answers.
+    let third = await start("c");
+    while (third.error !== undefined && /already has 1 tasks/.test(JSON.stringify(third.error)))
+      third = await start("c");
+    expect(third.result).toMatchObject({ resultType: "task" });
   });
 
   it("an upstream tool marked with taskSupport may run as a task; an unmarked non-A3 one may not", () => {

@@ -153,6 +153,43 @@ describe("task status and progress", { timeout: 90_000 }, () => {
   });
 });
 
+describe("serve --max-tasks-per-owner", { timeout: 90_000 }, () => {
+  it("1 over stdio: a second running task of the same caller is refused, naming the bound; once the first ends, one starts", async () => {
+    const notes = tempDir("tasks-bound-stdio");
+    const command = notesServeCommand(notes, {
+      catalog: "tasks-catalog.ts",
+      store: `sqlite:${join(tempDir("tasks-bound-store"), "state.db")}`,
+    });
+    command.args.push("--max-tasks-per-owner", "1");
+    const c = new Client({ name: "tasks-bound", version: "1.0.0" });
+    await c.connect(new StdioClientTransport({ ...command, stderr: "pipe" }));
+    cleanup.push(() => c.close());
+    const start = (name: string) =>
+      c.request(
+        { method: "tools/call", params: { name: "job_wait", arguments: { name }, task: { ttl: 600_000 } } } as never,
+        Created,
+      );
+    const first = await start("one");
+    expect(first.task.status).toBe("working");
+    const refused = await start("two").then(
+      () => null,
+      (err: Error) => err.message,
+    );
+    expect(refused).toMatch(/already has 1 tasks running, the most one caller may \(max_live_per_owner 1\)/);
+    writeFileSync(join(notes, "go-one"), "");
+    await c.request({ method: "tasks/result", params: { taskId: first.task.taskId } } as never, CallResult, {
+      timeout: 60_000,
+    });
+    // The call lets go of its place as it unwinds, which may be a moment after its result is stored.
+    let next = await start("three").catch((err: Error) => err);
+    while (next instanceof Error && next.message.includes("already has 1 tasks"))
+      next = await start("three").catch((err: Error) => err);
+    if (next instanceof Error) throw next;
+    expect(next.task.status).toBe("working");
+    writeFileSync(join(notes, "go-three"), "");
+  });
+});
+
 /** A 2026-07-28 tools/call declaring the tasks extension, its answer as sent. */
 async function rawCall(c: Client, params: Record<string, unknown>) {
   const answer = await rawRequest(c, "tools/call", params, {
