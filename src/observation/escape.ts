@@ -85,7 +85,8 @@ export function jsonForDisplay(value: unknown, indent?: number): string {
  * A value someone else chose (a client's parameter, an upstream's name or URI) as a message shows
  * it: JSON, at most about `max` characters (a string cut before it is quoted, so it stays one
  * quoted string), with nothing in it a terminal would act on. A value nested deeper than
- * `JSON.stringify` goes is named as such; `undefined` is "nothing".
+ * `JSON.stringify` goes is named as such, as is one JSON has no form for (a bigint, a cycle, from an
+ * embedder: a wire's JSON has neither); `undefined` is "nothing".
  */
 export function shownValue(value: unknown, max = 80): string {
   if (typeof value === "string")
@@ -93,8 +94,8 @@ export function shownValue(value: unknown, max = 80): string {
   let json: string;
   try {
     json = JSON.stringify(value) ?? "nothing";
-  } catch {
-    return "a value nested too deeply to show";
+  } catch (err) {
+    return err instanceof RangeError ? "a value nested too deeply to show" : "a value JSON has no form for";
   }
   return escapeUntrusted(json.length > max ? `${json.slice(0, max - 3)}…` : json);
 }

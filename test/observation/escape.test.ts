@@ -78,6 +78,12 @@ describe("shownValue", () => {
     let deep: unknown = 1;
     for (let i = 0; i < 20_000; i++) deep = [deep];
     expect(shownValue(deep)).toBe("a value nested too deeply to show");
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    expect([shownValue(10n), shownValue(cycle)]).toEqual([
+      "a value JSON has no form for",
+      "a value JSON has no form for",
+    ]);
     expect(shownValue(undefined)).toBe("nothing");
   });
 });
