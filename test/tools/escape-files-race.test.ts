@@ -70,42 +70,42 @@ describe.runIf(ready)("file tools under a concurrent symlink swap, as root", () 
   );
 });
 
-const setprivReady = ready && binaryAvailable("setpriv", ["--version"]);
+// As root, the race drops to uid 65534 through setpriv; a run that is already unprivileged races as itself.
+const asRoot = process.getuid?.() === 0;
+const RACER = asRoot ? 65534 : process.getuid?.();
+const unprivilegedReady = ready && (!asRoot || binaryAvailable("setpriv", ["--version"]));
 
-describe.runIf(setprivReady)("file tools under a concurrent symlink swap, as an unprivileged user", () => {
+describe.runIf(unprivilegedReady)("file tools under a concurrent symlink swap, as an unprivileged user", () => {
   it(
-    `file_view and file_edit, every scenario, ${CALLS} calls each under uid 65534: no escape`,
+    `file_view and file_edit, every scenario, ${CALLS} calls each under uid ${RACER}: no escape`,
     { timeout: 6 * (MAX_MS + 10_000) },
     () => {
       const configs: RaceConfig[] = scenarios.flatMap((scenario) =>
         tools.map((tool) => {
           const base = freshBase();
-          chownSync(base, 65534, 65534);
+          if (asRoot) chownSync(base, 65534, 65534);
           return { base, scenario, tool, calls: CALLS, max_ms: MAX_MS };
         }),
       );
-      const child = spawnSync(
-        "setpriv",
-        [
-          "--reuid=65534",
-          "--regid=65534",
-          "--clear-groups",
-          process.execPath,
-          "--import",
-          "tsx",
-          join(projectRoot, "test/tools/race/race.ts"),
-          JSON.stringify(configs),
-        ],
-        {
-          cwd: projectRoot,
-          encoding: "utf8",
-          env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp", TMPDIR: tmpdir() },
-        },
-      );
+      const race = [
+        process.execPath,
+        "--import",
+        "tsx",
+        join(projectRoot, "test/tools/race/race.ts"),
+        JSON.stringify(configs),
+      ];
+      const [command, ...args] = asRoot
+        ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ...race]
+        : race;
+      const child = spawnSync(command!, args, {
+        cwd: projectRoot,
+        encoding: "utf8",
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp", TMPDIR: tmpdir() },
+      });
       expect(child.status, child.stderr).toBe(0);
       const reports = JSON.parse(child.stdout) as RaceReport[];
       expect(reports).toHaveLength(configs.length);
-      reports.forEach((r, i) => expectHeld(r, `${configs[i]!.tool} ${configs[i]!.scenario} as uid 65534`));
+      reports.forEach((r, i) => expectHeld(r, `${configs[i]!.tool} ${configs[i]!.scenario} as uid ${RACER}`));
     },
   );
 });
