@@ -58,24 +58,43 @@ function describe(value: unknown): string {
  * the encoding is injective.
  */
 export function keyMaterial(input: KeyInput): string {
+  return `${tupleHead(input)},${canonicalize(input.args, "$.args")}]`;
+}
+
+/** The checked tuple without its closing bracket and arguments: `["traj-1",3,"call_7","orders.refund"`. */
+function tupleHead(input: KeyInput): string {
   const trajectory = requireString("trajectory_id", input.trajectory_id);
   if (!Number.isSafeInteger(input.turn) || input.turn < 0) {
     throw new IdempotencyKeyError("turn", `turn must be a non-negative integer; received ${describe(input.turn)}`);
   }
   const call = requireString("call_id", input.call_id);
   const tool = requireString("tool", input.tool);
-  const head = canonicalize([trajectory, input.turn, call, tool]);
-  return `${head.slice(0, -1)},${canonicalize(input.args, "$.args")}]`;
+  return canonicalize([trajectory, input.turn, call, tool]).slice(0, -1);
 }
+
+const keyHash = (options: KeyOptions) =>
+  options.secret === undefined ? createHash("sha256") : createHmac("sha256", options.secret);
 
 /**
  * k = H(canonical [trajectory_id, turn, call_id, tool, args]): SHA-256 hex, or HMAC-SHA256 hex
  * with `options.secret`. Throws `CanonicalJsonError` naming the path of a non-JSON argument.
  */
 export function deriveIdempotencyKey(input: KeyInput, options: KeyOptions = {}): string {
-  const material = keyMaterial(input);
-  const hash = options.secret === undefined ? createHash("sha256") : createHmac("sha256", options.secret);
-  return hash.update(material, "utf8").digest("hex");
+  return keyHash(options).update(keyMaterial(input), "utf8").digest("hex");
+}
+
+/**
+ * `deriveIdempotencyKey(input, options)` and `fingerprint(input.args)` from one canonical text of
+ * the arguments: what a write derives on every call, canonicalised once instead of twice.
+ */
+export function deriveKeyAndFingerprint(
+  input: KeyInput,
+  options: KeyOptions = {},
+): { key: string; fingerprint: string } {
+  const head = tupleHead(input);
+  const args = canonicalize(input.args, "$.args");
+  const key = keyHash(options).update(`${head},${args}]`, "utf8").digest("hex");
+  return { key, fingerprint: createHash("sha256").update(args, "utf8").digest("hex") };
 }
 
 /** Where a client-supplied key is valid: one tool, for one holder (an issued grant, or a caller without one). */
@@ -96,8 +115,9 @@ export interface ClientKeyScope {
 export function clientRecordKey(scope: ClientKeyScope, options: KeyOptions = {}): string {
   const key = validateClientKey(scope.key);
   const tool = requireString("tool", scope.tool);
-  const hash = options.secret === undefined ? createHash("sha256") : createHmac("sha256", options.secret);
-  return hash.update(canonicalize(["client", scope.holder, tool, key]), "utf8").digest("hex");
+  return keyHash(options)
+    .update(canonicalize(["client", scope.holder, tool, key]), "utf8")
+    .digest("hex");
 }
 
 /** SHA-256 hex of the canonical arguments: what a record stores to refuse a reused key with other arguments. */

@@ -11,7 +11,7 @@ import { NoEffectError, ToolgateError } from "../core/errors.js";
 import { assertStore, type Store } from "../idempotency/store.js";
 import { createCapabilityAuthority, type CapabilityAuthority } from "../capability/authority.js";
 import type { KeyRing } from "../capability/keys.js";
-import { clientRecordKey, deriveIdempotencyKey, fingerprint } from "../canonical/key.js";
+import { clientRecordKey, deriveIdempotencyKey, deriveKeyAndFingerprint, fingerprint } from "../canonical/key.js";
 import { renderError, type Rendered, type RenderOptions } from "../observation/observation-text.js";
 import { createRedactor } from "../observation/redact.js";
 import { createContinuationCache, type ContinuationOptions } from "../observation/continuations.js";
@@ -409,15 +409,16 @@ export function createGateway(options: GatewayOptions): Gateway {
     p: Proposal,
     holder: string | null,
   ): { key: string; fingerprint: string } | Refusal {
+    const secret = options.key_secret ? { secret: options.key_secret } : {};
     let key: string;
     try {
-      key =
-        p.idempotency_key !== undefined
-          ? clientRecordKey(
-              { tool: tool.name, holder, key: p.idempotency_key },
-              options.key_secret ? { secret: options.key_secret } : {},
-            )
-          : deriveKey({ trajectory_id: p.trajectory_id, turn: p.turn, call_id: p.call_id, tool: tool.name, args });
+      // A derived key: one canonical text of the arguments for both the key and the fingerprint.
+      if (p.idempotency_key === undefined)
+        return deriveKeyAndFingerprint(
+          { trajectory_id: p.trajectory_id, turn: p.turn, call_id: p.call_id, tool: tool.name, args },
+          secret,
+        );
+      key = clientRecordKey({ tool: tool.name, holder, key: p.idempotency_key }, secret);
     } catch (err) {
       return refuse(
         "invalid_proposal",

@@ -2,6 +2,7 @@ import { createHash, createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
   deriveIdempotencyKey,
+  deriveKeyAndFingerprint,
   fingerprint,
   IdempotencyKeyError,
   keyMaterial,
@@ -104,6 +105,34 @@ describe("fingerprint", () => {
     );
     expect(fingerprint({ a: [true, null], b: 1 })).toBe(fingerprint({ b: 1, a: [true, null] }));
     expect(fingerprint({ a: 1 })).not.toBe(fingerprint({ a: 2 }));
+  });
+});
+
+describe("deriveKeyAndFingerprint", () => {
+  it("is deriveIdempotencyKey and fingerprint of the same call, with or without a secret", () => {
+    const args = { b: [1, { d: "x", c: null }], a: "é" };
+    for (const options of [{}, { secret: "s3cret" }, { secret: new Uint8Array([1, 2, 3]) }]) {
+      expect(deriveKeyAndFingerprint({ ...call, args }, options)).toEqual({
+        key: deriveIdempotencyKey({ ...call, args }, options),
+        fingerprint: fingerprint(args),
+      });
+    }
+  });
+
+  it("refuses what deriveIdempotencyKey refuses, with the same message, a tuple field before the arguments", () => {
+    for (const bad of [
+      { ...call, turn: -1 },
+      { ...call, call_id: "" },
+      { ...call, args: { items: [1, undefined] } },
+      { ...call, turn: 1.5, args: { items: [undefined] } },
+    ]) {
+      const err = thrown(() => deriveKeyAndFingerprint(bad));
+      expect(err.constructor).toBe(thrown(() => deriveIdempotencyKey(bad)).constructor);
+      expect(err.message).toBe(thrown(() => deriveIdempotencyKey(bad)).message);
+    }
+    expect(thrown(() => deriveKeyAndFingerprint({ ...call, turn: 1.5, args: { items: [undefined] } })).message).toBe(
+      "turn must be a non-negative integer; received 1.5",
+    );
   });
 });
 
