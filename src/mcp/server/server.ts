@@ -33,7 +33,7 @@ import { z } from "zod";
 import type { Gateway, Proposal } from "../../runtime/types.js";
 import type { TraceContextInput } from "../../runtime/trace-context.js";
 import type { Observation } from "../../core/observation.js";
-import { isLogLevel, type CallLog, type LogLevel, type ProgressUpdate } from "../../core/tool.js";
+import { AUTHORITY, isLogLevel, type CallLog, type LogLevel, type ProgressUpdate } from "../../core/tool.js";
 import type { ChangeFeed } from "../../core/changes.js";
 import type { ApproveVia } from "../../runtime/approvals.js";
 import { escapeUntrusted, shownValue } from "../../observation/escape.js";
@@ -338,26 +338,32 @@ function metaRefusal(name: string, issue: MetaIssue): CallToolResult {
  * cancelled: that one aborts the call, as a person pressing Esc expects. A 2026-07-28 request
  * (`stateless`) has no session to come back to, so its request going away is its cancel; a
  * 2025-11-25 connection that closed does not cut the call, so a client that reconnects and
- * repeats it with the same ids gets its result.
+ * repeats it with the same ids gets its result. Only an A3 call (`approvable`) reads `abandoned`
+ * (an approval must not run a call whose caller has gone) and its reason: for any other call it
+ * is the same signal as `cancelled`.
  */
 function requestGone(
   server: Server,
   signal: AbortSignal,
   stateless: boolean,
+  approvable: boolean,
 ): { abandoned: AbortSignal; cancelled: AbortSignal } {
-  const gone = new AbortController();
-  // Stateless, both fire together: one signal serves as both (an AbortSignal costs microseconds
-  // to make, per call; nothing reads the reason of `cancelled`).
+  // An AbortController costs microseconds to make, per call: a stateless call that asks for no
+  // approval is cancelled by the request's own signal (nothing reads the reason of `cancelled`).
+  if (stateless && !approvable) return { abandoned: signal, cancelled: signal };
+  const gone = approvable ? new AbortController() : null;
+  // Stateless, both fire together: one signal serves as both.
   const cancelled = stateless ? null : new AbortController();
   const onAbort = () =>
     queueMicrotask(() => {
       const closed = server.transport === undefined;
       if (!closed) cancelled?.abort("request cancelled");
-      gone.abort(closed ? "connection closed" : "request cancelled");
+      gone?.abort(closed ? "connection closed" : "request cancelled");
     });
   if (signal.aborted) onAbort();
   else signal.addEventListener("abort", onAbort, { once: true });
-  return { abandoned: gone.signal, cancelled: (cancelled ?? gone).signal };
+  const either = (gone ?? cancelled)!.signal;
+  return { abandoned: gone?.signal ?? either, cancelled: cancelled?.signal ?? either };
 }
 
 /**
@@ -563,7 +569,13 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     // is killed, a started write is in doubt, and the observation says which); a connection that
     // closed only marks it `abandoned`: an A3 call is then not run on an approval that arrives
     // after its client gave up, and anything else settles and answers a retry with the same ids.
-    const { abandoned, cancelled } = requestGone(server, ctx.mcpReq.signal, envelope.protocolVersion !== undefined);
+    const spec = gateway.tools.get(name);
+    const { abandoned, cancelled } = requestGone(
+      server,
+      ctx.mcpReq.signal,
+      envelope.protocolVersion !== undefined,
+      spec !== undefined && AUTHORITY[spec.effect] === "A3",
+    );
     // A long call's progress (elapsed ms, which only grows, and the tool's line) for a request with a progressToken.
     const token = (_meta as Record<string, unknown> | undefined)?.progressToken;
     const progressOf =
