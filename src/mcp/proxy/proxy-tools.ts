@@ -13,7 +13,7 @@ import type { Effect, GrantRequest, ToolSpec } from "../../core/tool.js";
 import type { JsonValue } from "../../core/json.js";
 import { toolResult } from "../../core/tool.js";
 import { NoEffectError } from "../../core/errors.js";
-import { readUpstreamContent } from "./upstream-content.js";
+import { readUpstreamContent, upstreamResultSchema } from "./upstream-content.js";
 import { checkedIcons } from "./upstream-bounds.js";
 import { upstreamProgress, UpstreamNotices } from "./upstream-notices.js";
 
@@ -86,6 +86,11 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
   // the MCP face checks structuredContent against that schema once, where an upstream's wrong
   // output becomes the tool's isError result; the client would check it again on every call.
   const { outputSchema: _checkedByTheGateway, ...definition } = tool;
+  // A tool whose input schema declares `x-mcp-header` (SEP-2243) has arguments the SDK's callTool
+  // mirrors into the headers of a 2026-07-28 HTTP request: it is called through callTool. Any other
+  // is sent with the SDK's plain request, its result checked once by `upstreamResultSchema`
+  // instead of the SDK's zod parse of every content block.
+  const mirrored = JSON.stringify(tool.inputSchema ?? {}).includes('"x-mcp-header"');
   const spec: ToolSpec = {
     name: tool.name,
     description: tool.description ?? "",
@@ -116,15 +121,19 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
             : {}),
           ...(options.notices ? UpstreamNotices.requestMeta(ctx.log) : {}),
         };
-        result = (await client.callTool(
-          { name: tool.name, arguments: args, ...(Object.keys(_meta).length > 0 ? { _meta } : {}) },
-          {
-            signal: ctx.signal,
-            timeout: timeout_ms + SDK_TIMEOUT_MARGIN_MS,
-            ...(progress.onprogress ? { onprogress: progress.onprogress } : {}),
-            toolDefinition: definition,
-          },
-        )) as CallToolResult;
+        const params = { name: tool.name, arguments: args, ...(Object.keys(_meta).length > 0 ? { _meta } : {}) };
+        const sent = {
+          signal: ctx.signal,
+          timeout: timeout_ms + SDK_TIMEOUT_MARGIN_MS,
+          ...(progress.onprogress ? { onprogress: progress.onprogress } : {}),
+        };
+        result = mirrored
+          ? ((await client.callTool(params, { ...sent, toolDefinition: definition })) as CallToolResult)
+          : await client.request(
+              { method: "tools/call", params },
+              upstreamResultSchema(client.getProtocolEra() === "modern"),
+              sent,
+            );
       } catch (err) {
         const message = (err as Error).message;
         if (message === NOT_CONNECTED) {

@@ -104,3 +104,85 @@ describe("a proxied tool's output is checked once, by the MCP face", () => {
     expect(calls).toBe(1);
   });
 });
+
+/**
+ * An upstream that answers tools/call with whatever it likes (a hand-driven transport: an SDK
+ * server checks its own results before sending them). The proxy sends the call with the SDK's
+ * plain request and checks the result itself (`upstreamResultProblem`): a malformed one is
+ * refused naming the field, as the SDK's CallToolResult schema refused it.
+ */
+describe("an upstream's malformed tools/call result", () => {
+  const tool: Tool = {
+    name: "emit",
+    description: "Emits.",
+    inputSchema: { type: "object", properties: {}, additionalProperties: false },
+    annotations: { readOnlyHint: true },
+  };
+  async function callWith(answer: unknown) {
+    const [upstreamSide, clientSide] = InMemoryTransport.createLinkedPair();
+    upstreamSide.onmessage = (m) => {
+      const r = m as { id?: number; method?: string; params?: { protocolVersion?: string } };
+      if (r.method === "initialize")
+        void upstreamSide.send({
+          jsonrpc: "2.0",
+          id: r.id!,
+          result: { protocolVersion: r.params!.protocolVersion!, capabilities: { tools: {} }, serverInfo: up },
+        });
+      else if (r.method === "tools/call")
+        void upstreamSide.send({ jsonrpc: "2.0", id: r.id!, result: answer as Record<string, unknown> });
+    };
+    const up = { name: "hostile", version: "1.0.0" };
+    await upstreamSide.start();
+    const client = new Client({ name: "proxy", version: "1.0.0" });
+    await client.connect(clientSide);
+    const gateway = createGateway({ tools: [proxyToolSpec(client, tool)], store: createMemoryStore(), audit: false });
+    const obs = await gateway.call({ tool: "emit", arguments: {}, trajectory_id: "t", turn: 0, call_id: "c" });
+    await gateway.close();
+    await client.close();
+    return obs;
+  }
+
+  it.each([
+    [{ content: [{ type: "text", text: 5 }] }, "content[0].text must be a string; received 5"],
+    [{ content: "ok" }, 'content must be an array of content blocks; received "ok"'],
+    [{ content: [{ type: "text", text: "a" }, 7] }, "content[1] must be a content block (an object); received 7"],
+    [
+      { content: [{ type: "video", uri: "x" }] },
+      'content[0].type must be one of text, image, audio, resource_link, resource; received "video"',
+    ],
+    [{ content: [{ type: "image", data: "AAAA" }] }, "content[0].mimeType must be a string; received nothing"],
+    [
+      { content: [{ type: "resource_link", uri: "file:///a", name: "a", size: "big" }] },
+      'content[0].size must be a number; received "big"',
+    ],
+    [
+      { content: [{ type: "resource", resource: { uri: "file:///a" } }] },
+      'content[0].resource must carry text or blob (a string); received {"uri":"file:///a"}',
+    ],
+    [{ content: [], structuredContent: [1, 2] }, "structuredContent must be an object; received [1,2]"],
+    [{ content: [], isError: "yes" }, 'isError must be a boolean; received "yes"'],
+    [{ task: { taskId: "t1" } }, "content is required when the result carries task"],
+  ])("refuses %j, naming what is wrong", async (answer, problem) => {
+    const obs = await callWith(answer);
+    expect(obs.ok).toBe(false);
+    expect(obs.text).toContain("did not answer emit");
+    expect(obs.text).toContain(problem);
+  });
+
+  it("reads a well-formed result, and one without content as one with none", async () => {
+    const full = await callWith({
+      content: [
+        { type: "text", text: "hello" },
+        { type: "resource", resource: { uri: "file:///n.txt", mimeType: "text/plain", text: "note" } },
+      ],
+      structuredContent: { n: 1 },
+      _meta: { seen: true },
+    });
+    expect(full.ok).toBe(true);
+    expect(full.output).toEqual({ n: 1 });
+    expect(full.text).toContain("hello\nnote");
+    const empty = await callWith({});
+    expect(empty.ok).toBe(true);
+    expect(empty.output).toBe("");
+  });
+});
