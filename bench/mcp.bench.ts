@@ -143,8 +143,14 @@ function counted(fn: () => Promise<unknown>): { fn: () => Promise<unknown>; call
   };
 }
 
-/** Calls each side makes before its CPU time is read. */
-const CPU_WARMUP_CALLS = 500;
+/**
+ * Calls each side makes before its CPU time is read. A fresh server process of either side gets
+ * faster for its first few thousand calls (V8 optimising the per-call path): in rounds of 500
+ * no-op reads, the bare server took about 2,500 calls to settle at its steady time, toolgate
+ * serve about 3,500 (the first rounds 3-8× slower than the last). 500 left the rows of the first
+ * side-by-side in that slope (a warm read 223 µs was measured at 110 µs once warm).
+ */
+const CPU_WARMUP_CALLS = 4000;
 
 interface CpuSide {
   name: string;
@@ -193,7 +199,7 @@ async function withCpu(
     ratio,
     goal: goal?.label ?? null,
     goal_met: goal ? ratio <= goal.value : null,
-    note: "CPU time per call of the server process (mean over the row above, after 500 calls of warm-up), not wall time",
+    note: `CPU time per call of the server process (mean over the row above, after ${CPU_WARMUP_CALLS} calls of warm-up), not wall time`,
   });
 }
 
@@ -209,13 +215,11 @@ async function connectInMemory(server: Server | McpServer): Promise<Client> {
 const read = (c: Client) => () => c.callTool({ name: "noop_read", arguments: {} });
 
 /**
- * Fewer, smaller batches than the default: each call is a process round trip. A longer warm-up
- * than the default: a fresh toolgate process runs several times slower for its first few hundred
- * calls (its per-call path is far more code than the bare server's, so V8 takes longer to
- * optimise it, and the first audited call loads the tokenizer), and with the default 150 calls
- * that slow start fell into the timed rounds of the first row.
+ * Fewer, smaller batches than the default: each call is a process round trip. The warm-up
+ * itself is `withCpu`'s (CPU_WARMUP_CALLS per side before each row); these 12 batches come on
+ * top, and 30 rounds a side keep a median steady under a loaded machine.
  */
-const SIZE = { batch: 50, rounds: 20, warmup: 12 } as const;
+const SIZE = { batch: 50, rounds: 30, warmup: 12 } as const;
 
 export default async function (h: Harness): Promise<void> {
   const ws = mkdtempSync(join(tmpdir(), "toolgate-bench-mcp-"));
@@ -398,6 +402,8 @@ export default async function (h: Harness): Promise<void> {
       toolgate: read(inProcess),
       peer: { name: "bare SDK v2 McpServer", fn: read(bareInProcess) },
       note: "InMemoryTransport; real gateway, memory store, audit off",
+      // In process too, both sides get faster for their first couple of thousand calls.
+      warmup: 40,
     });
   } finally {
     await Promise.allSettled(clients.map((c) => c.close()));
