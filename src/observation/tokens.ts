@@ -39,6 +39,11 @@ interface Loaded {
   name: TokenizerName;
   enc: Encoding;
   ids: LruCache<string, number[]>;
+  /**
+   * The ids of each one-character ASCII piece, by char code, once encoded: a third of the pieces
+   * of an observation's frame (`:`, `-`, `\n`, a hex digit of its fence tag), read without a map lookup.
+   */
+  ascii: Array<number[] | undefined>;
 }
 const loaded = new Map<TokenizerName, Loaded>();
 
@@ -52,7 +57,7 @@ function load(name: TokenizerName): Loaded {
     // The encoder's own cache keeps every piece it merged (100,000 by default, each up to a chunk
     // long); the short, repeated ones are remembered here, so a small one is enough.
     enc.setMergeCacheSize(4096);
-    tk = { name, enc, ids: new LruCache(PIECE_CACHE_MAX) };
+    tk = { name, enc, ids: new LruCache(PIECE_CACHE_MAX), ascii: new Array<number[] | undefined>(128) };
     loaded.set(name, tk);
   }
   return tk;
@@ -63,6 +68,17 @@ let encodedBytes = 0;
 
 /** The token ids of one piece (at most a chunk long): it encodes alone exactly as it does in place. */
 function idsOf(tk: Loaded, piece: string): number[] {
+  if (piece.length === 1) {
+    const code = piece.charCodeAt(0);
+    if (code < 128) {
+      let one = tk.ascii[code];
+      if (one === undefined) {
+        encodedBytes += 1;
+        one = tk.ascii[code] = tk.enc.encode(piece, AS_TEXT);
+      }
+      return one;
+    }
+  }
   let ids = tk.ids.get(piece);
   if (ids === undefined) {
     encodedBytes += Buffer.byteLength(piece, "utf8");
