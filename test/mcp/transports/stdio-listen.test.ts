@@ -15,6 +15,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Client, type Transport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { TASKS_EXTENSION } from "../../../src/mcp/server/tasks-ext.js";
+import { createGateway } from "../../../src/runtime/gateway.js";
+import { openStore } from "../../../src/idempotency/open.js";
+import { createTaskRunner } from "../../../src/runtime/tasks.js";
+import catalog from "../fixtures/tasks-catalog.js";
 import { MAX_LISTEN_TASK_IDS } from "../../../src/mcp/server/tasks-push.js";
 import { DEFAULT_MAX_LISTENS_PER_CLIENT } from "../../../src/mcp/transports/listen-hold.js";
 import { proxyProcess } from "../../support/proxy-process.js";
@@ -240,6 +244,35 @@ describe("subscriptions/listen with taskIds over stdio (toolgate serve)", { time
     expect(c.lines.some((m) => m.id === "gone")).toBe(false);
     listen(c, "gone", { taskIds: [taskId] });
     expect((await ackOf(c, "gone")).params).toMatchObject({ notifications: { taskIds: [taskId] } });
+  });
+});
+
+describe("a toolgate serve that dies mid-task", { timeout: 120_000 }, () => {
+  it("leaves the task working only until the stale bound: then any reader on the store reads it failed, saying what is unknown", async () => {
+    const notes = tempDir("stdio-listen-dies");
+    const file = join(tempDir("stdio-listen-dies-store"), "state.db");
+    const c = started(notesServeCommand(notes, { catalog: "tasks-catalog.ts", store: `sqlite:${file}` }));
+    const taskId = await startJob(c, "dies");
+    listen(c, "D", { taskIds: [taskId] });
+    await c.next((m) => m.method === "notifications/tasks" && m.params?.status === "working");
+    c.child.kill("SIGKILL");
+    await new Promise((r) => c.child.once("exit", r));
+    // Another process on the same store: still working within the bound (the dead one wrote it
+    // within the last poll), failed once its clock is past it. Its clock is the one thing given.
+    const store = await openStore(`sqlite:${file}`);
+    cleanup.push(() => store.close());
+    const gateway = createGateway({ tools: catalog, store, audit: false });
+    cleanup.push(() => gateway.close({ grace_ms: 0 }));
+    let now = Date.now();
+    const runner = createTaskRunner(gateway, { store, clock: () => now, stale_ms: 60_000 });
+    cleanup.push(async () => runner.close());
+    expect((await runner.get(taskId, "stdio client"))?.status).toBe("working");
+    now += 61_000;
+    const failed = await runner.get(taskId, "stdio client");
+    expect(failed).toMatchObject({ status: "failed" });
+    expect(failed!.status_message).toMatch(
+      /^the toolgate process running this task stopped writing it \d+ s ago; whether the call finished is unknown/,
+    );
   });
 });
 
