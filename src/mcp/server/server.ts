@@ -250,6 +250,11 @@ export function taskDetailOf(
   return server instanceof GatewayServer ? server.taskDetail : undefined;
 }
 
+/** The caller a server's transport authenticated (`McpServerOptions.principal`): it owns the tasks the server starts. */
+export function sessionPrincipal(options: Pick<McpServerOptions, "principal">): string {
+  return options.principal ?? "stdio client";
+}
+
 /**
  * Tells the client of `server()` (the one serving the connection now) each time one of its lists
  * changed: `toolsChanged` as `notifications/tools/list_changed`, the pass-through's
@@ -467,7 +472,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     }))
     .sort((a, b) => (a.tool.name < b.tool.name ? -1 : a.tool.name > b.tool.name ? 1 : 0));
   // The caller the transport authenticated; it scopes idempotency keys and owns tasks.
-  const principal = options.principal ?? "stdio client";
+  const principal = sessionPrincipal(options);
   const via = options.approveVia ?? "both";
   if (runner) {
     server.taskDetail = (t, elicit) =>

@@ -29,7 +29,6 @@ import {
   createMcpHandler,
   isLegacyRequest,
   WebStandardStreamableHTTPServerTransport,
-  type ClientCapabilities,
   type Server,
 } from "@modelcontextprotocol/server";
 import type { Gateway } from "../../runtime/types.js";
@@ -39,7 +38,6 @@ import { createGuard, isLoopback } from "./http-guard.js";
 import { peerOf, principalOf, SessionTable, type Principal, type Tracked } from "./http-sessions.js";
 import { PrincipalSlots, type Slot } from "./http-admission.js";
 import { bearerToken } from "../server/meta.js";
-import { MAX_SUBSCRIPTIONS_PER_CLIENT, type ResourceSubscriber } from "../server/pass-through.js";
 import {
   announceListChanges,
   answersSent,
@@ -47,8 +45,15 @@ import {
   taskDetailOf,
   type McpServerOptions,
 } from "../server/server.js";
-import { readTaskListen, watchTasks } from "../server/tasks-push.js";
 import { withTaskPushes } from "./listen-tasks.js";
+import {
+  DEFAULT_MAX_LISTENS_PER_CLIENT,
+  ListenResources,
+  readListen,
+  watchListenTasks,
+  type ListenTaskIds,
+  type TaskListener,
+} from "./listen-hold.js";
 import { MAX_MESSAGE_BYTES } from "./stdio-transport.js";
 import { readBody, sendWebResponse, toWebRequest } from "./node-web.js";
 
@@ -123,7 +128,6 @@ export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
 export const DEFAULT_MAX_SESSIONS = 256;
 export const DEFAULT_MAX_SESSIONS_PER_CLIENT = 32;
 export const DEFAULT_MAX_REQUESTS_PER_CLIENT = 64;
-export const DEFAULT_MAX_LISTENS_PER_CLIENT = 8;
 const DEFAULT_MAX_CONNECTIONS = 1024;
 const DEFAULT_MAX_CONNECTIONS_PER_PEER = 128;
 const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
@@ -477,59 +481,35 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
   }
 
   // A listen stream's resourceSubscriptions: one upstream subscription per URI across every stream
-  // naming it (counted here), each update published once for the handler to put on those streams.
-  const listenedUris = new Map<string, number>();
-  const toListeners: ResourceSubscriber = { updated: (uri) => modern.notify.resourceUpdated(uri) };
+  // naming it, each update published once for the handler to put on those streams.
+  const listenResources = new ListenResources(options.passThrough?.resources?.subscriptions, {
+    updated: (uri) => modern.notify.resourceUpdated(uri),
+  });
+
   /**
-   * Subscribes for a listen request's `params.notifications.resourceSubscriptions` (at most
-   * `MAX_SUBSCRIPTIONS_PER_CLIENT`) until its stream closes; false when it was refused (answered here).
+   * Reads a listen request and holds its `resourceSubscriptions` until its stream closes; what it
+   * asks of tasks, or null when it was refused (answered here).
    */
-  async function holdListenSubscriptions(json: unknown, res: http.ServerResponse, id: JsonRpcId): Promise<boolean> {
-    const subscriptions = options.passThrough?.resources?.subscriptions;
-    const notifications = (json as { params?: { notifications?: { resourceSubscriptions?: unknown } } }).params
-      ?.notifications;
-    const wanted = notifications?.resourceSubscriptions;
-    if (!subscriptions || !Array.isArray(wanted) || wanted.length === 0) return true;
-    const field = "subscriptions/listen params.notifications.resourceSubscriptions";
-    if (wanted.length > MAX_SUBSCRIPTIONS_PER_CLIENT || wanted.some((u) => typeof u !== "string")) {
-      jsonError(
-        res,
-        400,
-        -32602,
-        `${field} must be at most ${MAX_SUBSCRIPTIONS_PER_CLIENT} resource URIs (strings); received ${wanted.length} entries; open another listen stream for the rest`,
-        {},
-        id,
-      );
-      return false;
+  async function holdListen(
+    json: unknown,
+    res: http.ServerResponse,
+    id: JsonRpcId,
+  ): Promise<{ tasks: ListenTaskIds | null } | null> {
+    const asked = readListen((json as { params?: unknown }).params, options.tasks !== undefined);
+    if (!asked.ok) {
+      jsonError(res, 200, asked.code, asked.message, {}, id, asked.data);
+      return null;
     }
-    const held: string[] = [];
-    const release = () => {
-      for (const uri of held.splice(0)) {
-        const n = (listenedUris.get(uri) ?? 1) - 1;
-        if (n > 0) listenedUris.set(uri, n);
-        else {
-          listenedUris.delete(uri);
-          subscriptions.unsubscribe(uri, toListeners);
-        }
-      }
-    };
     const signal = new AbortController();
-    res.once("close", () => {
-      signal.abort();
-      release();
-    });
-    for (const uri of new Set(wanted as string[])) {
-      try {
-        if (!listenedUris.has(uri)) await subscriptions.subscribe(uri, toListeners, { signal: signal.signal });
-      } catch (err) {
-        release();
-        jsonError(res, 400, -32602, `${field}: ${(err as Error).message}`, {}, id);
-        return false;
-      }
-      listenedUris.set(uri, (listenedUris.get(uri) ?? 0) + 1);
-      held.push(uri);
+    res.once("close", () => signal.abort());
+    const held = await listenResources.hold(asked.uris, signal.signal);
+    if (!held.ok) {
+      jsonError(res, 200, -32602, held.message, {}, id);
+      return null;
     }
-    return true;
+    if (signal.signal.aborted) held.release();
+    else res.once("close", held.release);
+    return { tasks: asked.tasks };
   }
 
   /**
@@ -560,14 +540,12 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
         );
       res.once("close", taken.slot.hold());
       slots.set(authInfo, taken.slot);
-      if (asked.listen && !(await holdListenSubscriptions(json, res, asked.id))) return;
     }
-    const tasks =
-      asked?.listen === true && options.tasks ? readTaskListen((json as { params?: unknown }).params) : null;
-    if (tasks?.kind === "refused") return jsonError(res, 200, tasks.code, tasks.message, {}, asked!.id, tasks.data);
+    const listen = asked?.listen === true ? await holdListen(json, res, asked.id) : undefined;
+    if (listen === null) return;
     const response = await modern.fetch(request, { parsedBody: json, authInfo });
-    if (tasks?.kind !== "tasks") return respond(res, response);
-    await respond(res, pushTasks(response, tasks.ids, tasks.capabilities, asked!.id ?? 0, caller));
+    if (!listen?.tasks) return respond(res, response);
+    await respond(res, pushTasks(response, listen.tasks, asked!.id ?? 0, caller));
   }
 
   /** Listen streams that carry task notifications now: `close()` ends them gracefully. */
@@ -575,28 +553,21 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
   /** `response` (the SDK's listen stream) with `notifications/tasks` for `caller`'s tasks among `ids`. */
   function pushTasks(
     response: Response,
-    ids: string[],
-    capabilities: ClientCapabilities | undefined,
+    asked: ListenTaskIds,
     subscriptionId: string | number,
     caller: Principal,
   ): Response {
-    const runner = options.tasks!;
-    // The detail as tasks/get shows it to this caller (an unconnected server, only for its results' shape).
-    const detail = taskDetailOf(createMcpServer(gateway, { ...serverOptions, principal: caller.label }))!;
-    const elicit = serverOptions.approveVia !== "cli" && capabilities?.elicitation !== undefined;
+    const listener: TaskListener = {
+      runner: options.tasks!,
+      owner: caller.label,
+      // The detail as tasks/get shows it to this caller (an unconnected server, only for its results' shape).
+      detail: taskDetailOf(createMcpServer(gateway, { ...serverOptions, principal: caller.label }))!,
+      approveVia: serverOptions.approveVia,
+      ...(options.onError ? { onError: options.onError } : {}),
+    };
     const wrapped = withTaskPushes(response, {
-      ids,
-      subscriptionId,
-      watch: (send, done) =>
-        watchTasks({
-          runner,
-          owner: caller.label,
-          ids,
-          detail: (t) => detail(t, elicit),
-          send,
-          done,
-          ...(options.onError ? { onError: options.onError } : {}),
-        }),
+      ids: asked.ids,
+      watch: (send, done) => watchListenTasks(listener, asked, subscriptionId, send, done),
       ended: () => taskStreams.delete(wrapped.end),
     });
     taskStreams.add(wrapped.end);

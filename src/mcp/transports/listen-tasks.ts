@@ -8,7 +8,7 @@
  * after its acknowledgement; its closing result is then held back while tasks are still watched,
  * and sent once none is left (each final), or at shutdown (`end`).
  */
-import { SUBSCRIPTION_ID_META_KEY } from "@modelcontextprotocol/server";
+import { ackWithTaskIds } from "./listen-hold.js";
 
 /** A comment frame this often while the SDK's stream (and its own keep-alive) has ended, ms. */
 const KEEPALIVE_MS = 15_000;
@@ -16,10 +16,8 @@ const KEEPALIVE_MS = 15_000;
 export interface TaskStream {
   /** The task ids the acknowledgement names. */
   ids: readonly string[];
-  /** The listen request's id: the stream's subscription id. */
-  subscriptionId: string | number;
-  /** Starts watching once the acknowledgement is out; returns the function that stops. */
-  watch: (send: (params: Record<string, unknown>) => void, done: () => void) => () => void;
+  /** Starts watching once the acknowledgement is out (`send` writes one whole message); returns the function that stops. */
+  watch: (send: (message: object) => void, done: () => void) => () => void;
   /** Told once when the stream ends, whichever way. */
   ended: () => void;
 }
@@ -65,14 +63,7 @@ export function withTaskPushes(sdk: Response, s: TaskStream): { response: Respon
     }
     void reader.cancel().catch(() => {});
   };
-  const send = (params: Record<string, unknown>) =>
-    write(
-      `event: message\ndata: ${JSON.stringify({
-        jsonrpc: "2.0",
-        method: "notifications/tasks",
-        params: { ...params, _meta: { [SUBSCRIPTION_ID_META_KEY]: s.subscriptionId } },
-      })}\n\n`,
-    );
+  const send = (message: object) => write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
   const done = () => {
     watching = false;
     if (held !== undefined) finish();
@@ -90,8 +81,7 @@ export function withTaskPushes(sdk: Response, s: TaskStream): { response: Respon
     if (message?.method === "notifications/subscriptions/acknowledged") {
       const params = (message.params ?? {}) as { notifications?: Record<string, unknown> };
       core = Object.keys(params.notifications ?? {}).length > 0;
-      const acked = { ...message, params: { ...params, notifications: { ...params.notifications, taskIds: s.ids } } };
-      write(`event: message\ndata: ${JSON.stringify(acked)}\n\n`);
+      send(ackWithTaskIds(message, s.ids));
       watching = true;
       stop = s.watch(send, done);
       return;

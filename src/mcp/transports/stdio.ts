@@ -7,8 +7,10 @@
  * nothing. Any other opening (`server/discover`, a request with the 2026-07-28 `_meta`
  * envelope, an initialize claiming a revision) goes to that entry, which decides. Either way one
  * server from `createMcpServer` serves the connection. The transport under it is toolgate's own
- * line transport, which answers bad input instead of ending the session. Nothing but protocol goes
- * to `stdout`; the caller logs to stderr.
+ * line transport, which answers bad input instead of ending the session. Between the two, a
+ * 2026-07-28 `subscriptions/listen` is served as over HTTP (`stdio-listen.ts`: its `taskIds`, its
+ * upstream resource subscriptions, at most 8 open). Nothing but protocol goes to `stdout`; the
+ * caller logs to stderr.
  */
 import process from "node:process";
 import type { Readable, Writable } from "node:stream";
@@ -22,7 +24,15 @@ import {
 import { serveStdio as serveEras } from "@modelcontextprotocol/server/stdio";
 import { isPlainObject } from "../../core/json.js";
 import type { Gateway } from "../../runtime/types.js";
-import { announceListChanges, answersSent, createMcpServer, type McpServerOptions } from "../server/server.js";
+import {
+  announceListChanges,
+  answersSent,
+  createMcpServer,
+  sessionPrincipal,
+  taskDetailOf,
+  type McpServerOptions,
+} from "../server/server.js";
+import { StdioListens } from "./stdio-listen.js";
 import { LineStdioTransport } from "./stdio-transport.js";
 
 export interface StdioOptions extends McpServerOptions {
@@ -62,27 +72,53 @@ function opensLegacy(message: JSONRPCMessage): boolean {
 
 /**
  * The line transport as the SDK's entry sees it when it gets the connection: already started,
- * with the opening message (read before the entry existed) delivered first when the entry starts it.
+ * with the opening message (read before the entry existed) delivered first when the entry starts
+ * it, and `subscriptions/listen` served as toolgate serves it (`stdio-listen.ts`) on both sides.
+ * While a listen's resources are being subscribed, the messages read after it wait, in order.
  */
 class Handover implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /** The last inbound message still waiting to be passed on, if any. */
+  private tail: Promise<void> | null = null;
 
   constructor(
     private readonly wire: LineStdioTransport,
     private readonly opening: JSONRPCMessage,
+    private readonly listens: StdioListens,
   ) {}
 
   async start(): Promise<void> {
-    this.wire.onmessage = (message) => this.onmessage?.(message);
+    this.wire.onmessage = (message) => this.deliver(message);
     this.wire.onerror = (error) => this.onerror?.(error);
     this.wire.onclose = () => this.onclose?.();
-    this.onmessage?.(this.opening);
+    this.deliver(this.opening);
+  }
+
+  private deliver(message: JSONRPCMessage): void {
+    const passing = this.tail ? this.tail.then(() => this.pass(message)) : this.pass(message);
+    if (!passing) return;
+    this.tail = passing;
+    void passing.then(() => {
+      if (this.tail === passing) this.tail = null;
+    });
+  }
+
+  private pass(message: JSONRPCMessage): Promise<void> | undefined {
+    const passed = this.listens.inbound(message);
+    if (!(passed instanceof Promise)) {
+      if (passed) this.onmessage?.(passed);
+      return undefined;
+    }
+    return passed.then(
+      (m) => void (m && this.onmessage?.(m)),
+      (err: unknown) => this.onerror?.(err as Error),
+    );
   }
 
   send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
-    return this.wire.send(message);
+    return this.listens.send(message);
   }
 
   close(): Promise<void> {
@@ -108,6 +144,23 @@ export async function serveStdio(gateway: Gateway, options: StdioOptions = {}): 
     return server;
   };
   let serving: { close(): Promise<void> } | undefined;
+  const onError = options.onError;
+  const listens = new StdioListens({
+    send: (message) => transport.send(message),
+    subscriptions: options.passThrough?.resources?.subscriptions,
+    updated: (uri) => void server?.sendResourceUpdated({ uri }).catch((err: unknown) => onError?.(err as Error)),
+    tasks: options.tasks && {
+      runner: options.tasks,
+      owner: sessionPrincipal(options),
+      detail: (t, elicit) => {
+        const detail = server && taskDetailOf(server);
+        if (!detail) throw new Error("no server serves this connection yet");
+        return detail(t, elicit);
+      },
+      approveVia: options.approveVia,
+      ...(onError ? { onError } : {}),
+    },
+  });
   // Bad lines before the opening message are told to the caller; after it, the server hears them.
   transport.onerror = options.onError;
   transport.onmessage = (opening) => {
@@ -122,7 +175,7 @@ export async function serveStdio(gateway: Gateway, options: StdioOptions = {}): 
       return;
     }
     serving = serveEras(build, {
-      transport: new Handover(transport, opening),
+      transport: new Handover(transport, opening, listens),
       ...(options.onError ? { onerror: options.onError } : {}),
     });
   };
@@ -136,6 +189,7 @@ export async function serveStdio(gateway: Gateway, options: StdioOptions = {}): 
       stopAnnouncing();
       if (server) await answersSent(server);
       await serving?.close();
+      listens.closeAll();
       await transport.close();
       resolveClosed();
     },

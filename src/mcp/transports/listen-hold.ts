@@ -1,0 +1,175 @@
+/**
+ * What toolgate adds to a 2026-07-28 `subscriptions/listen`, the same over Streamable HTTP
+ * (`http.ts`, with `listen-tasks.ts` for its SSE answer) and stdio (`stdio-listen.ts`). The SDK's
+ * entries serve the core filter (its four change types); around them toolgate
+ *
+ * - reads the filter first (`readListen`): each core field checked and named in a -32602,
+ *   `resourceSubscriptions` bounded, `taskIds` read by `server/tasks-push.ts` when tasks are served;
+ * - holds the upstream resource subscriptions a listen names while it is open (`ListenResources`:
+ *   one upstream subscription per URI across a transport's listens, each update published once,
+ *   for the SDK to put on the listens naming that URI);
+ * - pushes the tasks extension's `notifications/tasks` for the listener's own tasks
+ *   (`watchListenTasks`), stamped with the listen's subscription id, after an acknowledgement that
+ *   names the `taskIds` the SDK dropped (`ackWithTaskIds`).
+ */
+import { SUBSCRIPTION_ID_META_KEY, type ClientCapabilities, type RequestId } from "@modelcontextprotocol/server";
+import { isPlainObject } from "../../core/json.js";
+import { shownValue } from "../../observation/escape.js";
+import type { TaskRecord } from "../../idempotency/tasks.js";
+import type { TaskRunner } from "../../runtime/tasks.js";
+import {
+  MAX_SUBSCRIPTIONS_PER_CLIENT,
+  type ResourceSubscriber,
+  type ResourceSubscriptions,
+} from "../server/pass-through.js";
+import { readTaskListen, watchTasks } from "../server/tasks-push.js";
+
+/** `subscriptions/listen` streams one client may hold open at once (a principal over HTTP, a stdio connection). */
+export const DEFAULT_MAX_LISTENS_PER_CLIENT = 8;
+
+/** The tasks a listen asks to hear of, and the capabilities its client declared on it. */
+export interface ListenTaskIds {
+  ids: string[];
+  capabilities: ClientCapabilities | undefined;
+}
+
+export type ListenAsk =
+  | { ok: true; uris: string[]; tasks: ListenTaskIds | null }
+  | { ok: false; code: number; message: string; data?: Record<string, unknown> };
+
+const FILTER = "subscriptions/listen params.notifications";
+const FLAGS = ["toolsListChanged", "promptsListChanged", "resourcesListChanged"] as const;
+const INVALID_PARAMS = -32602;
+
+const refused = (message: string): ListenAsk => ({ ok: false, code: INVALID_PARAMS, message });
+
+/**
+ * What a `subscriptions/listen` request's params ask for, or why they are refused (-32602 naming
+ * the field; `taskIds` as `readTaskListen` refuses them, -32021 without the extension). `tasks`:
+ * whether this server runs tasks (else `taskIds` is left to the SDK, which drops it).
+ */
+export function readListen(params: unknown, tasks: boolean): ListenAsk {
+  const filter = isPlainObject(params) ? params.notifications : undefined;
+  if (!isPlainObject(filter))
+    return refused(
+      `${FILTER} must be an object naming what to hear, e.g. {"toolsListChanged":true}; received ${shownValue(filter)}`,
+    );
+  for (const flag of FLAGS)
+    if (filter[flag] !== undefined && typeof filter[flag] !== "boolean")
+      return refused(`${FILTER}.${flag} must be true or false; received ${shownValue(filter[flag])}`);
+  const wanted = filter.resourceSubscriptions ?? [];
+  if (!Array.isArray(wanted))
+    return refused(
+      `${FILTER}.resourceSubscriptions must be an array of resource URIs (strings); received ${shownValue(wanted)}`,
+    );
+  if (wanted.length > MAX_SUBSCRIPTIONS_PER_CLIENT)
+    return refused(
+      `${FILTER}.resourceSubscriptions must be at most ${MAX_SUBSCRIPTIONS_PER_CLIENT} resource URIs (strings); received ${wanted.length} entries; open another listen stream for the rest`,
+    );
+  const bad = wanted.findIndex((uri) => typeof uri !== "string");
+  if (bad >= 0)
+    return refused(
+      `${FILTER}.resourceSubscriptions[${bad}] must be a resource URI (a string); received ${shownValue(wanted[bad])}`,
+    );
+  const read = tasks ? readTaskListen(params) : ({ kind: "none" } as const);
+  if (read.kind === "refused")
+    return { ok: false, code: read.code, message: read.message, ...(read.data ? { data: read.data } : {}) };
+  return {
+    ok: true,
+    uris: [...new Set(wanted as string[])],
+    tasks: read.kind === "tasks" ? { ids: read.ids, capabilities: read.capabilities } : null,
+  };
+}
+
+export type Held = { ok: true; release: () => void } | { ok: false; message: string };
+
+/**
+ * The upstream resource subscriptions of one transport's listens, as one `subscriber` (that
+ * transport's way of telling its listens): a URI is subscribed upstream when the first listen
+ * naming it opens and given up when the last one ends.
+ */
+export class ListenResources {
+  private readonly counts = new Map<string, number>();
+
+  constructor(
+    private readonly subscriptions: ResourceSubscriptions | undefined,
+    private readonly subscriber: ResourceSubscriber,
+  ) {}
+
+  /** Holds `uris` until `release` (idempotent); a URI nothing can subscribe to refuses them all, naming why. */
+  async hold(uris: readonly string[], signal: AbortSignal): Promise<Held> {
+    const subscriptions = this.subscriptions;
+    if (!subscriptions || uris.length === 0) return { ok: true, release: () => {} };
+    const held: string[] = [];
+    const release = () => {
+      for (const uri of held.splice(0)) {
+        const n = (this.counts.get(uri) ?? 1) - 1;
+        if (n > 0) this.counts.set(uri, n);
+        else {
+          this.counts.delete(uri);
+          subscriptions.unsubscribe(uri, this.subscriber);
+        }
+      }
+    };
+    for (const uri of uris) {
+      try {
+        if (!this.counts.has(uri)) await subscriptions.subscribe(uri, this.subscriber, { signal });
+      } catch (err) {
+        release();
+        return { ok: false, message: `${FILTER}.resourceSubscriptions: ${(err as Error).message}` };
+      }
+      this.counts.set(uri, (this.counts.get(uri) ?? 0) + 1);
+      held.push(uri);
+    }
+    return { ok: true, release };
+  }
+}
+
+/** Who hears a listen's tasks: the runner, the listener (only its own tasks are heard) and the task as tasks/get shows it. */
+export interface TaskListener {
+  runner: TaskRunner;
+  owner: string;
+  /** The DetailedTask as tasks/get answers the listener (`GatewayServer.taskDetail`). */
+  detail: (t: TaskRecord, elicit: boolean) => Promise<Record<string, unknown>>;
+  /** Who may approve A3 calls (`McpServerOptions.approveVia`): an approval is shown as an elicitation unless `cli`. */
+  approveVia: string | undefined;
+  onError?: (error: Error) => void;
+}
+
+/** A `notifications/tasks` message on the listen `subscriptionId`. */
+export function taskNotification(params: Record<string, unknown>, subscriptionId: RequestId) {
+  return {
+    jsonrpc: "2.0" as const,
+    method: "notifications/tasks",
+    params: { ...params, _meta: { [SUBSCRIPTION_ID_META_KEY]: subscriptionId } },
+  };
+}
+
+/** The SDK's `notifications/subscriptions/acknowledged` message, naming `ids` beside what the SDK honored. */
+export function ackWithTaskIds<M extends { params?: unknown }>(ack: M, ids: readonly string[]): M {
+  const params = (isPlainObject(ack.params) ? ack.params : {}) as { notifications?: Record<string, unknown> };
+  return { ...ack, params: { ...params, notifications: { ...params.notifications, taskIds: ids } } };
+}
+
+/**
+ * Watches `asked`'s tasks for `listener` (`watchTasks`), each change sent as a whole message by
+ * `send`; `done` is told once none is left to watch. Returns the function that stops.
+ */
+export function watchListenTasks(
+  listener: TaskListener,
+  asked: ListenTaskIds,
+  subscriptionId: RequestId,
+  send: (message: ReturnType<typeof taskNotification>) => void,
+  done: () => void,
+): () => void {
+  const elicit = listener.approveVia !== "cli" && asked.capabilities?.elicitation !== undefined;
+  return watchTasks({
+    runner: listener.runner,
+    owner: listener.owner,
+    ids: asked.ids,
+    detail: (t) => listener.detail(t, elicit),
+    send: (params) => send(taskNotification(params, subscriptionId)),
+    done,
+    ...(listener.onError ? { onError: listener.onError } : {}),
+  });
+}
