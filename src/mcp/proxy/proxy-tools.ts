@@ -94,7 +94,8 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
     timeout_ms,
     ...(options.timeout_hint !== undefined ? { timeout_hint: options.timeout_hint } : {}),
     ...(Object.keys(mcp).length > 0 ? { mcp } : {}),
-    // A tool the upstream says may run long as a task may be one here too (toolgate's runner; the upstream sees a plain call).
+    // A tool the upstream says may run long as a task may be one here too (toolgate's runner); "required"
+    // is "optional" here: the gateway can hold a caller's request while the upstream runs its task.
     ...(taskSupport === "optional" || taskSupport === "required" ? { runsAsTask: true } : {}),
     grant: (args) => proxyGrant(tool.name, effect, args),
     handler: async (args, ctx) => {
