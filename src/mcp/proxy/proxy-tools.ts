@@ -16,6 +16,7 @@ import { NoEffectError } from "../../core/errors.js";
 import { readUpstreamContent } from "./upstream-content.js";
 import { checkedIcons } from "./upstream-bounds.js";
 import { upstreamProgress, UpstreamNotices } from "./upstream-notices.js";
+import { callAsUpstreamTask, upstreamRunsTasks } from "./upstream-task.js";
 
 export function effectFromAnnotations(a: Tool["annotations"]): Effect {
   if (a?.readOnlyHint === true) return "read";
@@ -95,7 +96,8 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
     ...(options.timeout_hint !== undefined ? { timeout_hint: options.timeout_hint } : {}),
     ...(Object.keys(mcp).length > 0 ? { mcp } : {}),
     // A tool the upstream says may run long as a task may be one here too (toolgate's runner); "required"
-    // is "optional" here: the gateway can hold a caller's request while the upstream runs its task.
+    // is "optional" here: the gateway can hold a caller's request while the upstream runs the task
+    // the handler calls it as (`upstream-task.ts`).
     ...(taskSupport === "optional" || taskSupport === "required" ? { runsAsTask: true } : {}),
     grant: (args) => proxyGrant(tool.name, effect, args),
     handler: async (args, ctx) => {
@@ -117,15 +119,18 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
             : {}),
           ...(options.notices ? UpstreamNotices.requestMeta(ctx.log) : {}),
         };
-        result = (await client.callTool(
-          { name: tool.name, arguments: args, ...(Object.keys(_meta).length > 0 ? { _meta } : {}) },
-          {
-            signal: ctx.signal,
-            timeout: timeout_ms + SDK_TIMEOUT_MARGIN_MS,
-            ...(progress.onprogress ? { onprogress: progress.onprogress } : {}),
-            toolDefinition: definition,
-          },
-        )) as CallToolResult;
+        const params = { name: tool.name, arguments: args, ...(Object.keys(_meta).length > 0 ? { _meta } : {}) };
+        const timeout = timeout_ms + SDK_TIMEOUT_MARGIN_MS;
+        // A tool the upstream runs only as a task is called as one (and its task cancelled with the call).
+        result =
+          taskSupport === "required" && upstreamRunsTasks(client)
+            ? await callAsUpstreamTask(client, params, { signal: ctx.signal, timeout, ttl: timeout })
+            : ((await client.callTool(params, {
+                signal: ctx.signal,
+                timeout,
+                ...(progress.onprogress ? { onprogress: progress.onprogress } : {}),
+                toolDefinition: definition,
+              })) as CallToolResult);
       } catch (err) {
         const message = (err as Error).message;
         if (message === NOT_CONNECTED) {
