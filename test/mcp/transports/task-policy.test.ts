@@ -144,7 +144,11 @@ describe("2026-07-28: the server decides whether a call becomes a task", { timeo
     expect(s.runs()).toEqual(["long"]);
     writeFileSync(join(s.dir, "go-long"), "");
     const t = await settled(c, created.taskId);
-    expect(t).toMatchObject({ status: "completed", result: { structuredContent: { name: "long" } } });
+    // The result inside is the tools/call's own, as 2026-07-28 shapes it (ext-tasks refuses one without resultType).
+    expect(t).toMatchObject({
+      status: "completed",
+      result: { resultType: "complete", structuredContent: { name: "long" } },
+    });
     expect(s.runs(), "the call ran once: in its request's window and on as the task alike").toEqual(["long"]);
   });
 
