@@ -253,9 +253,11 @@ export interface ToolSpec<A = Record<string, unknown>, O = unknown> {
   /**
    * A call may run as a task, on after the request that started it (a build, a test run), its
    * status kept in the store (runtime/tasks.ts). A3 tools may always: their wait for a person's
-   * approval is the long part. Default false.
+   * approval is the long part. `"required"`: only as a task, for a call no request could wait out
+   * (MCP lists it `execution.taskSupport: "required"`, and a call made otherwise is refused with
+   * what to send instead). Default false.
    */
-  runsAsTask?: boolean;
+  runsAsTask?: boolean | "required";
 }
 
 export const AUTHORITY: Readonly<Record<Effect, AuthorityLevel>> = {

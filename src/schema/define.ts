@@ -45,7 +45,7 @@ export interface ToolDefinition<I extends z.ZodType, R> {
   timeoutFor?: (args: z.output<I>) => number | undefined;
   budget_tokens?: number;
   /** A call may run as a task (see `ToolSpec.runsAsTask`). */
-  runsAsTask?: boolean;
+  runsAsTask?: boolean | "required";
 }
 
 /**

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -163,6 +163,49 @@ describe.runIf(binaryAvailable("bwrap")).each(shared)("two replicas on one %s st
     expect(last.status).toBe("cancelled");
     expect(observation(last).error).toMatchObject({ code: "cancelled", detail: { cancelled: "in_doubt" } });
     await Promise.all([a.close(), b.close()]);
+  });
+});
+
+describe.runIf(binaryAvailable("bwrap"))("run: a call answers in its request, or goes on as a task", () => {
+  it("cancelled while it answers in its request (its request went away), its tree is gone and no task was written", async () => {
+    const r = replica(await createSqliteStore({ path: join(stateDir, `run-${randomBytes(4).toString("hex")}.db`) }));
+    const tree = markedTree();
+    const gone = new AbortController();
+    const ran = r.tasks.run(bash(`${tree.escapee} sleep 300`), {
+      owner: "alice",
+      signal: gone.signal,
+      task_after_ms: 600_000,
+    });
+    const ns = await tree.running(ran);
+    gone.abort();
+    const outcome = await ran;
+    expect(outcome).toMatchObject({ answer: { ok: false, error: { code: "cancelled" } } });
+    await tree.expectGone(ns);
+    expect(await r.tasks.list("alice")).toEqual([]);
+    await r.close();
+  });
+
+  it("a call still running after task_after_ms is a task; the request's going away after that does not stop it", async () => {
+    const r = replica(await createSqliteStore({ path: join(stateDir, `run-${randomBytes(4).toString("hex")}.db`) }));
+    const gone = new AbortController();
+    const go = join(s.root, `go-${randomBytes(4).toString("hex")}`);
+    const outcome = await r.tasks.run(
+      bash(`while [ ! -e ${go} ]; do sleep 0.02; done; echo once >> ${go}.runs; echo done`),
+      {
+        owner: "alice",
+        signal: gone.signal,
+        task_after_ms: 20,
+      },
+    );
+    if (!("task" in outcome)) throw new Error(`expected a task, got ${JSON.stringify(outcome)}`);
+    gone.abort();
+    writeFileSync(go, "");
+    const t = await r.tasks.result(outcome.task.id, "alice");
+    expect(t?.status).toBe("completed");
+    expect(observation(t!).ok).toBe(true);
+    expect(observation(t!).text).toContain("done");
+    expect(readFileSync(`${go}.runs`, "utf8"), "the command ran once").toBe("once\n");
+    await r.close();
   });
 });
 

@@ -11,6 +11,7 @@ import { stateDirHelp } from "../store.js";
 import { keysConfigured, type GatewaySettings } from "./gateway-settings.js";
 import { parseHttpFlags, type HttpFlags } from "./http-flags.js";
 import { parseSessionIdle } from "./ms-flag.js";
+import { DEFAULT_TASK_AFTER_MS } from "../../runtime/tasks.js";
 
 export interface GatewayFlags extends HttpFlags {
   stateDir?: string;
@@ -22,6 +23,7 @@ export interface GatewayFlags extends HttpFlags {
   http?: string;
   sessionIdleMs?: string;
   maxTasksPerOwner?: string;
+  taskAfterMs?: string;
 }
 
 /**
@@ -47,7 +49,25 @@ export function gatewayFlagOptions(cmd: Command, where: string): Command {
     .option(
       "--max-tasks-per-owner <n>",
       `MCP tasks one owner (a capability's holder, or a peer) may have running in this process at once (default 128, at most ${MAX_TASKS_PER_OWNER}); one more is refused until one ends`,
+    )
+    .option(
+      "--task-after-ms <ms>",
+      `2026-07-28 tasks extension: a call of a tool that may run as a task is answered in its request when it ends within this time, else it goes on as a task (default ${DEFAULT_TASK_AFTER_MS}, at most ${MAX_TASK_AFTER_MS}; 0: a task at once; a call waiting for an approval is one at once)`,
     );
+}
+
+/** The most `--task-after-ms` may be: a call waits at most this long in its request before it becomes a task. */
+export const MAX_TASK_AFTER_MS = 600_000;
+
+/** `--task-after-ms MS`: whole milliseconds from 0 to MAX_TASK_AFTER_MS, or undefined when absent. */
+export function parseTaskAfter(text: string | undefined): number | undefined {
+  return wholeInRange(
+    text,
+    0,
+    MAX_TASK_AFTER_MS,
+    `--task-after-ms must be a whole number of milliseconds from 0 to ${MAX_TASK_AFTER_MS} (how long a call may answer in its request before it becomes a task)`,
+    `--task-after-ms ${DEFAULT_TASK_AFTER_MS}`,
+  );
 }
 
 /** The most `--max-tasks-per-owner` may be: each running task holds a call and a poll timer. */
@@ -55,20 +75,27 @@ export const MAX_TASKS_PER_OWNER = 100_000;
 
 /** `--max-tasks-per-owner N`: a whole number from 1 to MAX_TASKS_PER_OWNER, or undefined when absent. */
 export function parseMaxTasksPerOwner(text: string | undefined): number | undefined {
+  return wholeInRange(
+    text,
+    1,
+    MAX_TASKS_PER_OWNER,
+    `--max-tasks-per-owner must be a whole number from 1 to ${MAX_TASKS_PER_OWNER}`,
+    "--max-tasks-per-owner 128",
+  );
+}
+
+/** `text` as a whole number from `min` to `max` (undefined when absent), else `rule`, the value and `example`. */
+function wholeInRange(text: string | undefined, min: number, max: number, rule: string, example: string) {
   if (text === undefined) return undefined;
-  const n = wholeNumber(text, 1);
-  if (n === null || n > MAX_TASKS_PER_OWNER) {
-    throw new ToolgateError(
-      "bad_flag",
-      `--max-tasks-per-owner must be a whole number from 1 to ${MAX_TASKS_PER_OWNER}; received ${JSON.stringify(text)}; example --max-tasks-per-owner 128`,
-    );
-  }
+  const n = wholeNumber(text, min);
+  if (n === null || n > max)
+    throw new ToolgateError("bad_flag", `${rule}; received ${JSON.stringify(text)}; example ${example}`);
   return n;
 }
 
 /**
  * The shared flags parsed, each refused in this order: `--budget-tokens`, `--http`,
- * `--session-idle-ms`, `--max-tasks-per-owner`, then the HTTP and approval flags. `workspace`: serve's, when it has one.
+ * `--session-idle-ms`, `--max-tasks-per-owner`, `--task-after-ms`, then the HTTP and approval flags. `workspace`: serve's, when it has one.
  */
 export function parseGatewayFlags(flags: GatewayFlags, workspace?: string) {
   const budgetTokens = parseBudget(flags.budgetTokens);
@@ -76,6 +103,7 @@ export function parseGatewayFlags(flags: GatewayFlags, workspace?: string) {
   const sessionIdleMs = parseSessionIdle(flags.sessionIdleMs, http !== undefined);
   const keys = keysConfigured(flags);
   const maxTasksPerOwner = parseMaxTasksPerOwner(flags.maxTasksPerOwner);
+  const taskAfterMs = parseTaskAfter(flags.taskAfterMs);
   const served = parseHttpFlags(flags, http, keys);
   const settings: GatewaySettings = {
     ...(workspace !== undefined ? { workspace } : {}),
@@ -96,7 +124,10 @@ export function parseGatewayFlags(flags: GatewayFlags, workspace?: string) {
     capabilitiesIgnored: !keys,
   };
   // What createTaskRunner is given from these flags (beside the store).
-  const tasks = maxTasksPerOwner !== undefined ? { max_live_per_owner: maxTasksPerOwner } : {};
+  const tasks = {
+    ...(maxTasksPerOwner !== undefined ? { max_live_per_owner: maxTasksPerOwner } : {}),
+    ...(taskAfterMs !== undefined ? { task_after_ms: taskAfterMs } : {}),
+  };
   return { settings, run, tasks };
 }
 

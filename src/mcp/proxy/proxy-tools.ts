@@ -16,6 +16,7 @@ import { NoEffectError } from "../../core/errors.js";
 import { readUpstreamContent, upstreamResultSchema } from "./upstream-content.js";
 import { checkedIcons } from "./upstream-bounds.js";
 import { upstreamProgress, UpstreamNotices } from "./upstream-notices.js";
+import { callAsUpstreamTask, upstreamRunsTasks } from "./upstream-task.js";
 
 export function effectFromAnnotations(a: Tool["annotations"]): Effect {
   if (a?.readOnlyHint === true) return "read";
@@ -99,7 +100,9 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
     timeout_ms,
     ...(options.timeout_hint !== undefined ? { timeout_hint: options.timeout_hint } : {}),
     ...(Object.keys(mcp).length > 0 ? { mcp } : {}),
-    // A tool the upstream says may run long as a task may be one here too (toolgate's runner; the upstream sees a plain call).
+    // A tool the upstream says may run long as a task may be one here too (toolgate's runner); "required"
+    // is "optional" here: the gateway can hold a caller's request while the upstream runs the task
+    // the handler calls it as (`upstream-task.ts`).
     ...(taskSupport === "optional" || taskSupport === "required" ? { runsAsTask: true } : {}),
     grant: (args) => proxyGrant(tool.name, effect, args),
     handler: async (args, ctx) => {
@@ -127,13 +130,17 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
           timeout: timeout_ms + SDK_TIMEOUT_MARGIN_MS,
           ...(progress.onprogress ? { onprogress: progress.onprogress } : {}),
         };
-        result = mirrored
-          ? ((await client.callTool(params, { ...sent, toolDefinition: definition })) as CallToolResult)
-          : await client.request(
-              { method: "tools/call", params },
-              upstreamResultSchema(client.getProtocolEra() === "modern"),
-              sent,
-            );
+        // A tool the upstream runs only as a task is called as one (and its task cancelled with the call).
+        result =
+          taskSupport === "required" && upstreamRunsTasks(client)
+            ? await callAsUpstreamTask(client, params, { signal: ctx.signal, timeout: sent.timeout, ttl: sent.timeout })
+            : mirrored
+              ? ((await client.callTool(params, { ...sent, toolDefinition: definition })) as CallToolResult)
+              : await client.request(
+                  { method: "tools/call", params },
+                  upstreamResultSchema(client.getProtocolEra() === "modern"),
+                  sent,
+                );
       } catch (err) {
         const message = (err as Error).message;
         if (message === NOT_CONNECTED) {

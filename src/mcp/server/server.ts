@@ -52,10 +52,11 @@ import { invalidParams } from "./protocol-error.js";
 import { bearerToken, idsFromMeta, META_KEYS, SessionIds, type MetaIssue } from "./meta.js";
 import { outputCheck } from "./output-check.js";
 import { OBSERVATION_META, outputMismatchResult, toCallToolResult } from "./result.js";
-import { mayRunAsTask, type TaskRunner } from "../../runtime/tasks.js";
+import { taskSupport, type TaskRunner } from "../../runtime/tasks.js";
 import { registerTaskHandlers, TASKS_CAPABILITY, taskTtl, toMcpTask } from "./tasks.js";
 import { passThroughCapabilities, registerPassThrough, type PassThrough } from "./pass-through.js";
 import { createTaskResult, declaresTasks, detailedTask, TASKS_EXTENSION } from "./tasks-ext.js";
+import { taskRequired, taskForbidden, tasksExtensionRequired } from "./task-support.js";
 import type { TaskRecord } from "../../idempotency/tasks.js";
 
 export interface McpServerOptions {
@@ -160,8 +161,6 @@ class GatewayServer extends Server {
   readonly unanswered = new InFlight<object>();
   /** The level this connection's client set with logging/setLevel (2025-11-25), once it has. */
   logLevel: LogLevel | undefined;
-  /** This 2026-07-28 tools/call will be answered with a task (which the SDK's result check would refuse). */
-  answersWithTask: (params: CallToolParams, ctx: ServerContext) => boolean = () => false;
   /** A task of this server's caller as tasks/get answers it on 2026-07-28 (set when the server runs tasks). */
   taskDetail: ((t: TaskRecord, elicit: boolean) => Promise<Record<string, unknown>>) | undefined;
 
@@ -215,14 +214,28 @@ class GatewayServer extends Server {
         return answer;
       };
     if (method !== "tools/call") return wrapped;
-    // A task-augmented call answers with its task, which the SDK's tools/call result check would refuse.
-    return (request, ctx) =>
-      wellFormedCall(request.params) &&
-      (request.params as CallToolParams).task === undefined &&
-      !this.answersWithTask(request.params as CallToolParams, ctx)
-        ? wrapped(request, ctx)
-        : handler(request, ctx);
+    // A task-augmented call answers with its task, which the SDK's tools/call result check would
+    // refuse; so does a 2026-07-28 call that became a task, which leaves that check as a TaskAnswer.
+    return async (request, ctx) => {
+      if (!wellFormedCall(request.params) || (request.params as CallToolParams).task !== undefined)
+        return handler(request, ctx);
+      try {
+        return await wrapped(request, ctx);
+      } catch (thrown) {
+        if (thrown instanceof TaskAnswer) return thrown.result;
+        throw thrown;
+      }
+    };
   }
+}
+
+/**
+ * A 2026-07-28 tools/call answered with the task it became (CreateTaskResult): thrown past the
+ * SDK's tools/call result check, which knows no `resultType: "task"`, and returned as the answer
+ * by `GatewayServer`.
+ */
+class TaskAnswer {
+  constructor(readonly result: Result) {}
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -466,8 +479,8 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     .map((spec) => ({
       spec,
       tool:
-        runner && mayRunAsTask(spec)
-          ? { ...toMcpTool(spec), execution: { taskSupport: "optional" as const } }
+        runner && taskSupport(spec) !== null
+          ? { ...toMcpTool(spec), execution: { taskSupport: taskSupport(spec)! } }
           : toMcpTool(spec),
     }))
     .sort((a, b) => (a.tool.name < b.tool.name ? -1 : a.tool.name > b.tool.name ? 1 : 0));
@@ -493,17 +506,6 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
         };
       },
     });
-    // A 2026-07-28 call runs as a task when its client declares the extension and its tool may run as one.
-    server.answersWithTask = (params, ctx) => {
-      const envelope = envelopeOf(ctx);
-      const spec = typeof params.name === "string" ? gateway.tools.get(params.name) : undefined;
-      return (
-        envelope.protocolVersion !== undefined &&
-        declaresTasks(envelope.clientCapabilities) &&
-        spec !== undefined &&
-        mayRunAsTask(spec)
-      );
-    };
   }
   /** The capability a request carries: its `_meta`, else over HTTP its bearer header, else the session's default. */
   function capabilityOf(meta: Record<string, unknown> | undefined, ctx: ServerContext): string | undefined {
@@ -596,22 +598,44 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     const trace = traceOf(_meta as Record<string, unknown> | undefined, ctx);
     const log = options.logging ? callLog(ctx, envelope) : undefined;
     // An unknown tool gets the same -32602 with or without a task (nothing is started for it).
-    if (params.task !== undefined && gateway.tools.has(name)) return startTask(proposal, params.task, envelope, token);
-    if (server.answersWithTask(params, ctx)) {
-      const started = await runner!
-        .start(proposal, { owner: principal, ...(trace ? { trace } : {}) })
-        .catch(refusedTask);
-      return createTaskResult(started);
+    const support = runner && spec ? taskSupport(spec) : null;
+    if (params.task !== undefined && spec) {
+      if (runner && support === null && envelope.protocolVersion === undefined)
+        throw taskForbidden(
+          name,
+          listing.filter(({ tool }) => tool.execution !== undefined).map(({ tool }) => tool.name),
+        );
+      return startTask(proposal, params.task, envelope, token);
     }
+    const modern = envelope.protocolVersion !== undefined;
+    // The server decides (2026-07-28): a call of a tool that may run as a task, from a client that
+    // declared the extension, answers in its request when it ends within the runner's task_after_ms,
+    // else as the task it goes on as; a tool that runs only as a task is one at once.
+    const asTask = support !== null && modern && declaresTasks(envelope.clientCapabilities);
+    if (support === "required" && !asTask) throw modern ? tasksExtensionRequired(name) : taskRequired(name);
+    const ran = asTask
+      ? await runner!
+          .run(proposal, {
+            owner: principal,
+            signal: cancelled,
+            ...(support === "required" ? { task_after_ms: 0 } : {}),
+            ...(progressOf ? { progress: progressOf } : {}),
+            ...(log ? { log } : {}),
+            ...(trace ? { trace } : {}),
+          })
+          .catch((err: unknown) => refusedTask(err, "tools/call"))
+      : undefined;
+    if (ran && "task" in ran) throw new TaskAnswer(createTaskResult(ran.task));
     const obs = withCapabilityHint(
-      await gateway.call(proposal, {
-        abandoned,
-        principal,
-        signal: cancelled,
-        ...(progressOf ? { progress: progressOf } : {}),
-        ...(log ? { log } : {}),
-        ...(trace ? { trace } : {}),
-      }),
+      ran?.answer ??
+        (await gateway.call(proposal, {
+          abandoned,
+          principal,
+          signal: cancelled,
+          ...(progressOf ? { progress: progressOf } : {}),
+          ...(log ? { log } : {}),
+          ...(trace ? { trace } : {}),
+        })),
       http,
     );
     if (obs.error?.code === "unknown_tool") throw unknownTool(obs);
@@ -717,10 +741,9 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     }
   }
 
-  /** The runner's refusal to start a task as a -32602. */
-  function refusedTask(err: unknown): never {
-    if (err instanceof ToolgateError && err.code === "invalid_task")
-      throw invalidParams(`tools/call params.task: ${err.message}`);
+  /** The runner's refusal to start a task as a -32602, said of `where` (the request's `task`, or the call). */
+  function refusedTask(err: unknown, where = "tools/call params.task"): never {
+    if (err instanceof ToolgateError && err.code === "invalid_task") throw invalidParams(`${where}: ${err.message}`);
     throw err;
   }
 

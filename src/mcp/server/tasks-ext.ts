@@ -86,7 +86,11 @@ export interface DetailContext {
 export async function detailedTask(t: TaskRecord, ctx: DetailContext): Promise<Record<string, unknown>> {
   switch (t.status) {
     case "completed":
-      return { ...taskFields(t), result: ctx.callResult(t.tool, t.result as unknown as Observation) };
+      // The result is the tools/call's own, as 2026-07-28 shapes it: `resultType: "complete"` included.
+      return {
+        ...taskFields(t),
+        result: { resultType: "complete", ...ctx.callResult(t.tool, t.result as unknown as Observation) },
+      };
     case "failed":
       // toolgate fails a task only when its call never answered (its process stopped, it shut down).
       return {

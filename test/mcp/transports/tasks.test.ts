@@ -166,7 +166,12 @@ describe.runIf(binaryAvailable("bwrap"))("MCP tasks with the SDK v2 client (2025
           { method: "tools/call", params: { name: "file_view", arguments: { path: "x" }, task: {} } as never },
           CreateTaskResultSchema,
         ),
-      ).rejects.toThrow(/file_view cannot run as a task: .*bash_execute.*call it without a task/);
+      ).rejects.toMatchObject({
+        code: -32601,
+        message: expect.stringMatching(
+          /file_view cannot run as a task \(.*"forbidden"; those that can: bash_execute\); received a task-augmented call; call it without params\.task/,
+        ),
+      });
       await expect(
         c.request(
           { method: "tools/call", params: { name: "bash_exec", arguments: {}, task: {} } as never },
