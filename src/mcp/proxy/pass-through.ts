@@ -31,6 +31,7 @@ import {
   type Resource,
   type ResourceTemplateType,
 } from "@modelcontextprotocol/client";
+import { z } from "zod";
 import { ChangeSignal, type ChangeFeed } from "../../core/changes.js";
 import type { ReadAudit } from "../../runtime/types.js";
 import { closest } from "../../core/closest.js";
@@ -267,18 +268,33 @@ function relayed(server: string, method: string, err: unknown): ProtocolError {
   );
 }
 
-/** One request to an upstream within the time limit; a failure is a protocol error naming the upstream. */
-async function ask(source: PassThroughSource, method: string, params: Item, signal?: AbortSignal): Promise<Item> {
+/**
+ * A list page as it arrives, any object: each item is rebuilt from its known fields here
+ * (`checkedResource`, `checkedPrompt`), so one item's bad value (a priority of 7) costs that
+ * value, not the whole list, as the SDK's check of the result would make it.
+ */
+const ANY_PAGE = z.looseObject({});
+
+/**
+ * One request to an upstream within the time limit; a failure is a protocol error naming the
+ * upstream. The SDK checks the answer against the method's result schema unless `asIs` is given.
+ */
+async function ask(
+  source: PassThroughSource,
+  method: string,
+  params: Item,
+  signal?: AbortSignal,
+  asIs?: typeof ANY_PAGE,
+): Promise<Item> {
   const leave = source.inFlight?.() ?? (() => {});
   try {
     const live = source.link.get(method);
     const client = live instanceof Promise ? await live : live;
-    const request = client.request as (r: { method: string; params: Item }, o: object) => Promise<unknown>;
-    const answer = await request.call(
-      client,
-      { method, params },
-      { timeout: source.timeoutMs, ...(signal ? { signal } : {}) },
-    );
+    const request = client.request as (r: { method: string; params: Item }, ...rest: object[]) => Promise<unknown>;
+    const options = { timeout: source.timeoutMs, ...(signal ? { signal } : {}) };
+    const answer = await (asIs
+      ? request.call(client, { method, params }, asIs, options)
+      : request.call(client, { method, params }, options));
     return isObject(answer) ? answer : {};
   } catch (err) {
     throw relayed(source.server, method, err);
@@ -298,7 +314,7 @@ async function readList(
   const seen = new Set<string>();
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
-    const answer = await ask(source, method, cursor === undefined ? {} : { cursor });
+    const answer = await ask(source, method, cursor === undefined ? {} : { cursor }, undefined, ANY_PAGE);
     const listed = Array.isArray(answer[key]) ? (answer[key] as unknown[]) : [];
     for (const item of listed) {
       if (items.length >= MAX_LISTED) {
