@@ -2,7 +2,8 @@
  * The one reader of an audit trail (`AuditRecord`, one JSON object per line, as `audit.ts`
  * writes it), behind `toolgate stats` and the measured `breakeven`. A broken line never stops
  * the reading: it is kept with its 1-based line number and why, and the rest is used. Blank
- * lines are counted apart. What makes a parsed line a usable record is the caller's: each
+ * lines are counted apart, and so are the lines of reads answered beside the pipeline (`kind:
+ * "read"`, `ReadAuditRecord`), which are no call. What makes a parsed line a usable record is the caller's: each
  * reads the fields it needs and says, in its own words, what was wrong.
  */
 
@@ -27,6 +28,8 @@ export interface AuditLines<T> {
   broken: BrokenLine[];
   /** Lines that were empty or blanks only (not broken). */
   blank: number;
+  /** Lines of reads answered beside the pipeline (`kind: "read"`), which no call reader is given. */
+  reads: number;
 }
 
 /** Reads JSON Lines text of audit records with `reader`. */
@@ -34,6 +37,7 @@ export function readAuditLines<T>(text: string, reader: AuditLineReader<T>): Aud
   const records: T[] = [];
   const broken: BrokenLine[] = [];
   let blank = 0;
+  let reads = 0;
   text.split("\n").forEach((raw, i) => {
     const line = i + 1;
     const body = raw.trim();
@@ -48,9 +52,13 @@ export function readAuditLines<T>(text: string, reader: AuditLineReader<T>): Aud
       broken.push({ line, reason: reader.notJson((err as Error).message) });
       return;
     }
+    if (typeof parsed === "object" && parsed !== null && (parsed as { kind?: unknown }).kind === "read") {
+      reads++;
+      return;
+    }
     const record = reader.record(parsed, line);
     if (typeof record === "string") broken.push({ line, reason: record });
     else records.push(record);
   });
-  return { records, broken, blank };
+  return { records, broken, blank, reads };
 }

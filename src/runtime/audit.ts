@@ -1,6 +1,6 @@
 /**
  * The audit trail: one JSON line per call with every stage's
- * outcome. A line is completed (token counts) and serialised when its call ends, in bounded work
+ * outcome, and one per read answered beside the pipeline (`ReadAuditRecord`, `kind: "read"`). A line is completed (token counts) and serialised when its call ends, in bounded work
  * whatever the call's text (`countTokensBounded`: a huge argument is counted as far as one step
  * reads and the rest estimated, and the record says so). It is written at once unless another
  * line was written less than `FLUSH_DELAY_MS` before; then it joins a batch written at most
@@ -14,7 +14,7 @@ import { LruCache } from "../core/lru.js";
 import { countTokensBounded, type BoundedCount } from "../observation/tokens.js";
 import { AUDIT_FILE, defaultStateDir } from "../state/location.js";
 import { ensurePrivateDir, openPrivateAppend } from "../state/private.js";
-import type { AuditRecord } from "./types.js";
+import type { AuditRecord, ReadAuditRecord } from "./types.js";
 
 /** Longest a buffered line waits before it is written, ms (a reader of a live trail lags by this much). */
 export const FLUSH_DELAY_MS = 25;
@@ -38,6 +38,11 @@ export interface PendingAudit {
 /** Where audit records go. Implement it to send records elsewhere (a queue, a log shipper). */
 export interface AuditSink {
   write(entry: PendingAudit): void;
+  /**
+   * Takes the line of a read answered beside the pipeline (`gateway.recordRead`: what a proxy
+   * passes through), complete as given. A sink without it gets no such lines.
+   */
+  writeRead?(record: ReadAuditRecord): void;
   /** Writes everything buffered. */
   flush(): void;
   /** Flushes and releases the file. Idempotent. */
@@ -168,17 +173,23 @@ export function createAuditSink(
   const onExit = () => flushSoon();
   process.on("exit", onExit);
 
+  /** Queues one line: written now on an idle trail, else with the next batch. */
+  const push = (line: string) => {
+    if (closed) throw new Error(`audit sink ${path} is closed; create a new gateway to keep auditing`);
+    buffer.push(line + "\n");
+    if (performance.now() - lastWrite >= FLUSH_DELAY_MS && buffer.length === 1) flushSoon();
+    else if (buffer.length >= FLUSH_BATCH) immediate ??= setImmediate(flushSoon);
+    // Unreferenced: a pending line never keeps the process alive (exit and close flush it).
+    else timer ??= setTimeout(flushSoon, FLUSH_DELAY_MS).unref();
+  };
+
   return {
     write(entry) {
-      if (closed) throw new Error(`audit sink ${path} is closed; create a new gateway to keep auditing`);
       // Counted and serialised now, while the call ends: the work is bounded per call, and a
       // batch written later (or at exit) costs no counting.
-      buffer.push(JSON.stringify(completeRecord(entry)) + "\n");
-      if (performance.now() - lastWrite >= FLUSH_DELAY_MS && buffer.length === 1) flushSoon();
-      else if (buffer.length >= FLUSH_BATCH) immediate ??= setImmediate(flushSoon);
-      // Unreferenced: a pending line never keeps the process alive (exit and close flush it).
-      else timer ??= setTimeout(flushSoon, FLUSH_DELAY_MS).unref();
+      push(JSON.stringify(completeRecord(entry)));
     },
+    writeRead: (record) => push(JSON.stringify(record)),
     flush,
     async close() {
       if (closed) return;
@@ -191,12 +202,18 @@ export function createAuditSink(
   };
 }
 
-/** An in-memory sink (tests, embedding): keeps completed records in `records`. */
-export function createMemoryAuditSink(): AuditSink & { readonly records: AuditRecord[] } {
+/** An in-memory sink (tests, embedding): keeps completed call records in `records`, read records in `reads`. */
+export function createMemoryAuditSink(): AuditSink & {
+  readonly records: AuditRecord[];
+  readonly reads: ReadAuditRecord[];
+} {
   const records: AuditRecord[] = [];
+  const reads: ReadAuditRecord[] = [];
   return {
     records,
+    reads,
     write: (entry) => void records.push(completeRecord(entry)),
+    writeRead: (record) => void reads.push(record),
     flush: () => {},
     close: async () => {},
   };

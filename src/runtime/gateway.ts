@@ -47,7 +47,7 @@ import { settleStage } from "./settle.js";
 import { shape } from "./shape.js";
 import { createValidator, runCheck, validateSchema } from "./validate.js";
 import { budgetFor, checkBudgets, keySecrets, type Budgets } from "./config.js";
-import type { CallOptions, Gateway, Proposal } from "./types.js";
+import { READ_REASON_CHARS, type CallOptions, type Gateway, type Proposal } from "./types.js";
 import type { Observation } from "../core/observation.js";
 import { InFlight } from "../core/in-flight.js";
 import { logRelay, progressRelay, type LogRelay, type ProgressRelay } from "./progress.js";
@@ -522,6 +522,24 @@ export function createGateway(options: GatewayOptions): Gateway {
     holder: (capability) => (authority ? authority.holder(capability) : Promise.resolve(null)),
     visible: (capability) => (authority ? visibleTools(authority, tools.values(), capability) : Promise.resolve(null)),
     approvals: createApprovalsApi(store.approvals, clock),
+    recordRead(read) {
+      if (!sink?.writeRead) return;
+      const { trace: given, reason, ...rest } = read;
+      const trace = given === undefined ? null : readTraceContext(given);
+      try {
+        sink.writeRead({
+          ts: new Date(clock() - read.latency_ms).toISOString(),
+          kind: "read",
+          ...rest,
+          ...(reason !== undefined ? { reason: reason.slice(0, READ_REASON_CHARS) } : {}),
+          ...(trace?.trace ? { trace: trace.trace } : {}),
+          ...(trace && trace.ignored !== null ? { trace_ignored: trace.ignored } : {}),
+        });
+      } catch (err) {
+        // As for a call's line: a read answered after close() still answers; its line is reported instead.
+        process.stderr.write(`toolgate: audit line for ${read.operation} not written: ${(err as Error).message}\n`);
+      }
+    },
     call(proposal, callOptions) {
       if (closed) {
         return Promise.resolve(

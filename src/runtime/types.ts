@@ -116,6 +116,13 @@ export interface Gateway {
   visible(capability: string): Promise<ReadonlySet<string> | null>;
   readonly approvals: ApprovalsApi;
   /**
+   * Writes one line to the audit trail for a read answered beside the pipeline (`ReadAudit`: what
+   * a proxy passes through from an upstream), to the sink calls use, when it takes such lines
+   * (`AuditSink.writeRead`). Never throws: a line the sink refuses is reported on stderr. A gateway
+   * from `createGateway` has it; a view wrapping one (a transport's) may leave it out.
+   */
+  recordRead?(read: ReadAudit): void;
+  /**
    * Refuses new calls and waits for in-flight calls (up to `grace_ms`); calls still running then
    * are aborted through their AbortSignal and settle (A2/A3: IN_DOUBT, or COMPLETED if they
    * finished) and answer; then the audit sink is flushed and closed, then the store.
@@ -180,6 +187,52 @@ export interface AuditRecord {
   /** What the tool itself recorded while it ran (`ToolContext.note`), e.g. `egress`: the connections a command made. */
   notes?: Record<string, JsonValue>;
   /** The caller's trace context, checked (`CallOptions.trace`); absent when no valid traceparent came. */
+  trace?: TraceContext;
+  /** Why a trace value that came was left out, in whole or in part; absent when none was. */
+  trace_ignored?: string;
+}
+
+/**
+ * A read answered beside the pipeline — a resource, a prompt or a completion a proxy passes
+ * through from an upstream, which no tool call covers — as the transport that answered reports it.
+ * The runtime reads none of its words: `operation` and `target` are the protocol's own.
+ */
+export interface ReadAudit {
+  /** What was asked, as the caller's protocol names it (an MCP method, e.g. `resources/read`). */
+  operation: string;
+  /** The name or URI it asked for; null when it named none. */
+  target: string | null;
+  /** Who was asked behind the gateway (an upstream's name); null when the request never reached one. */
+  source: string | null;
+  /** Who asked, as the transport authenticated it (a session's credential digest, a peer, `stdio client`). */
+  principal: string;
+  /** The issued grant the request's capability verified as; null when it carried none or none was needed. */
+  grant: string | null;
+  /**
+   * `ok`; `refused`: answered by the gateway's side alone (nothing served by that name, no or a bad
+   * capability, a malformed request); `error`: the source was asked and failed (its error, a time
+   * limit, an answer too large to pass on).
+   */
+  outcome: "ok" | "refused" | "error";
+  /** Why, when not `ok`: the message the caller got, cut to `READ_REASON_CHARS`. */
+  reason?: string;
+  /** Characters of the answer's JSON; 0 when there was none. */
+  answer_chars: number;
+  /** From the request's arrival to its answer, ms. */
+  latency_ms: number;
+  /** The caller's W3C trace context as it arrived; checked into the line as for a call (`CallOptions.trace`). */
+  trace?: TraceContextInput;
+}
+
+/** Characters of a read's `reason` kept in its audit line. */
+export const READ_REASON_CHARS = 500;
+
+/** The audit line of a `ReadAudit`: told from a call's line by `kind`, which a call's has not. */
+export interface ReadAuditRecord extends Omit<ReadAudit, "trace"> {
+  /** ISO-8601 timestamp when the request arrived. */
+  ts: string;
+  kind: "read";
+  /** The caller's trace context, checked; absent when no valid traceparent came. */
   trace?: TraceContext;
   /** Why a trace value that came was left out, in whole or in part; absent when none was. */
   trace_ignored?: string;

@@ -1,6 +1,7 @@
 /**
- * `toolgate proxy --store memory: --audit A -- node UPSTREAM…` run from source as a stdio MCP
- * server: the parameters both SDKs' stdio client transports take, in a fresh working directory.
+ * `toolgate proxy --store memory: --audit A [FLAGS…] -- node UPSTREAM…` run from source as a stdio
+ * MCP server: the parameters both SDKs' stdio client transports take, in a fresh working directory
+ * (`audit`: the trail's path, default one in a fresh state folder).
  */
 import { join } from "node:path";
 import { getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
@@ -10,6 +11,8 @@ import { tempDir } from "../mcp/support.js";
 export function proxyProcess(
   upstream: string[],
   prefix: string,
+  flags: string[] = [],
+  audit: string = join(tempDir(`${prefix}-state`), "audit.jsonl"),
 ): { command: string; args: string[]; cwd: string; env: Record<string, string>; stderr: "pipe" } {
   return {
     command: process.execPath,
@@ -21,7 +24,8 @@ export function proxyProcess(
       "--store",
       "memory:",
       "--audit",
-      join(tempDir(`${prefix}-state`), "audit.jsonl"),
+      audit,
+      ...flags,
       "--",
       process.execPath,
       ...upstream,

@@ -14,6 +14,7 @@ import { httpFlagOptions } from "../host/http-flags.js";
 import { targetFromArgv } from "../../mcp/proxy/list-tools.js";
 import type { UpstreamTarget } from "../../mcp/proxy/upstream.js";
 import { CliError } from "../io.js";
+import { filterPatternProblem, type ListFilter } from "../../mcp/proxy/aggregate-catalog.js";
 import { parseMsFlag } from "../host/ms-flag.js";
 import { stateWhere } from "../store.js";
 import { loadServersConfig } from "../config/load.js";
@@ -25,6 +26,39 @@ interface ProxyFlags extends GatewayFlags {
   openSchemas?: boolean;
   timeoutMs?: string;
   toolTimeoutMs?: string[];
+  includePrompt?: string[];
+  excludePrompt?: string[];
+  includeResource?: string[];
+  excludeResource?: string[];
+}
+
+const LIST_FLAGS = {
+  prompt: { include: "includePrompt", exclude: "excludePrompt", example: "summarise" },
+  resource: { include: "includeResource", exclude: "excludeResource", example: "file:///docs/*" },
+} as const;
+
+/** `--include-prompt`/`--exclude-prompt` or `--include-resource`/`--exclude-resource`, each value checked; undefined when none is given. */
+function listFilter(flags: ProxyFlags, kind: "prompt" | "resource"): ListFilter | undefined {
+  const names = LIST_FLAGS[kind];
+  const read = (which: "include" | "exclude") => {
+    const values = flags[names[which]];
+    for (const value of values ?? []) {
+      const problem = filterPatternProblem(kind, value);
+      if (problem !== null)
+        throw new CliError(
+          `--${which}-${kind} must be a ${kind === "prompt" ? "prompt name" : "resource URI"} or a * pattern; received ${JSON.stringify(value)} (${problem}); e.g. --${which}-${kind} ${names.example}`,
+        );
+    }
+    return values;
+  };
+  const include = read("include");
+  const exclude = read("exclude");
+  if (include === undefined && exclude === undefined) return undefined;
+  return {
+    ...(include !== undefined ? { include } : {}),
+    exclude: exclude ?? [],
+    said: { include: `--include-${kind}`, exclude: `--exclude-${kind}` },
+  };
 }
 
 /** Shorter than this, no upstream round trip completes; a limit this low is a typo. */
@@ -72,6 +106,8 @@ function upstreamTarget(argv: string[], url: string | undefined): UpstreamTarget
   return targetFromArgv(argv);
 }
 
+const repeat = (value: string, previous: string[] = []) => [...previous, value];
+
 export function register(program: Command): void {
   const proxy = program
     .command("proxy")
@@ -100,6 +136,26 @@ export function register(program: Command): void {
       "--tool-timeout-ms <name=ms>",
       "one tool's own time limit, e.g. read_text_file=300000 (repeatable)",
       (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
+      "--include-prompt <name>",
+      "serve only the upstream's prompts of this name or * pattern (repeatable; default all)",
+      repeat,
+    )
+    .option(
+      "--exclude-prompt <name>",
+      "never serve the upstream's prompts of this name or * pattern (repeatable)",
+      repeat,
+    )
+    .option(
+      "--include-resource <uri>",
+      "serve only the upstream's resources and templates of this URI or * pattern, and read only such URIs (repeatable; default all)",
+      repeat,
+    )
+    .option(
+      "--exclude-resource <uri>",
+      "never serve or read the upstream's resources and templates of this URI or * pattern (repeatable)",
+      repeat,
     );
   httpFlagOptions(proxy).action(async (argv: string[], flags: ProxyFlags) => {
     if (flags.config !== undefined) return runConfigProxy(argv, flags);
@@ -109,6 +165,8 @@ export function register(program: Command): void {
         ? undefined
         : parseMsFlag("--timeout-ms", flags.timeoutMs, { min: MIN_PROXY_TIMEOUT_MS, example: 300_000 });
     const toolTimeoutMs = toolTimeouts(flags.toolTimeoutMs);
+    const prompts = listFilter(flags, "prompt");
+    const resources = listFilter(flags, "resource");
     const { settings, run, tasks: taskLimits } = parseGatewayFlags(flags);
     // The proxy's workspace is the folder it runs in (state is kept outside it), prepared before the upstream starts.
     const state = prepareState(settings, { guard: cwdCountsAsWorkspace(process.cwd()) });
@@ -120,6 +178,8 @@ export function register(program: Command): void {
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       toolTimeoutMs,
       timeoutHint,
+      ...(prompts ? { prompts } : {}),
+      ...(resources ? { resources } : {}),
       gateway: async (tools) => {
         const opened = await openGateway(tools, settings, state);
         store = opened.store;
@@ -152,6 +212,12 @@ async function runConfigProxy(argv: string[], flags: ProxyFlags): Promise<void> 
     throw new CliError(
       'with --config, a tool\'s time limit is set in its server\'s toolgate block: "tools": {"NAME": {"timeout_ms": MS}}',
     );
+  for (const kind of ["prompt", "resource"] as const)
+    for (const which of ["include", "exclude"] as const)
+      if (flags[LIST_FLAGS[kind][which]] !== undefined)
+        throw new CliError(
+          `with --config, each server's ${kind}s are chosen in its toolgate block: "toolgate": {"${which}_${kind}s": [...]}; drop --${which}-${kind}`,
+        );
   const config = loadServersConfig(flags.config!);
   const timeoutMs =
     flags.timeoutMs === undefined

@@ -7,7 +7,8 @@ import { isPlainObject } from "../../core/json.js";
 import { join } from "../../core/pointer.js";
 import type { Effect } from "../../core/tool.js";
 import type { Problems } from "./problems.js";
-import type { RateLimitConfig, ServerConfig, ToolOverride } from "./types.js";
+import { filterPatternProblem } from "../../mcp/proxy/aggregate-catalog.js";
+import type { ListPatterns, RateLimitConfig, ServerConfig, ToolOverride } from "./types.js";
 
 const EFFECTS: readonly Effect[] = ["read", "idempotent", "write", "destructive"];
 
@@ -15,6 +16,10 @@ const BLOCK_KEYS = [
   "namespace",
   "include",
   "exclude",
+  "include_prompts",
+  "exclude_prompts",
+  "include_resources",
+  "exclude_resources",
   "effect",
   "tools",
   "budget_tokens",
@@ -60,6 +65,8 @@ export function readToolgateBlock(
   const include = patterns(block, "include", pointer, problems);
   if (include !== undefined) out.include = include;
   out.exclude = patterns(block, "exclude", pointer, problems) ?? [];
+  assign(out, "prompts", listPatterns(block, "prompt", pointer, problems));
+  assign(out, "resources", listPatterns(block, "resource", pointer, problems));
   const effect = readEffect(block, pointer, problems);
   if (effect !== undefined) out.effect = effect;
   const tools = problems.object(block, "tools", pointer, '{"create_issue": {"effect": "write"}}');
@@ -117,6 +124,39 @@ function patterns(obj: Record<string, unknown>, key: string, pointer: string, pr
       );
   });
   return list;
+}
+
+const LIST_EXAMPLES = {
+  prompt: '["review_*", "summarise"]',
+  resource: '["file:///docs/*"]',
+};
+
+/** `include_prompts`/`exclude_prompts` or `include_resources`/`exclude_resources`, each entry checked; undefined when neither is given. */
+function listPatterns(
+  obj: Record<string, unknown>,
+  kind: "prompt" | "resource",
+  pointer: string,
+  problems: Problems,
+): ListPatterns | undefined {
+  const read = (key: string) => {
+    const list = problems.strings(obj, key, pointer, LIST_EXAMPLES[kind]);
+    list?.forEach((p, i) => {
+      const problem = filterPatternProblem(kind, p);
+      if (problem !== null)
+        problems.add(
+          join(pointer, key, i),
+          `expected a ${kind === "prompt" ? "prompt name" : "resource URI"} or * pattern, received ${describe(p)}: ${problem}`,
+          kind === "prompt"
+            ? "name the prompt as the upstream's prompts/list does, e.g. summarise, or review_* for every prompt starting so"
+            : "write the URI as the upstream's resources/list does, e.g. file:///docs/readme.md, or file:///docs/* for every URI starting so",
+        );
+    });
+    return list;
+  };
+  const include = read(`include_${kind}s`);
+  const exclude = read(`exclude_${kind}s`);
+  if (include === undefined && exclude === undefined) return undefined;
+  return { ...(include !== undefined ? { include } : {}), exclude: exclude ?? [] };
 }
 
 function rate(obj: Record<string, unknown>, key: string, pointer: string, problems: Problems) {

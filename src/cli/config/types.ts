@@ -27,6 +27,12 @@ export interface ToolOverride {
   budget_tokens?: number;
 }
 
+/** Names (or `*` patterns) to serve and never to serve: include (absent: all), then exclude. */
+export interface ListPatterns {
+  include?: string[];
+  exclude: string[];
+}
+
 export interface ServerConfig {
   /** The key under `mcpServers`. */
   name: string;
@@ -37,6 +43,10 @@ export interface ServerConfig {
   include?: string[];
   /** Upstream tool names (or `*` patterns) never published; applied after `include`. */
   exclude: string[];
+  /** Its prompts served, by upstream name or `*` pattern (`include_prompts`, `exclude_prompts`); absent: all. */
+  prompts?: ListPatterns;
+  /** Its resources and templates served, by URI, uriTemplate or `*` pattern (`include_resources`, `exclude_resources`); absent: all. */
+  resources?: ListPatterns;
   /** The effect of this server's tools that declare none (default: destructive, A3). */
   effect?: Effect;
   tools: Record<string, ToolOverride>;

@@ -4,7 +4,8 @@
  * published tool (per tool, per server, per grant holder), counted in the guard store.
  */
 import { ToolgateError } from "../../core/errors.js";
-import type { ServerConfig, ServersConfig } from "../config/types.js";
+import type { ListPatterns, ServerConfig, ServersConfig } from "../config/types.js";
+import type { ListFilter } from "../../mcp/proxy/aggregate-catalog.js";
 import {
   createAggregateProxy,
   type AggregateProxy,
@@ -51,7 +52,19 @@ export function aggregateUpstreams(config: ServersConfig): AggregateUpstream[] {
     ...(s.timeout_ms !== undefined ? { timeout_ms: s.timeout_ms } : {}),
     ...(s.budget_tokens !== undefined ? { budget_tokens: s.budget_tokens } : {}),
     ...(s.concurrency !== undefined ? { concurrency: s.concurrency } : {}),
+    ...(s.prompts ? { prompts: listFilter(s.name, "prompts", s.prompts) } : {}),
+    ...(s.resources ? { resources: listFilter(s.name, "resources", s.resources) } : {}),
   }));
+}
+
+/** A server's include_/exclude_ lists of one kind, with the keys they were written under for messages. */
+function listFilter(server: string, kind: "prompts" | "resources", patterns: ListPatterns): ListFilter {
+  const at = `mcpServers.${server}.toolgate`;
+  return {
+    ...(patterns.include !== undefined ? { include: patterns.include } : {}),
+    exclude: patterns.exclude,
+    said: { include: `${at}.include_${kind}`, exclude: `${at}.exclude_${kind}` },
+  };
 }
 
 /** The rate windows of every published tool, or null when the file sets none. */

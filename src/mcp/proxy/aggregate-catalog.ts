@@ -11,6 +11,7 @@ import { closest } from "../../core/closest.js";
 import { ToolgateError } from "../../core/errors.js";
 import type { Effect, ToolAnnotations } from "../../core/tool.js";
 import { effectFromAnnotations } from "./proxy-tools.js";
+import { identifierProblem, MAX_NAME_CHARS, MAX_URI_CHARS } from "./upstream-bounds.js";
 
 /** What the operator set for one upstream tool. */
 export interface ToolSettings {
@@ -35,11 +36,82 @@ export interface ListedTool {
   annotations?: ToolAnnotations;
 }
 
-/** Whether a tool name matches an include/exclude pattern (`*`: any run of characters). */
+/**
+ * Whether a name (a tool's, a prompt's, a resource's URI) matches an include/exclude pattern, `*`
+ * standing for any run of characters. Each literal piece is found once, left to right (the first
+ * anchored at the start, the last at the end), so the work is at most the pieces times the name's
+ * length whatever the pattern: a regular expression of `*a*a*a*b` backtracked for minutes on a
+ * long URI a client chose.
+ */
 export function matchesPattern(name: string, pattern: string): boolean {
   if (!pattern.includes("*")) return name === pattern;
-  const parts = pattern.split("*").map((s) => s.replace(/[.\\^$+?()[\]{}|-]/g, "\\$&"));
-  return new RegExp(`^${parts.join(".*")}$`).test(name);
+  const pieces = pattern.split("*");
+  const first = pieces[0]!;
+  const last = pieces[pieces.length - 1]!;
+  if (name.length < first.length + last.length || !name.startsWith(first) || !name.endsWith(last)) return false;
+  let at = first.length;
+  const end = name.length - last.length;
+  for (const piece of pieces.slice(1, -1)) {
+    const found = name.indexOf(piece, at);
+    if (found < 0 || found + piece.length > end) return false;
+    at = found + piece.length;
+  }
+  return true;
+}
+
+/**
+ * Which of one upstream's prompts, or resources and resource templates, are served: those an
+ * `include` pattern matches (absent: all), less those an `exclude` pattern matches, as for tools.
+ * A prompt is matched by its upstream name, a resource by its URI, a template by its uriTemplate,
+ * and a read of a URI no listed resource holds by that URI.
+ */
+export interface ListFilter {
+  include?: readonly string[];
+  exclude: readonly string[];
+  /** Where the operator wrote each list, for messages: `--exclude-prompt`, `mcpServers.gh.toolgate.exclude_prompts`. */
+  said: { include: string; exclude: string };
+}
+
+/** Whether `filter` lets `name` be served (no filter: everything is). */
+export function passes(filter: ListFilter | undefined, name: string): boolean {
+  if (!filter) return true;
+  return (
+    (filter.include === undefined || filter.include.some((p) => matchesPattern(name, p))) &&
+    !filter.exclude.some((p) => matchesPattern(name, p))
+  );
+}
+
+/**
+ * Why one include/exclude entry for prompts or resources cannot be used, or null: a prompt's is a
+ * name of at most `MAX_NAME_CHARS`, a resource's a URI of at most `MAX_URI_CHARS` without spaces,
+ * neither holding control or invisible characters.
+ */
+export function filterPatternProblem(kind: "prompt" | "resource", pattern: string): string | null {
+  const problem = identifierProblem(pattern, kind === "prompt" ? MAX_NAME_CHARS : MAX_URI_CHARS);
+  if (problem !== null) return problem === "not a non-empty string" ? "empty" : problem;
+  if (kind === "resource" && /\s/.test(pattern)) return "white space, which no URI holds";
+  return null;
+}
+
+/**
+ * Refuses an exact (`*`-free) prompt name in `filter` that `server` does not list, naming the
+ * nearest it does: a typo in an exclude would otherwise serve the prompt it meant to hide.
+ */
+export function checkPromptNames(filter: ListFilter | undefined, server: string, names: readonly string[]): void {
+  if (!filter) return;
+  const lists: Array<[string, readonly string[]]> = [
+    [filter.said.include, filter.include ?? []],
+    [filter.said.exclude, filter.exclude],
+  ];
+  for (const [said, list] of lists)
+    for (const name of list)
+      if (!name.includes("*") && !names.includes(name)) {
+        const near = closest(name, [...names]);
+        throw new ToolgateError(
+          "invalid_config",
+          `${said} names the prompt ${JSON.stringify(name)}, which ${server} does not serve${near ? `; did you mean "${near}"?` : ""}; its prompts are ${names.map((n) => JSON.stringify(n)).join(", ") || "(none)"}`,
+        );
+      }
 }
 
 export function publishedName(namespace: string, separator: string, tool: string): string {

@@ -19,7 +19,14 @@ import { formatReport } from "../../schema/lint/format.js";
 import { lintTool } from "../../schema/lint/index.js";
 import { lintSources, type LintReport } from "../../schema/lint/report.js";
 import { callGate } from "../../tools/bash.js";
-import { checkCollisions, effectFor, publishedName, selectTools, type CatalogSettings } from "./aggregate-catalog.js";
+import {
+  checkCollisions,
+  effectFor,
+  publishedName,
+  selectTools,
+  type CatalogSettings,
+  type ListFilter,
+} from "./aggregate-catalog.js";
 import { servedTools } from "./proxy.js";
 import { DEFAULT_PROXY_TIMEOUT_MS, proxyGrant, proxyToolSpec } from "./proxy-tools.js";
 import { connectUpstream, describeTarget, listAllTools, type UpstreamTarget } from "./upstream.js";
@@ -34,6 +41,10 @@ export interface AggregateUpstream extends CatalogSettings {
   budget_tokens?: number;
   /** Calls in flight at once to this upstream; one more is refused (nothing run). */
   concurrency?: number;
+  /** Which of its prompts are served (absent: all). */
+  prompts?: ListFilter;
+  /** Which of its resources and templates are served (absent: all). */
+  resources?: ListFilter;
 }
 
 export interface AggregateOptions {
@@ -115,6 +126,8 @@ export async function createAggregateProxy(options: AggregateOptions): Promise<A
         namespace: upstream.namespace,
         timeoutMs: upstream.timeout_ms ?? DEFAULT_PROXY_TIMEOUT_MS,
         inFlight: () => notices.enter(undefined),
+        ...(upstream.prompts ? { prompts: upstream.prompts } : {}),
+        ...(upstream.resources ? { resources: upstream.resources } : {}),
       };
       sources.push(source);
       const gate = upstream.concurrency === undefined ? null : concurrencyGate(upstream);
@@ -132,6 +145,8 @@ export async function createAggregateProxy(options: AggregateOptions): Promise<A
       `toolgate proxy: ${published.length - published.filter((p) => p.held).length} tools from ${opened.length} servers (${opened.map((o) => o.upstream.name).join(", ")}); ${published.filter((p) => p.held).length} held for review`,
     );
     const gateway = await options.gateway(tools, published);
+    // Each resource read, prompt and completion leaves its line in the gateway's audit trail.
+    passThrough.audit = (read) => gateway.recordRead?.(read);
     return {
       gateway,
       tools,

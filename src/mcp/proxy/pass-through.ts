@@ -9,9 +9,12 @@
  *
  * N upstreams: a resource keeps its URI (URIs mean the same everywhere); two upstreams listing one
  * URI (or one template) are resolved for the first in config order, named in a start-up line. A
- * prompt is published under its server's namespace like a tool (`publishedName`); the tools'
- * include/exclude lists do not apply to prompts. A read goes to the upstream that lists the URI,
- * else to the first whose template matches it; with a single upstream, to it.
+ * prompt is published under its server's namespace like a tool (`publishedName`). What a source's
+ * own include/exclude lists (`PassThroughSource.prompts`, `.resources`, as the tools' lists in
+ * `aggregate-catalog.ts`) hide is left out of the snapshot, so lists never show it and a get, read,
+ * completion or subscription naming it is refused as for a name nothing serves. A read goes to the
+ * upstream that lists the URI, else to the first whose template matches it and whose lists let
+ * the URI through; with a single upstream, to it when its lists do.
  */
 import {
   ProtocolError,
@@ -28,14 +31,17 @@ import {
   type Resource,
   type ResourceTemplateType,
 } from "@modelcontextprotocol/client";
+import { z } from "zod";
 import { ChangeSignal, type ChangeFeed } from "../../core/changes.js";
+import type { ReadAudit } from "../../runtime/types.js";
 import { closest } from "../../core/closest.js";
 import { escapeUntrusted, shownValue } from "../../observation/escape.js";
-import { publishedName } from "./aggregate-catalog.js";
+import { checkPromptNames, passes, publishedName, type ListFilter } from "./aggregate-catalog.js";
 import {
   boundedLog,
   boundedMime,
   boundedText,
+  checkedAnnotations,
   checkedIcons,
   identifierProblem,
   MAX_DESCRIPTION_CHARS,
@@ -81,6 +87,10 @@ export interface PassThroughSource {
    * it, that call's caller (maybe another tenant) would get what the upstream said for this one.
    */
   inFlight?: () => () => void;
+  /** Which of its prompts are served (absent: all); a hidden one answers as one it never had. */
+  prompts?: ListFilter;
+  /** Which of its resources and templates are served, and which URIs read (absent: all); a hidden one answers as absent. */
+  resources?: ListFilter;
 }
 
 export interface PassThroughOptions {
@@ -186,23 +196,6 @@ function commonFields(raw: Item, note: (line: string) => void, what: string): It
   };
 }
 
-function checkedAnnotations(value: unknown): Item | undefined {
-  if (!isObject(value)) return undefined;
-  const audience = Array.isArray(value.audience)
-    ? value.audience.filter((a) => a === "user" || a === "assistant").slice(0, 2)
-    : undefined;
-  const priority =
-    typeof value.priority === "number" && value.priority >= 0 && value.priority <= 1 ? value.priority : undefined;
-  const lastModified =
-    typeof value.lastModified === "string" && value.lastModified.length <= 40 ? value.lastModified : undefined;
-  const out = {
-    ...(audience && audience.length > 0 ? { audience } : {}),
-    ...(priority !== undefined ? { priority } : {}),
-    ...(lastModified !== undefined ? { lastModified } : {}),
-  };
-  return Object.keys(out).length > 0 ? out : undefined;
-}
-
 /** A resource (uri) or a template (uriTemplate) as it is served, or null when it is left out. */
 function checkedResource(raw: Item, key: "uri" | "uriTemplate", note: (line: string) => void): Item | null {
   const what = key === "uri" ? "a resource" : "a resource template";
@@ -221,7 +214,9 @@ function checkedResource(raw: Item, key: "uri" | "uriTemplate", note: (line: str
   const common = commonFields(raw, note, `${what} (${shown(raw[key] as string)})`);
   if (!common) return null;
   const mimeType = boundedMime(raw.mimeType);
-  const annotations = checkedAnnotations(raw.annotations);
+  const annotations = checkedAnnotations(raw.annotations, (why) =>
+    note(`${what} ${shown(raw[key] as string)}: ${why}`),
+  );
   const size = typeof raw.size === "number" && Number.isSafeInteger(raw.size) && raw.size >= 0 ? raw.size : undefined;
   return {
     [key]: raw[key],
@@ -273,18 +268,33 @@ function relayed(server: string, method: string, err: unknown): ProtocolError {
   );
 }
 
-/** One request to an upstream within the time limit; a failure is a protocol error naming the upstream. */
-async function ask(source: PassThroughSource, method: string, params: Item, signal?: AbortSignal): Promise<Item> {
+/**
+ * A list page as it arrives, any object: each item is rebuilt from its known fields here
+ * (`checkedResource`, `checkedPrompt`), so one item's bad value (a priority of 7) costs that
+ * value, not the whole list, as the SDK's check of the result would make it.
+ */
+const ANY_PAGE = z.looseObject({});
+
+/**
+ * One request to an upstream within the time limit; a failure is a protocol error naming the
+ * upstream. The SDK checks the answer against the method's result schema unless `asIs` is given.
+ */
+async function ask(
+  source: PassThroughSource,
+  method: string,
+  params: Item,
+  signal?: AbortSignal,
+  asIs?: typeof ANY_PAGE,
+): Promise<Item> {
   const leave = source.inFlight?.() ?? (() => {});
   try {
     const live = source.link.get(method);
     const client = live instanceof Promise ? await live : live;
-    const request = client.request as (r: { method: string; params: Item }, o: object) => Promise<unknown>;
-    const answer = await request.call(
-      client,
-      { method, params },
-      { timeout: source.timeoutMs, ...(signal ? { signal } : {}) },
-    );
+    const request = client.request as (r: { method: string; params: Item }, ...rest: object[]) => Promise<unknown>;
+    const options = { timeout: source.timeoutMs, ...(signal ? { signal } : {}) };
+    const answer = await (asIs
+      ? request.call(client, { method, params }, asIs, options)
+      : request.call(client, { method, params }, options));
     return isObject(answer) ? answer : {};
   } catch (err) {
     throw relayed(source.server, method, err);
@@ -304,7 +314,7 @@ async function readList(
   const seen = new Set<string>();
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
-    const answer = await ask(source, method, cursor === undefined ? {} : { cursor });
+    const answer = await ask(source, method, cursor === undefined ? {} : { cursor }, undefined, ANY_PAGE);
     const listed = Array.isArray(answer[key]) ? (answer[key] as unknown[]) : [];
     for (const item of listed) {
       if (items.length >= MAX_LISTED) {
@@ -386,14 +396,22 @@ export interface UpstreamPassThrough {
   resources?: {
     list(cursor: string | undefined): Promise<ListResourcesResult>;
     templates(cursor: string | undefined): Promise<ListResourceTemplatesResult>;
-    read(uri: string, request: { signal: AbortSignal }): Promise<ReadResourceResult>;
+    read(uri: string, request: Routed): Promise<ReadResourceResult>;
     subscriptions?: ResourceSubscriptions;
   };
   prompts?: {
     list(cursor: string | undefined): Promise<ListPromptsResult>;
-    get(name: string, args: Record<string, string>, request: { signal: AbortSignal }): Promise<GetPromptResult>;
+    get(name: string, args: Record<string, string>, request: Routed): Promise<GetPromptResult>;
   };
-  complete?(params: CompleteRequestParams, request: { signal: AbortSignal }): Promise<CompleteResult>;
+  complete?(params: CompleteRequestParams, request: Routed): Promise<CompleteResult>;
+  /** Where each read's audit line goes (the server's `PassThrough.audit`): set to the gateway's `recordRead` once it is built. */
+  audit?: (read: ReadAudit) => void;
+}
+
+/** A read as the server hands it over: its signal, and whom to tell which upstream it goes to (its audit line names it). */
+interface Routed {
+  signal: AbortSignal;
+  routed?(server: string): void;
 }
 
 /** One upstream's listings as served (checked), replaced whole when it says they changed. */
@@ -401,7 +419,10 @@ interface Snapshot {
   source: PassThroughSource;
   resources: Item[];
   templates: Item[];
+  /** The prompts served (those its lists let through). */
   prompts: Item[];
+  /** Every prompt name it listed, hidden or not (an exact name in its lists must be one of them). */
+  promptNames: string[];
 }
 
 /** What an upstream declared it tells of: `listChanged` for resources, prompts. */
@@ -442,26 +463,43 @@ export async function openPassThrough(
       safely("resources/templates/list", "resourceTemplates", hasResources),
       safely("prompts/list", "prompts", hasPrompts),
     ]);
+    const shownOf = (items: Item[], key: string, filter: ListFilter | undefined) =>
+      items.filter((item) => passes(filter, item[key] as string));
     const out: Snapshot = {
       source,
       resources:
         before && !kinds.resources
           ? before.resources
-          : resources.map((r) => checkedResource(r, "uri", log.note)).filter((r) => r !== null),
+          : shownOf(
+              resources.map((r) => checkedResource(r, "uri", log.note)).filter((r) => r !== null),
+              "uri",
+              source.resources,
+            ),
       templates:
         before && !kinds.resources
           ? before.templates
-          : templates.map((t) => checkedResource(t, "uriTemplate", log.note)).filter((t) => t !== null),
+          : shownOf(
+              templates.map((t) => checkedResource(t, "uriTemplate", log.note)).filter((t) => t !== null),
+              "uriTemplate",
+              source.resources,
+            ),
       prompts:
         before && !kinds.prompts
           ? before.prompts
-          : prompts.map((p) => checkedPrompt(p, log.note)).filter((p) => p !== null),
+          : shownOf(
+              prompts.map((p) => checkedPrompt(p, log.note)).filter((p) => p !== null),
+              "name",
+              source.prompts,
+            ),
+      promptNames: before && !kinds.prompts ? before.promptNames : prompts.map((p) => String(p.name)),
     };
     log.end();
     return out;
   }
 
   const snapshots = await Promise.all(sources.map((s) => readSource(s, { resources: true, prompts: true })));
+  for (const snapshot of snapshots)
+    checkPromptNames(snapshot.source.prompts, snapshot.source.server, snapshot.promptNames);
 
   // What is served, rebuilt from the snapshots whenever one is replaced.
   let byUri = new Map<string, Owned>();
@@ -590,11 +628,13 @@ export async function openPassThrough(
     },
   };
 
+  /** Who serves `uri`: the upstream listing it, else the first whose template matches it, else the only one; each only when its lists let `uri` through. */
   function ownerOf(uri: string): PassThroughSource | undefined {
+    const only = withResources.length === 1 ? withResources[0]! : undefined;
     return (
       byUri.get(uri)?.source ??
-      templates.find((t) => t.matches(uri))?.source ??
-      (withResources.length === 1 ? withResources[0] : undefined)
+      templates.find((t) => t.matches(uri) && passes(t.source.resources, uri))?.source ??
+      (only && passes(only.resources, uri) ? only : undefined)
     );
   }
 
@@ -641,7 +681,7 @@ export async function openPassThrough(
                 ...(p.nextCursor ? { nextCursor: p.nextCursor } : {}),
               };
             },
-            async read(uri: string, request: { signal: AbortSignal }) {
+            async read(uri: string, request: Routed) {
               const problem = identifierProblem(uri, MAX_URI_CHARS);
               if (problem !== null)
                 throw invalid(
@@ -654,6 +694,7 @@ export async function openPassThrough(
                   `resources/read params.uri ${shown(uri)} is not a resource any upstream lists, and matches none of their templates${near ? `; did you mean ${shown(near)}?` : ""}; call resources/list or resources/templates/list`,
                 );
               }
+              request.routed?.(owner.server);
               const answer = await ask(owner, "resources/read", { uri }, request.signal);
               bounded(owner, "resources/read", shown(uri), answer);
               const contents = Array.isArray(answer.contents) ? answer.contents.filter(isObject) : [];
@@ -678,13 +719,14 @@ export async function openPassThrough(
               const p = page("prompts", "prompts/list", promptList, cursor);
               return { prompts: p.items as Prompt[], ...(p.nextCursor ? { nextCursor: p.nextCursor } : {}) };
             },
-            async get(name: string, args: Record<string, string>, request: { signal: AbortSignal }) {
+            async get(name: string, args: Record<string, string>, request: Routed) {
               const prompt = promptOf("prompts/get", "params.name", name);
               const entries = Object.entries(args);
               if (entries.length > MAX_ARGUMENTS || entries.some(([, v]) => v.length > MAX_ARGUMENT_CHARS))
                 throw invalid(
                   `prompts/get params.arguments: at most ${MAX_ARGUMENTS} arguments of at most ${MAX_ARGUMENT_CHARS} characters each; received ${entries.length}`,
                 );
+              request.routed?.(prompt.source.server);
               const answer = await ask(
                 prompt.source,
                 "prompts/get",
@@ -693,10 +735,14 @@ export async function openPassThrough(
               );
               bounded(prompt.source, "prompts/get", shown(name), answer);
               const description = boundedText(answer.description, MAX_DESCRIPTION_CHARS);
-              return {
-                ...(description !== undefined ? { description } : {}),
-                messages: rebuiltMessages(answer.messages) as GetPromptResult["messages"],
-              };
+              const notes = boundedLog(
+                options.log,
+                `toolgate proxy: ${prompt.source.server}: prompts/get ${shown(name)}: `,
+                5,
+              );
+              const messages = rebuiltMessages(answer.messages, notes.note) as GetPromptResult["messages"];
+              notes.end();
+              return { ...(description !== undefined ? { description } : {}), messages };
             },
           },
     complete:
@@ -721,6 +767,7 @@ export async function openPassThrough(
               upstreamRef = { type: "ref/resource", uri };
             }
             if (!withCompletions.includes(owner)) return { completion: { values: [], hasMore: false } };
+            request.routed?.(owner.server);
             const answer = await ask(
               owner,
               "completion/complete",

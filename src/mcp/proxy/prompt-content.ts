@@ -5,12 +5,13 @@
  * output text is (control, bidi and invisible characters shown, line breaks and tabs kept) and
  * bounded; images, sounds and resource links are checked by the readers of a tool's media and
  * links (`observation/content.ts`); a block of the wrong shape is replaced by a text saying why
- * it was left out.
+ * it was left out. A kept block keeps MCP's annotations (audience, priority, lastModified), each
+ * checked by `checkedAnnotations`; a bad one is left out and said through the caller's `note`.
  */
 import { isBase64, readLink, readMedia } from "../../observation/content.js";
 import { escapeUntrusted } from "../../observation/escape.js";
 import { createRedactor } from "../../observation/redact.js";
-import { boundedMime, boundedText, identifierProblem, MAX_URI_CHARS } from "./upstream-bounds.js";
+import { boundedMime, boundedText, checkedAnnotations, identifierProblem, MAX_URI_CHARS } from "./upstream-bounds.js";
 
 /** Messages kept of one prompt; the rest are left out, said in a last message. */
 export const MAX_PROMPT_MESSAGES = 1_000;
@@ -27,7 +28,13 @@ function text(value: string): Item {
   return { type: "text", text: escapeUntrusted(cut, { newlines: true, tabs: true }) };
 }
 
-const leftOut = (why: string): Item => text(`[toolgate left out a content block: ${why}]`);
+/** The texts that stand for a block left out (they carry none of its annotations). */
+const standIns = new WeakSet<Item>();
+function leftOut(why: string): Item {
+  const said = text(`[toolgate left out a content block: ${why}]`);
+  standIns.add(said);
+  return said;
+}
 
 /** An image or a sound, checked as a tool's media are (`observation/content.ts`). */
 function media(b: Item, kind: "image" | "audio"): Item {
@@ -56,8 +63,16 @@ function embedded(b: Item): Item {
   return leftOut("an embedded resource with neither text nor base64 blob");
 }
 
-function block(raw: unknown): Item {
+/** One block rebuilt, with its annotations when it is kept and they pass. */
+function block(raw: unknown, note: (why: string) => void): Item {
   const b = isObject(raw) ? raw : {};
+  const kept = rebuilt(b);
+  if (standIns.has(kept)) return kept;
+  const annotations = checkedAnnotations(b.annotations, (why) => note(`a ${String(b.type)} block's ${why}`));
+  return annotations ? { ...kept, annotations } : kept;
+}
+
+function rebuilt(b: Item): Item {
   switch (b.type) {
     case "text":
       return typeof b.text === "string" ? text(b.text) : leftOut("a text block whose text is not a string");
@@ -73,12 +88,15 @@ function block(raw: unknown): Item {
   }
 }
 
-/** The upstream's `messages`, rebuilt: each a role ("user" or "assistant") and its one content block. */
-export function rebuiltMessages(raw: unknown): Item[] {
+/**
+ * The upstream's `messages`, rebuilt: each a role ("user" or "assistant") and its one content
+ * block; `note` hears each annotation value left out.
+ */
+export function rebuiltMessages(raw: unknown, note: (why: string) => void = () => {}): Item[] {
   const list = Array.isArray(raw) ? raw : [];
   const out = list.slice(0, MAX_PROMPT_MESSAGES).map((m) => {
     const msg = isObject(m) ? m : {};
-    return { role: msg.role === "assistant" ? "assistant" : "user", content: block(msg.content) };
+    return { role: msg.role === "assistant" ? "assistant" : "user", content: block(msg.content, note) };
   });
   if (list.length > MAX_PROMPT_MESSAGES)
     out.push({

@@ -22,6 +22,7 @@ import type { Gateway } from "../../runtime/types.js";
 import { DEFAULT_PROXY_TIMEOUT_MS, proxyToolSpec } from "./proxy-tools.js";
 import { connectUpstream, describeTarget, listAllTools, type UpstreamTarget } from "./upstream.js";
 import { catalogFingerprint, UpstreamLink } from "./upstream-link.js";
+import type { ListFilter } from "./aggregate-catalog.js";
 import { openPassThrough, type PassThroughSource, type UpstreamPassThrough } from "./pass-through.js";
 import { boundedText, UpstreamNotices } from "./upstream-notices.js";
 import { coalesced, findingLines, holdRelisted, relist } from "./list-watch.js";
@@ -47,6 +48,10 @@ export interface ProxyOptions {
   toolTimeoutMs?: Record<string, number>;
   /** How the operator raises a tool's limit, said when a call is cut at it (the CLI names its flags). */
   timeoutHint?: (tool: string, ms: number) => string;
+  /** Which of the upstream's prompts are served (`aggregate-catalog.ts` `ListFilter`); absent: all. */
+  prompts?: ListFilter;
+  /** Which of its resources and templates are served, and which URIs read; absent: all. */
+  resources?: ListFilter;
 }
 
 export interface Proxy {
@@ -163,11 +168,15 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
       namespace: "",
       timeoutMs: options.timeoutMs ?? DEFAULT_PROXY_TIMEOUT_MS,
       inFlight: () => notices.enter(undefined),
+      ...(options.prompts ? { prompts: options.prompts } : {}),
+      ...(options.resources ? { resources: options.resources } : {}),
     };
     passThrough = await openPassThrough([source], { separator: "", log });
     passThrough.watch(source, client);
     log(summary(target, tools, lint, { objects: served.objects, tools: served.closedTools }));
     const gateway = await options.gateway(tools);
+    // Each resource read, prompt and completion leaves its line in the gateway's audit trail.
+    passThrough.audit = (read) => gateway.recordRead?.(read);
     return {
       gateway,
       tools,

@@ -139,3 +139,51 @@ export function boundedLog(
     },
   };
 }
+
+/** MCP's annotations of a resource, a template or a content block: who it is for, how much it matters, when it changed. */
+export interface CheckedAnnotations {
+  audience?: Array<"user" | "assistant">;
+  priority?: number;
+  lastModified?: string;
+}
+
+/** A `lastModified` as MCP defines it: an ISO 8601 date-time, e.g. 2025-01-12T15:00:58Z (a fraction and an offset allowed). */
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * An upstream's annotations rebuilt from the three MCP defines, each checked: `audience` an array
+ * of "user" and "assistant" only (each once), `priority` a number from 0 to 1, `lastModified` an
+ * ISO 8601 date-time (the form above, which `Date` can read). A value that fails is left out with a line through
+ * `drop`; keys MCP does not define are left out unsaid (they are the upstream's own, and nothing
+ * reads them). Undefined when nothing passes.
+ */
+export function checkedAnnotations(value: unknown, drop: (why: string) => void): CheckedAnnotations | undefined {
+  if (value === undefined) return undefined;
+  if (!isObject(value)) {
+    drop("annotations left out (not an object)");
+    return undefined;
+  }
+  const out: CheckedAnnotations = {};
+  const { audience, priority, lastModified } = value;
+  if (audience !== undefined) {
+    if (
+      Array.isArray(audience) &&
+      audience.length > 0 &&
+      audience.length <= 2 &&
+      audience.every((a) => a === "user" || a === "assistant") &&
+      new Set(audience).size === audience.length
+    )
+      out.audience = [...(audience as Array<"user" | "assistant">)];
+    else drop('annotations.audience left out (not a list of "user" and "assistant", each at most once)');
+  }
+  if (priority !== undefined) {
+    if (typeof priority === "number" && priority >= 0 && priority <= 1) out.priority = priority;
+    else drop("annotations.priority left out (not a number from 0 to 1)");
+  }
+  if (lastModified !== undefined) {
+    if (typeof lastModified === "string" && ISO_DATE_TIME.test(lastModified) && !Number.isNaN(Date.parse(lastModified)))
+      out.lastModified = lastModified;
+    else drop("annotations.lastModified left out (not an ISO 8601 date-time such as 2025-01-12T15:00:58Z)");
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}

@@ -3,7 +3,10 @@
  * resources, prompts and completions of a proxied upstream (`mcp/proxy/pass-through.ts` implements
  * `PassThrough`; `cli/host` hands it to `createMcpServer` through `McpServerOptions.passThrough`, so
  * this folder never imports the proxy). These are reads of the upstream's data, not tool calls: they
- * do not pass the gateway's pipeline and leave no audit line (the trail is one record per call).
+ * do not pass the gateway's pipeline. Each resources/read, prompts/get and completion/complete
+ * leaves one line in the gateway's audit trail (`PassThrough.audit`, a runtime `ReadAudit`: the
+ * method, the name or URI, the upstream, the caller's principal and grant, the outcome, the
+ * answer's size, the trace context); the lists, answered from what the server holds, leave none.
  * What bears on them is who may reach them: over HTTP the endpoint's bearer and principal rules, as
  * for every request; and when the gateway requires capabilities, a capability that verifies now
  * (the same one a tools/call would carry: `_meta["toolgate/capability"]`, the bearer header or the
@@ -24,12 +27,19 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import type { ChangeFeed } from "../../core/changes.js";
-import type { Gateway } from "../../runtime/types.js";
+import { READ_REASON_CHARS, type Gateway, type ReadAudit } from "../../runtime/types.js";
 import { invalidParams } from "./protocol-error.js";
+import { traceOf } from "./trace-of.js";
 
 /** What one pass-through request may use: the client's signal (a cancel or a closed request aborts it). */
 export interface PassThroughRequest {
   signal: AbortSignal;
+  /**
+   * Names who the request goes to (an upstream's name), said before it is asked: its audit line
+   * names it, and a failure after it is that source's (`error`), one before it the server's own
+   * refusal (`refused`). Absent where nothing is audited (a subscription).
+   */
+  routed?(source: string): void;
 }
 
 /**
@@ -59,6 +69,8 @@ export interface PassThrough {
   resourcesChanged?: ChangeFeed;
   /** Emits when what `prompts` lists changed; the server declares `prompts.listChanged`. */
   promptsChanged?: ChangeFeed;
+  /** Where each read's audit line goes (`gateway.recordRead` of the gateway whose trail it joins); absent: none is written. */
+  audit?: (read: ReadAudit) => void;
 }
 
 /** Who hears `notifications/resources/updated` for the URIs it subscribed to: a connection, or every listen stream naming the URI. */
@@ -105,6 +117,8 @@ export interface PassThroughHooks {
   capability: (meta: Record<string, unknown> | undefined, ctx: ServerContext) => string | undefined;
   /** Whether the request is of the 2026-07-28 revision (which subscribes through subscriptions/listen). */
   modern: (ctx: ServerContext) => boolean;
+  /** Who asks, as the transport authenticated it (the audit line's principal). */
+  principal: string;
 }
 
 function params(request: unknown): Record<string, unknown> {
@@ -123,8 +137,11 @@ function cursorOf(method: string, p: Record<string, unknown>): string | undefine
 
 /** Registers the handlers of what `passThrough` offers on `server` (declared by `passThroughCapabilities`). */
 export function registerPassThrough(server: Server, passThrough: PassThrough, hooks: PassThroughHooks): void {
-  /** The request's checks: its revision, then (when the gateway has keys) a capability that verifies. */
-  async function admit(method: string, request: unknown, ctx: ServerContext): Promise<PassThroughRequest> {
+  /**
+   * The request's checks: its revision, then (when the gateway has keys) a capability that
+   * verifies; the issued grant it verified as, when it did.
+   */
+  async function admit(method: string, request: unknown, ctx: ServerContext, caller?: { grant: string | null }) {
     hooks.check(ctx, method);
     if (hooks.gateway.requiresCapability) {
       const capability = hooks.capability(params(request)._meta as Record<string, unknown> | undefined, ctx);
@@ -133,13 +150,52 @@ export function registerPassThrough(server: Server, passThrough: PassThrough, ho
           ProtocolErrorCode.InvalidRequest,
           `${method} needs a capability on this server: send it in params._meta["toolgate/capability"]${ctx.http?.req ? " or an Authorization: Bearer header" : ""} (any grant the server verifies may read)`,
         );
-      if ((await hooks.gateway.holder(capability)) === null)
+      const holder = await hooks.gateway.holder(capability);
+      if (holder === null)
         throw new ProtocolError(
           ProtocolErrorCode.InvalidRequest,
           `${method}: the capability sent does not verify on this server (expired, revoked or not issued by its keys); ask its operator for a grant`,
         );
+      if (caller) caller.grant = holder.grant;
     }
-    return { signal: ctx.mcpReq.signal };
+    return { signal: ctx.mcpReq.signal } satisfies PassThroughRequest;
+  }
+
+  /** Answers one read with `answer` and writes its audit line, whatever the outcome (`PassThrough.audit`). */
+  async function audited<T extends object>(
+    method: string,
+    target: string | null,
+    request: unknown,
+    ctx: ServerContext,
+    answer: (r: PassThroughRequest) => Promise<T>,
+  ): Promise<T> {
+    const started = performance.now();
+    const caller = { grant: null as string | null };
+    let source: string | null = null;
+    const record = (outcome: ReadAudit["outcome"], answer_chars: number, reason?: string) => {
+      const trace = traceOf(params(request)._meta as Record<string, unknown> | undefined, ctx);
+      passThrough.audit?.({
+        operation: method,
+        target,
+        source,
+        principal: hooks.principal,
+        grant: caller.grant,
+        outcome,
+        ...(reason !== undefined ? { reason: reason.slice(0, READ_REASON_CHARS) } : {}),
+        answer_chars,
+        latency_ms: Math.round(performance.now() - started),
+        ...(trace !== undefined ? { trace } : {}),
+      });
+    };
+    try {
+      const admitted = await admit(method, request, ctx, caller);
+      const result = await answer({ signal: admitted.signal, routed: (s) => void (source = s) });
+      record("ok", JSON.stringify(result).length);
+      return result;
+    } catch (err) {
+      record(source === null ? "refused" : "error", 0, String((err as Error)?.message ?? err));
+      throw err;
+    }
   }
 
   const { resources, prompts, complete } = passThrough;
@@ -152,10 +208,9 @@ export function registerPassThrough(server: Server, passThrough: PassThrough, ho
       const r = await admit("resources/templates/list", request, ctx);
       return resources.templates(cursorOf("resources/templates/list", params(request)), r);
     });
-    server.setRequestHandler("resources/read", async (request, ctx) => {
-      const r = await admit("resources/read", request, ctx);
-      return resources.read(request.params.uri, r);
-    });
+    server.setRequestHandler("resources/read", (request, ctx) =>
+      audited("resources/read", request.params.uri, request, ctx, (r) => resources.read(request.params.uri, r)),
+    );
     if (resources.subscriptions) registerSubscriptions(server, resources.subscriptions, admit, hooks);
   }
   if (prompts) {
@@ -163,15 +218,17 @@ export function registerPassThrough(server: Server, passThrough: PassThrough, ho
       const r = await admit("prompts/list", request, ctx);
       return prompts.list(cursorOf("prompts/list", params(request)), r);
     });
-    server.setRequestHandler("prompts/get", async (request, ctx) => {
-      const r = await admit("prompts/get", request, ctx);
-      return prompts.get(request.params.name, request.params.arguments ?? {}, r);
-    });
+    server.setRequestHandler("prompts/get", (request, ctx) =>
+      audited("prompts/get", request.params.name, request, ctx, (r) =>
+        prompts.get(request.params.name, request.params.arguments ?? {}, r),
+      ),
+    );
   }
   if (complete) {
-    server.setRequestHandler("completion/complete", async (request, ctx) => {
-      const r = await admit("completion/complete", request, ctx);
-      return complete(request.params, r);
+    server.setRequestHandler("completion/complete", (request, ctx) => {
+      const ref = request.params.ref as { name?: unknown; uri?: unknown };
+      const target = typeof ref.name === "string" ? ref.name : typeof ref.uri === "string" ? ref.uri : null;
+      return audited("completion/complete", target, request, ctx, (r) => complete(request.params, r));
     });
   }
 }

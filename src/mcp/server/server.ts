@@ -20,18 +20,16 @@ import {
   ProtocolError,
   ProtocolErrorCode,
   Server,
-  TRACEPARENT_META_KEY,
-  TRACESTATE_META_KEY,
   type CallToolResult,
   type ClientCapabilities,
   type JSONRPCRequest,
   type Result,
   type ServerContext,
+  type ServerOptions,
   type Transport,
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { Gateway, Proposal } from "../../runtime/types.js";
-import type { TraceContextInput } from "../../runtime/trace-context.js";
 import type { Observation } from "../../core/observation.js";
 import { AUTHORITY, isLogLevel, type CallLog, type LogLevel, type ProgressUpdate } from "../../core/tool.js";
 import type { ChangeFeed } from "../../core/changes.js";
@@ -54,6 +52,7 @@ import { outputCheck } from "./output-check.js";
 import { OBSERVATION_META, outputMismatchResult, toCallToolResult } from "./result.js";
 import { taskSupport, type TaskRunner } from "../../runtime/tasks.js";
 import { registerTaskHandlers, TASKS_CAPABILITY, taskTtl, toMcpTask } from "./tasks.js";
+import { traceOf } from "./trace-of.js";
 import { passThroughCapabilities, registerPassThrough, type PassThrough } from "./pass-through.js";
 import { createTaskResult, declaresTasks, detailedTask, TASKS_EXTENSION } from "./tasks-ext.js";
 import { taskRequired, taskForbidden, tasksExtensionRequired } from "./task-support.js";
@@ -99,8 +98,11 @@ export interface McpServerOptions {
   warn?: (line: string) => void;
   /**
    * How long a 2026-07-28 client may keep this server's tools/list before asking again, ms
-   * (`ttlMs`; the scope is `private`: a list may depend on who asks). Default 300,000: a
-   * server's catalog is fixed for its life. 0 asks the client to keep nothing.
+   * (`ttlMs`; the scope is `private`: a list may depend on who asks), and its resources/list,
+   * resources/templates/list and prompts/list when `passThrough` serves them. Default 300,000: a
+   * server's catalog is fixed for its life, and a list that changes is announced
+   * (`notifications/…/list_changed`), which tells the client its copy is stale. 0 asks the
+   * client to keep nothing. A 2025-11-25 answer carries no cache fields.
    */
   listTtlMs?: number;
   /**
@@ -384,22 +386,6 @@ function requestGone(
   return { abandoned: gone?.signal ?? either, cancelled: cancelled?.signal ?? either };
 }
 
-/**
- * The caller's W3C trace context as it arrived, unchecked (the gateway checks it and writes it to
- * the audit record): `traceparent` and `tracestate` in the request's `_meta`, where both revisions
- * carry them, else over HTTP the W3C headers of the request.
- */
-function traceOf(meta: Record<string, unknown> | undefined, ctx: ServerContext): TraceContextInput | undefined {
-  const traceparent = meta?.[TRACEPARENT_META_KEY];
-  if (traceparent !== undefined || meta?.[TRACESTATE_META_KEY] !== undefined) {
-    return { traceparent, tracestate: meta?.[TRACESTATE_META_KEY] };
-  }
-  const headers = ctx.http?.req?.headers;
-  const header = headers?.get("traceparent") ?? undefined;
-  if (header === undefined) return undefined;
-  return { traceparent: header, tracestate: headers?.get("tracestate") ?? undefined };
-}
-
 /** The fields of a request's `_meta` envelope (2026-07-28), as the SDK lifted and validated them. */
 interface Envelope {
   protocolVersion?: string;
@@ -434,6 +420,22 @@ function envelopeOf(ctx: ServerContext): Envelope {
 }
 
 /**
+ * The cache fields of this server's lists on 2026-07-28 (the SDK stamps them on the results of
+ * that revision only): tools/list, and the pass-through's lists when it serves them. They are
+ * `private` like tools/list: a shared cache would hand them to callers the server never admitted
+ * (with keys, only a grant's holder may read them). Each list's change is announced to the clients
+ * (`announceListChanges`, and over HTTP the handler's `notify`), which invalidates what they kept.
+ */
+function listCacheHints(ttlMs: number, passThrough: PassThrough | undefined): ServerOptions["cacheHints"] {
+  const hint = { ttlMs, cacheScope: "private" } as const;
+  return {
+    "tools/list": hint,
+    ...(passThrough?.resources ? { "resources/list": hint, "resources/templates/list": hint } : {}),
+    ...(passThrough?.prompts ? { "prompts/list": hint } : {}),
+  };
+}
+
+/**
  * An MCP server (low-level SDK `Server`) answering `tools/list` and `tools/call` from `gateway`
  * in either protocol revision. Serve it with `serveStdio` / `serveHttp`, or connect it to a
  * transport yourself (a directly connected server speaks 2025-11-25 only; the SDK's serving
@@ -463,8 +465,8 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
         ...(options.tasks ? { tasks: TASKS_CAPABILITY, extensions: { [TASKS_EXTENSION]: {} } } : {}),
         ...passThroughCapabilities(options.passThrough),
       },
-      // The 2026-07-28 revision's cache fields on the tools/list result; a 2025-11-25 result has none.
-      cacheHints: { "tools/list": { ttlMs: listTtlMs, cacheScope: "private" } },
+      // The 2026-07-28 revision's cache fields on the list results; a 2025-11-25 result has none.
+      cacheHints: listCacheHints(listTtlMs, options.passThrough),
       ...(options.instructions ? { instructions: options.instructions } : {}),
     },
   );
@@ -519,6 +521,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
       check: (ctx, method) => void requireEnvelope(server, ctx, method),
       capability: capabilityOf,
       modern: (ctx) => envelopeOf(ctx).protocolVersion !== undefined,
+      principal,
     });
   // A tool whose `mcp.hidden` says so (a proxied tool held for review) is left out of this answer, and a caller
   // that sends a capability sees only the tools it could be granted (its view); without one, every tool.

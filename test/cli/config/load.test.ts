@@ -65,6 +65,36 @@ describe("an mcpServers file as the clients write it", () => {
     expect(matchesPattern("rewrite_file", "write_*")).toBe(false);
     expect(matchesPattern("a.b", "a.b")).toBe(true);
     expect(matchesPattern("axb", "a.*")).toBe(false);
+    expect(matchesPattern("file:///docs/a/b.md", "file:///*/*.md")).toBe(true);
+    expect(matchesPattern("file:///docs/a/b.mdx", "file:///*/*.md")).toBe(false);
+    expect(matchesPattern("aXbXc", "a*b*c")).toBe(true);
+    expect(matchesPattern("abc", "abc*abc")).toBe(false);
+    expect(matchesPattern("demo://t/{id}", "demo://t/{id}")).toBe(true);
+  });
+
+  it("matches a pattern of many stars against a long URI a client chose without backtracking", () => {
+    // A regular expression of this pattern took minutes on this URI; the piece-by-piece match is linear.
+    expect(matchesPattern("a".repeat(2048), "*a*a*a*a*a*a*a*a*b")).toBe(false);
+  });
+
+  it("reads a server's include_/exclude_ lists for prompts and resources", () => {
+    const config = parseServersConfig(
+      JSON.stringify({
+        mcpServers: {
+          m: {
+            command: "npx",
+            toolgate: { include_prompts: ["review_*"], exclude_resources: ["file:///secret/*", "demo://t/{id}"] },
+          },
+          n: { command: "npx" },
+        },
+      }),
+      "lists.json",
+      { env: {} },
+    );
+    expect(config.servers[0]!.prompts).toEqual({ include: ["review_*"], exclude: [] });
+    expect(config.servers[0]!.resources).toEqual({ exclude: ["file:///secret/*", "demo://t/{id}"] });
+    expect(config.servers[1]!.prompts).toBeUndefined();
+    expect(config.servers[1]!.resources).toBeUndefined();
   });
 });
 
@@ -129,6 +159,27 @@ const BAD: Record<string, { pointer: string; message: RegExp; fix: RegExp }> = {
     pointer: "/mcpServers/m/toolgate/include/0",
     message: /received "read file"/,
     fix: /read_\*/,
+  },
+  "bad-resource-pattern.json": {
+    pointer: "/mcpServers/m/toolgate/exclude_resources/0",
+    message:
+      /expected a resource URI or \* pattern, received string "file:\/\/\/my docs\/\*": white space, which no URI holds/,
+    fix: /file:\/\/\/docs\/\* for every URI starting so/,
+  },
+  "empty-prompt-pattern.json": {
+    pointer: "/mcpServers/m/toolgate/include_prompts/1",
+    message: /expected a prompt name or \* pattern, received string "": empty/,
+    fix: /review_\* for every prompt starting so/,
+  },
+  "prompts-not-array.json": {
+    pointer: "/mcpServers/m/toolgate/exclude_prompts",
+    message: /expected an array of strings, received string "summarise"/,
+    fix: /\["review_\*", "summarise"\]/,
+  },
+  "invisible-resource-pattern.json": {
+    pointer: "/mcpServers/m/toolgate/include_resources/0",
+    message: /: control or invisible characters$/,
+    fix: /file:\/\/\/docs\/readme.md/,
   },
   "starts-itself.json": { pointer: "/mcpServers/toolgate", message: /start itself/, fix: /"disabled": true/ },
   "syntax-error.json": {

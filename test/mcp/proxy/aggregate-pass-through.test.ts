@@ -137,6 +137,59 @@ describe("the aggregate proxy's pass-through", { timeout: 60_000 }, () => {
   });
 });
 
+describe("a server's include_/exclude_ lists for prompts and resources", { timeout: 60_000 }, () => {
+  it("hide what they name from the lists and from reads, even a URI a served template matches", async () => {
+    const listed = await startAggregate(
+      tempDir("aggregate-pass-through-lists"),
+      {
+        mcpServers: {
+          c: {
+            command: node,
+            args: [hostile],
+            toolgate: { exclude_resources: ["hostile://item/1*", "hostile://huge"], include_prompts: ["gre*"] },
+          },
+        },
+      },
+      await openGuardStore("memory:"),
+      { closeGuard: true },
+    );
+    try {
+      const { resources } = await listed.client.listResources();
+      const uris = resources.map((r) => r.uri);
+      expect(uris).toContain("hostile://item/2");
+      expect(uris.filter((u) => u.startsWith("hostile://item/1") || u === "hostile://huge")).toEqual([]);
+      expect((await listed.client.listPrompts()).prompts.map((p) => p.name)).toEqual(["c__greet"]);
+      const hidden = await refusal(listed.client.readResource({ uri: "hostile://item/12" }), McpError);
+      expect(hidden.code).toBe(-32602);
+      expect(hidden.message).toContain(
+        'resources/read params.uri "hostile://item/12" is not a resource any upstream lists',
+      );
+      const read = await listed.client.readResource({ uri: "hostile://item/2" });
+      expect(read.contents).toEqual([{ uri: "hostile://item/2", text: "content of hostile://item/2" }]);
+    } finally {
+      await listed.close();
+    }
+  });
+
+  it("refuse at start an exact prompt name the server does not serve, naming the key and the nearest name", async () => {
+    const failed = await startAggregate(
+      tempDir("aggregate-pass-through-typo"),
+      { mcpServers: { c: { command: node, args: [hostile], toolgate: { exclude_prompts: ["gret"] } } } },
+      await openGuardStore("memory:"),
+      { closeGuard: true },
+    ).then(
+      async (a) => {
+        await a.close();
+        return null;
+      },
+      (e: Error) => e,
+    );
+    expect(failed?.message).toBe(
+      'mcpServers.c.toolgate.exclude_prompts names the prompt "gret", which c does not serve; did you mean "greet"?; its prompts are "greet"',
+    );
+  });
+});
+
 describe("a gateway with keys", { timeout: 60_000 }, () => {
   it("answers pass-through reads only with a capability that verifies", async () => {
     const keys = keyRingFromMap({ k1: randomBytes(32).toString("base64") }, "test");

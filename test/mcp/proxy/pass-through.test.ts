@@ -199,6 +199,75 @@ describe("a hostile upstream", { timeout: 120_000 }, () => {
     ]);
   });
 
+  it.each(["2025-11-25", "2026-07-28"] as const)(
+    "a %s client: resources and templates keep MCP's annotations, each value checked, the bad ones said and left out",
+    async (era) => {
+      const c = await connect(bad.http.url, era);
+      const { resources } = await c.listResources();
+      const byUri = (uri: string) => resources.find((r) => r.uri === uri);
+      expect(byUri("hostile://item/1")?.annotations).toEqual({
+        audience: ["user"],
+        priority: 0.5,
+        lastModified: "2025-01-12T15:00:58Z",
+      });
+      // A priority of 7 would have failed the SDK's check of the whole page: only the values go.
+      expect(byUri("hostile://item/2")).toEqual({ uri: "hostile://item/2", name: "item-2" });
+      expect(byUri("hostile://item/3")).toEqual({ uri: "hostile://item/3", name: "item-3" });
+      const { resourceTemplates } = await c.listResourceTemplates();
+      expect(resourceTemplates[0]).toEqual({
+        uriTemplate: "hostile://item/{n}",
+        name: "item",
+        annotations: { priority: 0.25 },
+      });
+      for (const line of [
+        'a resource "hostile://item/2": annotations.audience left out (not a list of "user" and "assistant", each at most once)',
+        'a resource "hostile://item/2": annotations.priority left out (not a number from 0 to 1)',
+        'a resource "hostile://item/2": annotations.lastModified left out (not an ISO 8601 date-time such as 2025-01-12T15:00:58Z)',
+        'a resource "hostile://item/3": annotations left out (not an object)',
+        'a resource template "hostile://item/{n}": annotations.audience left out',
+      ])
+        expect(bad.logs.some((l) => l.includes(line))).toBe(true);
+      expect(JSON.stringify(resources)).not.toContain("<script>");
+    },
+  );
+
+  it.each(["2025-11-25", "2026-07-28"] as const)(
+    "a %s client: a prompt's content blocks keep their checked annotations, a left-out block none",
+    async (era) => {
+      const c = await connect(bad.http.url, era);
+      const got = await c.getPrompt({ name: "greet", arguments: { who: "annotated" } });
+      expect(got.messages[0]).toEqual({
+        role: "user",
+        content: {
+          type: "text",
+          text: "first",
+          annotations: { priority: 0.9, lastModified: "2025-01-12T15:00:58.5+01:00" },
+        },
+      });
+      expect(got.messages[1]!.content).toMatchObject({
+        type: "resource_link",
+        uri: "hostile://item/1",
+        annotations: { priority: 1 },
+      });
+      expect(got.messages[2]!.content).toEqual({
+        type: "resource",
+        resource: { uri: "hostile://item/2", text: "two" },
+        annotations: { audience: ["user"] },
+      });
+      expect(got.messages[3]!.content).toEqual({
+        type: "text",
+        text: "[toolgate left out a content block: the image has a mime_type that is not an image/… media type]",
+      });
+      expect(
+        bad.logs.some((l) =>
+          l.includes(
+            'prompts/get "greet": a text block\'s annotations.audience left out (not a list of "user" and "assistant", each at most once)',
+          ),
+        ),
+      ).toBe(true);
+    },
+  );
+
   it("lists only the icons that are https: or data: images within bounds, and says why the rest were dropped", async () => {
     const c = await connect(bad.http.url, "2025-11-25");
     const { tools } = await c.listTools();
