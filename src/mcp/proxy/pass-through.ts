@@ -64,6 +64,13 @@ export const PAGE_SIZE = 100;
 export const MAX_ANSWER_CHARS = 3 * 1024 * 1024;
 /** Upstream subscriptions toolgate proxy holds at once, across all its clients and upstreams. */
 export const MAX_SUBSCRIBED_URIS = 10_000;
+/**
+ * The least time between two resources/updated told for one URI, ms: the first is told at once,
+ * every one that arrives within the gap after it is folded into one told when the gap ends (an
+ * update names only its URI, so nothing is lost), and a storm of them costs each subscriber a
+ * notification (and a re-read) per gap, not one per upstream message.
+ */
+export const UPDATE_GAP_MS = 250;
 /** Completion values passed on (MCP's own bound) and each one's length. */
 const MAX_VALUES = 100;
 const MAX_VALUE_CHARS = 1_024;
@@ -588,7 +595,10 @@ export async function openPassThrough(
     const r = s.link.client?.getServerCapabilities()?.resources as { subscribe?: unknown } | undefined;
     return r?.subscribe === true;
   });
-  const subscribed = new Map<string, { source: PassThroughSource; subscribers: Set<ResourceSubscriber> }>();
+  const subscribed = new Map<
+    string,
+    { source: PassThroughSource; subscribers: Set<ResourceSubscriber>; tell: () => void }
+  >();
   const subscriptions: ResourceSubscriptions = {
     async subscribe(uri, subscriber, request) {
       const problem = identifierProblem(uri, MAX_URI_CHARS);
@@ -611,7 +621,14 @@ export async function openPassThrough(
           ProtocolErrorCode.InternalError,
           `resources/subscribe: toolgate proxy already holds ${MAX_SUBSCRIBED_URIS} upstream subscriptions, the most it keeps; try again once others are given up`,
         );
-      const entry = { source: owner, subscribers: new Set([subscriber]) };
+      const subscribers = new Set([subscriber]);
+      const tell = coalesced(
+        async () => {
+          for (const s of [...subscribers]) s.updated(uri);
+        },
+        { gapMs: UPDATE_GAP_MS },
+      );
+      const entry = { source: owner, subscribers, tell };
       subscribed.set(uri, entry);
       try {
         await ask(owner, "resources/subscribe", { uri }, request.signal);
@@ -655,12 +672,13 @@ export async function openPassThrough(
       if (r?.resources) client.setNotificationHandler("notifications/resources/list_changed", r.resources);
       if (r?.prompts) client.setNotificationHandler("notifications/prompts/list_changed", r.prompts);
       if (!withSubscribe.includes(source)) return;
-      // An update is told only to the subscribers of its URI at the upstream that holds it; any other is dropped.
+      // An update is told only to the subscribers of its URI at the upstream that holds it, at most
+      // once per UPDATE_GAP_MS (`tell`); any other is dropped.
       client.setNotificationHandler("notifications/resources/updated", (note) => {
         const uri = (note.params as { uri?: unknown } | undefined)?.uri;
         const held = typeof uri === "string" ? subscribed.get(uri) : undefined;
         if (!held || held.source !== source) return;
-        for (const subscriber of [...held.subscribers]) subscriber.updated(uri as string);
+        held.tell();
       });
       // A restarted upstream knows nothing of what the last one was asked: subscribe again.
       for (const [uri, held] of subscribed)

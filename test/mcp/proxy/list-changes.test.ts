@@ -16,7 +16,7 @@ import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { PromptListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { openGuardStore } from "../../../src/idempotency/open-guard.js";
-import { MAX_LISTED } from "../../../src/mcp/proxy/pass-through.js";
+import { MAX_LISTED, UPDATE_GAP_MS } from "../../../src/mcp/proxy/pass-through.js";
 import { httpProxies } from "./http-proxies.js";
 import { proxyProcess } from "../../support/proxy-process.js";
 import { tempDir, textOf, until } from "../support.js";
@@ -186,6 +186,34 @@ describe("resource subscriptions over HTTP", { timeout: 180_000 }, () => {
       .listen({ resourceSubscriptions: Array.from({ length: 101 }, (_, i) => `listing://item/${i}`) })
       .catch((e: Error) => e);
     expect(String(tooMany)).toContain("at most 100 resource URIs");
+  });
+});
+
+describe("a storm of resources/updated", { timeout: 180_000 }, () => {
+  it("10,000 updates of one URI reach each subscriber of both eras folded, at most one per gap, the last one told", async () => {
+    const { http } = await serve([listing]);
+    const a = await connect(http, "2025-11-25");
+    const modern = await connect(http, "2026-07-28");
+    const heard = hearUpdates({ a, modern });
+    await a.subscribeResource({ uri: "listing://item/0" });
+    const sub = await modern.listen({ resourceSubscriptions: ["listing://item/0"] });
+    const took = Number(/flooded in (\d+) ms/.exec(textOf(await a.callTool({ name: "flood", arguments: {} })))?.[1]);
+    expect(took).toBeGreaterThan(0);
+    await until(() => heard.a.length > 0 && heard.modern.length > 0);
+    // The flood's tail: once its gap has passed, one more is told for what arrived within it
+    // (seen as a touch sent after the flood reaching both, in order, behind whatever was folded).
+    await a.callTool({ name: "touch", arguments: {} });
+    await until(() => heard.a.length > 1 && heard.modern.length > 1);
+    // One at the start, then at most one per gap over the flood's span, its tail and the touch.
+    const most = 3 + Math.ceil(took / UPDATE_GAP_MS);
+    for (const name of ["a", "modern"] as const) {
+      expect(
+        heard[name].length,
+        `${name} heard ${heard[name].length} of 10,001 (the flood took ${took} ms)`,
+      ).toBeLessThanOrEqual(most);
+      expect(new Set(heard[name])).toEqual(new Set(["listing://item/0"]));
+    }
+    await sub.close();
   });
 });
 
