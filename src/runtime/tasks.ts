@@ -325,7 +325,7 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
   }
 
   /** Refuses what may not start (see `start`); else counts the owner's new live call and returns its release. */
-  function admit(proposal: Proposal, opts: StartTask): () => void {
+  function admit(proposal: Proposal, opts: StartTask, asked = true): () => void {
     if (closed) throw new ToolgateError("invalid_task", "the task runner is closed; nothing was started");
     const tool = gateway.tools.get(String(proposal.tool));
     if (tool && !mayRunAsTask(tool)) {
@@ -344,7 +344,7 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
     if (live >= maxLive)
       throw new ToolgateError(
         "invalid_task",
-        `${opts.owner.slice(0, 100)} already has ${live} tasks running, the most one caller may (max_live_per_owner ${maxLive}); nothing was started: wait for one to end (tasks/get), cancel one, or call without a task`,
+        `${opts.owner.slice(0, 100)} already has ${live} tasks running, the most one caller may (max_live_per_owner ${maxLive}); nothing was started: wait for one to end (tasks/get), cancel one (tasks/cancel)${asked ? ", or call without a task" : ", then call again"}`,
       );
     // Counted before the store is awaited, so a burst of starts cannot all pass the check at once.
     liveByOwner.set(opts.owner, live + 1);
@@ -428,7 +428,8 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       return task;
     },
     async run(proposal, opts) {
-      const release = admit(proposal, opts);
+      // The caller did not ask for a task (the server decides), so "call without one" is no advice.
+      const release = admit(proposal, opts, false);
       const abort = new AbortController();
       // While the call answers in its request, the request's going away is its cancel.
       const requestGone = () => abort.abort();

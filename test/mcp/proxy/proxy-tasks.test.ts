@@ -118,7 +118,7 @@ describe("toolgate proxy runs tasks", { timeout: 90_000 }, () => {
     const second = await start("b");
     expect(second.result).toBeUndefined();
     expect(JSON.stringify(second.error)).toMatch(
-      /already has 1 tasks running, the most one caller may \(max_live_per_owner 1\)/,
+      /already has 1 tasks running, the most one caller may \(max_live_per_owner 1\); nothing was started: wait for one to end \(tasks\/get\), cancel one \(tasks\/cancel\), then call again/,
     );
     expect((await raw(c, "tasks/cancel", { taskId: first.taskId })).error).toBeUndefined();
     // The cancelled call lets go of its place as it unwinds, which may be a moment after tasks/cancel answers.
