@@ -9,7 +9,7 @@ import type { Store } from "../../idempotency/store.js";
 import { cwdCountsAsWorkspace } from "../../state/placement.js";
 import { gatewayFlagOptions, parseGatewayFlags, type GatewayFlags } from "../host/flags.js";
 import { createProxy } from "../../mcp/proxy/proxy.js";
-import { runGatewayServer } from "../host/run.js";
+import { closeOrExitOnSignal, runGatewayServer } from "../host/run.js";
 import { httpFlagOptions } from "../host/http-flags.js";
 import { targetFromArgv } from "../../mcp/proxy/list-tools.js";
 import type { UpstreamTarget } from "../../mcp/proxy/upstream.js";
@@ -199,7 +199,7 @@ export function register(program: Command): void {
           process.stderr.write(`toolgate proxy: serving on ${where}; state in ${stateWhere(state)}\n`),
       });
     } finally {
-      await proxy.close();
+      await closeOrExitOnSignal(() => proxy.close());
     }
   });
 }
@@ -242,6 +242,6 @@ async function runConfigProxy(argv: string[], flags: ProxyFlags): Promise<void> 
         process.stderr.write(`toolgate proxy: serving on ${where}; state in ${stateWhere(state)}\n`),
     });
   } finally {
-    await started.close();
+    await closeOrExitOnSignal(() => started.close());
   }
 }

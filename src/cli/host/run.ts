@@ -42,6 +42,27 @@ function signalled(): { stop: Promise<string>; dispose: () => void } {
   return { stop, dispose };
 }
 
+/**
+ * Runs `close` (the proxy's upstreams ended gracefully: seconds, for one that ignores its stdin
+ * closing); a SIGINT or SIGTERM meanwhile exits at once, as the signal's default would, but
+ * through `process.exit`, so its `exit` hooks run (`mcp/proxy/upstream-reaper.ts` ends the
+ * upstreams still running instead of leaving them orphaned).
+ */
+export async function closeOrExitOnSignal(close: () => Promise<void>): Promise<void> {
+  const exit = (signal: NodeJS.Signals) => {
+    process.stderr.write(`toolgate: ${signal} while closing: ending the upstreams now\n`);
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  };
+  process.once("SIGINT", exit);
+  process.once("SIGTERM", exit);
+  try {
+    await close();
+  } finally {
+    process.off("SIGINT", exit);
+    process.off("SIGTERM", exit);
+  }
+}
+
 /** Serves `gateway` until the client leaves (stdio) or a stop signal, then shuts down cleanly. */
 export async function runGatewayServer(gateway: Gateway, options: RunOptions = {}): Promise<void> {
   const log = options.log ?? ((line: string) => process.stderr.write(line + "\n"));

@@ -6,6 +6,7 @@
 import { Client, StreamableHTTPClientTransport, type Tool } from "@modelcontextprotocol/client";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { ToolgateError } from "../../core/errors.js";
+import { reapOnExit, spawnedChild } from "./upstream-reaper.js";
 
 /** Where the upstream server is: a command to start (stdio) or a URL (Streamable HTTP). */
 export type UpstreamTarget =
@@ -55,6 +56,7 @@ export async function connectUpstream(target: UpstreamTarget, clientName = "tool
   try {
     await client.connect(transport);
   } catch (err) {
+    reapOnExit(spawnedChild(transport));
     await client.close().catch(() => {});
     throw new ToolgateError(
       "upstream_unavailable",
@@ -62,6 +64,8 @@ export async function connectUpstream(target: UpstreamTarget, clientName = "tool
       { cause: err },
     );
   }
+  // Not outliving the proxy (upstream-reaper.ts): the SDK's close ends it gracefully, this if the proxy exits first.
+  reapOnExit(spawnedChild(transport));
   return client;
 }
 
