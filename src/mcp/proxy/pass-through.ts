@@ -71,6 +71,8 @@ export const MAX_SUBSCRIBED_URIS = 10_000;
  * notification (and a re-read) per gap, not one per upstream message.
  */
 export const UPDATE_GAP_MS = 250;
+/** A URI's part after its scheme that an include/exclude pattern cannot judge: dot segments, backslashes, encoded separators. */
+const UNJUDGEABLE_URI = /(?:^|[/\\])\.\.?(?:[/\\?#]|$)|\\|%2e|%2f|%5c/i;
 /** Completion values passed on (MCP's own bound) and each one's length. */
 const MAX_VALUES = 100;
 const MAX_VALUE_CHARS = 1_024;
@@ -611,7 +613,7 @@ export async function openPassThrough(
         held.subscribers.add(subscriber);
         return;
       }
-      const owner = ownerOf(uri);
+      const owner = ownerOf(uri, "resources/subscribe");
       if (!owner || !withSubscribe.includes(owner))
         throw invalid(
           `resources/subscribe params.uri ${shown(uri)} is ${owner ? `served by ${owner.server}, which offers no subscriptions` : "not a resource any upstream lists, and matches none of their templates"}; call resources/list for the resources served`,
@@ -645,11 +647,24 @@ export async function openPassThrough(
     },
   };
 
-  /** Who serves `uri`: the upstream listing it, else the first whose template matches it, else the only one; each only when its lists let `uri` through. */
-  function ownerOf(uri: string): PassThroughSource | undefined {
+  /**
+   * Who serves `uri`: the upstream listing it, else the first whose template matches it, else the
+   * only one; each only when its lists let `uri` through. A URI no upstream lists, with dot
+   * segments or percent-encoded separators, is refused where resource lists are set: the upstream
+   * may resolve `file:///work/../etc/passwd` to what `include_resources: ["file:///work/*"]` keeps out.
+   */
+  function ownerOf(uri: string, method: string): PassThroughSource | undefined {
+    const listed = byUri.get(uri)?.source;
+    if (listed) return listed;
+    if (
+      withResources.some((s) => s.resources !== undefined) &&
+      UNJUDGEABLE_URI.test(uri.replace(/^[a-z][a-z0-9+.-]*:/i, ""))
+    )
+      throw invalid(
+        `${method} params.uri ${shown(uri)} has a "." or ".." path segment, a backslash or a percent-encoded ".", "/" or "\\", which the proxy's resource include/exclude lists cannot judge (the upstream may resolve it elsewhere); send the URI in its normal form (e.g. file:///work/a.txt, not file:///work/x/../a.txt)`,
+      );
     const only = withResources.length === 1 ? withResources[0]! : undefined;
     return (
-      byUri.get(uri)?.source ??
       templates.find((t) => t.matches(uri) && passes(t.source.resources, uri))?.source ??
       (only && passes(only.resources, uri) ? only : undefined)
     );
@@ -705,7 +720,7 @@ export async function openPassThrough(
                 throw invalid(
                   `resources/read params.uri must be a resource's URI (at most ${MAX_URI_CHARS} characters); received ${problem}`,
                 );
-              const owner = ownerOf(uri);
+              const owner = ownerOf(uri, "resources/read");
               if (!owner) {
                 const near = closest(uri, [...byUri.keys()]);
                 throw invalid(

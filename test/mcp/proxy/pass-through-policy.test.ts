@@ -120,6 +120,21 @@ describe.each(["2025-11-25", "2026-07-28"] as const)("a %s client", { timeout: 6
       ProtocolError,
     );
     expect(prompt.message).toContain('completion/complete params.ref.name "args-prompt" is not a prompt');
+    // A URI spelled to reach what the lists exclude (dot segments, encoded separators, a
+    // backslash) is refused as one the lists cannot judge, whatever the upstream would make of it.
+    for (const uri of [
+      "demo://resource/dynamic/text/../blob/7",
+      "demo://resource/dynamic/text/./../blob/7",
+      "demo://resource/dynamic/text%2F..%2Fblob/7",
+      "demo://resource/dynamic/%2e%2e/dynamic/blob/7",
+      "demo://resource/dynamic/text\\..\\blob/7",
+    ]) {
+      const sneaked = await refusal(c.readResource({ uri }, { cacheMode: "bypass" }), ProtocolError);
+      expect(sneaked.code, uri).toBe(-32602);
+      expect(sneaked.message).toContain(
+        "which the proxy's resource include/exclude lists cannot judge (the upstream may resolve it elsewhere); send the URI in its normal form",
+      );
+    }
     // What the lists let through is served as before.
     const text = await c.readResource({ uri: "demo://resource/dynamic/text/3" }, { cacheMode: "bypass" });
     expect(text.contents[0]!.uri).toBe("demo://resource/dynamic/text/3");
