@@ -138,6 +138,10 @@ export function worlds(prefix: string): () => World {
  */
 export async function expectKilled(w: World, pattern: string, call_id: string): Promise<void> {
   await w.gateway.close();
+  // The tree is SIGKILLed; the kernel ends a PID namespace's last members a moment after its
+  // init, so a process may still show for a few polls. One that is still there after 5 s was not killed.
+  const running = () => spawnSync("pgrep", ["-f", pattern]).status === 0;
+  for (let i = 0; i < 100 && running(); i++) await new Promise((r) => setTimeout(r, 50));
   expect(spawnSync("pgrep", ["-f", pattern]).status).toBe(1);
   expect(w.effects()).toBe(0);
   expect(w.audit.records.find((r) => r.call_id === call_id)).toMatchObject({ record_state: "IN_DOUBT" });
