@@ -14,6 +14,7 @@ import { httpFlagOptions } from "../host/http-flags.js";
 import { targetFromArgv } from "../../mcp/proxy/list-tools.js";
 import type { UpstreamTarget } from "../../mcp/proxy/upstream.js";
 import { CliError } from "../io.js";
+import { shownValue } from "../../observation/escape.js";
 import { filterPatternProblem, type ListFilter } from "../../mcp/proxy/aggregate-catalog.js";
 import { parseMsFlag } from "../host/ms-flag.js";
 import { stateWhere } from "../store.js";
@@ -46,7 +47,7 @@ function listFilter(flags: ProxyFlags, kind: "prompt" | "resource"): ListFilter 
       const problem = filterPatternProblem(kind, value);
       if (problem !== null)
         throw new CliError(
-          `--${which}-${kind} must be a ${kind === "prompt" ? "prompt name" : "resource URI"} or a * pattern; received ${JSON.stringify(value)} (${problem}); e.g. --${which}-${kind} ${names.example}`,
+          `--${which}-${kind} must be a ${kind === "prompt" ? "prompt name" : "resource URI"} or a * pattern; received ${shownValue(value)} (${problem}); e.g. --${which}-${kind} ${names.example}`,
         );
     }
     return values;
@@ -132,11 +133,7 @@ export function register(program: Command): void {
       "--timeout-ms <ms>",
       "time limit of every upstream call, ms (default 60000); a call past it is aborted, and a write is then in doubt",
     )
-    .option(
-      "--tool-timeout-ms <name=ms>",
-      "one tool's own time limit, e.g. read_text_file=300000 (repeatable)",
-      (value: string, previous: string[] = []) => [...previous, value],
-    )
+    .option("--tool-timeout-ms <name=ms>", "one tool's own time limit, e.g. read_text_file=300000 (repeatable)", repeat)
     .option(
       "--include-prompt <name>",
       "serve only the upstream's prompts of this name or * pattern (repeatable; default all)",
