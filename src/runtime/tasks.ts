@@ -24,122 +24,27 @@
  * it does not exist.
  */
 import { randomBytes } from "node:crypto";
-import type { JsonValue } from "../core/json.js";
 import type { Observation } from "../core/observation.js";
-import { AUTHORITY, type CallLog, type ProgressUpdate } from "../core/tool.js";
 import { ToolgateError } from "../core/errors.js";
 import { shownValue } from "../observation/escape.js";
-import type { ApprovalRecord, Store } from "../idempotency/store.js";
 import { isFinalStatus, type TaskRecord, type TaskStatus } from "../idempotency/tasks.js";
-import type { CallOptions, Gateway, Proposal } from "./types.js";
-import type { TraceContextInput } from "./trace-context.js";
+import type { Gateway, Proposal } from "./types.js";
+import type { RunOutcome, StartTask, TaskRunner, TaskRunnerOptions } from "./task-types.js";
+import { drive, LIVE, pendingApproval, sleep, taskCall, type DriveContext } from "./task-drive.js";
+import { ownerBound } from "./task-owners.js";
+import { staleView } from "./task-stale.js";
+import { refuseUnlessTaskTool } from "./task-tools.js";
 
-export interface TaskRunnerOptions {
-  /** The gateway's store: its tasks, and its approvals for the A3 wait. */
-  store: Store;
-  /** Epoch ms. Default Date.now. */
-  clock?: () => number;
-  /** How long a task is kept from its start, ms. Default one hour. */
-  ttl_ms?: number;
-  /** How often status is written and read back (and a client is told to poll), ms. Default 1000. */
-  poll_ms?: number;
-  /** A working task not written for this long belonged to a process that stopped, ms. Default 60,000. */
-  stale_ms?: number;
-  /**
-   * Tasks one owner may have running in this process at once (each holds a call and a poll); one
-   * more is refused (`invalid_task`) until one ends. Default 128. A task answers its tools/call at
-   * once, so without this one client could start calls without end past any per-request bound.
-   */
-  max_live_per_owner?: number;
-  /**
-   * How long `run` lets a call answer in its own request before it goes on as a task, ms. Default
-   * 1000 (DEFAULT_TASK_AFTER_MS): a quick call (`echo hi`) is answered as any call, and only one
-   * that runs longer costs the client a task to poll. 0 makes every `run` a task at once.
-   */
-  task_after_ms?: number;
-}
-
-export interface StartTask {
-  /** Who may read and cancel the task (the transport's principal: a bearer's holder, a peer). */
-  owner: string;
-  /** Lower than the runner's ttl_ms only (a client's requested ttl). */
-  ttl_ms?: number;
-  /** Receives the call's progress while the task runs (see `CallOptions.progress`). */
-  progress?: (update: ProgressUpdate) => void;
-  /**
-   * Told each status this process gives the task (input_required, working again, its final
-   * status; a cancel through this runner), once per change. A status another replica writes
-   * (its cancel) is told when this process sees it, at the next poll.
-   */
-  onStatus?: (task: TaskRecord) => void;
-  /** The caller's trace context, handed to the gateway with the call (see `CallOptions.trace`). */
-  trace?: TraceContextInput;
-}
-
-export interface RunTask extends StartTask {
-  /** The request's going away (its client cancelled it): aborts the call while it is answered inline; a task's is `cancel`. */
-  signal?: AbortSignal;
-  /** How long the call may answer inline, ms; default the runner's `task_after_ms`; 0: a task at once. */
-  task_after_ms?: number;
-  /** The call's log messages while it is answered inline (see `CallOptions.log`); a task's call has none. */
-  log?: CallLog;
-}
-
-/** What `run` answered: the call's own observation (it ended in time), or the task it goes on as. */
-export type RunOutcome = { answer: Observation } | { task: TaskRecord };
-
-export interface TaskRunner {
-  /** Starts `proposal` as a task; refuses (ToolgateError `invalid_task`) a tool that may not run as one. */
-  start(proposal: Proposal, options: StartTask): Promise<TaskRecord>;
-  /**
-   * Starts `proposal` and answers with its observation when it ends within `task_after_ms`,
-   * else (or as soon as it waits for an approval) with the task it goes on as, once the store
-   * holds it. Refuses as `start` does. Should the store fail to create the task, the call is
-   * answered when it ends, as an ordinary call.
-   */
-  run(proposal: Proposal, options: RunTask): Promise<RunOutcome>;
-  /** The task, or null when unknown, expired or another owner's. */
-  get(id: string, owner: string): Promise<TaskRecord | null>;
-  /** Waits until the task is final (or `signal` aborts: then its current state); null as for `get`. */
-  result(id: string, owner: string, signal?: AbortSignal): Promise<TaskRecord | null>;
-  list(owner: string, page?: { after?: string; limit?: number }): Promise<TaskRecord[]>;
-  /** Cancels a task not yet final; a final one is returned unchanged (`already_final`). */
-  cancel(id: string, owner: string): Promise<{ task: TaskRecord; already_final: boolean } | null>;
-  /**
-   * The approval an `input_required` task waits for (while it waits, its `result` is the call's
-   * `approval_required` observation), read from the store; null when it waits for nothing pending.
-   */
-  awaiting(task: TaskRecord): Promise<ApprovalRecord | null>;
-  /** Stops watching; calls still running end with the gateway's close. */
-  close(): void;
-}
+export type { RunOutcome, RunTask, StartTask, TaskRunner, TaskRunnerOptions } from "./task-types.js";
+export { mayRunAsTask, taskSupport } from "./task-tools.js";
 
 const DEFAULT_TTL_MS = 60 * 60_000;
 const DEFAULT_POLL_MS = 1000;
 const DEFAULT_STALE_MS = 60_000;
-const LIVE: readonly TaskStatus[] = ["working", "input_required"];
 const MAX_PAGE = 100;
 const DEFAULT_MAX_LIVE_PER_OWNER = 128;
 /** How long a call `run` starts may answer inline before it becomes a task, ms. */
 export const DEFAULT_TASK_AFTER_MS = 1000;
-
-/** The tools `gateway` lets run as tasks: those that say so, and A3 ones (their approval wait). */
-export const mayRunAsTask = (tool: { effect: string; runsAsTask?: boolean | "required" }): boolean =>
-  tool.runsAsTask === true ||
-  tool.runsAsTask === "required" ||
-  AUTHORITY[tool.effect as keyof typeof AUTHORITY] === "A3";
-
-/**
- * How a tool takes tasks, as MCP's `execution.taskSupport` names it: "required" (only as a task,
- * `runsAsTask: "required"`), "optional" (as a task or not), or null (never: "forbidden").
- */
-export function taskSupport(tool: {
-  effect: string;
-  runsAsTask?: boolean | "required";
-}): "required" | "optional" | null {
-  if (tool.runsAsTask === "required") return "required";
-  return mayRunAsTask(tool) ? "optional" : null;
-}
 
 export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): TaskRunner {
   const tasks = options.store.tasks;
@@ -147,15 +52,13 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
   const clock = options.clock ?? Date.now;
   const poll_ms = options.poll_ms ?? DEFAULT_POLL_MS;
   const stale_ms = options.stale_ms ?? DEFAULT_STALE_MS;
-  const maxLive = options.max_live_per_owner ?? DEFAULT_MAX_LIVE_PER_OWNER;
+  const owners = ownerBound(options.max_live_per_owner ?? DEFAULT_MAX_LIVE_PER_OWNER);
   const taskAfter = options.task_after_ms ?? DEFAULT_TASK_AFTER_MS;
   if (!Number.isSafeInteger(taskAfter) || taskAfter < 0)
     throw new ToolgateError(
       "invalid_config",
       `task_after_ms must be a whole number of milliseconds, 0 or more (how long a call may answer in its request before it becomes a task), e.g. ${DEFAULT_TASK_AFTER_MS}; received ${typeof taskAfter === "number" ? String(taskAfter) : shownValue(taskAfter)}`,
     );
-  /** Tasks running here, by owner (an owner's entry goes when its last task ends). */
-  const liveByOwner = new Map<string, number>();
   /** Tasks running here: their abort, and who waits for their end. */
   const running = new Map<
     string,
@@ -164,161 +67,10 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
   let closed = false;
   // Ends the approval waits of this process when the runner closes (a call that runs ends with the gateway's close).
   const closing = new AbortController();
+  const driving: DriveContext = { gateway, store: options.store, clock, poll_ms, closing: closing.signal };
 
   const owned = (t: TaskRecord | null, owner: string) => (t !== null && t.owner === owner ? t : null);
-
-  /** The task as readers see it: one whose process stopped writing it is failed (written so, once). */
-  async function view(t: TaskRecord | null): Promise<TaskRecord | null> {
-    if (t === null || isFinalStatus(t.status) || running.has(t.id)) return t;
-    const now = clock();
-    if (now - t.updated_at < stale_ms) return t;
-    const failed = await tasks.update(t.id, [t.status], {
-      status: "failed",
-      status_message: `the toolgate process running this task stopped writing it ${Math.round((now - t.updated_at) / 1000)} s ago; whether the call finished is unknown: ask for its record (toolgate records) before running it again`,
-      now,
-    });
-    return failed ?? (await tasks.get(t.id, now));
-  }
-
-  /**
-   * A task's call: its options for the gateway, and its latest progress line (written into the
-   * task once a poll). While `relay()` holds, its progress and log reach the caller's receivers.
-   */
-  function taskCall(abort: AbortController, opts: StartTask, log?: CallLog, relay: () => boolean = () => true) {
-    const state = { line: null as string | null };
-    const options: CallOptions = {
-      signal: abort.signal,
-      abandoned: abort.signal,
-      principal: opts.owner,
-      progress: (u: ProgressUpdate) => {
-        state.line = u.message;
-        if (relay()) opts.progress?.(u);
-      },
-      ...(log ? { log: { level: log.level, send: (entry) => void (relay() && log.send(entry)) } } : {}),
-      ...(opts.trace ? { trace: opts.trace } : {}),
-    };
-    return { state, options };
-  }
-
-  /** Drives a task from the call's first answer (`first`, already under way) to its final status. */
-  async function drive(
-    task: TaskRecord,
-    proposal: Proposal,
-    abort: AbortController,
-    call: ReturnType<typeof taskCall>,
-    first: Promise<Observation>,
-  ) {
-    const told = running.get(task.id)!.told;
-    const options = call.options;
-    let lastWritten: string | null = null;
-    // Once a poll: the latest progress line (and a heartbeat), and whether another replica cancelled it.
-    const tick = setInterval(() => {
-      void (async () => {
-        const current = await tasks.get(task.id, clock());
-        if (current?.status === "cancelled") {
-          told(current);
-          return abort.abort();
-        }
-        if (!current || !LIVE.includes(current.status)) return;
-        const line = call.state.line;
-        const message = current.status === "working" && line !== lastWritten ? line : current.status_message;
-        if (
-          (await tasks.update(task.id, [current.status], {
-            status: current.status,
-            status_message: message,
-            now: clock(),
-          })) !== null
-        )
-          lastWritten = message;
-      })().catch(() => {
-        // A store that failed this once is tried again at the next poll.
-      });
-    }, poll_ms);
-    tick.unref();
-    let answer: Observation | null = null;
-    let failure: string | null = null;
-    try {
-      answer = await first;
-      for (;;) {
-        const approvalId = pendingApproval(answer);
-        if (approvalId === null || abort.signal.aborted) break;
-        const decided = await waitForApproval(
-          task.id,
-          answer,
-          approvalId,
-          AbortSignal.any([abort.signal, closing.signal]),
-          told,
-        );
-        if (!decided && closing.signal.aborted && !abort.signal.aborted)
-          failure = `toolgate shut down while this task waited for approval ${approvalId}; nothing was run, and the approval stays: propose the same call again with approval_id "${approvalId}"`;
-        if (!decided) break;
-        answer = await gateway.call({ ...proposal, approval_id: approvalId }, options);
-      }
-    } catch (err) {
-      failure = `the call could not be completed: ${(err as Error)?.message ?? String(err)}`;
-    } finally {
-      clearInterval(tick);
-    }
-    const result = answer as unknown as JsonValue;
-    const now = clock();
-    const final =
-      failure !== null
-        ? { status: "failed" as const, status_message: failure, result: null, now }
-        : {
-            status: "completed" as const,
-            status_message: answer!.ok ? null : `the call answered ${answer!.error?.code}`,
-            result,
-            now,
-          };
-    const ended = await tasks.update(task.id, LIVE, final);
-    if (ended === null) {
-      // Cancelled meanwhile: the task keeps that status and carries what the call left (stopped, or in doubt).
-      told(
-        await tasks.update(task.id, ["cancelled"], {
-          status: "cancelled",
-          result: failure === null ? result : null,
-          now,
-        }),
-      );
-    } else told(ended);
-  }
-
-  /**
-   * Marks the task input_required until the approval is decided (its result meanwhile the
-   * `approval_required` observation, which names the approval); false when it expired or the task
-   * was cancelled.
-   */
-  async function waitForApproval(
-    id: string,
-    asking: Observation,
-    approvalId: string,
-    signal: AbortSignal,
-    told: (t: TaskRecord | null) => void,
-  ): Promise<boolean> {
-    told(
-      await tasks.update(id, ["working"], {
-        status: "input_required",
-        status_message: `waits for a person to decide approval ${approvalId} (toolgate approvals approve ${approvalId}, or deny)`,
-        result: asking as unknown as JsonValue,
-        now: clock(),
-      }),
-    );
-    for (;;) {
-      if (signal.aborted) return false;
-      const a = await approvals.get(approvalId);
-      if (!a || a.expires_at <= clock()) break;
-      if (a.state !== "pending") break;
-      await sleep(poll_ms, signal);
-    }
-    const resumed = await tasks.update(id, ["input_required"], {
-      status: "working",
-      status_message: null,
-      result: null,
-      now: clock(),
-    });
-    told(resumed);
-    return resumed !== null;
-  }
+  const view = (t: TaskRecord | null) => staleView({ tasks, clock, stale_ms, runsHere: (id) => running.has(id) }, t);
 
   async function get(id: string, owner: string): Promise<TaskRecord | null> {
     return owned(await view(owned(await tasks.get(id, clock()), owner)), owner);
@@ -327,35 +79,8 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
   /** Refuses what may not start (see `start`); else counts the owner's new live call and returns its release. */
   function admit(proposal: Proposal, opts: StartTask, asked = true): () => void {
     if (closed) throw new ToolgateError("invalid_task", "the task runner is closed; nothing was started");
-    const tool = gateway.tools.get(String(proposal.tool));
-    if (tool && !mayRunAsTask(tool)) {
-      const allowed = [...gateway.tools.values()].filter(mayRunAsTask).map((t) => t.name);
-      throw new ToolgateError(
-        "invalid_task",
-        `${tool.name} cannot run as a task: only tools that may run long or wait for an approval can (${allowed.join(", ") || "none in this catalog"}); call it without a task`,
-      );
-    }
-    if (typeof opts.owner !== "string" || opts.owner === "")
-      throw new ToolgateError(
-        "invalid_task",
-        `owner must be a non-empty string naming the caller (a bearer's holder, a peer address); received ${JSON.stringify(opts.owner)}; pass the principal the transport authenticated`,
-      );
-    const live = liveByOwner.get(opts.owner) ?? 0;
-    if (live >= maxLive)
-      throw new ToolgateError(
-        "invalid_task",
-        `${opts.owner.slice(0, 100)} already has ${live} tasks running, the most one caller may (max_live_per_owner ${maxLive}); nothing was started: wait for one to end (tasks/get), cancel one (tasks/cancel)${asked ? ", or call without a task" : ", then call again"}`,
-      );
-    // Counted before the store is awaited, so a burst of starts cannot all pass the check at once.
-    liveByOwner.set(opts.owner, live + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const left = (liveByOwner.get(opts.owner) ?? 1) - 1;
-      if (left <= 0) liveByOwner.delete(opts.owner);
-      else liveByOwner.set(opts.owner, left);
-    };
+    refuseUnlessTaskTool(gateway, proposal);
+    return owners.take(opts.owner, asked);
   }
 
   /** A new task's record, as of now. */
@@ -386,7 +111,7 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
     abort: AbortController,
     opts: StartTask,
     release: () => void,
-    driven: () => Promise<void>,
+    driven: (told: (t: TaskRecord | null) => void) => Promise<void>,
   ): void {
     let last: TaskStatus = task.status;
     // Each status once: the poll that sees another replica's cancel and the final write may both report it.
@@ -401,7 +126,7 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
     };
     const here = { abort, ended: Promise.resolve(), told };
     running.set(task.id, here);
-    here.ended = driven()
+    here.ended = driven(told)
       .catch(() => {
         // The store failed on the final write: the task reads failed once stale.
       })
@@ -410,7 +135,6 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
         release();
       });
   }
-
   return {
     get,
     async start(proposal, opts) {
@@ -424,7 +148,9 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       }
       const abort = new AbortController();
       const call = taskCall(abort, opts);
-      track(task, abort, opts, release, () => drive(task, proposal, abort, call, gateway.call(proposal, call.options)));
+      track(task, abort, opts, release, (told) =>
+        drive(driving, task, proposal, abort, call, gateway.call(proposal, call.options), told),
+      );
       return task;
     },
     async run(proposal, opts) {
@@ -473,7 +199,7 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       // The request is answered with the task: from here only tasks/cancel stops the call.
       opts.signal?.removeEventListener("abort", requestGone);
       inline = false;
-      track(task, abort, opts, release, () => drive(task, proposal, abort, call, first));
+      track(task, abort, opts, release, (told) => drive(driving, task, proposal, abort, call, first, told));
       return { task };
     },
     async result(id, owner, signal) {
@@ -522,24 +248,4 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       closing.abort();
     },
   };
-}
-
-/** The approval an answer waits for, when it is `approval_required` for a pending one. */
-function pendingApproval(o: Observation): string | null {
-  if (o.error?.code !== "approval_required") return null;
-  const id = o.error.detail?.approval_id;
-  return typeof id === "string" ? id : null;
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((done) => {
-    const timer = setTimeout(finish, ms);
-    timer.unref();
-    function finish() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", finish);
-      done();
-    }
-    signal?.addEventListener("abort", finish, { once: true });
-  });
 }

@@ -1,0 +1,262 @@
+/**
+ * tools/call: one Proposal to the gateway, answered as its observation — or, when the call waits
+ * for a person, by elicitation (2025-11-25) or an input-required result (2026-07-28); as a task
+ * when the client asked (2025-11-25) or the runner decides (2026-07-28, the tasks extension).
+ */
+import { LOG_LEVEL_META_KEY, type CallToolResult, type Result, type ServerContext } from "@modelcontextprotocol/server";
+import type { Observation } from "../../core/observation.js";
+import { AUTHORITY, isLogLevel, type CallLog, type ProgressUpdate } from "../../core/tool.js";
+import { ToolgateError } from "../../core/errors.js";
+import type { TaskRecord } from "../../idempotency/tasks.js";
+import { shownValue } from "../../observation/escape.js";
+import type { ApproveVia } from "../../runtime/approvals.js";
+import { taskSupport } from "../../runtime/tasks.js";
+import type { Gateway, Proposal } from "../../runtime/types.js";
+import { approveByElicitation, DEFAULT_APPROVAL_TIMEOUT_MS, pendingApprovalId } from "./approval.js";
+import { metaRefusal, unknownTool, withCapabilityHint } from "./call-answers.js";
+import { idsFromHeaders, withHeaderIds } from "./call-headers.js";
+import { requireEnvelope, type Envelope } from "./envelope.js";
+import { TaskAnswer, type CallToolParams, type GatewayServer } from "./gateway-server.js";
+import { approveByInputRequired } from "./input-required.js";
+import { bearerToken, idsFromMeta, META_KEYS, type SessionIds } from "./meta.js";
+import { DEFAULT_LOG_LEVEL, type McpServerOptions } from "./options.js";
+import { invalidParams } from "./protocol-error.js";
+import { requestGone } from "./request-gone.js";
+import { taskForbidden, taskRequired, tasksExtensionRequired } from "./task-support.js";
+import { taskTtl, toMcpTask } from "./tasks.js";
+import { createTaskResult, declaresTasks, TASKS_EXTENSION } from "./tasks-ext.js";
+import { traceOf } from "./trace-of.js";
+
+/** What a server's tools/call reads, made once per server by `createMcpServer`. */
+export interface CallToolContext {
+  server: GatewayServer;
+  gateway: Gateway;
+  options: Pick<McpServerOptions, "capability" | "capabilitiesIgnored" | "logging" | "approvalTimeoutMs" | "tasks">;
+  session: SessionIds;
+  warn: (line: string) => void;
+  /** The tools/list entries, by name: which tools carry `execution` (may run as tasks). */
+  listing: readonly { tool: { name: string; execution?: unknown } }[];
+  /** The caller the transport authenticated; it scopes idempotency keys and owns tasks. */
+  principal: string;
+  via: ApproveVia;
+  progressMs: number;
+  callResult: (name: string, obs: Observation) => CallToolResult;
+}
+
+/** The tools/call handler of one server. */
+export function toolCall(context: CallToolContext): (params: CallToolParams, ctx: ServerContext) => Promise<Result> {
+  const { server, gateway, options, session, warn, listing, principal, via, progressMs, callResult } = context;
+  const runner = options.tasks;
+  let warnedIgnored = false;
+
+  async function callTool(params: CallToolParams, ctx: ServerContext): Promise<Result> {
+    const envelope = requireEnvelope(server, ctx, "tools/call");
+    const { name, arguments: args, _meta } = params ?? {};
+    if (typeof name !== "string" || name === "") {
+      throw invalidParams(
+        `tools/call params.name must be the name of a tool (a non-empty string); received ${shownValue(name)}; call tools/list for the names`,
+      );
+    }
+    if (_meta !== undefined && (typeof _meta !== "object" || _meta === null || Array.isArray(_meta))) {
+      throw invalidParams(
+        `tools/call params._meta must be an object; received ${shownValue(_meta)}; e.g. {"toolgate/call_id": "c1"}`,
+      );
+    }
+    const http = ctx.http?.req !== undefined;
+    const header = bearerToken(ctx.http?.req?.headers.get("authorization") ?? undefined);
+    const bearer = header ?? options.capability;
+    // Over HTTP, Idempotency-Key and Toolgate-Call-Id name the call for clients that cannot set _meta.
+    const fromHeaders = idsFromHeaders((h) => ctx.http?.req?.headers.get(h));
+    if (!fromHeaders.ok) return metaRefusal(name, fromHeaders.issue);
+    const meta = withHeaderIds(_meta as Record<string, unknown> | undefined, fromHeaders.ids);
+    const parsed = idsFromMeta(meta, session, bearer);
+    if (!parsed.ok) return metaRefusal(name, parsed.issue);
+    if (
+      options.capabilitiesIgnored &&
+      !warnedIgnored &&
+      (header !== undefined || (_meta as Record<string, unknown> | undefined)?.[META_KEYS.capability] !== undefined)
+    ) {
+      warnedIgnored = true;
+      warn(
+        `toolgate: a call in session ${session.trajectory_id} carries a capability, but this server has no capability keys (--keys or TOOLGATE_KEYS), so capabilities are ignored and every call is allowed; this warning is printed once per session`,
+      );
+    }
+    // MCP makes `arguments` optional: absent means a call without arguments.
+    const proposal = { ...parsed.ids, tool: name, arguments: args === undefined ? {} : args };
+    // A client's cancel aborts the call through its signal (a read stops, a shell command's tree
+    // is killed, a started write is in doubt, and the observation says which); a connection that
+    // closed only marks it `abandoned`: an A3 call is then not run on an approval that arrives
+    // after its client gave up, and anything else settles and answers a retry with the same ids.
+    const spec = gateway.tools.get(name);
+    const { abandoned, cancelled } = requestGone(
+      server,
+      ctx.mcpReq.signal,
+      envelope.protocolVersion !== undefined,
+      spec !== undefined && AUTHORITY[spec.effect] === "A3",
+    );
+    // A long call's progress (elapsed ms, which only grows, and the tool's line) for a request with a progressToken.
+    const token = (_meta as Record<string, unknown> | undefined)?.progressToken;
+    const progressOf =
+      typeof token === "string" || typeof token === "number"
+        ? (u: ProgressUpdate) =>
+            void ctx.mcpReq
+              .notify({
+                method: "notifications/progress",
+                params: { progressToken: token, progress: u.elapsed_ms, message: u.message },
+              })
+              .catch(() => {})
+        : undefined;
+    const trace = traceOf(_meta as Record<string, unknown> | undefined, ctx);
+    const log = options.logging ? callLog(ctx, envelope) : undefined;
+    // An unknown tool gets the same -32602 with or without a task (nothing is started for it).
+    const support = runner && spec ? taskSupport(spec) : null;
+    if (params.task !== undefined && spec) {
+      if (runner && support === null && envelope.protocolVersion === undefined)
+        throw taskForbidden(
+          name,
+          listing.filter(({ tool }) => tool.execution !== undefined).map(({ tool }) => tool.name),
+        );
+      return startTask(proposal, params.task, envelope, token);
+    }
+    const modern = envelope.protocolVersion !== undefined;
+    // The server decides (2026-07-28): a call of a tool that may run as a task, from a client that
+    // declared the extension, answers in its request when it ends within the runner's task_after_ms,
+    // else as the task it goes on as; a tool that runs only as a task is one at once.
+    const asTask = support !== null && modern && declaresTasks(envelope.clientCapabilities);
+    if (support === "required" && !asTask) throw modern ? tasksExtensionRequired(name) : taskRequired(name);
+    const ran = asTask
+      ? await runner!
+          .run(proposal, {
+            owner: principal,
+            signal: cancelled,
+            ...(support === "required" ? { task_after_ms: 0 } : {}),
+            ...(progressOf ? { progress: progressOf } : {}),
+            ...(log ? { log } : {}),
+            ...(trace ? { trace } : {}),
+          })
+          .catch((err: unknown) => refusedTask(err, "tools/call"))
+      : undefined;
+    if (ran && "task" in ran) throw new TaskAnswer(createTaskResult(ran.task));
+    const obs = withCapabilityHint(
+      ran?.answer ??
+        (await gateway.call(proposal, {
+          abandoned,
+          principal,
+          signal: cancelled,
+          ...(progressOf ? { progress: progressOf } : {}),
+          ...(log ? { log } : {}),
+          ...(trace ? { trace } : {}),
+        })),
+      http,
+    );
+    if (obs.error?.code === "unknown_tool") throw unknownTool(obs);
+    if (pendingApprovalId(obs) === null) return callResult(name, obs);
+    // A 2026-07-28 request declares its client's capabilities itself; a 2025-11-25 one did at initialize.
+    const capabilities = envelope.protocolVersion ? envelope.clientCapabilities : server.getClientCapabilities();
+    const elicit = via !== "cli" && capabilities?.elicitation !== undefined;
+    if (envelope.protocolVersion) {
+      const label = envelope.clientInfo?.name;
+      const answered = await approveByInputRequired(
+        {
+          gateway,
+          elicit,
+          cli: via !== "elicitation",
+          principal,
+          label: typeof label === "string" ? label : undefined,
+          inputResponses: ctx.mcpReq.inputResponses,
+          requestState: ctx.mcpReq.requestState(),
+          abandoned,
+          cancelled,
+          ...(trace ? { trace } : {}),
+        },
+        proposal,
+        obs,
+      );
+      return "resultType" in answered ? answered : callResult(name, answered);
+    }
+    const timeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
+    const progress =
+      typeof token === "string" || typeof token === "number"
+        ? (n: number, message: string) =>
+            void ctx.mcpReq
+              .notify({
+                method: "notifications/progress",
+                params: { progressToken: token, progress: n, message },
+              })
+              .catch(() => {})
+        : null;
+    const answered = await approveByElicitation(
+      {
+        server,
+        gateway,
+        requestId: ctx.mcpReq.id,
+        timeoutMs,
+        elicit,
+        cli: via !== "elicitation",
+        principal,
+        abandoned,
+        cancelled,
+        ...(trace ? { trace } : {}),
+        progress,
+        progressMs,
+      },
+      proposal,
+      obs,
+    );
+    return callResult(name, answered);
+  }
+
+  /**
+   * Where a call's log messages go: this request's own stream (`mcpReq.log`, which checks the
+   * level once more), at the level a 2026-07-28 request names in its `_meta` (none: no log for it)
+   * or the one this 2025-11-25 connection set.
+   */
+  function callLog(ctx: ServerContext, envelope: Envelope): CallLog | undefined {
+    const level = envelope.protocolVersion
+      ? (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY]
+      : (server.logLevel ?? DEFAULT_LOG_LEVEL);
+    if (!isLogLevel(level)) return undefined;
+    return { level, send: (entry) => void ctx.mcpReq.log(entry.level, entry.data, entry.logger).catch(() => {}) };
+  }
+
+  /**
+   * A task-augmented tools/call (2025-11-25): the task as started; its answer comes from
+   * tasks/result. While it runs, the session hears its status changes (notifications/tasks/status)
+   * and, when the call carried a progressToken, its progress under that token; a session that has
+   * closed (HTTP: the task outlives it) hears nothing.
+   */
+  async function startTask(proposal: Proposal, task: unknown, envelope: Envelope, token: unknown): Promise<Result> {
+    if (!runner || envelope.protocolVersion !== undefined)
+      throw invalidParams(
+        `tools/call params.task: this server runs no tasks${runner ? " on protocol revision " + envelope.protocolVersion + ` (there, declare the ${TASKS_EXTENSION} extension in the client capabilities of the request's _meta and the server runs the calls that may take long as tasks)` : " (its tools/list marks no tool with execution.taskSupport)"}; call without task`,
+      );
+    const ttl_ms = taskTtl(task);
+    const tell = (method: string, params: Record<string, unknown>) => {
+      if (server.transport !== undefined) void server.notification({ method, params } as never).catch(() => {});
+    };
+    const progress =
+      typeof token === "string" || typeof token === "number"
+        ? (u: ProgressUpdate) =>
+            tell("notifications/progress", { progressToken: token, progress: u.elapsed_ms, message: u.message })
+        : undefined;
+    try {
+      const started = await runner.start(proposal, {
+        owner: principal,
+        ...(ttl_ms !== undefined ? { ttl_ms } : {}),
+        onStatus: (t: TaskRecord) => tell("notifications/tasks/status", { ...toMcpTask(t) }),
+        ...(progress ? { progress } : {}),
+      });
+      return { task: toMcpTask(started) };
+    } catch (err) {
+      return refusedTask(err);
+    }
+  }
+
+  /** The runner's refusal to start a task as a -32602, said of `where` (the request's `task`, or the call). */
+  function refusedTask(err: unknown, where = "tools/call params.task"): never {
+    if (err instanceof ToolgateError && err.code === "invalid_task") throw invalidParams(`${where}: ${err.message}`);
+    throw err;
+  }
+
+  return callTool;
+}

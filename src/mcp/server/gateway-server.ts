@@ -1,0 +1,153 @@
+/**
+ * `GatewayServer`, the SDK's low-level `Server` as toolgate serves it: a tools/call reaches
+ * toolgate's handler whatever its params, a call answered with a task leaves the SDK's result check,
+ * and each tools/call is counted until its answer is handed to the transport (`answersSent`).
+ */
+import {
+  Server,
+  type JSONRPCRequest,
+  type Result,
+  type ServerContext,
+  type Transport,
+} from "@modelcontextprotocol/server";
+import { z } from "zod";
+import { InFlight } from "../../core/in-flight.js";
+import { isLogLevel, type LogLevel } from "../../core/tool.js";
+import type { TaskRecord } from "../../idempotency/tasks.js";
+
+/**
+ * tools/call params as they arrive, before anyone judges them: any object passes, unparsed. A
+ * missing `arguments` reaches the gateway as `{}` and a missing `name` gets a clear -32602 below.
+ */
+export const CallToolParamsSchema = z.looseObject({});
+
+export interface CallToolParams {
+  name?: unknown;
+  arguments?: unknown;
+  _meta?: unknown;
+  task?: unknown;
+}
+
+/**
+ * The SDK's `Server`, but a tools/call whose `name` is not a string or whose `arguments` is not an
+ * object reaches toolgate's handler instead of the SDK's request check: a missing name gets a
+ * -32602 that says what to send, and arguments of the wrong type a tool result from the gateway's
+ * validator that the model can read and correct. Well-formed calls pass through the SDK's own
+ * wrapping (result checks, the multi-round-trip seam).
+ */
+export class GatewayServer extends Server {
+  /** tools/call requests received and not yet answered on the transport (see `answersSent`). */
+  readonly unanswered = new InFlight<object>();
+  /** The level this connection's client set with logging/setLevel (2025-11-25), once it has. */
+  logLevel: LogLevel | undefined;
+  /** A task of this server's caller as tasks/get answers it on 2026-07-28 (set when the server runs tasks). */
+  taskDetail: ((t: TaskRecord, elicit: boolean) => Promise<Record<string, unknown>>) | undefined;
+
+  /**
+   * Counts each tools/call from its arrival until its answer has been handed to the transport:
+   * the SDK validates and sends an answer some time after the handler resolves, and a transport
+   * closed in between drops it.
+   */
+  override async connect(transport: Transport): Promise<void> {
+    // The SDK sets its handlers before it awaits the transport's start: they are wrapped at once,
+    // so a message delivered right after this call (the stdio opening) is counted.
+    const connected = super.connect(transport);
+    const open = new Map<string, object[]>();
+    const keyOf = (id: unknown) => `${typeof id}:${String(id)}`;
+    const onmessage = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      const m = message as { id?: unknown; method?: unknown };
+      if (m.method === "tools/call" && m.id !== undefined) {
+        const token = {};
+        const key = keyOf(m.id);
+        open.set(key, [...(open.get(key) ?? []), token]);
+        this.unanswered.add(token);
+      }
+      onmessage?.(message, extra);
+    };
+    const send = transport.send.bind(transport);
+    transport.send = async (message, options) => {
+      try {
+        await send(message, options);
+      } finally {
+        const m = message as { id?: unknown; method?: unknown };
+        const waiting = m.method === undefined && m.id !== undefined ? open.get(keyOf(m.id)) : undefined;
+        const token = waiting?.shift();
+        if (waiting?.length === 0) open.delete(keyOf(m.id));
+        if (token) this.unanswered.delete(token);
+      }
+    };
+    await connected;
+  }
+
+  protected override _wrapHandler(
+    method: string,
+    handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
+  ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
+    const wrapped = super._wrapHandler(method, handler);
+    if (method === "logging/setLevel")
+      return async (request, ctx) => {
+        const answer = await wrapped(request, ctx);
+        const level = (request.params as { level?: unknown } | undefined)?.level;
+        if (isLogLevel(level)) this.logLevel = level;
+        return answer;
+      };
+    if (method !== "tools/call") return wrapped;
+    // A task-augmented call answers with its task, which the SDK's tools/call result check would
+    // refuse; so does a 2026-07-28 call that became a task, which leaves that check as a TaskAnswer.
+    return async (request, ctx) => {
+      if (!wellFormedCall(request.params) || (request.params as CallToolParams).task !== undefined)
+        return handler(request, ctx);
+      try {
+        return await wrapped(request, ctx);
+      } catch (thrown) {
+        if (thrown instanceof TaskAnswer) return thrown.result;
+        throw thrown;
+      }
+    };
+  }
+}
+
+/**
+ * A 2026-07-28 tools/call answered with the task it became (CreateTaskResult): thrown past the
+ * SDK's tools/call result check, which knows no `resultType: "task"`, and returned as the answer
+ * by `GatewayServer`.
+ */
+export class TaskAnswer {
+  constructor(readonly result: Result) {}
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** tools/call params the SDK's request schema accepts. */
+function wellFormedCall(params: unknown): boolean {
+  return (
+    isObject(params) &&
+    typeof params.name === "string" &&
+    (params.arguments === undefined || isObject(params.arguments)) &&
+    (params._meta === undefined || isObject(params._meta))
+  );
+}
+
+/**
+ * How `server` (made by `createMcpServer` with a task runner) shows one of its caller's tasks on
+ * 2026-07-28, as tasks/get would: what a listen stream's `notifications/tasks` carries. `elicit`:
+ * the listener's client may be asked for an approval. Undefined for a server that runs no tasks.
+ */
+export function taskDetailOf(
+  server: Server,
+): ((t: TaskRecord, elicit: boolean) => Promise<Record<string, unknown>>) | undefined {
+  return server instanceof GatewayServer ? server.taskDetail : undefined;
+}
+
+/**
+ * Resolves once every tools/call this server received has its answer handed to the transport,
+ * or after `timeoutMs` (a call may be waiting on a person's elicitation answer). Close a
+ * transport only after this: the SDK drops answers of requests still running at close.
+ */
+export async function answersSent(server: Server, timeoutMs = 2_000): Promise<void> {
+  if (!(server instanceof GatewayServer) || server.unanswered.size === 0) return;
+  await server.unanswered.idle(timeoutMs);
+}

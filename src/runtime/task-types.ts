@@ -1,0 +1,90 @@
+/**
+ * The task runner's contract (`createTaskRunner` in `tasks.ts` implements it): its options, what a
+ * start and a run take, and what each method answers.
+ */
+import type { Observation } from "../core/observation.js";
+import type { CallLog, ProgressUpdate } from "../core/tool.js";
+import type { ApprovalRecord, Store } from "../idempotency/store.js";
+import type { TaskRecord } from "../idempotency/tasks.js";
+import type { Proposal } from "./types.js";
+import type { TraceContextInput } from "./trace-context.js";
+
+export interface TaskRunnerOptions {
+  /** The gateway's store: its tasks, and its approvals for the A3 wait. */
+  store: Store;
+  /** Epoch ms. Default Date.now. */
+  clock?: () => number;
+  /** How long a task is kept from its start, ms. Default one hour. */
+  ttl_ms?: number;
+  /** How often status is written and read back (and a client is told to poll), ms. Default 1000. */
+  poll_ms?: number;
+  /** A working task not written for this long belonged to a process that stopped, ms. Default 60,000. */
+  stale_ms?: number;
+  /**
+   * Tasks one owner may have running in this process at once (each holds a call and a poll); one
+   * more is refused (`invalid_task`) until one ends. Default 128. A task answers its tools/call at
+   * once, so without this one client could start calls without end past any per-request bound.
+   */
+  max_live_per_owner?: number;
+  /**
+   * How long `run` lets a call answer in its own request before it goes on as a task, ms. Default
+   * 1000 (DEFAULT_TASK_AFTER_MS): a quick call (`echo hi`) is answered as any call, and only one
+   * that runs longer costs the client a task to poll. 0 makes every `run` a task at once.
+   */
+  task_after_ms?: number;
+}
+
+export interface StartTask {
+  /** Who may read and cancel the task (the transport's principal: a bearer's holder, a peer). */
+  owner: string;
+  /** Lower than the runner's ttl_ms only (a client's requested ttl). */
+  ttl_ms?: number;
+  /** Receives the call's progress while the task runs (see `CallOptions.progress`). */
+  progress?: (update: ProgressUpdate) => void;
+  /**
+   * Told each status this process gives the task (input_required, working again, its final
+   * status; a cancel through this runner), once per change. A status another replica writes
+   * (its cancel) is told when this process sees it, at the next poll.
+   */
+  onStatus?: (task: TaskRecord) => void;
+  /** The caller's trace context, handed to the gateway with the call (see `CallOptions.trace`). */
+  trace?: TraceContextInput;
+}
+
+export interface RunTask extends StartTask {
+  /** The request's going away (its client cancelled it): aborts the call while it is answered inline; a task's is `cancel`. */
+  signal?: AbortSignal;
+  /** How long the call may answer inline, ms; default the runner's `task_after_ms`; 0: a task at once. */
+  task_after_ms?: number;
+  /** The call's log messages while it is answered inline (see `CallOptions.log`); a task's call has none. */
+  log?: CallLog;
+}
+
+/** What `run` answered: the call's own observation (it ended in time), or the task it goes on as. */
+export type RunOutcome = { answer: Observation } | { task: TaskRecord };
+
+export interface TaskRunner {
+  /** Starts `proposal` as a task; refuses (ToolgateError `invalid_task`) a tool that may not run as one. */
+  start(proposal: Proposal, options: StartTask): Promise<TaskRecord>;
+  /**
+   * Starts `proposal` and answers with its observation when it ends within `task_after_ms`,
+   * else (or as soon as it waits for an approval) with the task it goes on as, once the store
+   * holds it. Refuses as `start` does. Should the store fail to create the task, the call is
+   * answered when it ends, as an ordinary call.
+   */
+  run(proposal: Proposal, options: RunTask): Promise<RunOutcome>;
+  /** The task, or null when unknown, expired or another owner's. */
+  get(id: string, owner: string): Promise<TaskRecord | null>;
+  /** Waits until the task is final (or `signal` aborts: then its current state); null as for `get`. */
+  result(id: string, owner: string, signal?: AbortSignal): Promise<TaskRecord | null>;
+  list(owner: string, page?: { after?: string; limit?: number }): Promise<TaskRecord[]>;
+  /** Cancels a task not yet final; a final one is returned unchanged (`already_final`). */
+  cancel(id: string, owner: string): Promise<{ task: TaskRecord; already_final: boolean } | null>;
+  /**
+   * The approval an `input_required` task waits for (while it waits, its `result` is the call's
+   * `approval_required` observation), read from the store; null when it waits for nothing pending.
+   */
+  awaiting(task: TaskRecord): Promise<ApprovalRecord | null>;
+  /** Stops watching; calls still running end with the gateway's close. */
+  close(): void;
+}
