@@ -26,7 +26,7 @@ export type {
   ApprovalState,
   ApprovalRecord,
 } from "../idempotency/store.js";
-export type { TaskStore, TaskRecord, TaskStatus, TaskPatch } from "../idempotency/tasks.js";
+export type { TaskStore, TaskRecord, TaskStatus, TaskPatch, TaskFence } from "../idempotency/tasks.js";
 export { listRecordViews, showRecord } from "../idempotency/inspect.js";
 export type { RecordView, ListRecordViewsQuery } from "../idempotency/inspect.js";
 export { resolveInDoubt } from "../idempotency/resolve-in-doubt.js";

@@ -18,6 +18,9 @@ export const TASK_STATUSES: readonly TaskStatus[] = ["working", "input_required"
 /** A task in a final state never changes status again. */
 export const isFinalStatus = (s: TaskStatus): boolean => s === "completed" || s === "failed" || s === "cancelled";
 
+/** The statuses of a task not yet final. */
+export const LIVE_STATUSES: readonly TaskStatus[] = TASK_STATUSES.filter((s) => !isFinalStatus(s));
+
 export interface TaskRecord {
   /** Unguessable (128 random bits); list order is id order. */
   id: string;
@@ -47,6 +50,15 @@ export interface TaskPatch {
   now: number;
 }
 
+/** What fences an update beyond its status. */
+export interface TaskFence {
+  /**
+   * Applies only while the task's updated_at is below this, epoch ms: it has not been written
+   * since it was seen stale, so a heartbeat that lands first wins over marking it failed.
+   */
+  updated_before?: number;
+}
+
 export interface TaskStore {
   /** Stores a new task; an id already stored is refused (throws), ids are single-use. */
   create(record: TaskRecord): Promise<void>;
@@ -55,10 +67,16 @@ export interface TaskStore {
   /**
    * Compare-and-set on status: applies `patch` only when the task exists, has not expired at
    * `patch.now` and its status is one of `from`. Returns the task as updated, or null when the
-   * fence did not hold (it moved on, e.g. cancelled by another replica). Atomic across processes
-   * for a `shared` store.
+   * fence did not hold (it moved on, e.g. cancelled by another replica). `fence` narrows it further
+   * (`updated_before`). Atomic across processes for a `shared` store.
    */
-  update(id: string, from: readonly TaskStatus[], patch: TaskPatch): Promise<TaskRecord | null>;
+  update(id: string, from: readonly TaskStatus[], patch: TaskPatch, fence?: TaskFence): Promise<TaskRecord | null>;
+  /**
+   * Every owner's tasks not final and not expired at `now` whose updated_at is below `before`
+   * (tasks no process has written since), oldest write first, ties in id order; `limit` default
+   * 100. What a sweep marks failed, each through `update` fenced with `updated_before`.
+   */
+  stale(query: { before: number; now: number; limit?: number }): Promise<TaskRecord[]>;
   /** `owner`'s tasks not expired at `now`, in id order after `after`; `limit` default 100. */
   list(query: { owner: string; after?: string; limit?: number; now: number }): Promise<TaskRecord[]>;
 }

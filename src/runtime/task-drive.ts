@@ -8,12 +8,12 @@ import type { JsonValue } from "../core/json.js";
 import type { Observation } from "../core/observation.js";
 import type { CallLog, ProgressUpdate } from "../core/tool.js";
 import type { Store } from "../idempotency/store.js";
-import type { TaskRecord, TaskStatus } from "../idempotency/tasks.js";
+import { LIVE_STATUSES, type TaskRecord, type TaskStatus } from "../idempotency/tasks.js";
 import type { CallOptions, Gateway, Proposal } from "./types.js";
 import type { StartTask } from "./task-types.js";
 
 /** The statuses of a task not yet final. */
-export const LIVE: readonly TaskStatus[] = ["working", "input_required"];
+export const LIVE: readonly TaskStatus[] = LIVE_STATUSES;
 
 /** What driving a task reads: the runner's gateway, store, clock and poll, and its close. */
 export interface DriveContext {

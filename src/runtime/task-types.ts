@@ -18,7 +18,10 @@ export interface TaskRunnerOptions {
   ttl_ms?: number;
   /** How often status is written and read back (and a client is told to poll), ms. Default 1000. */
   poll_ms?: number;
-  /** A working task not written for this long belonged to a process that stopped, ms. Default 60,000. */
+  /**
+   * A working task not written for this long belonged to a process that stopped, ms: it is failed
+   * when read, and by the runner's sweep every `stale_ms / 2`. More than `poll_ms`. Default 60,000.
+   */
   stale_ms?: number;
   /**
    * Tasks one owner may have running in this process at once (each holds a call and a poll); one
@@ -85,6 +88,13 @@ export interface TaskRunner {
    * `approval_required` observation), read from the store; null when it waits for nothing pending.
    */
   awaiting(task: TaskRecord): Promise<ApprovalRecord | null>;
-  /** Stops watching; calls still running end with the gateway's close. */
+  /**
+   * Marks failed, now, the tasks of any owner on the store that no process has written for
+   * `stale_ms` and that do not run here (the runner does it every `stale_ms / 2` on its own, on a
+   * timer that keeps no process alive); how many it marked. A task written meanwhile, or one that
+   * reached a final status, is left as it is.
+   */
+  sweep(): Promise<number>;
+  /** Stops watching and sweeping; calls still running end with the gateway's close. */
   close(): void;
 }

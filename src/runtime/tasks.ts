@@ -32,7 +32,7 @@ import type { Gateway, Proposal } from "./types.js";
 import type { RunOutcome, StartTask, TaskRunner, TaskRunnerOptions } from "./task-types.js";
 import { drive, LIVE, pendingApproval, sleep, taskCall, type DriveContext } from "./task-drive.js";
 import { ownerBound } from "./task-owners.js";
-import { staleView } from "./task-stale.js";
+import { staleSweeper, staleView, type StaleContext } from "./task-stale.js";
 import { refuseUnlessTaskTool } from "./task-tools.js";
 
 export type { RunOutcome, RunTask, StartTask, TaskRunner, TaskRunnerOptions } from "./task-types.js";
@@ -59,6 +59,11 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       "invalid_config",
       `task_after_ms must be a whole number of milliseconds, 0 or more (how long a call may answer in its request before it becomes a task), e.g. ${DEFAULT_TASK_AFTER_MS}; received ${typeof taskAfter === "number" ? String(taskAfter) : shownValue(taskAfter)}`,
     );
+  if (!Number.isSafeInteger(stale_ms) || stale_ms <= poll_ms)
+    throw new ToolgateError(
+      "invalid_config",
+      `stale_ms must be a whole number of milliseconds above poll_ms (${poll_ms}: a running task is written once a poll, so one not written for stale_ms belonged to a process that stopped), e.g. ${DEFAULT_STALE_MS}; received ${typeof stale_ms === "number" ? String(stale_ms) : shownValue(stale_ms)}`,
+    );
   /** Tasks running here: their abort, and who waits for their end. */
   const running = new Map<
     string,
@@ -70,7 +75,9 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
   const driving: DriveContext = { gateway, store: options.store, clock, poll_ms, closing: closing.signal };
 
   const owned = (t: TaskRecord | null, owner: string) => (t !== null && t.owner === owner ? t : null);
-  const view = (t: TaskRecord | null) => staleView({ tasks, clock, stale_ms, runsHere: (id) => running.has(id) }, t);
+  const staleness: StaleContext = { tasks, clock, stale_ms, runsHere: (id) => running.has(id) };
+  const view = (t: TaskRecord | null) => staleView(staleness, t);
+  const sweeper = staleSweeper(staleness);
 
   async function get(id: string, owner: string): Promise<TaskRecord | null> {
     return owned(await view(owned(await tasks.get(id, clock()), owner)), owner);
@@ -243,9 +250,11 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       const a = await approvals.get(approvalId);
       return a !== null && a.state === "pending" && a.expires_at > clock() ? a : null;
     },
+    sweep: () => sweeper.sweep(),
     close() {
       closed = true;
       closing.abort();
+      sweeper.stop();
     },
   };
 }

@@ -80,7 +80,8 @@ CREATE TABLE IF NOT EXISTS ${t("tasks")} (
   poll_ms bigint NOT NULL
 );
 CREATE INDEX IF NOT EXISTS "${prefix}tasks_owner" ON ${t("tasks")} (owner, id);
-CREATE INDEX IF NOT EXISTS "${prefix}tasks_expiry" ON ${t("tasks")} (expires_at);`;
+CREATE INDEX IF NOT EXISTS "${prefix}tasks_expiry" ON ${t("tasks")} (expires_at);
+CREATE INDEX IF NOT EXISTS "${prefix}tasks_written" ON ${t("tasks")} (updated_at, id);`;
 }
 
 const COLUMNS = "key, state, owner, fingerprint, tool, lease_until, result, error, expires_at, created_at, updated_at";

@@ -59,6 +59,7 @@ CREATE TABLE IF NOT EXISTS tasks (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS tasks_owner ON tasks (owner, id);
 CREATE INDEX IF NOT EXISTS tasks_expiry ON tasks (expires_at);
+CREATE INDEX IF NOT EXISTS tasks_written ON tasks (updated_at, id);
 `;
 
 const RECORD_COLUMNS =

@@ -2,7 +2,7 @@
  * Tasks of the memory store: a map in this process. Each task is kept as its JSON text, so what
  * comes back is a copy and a result JSON cannot carry is refused at create, as the SQL backends do.
  */
-import { patchedTask, type TaskRecord, type TaskStore } from "../tasks.js";
+import { isFinalStatus, patchedTask, type TaskRecord, type TaskStore } from "../tasks.js";
 import { DEFAULT_LIST_LIMIT } from "./rows.js";
 
 export function memoryTasks(open: () => void): TaskStore {
@@ -25,10 +25,11 @@ export function memoryTasks(open: () => void): TaskStore {
       open();
       return read(id, now);
     },
-    async update(id, from, patch) {
+    async update(id, from, patch, fence) {
       open();
       const task = read(id, patch.now);
       if (!task || !from.includes(task.status)) return null;
+      if (fence?.updated_before !== undefined && !(task.updated_at < fence.updated_before)) return null;
       const next = patchedTask(task, patch);
       tasks.set(id, JSON.stringify(next));
       return next;
@@ -43,6 +44,16 @@ export function memoryTasks(open: () => void): TaskStore {
         if (out.length >= (limit ?? DEFAULT_LIST_LIMIT)) break;
       }
       return out;
+    },
+    async stale({ before, now, limit }) {
+      open();
+      const out: TaskRecord[] = [];
+      for (const id of [...tasks.keys()]) {
+        const task = read(id, now);
+        if (task && !isFinalStatus(task.status) && task.updated_at < before) out.push(task);
+      }
+      out.sort((a, b) => a.updated_at - b.updated_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      return out.slice(0, limit ?? DEFAULT_LIST_LIMIT);
     },
   };
 }

@@ -2,47 +2,63 @@
  * Tasks of the Redis store, on the store's own client: each task a hash under `PREFIX task:ID`
  * (an absent field is null) that expires at its `expires_at` (PEXPIREAT, and compared with the
  * caller's `now` as well, so a reader's clock decides as in the other backends), and each owner's
- * ids in one sorted set read in id order (ZRANGE BYLEX). Create and the compare-and-set on status
- * are Lua scripts, atomic in Redis.
+ * ids in one sorted set read in id order (ZRANGE BYLEX). The ids of tasks not final are in one more
+ * sorted set, `PREFIX tasks-live`, scored by their updated_at, which `stale` reads (a task created
+ * before that set existed is not in it, and reads failed when read, as before). Create and the
+ * compare-and-set on status are Lua scripts, atomic in Redis, and keep both sets.
  */
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
-import type { TaskRecord, TaskStatus, TaskStore } from "../tasks.js";
+import { isFinalStatus, type TaskRecord, type TaskStatus, type TaskStore } from "../tasks.js";
 import { DEFAULT_LIST_LIMIT } from "./rows.js";
 import { APPLY, encodeOptional, hashFromPairs } from "./redis-scripts.js";
 
 /**
- * KEYS: task, owner index. ARGV: expires_at, created_at, then field, value pairs. 0 when the id
- * exists. The index lives as long as its longest-lived task (PTTL, which Redis 6.2 has).
+ * KEYS: task, owner index, live index. ARGV: expires_at, created_at, updated_at when the task is
+ * not final (else ""), then field, value pairs. 0 when the id exists. The owner index lives as long
+ * as its longest-lived task (PTTL, which Redis 6.2 has).
  */
 const CREATE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+redis.call('HSET', KEYS[1], unpack(ARGV, 4))
+local id = redis.call('HGET', KEYS[1], 'id')
 redis.call('PEXPIREAT', KEYS[1], ARGV[1])
-redis.call('ZADD', KEYS[2], 0, redis.call('HGET', KEYS[1], 'id'))
+redis.call('ZADD', KEYS[2], 0, id)
+if ARGV[3] ~= '' then redis.call('ZADD', KEYS[3], ARGV[3], id) end
 local left = redis.call('PTTL', KEYS[2])
 if left < 0 or left < tonumber(ARGV[1]) - tonumber(ARGV[2]) then redis.call('PEXPIREAT', KEYS[2], ARGV[1]) end
 return 1`;
 
 /**
- * KEYS: task. ARGV: status, message (encoded optional), result (encoded optional), now, then the
+ * KEYS: task, live index. ARGV: status, message (encoded optional), result (encoded optional),
+ * now, updated_before ("" for none), "1" when the new status is not final (else "0"), then the
  * statuses it may move from. The updated hash, or false when the fence did not hold.
  */
 const UPDATE = `${APPLY}
-local f = redis.call('HMGET', KEYS[1], 'status', 'expires_at')
+local f = redis.call('HMGET', KEYS[1], 'status', 'expires_at', 'updated_at', 'id')
 if not f[1] or tonumber(f[2]) <= tonumber(ARGV[4]) then return false end
 local from = false
-for i = 5, #ARGV do if ARGV[i] == f[1] then from = true end end
+for i = 7, #ARGV do if ARGV[i] == f[1] then from = true end end
 if not from then return false end
+if ARGV[5] ~= '' and tonumber(f[3]) >= tonumber(ARGV[5]) then return false end
 local set, del = {'status', ARGV[1], 'updated_at', ARGV[4]}, {}
 apply(KEYS[1], set, del, 'status_message', ARGV[2])
 apply(KEYS[1], set, del, 'result', ARGV[3])
 flush(KEYS[1], set, del)
+if ARGV[6] == '1' then redis.call('ZADD', KEYS[2], ARGV[4], f[4]) else redis.call('ZREM', KEYS[2], f[4]) end
 return redis.call('HGETALL', KEYS[1])`;
 
 interface Scripted extends Redis {
-  tgCreateTask(task: string, index: string, expires: string, created: string, ...pairs: string[]): Promise<0 | 1>;
-  tgUpdateTask(task: string, ...argv: string[]): Promise<string[] | null>;
+  tgCreateTask(
+    task: string,
+    index: string,
+    live: string,
+    expires: string,
+    created: string,
+    liveScore: string,
+    ...pairs: string[]
+  ): Promise<0 | 1>;
+  tgUpdateTask(task: string, live: string, ...argv: string[]): Promise<string[] | null>;
 }
 
 function taskFromHash(h: Record<string, string>): TaskRecord {
@@ -71,9 +87,10 @@ function hashPairs(t: TaskRecord): string[] {
 
 export function redisTasks(client: Redis, prefix: string): TaskStore {
   const redis = client as Scripted;
-  redis.defineCommand("tgCreateTask", { numberOfKeys: 2, lua: CREATE });
-  redis.defineCommand("tgUpdateTask", { numberOfKeys: 1, lua: UPDATE });
+  redis.defineCommand("tgCreateTask", { numberOfKeys: 3, lua: CREATE });
+  redis.defineCommand("tgUpdateTask", { numberOfKeys: 2, lua: UPDATE });
   const taskKey = (id: string) => `${prefix}task:${id}`;
+  const liveKey = `${prefix}tasks-live`;
   // The owner is any string a transport names: hashed, so it never shapes a key.
   const indexKey = (owner: string) => `${prefix}tasks-of:${createHash("sha256").update(owner).digest("hex")}`;
   const read = async (id: string, now: number): Promise<TaskRecord | null> => {
@@ -87,22 +104,27 @@ export function redisTasks(client: Redis, prefix: string): TaskStore {
       const made = await redis.tgCreateTask(
         taskKey(record.id),
         indexKey(record.owner),
+        liveKey,
         String(record.expires_at),
         String(record.created_at),
+        isFinalStatus(record.status) ? "" : String(record.updated_at),
         ...hashPairs(record),
       );
       if (made !== 1) throw new Error(`task ${record.id} already exists; task ids are single-use`);
     },
     get: read,
-    async update(id, from, patch) {
+    async update(id, from, patch, fence) {
       const pairs = await redis.tgUpdateTask(
         taskKey(id),
+        liveKey,
         patch.status,
         encodeOptional(patch.status_message),
         encodeOptional(
           patch.result === undefined ? undefined : patch.result === null ? null : JSON.stringify(patch.result),
         ),
         String(patch.now),
+        fence?.updated_before === undefined ? "" : String(fence.updated_before),
+        isFinalStatus(patch.status) ? "0" : "1",
         ...from,
       );
       return pairs ? taskFromHash(hashFromPairs(pairs)) : null;
@@ -111,6 +133,7 @@ export function redisTasks(client: Redis, prefix: string): TaskStore {
       const want = limit ?? DEFAULT_LIST_LIMIT;
       const index = indexKey(owner);
       const out: TaskRecord[] = [];
+      if (want <= 0) return out;
       let from = after === undefined ? "-" : `(${after}`;
       for (;;) {
         const ids = await redis.zrangebylex(index, from, "+", "LIMIT", 0, want);
@@ -124,6 +147,29 @@ export function redisTasks(client: Redis, prefix: string): TaskStore {
         }
         if (ids.length < want) return out;
         from = `(${ids.at(-1)!}`;
+      }
+    },
+    async stale({ before, now, limit }) {
+      const want = limit ?? DEFAULT_LIST_LIMIT;
+      const out: TaskRecord[] = [];
+      if (want <= 0) return out;
+      let offset = 0;
+      for (;;) {
+        const ids = await redis.zrangebyscore(liveKey, "-inf", `(${before}`, "LIMIT", offset, want);
+        let kept = 0;
+        for (const id of ids) {
+          const task = await read(id, now);
+          if (task === null && (await redis.exists(taskKey(id))) === 0) {
+            // Gone with its TTL: the live index forgets it.
+            await redis.zrem(liveKey, id);
+            continue;
+          }
+          kept++;
+          if (task !== null && !isFinalStatus(task.status) && task.updated_at < before) out.push(task);
+          if (out.length >= want) return out;
+        }
+        if (ids.length < want) return out;
+        offset += kept;
       }
     },
   };

@@ -3,20 +3,24 @@
  * store's tables, `sqlite-schema.ts`), the compare-and-set one UPDATE … RETURNING.
  */
 import type BetterSqlite3 from "better-sqlite3";
-import type { TaskStore } from "../tasks.js";
+import { LIVE_STATUSES, type TaskStore } from "../tasks.js";
 import { DEFAULT_LIST_LIMIT } from "./rows.js";
 import { TASK_COLUMNS, taskFromRow, taskPatchParams, taskToRow, type TaskRow } from "./tasks-rows.js";
 
 const SQL = {
   create: `INSERT INTO tasks (${TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   get: `SELECT * FROM tasks WHERE id = ? AND expires_at > ?`,
-  /** Parameters: rows `taskPatchParams` (status, has-message, message, has-result, result, now), id, from (JSON list), now. */
+  /** Parameters: rows `taskPatchParams` (status, has-message, message, has-result, result, now), id, from (JSON list), now, updated_before (null: no fence). */
   update: `UPDATE tasks SET status = ?,
       status_message = CASE WHEN ? THEN ? ELSE status_message END,
       result = CASE WHEN ? THEN ? ELSE result END,
       updated_at = ?
     WHERE id = ? AND status IN (SELECT value FROM json_each(?)) AND expires_at > ?
+      AND (? IS NULL OR updated_at < ?)
     RETURNING *`,
+  /** Parameters: the live statuses (JSON list), before, now, limit. */
+  stale: `SELECT * FROM tasks WHERE status IN (SELECT value FROM json_each(?)) AND updated_at < ? AND expires_at > ?
+    ORDER BY updated_at, id LIMIT ?`,
   list: `SELECT * FROM tasks WHERE owner = ? AND id > ? AND expires_at > ? ORDER BY id LIMIT ?`,
   /** Expired tasks are deleted as new ones arrive, a bounded batch at a time. */
   forget: `DELETE FROM tasks WHERE id IN (SELECT id FROM tasks WHERE expires_at <= ? LIMIT 100)`,
@@ -35,9 +39,15 @@ export function sqliteTasks(db: BetterSqlite3.Database): TaskStore {
       const row = sql.get.get(id, now) as TaskRow | undefined;
       return row ? taskFromRow(row) : null;
     },
-    async update(id, from, patch) {
-      const row = sql.update.get(...taskPatchParams(patch), id, JSON.stringify(from), patch.now) as TaskRow | undefined;
+    async update(id, from, patch, fence) {
+      const before = fence?.updated_before ?? null;
+      const row = sql.update.get(...taskPatchParams(patch), id, JSON.stringify(from), patch.now, before, before) as
+        TaskRow | undefined;
       return row ? taskFromRow(row) : null;
+    },
+    async stale({ before, now, limit }) {
+      const rows = sql.stale.all(JSON.stringify(LIVE_STATUSES), before, now, limit ?? DEFAULT_LIST_LIMIT) as TaskRow[];
+      return rows.map(taskFromRow);
     },
     async list({ owner, after, limit, now }) {
       const rows = sql.list.all(owner, after ?? "", now, limit ?? DEFAULT_LIST_LIMIT) as TaskRow[];

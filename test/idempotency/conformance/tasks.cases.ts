@@ -89,6 +89,96 @@ export function taskCases(c: ConformanceContext): void {
       expect(await c.store().tasks.get(t.id, now + 2)).toEqual(winners[0]);
     });
 
+    it("stale lists every owner's live tasks not written since `before`, oldest write first; final and expired ones are left out", async () => {
+      const now = Date.now();
+      const mine = (ts: { id: string }[]) => ts.map((t) => t.id).filter((id) => id.startsWith(c.prefix));
+      const old = task(c.key("stale-old"), c.key("owner-a"), now - 9_000, { updated_at: now - 9_000 });
+      const older = task(c.key("stale-older"), c.key("owner-b"), now - 9_500, {
+        status: "input_required",
+        updated_at: now - 9_500,
+      });
+      const fresh = task(c.key("stale-fresh"), c.key("owner-a"), now - 100);
+      const done = task(c.key("stale-done"), c.key("owner-a"), now - 9_000, { status: "completed" });
+      const gone = task(c.key("stale-gone"), c.key("owner-a"), now - 9_000, { expires_at: now - 1 });
+      for (const t of [old, older, fresh, done, gone]) await c.store().tasks.create(t);
+      const found = await c.store().tasks.stale({ before: now - 5_000, now, limit: 1000 });
+      expect(mine(found).filter((id) => [old, older, fresh, done, gone].some((t) => t.id === id))).toEqual([
+        older.id,
+        old.id,
+      ]);
+      expect(found.find((t) => t.id === old.id)).toEqual(old);
+      // A heartbeat takes it out; a final status too.
+      await c.store().tasks.update(old.id, ["working"], { status: "working", now });
+      await c.store().tasks.update(older.id, ["input_required"], { status: "cancelled", now: now - 6_000 });
+      const after = await c.store().tasks.stale({ before: now - 5_000, now, limit: 1000 });
+      expect(after.map((t) => t.id)).not.toContain(old.id);
+      expect(after.map((t) => t.id)).not.toContain(older.id);
+      expect(await c.store().tasks.stale({ before: now - 5_000, now, limit: 0 })).toEqual([]);
+    });
+
+    it("an update fenced by updated_before applies only to a task not written since: a heartbeat that lands first wins", async () => {
+      const now = Date.now();
+      const t = task(c.key("fence"), c.key("owner"), now - 10_000);
+      await c.store().tasks.create(t);
+      const [seen] = (await c.store().tasks.stale({ before: now - 5_000, now, limit: 1000 })).filter(
+        (x) => x.id === t.id,
+      );
+      expect(seen?.status).toBe("working");
+      // The owning process writes it after the sweep read it: the fenced fail does not hold.
+      await c.store().tasks.update(t.id, ["working"], { status: "working", status_message: "alive", now });
+      const fail = { status: "failed" as const, status_message: "stale", now: now + 1 };
+      expect(await c.store().tasks.update(t.id, ["working"], fail, { updated_before: now - 5_000 })).toBeNull();
+      expect(await c.store().tasks.get(t.id, now + 1)).toMatchObject({ status: "working", status_message: "alive" });
+      // The bound is strict: written at exactly updated_before is not stale.
+      expect(await c.store().tasks.update(t.id, ["working"], fail, { updated_before: now })).toBeNull();
+      expect(await c.store().tasks.update(t.id, ["working"], fail, { updated_before: now + 1 })).toMatchObject({
+        status: "failed",
+        status_message: "stale",
+        updated_at: now + 1,
+      });
+    });
+
+    it("a final write racing a fenced fail of a stale task: exactly one applies, and it is what every reader sees", async () => {
+      const rounds = 20;
+      const now = Date.now();
+      const wins = { completed: 0, failed: 0 };
+      for (let r = 0; r < rounds; r++) {
+        const t = task(c.key(`fence-race-${r}`), c.key("owner"), now - 10_000);
+        await c.store().tasks.create(t);
+        const [completion, sweep] = await Promise.all([
+          c.store().tasks.update(t.id, ["working", "input_required"], {
+            status: "completed",
+            result: { round: r },
+            now: now + 1,
+          }),
+          c
+            .store()
+            .tasks.update(
+              t.id,
+              ["working"],
+              { status: "failed", status_message: "stale", now: now + 1 },
+              { updated_before: now - 5_000 },
+            ),
+        ]);
+        const winners = [completion, sweep].filter((o) => o !== null);
+        expect(winners).toHaveLength(1);
+        expect(await c.store().tasks.get(t.id, now + 2)).toEqual(winners[0]);
+        wins[winners[0]!.status as "completed" | "failed"]++;
+        // A completed task stays completed: a later fenced fail finds nothing to change.
+        expect(
+          await c
+            .store()
+            .tasks.update(
+              t.id,
+              ["working", "input_required"],
+              { status: "failed", now: now + 3 },
+              { updated_before: now + 3 },
+            ),
+        ).toBeNull();
+      }
+      expect(wins.completed + wins.failed).toBe(rounds);
+    });
+
     it("a task is gone from its expires_at: get, update and list leave it out", async () => {
       const now = Date.now();
       const owner = c.key("owner-expiry");
