@@ -46,6 +46,18 @@ const DEFAULT_MAX_LIVE_PER_OWNER = 128;
 /** How long a call `run` starts may answer inline before it becomes a task, ms. */
 export const DEFAULT_TASK_AFTER_MS = 1000;
 
+/** What a call stopped at the owner's bound left, from its `cancelled` answer. */
+function stoppedAtBound(answer: Observation, within: number): string {
+  const detail = answer.error?.detail;
+  const left =
+    detail?.cancelled === "before_start"
+      ? "before it started: nothing was run"
+      : detail?.cancelled === "in_doubt"
+        ? `after it had started, so it may have done part of its work: its record is in doubt (key ${String(detail.key)}) and repeating it is refused until it is settled (toolgate records)`
+        : "(it only reads or is idempotent, so calling again is safe)";
+  return `this call did not end within task_after_ms (${within} ms), so it would have had to go on as one, and was stopped ${left}`;
+}
+
 export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): TaskRunner {
   const tasks = options.store.tasks;
   const approvals = options.store.approvals;
@@ -83,11 +95,10 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
     return owned(await view(owned(await tasks.get(id, clock()), owner)), owner);
   }
 
-  /** Refuses what may not start (see `start`); else counts the owner's new live call and returns its release. */
-  function admit(proposal: Proposal, opts: StartTask, asked = true): () => void {
+  /** Refuses what may not start as a task (see `start`); the owner's bound is the caller's to check. */
+  function admit(proposal: Proposal): void {
     if (closed) throw new ToolgateError("invalid_task", "the task runner is closed; nothing was started");
     refuseUnlessTaskTool(gateway, proposal);
-    return owners.take(opts.owner, asked);
   }
 
   /** A new task's record, as of now. */
@@ -145,7 +156,8 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
   return {
     get,
     async start(proposal, opts) {
-      const release = admit(proposal, opts);
+      admit(proposal);
+      const release = owners.take(opts.owner, true);
       const task = newTask(proposal, opts);
       try {
         await tasks.create(task);
@@ -161,8 +173,12 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       return task;
     },
     async run(proposal, opts) {
+      admit(proposal);
+      const within = opts.task_after_ms ?? taskAfter;
       // The caller did not ask for a task (the server decides), so "call without one" is no advice.
-      const release = admit(proposal, opts, false);
+      // At the owner's bound a call that is a task at once is refused before it starts; any other
+      // runs in its request, holding no place, and is refused only should it need to go on as a task.
+      let release = within <= 0 ? owners.take(opts.owner, false) : owners.tryTake(opts.owner);
       const abort = new AbortController();
       // While the call answers in its request, the request's going away is its cancel.
       const requestGone = () => abort.abort();
@@ -173,7 +189,6 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       const first = gateway.call(proposal, call.options);
       // Awaited below, inline or by the task; a failure meanwhile is not left unhandled.
       first.catch(() => {});
-      const within = opts.task_after_ms ?? taskAfter;
       // 0: a task at once, whatever the call does meanwhile.
       const early =
         within <= 0
@@ -190,12 +205,31 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
         try {
           return { answer: await first };
         } finally {
-          release();
+          release?.();
         }
       };
       // Ended in time (an approval wait is no end: a person may take long), or its request is gone.
       if ((early !== null && !("obs" in early && pendingApproval(early.obs) !== null)) || abort.signal.aborted)
         return answerInline();
+      // A place may have come free while the call ran in its request.
+      release ??= owners.tryTake(opts.owner);
+      if (release === null) {
+        // At the bound: the call cannot go on as a task, so it stops here and is refused, saying what it left.
+        opts.signal?.removeEventListener("abort", requestGone);
+        const waits = early !== null && "obs" in early ? pendingApproval(early.obs) : null;
+        if (waits === null) abort.abort();
+        const answer = await first;
+        // It ended as it was stopped: its answer is as good as any.
+        if (waits === null && answer.error?.code !== "cancelled") return { answer };
+        throw waits !== null
+          ? owners.refusal(
+              opts.owner,
+              false,
+              undefined,
+              `This call waits for approval ${waits}, which only a task can wait for; that approval stays pending`,
+            )
+          : owners.refusal(opts.owner, false, stoppedAtBound(answer, within));
+      }
       const task = newTask(proposal, opts);
       try {
         await tasks.create(task);

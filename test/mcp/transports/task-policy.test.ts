@@ -53,13 +53,18 @@ interface Served {
   runs: () => string[];
 }
 
-async function serve(task_after_ms: number): Promise<Served> {
+async function serve(task_after_ms: number, max_live_per_owner?: number): Promise<Served> {
   const dir = tempDir("task-policy");
   process.env.NOTES_DIR = dir;
   const store = await openStore(`sqlite:${join(tempDir("task-policy-store"), "state.db")}`);
   const tools = [...notes, waiting("job", true, () => dir), waiting("job_required", "required", () => dir)];
   const gateway = createGateway({ tools, store, audit: false });
-  const tasks = createTaskRunner(gateway, { store, poll_ms: 50, task_after_ms });
+  const tasks = createTaskRunner(gateway, {
+    store,
+    poll_ms: 50,
+    task_after_ms,
+    ...(max_live_per_owner !== undefined ? { max_live_per_owner } : {}),
+  });
   const http = await serveHttp(gateway, { port: 0, approveVia: "both", warn: () => {}, tasks });
   cleanup.push(async () => {
     await http.close();
@@ -188,6 +193,64 @@ describe("2026-07-28: the server decides whether a call becomes a task", { timeo
     expect(ids).toEqual([probe]);
   });
 });
+
+describe(
+  "2026-07-28 at the per-owner task bound: only a call that would become a task is refused",
+  { timeout: 60_000 },
+  () => {
+    // Over HTTP without a bearer the caller is its peer address.
+    const bound =
+      "tools/call: peer 127.0.0.1 already has 1 tasks running, the most one caller may (max_live_per_owner 1); ";
+    const refusal = (a: { error?: { code: number; message: string } }) => {
+      expect(a.error?.code).toBe(-32602);
+      return a.error!.message;
+    };
+
+    it("a quick call is answered in its request; an approval wait and a task-only tool are refused, nothing run", async () => {
+      const s = await serve(600_000, 1);
+      const c = await client(s.url, "2026-07-28");
+      const hold = (await call(c, "job_required", { name: "hold" })).result as { resultType: string; taskId: string };
+      expect(hold).toMatchObject({ resultType: "task" });
+      writeFileSync(join(s.dir, "go-quick"), "");
+      const quick = await call(c, "job", { name: "quick" });
+      expect(quick.error).toBeUndefined();
+      expect(quick.result).toMatchObject({ resultType: "complete", structuredContent: { name: "quick" } });
+      const approval = await call(c, "note_delete", { name: "x" });
+      expect(refusal(approval)).toMatch(
+        new RegExp(
+          `^${bound.replace(/[()]/g, "\\$&")}nothing was started: wait for one to end \\(tasks/get\\), cancel one \\(tasks/cancel\\), then call again\\. This call waits for approval ap_[\\w-]+, which only a task can wait for; that approval stays pending$`,
+        ),
+      );
+      const required = await call(c, "job_required", { name: "r2" });
+      expect(refusal(required)).toBe(
+        `${bound}nothing was started: wait for one to end (tasks/get), cancel one (tasks/cancel), then call again`,
+      );
+      expect(s.runs(), "the refused calls did not run").toEqual(["hold", "quick"]);
+      // Once the task ends, its place is free again: a task-only call is a task.
+      writeFileSync(join(s.dir, "go-hold"), "");
+      expect(await settled(c, hold.taskId)).toMatchObject({ status: "completed" });
+      let next = await call(c, "job_required", { name: "r3" });
+      // The ended task lets go of its place as it unwinds, which may be a moment after its status is stored.
+      while (next.error?.message.includes("already has 1 tasks")) next = await call(c, "job_required", { name: "r3" });
+      expect(next.result).toMatchObject({ resultType: "task" });
+    });
+
+    it("a call still running after task_after_ms is stopped and refused, saying so; its request held no place", async () => {
+      const s = await serve(50, 1);
+      const c = await client(s.url, "2026-07-28");
+      const hold = (await call(c, "job_required", { name: "hold" })).result as { resultType: string; taskId: string };
+      expect(hold).toMatchObject({ resultType: "task" });
+      const slow = await call(c, "job", { name: "slow" });
+      expect(refusal(slow)).toBe(
+        `${bound}this call did not end within task_after_ms (50 ms), so it would have had to go on as one, and was stopped (it only reads or is idempotent, so calling again is safe): wait for one to end (tasks/get), cancel one (tasks/cancel), then call again`,
+      );
+      expect(s.runs()).toEqual(["hold", "slow"]);
+      expect((await c.request({ method: "tasks/get", params: { taskId: hold.taskId } } as never, Task)).status).toBe(
+        "working",
+      );
+    });
+  },
+);
 
 describe("2025-11-25: a call must match its tool's execution.taskSupport", { timeout: 60_000 }, () => {
   const Created = z.looseObject({ task: z.looseObject({ taskId: z.string() }) });
