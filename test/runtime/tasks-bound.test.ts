@@ -8,37 +8,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import { ToolgateError } from "../../src/core/errors.js";
 import { createSqliteStore } from "../../src/idempotency/stores/sqlite.js";
 import { createGateway } from "../../src/runtime/gateway.js";
 import { createTaskRunner } from "../../src/runtime/tasks.js";
 import type { Proposal } from "../../src/runtime/types.js";
-import { defineTool } from "../../src/schema/define.js";
+import { heldRuns, heldTool, whenHeld } from "./held.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tg-bound-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Calls wait until the test releases them by name, or their signal aborts. */
-const waiting = new Map<string, () => void>();
-const ran: string[] = [];
-const tool = (name: string, effect: "read" | "write") =>
-  defineTool({
-    name,
-    description: "Answers when the test releases it, or stops when its call is aborted.",
-    input: z.object({ name: z.string().max(40).describe("Which call.") }).strict(),
-    output: z.object({ name: z.string() }).strict(),
-    effect,
-    runsAsTask: true,
-    handler: async (args, ctx) => {
-      ran.push(args.name);
-      await new Promise<void>((release, stop) => {
-        waiting.set(args.name, release);
-        ctx.signal.addEventListener("abort", () => stop(new Error(`${args.name} stopped`)), { once: true });
-      });
-      return { name: args.name };
-    },
-  });
 
 let n = 0;
 const proposal = (name: string, which = "held_read"): Proposal => ({
@@ -52,7 +30,10 @@ const proposal = (name: string, which = "held_read"): Proposal => ({
 async function runner(task_after_ms: number) {
   const store = await createSqliteStore({ path: join(dir, `${++n}.db`) });
   const gateway = createGateway({
-    tools: [tool("held_read", "read"), tool("held_write", "write")],
+    tools: [
+      heldTool({ name: "held_read", stopsOnAbort: true }),
+      heldTool({ name: "held_write", effect: "write", stopsOnAbort: true }),
+    ],
     store,
     audit: false,
   });
@@ -65,11 +46,6 @@ async function runner(task_after_ms: number) {
       await gateway.close({ grace_ms: 0 });
     },
   };
-}
-
-async function whenHeld(name: string): Promise<() => void> {
-  while (!waiting.has(name)) await new Promise((r) => setTimeout(r, 5));
-  return waiting.get(name)!;
 }
 
 describe("run at the per-owner bound", { timeout: 30_000 }, () => {
@@ -96,7 +72,7 @@ describe("run at the per-owner bound", { timeout: 30_000 }, () => {
     await expect(r.tasks.run(proposal("at-once"), { owner: "alice", task_after_ms: 0 })).rejects.toThrow(
       "alice already has 1 tasks running, the most one caller may (max_live_per_owner 1); nothing was started: wait for one to end (tasks/get), cancel one (tasks/cancel), then call again",
     );
-    expect(ran).toEqual(["first", "quick", "write"]);
+    expect(heldRuns).toEqual(["first", "quick", "write"]);
     // Another owner is not held back.
     const other = await r.tasks.run(proposal("other"), { owner: "bob", task_after_ms: 0 });
     expect("task" in other).toBe(true);

@@ -9,31 +9,17 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import type { Store } from "../../src/idempotency/store.js";
 import { isFinalStatus, type TaskRecord } from "../../src/idempotency/tasks.js";
 import { createPostgresStore } from "../../src/idempotency/stores/postgres.js";
 import { createRedisStore } from "../../src/idempotency/stores/redis.js";
 import { createSqliteStore } from "../../src/idempotency/stores/sqlite.js";
-import { defineTool } from "../../src/schema/define.js";
 import { createGateway } from "../../src/runtime/gateway.js";
 import { createTaskRunner } from "../../src/runtime/tasks.js";
 import { POSTGRES_URL, REDIS_URL, serviceAvailable } from "../support/require.js";
+import { heldTool, whenHeld } from "./held.js";
 
-/** Calls of `held` wait until the test releases them, by name. */
-const waiting = new Map<string, () => void>();
-const held = defineTool({
-  name: "held",
-  description: "Answers when the test releases it; for task races.",
-  input: z.object({ name: z.string().max(40).describe("Which call.") }).strict(),
-  output: z.object({ name: z.string() }).strict(),
-  effect: "read",
-  runsAsTask: true,
-  handler: async (args) => {
-    await new Promise<void>((release) => waiting.set(args.name, release));
-    return { name: args.name };
-  },
-});
+const held = heldTool();
 
 function replica(store: Store) {
   const gateway = createGateway({ tools: [held], store, audit: false });
@@ -45,11 +31,6 @@ function replica(store: Store) {
       await gateway.close({ grace_ms: 0 });
     },
   };
-}
-
-async function whenHeld(name: string): Promise<() => void> {
-  while (!waiting.has(name)) await new Promise((r) => setTimeout(r, 5));
-  return waiting.get(name)!;
 }
 
 async function settled(read: () => Promise<TaskRecord | null>): Promise<TaskRecord> {

@@ -11,7 +11,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { z } from "zod";
 import { ToolgateError } from "../../src/core/errors.js";
 import type { Store } from "../../src/idempotency/store.js";
 import { createMemoryStore } from "../../src/idempotency/stores/memory.js";
@@ -21,9 +20,9 @@ import { createSqliteStore } from "../../src/idempotency/stores/sqlite.js";
 import { isFinalStatus, type TaskRecord } from "../../src/idempotency/tasks.js";
 import { createGateway } from "../../src/runtime/gateway.js";
 import { createTaskRunner, type TaskRunnerOptions } from "../../src/runtime/tasks.js";
-import { defineTool } from "../../src/schema/define.js";
 import { dropPgSchema, dropRedisPrefix } from "../idempotency/fixtures/service-cleanup.js";
 import { POSTGRES_URL, REDIS_URL, projectRoot, serviceAvailable } from "../support/require.js";
+import { heldTool, whenHeld } from "./held.js";
 
 const run = randomBytes(4).toString("hex");
 const dir = mkdtempSync(join(tmpdir(), "tg-sweep-"));
@@ -41,25 +40,7 @@ afterAll(async () => {
   if (postgresUp) await dropPgSchema(pgSchema);
 });
 
-/** Calls of `held` wait until the test releases them, by name. */
-const waiting = new Map<string, () => void>();
-const held = defineTool({
-  name: "held",
-  description: "Answers when the test releases it; for sweep races.",
-  input: z.object({ name: z.string().max(40).describe("Which call.") }).strict(),
-  output: z.object({ name: z.string() }).strict(),
-  effect: "read",
-  runsAsTask: true,
-  handler: async (args) => {
-    await new Promise<void>((release) => waiting.set(args.name, release));
-    return { name: args.name };
-  },
-});
-
-async function whenHeld(name: string): Promise<() => void> {
-  while (!waiting.has(name)) await new Promise((r) => setTimeout(r, 5));
-  return waiting.get(name)!;
-}
+const held = heldTool();
 
 /** Reads until `ok` holds; the test's own timeout bounds it. */
 async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {

@@ -1,0 +1,39 @@
+/**
+ * A tool whose calls the test finishes: each call waits until the test releases it by name
+ * (`whenHeld(name)` returns the release once the call is waiting); with `stopsOnAbort` a call
+ * whose signal aborts stops instead. Shared by the task race, sweep and bound suites.
+ */
+import { z } from "zod";
+import type { ToolSpec } from "../../src/core/tool.js";
+import { defineTool } from "../../src/schema/define.js";
+
+/** Releases of the calls waiting now, by name. */
+const waiting = new Map<string, () => void>();
+/** The names of the calls that started, in order. */
+export const heldRuns: string[] = [];
+
+export function heldTool(options: { name?: string; effect?: "read" | "write"; stopsOnAbort?: boolean } = {}): ToolSpec {
+  return defineTool({
+    name: options.name ?? "held",
+    description: "Answers when the test releases it; for task races and bounds.",
+    input: z.object({ name: z.string().max(40).describe("Which call.") }).strict(),
+    output: z.object({ name: z.string() }).strict(),
+    effect: options.effect ?? "read",
+    runsAsTask: true,
+    handler: async (args, ctx) => {
+      heldRuns.push(args.name);
+      await new Promise<void>((release, stop) => {
+        waiting.set(args.name, release);
+        if (options.stopsOnAbort)
+          ctx.signal.addEventListener("abort", () => stop(new Error(`${args.name} stopped`)), { once: true });
+      });
+      return { name: args.name };
+    },
+  });
+}
+
+/** The release of the call `name`, once it waits. */
+export async function whenHeld(name: string): Promise<() => void> {
+  while (!waiting.has(name)) await new Promise((r) => setTimeout(r, 5));
+  return waiting.get(name)!;
+}
