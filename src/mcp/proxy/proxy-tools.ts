@@ -166,7 +166,13 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
         // A 2026-07-28 upstream answered with a task: followed to its end (and cancelled with the call).
         const task = taskAnswer(result);
         if (task !== undefined)
-          result = await followUpstreamTask(client, task, { signal: ctx.signal, requestTimeout: timeout_ms });
+          result = await followUpstreamTask(client, task, {
+            signal: ctx.signal,
+            requestTimeout: timeout_ms,
+            ...(progress.taskStatus ? { onStatus: progress.taskStatus } : {}),
+            // Each tasks/get asks for the caller's log level, so the upstream's log messages go on reaching it.
+            ...(options.notices ? { meta: UpstreamNotices.requestMeta(ctx.log) } : {}),
+          });
       } catch (err) {
         const message = (err as Error).message;
         if (message === NOT_CONNECTED) {

@@ -91,6 +91,7 @@ interface TaskState {
   statusMessage?: string;
   result?: unknown;
   error?: unknown;
+  inputRequests?: unknown;
 }
 
 /** An answer the proxy cannot follow: what the tool's error says. */
@@ -130,6 +131,7 @@ export function readTask(raw: unknown, where: string, expectedId?: string): Task
     ...(statusMessage !== undefined ? { statusMessage } : {}),
     ...("result" in raw ? { result: raw.result } : {}),
     ...("error" in raw ? { error: raw.error } : {}),
+    ...("inputRequests" in raw ? { inputRequests: raw.inputRequests } : {}),
   };
 }
 
@@ -182,8 +184,10 @@ export interface FollowOptions {
   signal: AbortSignal;
   /** Each tasks/get's bound, ms. */
   requestTimeout: number;
-  /** Told each status the task reports, with its message (toolgate's task follows it). */
+  /** Told each status the task reports, with its message (the call's progress says it). */
   onStatus?: (status: Status, message: string | undefined) => void;
+  /** The `_meta` of each tasks/get (the log level the caller wants, so the upstream's log messages follow). */
+  meta?: Record<string, unknown>;
 }
 
 /** Polls the upstream task `answer` until it is final and returns its result; cancels it when `signal` aborts. */
@@ -198,9 +202,14 @@ export async function followUpstreamTask(
     for (;;) {
       options.onStatus?.(t.status, t.statusMessage);
       if (isFinal(t.status)) return finalAnswer(t, "tasks/get");
+      if (t.status === "input_required") throw inputNotRelayed(t);
       await sleep(t.pollMs, options.signal);
       options.signal.throwIfAborted();
-      const got = await client.request({ method: "tasks/get", params: { taskId } } as never, anyObject, {
+      const params = {
+        taskId,
+        ...(options.meta && Object.keys(options.meta).length > 0 ? { _meta: options.meta } : {}),
+      };
+      const got = await client.request({ method: "tasks/get", params } as never, anyObject, {
         signal: options.signal,
         timeout: options.requestTimeout,
       });
@@ -216,6 +225,21 @@ export async function followUpstreamTask(
         });
     throw options.signal.aborted ? (options.signal.reason ?? err) : err;
   }
+}
+
+/**
+ * An upstream task that asks for input (`input_required`): only the proxy could answer it
+ * (tasks/update), and it does not pass such requests on yet, so the call ends at once, saying so,
+ * rather than wait out its limit; the task is cancelled upstream.
+ */
+function inputNotRelayed(t: TaskState): UpstreamTaskError {
+  const raw = t.inputRequests;
+  const methods = isPlainObject(raw)
+    ? [...new Set(Object.values(raw).map((r) => (isPlainObject(r) ? shownValue(r.method) : shownValue(r))))].slice(0, 4)
+    : [];
+  return new UpstreamTaskError(
+    `the upstream's task ${t.taskId} asks for input${methods.length > 0 ? ` (${methods.join(", ")})` : ""}${t.statusMessage ? ` (${shownValue(t.statusMessage)})` : ""}, which toolgate proxy does not pass on to its clients; the upstream task was cancelled: call a tool that needs no input, or tell the user the upstream asks for input toolgate cannot relay`,
+  );
 }
 
 const isFinal = (status: Status) => status === "completed" || status === "failed" || status === "cancelled";

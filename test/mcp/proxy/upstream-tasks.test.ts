@@ -194,6 +194,37 @@ describe("toolgate proxy bridges a 2026-07-28 upstream's tasks", { timeout: 120_
     );
   });
 
+  it("an upstream task that asks for input ends the call at once, saying so, and is cancelled upstream", async () => {
+    const c = await proxy.connect("2026");
+    const before = proxy.received().length;
+    const r = await c.callTool({ name: "asks", arguments: { topic: "q" } });
+    expect(r.isError).toBe(true);
+    expect(text(r)).toContain(
+      JSON.stringify(
+        'asks for input ("elicitation/create") ("which branch?"), which toolgate proxy does not pass on to its clients; the upstream task was cancelled',
+      ).slice(1, -1),
+    );
+    await until(() =>
+      proxy
+        .received()
+        .slice(before)
+        .some((m) => m.method === "tasks/cancel"),
+    );
+  });
+
+  it("a client that asks for progress hears the upstream task's status while it runs", async () => {
+    const c = await proxy.connect("2026");
+    const stop = new AbortController();
+    const heard: string[] = [];
+    const call = c.callTool(
+      { name: "never_ends", arguments: { topic: "p" } },
+      { signal: stop.signal, onprogress: (p) => heard.push(String(p.message)) },
+    );
+    await until(() => heard.some((m) => /its task is working: poll \d+/.test(m)));
+    stop.abort();
+    await expect(call).rejects.toThrow();
+  });
+
   it("a poll interval of 0 or 10^12 ms is clamped: both tasks are followed to their end", async () => {
     const c = await proxy.connect("2026");
     expect(text(await c.callTool({ name: "zero_poll", arguments: { topic: "z" } }))).toContain(
