@@ -97,6 +97,16 @@ function proxyCommand(flags: string[]) {
 }
 
 const text = (r: { content?: unknown }) => JSON.stringify(r.content);
+
+/** The id of the first upstream task the proxy polls after the `before`th line the upstream received, once it does. */
+async function polledTask(received: () => Received[], before: number): Promise<unknown> {
+  const poll = () =>
+    received()
+      .slice(before)
+      .find((m) => m.method === "tasks/get");
+  await until(() => poll() !== undefined);
+  return poll()!.params!.taskId;
+}
 const until = async (done: () => boolean) => {
   while (!done()) await new Promise((r) => setTimeout(r, 20));
 };
@@ -145,16 +155,7 @@ describe("toolgate proxy bridges a 2026-07-28 upstream's tasks", { timeout: 120_
     const before = proxy.received().length;
     const created = await rawRequest(c, "tools/call", { name: "never_ends", arguments: { topic: "a" } }, ENVELOPE);
     const task = created.result as { taskId: string };
-    await until(() =>
-      proxy
-        .received()
-        .slice(before)
-        .some((m) => m.method === "tasks/get"),
-    );
-    const upstreamId = proxy
-      .received()
-      .slice(before)
-      .find((m) => m.method === "tasks/get")!.params!.taskId;
+    const upstreamId = await polledTask(proxy.received, before);
     expect((await rawRequest(c, "tasks/cancel", { taskId: task.taskId }, ENVELOPE)).error).toBeUndefined();
     await until(() => proxy.received().some((m) => m.method === "tasks/cancel" && m.params?.taskId === upstreamId));
   });
@@ -164,16 +165,7 @@ describe("toolgate proxy bridges a 2026-07-28 upstream's tasks", { timeout: 120_
     const before = proxy.received().length;
     const stop = new AbortController();
     const call = c.callTool({ name: "never_ends", arguments: { topic: "b" } }, { signal: stop.signal });
-    await until(() =>
-      proxy
-        .received()
-        .slice(before)
-        .some((m) => m.method === "tasks/get"),
-    );
-    const upstreamId = proxy
-      .received()
-      .slice(before)
-      .find((m) => m.method === "tasks/get")!.params!.taskId;
+    const upstreamId = await polledTask(proxy.received, before);
     stop.abort();
     await expect(call).rejects.toThrow();
     await until(() => proxy.received().some((m) => m.method === "tasks/cancel" && m.params?.taskId === upstreamId));
