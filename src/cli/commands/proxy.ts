@@ -27,6 +27,7 @@ interface ProxyFlags extends GatewayFlags {
   openSchemas?: boolean;
   timeoutMs?: string;
   toolTimeoutMs?: string[];
+  taskTimeoutMs?: string;
   includePrompt?: string[];
   excludePrompt?: string[];
   includeResource?: string[];
@@ -82,9 +83,25 @@ function toolTimeouts(values: string[] | undefined): Record<string, number> {
   return out;
 }
 
-/** What a call cut at its limit says to do: the flags that raise it. */
-const timeoutHint = (tool: string, ms: number) =>
-  `That is the time limit toolgate proxy sets for ${tool} (${ms} ms). If the work needs longer, tell the user: whoever runs toolgate proxy can raise it with --timeout-ms MS (every tool of this server) or --tool-timeout-ms ${tool}=MS; or split the work into smaller calls.`;
+/** The longest timer Node keeps, ms (about 24.8 days): a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** `--task-timeout-ms MS`: the limit of a call the upstream runs as a task; undefined when absent (an hour). */
+function taskTimeout(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const ms = parseMsFlag("--task-timeout-ms", text, { min: MIN_PROXY_TIMEOUT_MS, example: 7_200_000 });
+  if (ms > MAX_TIMER_MS)
+    throw new CliError(
+      `--task-timeout-ms must be at most ${MAX_TIMER_MS} (about 24 days, the longest timer Node keeps), e.g. --task-timeout-ms 7200000; received ${JSON.stringify(text)}`,
+    );
+  return ms;
+}
+
+/** What a call cut at its limit says to do: the flags that raise it (`task`: the limit of a call run as an upstream task). */
+const timeoutHint = (tool: string, ms: number, task: boolean) =>
+  task
+    ? `That is the time limit toolgate proxy sets for ${tool} while the upstream runs it as a task (${ms} ms). If the work needs longer, tell the user: whoever runs toolgate proxy can raise it with --task-timeout-ms MS; or split the work into smaller calls.`
+    : `That is the time limit toolgate proxy sets for ${tool} (${ms} ms). If the work needs longer, tell the user: whoever runs toolgate proxy can raise it with --timeout-ms MS (every tool of this server) or --tool-timeout-ms ${tool}=MS; or split the work into smaller calls.`;
 
 function upstreamTarget(argv: string[], url: string | undefined): UpstreamTarget {
   if (url !== undefined && argv.length > 0)
@@ -135,6 +152,10 @@ export function register(program: Command): void {
     )
     .option("--tool-timeout-ms <name=ms>", "one tool's own time limit, e.g. read_text_file=300000 (repeatable)", repeat)
     .option(
+      "--task-timeout-ms <ms>",
+      "time limit of a call the upstream runs as a task, ms (default 3600000), in place of --timeout-ms, which still bounds each of its requests",
+    )
+    .option(
       "--include-prompt <name>",
       "serve only the upstream's prompts of this name or * pattern (repeatable; default all)",
       repeat,
@@ -162,6 +183,7 @@ export function register(program: Command): void {
         ? undefined
         : parseMsFlag("--timeout-ms", flags.timeoutMs, { min: MIN_PROXY_TIMEOUT_MS, example: 300_000 });
     const toolTimeoutMs = toolTimeouts(flags.toolTimeoutMs);
+    const taskTimeoutMs = taskTimeout(flags.taskTimeoutMs);
     const prompts = listFilter(flags, "prompt");
     const resources = listFilter(flags, "resource");
     const { settings, run, tasks: taskLimits } = parseGatewayFlags(flags);
@@ -174,6 +196,7 @@ export function register(program: Command): void {
       openSchemas: flags.openSchemas === true,
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       toolTimeoutMs,
+      ...(taskTimeoutMs !== undefined ? { taskTimeoutMs } : {}),
       timeoutHint,
       ...(prompts ? { prompts } : {}),
       ...(resources ? { resources } : {}),
@@ -208,6 +231,10 @@ async function runConfigProxy(argv: string[], flags: ProxyFlags): Promise<void> 
   if (flags.toolTimeoutMs !== undefined)
     throw new CliError(
       'with --config, a tool\'s time limit is set in its server\'s toolgate block: "tools": {"NAME": {"timeout_ms": MS}}',
+    );
+  if (flags.taskTimeoutMs !== undefined)
+    throw new CliError(
+      "with --config, a call an upstream runs as a task is bounded by its tool's time limit (the toolgate block's timeout_ms); drop --task-timeout-ms",
     );
   for (const kind of ["prompt", "resource"] as const)
     for (const which of ["include", "exclude"] as const)

@@ -17,6 +17,7 @@ import { readUpstreamContent, upstreamResultSchema } from "./upstream-content.js
 import { checkedIcons } from "./upstream-bounds.js";
 import { upstreamProgress, UpstreamNotices } from "./upstream-notices.js";
 import { callAsUpstreamTask, upstreamRunsTasks } from "./upstream-task.js";
+import { followUpstreamTask, orTaskAnswer, taskAnswer, UpstreamTaskError } from "./upstream-tasks.js";
 
 export function effectFromAnnotations(a: Tool["annotations"]): Effect {
   if (a?.readOnlyHint === true) return "read";
@@ -46,18 +47,29 @@ export class UpstreamError extends Error {
 
 /** A proxied tool's time limit when the operator sets none, ms (the gateway's own default). */
 export const DEFAULT_PROXY_TIMEOUT_MS = 60_000;
+/** The bound of a call the upstream runs as a task when the operator sets none, ms (an hour). */
+export const DEFAULT_PROXY_TASK_TIMEOUT_MS = 3_600_000;
 /** The SDK's bound on one upstream request lies past the gateway's, which aborts the call first. */
 const SDK_TIMEOUT_MARGIN_MS = 5_000;
 
 export interface ProxyToolOptions {
   /** The call's time limit, ms; default DEFAULT_PROXY_TIMEOUT_MS. */
   timeout_ms?: number;
-  /** How the operator raises it, said in the text of a call cut at the limit. */
+  /** How the operator raises it, said in the text of a call (or, with a task bound, a request) cut at the limit. */
   timeout_hint?: string;
   /** Told about each icon of the tool left out (not https: or data:image, or past the bounds). */
   log?: (line: string) => void;
   /** The upstream's log messages, passed to the caller of the one call in flight (`upstream-notices.ts`). */
   notices?: UpstreamNotices;
+  /**
+   * The bound of a call the upstream runs as a task, ms, in place of `timeout_ms` (which still
+   * bounds each request: the call itself when the upstream answers it inline, each tasks/get).
+   * Applies to a tool with `execution.taskSupport` and, with `upstream_tasks`, to every tool.
+   * Absent: `timeout_ms` bounds the whole call, task or not.
+   */
+  task_timeout_ms?: number;
+  /** The upstream declared the 2026-07-28 tasks extension: any of its calls may come back as a task. */
+  upstream_tasks?: boolean;
 }
 
 /** The upstream a proxied tool calls: a fixed client, or a link that reconnects (`UpstreamLink`). */
@@ -83,6 +95,10 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
   );
   const mcp = { ...(tool.annotations ? { declared: tool.annotations } : {}), ...(icons ? { icons } : {}) };
   const taskSupport = (tool as { execution?: { taskSupport?: unknown } }).execution?.taskSupport;
+  const mayRunAsTask = taskSupport === "optional" || taskSupport === "required" || options.upstream_tasks === true;
+  // A call that may become an upstream task is bounded by the task bound; its requests by timeout_ms.
+  const bound =
+    mayRunAsTask && options.task_timeout_ms !== undefined ? Math.max(timeout_ms, options.task_timeout_ms) : timeout_ms;
   // The definition the SDK client reads for this tool (header mirroring) without its outputSchema:
   // the MCP face checks structuredContent against that schema once, where an upstream's wrong
   // output becomes the tool's isError result; the client would check it again on every call.
@@ -97,13 +113,14 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
     description: tool.description ?? "",
     inputSchema: tool.inputSchema as Record<string, unknown>,
     effect,
-    timeout_ms,
+    timeout_ms: bound,
     ...(options.timeout_hint !== undefined ? { timeout_hint: options.timeout_hint } : {}),
     ...(Object.keys(mcp).length > 0 ? { mcp } : {}),
     // A tool the upstream says may run long as a task may be one here too (toolgate's runner); "required"
     // is "optional" here: the gateway can hold a caller's request while the upstream runs the task
-    // the handler calls it as (`upstream-task.ts`).
-    ...(taskSupport === "optional" || taskSupport === "required" ? { runsAsTask: true } : {}),
+    // the handler calls it as (`upstream-task.ts`, `upstream-tasks.ts`). So may any tool of an
+    // upstream that declared the 2026-07-28 tasks extension, which decides per call.
+    ...(mayRunAsTask ? { runsAsTask: true } : {}),
     grant: (args) => proxyGrant(tool.name, effect, args),
     handler: async (args, ctx) => {
       const live = "get" in upstream ? upstream.get(tool.name) : upstream;
@@ -127,20 +144,35 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
         const params = { name: tool.name, arguments: args, ...(Object.keys(_meta).length > 0 ? { _meta } : {}) };
         const sent = {
           signal: ctx.signal,
-          timeout: timeout_ms + SDK_TIMEOUT_MARGIN_MS,
+          // Past the gateway's own bound, which cuts the call first, unless the call's bound is a task's.
+          timeout: bound === timeout_ms ? timeout_ms + SDK_TIMEOUT_MARGIN_MS : timeout_ms,
           ...(progress.onprogress ? { onprogress: progress.onprogress } : {}),
         };
         // A tool the upstream runs only as a task is called as one (and its task cancelled with the call).
         result =
           taskSupport === "required" && upstreamRunsTasks(client)
-            ? await callAsUpstreamTask(client, params, { signal: ctx.signal, timeout: sent.timeout, ttl: sent.timeout })
+            ? await callAsUpstreamTask(client, params, {
+                signal: ctx.signal,
+                timeout: bound + SDK_TIMEOUT_MARGIN_MS,
+                ttl: bound + SDK_TIMEOUT_MARGIN_MS,
+              })
             : mirrored
               ? ((await client.callTool(params, { ...sent, toolDefinition: definition })) as CallToolResult)
               : await client.request(
                   { method: "tools/call", params },
-                  upstreamResultSchema(client.getProtocolEra() === "modern"),
+                  orTaskAnswer(upstreamResultSchema(client.getProtocolEra() === "modern")),
                   sent,
                 );
+        // A 2026-07-28 upstream answered with a task: followed to its end (and cancelled with the call).
+        const task = taskAnswer(result);
+        if (task !== undefined)
+          result = await followUpstreamTask(client, task, {
+            signal: ctx.signal,
+            requestTimeout: timeout_ms,
+            ...(progress.taskStatus ? { onStatus: progress.taskStatus } : {}),
+            // Each tasks/get asks for the caller's log level, so the upstream's log messages go on reaching it.
+            ...(options.notices ? { meta: UpstreamNotices.requestMeta(ctx.log) } : {}),
+          });
       } catch (err) {
         const message = (err as Error).message;
         if (message === NOT_CONNECTED) {
@@ -149,6 +181,12 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
             "upstream_down",
           );
         }
+        if (err instanceof UpstreamTaskError)
+          throw new UpstreamError(`${tool.name} ran as a task of the upstream MCP server, and ${message}`);
+        if (bound !== timeout_ms && (err as { code?: unknown }).code === "REQUEST_TIMEOUT")
+          throw new UpstreamError(
+            `the upstream MCP server did not answer a request of ${tool.name} within ${timeout_ms} ms${options.timeout_hint ? `. ${options.timeout_hint}` : ""}`,
+          );
         throw new UpstreamError(`the upstream MCP server did not answer ${tool.name}: ${message}`);
       } finally {
         progress.stop();

@@ -19,7 +19,8 @@ import { lintSources, type LintReport } from "../../schema/lint/report.js";
 import { AUTHORITY, type AuthorityLevel, type ToolSpec } from "../../core/tool.js";
 import { ToolgateError } from "../../core/errors.js";
 import type { Gateway } from "../../runtime/types.js";
-import { DEFAULT_PROXY_TIMEOUT_MS, proxyToolSpec } from "./proxy-tools.js";
+import { DEFAULT_PROXY_TASK_TIMEOUT_MS, DEFAULT_PROXY_TIMEOUT_MS, proxyToolSpec } from "./proxy-tools.js";
+import { upstreamDeclaresTasks } from "./upstream-tasks.js";
 import { connectUpstream, describeTarget, listAllTools, type UpstreamTarget } from "./upstream.js";
 import { catalogFingerprint, UpstreamLink } from "./upstream-link.js";
 import type { ListFilter } from "./aggregate-catalog.js";
@@ -46,8 +47,14 @@ export interface ProxyOptions {
   /** Every proxied call's time limit, ms (default 60 s); `toolTimeoutMs` overrides it per tool name. */
   timeoutMs?: number;
   toolTimeoutMs?: Record<string, number>;
-  /** How the operator raises a tool's limit, said when a call is cut at it (the CLI names its flags). */
-  timeoutHint?: (tool: string, ms: number) => string;
+  /**
+   * The limit of a call the upstream runs as a task, ms (default an hour), in place of its tool's:
+   * for a tool listed with `execution.taskSupport`, and every tool of an upstream that declares the
+   * 2026-07-28 tasks extension (`upstream-tasks.ts`); the tool's own limit still bounds each request.
+   */
+  taskTimeoutMs?: number;
+  /** How the operator raises a tool's limit (`task`: a task's), said when a call is cut at it (the CLI names its flags). */
+  timeoutHint?: (tool: string, ms: number, task: boolean) => string;
   /** Which of the upstream's prompts are served (`aggregate-catalog.ts` `ListFilter`); absent: all. */
   prompts?: ListFilter;
   /** Which of its resources and templates are served, and which URIs read; absent: all. */
@@ -146,14 +153,21 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
         `a time limit names ${unknown.map((n) => JSON.stringify(n)).join(", ")}, which ${target} does not serve; its tools are ${names.join(", ")}`,
       );
     }
+    const upstream_tasks = upstreamDeclaresTasks(client);
+    const task_timeout_ms = options.taskTimeoutMs ?? DEFAULT_PROXY_TASK_TIMEOUT_MS;
     const tools = served.tools.map((t) => {
       const timeout_ms = perTool[t.name] ?? options.timeoutMs ?? DEFAULT_PROXY_TIMEOUT_MS;
       const spec = proxyToolSpec(link!, t, {
         timeout_ms,
+        task_timeout_ms,
+        upstream_tasks,
         notices,
-        ...(options.timeoutHint ? { timeout_hint: options.timeoutHint(t.name, timeout_ms) } : {}),
+        ...(options.timeoutHint ? { timeout_hint: options.timeoutHint(t.name, timeout_ms, false) } : {}),
         log,
       });
+      // A call cut at a task's limit names that limit (a request cut at the tool's names the tool's).
+      if (options.timeoutHint && spec.timeout_ms !== timeout_ms)
+        spec.timeout_hint = options.timeoutHint(t.name, spec.timeout_ms!, true);
       const issue: CheckIssue = {
         path: "",
         code: "awaiting_restart",

@@ -171,16 +171,25 @@ interface UpstreamReport {
 
 /**
  * A proxied call's progress: `onprogress` for the SDK request (present only when the caller asked
- * for progress) keeps the latest valid report; the ticker passes it on; `stop` when the call answers.
+ * for progress) keeps the latest valid report; `taskStatus` the latest status of the upstream task
+ * the call became (`upstream-tasks.ts`); the ticker passes them on; `stop` when the call answers.
  */
 export function upstreamProgress(report: ((update: ProgressUpdate) => void) | undefined): {
   onprogress?: (p: { progress: unknown; total?: unknown; message?: unknown }) => void;
+  taskStatus?: (status: string, message: string | undefined) => void;
   stop: () => void;
 } {
   if (!report) return { stop: () => {} };
   let latest: UpstreamReport | null = null;
-  const stop = progressTicker(report, (elapsed) => progressSample(latest, elapsed));
+  let task: string | null = null;
+  const stop = progressTicker(report, (elapsed) => {
+    const sample = progressSample(latest, elapsed);
+    return task === null ? sample : { ...sample, message: `${sample.message}; its task is ${task}` };
+  });
   return {
+    taskStatus: (status, message) => {
+      task = message === undefined ? status : `${status}: ${boundedText(message, PROGRESS_MESSAGE_MAX_CHARS)}`;
+    },
     onprogress: (p) => {
       if (typeof p.progress !== "number" || !Number.isFinite(p.progress)) return;
       latest = {

@@ -3,10 +3,11 @@
  * with the SDK `Client` (either protocol revision: 2026-07-28 when the upstream answers
  * `server/discover`, else 2025-11-25), and read its whole catalog, paging through `nextCursor`.
  */
-import { Client, StreamableHTTPClientTransport, type Tool } from "@modelcontextprotocol/client";
+import { StreamableHTTPClientTransport, type Client, type Tool } from "@modelcontextprotocol/client";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { ToolgateError } from "../../core/errors.js";
 import { reapOnExit, spawnedChild } from "./upstream-reaper.js";
+import { tasksCapabilities, TasksClient } from "./upstream-tasks.js";
 
 /** Where the upstream server is: a command to start (stdio) or a URL (Streamable HTTP). */
 export type UpstreamTarget =
@@ -36,9 +37,10 @@ export function describeTarget(target: UpstreamTarget): string {
  */
 export async function connectUpstream(target: UpstreamTarget, clientName = "toolgate-proxy"): Promise<Client> {
   // Either revision: a server/discover probe first, the 2025-11-25 initialize when the server does not know it.
-  const client = new Client(
+  // The tasks extension is declared, so a 2026-07-28 upstream may answer a call with a task (upstream-tasks.ts).
+  const client = new TasksClient(
     { name: clientName, version: "0.1.0" },
-    { capabilities: {}, versionNegotiation: { mode: "auto", probe: { timeoutMs: PROBE_TIMEOUT_MS } } },
+    { capabilities: tasksCapabilities(), versionNegotiation: { mode: "auto", probe: { timeoutMs: PROBE_TIMEOUT_MS } } },
   );
   const transport =
     "url" in target

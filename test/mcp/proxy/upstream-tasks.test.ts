@@ -1,0 +1,242 @@
+/**
+ * `toolgate proxy` in front of a 2026-07-28 upstream that answers calls with tasks (the tasks
+ * extension; `fixtures/tasks-upstream.mjs`, behind the logging wrapper that records what the
+ * upstream receives), spawned from source, with real SDK v2 clients of both revisions: the proxy
+ * declares the extension upstream, follows the upstream's task to its end and answers with its
+ * result — inline to a client without tasks, as a task of its own to one that declares them — and a
+ * downstream cancel (notifications/cancelled, tasks/cancel) cancels the upstream task. A hostile
+ * upstream (a bad task id, a status outside the extension's, a task id switched, a poll interval of
+ * 0 or 10^12 ms, a task that never ends) gets a clear error and the proxy goes on serving.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { Client } from "@modelcontextprotocol/client";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { TASKS_EXTENSION } from "../../../src/mcp/proxy/upstream-tasks.js";
+import { tempDir } from "../support.js";
+import { rawRequest } from "../raw-transport.js";
+
+const root = join(import.meta.dirname, "../../..");
+const wrapper = fileURLToPath(new URL("../fixtures/logging-wrapper.mjs", import.meta.url));
+const upstream = fileURLToPath(new URL("../fixtures/tasks-upstream.mjs", import.meta.url));
+
+const cleanup: (() => Promise<unknown>)[] = [];
+afterAll(async () => {
+  for (const done of cleanup.splice(0).reverse()) await done().catch(() => {});
+});
+
+const ENVELOPE = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientCapabilities": { extensions: { [TASKS_EXTENSION]: {} } },
+  "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+};
+
+type Era = "2026" | "2026+tasks" | "2025";
+type Received = { method?: string; params?: Record<string, unknown> };
+
+/** `toolgate proxy FLAGS -- tasks-upstream` behind the logging wrapper, spawned from source. */
+function proxyCommand(flags: string[]) {
+  const dir = tempDir("upstream-tasks");
+  const log = join(dir, "upstream.jsonl");
+  const state = tempDir("upstream-tasks-state");
+  const audit = join(state, "audit.jsonl");
+  const args = [
+    "--import",
+    import.meta.resolve("tsx"),
+    join(root, "src/cli/main.ts"),
+    "proxy",
+    "--store",
+    `sqlite:${join(state, "state.db")}`,
+    "--audit",
+    audit,
+    ...flags,
+    "--",
+    process.execPath,
+    wrapper,
+    process.execPath,
+    upstream,
+  ];
+  const received = (): Received[] =>
+    (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean) : []).map(
+      (l) => JSON.parse(l) as Received,
+    );
+  const audited = () =>
+    (existsSync(audit) ? readFileSync(audit, "utf8").split("\n").filter(Boolean) : []).map(
+      (l) => JSON.parse(l) as Record<string, unknown>,
+    );
+  const connect = async (era: Era): Promise<Client> => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args,
+      cwd: dir,
+      env: {
+        ...getDefaultEnvironment(),
+        WRAPPER_LOG: log,
+        XDG_STATE_HOME: process.env.XDG_STATE_HOME!,
+        XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME!,
+      },
+      stderr: "pipe",
+    });
+    const c = new Client(
+      { name: `upstream-tasks-${era}`, version: "1.0.0" },
+      era === "2025"
+        ? {}
+        : {
+            capabilities: era === "2026+tasks" ? { extensions: { [TASKS_EXTENSION]: {} } } : {},
+            versionNegotiation: { mode: { pin: "2026-07-28" } },
+          },
+    );
+    await c.connect(transport);
+    cleanup.push(() => c.close());
+    return c;
+  };
+  return { connect, received, audited };
+}
+
+const text = (r: { content?: unknown }) => JSON.stringify(r.content);
+
+/** The id of the first upstream task the proxy polls after the `before`th line the upstream received, once it does. */
+async function polledTask(received: () => Received[], before: number): Promise<unknown> {
+  const poll = () =>
+    received()
+      .slice(before)
+      .find((m) => m.method === "tasks/get");
+  await until(() => poll() !== undefined);
+  return poll()!.params!.taskId;
+}
+const until = async (done: () => boolean) => {
+  while (!done()) await new Promise((r) => setTimeout(r, 20));
+};
+
+describe("toolgate proxy bridges a 2026-07-28 upstream's tasks", { timeout: 120_000 }, () => {
+  const proxy = proxyCommand(["--task-after-ms", "0"]);
+
+  it.each(["2026", "2025"] as const)(
+    "a %s client without tasks gets the upstream task's result inline",
+    async (era) => {
+      const c = await proxy.connect(era);
+      const lines = proxy.audited().length;
+      const r = await c.callTool({ name: "report", arguments: { topic: `tides-${era}` } });
+      expect(r.isError, text(r)).toBeFalsy();
+      expect(text(r)).toContain(`report done after 2 polls: tides-${era}`);
+      // The tool the upstream runs only as a task is called as one (the proxy declares the extension).
+      const must = await c.callTool({ name: "must_task", arguments: { topic: `reefs-${era}` } });
+      expect(text(must)).toContain(`must_task done after 1 polls: reefs-${era}`);
+      const calls = proxy.received().filter((m) => m.method === "tools/call" && m.params?.name === "report");
+      expect(JSON.stringify(calls.at(-1)!.params!._meta)).toContain(TASKS_EXTENSION);
+      expect(proxy.received().some((m) => m.method === "tasks/get")).toBe(true);
+      // Each bridged call leaves its audit line as any proxied call does.
+      await until(() => proxy.audited().length >= lines + 2);
+      expect(proxy.audited().slice(lines)).toEqual([
+        expect.objectContaining({ tool: "report", outcome: "ok" }),
+        expect.objectContaining({ tool: "must_task", outcome: "ok" }),
+      ]);
+    },
+  );
+
+  it("a 2026 client with tasks gets a task of toolgate's own, completed with the upstream's result", async () => {
+    const c = await proxy.connect("2026+tasks");
+    const created = await rawRequest(c, "tools/call", { name: "report", arguments: { topic: "storms" } }, ENVELOPE);
+    const task = created.result as { resultType: string; taskId: string };
+    expect(task).toMatchObject({ resultType: "task" });
+    const Task = z.looseObject({ status: z.string(), result: z.unknown().optional() });
+    let t = await c.request({ method: "tasks/get", params: { taskId: task.taskId } } as never, Task);
+    while (t.status === "working")
+      t = await c.request({ method: "tasks/get", params: { taskId: task.taskId } } as never, Task);
+    expect(t.status).toBe("completed");
+    expect(JSON.stringify(t.result)).toContain("report done after 2 polls: storms");
+  });
+
+  it("tasks/cancel on toolgate's task cancels the upstream task", async () => {
+    const c = await proxy.connect("2026+tasks");
+    const before = proxy.received().length;
+    const created = await rawRequest(c, "tools/call", { name: "never_ends", arguments: { topic: "a" } }, ENVELOPE);
+    const task = created.result as { taskId: string };
+    const upstreamId = await polledTask(proxy.received, before);
+    expect((await rawRequest(c, "tasks/cancel", { taskId: task.taskId }, ENVELOPE)).error).toBeUndefined();
+    await until(() => proxy.received().some((m) => m.method === "tasks/cancel" && m.params?.taskId === upstreamId));
+  });
+
+  it("notifications/cancelled of a bridged call cancels the upstream task", async () => {
+    const c = await proxy.connect("2026");
+    const before = proxy.received().length;
+    const stop = new AbortController();
+    const call = c.callTool({ name: "never_ends", arguments: { topic: "b" } }, { signal: stop.signal });
+    const upstreamId = await polledTask(proxy.received, before);
+    stop.abort();
+    await expect(call).rejects.toThrow();
+    await until(() => proxy.received().some((m) => m.method === "tasks/cancel" && m.params?.taskId === upstreamId));
+  });
+
+  it.each([
+    ["bad_id", 'taskId must be a string of 1 to 256 printable ASCII characters without spaces; received "bad id\\n"'],
+    ["bad_status", 'status must be one of working, input_required, completed, failed, cancelled; received "exploded"'],
+    ["wrong_id", `tasks/get's answer.taskId must be the task asked about`],
+    ["fails", "failed: disk full (code -32603)"],
+  ])("a hostile upstream's %s is a clear error, and the proxy goes on serving", async (tool, message) => {
+    const c = await proxy.connect("2026");
+    const r = await c.callTool({ name: tool, arguments: { topic: "x" } });
+    expect(r.isError).toBe(true);
+    expect(text(r)).toContain(JSON.stringify(message).slice(1, -1));
+    expect(text(await c.callTool({ name: "plain", arguments: { topic: "still" } }))).toContain(
+      "plain answered inline: still",
+    );
+  });
+
+  it("an upstream task that asks for input ends the call at once, saying so, and is cancelled upstream", async () => {
+    const c = await proxy.connect("2026");
+    const before = proxy.received().length;
+    const r = await c.callTool({ name: "asks", arguments: { topic: "q" } });
+    expect(r.isError).toBe(true);
+    expect(text(r)).toContain(
+      JSON.stringify(
+        'asks for input ("elicitation/create") ("which branch?"), which toolgate proxy does not pass on to its clients; the upstream task was cancelled',
+      ).slice(1, -1),
+    );
+    await until(() =>
+      proxy
+        .received()
+        .slice(before)
+        .some((m) => m.method === "tasks/cancel"),
+    );
+  });
+
+  it("a client that asks for progress hears the upstream task's status while it runs", async () => {
+    const c = await proxy.connect("2026");
+    const stop = new AbortController();
+    const heard: string[] = [];
+    const call = c.callTool(
+      { name: "never_ends", arguments: { topic: "p" } },
+      { signal: stop.signal, onprogress: (p) => heard.push(String(p.message)) },
+    );
+    await until(() => heard.some((m) => /its task is working: poll \d+/.test(m)));
+    stop.abort();
+    await expect(call).rejects.toThrow();
+  });
+
+  it("a poll interval of 0 or 10^12 ms is clamped: both tasks are followed to their end", async () => {
+    const c = await proxy.connect("2026");
+    expect(text(await c.callTool({ name: "zero_poll", arguments: { topic: "z" } }))).toContain(
+      "zero_poll done after 3 polls: z",
+    );
+    expect(text(await c.callTool({ name: "huge_poll", arguments: { topic: "h" } }))).toContain(
+      "huge_poll done after 1 polls: h",
+    );
+  });
+
+  it("--task-timeout-ms bounds a task that never ends: a timeout naming the flag, the upstream task cancelled", async () => {
+    const bounded = proxyCommand(["--timeout-ms", "200", "--task-timeout-ms", "1000"]);
+    const c = await bounded.connect("2026");
+    const r = await c.callTool({ name: "never_ends", arguments: { topic: "n" } });
+    expect(r.isError).toBe(true);
+    expect(text(r)).toContain(
+      "That is the time limit toolgate proxy sets for never_ends while the upstream runs it as a task (1000 ms)",
+    );
+    expect(text(r)).toContain("--task-timeout-ms MS");
+    await until(() => bounded.received().some((m) => m.method === "tasks/cancel"));
+    expect(text(await c.callTool({ name: "plain", arguments: { topic: "after" } }))).toContain("after");
+  });
+});
