@@ -7,7 +7,8 @@ import { LIVE_STATUSES, type TaskStore } from "../tasks.js";
 import { DEFAULT_LIST_LIMIT } from "./rows.js";
 import { TASK_COLUMNS, taskFromRow, taskPatchParams, taskToRow, type TaskRow } from "./tasks-rows.js";
 
-function tasksSql(table: string) {
+/** The statements on `table`, exported for the test that reads their plans. */
+export function tasksSql(table: string) {
   return {
     create: `INSERT INTO ${table} (${TASK_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
     get: `SELECT * FROM ${table} WHERE id = $1 AND expires_at > $2::bigint`,

@@ -7,7 +7,8 @@ import { LIVE_STATUSES, type TaskStore } from "../tasks.js";
 import { DEFAULT_LIST_LIMIT } from "./rows.js";
 import { TASK_COLUMNS, taskFromRow, taskPatchParams, taskToRow, type TaskRow } from "./tasks-rows.js";
 
-const SQL = {
+/** The statements, exported for the test that reads their plans. */
+export const SQL = {
   create: `INSERT INTO tasks (${TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   get: `SELECT * FROM tasks WHERE id = ? AND expires_at > ?`,
   /** Parameters: rows `taskPatchParams` (status, has-message, message, has-result, result, now), id, from (JSON list), now, updated_before (null: no fence). */
