@@ -5,6 +5,7 @@
  * not `jsonb`, so a stored result comes back exactly as written.
  */
 import { ToolgateError } from "../../core/errors.js";
+import { LIVE_STATUS_SQL } from "./tasks-rows.js";
 
 const IDENT = /^[a-z_][a-z0-9_]{0,40}$/;
 
@@ -81,7 +82,8 @@ CREATE TABLE IF NOT EXISTS ${t("tasks")} (
 );
 CREATE INDEX IF NOT EXISTS "${prefix}tasks_owner" ON ${t("tasks")} (owner, id);
 CREATE INDEX IF NOT EXISTS "${prefix}tasks_expiry" ON ${t("tasks")} (expires_at);
-CREATE INDEX IF NOT EXISTS "${prefix}tasks_written" ON ${t("tasks")} (updated_at, id);`;
+DROP INDEX IF EXISTS "${schema}"."${prefix}tasks_written";
+CREATE INDEX IF NOT EXISTS "${prefix}tasks_live" ON ${t("tasks")} (updated_at, id) WHERE ${LIVE_STATUS_SQL};`;
 }
 
 const COLUMNS = "key, state, owner, fingerprint, tool, lease_until, result, error, expires_at, created_at, updated_at";

@@ -3,6 +3,8 @@
  * SQLite's BINARY collation (UTF-8 bytes, i.e. code point order), which equals JavaScript's
  * UTF-16 order for every key without astral characters.
  */
+import { LIVE_STATUS_SQL } from "./tasks-rows.js";
+
 export const SQLITE_DDL = `
 CREATE TABLE IF NOT EXISTS idem_records (
   key TEXT PRIMARY KEY,
@@ -59,7 +61,8 @@ CREATE TABLE IF NOT EXISTS tasks (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS tasks_owner ON tasks (owner, id);
 CREATE INDEX IF NOT EXISTS tasks_expiry ON tasks (expires_at);
-CREATE INDEX IF NOT EXISTS tasks_written ON tasks (updated_at, id);
+DROP INDEX IF EXISTS tasks_written;
+CREATE INDEX IF NOT EXISTS tasks_live ON tasks (updated_at, id) WHERE ${LIVE_STATUS_SQL};
 `;
 
 const RECORD_COLUMNS =

@@ -3,9 +3,9 @@
  * tables, `postgres-schema.ts`), the compare-and-set one UPDATE … RETURNING.
  */
 import type { Pool } from "pg";
-import { LIVE_STATUSES, type TaskStore } from "../tasks.js";
+import type { TaskStore } from "../tasks.js";
 import { DEFAULT_LIST_LIMIT } from "./rows.js";
-import { TASK_COLUMNS, taskFromRow, taskPatchParams, taskToRow, type TaskRow } from "./tasks-rows.js";
+import { LIVE_STATUS_SQL, TASK_COLUMNS, taskFromRow, taskPatchParams, taskToRow, type TaskRow } from "./tasks-rows.js";
 
 /** The statements on `table`, exported for the test that reads their plans. */
 export function tasksSql(table: string) {
@@ -20,9 +20,9 @@ export function tasksSql(table: string) {
       WHERE id = $7 AND status = ANY($8::text[]) AND expires_at > $6::bigint
         AND ($9::bigint IS NULL OR updated_at < $9::bigint)
       RETURNING *`,
-    /** Parameters: the live statuses, before, now, limit. */
-    stale: `SELECT * FROM ${table} WHERE status = ANY($1::text[]) AND updated_at < $2::bigint AND expires_at > $3::bigint
-      ORDER BY updated_at, id LIMIT $4::bigint`,
+    /** Parameters: before, now, limit. Searches the partial index of live tasks (`tasks_live`), never an ended one. */
+    stale: `SELECT * FROM ${table} WHERE ${LIVE_STATUS_SQL} AND updated_at < $1::bigint AND expires_at > $2::bigint
+      ORDER BY updated_at, id LIMIT $3::bigint`,
     list: `SELECT * FROM ${table} WHERE owner = $1 AND id > $2 AND expires_at > $3::bigint ORDER BY id LIMIT $4::bigint`,
     /** Expired tasks are deleted as new ones arrive, a bounded batch at a time. */
     forget: `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE expires_at <= $1::bigint LIMIT 100)`,
@@ -47,7 +47,7 @@ export function postgresTasks(pool: Pool, schema: string, prefix: string): TaskS
       return row ? taskFromRow(row) : null;
     },
     async stale({ before, now, limit }) {
-      return (await rows(sql.stale, [[...LIVE_STATUSES], before, now, limit ?? DEFAULT_LIST_LIMIT])).map(taskFromRow);
+      return (await rows(sql.stale, [before, now, limit ?? DEFAULT_LIST_LIMIT])).map(taskFromRow);
     },
     async list({ owner, after, limit, now }) {
       return (await rows(sql.list, [owner, after ?? "", now, limit ?? DEFAULT_LIST_LIMIT])).map(taskFromRow);

@@ -3,7 +3,13 @@
  * returns them (PostgreSQL's bigint arrives as a string).
  */
 import type { JsonValue } from "../../core/json.js";
-import type { TaskPatch, TaskRecord, TaskStatus } from "../tasks.js";
+import { LIVE_STATUSES, type TaskPatch, type TaskRecord, type TaskStatus } from "../tasks.js";
+
+/**
+ * `status IN (…)` of the live statuses, as SQL literals: the stale query and the partial index
+ * of live tasks it searches (`tasks_live`) spell it alike, so both SQLite and PostgreSQL match them.
+ */
+export const LIVE_STATUS_SQL = `status IN (${LIVE_STATUSES.map((s) => `'${s}'`).join(", ")})`;
 
 export interface TaskRow {
   id: string;

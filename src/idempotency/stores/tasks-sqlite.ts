@@ -3,9 +3,9 @@
  * store's tables, `sqlite-schema.ts`), the compare-and-set one UPDATE … RETURNING.
  */
 import type BetterSqlite3 from "better-sqlite3";
-import { LIVE_STATUSES, type TaskStore } from "../tasks.js";
+import type { TaskStore } from "../tasks.js";
 import { DEFAULT_LIST_LIMIT } from "./rows.js";
-import { TASK_COLUMNS, taskFromRow, taskPatchParams, taskToRow, type TaskRow } from "./tasks-rows.js";
+import { LIVE_STATUS_SQL, TASK_COLUMNS, taskFromRow, taskPatchParams, taskToRow, type TaskRow } from "./tasks-rows.js";
 
 /** The statements, exported for the test that reads their plans. */
 export const SQL = {
@@ -19,8 +19,8 @@ export const SQL = {
     WHERE id = ? AND status IN (SELECT value FROM json_each(?)) AND expires_at > ?
       AND (? IS NULL OR updated_at < ?)
     RETURNING *`,
-  /** Parameters: the live statuses (JSON list), before, now, limit. */
-  stale: `SELECT * FROM tasks WHERE status IN (SELECT value FROM json_each(?)) AND updated_at < ? AND expires_at > ?
+  /** Parameters: before, now, limit. Searches the partial index of live tasks (`tasks_live`), never an ended one. */
+  stale: `SELECT * FROM tasks WHERE ${LIVE_STATUS_SQL} AND updated_at < ? AND expires_at > ?
     ORDER BY updated_at, id LIMIT ?`,
   list: `SELECT * FROM tasks WHERE owner = ? AND id > ? AND expires_at > ? ORDER BY id LIMIT ?`,
   /** Expired tasks are deleted as new ones arrive, a bounded batch at a time. */
@@ -47,7 +47,7 @@ export function sqliteTasks(db: BetterSqlite3.Database): TaskStore {
       return row ? taskFromRow(row) : null;
     },
     async stale({ before, now, limit }) {
-      const rows = sql.stale.all(JSON.stringify(LIVE_STATUSES), before, now, limit ?? DEFAULT_LIST_LIMIT) as TaskRow[];
+      const rows = sql.stale.all(before, now, limit ?? DEFAULT_LIST_LIMIT) as TaskRow[];
       return rows.map(taskFromRow);
     },
     async list({ owner, after, limit, now }) {
