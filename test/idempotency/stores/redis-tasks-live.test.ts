@@ -1,0 +1,71 @@
+/**
+ * The Redis store's set of live task ids (`PREFIX tasks-live`), which `stale` reads, against the
+ * real server: ids whose hash is gone (its TTL passed) are skipped and forgotten however many come
+ * first, a page of `limit` still fills from the live ones behind them, and an id whose task expired
+ * for the reader's clock only is left in the set (the server has not let it go yet).
+ */
+import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, describe, expect, it } from "vitest";
+import { createRedisStore } from "../../../src/idempotency/stores/redis.js";
+import type { TaskRecord } from "../../../src/idempotency/tasks.js";
+import { REDIS_URL, serviceAvailable } from "../../support/require.js";
+import { dropRedisPrefix } from "../fixtures/service-cleanup.js";
+
+const up = await serviceAvailable("Redis", new URL(REDIS_URL).hostname, Number(new URL(REDIS_URL).port || 6379));
+const prefix = `tg-test-redis-live-${randomBytes(4).toString("hex")}:`;
+afterAll(() => (up ? dropRedisPrefix(prefix) : undefined));
+
+function task(id: string, updated_at: number, expires_at: number): TaskRecord {
+  return {
+    id,
+    tool: "held",
+    owner: "alice",
+    status: "working",
+    status_message: null,
+    result: null,
+    created_at: updated_at,
+    updated_at,
+    ttl_ms: expires_at - updated_at,
+    expires_at,
+    poll_ms: 20,
+  };
+}
+
+describe.runIf(up)("the Redis live-task set", () => {
+  it("skips and forgets 150 gone tasks ahead of the live ones; keeps one expired only for the reader", async () => {
+    const store = await createRedisStore({ url: REDIS_URL, prefix });
+    const raw = new Redis(REDIS_URL);
+    const far = Date.now() + 3_600_000;
+    // Oldest first: 150 tasks whose hash then goes (as at its TTL), 2 past the reader's `now`, 3 live.
+    for (let i = 0; i < 150; i++) await store.tasks.create(task(`tk_gone${String(i).padStart(3, "0")}`, 100 + i, far));
+    for (let i = 0; i < 2; i++) await store.tasks.create(task(`tk_late${i}`, 300 + i, far - 1_800_000));
+    for (let i = 0; i < 3; i++) await store.tasks.create(task(`tk_live${i}`, 400 + i, far));
+    for (let i = 0; i < 150; i++) await raw.del(`${prefix}task:tk_gone${String(i).padStart(3, "0")}`);
+    // Past the late ones' expiry on the reader's clock, not yet on the server's.
+    const now = far - 900_000;
+    expect((await store.tasks.stale({ before: 1_000, now, limit: 2 })).map((t) => t.id)).toEqual([
+      "tk_live0",
+      "tk_live1",
+    ]);
+    expect((await store.tasks.stale({ before: 1_000, now })).map((t) => t.id)).toEqual([
+      "tk_live0",
+      "tk_live1",
+      "tk_live2",
+    ]);
+    expect(await raw.zrange(`${prefix}tasks-live`, 0, -1)).toEqual([
+      "tk_late0",
+      "tk_late1",
+      "tk_live0",
+      "tk_live1",
+      "tk_live2",
+    ]);
+    // A task failed (final) leaves the set; a heartbeat moves it past `before`.
+    await store.tasks.update("tk_live0", ["working"], { status: "failed", now }, { updated_before: 1_000 });
+    await store.tasks.update("tk_live1", ["working"], { status: "working", now });
+    expect((await store.tasks.stale({ before: 1_000, now })).map((t) => t.id)).toEqual(["tk_live2"]);
+    expect(await raw.zscore(`${prefix}tasks-live`, "tk_live0")).toBeNull();
+    raw.disconnect();
+    await store.close();
+  });
+});
