@@ -41,6 +41,8 @@ afterAll(async () => {
 });
 
 const held = heldTool();
+/** As `held`, but a call whose signal aborts stops. */
+const heldStops = heldTool({ name: "held_stops", stopsOnAbort: true });
 
 /** Reads until `ok` holds; the test's own timeout bounds it. */
 async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
@@ -52,7 +54,7 @@ async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean): Pro
 }
 
 function replica(store: Store, options: Partial<TaskRunnerOptions> = {}) {
-  const gateway = createGateway({ tools: [held], store, audit: false });
+  const gateway = createGateway({ tools: [held, heldStops], store, audit: false });
   const tasks = createTaskRunner(gateway, { store, poll_ms: 20, ...options });
   return {
     tasks,
@@ -146,6 +148,46 @@ describe.each(stores)("the stale-task sweep on %s", { timeout: 60_000 }, (_name,
   );
 
   it.runIf(up)(
+    "a task another replica's sweep failed while it still runs here is stopped, and its owner's place is free again",
+    async () => {
+      const tag = `gone${randomBytes(3).toString("hex")}`;
+      const a = replica(await open(tag), { max_live_per_owner: 1 });
+      // b's clock runs ahead of a's by more than its stale_ms: the task a runs looks stale to b.
+      const b = replica(await open(tag), { clock: () => Date.now() + 1_200_000, stale_ms: 600_000 });
+      const name = `failed-${tag}`;
+      const started = await a.tasks.start(
+        { trajectory_id: "t-sweep", turn: 1, call_id: name, tool: "held_stops", arguments: { name } },
+        { owner: "alice" },
+      );
+      await whenHeld(name);
+      expect(await b.tasks.sweep()).toBe(1);
+      // Failed, nobody can cancel it any more (tasks/cancel answers already final): a's next poll stops it.
+      expect((await b.tasks.cancel(started.id, "alice"))?.already_final).toBe(true);
+      const next = `next-${tag}`;
+      const again = await eventually(
+        () =>
+          a.tasks
+            .start(
+              { trajectory_id: "t-sweep", turn: 2, call_id: next, tool: "held", arguments: { name: next } },
+              { owner: "alice" },
+            )
+            .catch(() => null),
+        (t) => t !== null,
+      );
+      expect((await a.tasks.get(started.id, "alice"))?.status).toBe("failed");
+      (await whenHeld(next))();
+      expect(
+        (await eventually(
+          () => a.tasks.get(again!.id, "alice"),
+          (t) => t?.status === "completed",
+        ))!.status,
+      ).toBe("completed");
+      await a.close();
+      await b.close();
+    },
+  );
+
+  it.runIf(up)(
     "a completion racing the sweep: exactly one wins, every reader sees it, and a completed task stays completed",
     async () => {
       const tag = `race${randomBytes(3).toString("hex")}`;
@@ -194,7 +236,7 @@ describe("the sweep's timer", () => {
     vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
     try {
       const store = createMemoryStore();
-      const gateway = createGateway({ tools: [held], store, audit: false });
+      const gateway = createGateway({ tools: [held, heldStops], store, audit: false });
       const now = Date.now();
       await store.tasks.create(orphan("tk_fake_timer", now, 5_000));
       const before = vi.getTimerCount();
