@@ -1,6 +1,6 @@
 /**
  * A task's call from its first answer to its final status: the heartbeat (the latest progress
- * line written once a poll, and another replica's cancel seen), an A3 call's wait as
+ * line written once a poll, and another replica's cancel or stale fail seen), an A3 call's wait as
  * `input_required` for its approval and its second proposal, and the final write, fenced so a
  * task cancelled meanwhile stays cancelled.
  */
@@ -71,11 +71,13 @@ export async function drive(
   const tick = setInterval(() => {
     void (async () => {
       const current = await tasks.get(task.id, clock());
-      if (current?.status === "cancelled") {
+      // Cancelled by another replica, or failed by one's stale read or sweep (it took this process
+      // for stopped): the task is over for everyone, and nobody can cancel it any more, so its call stops.
+      if (current && !LIVE.includes(current.status)) {
         told(current);
         return abort.abort();
       }
-      if (!current || !LIVE.includes(current.status)) return;
+      if (!current) return;
       const line = call.state.line;
       const message = current.status === "working" && line !== lastWritten ? line : current.status_message;
       if (
