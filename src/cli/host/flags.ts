@@ -11,9 +11,10 @@ import { stateDirHelp } from "../store.js";
 import { keysConfigured, type GatewaySettings } from "./gateway-settings.js";
 import { parseHttpFlags, type HttpFlags } from "./http-flags.js";
 import { parseSessionIdle } from "./ms-flag.js";
+import { listenFlagOptions, parseListenFlags, type ListenFlags } from "./listen-flags.js";
 import { DEFAULT_TASK_AFTER_MS } from "../../runtime/tasks.js";
 
-export interface GatewayFlags extends HttpFlags {
+export interface GatewayFlags extends HttpFlags, ListenFlags {
   stateDir?: string;
   store?: string;
   keys?: string;
@@ -27,12 +28,12 @@ export interface GatewayFlags extends HttpFlags {
 }
 
 /**
- * Adds `--state-dir`, `--store`, `--keys`, `--capability`, `--audit`, `--budget-tokens` and
- * `--http` to `cmd`; `where` is what the state and keys stay outside of ("workspace" for serve,
+ * Adds `--state-dir`, `--store`, `--keys`, `--capability`, `--audit`, `--budget-tokens`,
+ * `--http`, the task flags and the listen flags (`listen-flags.ts`) to `cmd`; `where` is what the state and keys stay outside of ("workspace" for serve,
  * "current folder" for proxy). The HTTP flags come from `httpFlagOptions`, after the command's own.
  */
 export function gatewayFlagOptions(cmd: Command, where: string): Command {
-  return cmd
+  const shared = cmd
     .option("--state-dir <dir>", stateDirHelp(where))
     .option(
       "--store <url>",
@@ -54,6 +55,7 @@ export function gatewayFlagOptions(cmd: Command, where: string): Command {
       "--task-after-ms <ms>",
       `2026-07-28 tasks extension: a call of a tool that may run as a task is answered in its request when it ends within this time, else it goes on as a task (default ${DEFAULT_TASK_AFTER_MS}, at most ${MAX_TASK_AFTER_MS}; 0: a task at once; a call waiting for an approval is one at once)`,
     );
+  return listenFlagOptions(shared);
 }
 
 /** The most `--task-after-ms` may be: a call waits at most this long in its request before it becomes a task. */
@@ -95,7 +97,7 @@ function wholeInRange(text: string | undefined, min: number, max: number, rule: 
 
 /**
  * The shared flags parsed, each refused in this order: `--budget-tokens`, `--http`,
- * `--session-idle-ms`, `--max-tasks-per-owner`, `--task-after-ms`, then the HTTP and approval flags. `workspace`: serve's, when it has one.
+ * `--session-idle-ms`, `--max-tasks-per-owner`, `--task-after-ms`, the HTTP and approval flags, then the listen flags. `workspace`: serve's, when it has one.
  */
 export function parseGatewayFlags(flags: GatewayFlags, workspace?: string) {
   const budgetTokens = parseBudget(flags.budgetTokens);
@@ -105,6 +107,7 @@ export function parseGatewayFlags(flags: GatewayFlags, workspace?: string) {
   const maxTasksPerOwner = parseMaxTasksPerOwner(flags.maxTasksPerOwner);
   const taskAfterMs = parseTaskAfter(flags.taskAfterMs);
   const served = parseHttpFlags(flags, http, keys);
+  const listens = parseListenFlags(flags);
   const settings: GatewaySettings = {
     ...(workspace !== undefined ? { workspace } : {}),
     ...(flags.stateDir !== undefined ? { stateDir: flags.stateDir } : {}),
@@ -118,6 +121,7 @@ export function parseGatewayFlags(flags: GatewayFlags, workspace?: string) {
   const run = {
     ...(http ? { http } : {}),
     ...served.http,
+    ...listens,
     approveVia: served.approveVia,
     ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {}),
     ...(flags.capability !== undefined ? { capability: flags.capability } : {}),

@@ -18,7 +18,6 @@ export interface HttpFlags {
   maxSessions?: string;
   maxSessionsPerClient?: string;
   maxRequestsPerClient?: string;
-  maxListensPerClient?: string;
   maxRequestBytes?: string;
   maxConnections?: string;
   maxConnectionsPerPeer?: string;
@@ -35,7 +34,6 @@ export type HttpFlagOption =
   | "maxSessions"
   | "maxSessionsPerClient"
   | "maxRequestsPerClient"
-  | "maxListensPerClient"
   | "maxRequestBytes"
   | "maxConnections"
   | "maxConnectionsPerPeer";
@@ -74,10 +72,6 @@ export function httpFlagOptions(cmd: Command): Command {
       "with --http: 2026-07-28 requests in flight at once per client, counted like --max-sessions-per-client (default 64); more are answered 429 with Retry-After at once",
     )
     .option(
-      "--max-listens-per-client <n>",
-      "with --http: 2026-07-28 subscriptions/listen streams open at once per client, apart from its requests (default 8); more are answered 429",
-    )
-    .option(
       "--max-request-bytes <n>",
       "with --http: the most one POST body may be, bytes (default 4194304, 4 MiB); a larger one is answered 413 before it is parsed",
     )
@@ -92,7 +86,8 @@ export function httpFlagOptions(cmd: Command): Command {
     );
 }
 
-function count(flag: string, text: string | undefined): number | undefined {
+/** A count flag's value: a whole number of at least 1, or undefined when absent; a bad one names the flag. */
+export function countFlag(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const n = wholeNumber(text, 1);
   if (n === null)
@@ -120,7 +115,6 @@ export function parseHttpFlags(
     flags.maxSessions !== undefined ? "--max-sessions" : null,
     flags.maxSessionsPerClient !== undefined ? "--max-sessions-per-client" : null,
     flags.maxRequestsPerClient !== undefined ? "--max-requests-per-client" : null,
-    flags.maxListensPerClient !== undefined ? "--max-listens-per-client" : null,
     flags.maxRequestBytes !== undefined ? "--max-request-bytes" : null,
     flags.maxConnections !== undefined ? "--max-connections" : null,
     flags.maxConnectionsPerPeer !== undefined ? "--max-connections-per-peer" : null,
@@ -144,13 +138,12 @@ export function parseHttpFlags(
       `--http ${address.host} is not a loopback address and no capability keys are configured, so anyone who can reach it could run every tool; pass --keys FILE, bind 127.0.0.1, or pass --no-auth to serve it unauthenticated on purpose`,
     );
   }
-  const maxSessions = count("--max-sessions", flags.maxSessions);
-  const maxSessionsPerClient = count("--max-sessions-per-client", flags.maxSessionsPerClient);
-  const maxRequestsPerClient = count("--max-requests-per-client", flags.maxRequestsPerClient);
-  const maxListensPerClient = count("--max-listens-per-client", flags.maxListensPerClient);
-  const maxRequestBytes = count("--max-request-bytes", flags.maxRequestBytes);
-  const maxConnections = count("--max-connections", flags.maxConnections);
-  const maxConnectionsPerPeer = count("--max-connections-per-peer", flags.maxConnectionsPerPeer);
+  const maxSessions = countFlag("--max-sessions", flags.maxSessions);
+  const maxSessionsPerClient = countFlag("--max-sessions-per-client", flags.maxSessionsPerClient);
+  const maxRequestsPerClient = countFlag("--max-requests-per-client", flags.maxRequestsPerClient);
+  const maxRequestBytes = countFlag("--max-request-bytes", flags.maxRequestBytes);
+  const maxConnections = countFlag("--max-connections", flags.maxConnections);
+  const maxConnectionsPerPeer = countFlag("--max-connections-per-peer", flags.maxConnectionsPerPeer);
   return {
     http: {
       ...(flags.allowOrigin?.length ? { allowOrigins: flags.allowOrigin } : {}),
@@ -159,7 +152,6 @@ export function parseHttpFlags(
       ...(maxSessions !== undefined ? { maxSessions } : {}),
       ...(maxSessionsPerClient !== undefined ? { maxSessionsPerClient } : {}),
       ...(maxRequestsPerClient !== undefined ? { maxRequestsPerClient } : {}),
-      ...(maxListensPerClient !== undefined ? { maxListensPerClient } : {}),
       ...(maxRequestBytes !== undefined ? { maxRequestBytes } : {}),
       ...(maxConnections !== undefined ? { maxConnections } : {}),
       ...(maxConnectionsPerPeer !== undefined ? { maxConnectionsPerPeer } : {}),

@@ -10,13 +10,15 @@ import { serveHttp, type HttpOptions } from "../../mcp/transports/http.js";
 import type { McpServerOptions } from "../../mcp/server/server.js";
 import type { ListenAddress } from "./flags.js";
 import type { HttpFlagOption } from "./http-flags.js";
+import type { ListenOptions } from "../../mcp/transports/listen-hold.js";
 import { serveStdio } from "../../mcp/transports/stdio.js";
 import { preloadTokenizer } from "../../observation/tokens.js";
 
 /** How long a shutdown waits for in-flight calls, ms. */
 export const DEFAULT_GRACE_MS = 10_000;
 
-export interface RunOptions extends McpServerOptions, Pick<HttpOptions, "sessionIdleMs" | HttpFlagOption> {
+export interface RunOptions
+  extends McpServerOptions, ListenOptions, Pick<HttpOptions, "sessionIdleMs" | HttpFlagOption> {
   /** Serve Streamable HTTP here instead of stdio. */
   http?: ListenAddress;
   graceMs?: number;

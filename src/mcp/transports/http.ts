@@ -45,19 +45,21 @@ import {
   taskDetailOf,
   type McpServerOptions,
 } from "../server/server.js";
-import { withTaskPushes } from "./listen-tasks.js";
+import { withListenStream } from "./listen-stream.js";
 import {
   DEFAULT_MAX_LISTENS_PER_CLIENT,
   ListenResources,
+  listenLifetime,
   readListen,
   watchListenTasks,
+  type ListenOptions,
   type ListenTaskIds,
   type TaskListener,
 } from "./listen-hold.js";
 import { MAX_MESSAGE_BYTES } from "./stdio-transport.js";
 import { readBody, sendWebResponse, toWebRequest } from "./node-web.js";
 
-export interface HttpOptions extends McpServerOptions {
+export interface HttpOptions extends McpServerOptions, ListenOptions {
   /** Default 127.0.0.1 (loopback). */
   host?: string;
   /** Default 0: an ephemeral port (read it from the handle). */
@@ -85,8 +87,6 @@ export interface HttpOptions extends McpServerOptions {
    * sessions); default 64. One more is answered 429 at once (`http-admission.ts`).
    */
   maxRequestsPerClient?: number;
-  /** 2026-07-28 `subscriptions/listen` streams open at once per principal, apart from its requests; default 8. */
-  maxListensPerClient?: number;
   /** TCP connections open at once; default 1024 (a session uses one or two). */
   maxConnections?: number;
   /** TCP connections open at once from one peer (every loopback client is one peer; IPv6 by /64); default 128. */
@@ -263,6 +263,7 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
         "close a stream you no longer read (a stream ends when its connection closes) or ask for several notification types on one stream",
     },
   );
+  const listenMs = listenLifetime(options.maxListenMs);
   /** The slot each 2026-07-28 request holds, by the AuthInfo its server is built with. */
   const slots = new WeakMap<object, Slot>();
   const maxBytes = positive("maxRequestBytes", options.maxRequestBytes, MAX_MESSAGE_BYTES);
@@ -544,20 +545,23 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
     const listen = asked?.listen === true ? await holdListen(json, res, asked.id) : undefined;
     if (listen === null) return;
     const response = await modern.fetch(request, { parsedBody: json, authInfo });
-    if (!listen?.tasks) return respond(res, response);
-    await respond(res, pushTasks(response, listen.tasks, asked!.id ?? 0, caller));
+    if (!listen) return respond(res, response);
+    await respond(res, listenStream(response, listen.tasks, asked!.id ?? 0, caller));
   }
 
-  /** Listen streams that carry task notifications now: `close()` ends them gracefully. */
-  const taskStreams = new Set<() => void>();
-  /** `response` (the SDK's listen stream) with `notifications/tasks` for `caller`'s tasks among `ids`. */
-  function pushTasks(
+  /** Listen streams open now: `close()` ends them gracefully. */
+  const listenStreams = new Set<() => void>();
+  /**
+   * `response` (the SDK's listen stream), ended gracefully after `listenMs`, with
+   * `notifications/tasks` for `caller`'s tasks among `asked`'s ids when it names any.
+   */
+  function listenStream(
     response: Response,
-    asked: ListenTaskIds,
+    asked: ListenTaskIds | null,
     subscriptionId: string | number,
     caller: Principal,
   ): Response {
-    const listener: TaskListener = {
+    const listener: TaskListener | null = asked && {
       runner: options.tasks!,
       owner: caller.label,
       // The detail as tasks/get shows it to this caller (an unconnected server, only for its results' shape).
@@ -565,12 +569,20 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
       approveVia: serverOptions.approveVia,
       ...(options.onError ? { onError: options.onError } : {}),
     };
-    const wrapped = withTaskPushes(response, {
-      ids: asked.ids,
-      watch: (send, done) => watchListenTasks(listener, asked, subscriptionId, send, done),
-      ended: () => taskStreams.delete(wrapped.end),
+    const wrapped = withListenStream(response, {
+      subscriptionId,
+      maxMs: listenMs,
+      ...(asked && listener
+        ? {
+            tasks: {
+              ids: asked.ids,
+              watch: (send, done) => watchListenTasks(listener, asked, subscriptionId, send, done),
+            },
+          }
+        : {}),
+      ended: () => listenStreams.delete(wrapped.end),
     });
-    taskStreams.add(wrapped.end);
+    listenStreams.add(wrapped.end);
     return wrapped.response;
   }
 
@@ -678,7 +690,7 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
         ...closing,
         ...[...modernServers].map((server) => answersSent(server)),
       ]);
-      for (const end of [...taskStreams]) end();
+      for (const end of [...listenStreams]) end();
       await modern.close();
       // A closed session ends its streams; what was queued on them is written before the sockets close.
       await Promise.race([

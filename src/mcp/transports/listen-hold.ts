@@ -1,6 +1,6 @@
 /**
  * What toolgate adds to a 2026-07-28 `subscriptions/listen`, the same over Streamable HTTP
- * (`http.ts`, with `listen-tasks.ts` for its SSE answer) and stdio (`stdio-listen.ts`). The SDK's
+ * (`http.ts`, with `listen-stream.ts` for its SSE answer) and stdio (`stdio-listen.ts`). The SDK's
  * entries serve the core filter (its four change types); around them toolgate
  *
  * - reads the filter first (`readListen`): each core field checked and named in a -32602,
@@ -10,9 +10,14 @@
  *   for the SDK to put on the listens naming that URI);
  * - pushes the tasks extension's `notifications/tasks` for the listener's own tasks
  *   (`watchListenTasks`), stamped with the listen's subscription id, after an acknowledgement that
- *   names the `taskIds` the SDK dropped (`ackWithTaskIds`).
+ *   names the `taskIds` the SDK dropped (`ackWithTaskIds`);
+ * - ends a listen that has been open for `maxListenMs` (default one hour) with the revision's
+ *   graceful close, the empty `subscriptions/listen` result (`listenEnded`), on which a client
+ *   listens again: a stream no longer read still frees its place, its upstream subscriptions and
+ *   its connection, and one that is read hears of it rather than of a dropped connection.
  */
 import { SUBSCRIPTION_ID_META_KEY, type ClientCapabilities, type RequestId } from "@modelcontextprotocol/server";
+import { ToolgateError } from "../../core/errors.js";
 import { isPlainObject } from "../../core/json.js";
 import { shownValue } from "../../observation/escape.js";
 import type { TaskRecord } from "../../idempotency/tasks.js";
@@ -26,6 +31,45 @@ import { readTaskListen, watchTasks } from "../server/tasks-push.js";
 
 /** `subscriptions/listen` streams one client may hold open at once (a principal over HTTP, a stdio connection). */
 export const DEFAULT_MAX_LISTENS_PER_CLIENT = 8;
+
+/** How long a `subscriptions/listen` stays open before toolgate ends it gracefully, ms (one hour). */
+export const DEFAULT_MAX_LISTEN_MS = 3_600_000;
+/** The most `maxListenMs` may be (a day; Node's timers hold at most 2^31-1 ms). */
+export const MAX_LISTEN_MS = 86_400_000;
+
+/** What bounds the `subscriptions/listen` streams of a transport (HTTP and stdio alike). */
+export interface ListenOptions {
+  /**
+   * Listens open at once per client (over HTTP a principal, over stdio the connection); default
+   * `DEFAULT_MAX_LISTENS_PER_CLIENT` (8).
+   */
+  maxListensPerClient?: number;
+  /**
+   * How long one listen stays open, ms, before it is ended with the graceful `subscriptions/listen`
+   * result (the client listens again); default `DEFAULT_MAX_LISTEN_MS` (one hour); 0: no cutoff.
+   */
+  maxListenMs?: number;
+}
+
+/** `maxListenMs` checked (0: none), its default when absent; a bad value names the option. */
+export function listenLifetime(value: number | undefined): number {
+  if (value === undefined) return DEFAULT_MAX_LISTEN_MS;
+  if (!Number.isSafeInteger(value) || value < 0 || value > MAX_LISTEN_MS)
+    throw new ToolgateError(
+      "invalid_input",
+      `maxListenMs must be a whole number of milliseconds from 0 (no cutoff) to ${MAX_LISTEN_MS}; received ${String(value)}; e.g. ${DEFAULT_MAX_LISTEN_MS}`,
+    );
+  return value;
+}
+
+/** The revision's graceful end of the listen `subscriptionId`: its empty result, naming the subscription. */
+export function listenEnded(subscriptionId: RequestId) {
+  return {
+    jsonrpc: "2.0" as const,
+    id: subscriptionId,
+    result: { resultType: "complete", _meta: { [SUBSCRIPTION_ID_META_KEY]: subscriptionId } },
+  };
+}
 
 /** The tasks a listen asks to hear of, and the capabilities its client declared on it. */
 export interface ListenTaskIds {

@@ -9,8 +9,12 @@
  * the connection's own tasks among them are pushed as `notifications/tasks` stamped with the
  * listen's id. A listen ends — its upstream subscriptions given up, its watch stopped — when a
  * `notifications/cancelled` names it (which the entry also hears), when the entry answers it (an
- * error, or the graceful result as the connection closes) or at `closeAll()`. One that names only
- * tasks stays open, as the entry holds every listen, until then.
+ * error, or the graceful result as the connection closes) or at `closeAll()`. Toolgate also ends
+ * one itself, with the graceful result (`listenEnded`), as over HTTP: once it has been open for
+ * `maxListenMs`, and, when it names only tasks (the entry's acknowledgement honored nothing of the
+ * core filter), once each of its tasks is final. The entry, which would hold it until the
+ * connection closes, is then told it was cancelled (`forget`), and a notification still stamped
+ * with its id is not sent.
  */
 import {
   isJSONRPCErrorResponse,
@@ -22,12 +26,15 @@ import {
   type JSONRPCRequest,
   type RequestId,
 } from "@modelcontextprotocol/server";
+import { ToolgateError } from "../../core/errors.js";
 import { shownValue } from "../../observation/escape.js";
 import type { ResourceSubscriptions } from "../server/pass-through.js";
 import {
   ackWithTaskIds,
   DEFAULT_MAX_LISTENS_PER_CLIENT,
   ListenResources,
+  listenEnded,
+  listenLifetime,
   readListen,
   watchListenTasks,
   type ListenTaskIds,
@@ -45,6 +52,10 @@ export interface StdioListenOptions {
   tasks: TaskListener | undefined;
   /** Listens open at once; default `DEFAULT_MAX_LISTENS_PER_CLIENT` (8), as over HTTP. */
   maxListens?: number;
+  /** How long one listen stays open, ms (`ListenOptions.maxListenMs`: default one hour, 0 none). */
+  maxListenMs?: number;
+  /** Tells the entry a listen toolgate ended is gone (a `notifications/cancelled` naming it, delivered in order). */
+  forget?: (message: JSONRPCMessage) => void;
 }
 
 interface Open {
@@ -52,16 +63,25 @@ interface Open {
   abort: AbortController;
   release: () => void;
   stop: () => void;
+  /** Its lifetime's end, when it has one. */
+  timer?: NodeJS.Timeout;
 }
 
 export class StdioListens {
   private readonly open = new Map<RequestId, Open>();
   private readonly resources: ListenResources;
   private readonly max: number;
+  private readonly lifetime: number;
 
   constructor(private readonly o: StdioListenOptions) {
     this.resources = new ListenResources(o.subscriptions, { updated: o.updated });
     this.max = o.maxListens ?? DEFAULT_MAX_LISTENS_PER_CLIENT;
+    if (!Number.isSafeInteger(this.max) || this.max < 1)
+      throw new ToolgateError(
+        "invalid_input",
+        `maxListensPerClient must be a whole number of at least 1; received ${String(this.max)}; e.g. ${DEFAULT_MAX_LISTENS_PER_CLIENT}`,
+      );
+    this.lifetime = listenLifetime(o.maxListenMs);
   }
 
   /** Listens open now. */
@@ -98,6 +118,7 @@ export class StdioListens {
     if (!asked.ok) return this.refuse(id, asked.code, asked.message, asked.data);
     const entry: Open = { tasks: asked.tasks, abort: new AbortController(), release: () => {}, stop: () => {} };
     this.open.set(id, entry);
+    if (this.lifetime > 0) entry.timer = setTimeout(() => void this.endGracefully(id), this.lifetime).unref();
     const forwarded = asked.tasks ? withoutTaskIds(message) : message;
     if (asked.uris.length === 0 || !this.o.subscriptions) return forwarded;
     return this.resources.hold(asked.uris, entry.abort.signal).then((held) => {
@@ -120,11 +141,15 @@ export class StdioListens {
    * starts their watch; an answer to a listen (an error, the graceful result) ends it.
    */
   async send(message: JSONRPCMessage): Promise<void> {
-    if (isJSONRPCNotification(message) && message.method === "notifications/subscriptions/acknowledged") {
+    if (isJSONRPCNotification(message)) {
       const id = (message.params?._meta as Record<string, unknown> | undefined)?.[SUBSCRIPTION_ID_META_KEY];
       const entry = typeof id === "string" || typeof id === "number" ? this.open.get(id) : undefined;
+      // A listen toolgate ended hears nothing more, though the entry may not have heard of it yet.
+      if (id !== undefined && !entry) return;
       const listener = this.o.tasks;
-      if (entry?.tasks && listener) {
+      if (message.method === "notifications/subscriptions/acknowledged" && entry?.tasks && listener) {
+        const honored = (message.params as { notifications?: Record<string, unknown> }).notifications ?? {};
+        const tasksOnly = Object.keys(honored).length === 0;
         await this.o.send(ackWithTaskIds(message, entry.tasks.ids));
         if (this.open.get(id as RequestId) === entry)
           entry.stop = watchListenTasks(
@@ -132,7 +157,8 @@ export class StdioListens {
             entry.tasks,
             id as RequestId,
             (note) => void this.o.send(note),
-            () => {},
+            // Nothing but its tasks kept it open: each is final, so it ends, as over HTTP.
+            () => void (tasksOnly && this.endGracefully(id as RequestId)),
           );
         return;
       }
@@ -151,9 +177,18 @@ export class StdioListens {
     const entry = this.open.get(id);
     if (!entry) return;
     this.open.delete(id);
+    clearTimeout(entry.timer);
     entry.abort.abort();
     entry.stop();
     entry.release();
+  }
+
+  /** Ends the listen `id` with the graceful result, the entry told it is gone first. */
+  private async endGracefully(id: RequestId): Promise<void> {
+    if (!this.open.has(id)) return;
+    this.end(id);
+    this.o.forget?.({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id } });
+    await this.o.send(listenEnded(id)).catch(() => {});
   }
 
   private async refuse(id: RequestId, code: number, message: string, data?: Record<string, unknown>): Promise<null> {

@@ -9,7 +9,8 @@
  * server from `createMcpServer` serves the connection. The transport under it is toolgate's own
  * line transport, which answers bad input instead of ending the session. Between the two, a
  * 2026-07-28 `subscriptions/listen` is served as over HTTP (`stdio-listen.ts`: its `taskIds`, its
- * upstream resource subscriptions, at most 8 open). Nothing but protocol goes to `stdout`; the
+ * upstream resource subscriptions, at most `maxListensPerClient` open, each ended gracefully after
+ * `maxListenMs`). Nothing but protocol goes to `stdout`; the
  * caller logs to stderr.
  */
 import process from "node:process";
@@ -32,10 +33,11 @@ import {
   taskDetailOf,
   type McpServerOptions,
 } from "../server/server.js";
+import type { ListenOptions } from "./listen-hold.js";
 import { StdioListens } from "./stdio-listen.js";
 import { LineStdioTransport } from "./stdio-transport.js";
 
-export interface StdioOptions extends McpServerOptions {
+export interface StdioOptions extends McpServerOptions, ListenOptions {
   /** Default `process.stdin`. */
   stdin?: Readable;
   /** Default `process.stdout`. */
@@ -88,6 +90,11 @@ class Handover implements Transport {
     private readonly opening: JSONRPCMessage,
     private readonly listens: StdioListens,
   ) {}
+
+  /** Hands the entry a message of toolgate's own (a listen it ended, as cancelled), after those read before it. */
+  inject(message: JSONRPCMessage): void {
+    this.deliver(message);
+  }
 
   async start(): Promise<void> {
     this.wire.onmessage = (message) => this.deliver(message);
@@ -145,8 +152,12 @@ export async function serveStdio(gateway: Gateway, options: StdioOptions = {}): 
   };
   let serving: { close(): Promise<void> } | undefined;
   const onError = options.onError;
+  let handover: Handover | undefined;
   const listens = new StdioListens({
     send: (message) => transport.send(message),
+    ...(options.maxListensPerClient !== undefined ? { maxListens: options.maxListensPerClient } : {}),
+    ...(options.maxListenMs !== undefined ? { maxListenMs: options.maxListenMs } : {}),
+    forget: (message) => handover?.inject(message),
     subscriptions: options.passThrough?.resources?.subscriptions,
     updated: (uri) => void server?.sendResourceUpdated({ uri }).catch((err: unknown) => onError?.(err as Error)),
     tasks: options.tasks && {
@@ -174,8 +185,9 @@ export async function serveStdio(gateway: Gateway, options: StdioOptions = {}): 
       serving = direct;
       return;
     }
+    handover = new Handover(transport, opening, listens);
     serving = serveEras(build, {
-      transport: new Handover(transport, opening, listens),
+      transport: handover,
       ...(options.onError ? { onerror: options.onError } : {}),
     });
   };

@@ -71,16 +71,16 @@ describe("serve/proxy HTTP and approval flags", () => {
     ).toEqual({ maxConnections: 200, maxConnectionsPerPeer: 8 });
     expect(
       parseHttpFlags(
-        { maxRequestsPerClient: "16", maxListensPerClient: "2", maxRequestBytes: "65536" },
+        { maxRequestsPerClient: "16", maxRequestBytes: "65536" },
         { host: "127.0.0.1" },
         false,
       ).http,
-    ).toEqual({ maxRequestsPerClient: 16, maxListensPerClient: 2, maxRequestBytes: 65536 });
+    ).toEqual({ maxRequestsPerClient: 16, maxRequestBytes: 65536 });
     expect(() => parseHttpFlags({ maxRequestsPerClient: "0" }, { host: "127.0.0.1" }, false)).toThrow(
       '--max-requests-per-client must be a whole number of at least 1; received "0"; example --max-requests-per-client 64',
     );
-    expect(() => parseHttpFlags({ maxListensPerClient: "4" }, undefined, false)).toThrow(
-      "--max-listens-per-client applies to Streamable HTTP: add --http HOST:PORT, or drop it",
+    expect(() => parseHttpFlags({ maxRequestsPerClient: "4" }, undefined, false)).toThrow(
+      "--max-requests-per-client applies to Streamable HTTP: add --http HOST:PORT, or drop it",
     );
   });
 });

@@ -4,8 +4,9 @@
  * and with the SDK v2 client. A listen naming `taskIds` hears `notifications/tasks` for the
  * connection's task through completion (the tasks catalog's job_wait, and a real sandboxed
  * bash_execute); at most 8 listens are open at once; bad params are a -32602 naming the field; a
- * cancelled listen ends and frees its place; a tasks-only listen is held until stdin ends, which
- * closes it gracefully; through the proxy an upstream's resources/updated reaches the listen
+ * cancelled listen ends and frees its place; a tasks-only listen ends gracefully once each of its
+ * tasks is final (one whose acknowledgement honored a core change type too is held until stdin
+ * ends); through the proxy an upstream's resources/updated reaches the listen
  * naming the URI, and the upstream is unsubscribed when the listen is cancelled.
  */
 import { writeFileSync } from "node:fs";
@@ -74,7 +75,7 @@ const tasksOn = (c: LineClient, id: string) =>
 const answerTo = (c: LineClient, id: string) => c.next((m) => m.id === id && m.method === undefined);
 
 describe("subscriptions/listen with taskIds over stdio (toolgate serve)", { timeout: 120_000 }, () => {
-  it("hears working then completed with the result, each once; the listen stays open until stdin ends, then closes gracefully", async () => {
+  it("hears working then completed with the result, each once; naming only tasks, the listen then ends gracefully, as over HTTP", async () => {
     const { c, notes } = serveTasks();
     const taskId = await startJob(c, "a");
     listen(c, "L1", { taskIds: [taskId, taskId] });
@@ -86,13 +87,18 @@ describe("subscriptions/listen with taskIds over stdio (toolgate serve)", { time
     const completed = await c.next((m) => m.method === "notifications/tasks" && m.params?.status === "completed");
     expect(subscription(completed)).toBe("L1");
     expect(completed.params).toMatchObject({ taskId, result: { structuredContent: { name: "a" } } });
+    // Tasks only, and each final: the listen ends with the graceful result, after the final status.
+    const ended = await answerTo(c, "L1");
+    expect(ended).toEqual({ jsonrpc: "2.0", id: "L1", result: { resultType: "complete", _meta: { [SUB]: "L1" } } });
+    expect(c.lines.indexOf(ended)).toBeGreaterThan(c.lines.indexOf(completed));
     expect(tasksOn(c, "L1").map((m) => m.params!.status)).toEqual(["working", "completed"]);
-    // Tasks only, and each final: the listen is still open; another request is answered meanwhile.
+    // The connection serves on; the id is free for a listen again.
     expect((await c.request("tools/list", { _meta: envelope() })).result).toHaveProperty("tools");
-    expect(c.lines.some((m) => m.id === "L1" && m.method === undefined)).toBe(false);
+    listen(c, "L1", { taskIds: [taskId] });
+    await ackOf(c, "L1");
     const exit = c.end();
-    expect(await answerTo(c, "L1")).toMatchObject({ result: { resultType: "complete", _meta: { [SUB]: "L1" } } });
     expect(await exit).toBe(0);
+    expect(c.lines.filter((m) => m.id === "L1")).toHaveLength(2);
   });
 
   it("a real bash_execute as a task (toolgate serve's own catalog): working, then completed with its output", async () => {

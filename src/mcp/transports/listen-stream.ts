@@ -1,14 +1,19 @@
 /**
- * A 2026-07-28 `subscriptions/listen` stream over Streamable HTTP that also carries the tasks
- * extension's `notifications/tasks` (see `server/tasks-push.ts`). The SDK's handler serves the
- * listen request (its revision and header checks, the four change types of the core filter); it
- * knows no `taskIds` and drops them. This wraps its SSE answer: the acknowledgement gets the
- * `taskIds` the server agreed to, task notifications are written after it, stamped with the
- * stream's subscription id. When the core filter asked for nothing the SDK ends the stream right
- * after its acknowledgement; its closing result is then held back while tasks are still watched,
- * and sent once none is left (each final), or at shutdown (`end`).
+ * A 2026-07-28 `subscriptions/listen` stream over Streamable HTTP as toolgate serves it around the
+ * SDK's handler, which serves the listen request (its revision and header checks, the four change
+ * types of the core filter) and knows neither `taskIds` nor a lifetime. This wraps its SSE answer:
+ *
+ * - with tasks (`server/tasks-push.ts`): the acknowledgement gets the `taskIds` the server agreed
+ *   to, task notifications are written after it, stamped with the stream's subscription id. When
+ *   the core filter asked for nothing the SDK ends the stream right after its acknowledgement; its
+ *   closing result is then held back while tasks are still watched, and sent once none is left
+ *   (each final), or at shutdown (`end`);
+ * - with a lifetime (`maxMs`): once the stream has been open that long it is ended with the
+ *   graceful result (`listenEnded`, or the SDK's own when it is held), and the SDK's stream is let
+ *   go, so its listen slot, its upstream subscriptions and its connection are freed.
  */
-import { ackWithTaskIds } from "./listen-hold.js";
+import type { RequestId } from "@modelcontextprotocol/server";
+import { ackWithTaskIds, listenEnded } from "./listen-hold.js";
 
 /** A comment frame this often while the SDK's stream (and its own keep-alive) has ended, ms. */
 const KEEPALIVE_MS = 15_000;
@@ -18,12 +23,21 @@ export interface TaskStream {
   ids: readonly string[];
   /** Starts watching once the acknowledgement is out (`send` writes one whole message); returns the function that stops. */
   watch: (send: (message: object) => void, done: () => void) => () => void;
+}
+
+export interface ListenStream {
+  /** The listen request's id: the stream's subscription id. */
+  subscriptionId: RequestId;
+  /** The tasks it hears of, when it names any. */
+  tasks?: TaskStream;
+  /** Ends it gracefully after this long open, ms; 0: never. */
+  maxMs: number;
   /** Told once when the stream ends, whichever way. */
   ended: () => void;
 }
 
 /** The wrapped answer, and `end()`: the graceful end at shutdown (before the SDK handler's own close). */
-export function withTaskPushes(sdk: Response, s: TaskStream): { response: Response; end: () => void } {
+export function withListenStream(sdk: Response, s: ListenStream): { response: Response; end: () => void } {
   const body = sdk.body;
   if (sdk.status !== 200 || body === null || !(sdk.headers.get("content-type") ?? "").includes("text/event-stream"))
     return { response: sdk, end: () => {} };
@@ -54,6 +68,7 @@ export function withTaskPushes(sdk: Response, s: TaskStream): { response: Respon
     stop();
     s.ended();
     if (keepalive) clearInterval(keepalive);
+    clearTimeout(lifetime);
     if (held !== undefined) write(held);
     closed = true;
     try {
@@ -68,6 +83,14 @@ export function withTaskPushes(sdk: Response, s: TaskStream): { response: Respon
     watching = false;
     if (held !== undefined) finish();
   };
+  // Past its lifetime: the SDK's held result, else toolgate's, then the end.
+  const lifetime =
+    s.maxMs > 0
+      ? setTimeout(() => {
+          held ??= `event: message\ndata: ${JSON.stringify(listenEnded(s.subscriptionId))}\n\n`;
+          finish();
+        }, s.maxMs).unref()
+      : undefined;
 
   /** One SSE frame of the SDK's, as it goes to the client. */
   const frame = (text: string) => {
@@ -78,12 +101,12 @@ export function withTaskPushes(sdk: Response, s: TaskStream): { response: Respon
     } catch {
       message = undefined;
     }
-    if (message?.method === "notifications/subscriptions/acknowledged") {
+    if (message?.method === "notifications/subscriptions/acknowledged" && s.tasks) {
       const params = (message.params ?? {}) as { notifications?: Record<string, unknown> };
       core = Object.keys(params.notifications ?? {}).length > 0;
-      send(ackWithTaskIds(message, s.ids));
+      send(ackWithTaskIds(message, s.tasks.ids));
       watching = true;
-      stop = s.watch(send, done);
+      stop = s.tasks.watch(send, done);
       return;
     }
     if (message !== undefined && "result" in message) {
@@ -124,13 +147,14 @@ export function withTaskPushes(sdk: Response, s: TaskStream): { response: Respon
       stop();
       if (!closed) s.ended();
       if (keepalive) clearInterval(keepalive);
+      clearTimeout(lifetime);
       closed = true;
       void reader.cancel().catch(() => {});
     },
   });
   // At shutdown a stream the SDK still serves gets its closing result from the SDK (forwarded above).
   const end = () => {
-    if (held !== undefined || !core) finish();
+    if (held !== undefined || (s.tasks && !core)) finish();
   };
   return { response: new Response(response, { status: 200, headers: sdk.headers }), end };
 }
