@@ -6,4 +6,4 @@ export { createAuditSink, createMemoryAuditSink } from "../runtime/audit.js";
 export type { AuditSink, AuditFileOptions, PendingAudit } from "../runtime/audit.js";
 export type { AuditRecord, ReadAudit, ReadAuditRecord, StageOutcome } from "../runtime/types.js";
 export { auditStats, renderStats } from "../runtime/stats.js";
-export type { Stats, ToolStats, Percentiles } from "../runtime/stats.js";
+export type { Stats, ToolStats, ReadStats, Percentiles } from "../runtime/stats.js";

@@ -15,15 +15,19 @@ export interface BrokenLine {
 }
 
 /** How a caller reads one line: the record it needs from the parsed value, or why there is none. */
-export interface AuditLineReader<T> {
+export interface AuditLineReader<T, R = never> {
   /** The record of one parsed line, or the reason it is not one. */
   record(value: unknown, line: number): T | string;
+  /** The record of one read's line (`kind: "read"`), or the reason it is not one; absent: read lines are only counted. */
+  read?(value: Record<string, unknown>, line: number): R | string;
   /** The reason for a line that is not JSON, from the parser's message. */
   notJson(parserMessage: string): string;
 }
 
-export interface AuditLines<T> {
+export interface AuditLines<T, R = never> {
   records: T[];
+  /** The read lines' records, when the reader reads them (`AuditLineReader.read`). */
+  readRecords: R[];
   /** Every broken line, in order. */
   broken: BrokenLine[];
   /** Lines that were empty or blanks only (not broken). */
@@ -33,8 +37,9 @@ export interface AuditLines<T> {
 }
 
 /** Reads JSON Lines text of audit records with `reader`. */
-export function readAuditLines<T>(text: string, reader: AuditLineReader<T>): AuditLines<T> {
+export function readAuditLines<T, R = never>(text: string, reader: AuditLineReader<T, R>): AuditLines<T, R> {
   const records: T[] = [];
+  const readRecords: R[] = [];
   const broken: BrokenLine[] = [];
   let blank = 0;
   let reads = 0;
@@ -54,11 +59,14 @@ export function readAuditLines<T>(text: string, reader: AuditLineReader<T>): Aud
     }
     if (typeof parsed === "object" && parsed !== null && (parsed as { kind?: unknown }).kind === "read") {
       reads++;
+      const read = reader.read?.(parsed as Record<string, unknown>, line);
+      if (typeof read === "string") broken.push({ line, reason: read });
+      else if (read !== undefined) readRecords.push(read);
       return;
     }
     const record = reader.record(parsed, line);
     if (typeof record === "string") broken.push({ line, reason: record });
     else records.push(record);
   });
-  return { records, broken, blank, reads };
+  return { records, readRecords, broken, blank, reads };
 }

@@ -101,3 +101,94 @@ describe("auditStats", () => {
     expect(s.tools).toEqual({});
   });
 });
+
+describe("auditStats of the reads beside the pipeline", () => {
+  const read = (over: Record<string, unknown>) =>
+    JSON.stringify({
+      ts: "2026-03-05T10:00:00.000Z",
+      kind: "read",
+      operation: "resources/read",
+      target: "demo://x",
+      source: "everything",
+      principal: "stdio client",
+      grant: null,
+      outcome: "ok",
+      answer_chars: 100,
+      latency_ms: 2,
+      ...over,
+    });
+
+  it("counts them per operation and overall, apart from the calls: outcomes, latency and answer size", () => {
+    const text = [
+      JSON.stringify(rec({ latency_ms: 5 })),
+      read({ latency_ms: 1, answer_chars: 10 }),
+      read({ latency_ms: 3, answer_chars: 30 }),
+      read({ outcome: "error", latency_ms: 9, answer_chars: 0, reason: "the upstream failed" }),
+      read({ operation: "resources/list", target: null, source: null, answer_chars: 500 }),
+      read({ operation: "resources/subscribe", outcome: "refused", answer_chars: 0, reason: "no capability" }),
+      "",
+    ].join("\n");
+    const s = auditStats(text);
+    expect(s.overall.calls).toBe(1);
+    expect(Object.keys(s.tools)).toEqual(["file_view"]);
+    expect(s.reads.operations).toEqual({
+      "resources/list": {
+        requests: 1,
+        ok: 1,
+        refused: 0,
+        error: 0,
+        latency_ms: { p50: 2, p95: 2 },
+        answer_chars: { p50: 500, p95: 500 },
+      },
+      "resources/read": {
+        requests: 3,
+        ok: 2,
+        refused: 0,
+        error: 1,
+        latency_ms: { p50: 3, p95: 9 },
+        answer_chars: { p50: 10, p95: 30 },
+      },
+      "resources/subscribe": {
+        requests: 1,
+        ok: 0,
+        refused: 1,
+        error: 0,
+        latency_ms: { p50: 2, p95: 2 },
+        answer_chars: { p50: 0, p95: 0 },
+      },
+    });
+    expect(s.reads.overall).toMatchObject({ requests: 5, ok: 3, refused: 1, error: 1 });
+    expect([s.lines, s.broken_lines]).toEqual([6, 0]);
+    const table = renderStats(s).split("\n");
+    expect(table.slice(3, 9)).toEqual([
+      "",
+      "read                 requests  ok  refused  error  latency ms p50/p95  answer chars p50/p95",
+      "resources/list              1   1        0      0                 2/2               500/500",
+      "resources/read              3   2        0      1                 3/9                 10/30",
+      "resources/subscribe         1   0        1      0                 2/2                   0/0",
+      "(all)                       5   3        1      1                 2/9                10/500",
+    ]);
+  });
+
+  it("a read line without its fields is a broken line, named; an operation from the trail is shown escaped", () => {
+    const s = auditStats(
+      [read({ outcome: "maybe" }), read({ operation: "resources/read\u202e" }), JSON.stringify(rec({}))].join("\n"),
+    );
+    expect(s.broken).toEqual([
+      {
+        line: 1,
+        reason:
+          'JSON with "kind": "read", but not a read audit record: operation, outcome (ok, refused or error) and latency_ms are required',
+      },
+    ]);
+    expect(s.reads.overall.requests).toBe(1);
+    expect(renderStats(s)).toContain("resources/read\\u{202E}");
+    expect(renderStats(s)).not.toContain("\u202e");
+  });
+
+  it("a trail without reads prints no read table", () => {
+    const s = auditStats(JSON.stringify(rec({})));
+    expect(s.reads.overall.requests).toBe(0);
+    expect(renderStats(s)).not.toContain("requests");
+  });
+});

@@ -2,7 +2,8 @@
  * `toolgate stats [--audit FILE | --workspace DIR [--state-dir DIR]] [--json]`: per tool and overall — calls,
  * validation-error rate,
  * denial rate, replays, in-doubt count, p50/p95 latency, argument and observation tokens,
- * truncation rate (docs/observations.md, "What to measure").
+ * truncation rate (docs/observations.md, "What to measure"); and apart from the calls, a proxy's
+ * reads beside the pipeline per operation (requests, outcomes, latency, answer size).
  * Exit 0 (an empty trail too: no calls yet); 2 when the file cannot be read, or when it has lines
  * and none of them is a record (the wrong file). Other broken lines are counted and named.
  */
@@ -17,7 +18,7 @@ export function register(program: Command): void {
     program
       .command("stats")
       .description(
-        "aggregate an audit trail: per-tool calls, error and denial rates, replays, in-doubt, latency and token percentiles",
+        "aggregate an audit trail: per-tool calls, error and denial rates, replays, in-doubt, latency and token percentiles; a proxy's reads (resources, prompts, completions, lists, subscriptions) per operation",
       )
       .option(
         "--audit <file>",

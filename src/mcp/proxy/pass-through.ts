@@ -386,7 +386,7 @@ export interface ResourceSubscriber {
 
 /** Subscriptions counted per URI across subscribers (the shape of the server's `ResourceSubscriptions`). */
 export interface ResourceSubscriptions {
-  subscribe(uri: string, subscriber: ResourceSubscriber, request: { signal: AbortSignal }): Promise<void>;
+  subscribe(uri: string, subscriber: ResourceSubscriber, request: Routed): Promise<void>;
   unsubscribe(uri: string, subscriber: ResourceSubscriber): void;
 }
 
@@ -610,6 +610,8 @@ export async function openPassThrough(
         );
       const held = subscribed.get(uri);
       if (held) {
+        // Held at that upstream already: its audit line names it, though nothing more is asked of it.
+        request.routed?.(held.source.server);
         held.subscribers.add(subscriber);
         return;
       }
@@ -632,6 +634,7 @@ export async function openPassThrough(
       );
       const entry = { source: owner, subscribers, tell };
       subscribed.set(uri, entry);
+      request.routed?.(owner.server);
       try {
         await ask(owner, "resources/subscribe", { uri }, request.signal);
       } catch (err) {

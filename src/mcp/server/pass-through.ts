@@ -6,7 +6,10 @@
  * do not pass the gateway's pipeline. Each resources/read, prompts/get and completion/complete
  * leaves one line in the gateway's audit trail (`PassThrough.audit`, a runtime `ReadAudit`: the
  * method, the name or URI, the upstream, the caller's principal and grant, the outcome, the
- * answer's size, the trace context); the lists, answered from what the server holds, leave none.
+ * answer's size, the trace context), and so does each resources/list, resources/templates/list and
+ * prompts/list (no target; no source, since they are answered from what the server holds) and each
+ * resources/subscribe and resources/unsubscribe of a 2025-11-25 connection (the URI; the upstream
+ * that holds it, for a subscribe).
  * What bears on them is who may reach them: over HTTP the endpoint's bearer and principal rules, as
  * for every request; and when the gateway requires capabilities, a capability that verifies now
  * (the same one a tools/call would carry: `_meta["toolgate/capability"]`, the bearer header or the
@@ -37,7 +40,7 @@ export interface PassThroughRequest {
   /**
    * Names who the request goes to (an upstream's name), said before it is asked: its audit line
    * names it, and a failure after it is that source's (`error`), one before it the server's own
-   * refusal (`refused`). Absent where nothing is audited (a subscription).
+   * refusal (`refused`). Absent where nothing is audited (a listen stream's subscriptions).
    */
   routed?(source: string): void;
 }
@@ -200,24 +203,25 @@ export function registerPassThrough(server: Server, passThrough: PassThrough, ho
 
   const { resources, prompts, complete } = passThrough;
   if (resources) {
-    server.setRequestHandler("resources/list", async (request, ctx) => {
-      const r = await admit("resources/list", request, ctx);
-      return resources.list(cursorOf("resources/list", params(request)), r);
-    });
-    server.setRequestHandler("resources/templates/list", async (request, ctx) => {
-      const r = await admit("resources/templates/list", request, ctx);
-      return resources.templates(cursorOf("resources/templates/list", params(request)), r);
-    });
+    server.setRequestHandler("resources/list", (request, ctx) =>
+      audited("resources/list", null, request, ctx, (r) =>
+        resources.list(cursorOf("resources/list", params(request)), r),
+      ),
+    );
+    server.setRequestHandler("resources/templates/list", (request, ctx) =>
+      audited("resources/templates/list", null, request, ctx, (r) =>
+        resources.templates(cursorOf("resources/templates/list", params(request)), r),
+      ),
+    );
     server.setRequestHandler("resources/read", (request, ctx) =>
       audited("resources/read", request.params.uri, request, ctx, (r) => resources.read(request.params.uri, r)),
     );
-    if (resources.subscriptions) registerSubscriptions(server, resources.subscriptions, admit, hooks);
+    if (resources.subscriptions) registerSubscriptions(server, resources.subscriptions, audited, hooks);
   }
   if (prompts) {
-    server.setRequestHandler("prompts/list", async (request, ctx) => {
-      const r = await admit("prompts/list", request, ctx);
-      return prompts.list(cursorOf("prompts/list", params(request)), r);
-    });
+    server.setRequestHandler("prompts/list", (request, ctx) =>
+      audited("prompts/list", null, request, ctx, (r) => prompts.list(cursorOf("prompts/list", params(request)), r)),
+    );
     server.setRequestHandler("prompts/get", (request, ctx) =>
       audited("prompts/get", request.params.name, request, ctx, (r) =>
         prompts.get(request.params.name, request.params.arguments ?? {}, r),
@@ -233,14 +237,24 @@ export function registerPassThrough(server: Server, passThrough: PassThrough, ho
   }
 }
 
+/** Answers one pass-through request and writes its audit line (`registerPassThrough`'s `audited`). */
+type Audited = <T extends object>(
+  method: string,
+  target: string | null,
+  request: unknown,
+  ctx: ServerContext,
+  answer: (r: PassThroughRequest) => Promise<T>,
+) => Promise<T>;
+
 /**
  * resources/subscribe and resources/unsubscribe of one connection (2025-11-25): at most
- * `MAX_SUBSCRIPTIONS_PER_CLIENT` URIs, each told to this connection only, all given up when it closes.
+ * `MAX_SUBSCRIPTIONS_PER_CLIENT` URIs, each told to this connection only, all given up when it
+ * closes; each request leaves its audit line (what the connection gives up as it closes, none).
  */
 function registerSubscriptions(
   server: Server,
   subscriptions: ResourceSubscriptions,
-  admit: (method: string, request: unknown, ctx: ServerContext) => Promise<PassThroughRequest>,
+  audited: Audited,
   hooks: PassThroughHooks,
 ): void {
   const mine = new Set<string>();
@@ -252,31 +266,33 @@ function registerSubscriptions(
       ProtocolErrorCode.MethodNotFound,
       `${method} is not a method of the 2026-07-28 revision: name the URIs in subscriptions/listen params.notifications.resourceSubscriptions`,
     );
-  server.setRequestHandler("resources/subscribe", async (request, ctx) => {
-    const r = await admit("resources/subscribe", request, ctx);
-    if (hooks.modern(ctx)) throw viaListen("resources/subscribe");
-    const uri = request.params.uri;
-    if (mine.has(uri)) return {};
-    if (mine.size >= MAX_SUBSCRIPTIONS_PER_CLIENT)
-      throw invalidParams(
-        `resources/subscribe params.uri: this connection already holds ${MAX_SUBSCRIPTIONS_PER_CLIENT} subscriptions, the most it may; resources/unsubscribe one it no longer needs first`,
-      );
-    mine.add(uri);
-    try {
-      await subscriptions.subscribe(uri, subscriber, r);
-    } catch (err) {
-      mine.delete(uri);
-      throw err;
-    }
-    return {};
-  });
-  server.setRequestHandler("resources/unsubscribe", async (request, ctx) => {
-    await admit("resources/unsubscribe", request, ctx);
-    if (hooks.modern(ctx)) throw viaListen("resources/unsubscribe");
-    const uri = request.params.uri;
-    if (mine.delete(uri)) subscriptions.unsubscribe(uri, subscriber);
-    return {};
-  });
+  server.setRequestHandler("resources/subscribe", (request, ctx) =>
+    audited("resources/subscribe", request.params.uri, request, ctx, async (r) => {
+      if (hooks.modern(ctx)) throw viaListen("resources/subscribe");
+      const uri = request.params.uri;
+      if (mine.has(uri)) return {};
+      if (mine.size >= MAX_SUBSCRIPTIONS_PER_CLIENT)
+        throw invalidParams(
+          `resources/subscribe params.uri: this connection already holds ${MAX_SUBSCRIPTIONS_PER_CLIENT} subscriptions, the most it may; resources/unsubscribe one it no longer needs first`,
+        );
+      mine.add(uri);
+      try {
+        await subscriptions.subscribe(uri, subscriber, r);
+      } catch (err) {
+        mine.delete(uri);
+        throw err;
+      }
+      return {};
+    }),
+  );
+  server.setRequestHandler("resources/unsubscribe", (request, ctx) =>
+    audited("resources/unsubscribe", request.params.uri, request, ctx, async () => {
+      if (hooks.modern(ctx)) throw viaListen("resources/unsubscribe");
+      const uri = request.params.uri;
+      if (mine.delete(uri)) subscriptions.unsubscribe(uri, subscriber);
+      return {};
+    }),
+  );
   // A connection that closes gives up what it held, so the last one leaving unsubscribes upstream.
   const prior = server.onclose;
   server.onclose = () => {
