@@ -57,7 +57,7 @@ describe.each(["2025-11-25", "2026-07-28"] as const)(
   "toolgate proxy --exclude-prompt --exclude-resource, a %s client",
   { timeout: 120_000 },
   (era) => {
-    it("hides what the flags name from the lists and from reads, and writes each read's audit line", async () => {
+    it("hides what the flags name from the lists and from reads, and writes each list's and read's audit line", async () => {
       const audit = join(tempDir("cli-proxy-lists-state"), "audit.jsonl");
       const flags = ["--exclude-prompt", "args-prompt", "--exclude-resource", "demo://resource/dynamic/blob/*"];
       const transport = new StdioClientTransport(proxyProcess([everything, "stdio"], "cli-proxy-lists", flags, audit));
@@ -81,10 +81,13 @@ describe.each(["2025-11-25", "2026-07-28"] as const)(
           (existsSync(audit) ? readFileSync(audit, "utf8").split("\n").filter(Boolean) : [])
             .map((l) => JSON.parse(l) as Record<string, unknown>)
             .filter((l) => l.kind === "read");
-        await until(() => reads().length >= 2);
-        expect(reads().map((l) => [l.target, l.outcome, l.principal])).toEqual([
-          ["demo://resource/dynamic/blob/2", "refused", "stdio client"],
-          ["demo://resource/dynamic/text/2", "ok", "stdio client"],
+        // The two lists asked first have their lines too (no target), then the two reads.
+        await until(() => reads().length >= 4);
+        expect(reads().map((l) => [l.operation, l.target, l.outcome, l.principal])).toEqual([
+          ["prompts/list", null, "ok", "stdio client"],
+          ["resources/templates/list", null, "ok", "stdio client"],
+          ["resources/read", "demo://resource/dynamic/blob/2", "refused", "stdio client"],
+          ["resources/read", "demo://resource/dynamic/text/2", "ok", "stdio client"],
         ]);
       } finally {
         await client.close();
