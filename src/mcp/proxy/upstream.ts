@@ -8,6 +8,7 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import { ToolgateError } from "../../core/errors.js";
 import { reapOnExit, spawnedChild } from "./upstream-reaper.js";
 import { tasksCapabilities, TasksClient } from "./upstream-tasks.js";
+import { withParentDeathSignal } from "./upstream-pdeathsig.js";
 
 /** Where the upstream server is: a command to start (stdio) or a URL (Streamable HTTP). */
 export type UpstreamTarget =
@@ -33,7 +34,8 @@ export function describeTarget(target: UpstreamTarget): string {
 
 /**
  * Connects an SDK Client to the upstream. The child's stderr is inherited so its logs reach
- * the operator; its stdout is the protocol.
+ * the operator; its stdout is the protocol. On Linux a child is marked to be SIGKILLed when the
+ * proxy dies (`upstream-pdeathsig.ts`), so even a SIGKILLed proxy leaves no upstream behind.
  */
 export async function connectUpstream(target: UpstreamTarget, clientName = "toolgate-proxy"): Promise<Client> {
   // Either revision: a server/discover probe first, the 2025-11-25 initialize when the server does not know it.
@@ -42,19 +44,7 @@ export async function connectUpstream(target: UpstreamTarget, clientName = "tool
     { name: clientName, version: "0.1.0" },
     { capabilities: tasksCapabilities(), versionNegotiation: { mode: "auto", probe: { timeoutMs: PROBE_TIMEOUT_MS } } },
   );
-  const transport =
-    "url" in target
-      ? new StreamableHTTPClientTransport(
-          new URL(target.url),
-          target.headers ? { requestInit: { headers: target.headers } } : undefined,
-        )
-      : new StdioClientTransport({
-          command: target.command,
-          args: target.args ?? [],
-          env: { ...getDefaultEnvironment(), ...target.env },
-          stderr: "inherit",
-          ...(target.cwd ? { cwd: target.cwd } : {}),
-        });
+  const transport = "url" in target ? httpTransport(target) : stdioTransport(target);
   try {
     await client.connect(transport);
   } catch (err) {
@@ -69,6 +59,24 @@ export async function connectUpstream(target: UpstreamTarget, clientName = "tool
   // Not outliving the proxy (upstream-reaper.ts): the SDK's close ends it gracefully, this if the proxy exits first.
   reapOnExit(spawnedChild(transport));
   return client;
+}
+
+function httpTransport(target: { url: string; headers?: Record<string, string> }) {
+  return new StreamableHTTPClientTransport(
+    new URL(target.url),
+    target.headers ? { requestInit: { headers: target.headers } } : undefined,
+  );
+}
+
+function stdioTransport(target: Exclude<UpstreamTarget, { url: string }>) {
+  const env = { ...getDefaultEnvironment(), ...target.env };
+  const spawned = withParentDeathSignal({ command: target.command, args: target.args ?? [] }, env, target.cwd);
+  return new StdioClientTransport({
+    ...spawned,
+    env,
+    stderr: "inherit",
+    ...(target.cwd ? { cwd: target.cwd } : {}),
+  });
 }
 
 /** Upper bound on pages, so a server that hands out cursors forever cannot hang the proxy. */
