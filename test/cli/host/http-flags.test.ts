@@ -70,11 +70,7 @@ describe("serve/proxy HTTP and approval flags", () => {
       parseHttpFlags({ maxConnections: "200", maxConnectionsPerPeer: "8" }, { host: "127.0.0.1" }, false).http,
     ).toEqual({ maxConnections: 200, maxConnectionsPerPeer: 8 });
     expect(
-      parseHttpFlags(
-        { maxRequestsPerClient: "16", maxRequestBytes: "65536" },
-        { host: "127.0.0.1" },
-        false,
-      ).http,
+      parseHttpFlags({ maxRequestsPerClient: "16", maxRequestBytes: "65536" }, { host: "127.0.0.1" }, false).http,
     ).toEqual({ maxRequestsPerClient: 16, maxRequestBytes: 65536 });
     expect(() => parseHttpFlags({ maxRequestsPerClient: "0" }, { host: "127.0.0.1" }, false)).toThrow(
       '--max-requests-per-client must be a whole number of at least 1; received "0"; example --max-requests-per-client 64',
