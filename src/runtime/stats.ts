@@ -127,15 +127,20 @@ function isAuditRecord(v: unknown): v is AuditRecord {
 
 /** Aggregates parsed records. */
 export function aggregate(records: readonly AuditRecord[]): { overall: ToolStats; tools: Record<string, ToolStats> } {
-  const byTool = new Map<string, AuditRecord[]>();
-  for (const r of records) {
-    const list = byTool.get(r.tool) ?? [];
-    list.push(r);
-    byTool.set(r.tool, list);
+  return { overall: summarise(records), tools: summarisedBy(records, (r) => r.tool, summarise) };
+}
+
+/** `items` grouped by `key`, each group summarised, by key sorted by name. */
+function summarisedBy<T, S>(items: readonly T[], key: (item: T) => string, summary: (group: T[]) => S) {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const list = groups.get(key(item)) ?? [];
+    list.push(item);
+    groups.set(key(item), list);
   }
-  const tools: Record<string, ToolStats> = {};
-  for (const name of [...byTool.keys()].sort()) tools[name] = summarise(byTool.get(name)!);
-  return { overall: summarise(records), tools };
+  const out: Record<string, S> = {};
+  for (const name of [...groups.keys()].sort()) out[name] = summary(groups.get(name)!);
+  return out;
 }
 
 /** Stats of an audit file's text. */
@@ -159,15 +164,7 @@ function aggregateReads(lines: readonly ReadLine[]): Stats["reads"] {
     latency_ms: pct(rs, (r) => r.latency_ms),
     answer_chars: pct(rs, (r) => r.answer_chars),
   });
-  const byOperation = new Map<string, ReadLine[]>();
-  for (const r of lines) {
-    const list = byOperation.get(r.operation) ?? [];
-    list.push(r);
-    byOperation.set(r.operation, list);
-  }
-  const operations: Record<string, ReadStats> = {};
-  for (const name of [...byOperation.keys()].sort()) operations[name] = summariseReads(byOperation.get(name)!);
-  return { overall: summariseReads(lines), operations };
+  return { overall: summariseReads(lines), operations: summarisedBy(lines, (r) => r.operation, summariseReads) };
 }
 
 function summarise(rs: readonly AuditRecord[]): ToolStats {

@@ -13,6 +13,10 @@ import { createGateway } from "../../../src/runtime/gateway.js";
 import { openStore } from "../../../src/idempotency/open.js";
 import { cli } from "../../support/cli.js";
 
+/** A stdio connection's listens with `bounds` and nothing behind them. */
+const stdioListens = (bounds: { maxListens?: number; maxListenMs?: number }) =>
+  new StdioListens({ send: async () => {}, subscriptions: undefined, updated: () => {}, tasks: undefined, ...bounds });
+
 const refusal = (text: string) =>
   `--max-listen-ms must be 0 (no cutoff) or a whole number of milliseconds from ${MIN_LISTEN_MS} to ${MAX_LISTEN_MS} (how long a subscriptions/listen stream stays open before toolgate ends it gracefully and the client listens again); received ${JSON.stringify(text)}; example --max-listen-ms ${DEFAULT_MAX_LISTEN_MS}`;
 
@@ -49,16 +53,7 @@ describe("--max-listen-ms", () => {
     for (const bad of [-1, 1.5, Number.NaN, MAX_LISTEN_MS + 1]) {
       const message = `maxListenMs must be a whole number of milliseconds from 0 (no cutoff) to ${MAX_LISTEN_MS}; received ${String(bad)}; e.g. ${DEFAULT_MAX_LISTEN_MS}`;
       expect(() => listenLifetime(bad)).toThrow(message);
-      expect(
-        () =>
-          new StdioListens({
-            send: async () => {},
-            subscriptions: undefined,
-            updated: () => {},
-            tasks: undefined,
-            maxListenMs: bad,
-          }),
-      ).toThrow(message);
+      expect(() => stdioListens({ maxListenMs: bad })).toThrow(message);
     }
     const gateway = createGateway({ tools: [], store: await openStore("memory:"), audit: false });
     await expect(serveHttp(gateway, { port: 0, warn: () => {}, maxListenMs: -1 })).rejects.toThrow(
@@ -94,15 +89,8 @@ describe("--max-listens-per-client", () => {
         'toolgate: --max-listens-per-client must be a whole number of at least 1; received "many"; example --max-listens-per-client 64 [bad_flag]\n',
       ],
     ]);
-    expect(
-      () =>
-        new StdioListens({
-          send: async () => {},
-          subscriptions: undefined,
-          updated: () => {},
-          tasks: undefined,
-          maxListens: 0,
-        }),
-    ).toThrow("maxListensPerClient must be a whole number of at least 1; received 0; e.g. 8");
+    expect(() => stdioListens({ maxListens: 0 })).toThrow(
+      "maxListensPerClient must be a whole number of at least 1; received 0; e.g. 8",
+    );
   });
 });
