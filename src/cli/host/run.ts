@@ -30,12 +30,26 @@ export interface RunOptions
   onListening?: (where: string) => void;
 }
 
+/**
+ * The first SIGINT or SIGTERM resolves `stop` (the graceful close); one more while serving or
+ * closing exits at once through `process.exit` (130 or 143, as the signal's default would), so the
+ * `exit` hooks still run: the audit trail's last lines, `upstream-reaper.ts`. Without a listener
+ * then, the signal's default death would skip them.
+ */
 function signalled(): { stop: Promise<string>; dispose: () => void } {
   let dispose = () => {};
   const stop = new Promise<string>((resolve) => {
-    const on = (sig: string) => resolve(sig);
-    process.once("SIGINT", on);
-    process.once("SIGTERM", on);
+    let stopping = false;
+    const on = (sig: NodeJS.Signals) => {
+      if (!stopping) {
+        stopping = true;
+        return resolve(sig);
+      }
+      process.stderr.write(`toolgate: ${sig} again while closing: exiting now\n`);
+      process.exit(sig === "SIGINT" ? 130 : 143);
+    };
+    process.on("SIGINT", on);
+    process.on("SIGTERM", on);
     dispose = () => {
       process.off("SIGINT", on);
       process.off("SIGTERM", on);
