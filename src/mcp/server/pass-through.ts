@@ -40,7 +40,7 @@ export interface PassThroughRequest {
   /**
    * Names who the request goes to (an upstream's name), said before it is asked: its audit line
    * names it, and a failure after it is that source's (`error`), one before it the server's own
-   * refusal (`refused`). Absent where nothing is audited (a listen stream's subscriptions).
+   * refusal (`refused`). Absent where nothing is audited.
    */
   routed?(source: string): void;
 }

@@ -52,6 +52,7 @@ import {
   listenLifetime,
   readListen,
   watchListenTasks,
+  type ListenCaller,
   type ListenOptions,
   type ListenTaskIds,
   type TaskListener,
@@ -483,9 +484,11 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
 
   // A listen stream's resourceSubscriptions: one upstream subscription per URI across every stream
   // naming it, each update published once for the handler to put on those streams.
-  const listenResources = new ListenResources(options.passThrough?.resources?.subscriptions, {
-    updated: (uri) => modern.notify.resourceUpdated(uri),
-  });
+  const listenResources = new ListenResources(
+    options.passThrough?.resources?.subscriptions,
+    { updated: (uri) => modern.notify.resourceUpdated(uri) },
+    { gateway, ...(options.passThrough?.audit ? { audit: options.passThrough.audit } : {}) },
+  );
 
   /**
    * Reads a listen request and holds its `resourceSubscriptions` until its stream closes; what it
@@ -495,6 +498,7 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
     json: unknown,
     res: http.ServerResponse,
     id: JsonRpcId,
+    caller: ListenCaller,
   ): Promise<{ tasks: ListenTaskIds | null } | null> {
     const asked = readListen((json as { params?: unknown }).params, options.tasks !== undefined);
     if (!asked.ok) {
@@ -503,9 +507,9 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
     }
     const signal = new AbortController();
     res.once("close", () => signal.abort());
-    const held = await listenResources.hold(asked.uris, signal.signal);
+    const held = await listenResources.hold(asked.uris, signal.signal, (json as { params?: unknown }).params, caller);
     if (!held.ok) {
-      jsonError(res, 200, -32602, held.message, {}, id);
+      jsonError(res, 200, held.code, held.message, {}, id);
       return null;
     }
     if (signal.signal.aborted) held.release();
@@ -542,7 +546,12 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions = {}): Pr
       res.once("close", taken.slot.hold());
       slots.set(authInfo, taken.slot);
     }
-    const listen = asked?.listen === true ? await holdListen(json, res, asked.id) : undefined;
+    const listener = {
+      capability: bearerToken(request.headers.get("authorization") ?? undefined),
+      principal: caller.label,
+      http: true,
+    };
+    const listen = asked?.listen === true ? await holdListen(json, res, asked.id, listener) : undefined;
     if (listen === null) return;
     const response = await modern.fetch(request, { parsedBody: json, authInfo });
     if (!listen) return respond(res, response);

@@ -7,7 +7,10 @@
  *   `resourceSubscriptions` bounded, `taskIds` read by `server/tasks-push.ts` when tasks are served;
  * - holds the upstream resource subscriptions a listen names while it is open (`ListenResources`:
  *   one upstream subscription per URI across a transport's listens, each update published once,
- *   for the SDK to put on the listens naming that URI);
+ *   for the SDK to put on the listens naming that URI), checked as a 2025-11-25
+ *   resources/subscribe is (`ListenGate`: when the gateway has keys, a capability that verifies,
+ *   from the listen's `_meta`, the bearer header or the session's default) and audited as one is
+ *   (a `kind: "read"` line per URI, operation `subscriptions/listen`);
  * - pushes the tasks extension's `notifications/tasks` for the listener's own tasks
  *   (`watchListenTasks`), stamped with the listen's subscription id, after an acknowledgement that
  *   names the `taskIds` the SDK dropped (`ackWithTaskIds`);
@@ -22,6 +25,9 @@ import { isPlainObject } from "../../core/json.js";
 import { shownValue } from "../../observation/escape.js";
 import type { TaskRecord } from "../../idempotency/tasks.js";
 import type { TaskRunner } from "../../runtime/tasks.js";
+import { READ_REASON_CHARS, type Gateway, type ReadAudit } from "../../runtime/types.js";
+import { META_KEYS } from "../server/meta.js";
+import { traceOfMeta } from "../server/trace-of.js";
 import {
   MAX_SUBSCRIPTIONS_PER_CLIENT,
   type ResourceSubscriber,
@@ -125,7 +131,33 @@ export function readListen(params: unknown, tasks: boolean): ListenAsk {
   };
 }
 
-export type Held = { ok: true; release: () => void } | { ok: false; message: string };
+export type Held = { ok: true; release: () => void } | { ok: false; code: number; message: string };
+
+/** What checks and records a listen's `resourceSubscriptions`: the gateway's keys, and the audit trail. */
+export interface ListenGate {
+  gateway: Pick<Gateway, "requiresCapability" | "holder">;
+  /** Where each URI's audit line goes (`PassThrough.audit`); absent: none is written. */
+  audit?: (read: ReadAudit) => void;
+}
+
+/** Who opens a listen, as its transport knows them. */
+export interface ListenCaller {
+  /** The capability it carries besides `_meta` (HTTP: its bearer token; stdio: the session's default). */
+  capability: string | undefined;
+  /** The audit line's principal. */
+  principal: string;
+  /** Whether a refusal may point to the Authorization header. */
+  http: boolean;
+}
+
+/** The capability a listen's params carry in `_meta`, else `fallback`. */
+function capabilityOf(params: unknown, fallback: string | undefined): string | undefined {
+  const meta = isPlainObject(params) && isPlainObject(params._meta) ? params._meta : undefined;
+  const sent = meta?.[META_KEYS.capability];
+  return typeof sent === "string" ? sent : fallback;
+}
+
+const LISTEN_URIS = `${FILTER}.resourceSubscriptions`;
 
 /**
  * The upstream resource subscriptions of one transport's listens, as one `subscriber` (that
@@ -138,12 +170,58 @@ export class ListenResources {
   constructor(
     private readonly subscriptions: ResourceSubscriptions | undefined,
     private readonly subscriber: ResourceSubscriber,
+    private readonly gate?: ListenGate,
   ) {}
 
-  /** Holds `uris` until `release` (idempotent); a URI nothing can subscribe to refuses them all, naming why. */
-  async hold(uris: readonly string[], signal: AbortSignal): Promise<Held> {
+  /**
+   * Holds `uris` until `release` (idempotent); a URI nothing can subscribe to refuses them all,
+   * naming why. With the gateway's keys, `params` (the listen's) must carry a capability that
+   * verifies, as a resources/subscribe must (-32600 naming where to send it).
+   */
+  async hold(uris: readonly string[], signal: AbortSignal, params?: unknown, caller?: ListenCaller): Promise<Held> {
     const subscriptions = this.subscriptions;
     if (!subscriptions || uris.length === 0) return { ok: true, release: () => {} };
+    const started = performance.now();
+    const meta = isPlainObject(params) && isPlainObject(params._meta) ? params._meta : undefined;
+    const trace = traceOfMeta(meta);
+    let grant: string | null = null;
+    const line = (uri: string, outcome: ReadAudit["outcome"], source: string | null, reason?: string) =>
+      this.gate?.audit?.({
+        operation: "subscriptions/listen",
+        target: uri,
+        source,
+        principal: caller?.principal ?? "unknown",
+        grant,
+        outcome,
+        ...(reason !== undefined ? { reason: reason.slice(0, READ_REASON_CHARS) } : {}),
+        answer_chars: 0,
+        latency_ms: Math.round(performance.now() - started),
+        ...(trace !== undefined ? { trace } : {}),
+      });
+    const refuse = (code: number, message: string): Held => {
+      for (const uri of uris) line(uri, "refused", null, message);
+      return { ok: false, code, message };
+    };
+    if (this.gate?.gateway.requiresCapability) {
+      const capability = capabilityOf(params, caller?.capability);
+      if (capability === undefined)
+        return refuse(
+          -32600,
+          `${LISTEN_URIS} needs a capability on this server: send it in params._meta["${META_KEYS.capability}"]${caller?.http ? " or an Authorization: Bearer header" : ""} (any grant the server verifies may read)`,
+        );
+      let holder: Awaited<ReturnType<Gateway["holder"]>>;
+      try {
+        holder = await this.gate.gateway.holder(capability);
+      } catch (err) {
+        return refuse(-32603, `${LISTEN_URIS}: the capability could not be checked: ${(err as Error).message}`);
+      }
+      if (holder === null)
+        return refuse(
+          -32600,
+          `${LISTEN_URIS}: the capability sent does not verify on this server (expired, revoked or not issued by its keys); ask its operator for a grant`,
+        );
+      grant = holder.grant;
+    }
     const held: string[] = [];
     const release = () => {
       for (const uri of held.splice(0)) {
@@ -156,14 +234,19 @@ export class ListenResources {
       }
     };
     for (const uri of uris) {
+      let source: string | null = null;
       try {
-        if (!this.counts.has(uri)) await subscriptions.subscribe(uri, this.subscriber, { signal });
+        if (!this.counts.has(uri))
+          await subscriptions.subscribe(uri, this.subscriber, { signal, routed: (s) => void (source = s) });
       } catch (err) {
         release();
-        return { ok: false, message: `${FILTER}.resourceSubscriptions: ${(err as Error).message}` };
+        const message = `${LISTEN_URIS}: ${(err as Error).message}`;
+        line(uri, source === null ? "refused" : "error", source, message);
+        return { ok: false, code: INVALID_PARAMS, message };
       }
       this.counts.set(uri, (this.counts.get(uri) ?? 0) + 1);
       held.push(uri);
+      line(uri, "ok", source);
     }
     return { ok: true, release };
   }

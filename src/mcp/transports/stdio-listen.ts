@@ -34,6 +34,8 @@ import {
   DEFAULT_MAX_LISTENS_PER_CLIENT,
   ListenResources,
   listenEnded,
+  type ListenCaller,
+  type ListenGate,
   listenLifetime,
   readListen,
   watchListenTasks,
@@ -46,6 +48,10 @@ export interface StdioListenOptions {
   send: (message: JSONRPCMessage) => Promise<void>;
   /** Upstream resource subscriptions (the proxy's pass-through), when the server has them. */
   subscriptions: ResourceSubscriptions | undefined;
+  /** What checks and audits a listen's resourceSubscriptions (the gateway's keys, its audit trail). */
+  gate?: ListenGate;
+  /** The connection's client: its default capability and audit principal. */
+  caller?: ListenCaller;
   /** Tells the connection's listens a resource changed: the entry puts it on the listens naming the URI. */
   updated: (uri: string) => void;
   /** Who hears the listens' tasks, when the server runs tasks. */
@@ -74,7 +80,7 @@ export class StdioListens {
   private readonly lifetime: number;
 
   constructor(private readonly o: StdioListenOptions) {
-    this.resources = new ListenResources(o.subscriptions, { updated: o.updated });
+    this.resources = new ListenResources(o.subscriptions, { updated: o.updated }, o.gate);
     this.max = o.maxListens ?? DEFAULT_MAX_LISTENS_PER_CLIENT;
     if (!Number.isSafeInteger(this.max) || this.max < 1)
       throw new ToolgateError(
@@ -121,10 +127,11 @@ export class StdioListens {
     if (this.lifetime > 0) entry.timer = setTimeout(() => void this.endGracefully(id), this.lifetime).unref();
     const forwarded = asked.tasks ? withoutTaskIds(message) : message;
     if (asked.uris.length === 0 || !this.o.subscriptions) return forwarded;
-    return this.resources.hold(asked.uris, entry.abort.signal).then((held) => {
+    return this.resources.hold(asked.uris, entry.abort.signal, message.params, this.o.caller).then((held) => {
       if (!held.ok) {
+        clearTimeout(entry.timer);
         this.open.delete(id);
-        return this.refuse(id, -32602, held.message);
+        return this.refuse(id, held.code, held.message);
       }
       // Ended while subscribing (the connection closed): nothing is held for it.
       if (this.open.get(id) !== entry) {

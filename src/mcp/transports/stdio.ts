@@ -159,6 +159,8 @@ export async function serveStdio(gateway: Gateway, options: StdioOptions = {}): 
     ...(options.maxListenMs !== undefined ? { maxListenMs: options.maxListenMs } : {}),
     forget: (message) => handover?.inject(message),
     subscriptions: options.passThrough?.resources?.subscriptions,
+    gate: { gateway, ...(options.passThrough?.audit ? { audit: options.passThrough.audit } : {}) },
+    caller: { capability: options.capability, principal: sessionPrincipal(options), http: false },
     updated: (uri) => void server?.sendResourceUpdated({ uri }).catch((err: unknown) => onError?.(err as Error)),
     tasks: options.tasks && {
       runner: options.tasks,
