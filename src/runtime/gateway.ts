@@ -16,7 +16,7 @@ import { renderError, type Rendered, type RenderOptions } from "../observation/o
 import { createRedactor } from "../observation/redact.js";
 import { createContinuationCache, type ContinuationOptions } from "../observation/continuations.js";
 import { READ_MORE, readMoreTool } from "./read-more.js";
-import { createAuditSink, type AuditSink, type PendingAudit } from "./audit.js";
+import { auditTimestamp, createAuditSink, type AuditSink, type PendingAudit } from "./audit.js";
 import { readTraceContext } from "./trace-context.js";
 import {
   APPROVE_VIA,
@@ -463,7 +463,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     const o = rendered.observation;
     return {
       record: {
-        ts: new Date(c.arrived).toISOString(),
+        ts: auditTimestamp(c.arrived),
         trajectory_id: String(c.proposal.trajectory_id),
         turn: c.proposal.turn,
         call_id: String(c.proposal.call_id),
@@ -531,7 +531,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       const trace = given === undefined ? null : readTraceContext(given);
       try {
         sink.writeRead({
-          ts: new Date(clock() - read.latency_ms).toISOString(),
+          ts: auditTimestamp(clock() - read.latency_ms),
           kind: "read",
           ...rest,
           ...(reason !== undefined ? { reason: reason.slice(0, READ_REASON_CHARS) } : {}),
