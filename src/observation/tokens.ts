@@ -14,6 +14,7 @@
 import { createRequire } from "node:module";
 import { LruCache } from "../core/lru.js";
 import { forEachPiece, MAX_PIECE_LENGTH, type TokenizerName } from "./pieces.js";
+import { isAscii, pieceEnd } from "./o200k-ascii.js";
 
 export type { TokenizerName } from "./pieces.js";
 
@@ -100,8 +101,23 @@ export function preloadTokenizer(tokenizer: TokenizerName = "o200k"): void {
 export function countTokens(text: string, tokenizer: TokenizerName = "o200k"): number {
   if (text.length === 0) return 0;
   const tk = load(tokenizer);
+  if (tokenizer === "o200k" && isAscii(text)) return countAscii(tk, text);
   let total = 0;
   forEachPiece(text, tokenizer, (piece) => void (total += idsOf(tk, piece).length));
+  return total;
+}
+
+/**
+ * The o200k count of ASCII `text`: the pieces `forEachPiece` finds in it (`pieceEnd`, long runs
+ * cut at `MAX_PIECE_LENGTH`), counted in one loop without a callback per piece.
+ */
+function countAscii(tk: Loaded, text: string): number {
+  let total = 0;
+  for (let at = 0; at < text.length;) {
+    const end = pieceEnd(text, at, MAX_PIECE_LENGTH);
+    total += idsOf(tk, text.slice(at, end)).length;
+    at = end;
+  }
   return total;
 }
 
@@ -234,6 +250,10 @@ export function countTokensBounded(
   tokenizer: TokenizerName = "o200k",
 ): BoundedCount {
   const tk = load(tokenizer);
+  // An ASCII text no longer than the step's encoding bound cannot pass any of its limits (a byte
+  // a character, a token at least one): the common audit line, counted whole in one loop.
+  if (tokenizer === "o200k" && limits === STEP_LIMITS && text.length <= STEP_LIMITS.encoded && isAscii(text))
+    return { tokens: countAscii(tk, text), exact: true };
   let tokens = 0;
   // A text longer than the walk may read cannot be counted whole: the samples alone estimate it.
   const end = text.length <= (limits.chars ?? Infinity) ? walk(text, tk, limits, (ids) => (tokens += ids.length)) : 0;

@@ -102,6 +102,20 @@ function argumentTokens(args: unknown): BoundedCount & { unrecorded?: string } {
   return n;
 }
 
+// The last timestamp written: calls that arrive in the same millisecond (several do on a busy
+// server) share its text instead of formatting it again.
+let lastTsMs = Number.NaN;
+let lastTs = "";
+
+/** `new Date(ms).toISOString()`, the audit line's `ts`, formatted once per millisecond. */
+export function auditTimestamp(ms: number): string {
+  if (ms !== lastTsMs) {
+    lastTs = new Date(ms).toISOString();
+    lastTsMs = ms;
+  }
+  return lastTs;
+}
+
 /** Fills in lazily counted token figures, and says which ones are estimates. */
 export function completeRecord(entry: PendingAudit): AuditRecord {
   const r = entry.record;

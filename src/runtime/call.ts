@@ -105,11 +105,19 @@ export class CallState {
     );
   }
 
+  /**
+   * `stage` for a stage that never returns a promise: its value as is, with no promise or await,
+   * so a call whose stages are all synchronous (an A0 read of a synchronous tool) makes none.
+   */
+  stageNow<T>(name: StageName, run: () => T): T {
+    return this.stage(name, run) as T;
+  }
+
   elapsed(): number {
     return performance.now() - this.started;
   }
 }
 
-function isThenable<T>(v: T | Promise<T>): v is Promise<T> {
+export function isThenable<T>(v: T | Promise<T>): v is Promise<T> {
   return typeof (v as { then?: unknown } | null)?.then === "function";
 }

@@ -151,7 +151,22 @@ const isThenable = <T>(v: T | Promise<T>): v is Promise<T> =>
 
 /** Runs the handler; throws or rejects with the handler's error or an `ExecutionAborted`. */
 export async function execute(tool: ToolSpec, args: JsonValue, ctx: ToolContext, abort: CallAbort): Promise<Executed> {
-  return normalise(await abort.run(() => tool.handler(args as Record<string, unknown>, ctx)));
+  return executeNow(tool, args, ctx, abort);
+}
+
+/**
+ * `execute`, but synchronous when the handler is: a synchronous handler's result comes back as a
+ * value (a throw as a throw), so the A0/A1 path makes no promise for it; a promise is wrapped as
+ * `execute` wraps it.
+ */
+export function executeNow(
+  tool: ToolSpec,
+  args: JsonValue,
+  ctx: ToolContext,
+  abort: CallAbort,
+): Executed | Promise<Executed> {
+  const value = abort.run(() => tool.handler(args as Record<string, unknown>, ctx));
+  return isThenable(value) ? value.then(normalise) : normalise(value);
 }
 
 /** Bare output or ToolResult → `Executed`. Non-JSON parts are left for the store to refuse. */

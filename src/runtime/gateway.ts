@@ -16,7 +16,7 @@ import { renderError, type Rendered, type RenderOptions } from "../observation/o
 import { createRedactor } from "../observation/redact.js";
 import { createContinuationCache, type ContinuationOptions } from "../observation/continuations.js";
 import { READ_MORE, readMoreTool } from "./read-more.js";
-import { createAuditSink, type AuditSink, type PendingAudit } from "./audit.js";
+import { auditTimestamp, createAuditSink, type AuditSink, type PendingAudit } from "./audit.js";
 import { readTraceContext } from "./trace-context.js";
 import {
   APPROVE_VIA,
@@ -36,8 +36,8 @@ import {
   spendApproval,
   type Passed,
 } from "./approval-gate.js";
-import { CallState, isRefusal, refuse, type Refusal } from "./call.js";
-import { CallAbort, ExecutionAborted, execute, type Executed } from "./execute.js";
+import { CallState, isRefusal, isThenable, refuse, type Refusal } from "./call.js";
+import { CallAbort, ExecutionAborted, execute, executeNow, type Executed } from "./execute.js";
 import { thrownRefusal, unrenderableRefusal } from "./failures.js";
 import { grant } from "./grant.js";
 import { rateLimit, type RateLimits } from "./rate-limit.js";
@@ -166,7 +166,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     logs: LogRelay | null,
   ): Promise<Rendered> {
     const p = c.proposal;
-    const tool = await c.stage("resolve", () => resolve(tools, p));
+    const tool = c.stageNow("resolve", () => resolve(tools, p));
     if (isRefusal(tool)) return fail(c, tool);
     c.tool = tool;
     c.authority = AUTHORITY[tool.effect];
@@ -204,15 +204,18 @@ export function createGateway(options: GatewayOptions): Gateway {
       c.validation_codes = (r.issues ?? []).map((i) => i.code);
       return fail(c, r);
     };
-    const valid = await c.stage("validate", async () => {
-      const schema = validateSchema(validator, tool, p.arguments);
-      if (isRefusal(schema)) return schema;
-      const checked = await runCheck(tool, schema.value, ctx);
-      if (checked === null) return schema;
-      if (c.authority === "A0" || c.authority === "A1") return checked;
-      checkRefusal = checked;
-      return schema;
-    });
+    // A tool without a semantic check is validated synchronously: no promise for the common call.
+    const valid = !tool.check
+      ? c.stageNow("validate", () => validateSchema(validator, tool, p.arguments))
+      : await c.stage("validate", async () => {
+          const schema = validateSchema(validator, tool, p.arguments);
+          if (isRefusal(schema)) return schema;
+          const checked = await runCheck(tool, schema.value, ctx);
+          if (checked === null) return schema;
+          if (c.authority === "A0" || c.authority === "A1") return checked;
+          checkRefusal = checked;
+          return schema;
+        });
     if (isRefusal(valid)) return refuseChecked(valid);
     const args = (c.args = valid.value);
     if (tool.timeoutFor) narrowBound(abort, tool, args);
@@ -243,9 +246,9 @@ export function createGateway(options: GatewayOptions): Gateway {
     }
 
     if (c.authority === "A0" || c.authority === "A1") {
-      const result = await c.stage("execute", () =>
-        execute(tool, args, ctx, abort).catch((err: unknown) => thrownRefusal(tool, err, { effect: "safe" })),
-      );
+      // A synchronous handler's result is taken as it comes, without a promise or an await.
+      const ran = c.stage("execute", () => executeSafe(tool, args, ctx, abort));
+      const result = isThenable(ran) ? await ran : ran;
       if (isRefusal(result)) return fail(c, result);
       try {
         return c.stage("shape", () =>
@@ -460,7 +463,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     const o = rendered.observation;
     return {
       record: {
-        ts: new Date(c.arrived).toISOString(),
+        ts: auditTimestamp(c.arrived),
         trajectory_id: String(c.proposal.trajectory_id),
         turn: c.proposal.turn,
         call_id: String(c.proposal.call_id),
@@ -528,7 +531,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       const trace = given === undefined ? null : readTraceContext(given);
       try {
         sink.writeRead({
-          ts: new Date(clock() - read.latency_ms).toISOString(),
+          ts: auditTimestamp(clock() - read.latency_ms),
           kind: "read",
           ...rest,
           ...(reason !== undefined ? { reason: reason.slice(0, READ_REASON_CHARS) } : {}),
@@ -567,6 +570,25 @@ export function createGateway(options: GatewayOptions): Gateway {
       await store.close();
     },
   };
+}
+
+/**
+ * An A0/A1 execution whose throw or rejection is the refusal that says so (nothing to settle):
+ * synchronous when the handler is.
+ */
+function executeSafe(
+  tool: ToolSpec,
+  args: JsonValue,
+  ctx: ToolContext,
+  abort: CallAbort,
+): Executed | Refusal | Promise<Executed | Refusal> {
+  const refused = (err: unknown) => thrownRefusal(tool, err, { effect: "safe" });
+  try {
+    const ran = executeNow(tool, args, ctx, abort);
+    return isThenable(ran) ? ran.catch(refused) : ran;
+  } catch (err) {
+    return refused(err);
+  }
 }
 
 /** Resolves when `p` settles or after `ms`, whichever is first. */

@@ -4,7 +4,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { createAuditSink, FLUSH_BATCH, FLUSH_DELAY_MS } from "../../src/runtime/audit.js";
+import { auditTimestamp, createAuditSink, FLUSH_BATCH, FLUSH_DELAY_MS } from "../../src/runtime/audit.js";
 import { gateways } from "./helpers.js";
 import { aggregate } from "../../src/runtime/stats.js";
 import { toolResult, type ToolSpec } from "../../src/core/tool.js";
@@ -336,5 +336,13 @@ describe("a result the tool cut itself", () => {
     const o = await call("get_order", { order_id: "o_001" });
     expect(o.truncated).toBeUndefined();
     expect(audit.records[0]!.truncated).toBe(false);
+  });
+});
+
+describe("auditTimestamp", () => {
+  it("is toISOString of each millisecond, the same text for calls in the same one", () => {
+    const ms = Date.UTC(2026, 11, 3, 9, 35, 44, 731);
+    for (const t of [ms, ms, ms + 1, ms, 0, ms + 0.5]) expect(auditTimestamp(t)).toBe(new Date(t).toISOString());
+    expect(() => auditTimestamp(Number.NaN)).toThrow(RangeError);
   });
 });
