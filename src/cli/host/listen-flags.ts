@@ -31,7 +31,7 @@ export function listenFlagOptions(cmd: Command): Command {
     )
     .option(
       "--max-listen-ms <ms>",
-      `end a 2026-07-28 subscriptions/listen stream gracefully (its empty result, on which the client listens again) once it has been open this long (default ${DEFAULT_MAX_LISTEN_MS}, one hour; ${MIN_LISTEN_MS} to ${MAX_LISTEN_MS}; 0: never)`,
+      `end a 2026-07-28 subscriptions/listen stream gracefully (its empty result, on which the client listens again) once it has been open this long, less up to a tenth at random (default ${DEFAULT_MAX_LISTEN_MS}, one hour; ${MIN_LISTEN_MS} to ${MAX_LISTEN_MS}; 0: never)`,
     );
 }
 

@@ -14,7 +14,8 @@
  * - pushes the tasks extension's `notifications/tasks` for the listener's own tasks
  *   (`watchListenTasks`), stamped with the listen's subscription id, after an acknowledgement that
  *   names the `taskIds` the SDK dropped (`ackWithTaskIds`);
- * - ends a listen that has been open for `maxListenMs` (default one hour) with the revision's
+ * - ends a listen that has been open for `maxListenMs` (default one hour; each up to a tenth sooner,
+ *   at random: `listenCutoffMs`) with the revision's
  *   graceful close, the empty `subscriptions/listen` result (`listenEnded`), on which a client
  *   listens again: a stream no longer read still frees its place, its upstream subscriptions and
  *   its connection, and one that is read hears of it rather than of a dropped connection.
@@ -66,6 +67,15 @@ export function listenLifetime(value: number | undefined): number {
       `maxListenMs must be a whole number of milliseconds from 0 (no cutoff) to ${MAX_LISTEN_MS}; received ${String(value)}; e.g. ${DEFAULT_MAX_LISTEN_MS}`,
     );
   return value;
+}
+
+/**
+ * When one listen of lifetime `maxMs` (> 0) is ended: up to a tenth sooner, at random, so that
+ * listens opened together (clients that reconnected at once) do not all end, and listen again,
+ * in the same moment.
+ */
+export function listenCutoffMs(maxMs: number): number {
+  return maxMs - Math.floor(Math.random() * Math.floor(maxMs / 10));
 }
 
 /** The revision's graceful end of the listen `subscriptionId`: its empty result, naming the subscription. */

@@ -8,12 +8,13 @@
  *   the core filter asked for nothing the SDK ends the stream right after its acknowledgement; its
  *   closing result is then held back while tasks are still watched, and sent once none is left
  *   (each final), or at shutdown (`end`);
- * - with a lifetime (`maxMs`): once the stream has been open that long it is ended with the
+ * - with a lifetime (`maxMs`): once the stream has been open that long (up to a tenth less, at
+ *   random: `listenCutoffMs`) it is ended with the
  *   graceful result (`listenEnded`, or the SDK's own when it is held), and the SDK's stream is let
  *   go, so its listen slot, its upstream subscriptions and its connection are freed.
  */
 import type { RequestId } from "@modelcontextprotocol/server";
-import { ackWithTaskIds, listenEnded } from "./listen-hold.js";
+import { ackWithTaskIds, listenCutoffMs, listenEnded } from "./listen-hold.js";
 
 /** A comment frame this often while the SDK's stream (and its own keep-alive) has ended, ms. */
 const KEEPALIVE_MS = 15_000;
@@ -89,7 +90,7 @@ export function withListenStream(sdk: Response, s: ListenStream): { response: Re
       ? setTimeout(() => {
           held ??= `event: message\ndata: ${JSON.stringify(listenEnded(s.subscriptionId))}\n\n`;
           finish();
-        }, s.maxMs).unref()
+        }, listenCutoffMs(s.maxMs)).unref()
       : undefined;
 
   /** One SSE frame of the SDK's, as it goes to the client. */

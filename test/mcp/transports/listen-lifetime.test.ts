@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { Client, StreamableHTTPClientTransport, type Transport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { listenCutoffMs } from "../../../src/mcp/transports/listen-hold.js";
 import { proxyProcess } from "../../support/proxy-process.js";
 import { notesServeCommand, tempDir, textOf } from "../support.js";
 import { lineClient, type Line, type LineClient } from "./stdio-lines.js";
@@ -144,5 +145,17 @@ describe("toolgate serve over stdio", { timeout: 120_000 }, () => {
     const ended = c.lines.findIndex((m) => m.id === "B");
     expect(c.lines.slice(ended + 1).filter((m) => subscription(m) === "A" || subscription(m) === "B")).toEqual([]);
     expect(c.lines.filter((m) => m.id === "A" || m.id === "B")).toHaveLength(2);
+  });
+});
+
+describe("listenCutoffMs", () => {
+  it("ends each listen up to a tenth before its lifetime, spread at random, never after it", () => {
+    const draws = Array.from({ length: 2_000 }, () => listenCutoffMs(3_600_000));
+    expect(Math.min(...draws)).toBeGreaterThan(3_600_000 - 360_000);
+    expect(Math.max(...draws)).toBeLessThanOrEqual(3_600_000);
+    // Listens opened together end spread over most of that tenth, not in one moment.
+    expect(Math.max(...draws) - Math.min(...draws)).toBeGreaterThan(300_000);
+    expect(draws.every(Number.isSafeInteger)).toBe(true);
+    expect(listenCutoffMs(1_000)).toBeGreaterThan(900);
   });
 });
