@@ -20,7 +20,9 @@ export interface TaskRunnerOptions {
   poll_ms?: number;
   /**
    * A working task not written for this long belonged to a process that stopped, ms: it is failed
-   * when read, and by the runner's sweep every `stale_ms / 2`. More than `poll_ms`. Default 60,000.
+   * when read, and by the runner's sweep every `stale_ms / 2`. At least twice `poll_ms` (the rest
+   * is room for the store's latency and the replicas' clock skew; less is `invalid_config`).
+   * Default 60,000.
    */
   stale_ms?: number;
   /**

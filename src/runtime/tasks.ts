@@ -46,6 +46,9 @@ const DEFAULT_MAX_LIVE_PER_OWNER = 128;
 /** How long a call `run` starts may answer inline before it becomes a task, ms. */
 export const DEFAULT_TASK_AFTER_MS = 1000;
 
+/** A value that arrived, for a message. */
+const shown = (v: unknown) => (typeof v === "number" ? String(v) : shownValue(v));
+
 /** Why a read stopped at the owner's bound was refused, from its `cancelled` answer. */
 function stoppedAtBound(answer: Observation, within: number): string {
   const detail = answer.error?.detail;
@@ -69,12 +72,19 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
   if (!Number.isSafeInteger(taskAfter) || taskAfter < 0)
     throw new ToolgateError(
       "invalid_config",
-      `task_after_ms must be a whole number of milliseconds, 0 or more (how long a call may answer in its request before it becomes a task), e.g. ${DEFAULT_TASK_AFTER_MS}; received ${typeof taskAfter === "number" ? String(taskAfter) : shownValue(taskAfter)}`,
+      `task_after_ms must be a whole number of milliseconds, 0 or more (how long a call may answer in its request before it becomes a task), e.g. ${DEFAULT_TASK_AFTER_MS}; received ${shown(taskAfter)}`,
     );
-  if (!Number.isSafeInteger(stale_ms) || stale_ms <= poll_ms)
+  if (!Number.isSafeInteger(poll_ms) || poll_ms < 1)
     throw new ToolgateError(
       "invalid_config",
-      `stale_ms must be a whole number of milliseconds above poll_ms (${poll_ms}: a running task is written once a poll, so one not written for stale_ms belonged to a process that stopped), e.g. ${DEFAULT_STALE_MS}; received ${typeof stale_ms === "number" ? String(stale_ms) : shownValue(stale_ms)}`,
+      `poll_ms must be a whole number of milliseconds, 1 or more (how often a running task is written and read back), e.g. ${DEFAULT_POLL_MS}; received ${shown(poll_ms)}`,
+    );
+  // A heartbeat lands a poll after the last plus the store's latency, and replicas' clocks differ:
+  // a bound of one poll and a bit fails the live tasks of other replicas as a matter of course.
+  if (!Number.isSafeInteger(stale_ms) || stale_ms < 2 * poll_ms)
+    throw new ToolgateError(
+      "invalid_config",
+      `stale_ms must be a whole number of milliseconds at least twice poll_ms (a running task is written once a poll, so one not written for stale_ms belonged to a process that stopped; the rest is room for the store's latency and the replicas' clock skew); received stale_ms ${shown(stale_ms)} with poll_ms ${poll_ms}: set stale_ms to ${2 * poll_ms} or more (default ${DEFAULT_STALE_MS}), or lower poll_ms`,
     );
   /** Tasks running here: their abort, and who waits for their end. */
   const running = new Map<
