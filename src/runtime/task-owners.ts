@@ -14,11 +14,14 @@ export interface OwnerBound {
   take(owner: string, asked: boolean): () => void;
   /** As `take`, but null instead of the refusal when `owner` is at the bound. */
   tryTake(owner: string): (() => void) | null;
+  /** The refusal of one more task for `owner` at the bound, as `take` throws it: nothing was started. */
+  refusal(owner: string, asked: boolean): ToolgateError;
   /**
-   * The refusal of one more task for `owner` at the bound, as `take` throws it; `left` says what
-   * became of the call (default: nothing was started), `note` adds a sentence.
+   * For a `run` call found at the bound after it started (the server would have made it a task):
+   * the refusal of it once stopped, `left` saying what became of it. The count is read now, at the
+   * decision, and told in the past, so it stays true however long the call takes to stop.
    */
-  refusal(owner: string, asked: boolean, left?: string, note?: string): ToolgateError;
+  stopped(owner: string): (left: string) => ToolgateError;
 }
 
 export function ownerBound(max: number): OwnerBound {
@@ -43,12 +46,21 @@ export function ownerBound(max: number): OwnerBound {
       else liveByOwner.set(owner, left);
     };
   }
-  function refusal(owner: string, asked: boolean, left = "nothing was started", note?: string): ToolgateError {
-    const live = liveByOwner.get(owner) ?? 0;
+  const fix = (asked: boolean) =>
+    `wait for one to end (tasks/get), cancel one (tasks/cancel)${asked ? ", or call without a task" : ", then call again"} (the operator can raise max_live_per_owner: toolgate's --max-tasks-per-owner)`;
+  function refusal(owner: string, asked: boolean): ToolgateError {
     return new ToolgateError(
       "invalid_task",
-      `${owner.slice(0, 100)} already has ${live} tasks running, the most one caller may (max_live_per_owner ${max}); ${left}: wait for one to end (tasks/get), cancel one (tasks/cancel)${asked ? ", or call without a task" : ", then call again"}${note ? `. ${note}` : ""}`,
+      `${owner.slice(0, 100)} already has ${liveByOwner.get(owner) ?? 0} tasks running, the most one caller may (max_live_per_owner ${max}); nothing was started: ${fix(asked)}`,
     );
+  }
+  function stopped(owner: string): (left: string) => ToolgateError {
+    const had = liveByOwner.get(owner) ?? 0;
+    return (left) =>
+      new ToolgateError(
+        "invalid_task",
+        `${owner.slice(0, 100)} had ${had} tasks running, the most one caller may (max_live_per_owner ${max}), when ${left}: ${fix(false)}`,
+      );
   }
   return {
     take(owner, asked) {
@@ -58,5 +70,6 @@ export function ownerBound(max: number): OwnerBound {
     },
     tryTake,
     refusal,
+    stopped,
   };
 }

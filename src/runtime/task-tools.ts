@@ -13,6 +13,18 @@ export const mayRunAsTask = (tool: { effect: string; runsAsTask?: boolean | "req
   AUTHORITY[tool.effect as keyof typeof AUTHORITY] === "A3";
 
 /**
+ * Whether a proposal only reads or is idempotent (A0/A1: no idempotency record, so a call stopped
+ * midway is safe to repeat), as the gateway settles it; false for a write (A2/A3) and for a tool
+ * the gateway does not have.
+ */
+export function repeatable(gateway: Gateway, proposal: Proposal): boolean {
+  const tool = gateway.tools.get(String(proposal.tool));
+  if (tool === undefined) return false;
+  const authority = AUTHORITY[tool.effect as keyof typeof AUTHORITY];
+  return authority === "A0" || authority === "A1";
+}
+
+/**
  * How a tool takes tasks, as MCP's `execution.taskSupport` names it: "required" (only as a task,
  * `runsAsTask: "required"`), "optional" (as a task or not), or null (never: "forbidden").
  */

@@ -20,13 +20,16 @@ export interface TaskRunnerOptions {
   poll_ms?: number;
   /**
    * A working task not written for this long belonged to a process that stopped, ms: it is failed
-   * when read, and by the runner's sweep every `stale_ms / 2`. More than `poll_ms`. Default 60,000.
+   * when read, and by the runner's sweep every `stale_ms / 2`. At least twice `poll_ms` (the rest
+   * is room for the store's latency and the replicas' clock skew; less is `invalid_config`).
+   * Default 60,000.
    */
   stale_ms?: number;
   /**
    * Tasks one owner may have running in this process at once (each holds a call and a poll); one
-   * more is refused (`invalid_task`) until one ends — by `run` only once the call would have to go
-   * on as a task (a call answered in its request holds no place). Default 128. A task answers its
+   * more is refused (`invalid_task`) until one ends — by `run` before it starts a write (A2/A3),
+   * and a read (A0/A1, answered in its request holding no place) only once it would have to go
+   * on as a task. Default 128. A task answers its
    * tools/call at once, so without this one client could start calls without end past any
    * per-request bound.
    */
@@ -74,10 +77,10 @@ export interface TaskRunner {
   /**
    * Starts `proposal` and answers with its observation when it ends within `task_after_ms`,
    * else (or as soon as it waits for an approval) with the task it goes on as, once the store
-   * holds it. Refuses as `start` does, except at the owner's bound: there a call that ends within
-   * `task_after_ms` is answered as any call, and one that would go on as a task is stopped and
-   * refused (`invalid_task`, saying what it left; one waiting for an approval runs nothing); with
-   * `task_after_ms` 0 it is refused before it starts. Should the store fail to create the task, the
+   * holds it. Refuses as `start` does, except at the owner's bound: there a write (A2/A3: stopped
+   * midway it would be left in doubt), and any call with `task_after_ms` 0, is refused before it
+   * starts; a read (A0/A1) that ends within `task_after_ms` is answered as any call, and one still
+   * running then is stopped (safe to repeat) and refused (`invalid_task`, saying so). Should the store fail to create the task, the
    * call is answered when it ends, as an ordinary call.
    */
   run(proposal: Proposal, options: RunTask): Promise<RunOutcome>;

@@ -33,7 +33,7 @@ import type { RunOutcome, StartTask, TaskRunner, TaskRunnerOptions } from "./tas
 import { drive, LIVE, pendingApproval, sleep, taskCall, type DriveContext } from "./task-drive.js";
 import { ownerBound } from "./task-owners.js";
 import { staleSweeper, staleView, type StaleContext } from "./task-stale.js";
-import { refuseUnlessTaskTool } from "./task-tools.js";
+import { refuseUnlessTaskTool, repeatable } from "./task-tools.js";
 
 export type { RunOutcome, RunTask, StartTask, TaskRunner, TaskRunnerOptions } from "./task-types.js";
 export { mayRunAsTask, taskSupport } from "./task-tools.js";
@@ -46,7 +46,10 @@ const DEFAULT_MAX_LIVE_PER_OWNER = 128;
 /** How long a call `run` starts may answer inline before it becomes a task, ms. */
 export const DEFAULT_TASK_AFTER_MS = 1000;
 
-/** What a call stopped at the owner's bound left, from its `cancelled` answer. */
+/** A value that arrived, for a message. */
+const shown = (v: unknown) => (typeof v === "number" ? String(v) : shownValue(v));
+
+/** Why a read stopped at the owner's bound was refused, from its `cancelled` answer. */
 function stoppedAtBound(answer: Observation, within: number): string {
   const detail = answer.error?.detail;
   const left =
@@ -69,12 +72,19 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
   if (!Number.isSafeInteger(taskAfter) || taskAfter < 0)
     throw new ToolgateError(
       "invalid_config",
-      `task_after_ms must be a whole number of milliseconds, 0 or more (how long a call may answer in its request before it becomes a task), e.g. ${DEFAULT_TASK_AFTER_MS}; received ${typeof taskAfter === "number" ? String(taskAfter) : shownValue(taskAfter)}`,
+      `task_after_ms must be a whole number of milliseconds, 0 or more (how long a call may answer in its request before it becomes a task), e.g. ${DEFAULT_TASK_AFTER_MS}; received ${shown(taskAfter)}`,
     );
-  if (!Number.isSafeInteger(stale_ms) || stale_ms <= poll_ms)
+  if (!Number.isSafeInteger(poll_ms) || poll_ms < 1)
     throw new ToolgateError(
       "invalid_config",
-      `stale_ms must be a whole number of milliseconds above poll_ms (${poll_ms}: a running task is written once a poll, so one not written for stale_ms belonged to a process that stopped), e.g. ${DEFAULT_STALE_MS}; received ${typeof stale_ms === "number" ? String(stale_ms) : shownValue(stale_ms)}`,
+      `poll_ms must be a whole number of milliseconds, 1 or more (how often a running task is written and read back), e.g. ${DEFAULT_POLL_MS}; received ${shown(poll_ms)}`,
+    );
+  // A heartbeat lands a poll after the last plus the store's latency, and replicas' clocks differ:
+  // a bound of one poll and a bit fails the live tasks of other replicas as a matter of course.
+  if (!Number.isSafeInteger(stale_ms) || stale_ms < 2 * poll_ms)
+    throw new ToolgateError(
+      "invalid_config",
+      `stale_ms must be a whole number of milliseconds at least twice poll_ms (a running task is written once a poll, so one not written for stale_ms belonged to a process that stopped; the rest is room for the store's latency and the replicas' clock skew); received stale_ms ${shown(stale_ms)} with poll_ms ${poll_ms}: set stale_ms to ${2 * poll_ms} or more (default ${DEFAULT_STALE_MS}), or lower poll_ms`,
     );
   /** Tasks running here: their abort, and who waits for their end. */
   const running = new Map<
@@ -176,9 +186,11 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       admit(proposal);
       const within = opts.task_after_ms ?? taskAfter;
       // The caller did not ask for a task (the server decides), so "call without one" is no advice.
-      // At the owner's bound a call that is a task at once is refused before it starts; any other
-      // runs in its request, holding no place, and is refused only should it need to go on as a task.
-      let release = within <= 0 ? owners.take(opts.owner, false) : owners.tryTake(opts.owner);
+      let release = owners.tryTake(opts.owner);
+      // At the owner's bound a call that is a task at once is refused before it starts, and so is a
+      // write: stopped past task_after_ms it would be left in doubt. A read runs in its request,
+      // holding no place, and is refused only should it need to go on as a task (stopped: safe to repeat).
+      if (release === null && (within <= 0 || !repeatable(gateway, proposal))) throw owners.refusal(opts.owner, false);
       const abort = new AbortController();
       // While the call answers in its request, the request's going away is its cancel.
       const requestGone = () => abort.abort();
@@ -214,21 +226,14 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       // A place may have come free while the call ran in its request.
       release ??= owners.tryTake(opts.owner);
       if (release === null) {
-        // At the bound: the call cannot go on as a task, so it stops here and is refused, saying what it left.
+        // At the bound, a read (see above): it cannot go on as a task, so it stops here and is refused.
+        const refuse = owners.stopped(opts.owner);
         opts.signal?.removeEventListener("abort", requestGone);
-        const waits = early !== null && "obs" in early ? pendingApproval(early.obs) : null;
-        if (waits === null) abort.abort();
+        abort.abort();
         const answer = await first;
         // It ended as it was stopped: its answer is as good as any.
-        if (waits === null && answer.error?.code !== "cancelled") return { answer };
-        throw waits !== null
-          ? owners.refusal(
-              opts.owner,
-              false,
-              undefined,
-              `This call waits for approval ${waits}, which only a task can wait for; that approval stays pending`,
-            )
-          : owners.refusal(opts.owner, false, stoppedAtBound(answer, within));
+        if (answer.error?.code !== "cancelled") return { answer };
+        throw refuse(stoppedAtBound(answer, within));
       }
       const task = newTask(proposal, opts);
       try {

@@ -270,16 +270,29 @@ describe("the sweep's timer", () => {
     expect({ code, out: out.trim() }).toEqual({ code: 0, out: "sweeping" });
   }, 60_000);
 
-  it("refuses a stale_ms that is not a whole number above poll_ms, naming both", () => {
+  it("refuses a stale_ms below twice poll_ms, and a poll_ms that is no whole number, naming both and the fix", () => {
     const gateway = createGateway({ tools: [held], store: createMemoryStore(), audit: false });
-    const make = (stale_ms: unknown) => () =>
-      createTaskRunner(gateway, { store: createMemoryStore(), poll_ms: 1000, stale_ms: stale_ms as number });
-    expect(make(1000)).toThrow(ToolgateError);
-    expect(make(1000)).toThrowErrorMatchingInlineSnapshot(
-      `[ToolgateError: stale_ms must be a whole number of milliseconds above poll_ms (1000: a running task is written once a poll, so one not written for stale_ms belonged to a process that stopped), e.g. 60000; received 1000]`,
+    const make =
+      (stale_ms: unknown, poll_ms: unknown = 1000) =>
+      () =>
+        createTaskRunner(gateway, {
+          store: createMemoryStore(),
+          poll_ms: poll_ms as number,
+          stale_ms: stale_ms as number,
+        });
+    expect(make(1999)).toThrow(ToolgateError);
+    expect(make(1999)).toThrowErrorMatchingInlineSnapshot(
+      `[ToolgateError: stale_ms must be a whole number of milliseconds at least twice poll_ms (a running task is written once a poll, so one not written for stale_ms belonged to a process that stopped; the rest is room for the store's latency and the replicas' clock skew); received stale_ms 1999 with poll_ms 1000: set stale_ms to 2000 or more (default 60000), or lower poll_ms]`,
     );
-    expect(make(1.5)).toThrow("received 1.5");
-    expect(make("60000")).toThrow('received "60000"');
-    expect(() => make(1001)().close()).not.toThrow();
+    // One poll and a bit, accepted before: a heartbeat one store round trip late failed the task.
+    expect(make(1001)).toThrow("received stale_ms 1001 with poll_ms 1000");
+    expect(make(1.5)).toThrow("received stale_ms 1.5 with poll_ms 1000");
+    expect(make("60000")).toThrow('received stale_ms "60000" with poll_ms 1000');
+    expect(make(60_000, 0)).toThrow(
+      "poll_ms must be a whole number of milliseconds, 1 or more (how often a running task is written and read back), e.g. 1000; received 0",
+    );
+    expect(make(60_000, Number.NaN)).toThrow("poll_ms must be a whole number of milliseconds, 1 or more");
+    expect(make(60_000, "1000")).toThrow('received "1000"');
+    expect(() => make(2000)().close()).not.toThrow();
   });
 });

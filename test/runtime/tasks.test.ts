@@ -280,7 +280,7 @@ describe("an A3 call as a task", () => {
     expect(ok).toHaveLength(3);
     expect(refused.map((e) => e.code)).toEqual(["invalid_task", "invalid_task"]);
     expect(refused[0]!.message).toBe(
-      "mallory already has 3 tasks running, the most one caller may (max_live_per_owner 3); nothing was started: wait for one to end (tasks/get), cancel one (tasks/cancel), or call without a task",
+      "mallory already has 3 tasks running, the most one caller may (max_live_per_owner 3); nothing was started: wait for one to end (tasks/get), cancel one (tasks/cancel), or call without a task (the operator can raise max_live_per_owner: toolgate's --max-tasks-per-owner)",
     );
     expect((await tasks.start(proposal("c-live-other"), { owner: "alice" })).status).toBe("working");
     await until(tasks, ok[0]!.id, "mallory", "input_required");
