@@ -125,7 +125,8 @@ export class StdioListens {
     if (!asked.ok) return this.refuse(id, asked.code, asked.message, asked.data);
     const entry: Open = { tasks: asked.tasks, abort: new AbortController(), release: () => {}, stop: () => {} };
     this.open.set(id, entry);
-    if (this.lifetime > 0) entry.timer = setTimeout(() => void this.endGracefully(id), listenCutoffMs(this.lifetime)).unref();
+    if (this.lifetime > 0)
+      entry.timer = setTimeout(() => void this.endGracefully(id), listenCutoffMs(this.lifetime)).unref();
     const forwarded = asked.tasks ? withoutTaskIds(message) : message;
     if (asked.uris.length === 0 || !this.o.subscriptions) return forwarded;
     return this.resources.hold(asked.uris, entry.abort.signal, message.params, this.o.caller).then((held) => {
