@@ -9,11 +9,11 @@
  * request's `messages` an array and `maxTokens` a positive integer. Whatever fails is an
  * `UpstreamTaskError` naming the field, what was expected and what arrived.
  */
-import type { Client, StandardSchemaV1 } from "@modelcontextprotocol/client";
+import type { Client } from "@modelcontextprotocol/client";
 import type { CallAsk, InputRequest } from "../../core/tool.js";
 import { isPlainObject } from "../../core/json.js";
 import { shownValue } from "../../observation/escape.js";
-import { UpstreamTaskError } from "./upstream-tasks.js";
+import { anyObject, UpstreamTaskError } from "./upstream-tasks.js";
 
 /** The methods an upstream task may ask with. */
 export const INPUT_METHODS = ["elicitation/create", "sampling/createMessage"] as const;
@@ -110,15 +110,6 @@ export interface RelayOptions {
   requestTimeout: number;
 }
 
-const acknowledged: StandardSchemaV1<unknown, Record<string, unknown>> = {
-  "~standard": {
-    version: 1,
-    vendor: "toolgate",
-    validate: (value) =>
-      isPlainObject(value) ? { value } : { issues: [{ message: `must be an object; received ${shownValue(value)}` }] },
-  },
-};
-
 /**
  * The relay of one call's upstream task questions: each status's requests are checked, the ones
  * not answered before (a key is never reused over a task's life, so one the task still shows was
@@ -150,7 +141,7 @@ export function inputRelay(client: Client, ask: CallAsk, options: RelayOptions):
     for (const key of Object.keys(open)) answered.add(key);
     await client.request(
       { method: "tasks/update", params: { taskId: t.taskId, inputResponses: answers } } as never,
-      acknowledged,
+      anyObject,
       { signal: options.signal, timeout: options.requestTimeout },
     );
   };

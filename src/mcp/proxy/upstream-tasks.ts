@@ -158,7 +158,8 @@ function finalAnswer(t: TaskState, where: string): CallToolResult {
   }
 }
 
-const anyObject: StandardSchemaV1<unknown, Record<string, unknown>> = {
+/** A result schema for the extension's methods whose answers are read field by field (tasks/get, tasks/cancel, tasks/update). */
+export const anyObject: StandardSchemaV1<unknown, Record<string, unknown>> = {
   "~standard": {
     version: 1,
     vendor: "toolgate",

@@ -112,6 +112,13 @@ async function polledTask(received: () => Received[], before: number): Promise<u
   await until(() => poll() !== undefined);
   return poll()!.params!.taskId;
 }
+/** Waits until the upstream received a tasks/cancel after its `before`th line. */
+const upstreamCancelled = (received: () => Received[], before: number) =>
+  until(() =>
+    received()
+      .slice(before)
+      .some((m) => m.method === "tasks/cancel"),
+  );
 const until = async (done: () => boolean) => {
   while (!done()) await new Promise((r) => setTimeout(r, 20));
 };
@@ -201,12 +208,7 @@ describe("toolgate proxy bridges a 2026-07-28 upstream's tasks", { timeout: 120_
         'asks for input ("elicitation/create") ("which branch?"), which toolgate proxy does not pass on to its clients; the upstream task was cancelled',
       ).slice(1, -1),
     );
-    await until(() =>
-      proxy
-        .received()
-        .slice(before)
-        .some((m) => m.method === "tasks/cancel"),
-    );
+    await upstreamCancelled(proxy.received, before);
   });
 
   it("a client that asks for progress hears the upstream task's status while it runs", async () => {
@@ -288,12 +290,7 @@ describe("toolgate proxy bridges a 2026-07-28 upstream's tasks", { timeout: 120_
         'asks for input (elicitation/create), and this client cannot be asked elicitation/create: it declared no \\"elicitation\\" capability',
       );
       expect(updates(before)).toHaveLength(0);
-      await until(() =>
-        proxy
-          .received()
-          .slice(before)
-          .some((m) => m.method === "tasks/cancel"),
-      );
+      await upstreamCancelled(proxy.received, before);
     });
 
     it.each([
@@ -314,12 +311,7 @@ describe("toolgate proxy bridges a 2026-07-28 upstream's tasks", { timeout: 120_
         expect(text(r)).toContain(expected);
         expect(asked).toBe(0);
         expect(updates(before)).toHaveLength(0);
-        await until(() =>
-          proxy
-            .received()
-            .slice(before)
-            .some((m) => m.method === "tasks/cancel"),
-        );
+        await upstreamCancelled(proxy.received, before);
         expect(text(await c.callTool({ name: "plain", arguments: { topic: "still" } }))).toContain("still");
       },
     );
