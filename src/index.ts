@@ -21,6 +21,8 @@ export type {
   ToolSpec,
   ProgressUpdate,
   CallLog,
+  CallAsk,
+  InputRequest,
   LogEntry,
   LogLevel,
 } from "./core/tool.js";

@@ -102,6 +102,21 @@ export interface CallerCapability {
   objects: readonly string[];
 }
 
+/** One question a call puts to its caller's side while it runs: a protocol method and its params. */
+export interface InputRequest {
+  method: string;
+  params: Record<string, unknown>;
+}
+
+/**
+ * Asks the caller's side the requests (keyed); resolves with the answers under the same keys, or
+ * rejects saying why it cannot be asked. A transport provides it when its caller can be asked.
+ */
+export type CallAsk = (
+  requests: Readonly<Record<string, InputRequest>>,
+  signal: AbortSignal,
+) => Promise<Record<string, JsonValue>>;
+
 /** What a tool's handler, check and probe receive besides the arguments. */
 export interface ToolContext {
   /** Aborted when the call's time bound passes or the caller goes away. */
@@ -152,6 +167,11 @@ export interface ToolContext {
    * `level` are not for this caller.
    */
   log?: CallLog;
+  /**
+   * Asks the caller's side a question (present when its transport can: a proxied upstream's input
+   * request is passed on through it). The tool bounds and checks what it asks.
+   */
+  ask?: CallAsk;
   /**
    * The caller's W3C trace context, checked, when a valid one came with the call: a tool that
    * calls further (a proxied upstream) passes it on, so the trace continues there.

@@ -161,7 +161,7 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   async function pipeline(
     c: CallState,
-    { signal, abandoned, principal }: CallOptions,
+    { signal, abandoned, principal, ask }: CallOptions,
     relay: ProgressRelay | null,
     logs: LogRelay | null,
   ): Promise<Rendered> {
@@ -194,6 +194,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     };
     if (relay) ctx.progress = relay.report; // set only when asked for: the common call builds no spread
     if (logs) ctx.log = logs.log;
+    if (ask) ctx.ask = ask;
     c.ctx = ctx;
 
     // A2/A3: a refusal of the check waits until the call's record is read. A repeat of a call that

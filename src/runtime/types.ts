@@ -1,4 +1,4 @@
-import type { AuthorityLevel, CallLog, ProgressUpdate, ToolSpec } from "../core/tool.js";
+import type { AuthorityLevel, CallAsk, CallLog, ProgressUpdate, ToolSpec } from "../core/tool.js";
 import type { ApprovalRecord, ApprovalState } from "../idempotency/store.js";
 import type { Observation } from "../core/observation.js";
 import type { JsonValue } from "../core/json.js";
@@ -84,6 +84,8 @@ export interface CallOptions {
    * and above, never after the call has answered; like `progress`, not awaited and its failures ignored.
    */
   log?: CallLog;
+  /** Asks the caller's side a question while the call runs (see `ToolContext.ask`); absent: it cannot be asked. */
+  ask?: CallAsk;
   /**
    * The caller's W3C trace context (`traceparent`, `tracestate`), as it arrived — from HTTP
    * headers, an MCP request's `_meta`, the embedder's tracer. Checked against the W3C syntax and

@@ -17,6 +17,7 @@ import { readUpstreamContent, upstreamResultSchema } from "./upstream-content.js
 import { checkedIcons } from "./upstream-bounds.js";
 import { upstreamProgress, UpstreamNotices } from "./upstream-notices.js";
 import { callAsUpstreamTask, upstreamRunsTasks } from "./upstream-task.js";
+import { inputRelay } from "./upstream-input.js";
 import { followUpstreamTask, orTaskAnswer, taskAnswer, UpstreamTaskError } from "./upstream-tasks.js";
 
 export function effectFromAnnotations(a: Tool["annotations"]): Effect {
@@ -172,6 +173,10 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
             ...(progress.taskStatus ? { onStatus: progress.taskStatus } : {}),
             // Each tasks/get asks for the caller's log level, so the upstream's log messages go on reaching it.
             ...(options.notices ? { meta: UpstreamNotices.requestMeta(ctx.log) } : {}),
+            // A caller that can be asked hears the task's questions, and the task its answers.
+            ...(ctx.ask
+              ? { onInput: inputRelay(client, ctx.ask, { signal: ctx.signal, requestTimeout: timeout_ms }) }
+              : {}),
           });
       } catch (err) {
         const message = (err as Error).message;

@@ -84,7 +84,7 @@ export function orTaskAnswer(
 }
 
 /** An upstream task's state as the proxy reads it. */
-interface TaskState {
+export interface TaskState {
   taskId: string;
   status: Status;
   pollMs: number;
@@ -158,7 +158,8 @@ function finalAnswer(t: TaskState, where: string): CallToolResult {
   }
 }
 
-const anyObject: StandardSchemaV1<unknown, Record<string, unknown>> = {
+/** A result schema for the extension's methods whose answers are read field by field (tasks/get, tasks/cancel, tasks/update). */
+export const anyObject: StandardSchemaV1<unknown, Record<string, unknown>> = {
   "~standard": {
     version: 1,
     vendor: "toolgate",
@@ -188,6 +189,8 @@ export interface FollowOptions {
   onStatus?: (status: Status, message: string | undefined) => void;
   /** The `_meta` of each tasks/get (the log level the caller wants, so the upstream's log messages follow). */
   meta?: Record<string, unknown>;
+  /** Passes a waiting task's input requests on and its caller's answers back (`inputRelay`); absent: such a task ends the call. */
+  onInput?: (t: TaskState) => Promise<void>;
 }
 
 /** Polls the upstream task `answer` until it is final and returns its result; cancels it when `signal` aborts. */
@@ -202,7 +205,10 @@ export async function followUpstreamTask(
     for (;;) {
       options.onStatus?.(t.status, t.statusMessage);
       if (isFinal(t.status)) return finalAnswer(t, "tasks/get");
-      if (t.status === "input_required") throw inputNotRelayed(t);
+      if (t.status === "input_required") {
+        if (!options.onInput) throw inputNotRelayed(t);
+        await options.onInput(t);
+      }
       await sleep(t.pollMs, options.signal);
       options.signal.throwIfAborted();
       const params = {
@@ -228,9 +234,9 @@ export async function followUpstreamTask(
 }
 
 /**
- * An upstream task that asks for input (`input_required`): only the proxy could answer it
- * (tasks/update), and it does not pass such requests on yet, so the call ends at once, saying so,
- * rather than wait out its limit; the task is cancelled upstream.
+ * An upstream task that asks for input (`input_required`) of a call whose caller cannot be asked
+ * (`ToolContext.ask` absent: a 2026-07-28 client, see `upstream-input.ts`): the call ends at once,
+ * saying so, rather than wait out its limit; the task is cancelled upstream.
  */
 function inputNotRelayed(t: TaskState): UpstreamTaskError {
   const raw = t.inputRequests;

@@ -13,6 +13,7 @@ import type { ApproveVia } from "../../runtime/approvals.js";
 import { taskSupport } from "../../runtime/tasks.js";
 import type { Gateway, Proposal } from "../../runtime/types.js";
 import { approveByElicitation, DEFAULT_APPROVAL_TIMEOUT_MS, pendingApprovalId } from "./approval.js";
+import { legacyAsk } from "./call-ask.js";
 import { metaRefusal, unknownTool, withCapabilityHint } from "./call-answers.js";
 import { idsFromHeaders, withHeaderIds } from "./call-headers.js";
 import { requireEnvelope, type Envelope } from "./envelope.js";
@@ -47,6 +48,7 @@ export interface CallToolContext {
 export function toolCall(context: CallToolContext): (params: CallToolParams, ctx: ServerContext) => Promise<Result> {
   const { server, gateway, options, session, warn, listing, principal, via, progressMs, callResult } = context;
   const runner = options.tasks;
+  const approvalTimeout = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
   let warnedIgnored = false;
 
   async function callTool(params: CallToolParams, ctx: ServerContext): Promise<Result> {
@@ -146,6 +148,8 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
           ...(progressOf ? { progress: progressOf } : {}),
           ...(log ? { log } : {}),
           ...(trace ? { trace } : {}),
+          // A 2025-11-25 client can be asked mid-call (a proxied upstream's question), on this request's stream.
+          ...(modern ? {} : { ask: legacyAsk({ server, requestId: ctx.mcpReq.id, timeoutMs: approvalTimeout }) }),
         })),
       http,
     );
@@ -174,7 +178,6 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
       );
       return "resultType" in answered ? answered : callResult(name, answered);
     }
-    const timeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
     const progress =
       typeof token === "string" || typeof token === "number"
         ? (n: number, message: string) =>
@@ -190,7 +193,7 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
         server,
         gateway,
         requestId: ctx.mcpReq.id,
-        timeoutMs,
+        timeoutMs: approvalTimeout,
         elicit,
         cli: via !== "elicitation",
         principal,

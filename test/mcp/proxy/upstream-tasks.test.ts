@@ -6,7 +6,10 @@
  * result — inline to a client without tasks, as a task of its own to one that declares them — and a
  * downstream cancel (notifications/cancelled, tasks/cancel) cancels the upstream task. A hostile
  * upstream (a bad task id, a status outside the extension's, a task id switched, a poll interval of
- * 0 or 10^12 ms, a task that never ends) gets a clear error and the proxy goes on serving.
+ * 0 or 10^12 ms, a task that never ends) gets a clear error and the proxy goes on serving. An
+ * upstream task that asks for input asks a 2025-11-25 client that declared elicitation, and its
+ * answer goes back with tasks/update; a question out of bounds or of a kind no client is asked, or
+ * a client that cannot be asked, ends the call with an error saying so.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -34,7 +37,7 @@ const ENVELOPE = {
   "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
 };
 
-type Era = "2026" | "2026+tasks" | "2025";
+type Era = "2026" | "2026+tasks" | "2025" | "2025+elicit";
 type Received = { method?: string; params?: Record<string, unknown> };
 
 /** `toolgate proxy FLAGS -- tasks-upstream` behind the logging wrapper, spawned from source. */
@@ -82,12 +85,14 @@ function proxyCommand(flags: string[]) {
     });
     const c = new Client(
       { name: `upstream-tasks-${era}`, version: "1.0.0" },
-      era === "2025"
-        ? {}
-        : {
-            capabilities: era === "2026+tasks" ? { extensions: { [TASKS_EXTENSION]: {} } } : {},
-            versionNegotiation: { mode: { pin: "2026-07-28" } },
-          },
+      era === "2025+elicit"
+        ? { capabilities: { elicitation: { form: {} } } }
+        : era === "2025"
+          ? {}
+          : {
+              capabilities: era === "2026+tasks" ? { extensions: { [TASKS_EXTENSION]: {} } } : {},
+              versionNegotiation: { mode: { pin: "2026-07-28" } },
+            },
     );
     await c.connect(transport);
     cleanup.push(() => c.close());
@@ -107,6 +112,13 @@ async function polledTask(received: () => Received[], before: number): Promise<u
   await until(() => poll() !== undefined);
   return poll()!.params!.taskId;
 }
+/** Waits until the upstream received a tasks/cancel after its `before`th line. */
+const upstreamCancelled = (received: () => Received[], before: number) =>
+  until(() =>
+    received()
+      .slice(before)
+      .some((m) => m.method === "tasks/cancel"),
+  );
 const until = async (done: () => boolean) => {
   while (!done()) await new Promise((r) => setTimeout(r, 20));
 };
@@ -196,12 +208,7 @@ describe("toolgate proxy bridges a 2026-07-28 upstream's tasks", { timeout: 120_
         'asks for input ("elicitation/create") ("which branch?"), which toolgate proxy does not pass on to its clients; the upstream task was cancelled',
       ).slice(1, -1),
     );
-    await until(() =>
-      proxy
-        .received()
-        .slice(before)
-        .some((m) => m.method === "tasks/cancel"),
-    );
+    await upstreamCancelled(proxy.received, before);
   });
 
   it("a client that asks for progress hears the upstream task's status while it runs", async () => {
@@ -238,5 +245,75 @@ describe("toolgate proxy bridges a 2026-07-28 upstream's tasks", { timeout: 120_
     expect(text(r)).toContain("--task-timeout-ms MS");
     await until(() => bounded.received().some((m) => m.method === "tasks/cancel"));
     expect(text(await c.callTool({ name: "plain", arguments: { topic: "after" } }))).toContain("after");
+  });
+
+  describe("an upstream task's input request", () => {
+    const updates = (before: number) =>
+      proxy
+        .received()
+        .slice(before)
+        .filter((m) => m.method === "tasks/update");
+
+    it.each([
+      ["accept", { action: "accept", content: { branch: "main" } }, "asks done: branch main: q"],
+      ["decline", { action: "decline" }, "asks done: decline: q"],
+    ])(
+      "asks a 2025 client that declared elicitation, and its answer (%s) reaches the upstream task",
+      async (_, answer, expected) => {
+        const c = await proxy.connect("2025+elicit");
+        const asked: unknown[] = [];
+        c.setRequestHandler("elicitation/create", (request) => {
+          asked.push(request.params);
+          return answer as never;
+        });
+        const before = proxy.received().length;
+        const r = await c.callTool({ name: "asks", arguments: { topic: "q" } });
+        expect(r.isError).toBeFalsy();
+        expect(text(r)).toContain(expected);
+        expect(asked).toEqual([expect.objectContaining({ mode: "form", message: "Which branch?" })]);
+        // One question, one tasks/update carrying the answer under the upstream's key, for the upstream's task.
+        const sent = updates(before);
+        expect(sent).toHaveLength(1);
+        expect(sent[0]!.params).toMatchObject({
+          taskId: await polledTask(proxy.received, before),
+          inputResponses: { branch: answer },
+        });
+      },
+    );
+
+    it("a 2025 client without elicitation gets an error naming the capability; the upstream task is cancelled", async () => {
+      const c = await proxy.connect("2025");
+      const before = proxy.received().length;
+      const r = await c.callTool({ name: "asks", arguments: { topic: "q" } });
+      expect(r.isError).toBe(true);
+      expect(text(r)).toContain(
+        'asks for input (elicitation/create), and this client cannot be asked elicitation/create: it declared no \\"elicitation\\" capability',
+      );
+      expect(updates(before)).toHaveLength(0);
+      await upstreamCancelled(proxy.received, before);
+    });
+
+    it.each([
+      ["asks_huge", "message must be a string of at most 4000 characters; received 5000 characters"],
+      ["asks_odd", 'method must be one of elicitation/create, sampling/createMessage; received \\"roots/list\\"'],
+    ])(
+      "%s: a question out of bounds is refused, naming the field, before the client hears it",
+      async (name, expected) => {
+        const c = await proxy.connect("2025+elicit");
+        let asked = 0;
+        c.setRequestHandler("elicitation/create", () => {
+          asked++;
+          return { action: "accept", content: { branch: "main" } };
+        });
+        const before = proxy.received().length;
+        const r = await c.callTool({ name, arguments: { topic: "q" } });
+        expect(r.isError).toBe(true);
+        expect(text(r)).toContain(expected);
+        expect(asked).toBe(0);
+        expect(updates(before)).toHaveLength(0);
+        await upstreamCancelled(proxy.received, before);
+        expect(text(await c.callTool({ name: "plain", arguments: { topic: "still" } }))).toContain("still");
+      },
+    );
   });
 });

@@ -1,0 +1,148 @@
+/**
+ * An upstream task's input requests (`input_required`, the 2026-07-28 tasks extension), checked
+ * before anyone downstream sees them: the upstream may be hostile. `inputRequests` must be an
+ * object of at most `MAX_REQUESTS` requests under keys of 1–256 printable ASCII characters, each
+ * `{method, params}` with a method the revision lets a server ask (`elicitation/create`,
+ * `sampling/createMessage`) and params an object; the whole at most `MAX_BYTES` of JSON nested at
+ * most `MAX_DEPTH` deep; an elicitation's message a string of at most `MAX_MESSAGE` characters,
+ * its mode form (with a `requestedSchema` object) or url (with a `url` string); a sampling
+ * request's `messages` an array and `maxTokens` a positive integer. Whatever fails is an
+ * `UpstreamTaskError` naming the field, what was expected and what arrived.
+ */
+import type { Client } from "@modelcontextprotocol/client";
+import type { CallAsk, InputRequest } from "../../core/tool.js";
+import { isPlainObject } from "../../core/json.js";
+import { shownValue } from "../../observation/escape.js";
+import { anyObject, UpstreamTaskError } from "./upstream-tasks.js";
+
+/** The methods an upstream task may ask with. */
+export const INPUT_METHODS = ["elicitation/create", "sampling/createMessage"] as const;
+/** At most this many requests at once. */
+export const MAX_REQUESTS = 8;
+/** At most this many bytes of JSON for all of a status's requests together. */
+export const MAX_BYTES = 64 * 1024;
+/** At most this deep nesting of objects and arrays. */
+export const MAX_DEPTH = 16;
+/** At most this many characters of an elicitation's message. */
+export const MAX_MESSAGE = 4_000;
+const KEY = /^[\x21-\x7e]{1,256}$/;
+
+function depth(v: unknown, level = 0): number {
+  if (level > MAX_DEPTH) return level;
+  if (Array.isArray(v)) return Math.max(level, ...v.map((x) => depth(x, level + 1)));
+  if (isPlainObject(v)) return Math.max(level, ...Object.values(v).map((x) => depth(x, level + 1)));
+  return level;
+}
+
+/** The checked requests of `raw` (a task's `inputRequests`), or throws naming the field that fails. */
+export function checkedInputRequests(raw: unknown, where: string): Record<string, InputRequest> {
+  if (!isPlainObject(raw))
+    throw new UpstreamTaskError(`${where} must be an object of input requests by key; received ${shownValue(raw)}`);
+  const keys = Object.keys(raw);
+  if (keys.length === 0 || keys.length > MAX_REQUESTS)
+    throw new UpstreamTaskError(`${where} must hold 1 to ${MAX_REQUESTS} input requests; received ${keys.length}`);
+  const bytes = Buffer.byteLength(JSON.stringify(raw));
+  if (bytes > MAX_BYTES)
+    throw new UpstreamTaskError(`${where} must be at most ${MAX_BYTES} bytes of JSON; received ${bytes}`);
+  if (depth(raw) > MAX_DEPTH)
+    throw new UpstreamTaskError(`${where} must be nested at most ${MAX_DEPTH} levels deep; received deeper`);
+  const out: Record<string, InputRequest> = {};
+  for (const key of keys) {
+    if (!KEY.test(key))
+      throw new UpstreamTaskError(
+        `${where} keys must be 1 to 256 printable ASCII characters without spaces; received ${shownValue(key)}`,
+      );
+    const at = `${where}[${JSON.stringify(key)}]`;
+    const r = raw[key];
+    if (!isPlainObject(r))
+      throw new UpstreamTaskError(`${at} must be an object {method, params}; received ${shownValue(r)}`);
+    const { method, params } = r;
+    if (typeof method !== "string" || !(INPUT_METHODS as readonly string[]).includes(method))
+      throw new UpstreamTaskError(
+        `${at}.method must be one of ${INPUT_METHODS.join(", ")}; received ${shownValue(method)}`,
+      );
+    if (!isPlainObject(params))
+      throw new UpstreamTaskError(`${at}.params must be an object; received ${shownValue(params)}`);
+    if (method === "elicitation/create") checkElicitation(params, `${at}.params`);
+    else checkSampling(params, `${at}.params`);
+    out[key] = { method, params };
+  }
+  return out;
+}
+
+function checkElicitation(p: Record<string, unknown>, at: string): void {
+  if (typeof p.message !== "string" || p.message.length > MAX_MESSAGE)
+    throw new UpstreamTaskError(
+      `${at}.message must be a string of at most ${MAX_MESSAGE} characters; received ${typeof p.message === "string" ? `${p.message.length} characters` : shownValue(p.message)}`,
+    );
+  const mode = p.mode ?? "form";
+  if (mode === "form") {
+    if (!isPlainObject(p.requestedSchema))
+      throw new UpstreamTaskError(
+        `${at}.requestedSchema must be an object (a form's schema); received ${shownValue(p.requestedSchema)}`,
+      );
+  } else if (mode === "url") {
+    if (typeof p.url !== "string")
+      throw new UpstreamTaskError(`${at}.url must be a string; received ${shownValue(p.url)}`);
+  } else throw new UpstreamTaskError(`${at}.mode must be "form" or "url"; received ${shownValue(mode)}`);
+}
+
+function checkSampling(p: Record<string, unknown>, at: string): void {
+  if (!Array.isArray(p.messages))
+    throw new UpstreamTaskError(`${at}.messages must be an array; received ${shownValue(p.messages)}`);
+  if (typeof p.maxTokens !== "number" || !Number.isInteger(p.maxTokens) || p.maxTokens < 1)
+    throw new UpstreamTaskError(`${at}.maxTokens must be a positive integer; received ${shownValue(p.maxTokens)}`);
+}
+
+/** At most this many rounds of questions in one upstream task. */
+export const MAX_ROUNDS = 16;
+
+/** An upstream task waiting for input, as `followUpstreamTask` hands it on. */
+export interface WaitingTask {
+  taskId: string;
+  inputRequests?: unknown;
+}
+
+export interface RelayOptions {
+  /** The gateway's call. */
+  signal: AbortSignal;
+  /** The tasks/update's bound, ms. */
+  requestTimeout: number;
+}
+
+/**
+ * The relay of one call's upstream task questions: each status's requests are checked, the ones
+ * not answered before (a key is never reused over a task's life, so one the task still shows was
+ * answered and not yet read) are put to the caller through `ask`, and its answers are sent to
+ * the upstream task with `tasks/update`. Rejects (an `UpstreamTaskError`) past `MAX_ROUNDS`, or
+ * when the caller cannot be asked, saying why.
+ */
+export function inputRelay(client: Client, ask: CallAsk, options: RelayOptions): (t: WaitingTask) => Promise<void> {
+  const answered = new Set<string>();
+  let rounds = 0;
+  return async (t) => {
+    const requests = checkedInputRequests(t.inputRequests, "tasks/get's answer.inputRequests");
+    const open = Object.fromEntries(Object.entries(requests).filter(([key]) => !answered.has(key)));
+    if (Object.keys(open).length === 0) return;
+    if (++rounds > MAX_ROUNDS)
+      throw new UpstreamTaskError(
+        `the upstream's task ${t.taskId} asked for input more than ${MAX_ROUNDS} times; the upstream task was cancelled`,
+      );
+    let answers;
+    try {
+      answers = await ask(open, options.signal);
+    } catch (err) {
+      options.signal.throwIfAborted();
+      const methods = [...new Set(Object.values(open).map((r) => r.method))].join(", ");
+      throw new UpstreamTaskError(
+        `the upstream's task ${t.taskId} asks for input (${methods}), and ${(err as Error).message}; the upstream task was cancelled: declare the capability in the client, or call a tool that needs no input`,
+      );
+    }
+    for (const key of Object.keys(open)) answered.add(key);
+    await client.request(
+      { method: "tasks/update", params: { taskId: t.taskId, inputResponses: answers } } as never,
+      anyObject,
+      { signal: options.signal, timeout: options.requestTimeout },
+    );
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * A call's questions to its 2025-11-25 client (`ToolContext.ask`): each one an elicitation or a
+ * sampling request sent to the client on the tools/call's own stream, allowed only when the
+ * client declared that capability at initialize (form or url elicitation, sampling). A question
+ * of any other kind, or one the client cannot take, rejects naming the capability to declare;
+ * the client's answers are the SDK's checked results. One question at a time, each bounded by
+ * `timeoutMs` and the call's signal.
+ */
+import type { ClientCapabilities } from "@modelcontextprotocol/server";
+import type { CallAsk } from "../../core/tool.js";
+import type { JsonValue } from "../../core/json.js";
+import type { GatewayServer } from "./gateway-server.js";
+
+export interface AskContext {
+  server: GatewayServer;
+  /** The tools/call the questions belong to (keeps them on its stream). */
+  requestId: string | number;
+  /** How long the client has to answer one question, ms. */
+  timeoutMs: number;
+}
+
+/** Why a client with `capabilities` cannot take `method` (in mode `mode`); null when it can. */
+export function cannotAsk(capabilities: ClientCapabilities | undefined, method: string, mode: unknown): string | null {
+  if (method === "elicitation/create") {
+    const e = capabilities?.elicitation as { form?: unknown; url?: unknown } | undefined;
+    if (e === undefined) return 'it declared no "elicitation" capability';
+    // A client that declares elicitation without modes takes form (the revision's default).
+    if (mode === "url" && e.url === undefined) return 'it declared no "elicitation": {"url": {}} capability';
+    if (mode !== "url" && e.url !== undefined && e.form === undefined)
+      return 'it declared no "elicitation": {"form": {}} capability';
+    return null;
+  }
+  if (method === "sampling/createMessage")
+    return capabilities?.sampling === undefined ? 'it declared no "sampling" capability' : null;
+  return `${JSON.stringify(method)} is not a question a client is asked (only elicitation/create and sampling/createMessage)`;
+}
+
+/** The `ask` of one 2025-11-25 tools/call. */
+export function legacyAsk(ctx: AskContext): CallAsk {
+  return async (requests, signal) => {
+    const capabilities = ctx.server.getClientCapabilities();
+    const answers: Record<string, JsonValue> = {};
+    for (const [key, { method, params }] of Object.entries(requests)) {
+      const why = cannotAsk(capabilities, method, params.mode);
+      if (why !== null) throw new Error(`this client cannot be asked ${method}: ${why}`);
+      const options = { relatedRequestId: ctx.requestId, timeout: ctx.timeoutMs, signal };
+      const answer =
+        method === "elicitation/create"
+          ? await ctx.server.elicitInput(params as never, options)
+          : await ctx.server.createMessage(params as never, options);
+      answers[key] = answer as unknown as JsonValue;
+    }
+    return answers;
+  };
+}
