@@ -4,15 +4,17 @@
  * object of at most `MAX_REQUESTS` requests under keys of 1–256 printable ASCII characters, each
  * `{method, params}` with a method the revision lets a server ask (`elicitation/create`,
  * `sampling/createMessage`) and params an object; the whole at most `MAX_BYTES` of JSON nested at
- * most `MAX_DEPTH` deep; an elicitation's message a string of at most `MAX_MESSAGE` characters,
- * its mode form (with a `requestedSchema` object) or url (with a `url` string); a sampling
+ * most `MAX_DEPTH` deep; an elicitation's message a string of at most `MAX_MESSAGE` characters
+ * (passed on with its control, bidi and invisible characters shown as `\u{XXXX}`: a person reads
+ * it), its mode form (with a `requestedSchema` object) or url (with an absolute http(s) `url` of at
+ * most `MAX_URL` visible characters); a sampling
  * request's `messages` an array and `maxTokens` a positive integer. Whatever fails is an
  * `UpstreamTaskError` naming the field, what was expected and what arrived.
  */
 import type { Client } from "@modelcontextprotocol/client";
 import type { CallAsk, InputRequest } from "../../core/tool.js";
 import { isPlainObject } from "../../core/json.js";
-import { shownValue } from "../../observation/escape.js";
+import { escapeUntrusted, firstUnsafe, shownValue } from "../../observation/escape.js";
 import { anyObject, UpstreamTaskError } from "./upstream-tasks.js";
 
 /** The methods an upstream task may ask with. */
@@ -25,6 +27,8 @@ export const MAX_BYTES = 64 * 1024;
 export const MAX_DEPTH = 16;
 /** At most this many characters of an elicitation's message. */
 export const MAX_MESSAGE = 4_000;
+/** At most this many characters of a url elicitation's URL. */
+export const MAX_URL = 2_048;
 const KEY = /^[\x21-\x7e]{1,256}$/;
 
 function depth(v: unknown, level = 0): number {
@@ -41,11 +45,12 @@ export function checkedInputRequests(raw: unknown, where: string): Record<string
   const keys = Object.keys(raw);
   if (keys.length === 0 || keys.length > MAX_REQUESTS)
     throw new UpstreamTaskError(`${where} must hold 1 to ${MAX_REQUESTS} input requests; received ${keys.length}`);
+  // Depth first: it stops at MAX_DEPTH, where serialising a hostile nesting could exhaust the stack.
+  if (depth(raw) > MAX_DEPTH)
+    throw new UpstreamTaskError(`${where} must be nested at most ${MAX_DEPTH} levels deep; received deeper`);
   const bytes = Buffer.byteLength(JSON.stringify(raw));
   if (bytes > MAX_BYTES)
     throw new UpstreamTaskError(`${where} must be at most ${MAX_BYTES} bytes of JSON; received ${bytes}`);
-  if (depth(raw) > MAX_DEPTH)
-    throw new UpstreamTaskError(`${where} must be nested at most ${MAX_DEPTH} levels deep; received deeper`);
   const out: Record<string, InputRequest> = {};
   for (const key of keys) {
     if (!KEY.test(key))
@@ -63,9 +68,17 @@ export function checkedInputRequests(raw: unknown, where: string): Record<string
       );
     if (!isPlainObject(params))
       throw new UpstreamTaskError(`${at}.params must be an object; received ${shownValue(params)}`);
-    if (method === "elicitation/create") checkElicitation(params, `${at}.params`);
-    else checkSampling(params, `${at}.params`);
-    out[key] = { method, params };
+    if (method === "elicitation/create") {
+      checkElicitation(params, `${at}.params`);
+      // A person reads it: control, bidi and invisible characters are shown, not obeyed.
+      out[key] = {
+        method,
+        params: { ...params, message: escapeUntrusted(params.message as string, { newlines: true }) },
+      };
+    } else {
+      checkSampling(params, `${at}.params`);
+      out[key] = { method, params };
+    }
   }
   return out;
 }
@@ -84,7 +97,22 @@ function checkElicitation(p: Record<string, unknown>, at: string): void {
   } else if (mode === "url") {
     if (typeof p.url !== "string")
       throw new UpstreamTaskError(`${at}.url must be a string; received ${shownValue(p.url)}`);
+    const problem = urlProblem(p.url);
+    if (problem !== null) throw new UpstreamTaskError(`${at}.url must be ${problem}; received ${shownValue(p.url)}`);
   } else throw new UpstreamTaskError(`${at}.mode must be "form" or "url"; received ${shownValue(mode)}`);
+}
+
+/** Why `url` may not be offered to a person to open, or null: an absolute http(s) URL, of at most `MAX_URL` characters, every character visible. */
+function urlProblem(url: string): string | null {
+  const what = `an absolute http or https URL of at most ${MAX_URL} characters with no control, bidi or invisible character`;
+  if (url.length > MAX_URL || firstUnsafe(url) !== null) return what;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return what;
+  }
+  return parsed.protocol === "https:" || parsed.protocol === "http:" ? null : what;
 }
 
 function checkSampling(p: Record<string, unknown>, at: string): void {

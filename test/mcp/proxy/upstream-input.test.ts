@@ -29,6 +29,18 @@ describe("an upstream task's input requests", () => {
     expect(checkedInputRequests(raw, "r")).toEqual(raw);
   });
 
+  it("shows an elicitation message's control, bidi and invisible characters instead of passing them on", () => {
+    const raw = { a: form({ message: "Approve?\n\u001b[2J\u202Edenied" }) };
+    const checked = checkedInputRequests(raw, "r");
+    expect((checked.a!.params as { message: string }).message).toBe("Approve?\n\\u{001B}[2J\\u{202E}denied");
+  });
+
+  it("refuses a nesting far deeper than the bound without serialising it", () => {
+    let deep: unknown = {};
+    for (let i = 0; i < 200_000; i++) deep = { a: deep };
+    expect(() => checkedInputRequests({ a: form({ requestedSchema: deep }) }, "r")).toThrow("levels deep");
+  });
+
   it.each([
     ["a string", 'r must be an object of input requests by key; received "a string"'],
     [{}, `r must hold 1 to ${MAX_REQUESTS} input requests; received 0`],
@@ -53,6 +65,13 @@ describe("an upstream task's input requests", () => {
     ],
     [{ a: form({ mode: "url" }) }, 'r["a"].params.url must be a string; received'],
     [{ a: form({ mode: "voice" }) }, 'r["a"].params.mode must be "form" or "url"; received "voice"'],
+    [
+      { a: form({ mode: "url", url: "javascript:alert(1)" }) },
+      'r["a"].params.url must be an absolute http or https URL',
+    ],
+    [{ a: form({ mode: "url", url: "/relative" }) }, 'r["a"].params.url must be an absolute http or https URL'],
+    [{ a: form({ mode: "url", url: "https://x.test/\u202Eevil" }) }, "with no control, bidi or invisible character"],
+    [{ a: form({ mode: "url", url: `https://x.test/${"a".repeat(2_048)}` }) }, "of at most 2048 characters"],
     [{ a: sampling({ messages: "hi" }) }, 'r["a"].params.messages must be an array; received "hi"'],
     [{ a: sampling({ maxTokens: 0 }) }, 'r["a"].params.maxTokens must be a positive integer; received 0'],
   ])("refuses %j, naming the field", (raw, expected) => {
