@@ -1,6 +1,6 @@
 /**
  * What toolgate adds to a 2026-07-28 `subscriptions/listen`, the same over Streamable HTTP
- * (`http.ts`, with `listen-stream.ts` for its SSE answer) and stdio (`stdio-listen.ts`). The SDK's
+ * (`http-listen.ts`, with `listen-stream.ts` for its SSE answer) and stdio (`stdio-listen.ts`). The SDK's
  * entries serve the core filter (its four change types); around them toolgate
  *
  * - reads the filter first (`readListen`): each core field checked and named in a -32602,
