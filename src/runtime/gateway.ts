@@ -6,17 +6,15 @@
  * refusals and writes the audit record.
  */
 import { AUTHORITY, type CallerCapability, type ToolContext, type ToolSpec } from "../core/tool.js";
-import { type JsonValue } from "../core/json.js";
 import { NoEffectError, ToolgateError } from "../core/errors.js";
-import { assertStore, type Store } from "../idempotency/store.js";
-import { createCapabilityAuthority, type CapabilityAuthority } from "../capability/authority.js";
-import type { KeyRing } from "../capability/keys.js";
-import { clientRecordKey, deriveIdempotencyKey, deriveKeyAndFingerprint, fingerprint } from "../canonical/key.js";
+import { assertStore } from "../idempotency/store.js";
+import { createCapabilityAuthority } from "../capability/authority.js";
+import { deriveIdempotencyKey } from "../canonical/key.js";
 import { renderError, type Rendered, type RenderOptions } from "../observation/observation-text.js";
 import { createRedactor } from "../observation/redact.js";
-import { createContinuationCache, type ContinuationOptions } from "../observation/continuations.js";
+import { createContinuationCache } from "../observation/continuations.js";
 import { READ_MORE, readMoreTool } from "./read-more.js";
-import { auditTimestamp, createAuditSink, type AuditSink, type PendingAudit } from "./audit.js";
+import { createAuditSink } from "./audit.js";
 import { readTraceContext } from "./trace-context.js";
 import {
   APPROVE_VIA,
@@ -25,80 +23,36 @@ import {
   DEFAULT_APPROVAL_TTL_MS,
   requesterCapability,
   type ApprovalBinding,
-  type ApproveVia,
 } from "./approvals.js";
-import {
-  approvalGate,
-  auditedApproval,
-  RecentRuns,
-  REPLAY_ONLY,
-  refuseRun,
-  spendApproval,
-  type Passed,
-} from "./approval-gate.js";
+import { approvalGate, RecentRuns, REPLAY_ONLY, refuseRun, spendApproval, type Passed } from "./approval-gate.js";
 import { CallState, isRefusal, isThenable, refuse, type Refusal } from "./call.js";
-import { CallAbort, ExecutionAborted, execute, executeNow, type Executed } from "./execute.js";
-import { thrownRefusal, unrenderableRefusal } from "./failures.js";
+import { CallAbort, ExecutionAborted, execute, type Executed } from "./execute.js";
+import { unrenderableRefusal } from "./failures.js";
 import { grant } from "./grant.js";
-import { rateLimit, type RateLimits } from "./rate-limit.js";
+import { rateLimit } from "./rate-limit.js";
 import { visibleTools } from "./visible.js";
 import { resolve } from "./resolve.js";
 import { settleStage } from "./settle.js";
 import { shape } from "./shape.js";
 import { createValidator, runCheck, validateSchema } from "./validate.js";
-import { budgetFor, checkBudgets, keySecrets, type Budgets } from "./config.js";
-import { READ_REASON_CHARS, type CallOptions, type Gateway, type Proposal } from "./types.js";
+import { budgetFor, checkBudgets, keySecrets } from "./config.js";
+import { type CallOptions, type Gateway, type Proposal } from "./types.js";
 import type { Observation } from "../core/observation.js";
 import { InFlight } from "../core/in-flight.js";
 import { logRelay, progressRelay, type LogRelay, type ProgressRelay } from "./progress.js";
+import {
+  DEFAULT_LEASE_MS,
+  DEFAULT_TIMEOUT_MS,
+  LEASE_MARGIN_MS,
+  SETTLE_AFTER_ABORT_MS,
+  type GatewayOptions,
+} from "./gateway-options.js";
+import { readRecorder, writeAudit } from "./gateway-audit.js";
+import { executeSafe, inTurn, narrowBound } from "./gateway-run.js";
+import { idempotency } from "./gateway-keys.js";
 
-export interface GatewayOptions {
-  /** The catalog; names must be unique. */
-  tools: ToolSpec[];
-  /** Idempotency records and approvals (and the authority's revocations and budgets). */
-  store: Store;
-  /** Capability root keys: when set (or `authority` is), every call needs a capability. */
-  keys?: KeyRing;
-  /** A ready authority (overrides `keys`). */
-  authority?: CapabilityAuthority;
-  /** Observation budgets in o200k tokens: per tool > gateway default > the tool's own `budget_tokens` > 2,000 (see
-   * `Budgets`). */
-  budgets?: Budgets;
-  /** Audit sink: a JSONL path (default `audit.jsonl` in the current directory's state folder, outside it:
-   * `createAuditSink`), a sink, or false for none. */
-  audit?: string | AuditSink | false;
-  /** Epoch ms, for approvals, leases and timestamps. Default `Date.now`. */
-  clock?: () => number;
-  /** Secret values redacted from every observation (e.g. API keys from the environment); ≥ 6 characters each. */
-  secrets?: string[];
-  /** Idempotency lease for A2/A3, ms; always at least the tool's timeout plus 5 s. Default 60,000. */
-  lease_ms?: number;
-  /** Lifetime of an A3 approval request, ms. Default 15 minutes. */
-  approval_ttl_ms?: number;
-  /**
-   * Which channels' approvals run an A3 call: `cli` (`toolgate approvals`, or your own code through
-   * `gateway.approvals`), `elicitation` (a person an MCP client asked), or `both` (default).
-   */
-  approve_via?: ApproveVia;
-  /** HMAC secret for derived idempotency keys (docs/idempotency.md: when keys must not be guessable). */
-  key_secret?: string | Uint8Array;
-  /** Time bound for tools that set no `timeout_ms`, ms; null = unbounded. Default 60,000. */
-  timeout_ms?: number | null;
-  /**
-   * Keep the part a budget cut removes behind a cursor and add the built-in `read_more` tool that
-   * pages through it (in process memory; default off, so the catalog is exactly `tools`).
-   */
-  continuations?: boolean | Omit<ContinuationOptions, "now">;
-  /** Calls per window, per tool, server or grant holder, counted in a guard store (`runtime/rate-limit.ts`). */
-  rate_limits?: RateLimits;
-}
-
-const DEFAULT_LEASE_MS = 60_000;
-const DEFAULT_TIMEOUT_MS = 60_000;
-const LEASE_MARGIN_MS = 5_000;
-/** After the grace period: how long aborted calls get to record IN_DOUBT and answer (store writes are bounded by the
- * store's own timeouts). */
-const SETTLE_AFTER_ABORT_MS = 5_000;
+// Kept importable from here, where it has always been.
+export type { GatewayOptions } from "./gateway-options.js";
 
 export function createGateway(options: GatewayOptions): Gateway {
   const tools = new Map<string, ToolSpec>();
@@ -264,7 +218,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       }
     }
 
-    const keyed = idempotency(tool, args, p, c.granted?.holder ?? principal ?? null);
+    const keyed = idempotency(options.key_secret, tool, args, p, c.granted?.holder ?? principal ?? null);
     if (isRefusal(keyed)) return checkRefusal ? refuseChecked(checkRefusal) : fail(c, keyed);
     c.key = keyed.key;
     if (checkRefusal && c.authority === "A2" && (await store.records.get(keyed.key, clock()))?.state !== "COMPLETED")
@@ -342,7 +296,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     ctx.idempotency_key = key;
     const lease_ms = Math.max(options.lease_ms ?? DEFAULT_LEASE_MS, (abort.timeout_ms ?? 0) + LEASE_MARGIN_MS);
     const settled = await c.stage("settle", () =>
-      inTurn(c.authority === "A3" ? key : null, lease_ms, () =>
+      inTurn(settling, c.authority === "A3" ? key : null, lease_ms, () =>
         settleStage({
           store,
           tool,
@@ -380,57 +334,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     );
   }
 
-  /**
-   * Runs `work` after the settle of the same `key` still running in this process (waiting at most
-   * `ms`: then settle meets it in flight and says so); null runs it at once.
-   */
-  async function inTurn<T>(key: string | null, ms: number, work: () => Promise<T>): Promise<T> {
-    if (key === null) return work();
-    const ahead = settling.get(key);
-    const mine = (ahead ? waitAtMost(ahead, ms) : Promise.resolve()).then(work);
-    const done = mine.then(
-      () => {},
-      () => {},
-    );
-    settling.set(key, done);
-    try {
-      return await mine;
-    } finally {
-      if (settling.get(key) === done) settling.delete(key);
-    }
-  }
-
   const deriveKey = (input: Parameters<typeof deriveIdempotencyKey>[0]) =>
     deriveIdempotencyKey(input, options.key_secret ? { secret: options.key_secret } : {});
-
-  /**
-   * The call's idempotency key: the client's (checked, and scoped to the tool and `holder`) or derived
-   * from the trajectory (docs/idempotency.md).
-   */
-  function idempotency(
-    tool: ToolSpec,
-    args: JsonValue,
-    p: Proposal,
-    holder: string | null,
-  ): { key: string; fingerprint: string } | Refusal {
-    const secret = options.key_secret ? { secret: options.key_secret } : {};
-    let key: string;
-    try {
-      // A derived key: one canonical text of the arguments for both the key and the fingerprint.
-      if (p.idempotency_key === undefined)
-        return deriveKeyAndFingerprint(
-          { trajectory_id: p.trajectory_id, turn: p.turn, call_id: p.call_id, tool: tool.name, args },
-          secret,
-        );
-      key = clientRecordKey({ tool: tool.name, holder, key: p.idempotency_key }, secret);
-    } catch (err) {
-      return refuse(
-        "invalid_proposal",
-        `${(err as Error).message}. Fix the call envelope and send it again; nothing was executed.`,
-      );
-    }
-    return { key, fingerprint: fingerprint(args) };
-  }
 
   function fail(c: CallState, r: Refusal): Rendered {
     return renderError(
@@ -446,49 +351,6 @@ export function createGateway(options: GatewayOptions): Gateway {
       },
       renderOpts(c.tool, String(c.proposal.tool)),
     );
-  }
-
-  function audit(c: CallState, rendered: Rendered): void {
-    if (!sink) return;
-    try {
-      sink.write(auditEntry(c, rendered));
-    } catch (err) {
-      // A call that outlived close() must still answer; its line is reported instead of thrown.
-      process.stderr.write(
-        `toolgate: audit line for call ${String(c.proposal.call_id)} not written: ${(err as Error).message}\n`,
-      );
-    }
-  }
-
-  function auditEntry(c: CallState, rendered: Rendered): PendingAudit {
-    const o = rendered.observation;
-    return {
-      record: {
-        ts: auditTimestamp(c.arrived),
-        trajectory_id: String(c.proposal.trajectory_id),
-        turn: c.proposal.turn,
-        call_id: String(c.proposal.call_id),
-        tool: typeof c.proposal.tool === "string" ? c.proposal.tool : "(none)",
-        authority: c.authority,
-        outcome: o.ok ? "ok" : (o.error?.code ?? "error"),
-        stages: c.stages,
-        validation_codes: c.validation_codes,
-        grant_code: c.grant_code,
-        key: c.key,
-        record_state: c.record_state,
-        replay: c.replay,
-        approval: auditedApproval(c.approval),
-        argument_tokens: null,
-        observation_tokens: rendered.tokens,
-        truncated: o.truncated !== undefined,
-        latency_ms: c.elapsed(),
-        ...(c.notes ? { notes: c.notes } : {}),
-        ...(c.trace.trace ? { trace: c.trace.trace } : {}),
-        ...(c.trace.ignored !== null ? { trace_ignored: c.trace.ignored } : {}),
-      },
-      arguments: c.args !== undefined ? c.args : (c.proposal.arguments as JsonValue),
-      observation_text: o.text,
-    };
   }
 
   async function run(proposal: Proposal, callOptions: CallOptions): Promise<Observation> {
@@ -511,7 +373,7 @@ export function createGateway(options: GatewayOptions): Gateway {
           ),
         );
       }
-      audit(c, rendered);
+      writeAudit(sink, c, rendered);
       return rendered.observation;
     } finally {
       relay?.end();
@@ -526,24 +388,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     holder: (capability) => (authority ? authority.holder(capability) : Promise.resolve(null)),
     visible: (capability) => (authority ? visibleTools(authority, tools.values(), capability) : Promise.resolve(null)),
     approvals: createApprovalsApi(store.approvals, clock),
-    recordRead(read) {
-      if (!sink?.writeRead) return;
-      const { trace: given, reason, ...rest } = read;
-      const trace = given === undefined ? null : readTraceContext(given);
-      try {
-        sink.writeRead({
-          ts: auditTimestamp(clock() - read.latency_ms),
-          kind: "read",
-          ...rest,
-          ...(reason !== undefined ? { reason: reason.slice(0, READ_REASON_CHARS) } : {}),
-          ...(trace?.trace ? { trace: trace.trace } : {}),
-          ...(trace && trace.ignored !== null ? { trace_ignored: trace.ignored } : {}),
-        });
-      } catch (err) {
-        // As for a call's line: a read answered after close() still answers; its line is reported instead.
-        process.stderr.write(`toolgate: audit line for ${read.operation} not written: ${(err as Error).message}\n`);
-      }
-    },
+    recordRead: readRecorder(sink, clock),
     call(proposal, callOptions) {
       if (closed) {
         return Promise.resolve(
@@ -571,41 +416,4 @@ export function createGateway(options: GatewayOptions): Gateway {
       await store.close();
     },
   };
-}
-
-/**
- * An A0/A1 execution whose throw or rejection is the refusal that says so (nothing to settle):
- * synchronous when the handler is.
- */
-function executeSafe(
-  tool: ToolSpec,
-  args: JsonValue,
-  ctx: ToolContext,
-  abort: CallAbort,
-): Executed | Refusal | Promise<Executed | Refusal> {
-  const refused = (err: unknown) => thrownRefusal(tool, err, { effect: "safe" });
-  try {
-    const ran = executeNow(tool, args, ctx, abort);
-    return isThenable(ran) ? ran.catch(refused) : ran;
-  } catch (err) {
-    return refused(err);
-  }
-}
-
-/** Resolves when `p` settles or after `ms`, whichever is first. */
-function waitAtMost(p: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms).unref()))]).finally(() =>
-    clearTimeout(timer),
-  );
-}
-
-/** Applies a tool's per-call bound; a `timeoutFor` that throws or answers nonsense leaves the tool's own bound. */
-function narrowBound(abort: CallAbort, tool: ToolSpec, args: JsonValue): void {
-  try {
-    const ms = tool.timeoutFor!(args as Record<string, unknown>);
-    if (typeof ms === "number") abort.narrow(ms);
-  } catch {
-    // The tool's own timeout_ms still bounds the call.
-  }
 }
