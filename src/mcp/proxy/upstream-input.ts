@@ -6,7 +6,8 @@
  * `sampling/createMessage`) and params an object; the whole at most `MAX_BYTES` of JSON nested at
  * most `MAX_DEPTH` deep; an elicitation's message a string of at most `MAX_MESSAGE` characters
  * (passed on with its control, bidi and invisible characters shown as `\u{XXXX}`: a person reads
- * it), its mode form (with a `requestedSchema` object) or url (with an absolute http(s) `url` of at
+ * it), its mode form (with a `requestedSchema` object, whose titles, descriptions and enum names
+ * are escaped alike) or url (with an absolute http(s) `url` of at
  * most `MAX_URL` visible characters); a sampling
  * request's `messages` an array and `maxTokens` a positive integer. Whatever fails is an
  * `UpstreamTaskError` naming the field, what was expected and what arrived.
@@ -71,10 +72,12 @@ export function checkedInputRequests(raw: unknown, where: string): Record<string
     if (method === "elicitation/create") {
       checkElicitation(params, `${at}.params`);
       // A person reads it: control, bidi and invisible characters are shown, not obeyed.
-      out[key] = {
-        method,
-        params: { ...params, message: escapeUntrusted(params.message as string, { newlines: true }) },
+      const shown: Record<string, unknown> = {
+        ...params,
+        message: escapeUntrusted(params.message as string, { newlines: true }),
       };
+      if (isPlainObject(params.requestedSchema)) shown.requestedSchema = shownSchema(params.requestedSchema);
+      out[key] = { method, params: shown };
     } else {
       checkSampling(params, `${at}.params`);
       out[key] = { method, params };
@@ -100,6 +103,20 @@ function checkElicitation(p: Record<string, unknown>, at: string): void {
     const problem = urlProblem(p.url);
     if (problem !== null) throw new UpstreamTaskError(`${at}.url must be ${problem}; received ${shownValue(p.url)}`);
   } else throw new UpstreamTaskError(`${at}.mode must be "form" or "url"; received ${shownValue(mode)}`);
+}
+
+/** Keys of a form's schema whose strings a person reads: shown with their unsafe characters escaped. */
+const READ_KEYS = new Set(["title", "description", "enumNames"]);
+
+/**
+ * `schema` (a form's `requestedSchema`, already bounded in depth) with every string a person reads
+ * — a `title` or `description`, an `enumNames` entry, at any depth — escaped as the message is.
+ */
+function shownSchema(schema: unknown, read = false): unknown {
+  if (typeof schema === "string") return read ? escapeUntrusted(schema) : schema;
+  if (Array.isArray(schema)) return schema.map((v) => shownSchema(v, read));
+  if (!isPlainObject(schema)) return schema;
+  return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, shownSchema(v, READ_KEYS.has(k))]));
 }
 
 /** Why `url` may not be offered to a person to open, or null: an absolute http(s) URL, of at most `MAX_URL` characters, every character visible. */

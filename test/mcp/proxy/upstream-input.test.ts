@@ -35,6 +35,33 @@ describe("an upstream task's input requests", () => {
     expect((checked.a!.params as { message: string }).message).toBe("Approve?\n\\u{001B}[2J\\u{202E}denied");
   });
 
+  it("shows the control, bidi and invisible characters of a form's titles, descriptions and enum names, at any depth", () => {
+    const requestedSchema = {
+      type: "object",
+      title: "Sign\u202Ein",
+      properties: {
+        branch: { type: "string", description: "which\u001b[8m branch", default: "ma\u200Bin" },
+        choice: {
+          type: "string",
+          enum: ["a\u202E"],
+          enumNames: ["A\u202E"],
+          oneOf: [{ const: "a", title: "\u2066A" }],
+        },
+      },
+    };
+    const shown = checkedInputRequests({ a: form({ requestedSchema }) }, "r").a!.params.requestedSchema as {
+      title: string;
+      properties: Record<string, Record<string, unknown>>;
+    };
+    expect(shown.title).toBe("Sign\\u{202E}in");
+    expect(shown.properties.branch!.description).toBe("which\\u{001B}[8m branch");
+    expect(shown.properties.choice!.enumNames).toEqual(["A\\u{202E}"]);
+    expect(shown.properties.choice!.oneOf).toEqual([{ const: "a", title: "\\u{2066}A" }]);
+    // Values the client sends back are left as they are: the upstream checks its own.
+    expect(shown.properties.branch!.default).toBe("ma\u200Bin");
+    expect(shown.properties.choice!.enum).toEqual(["a\u202E"]);
+  });
+
   it("refuses a nesting far deeper than the bound without serialising it", () => {
     let deep: unknown = {};
     for (let i = 0; i < 200_000; i++) deep = { a: deep };
