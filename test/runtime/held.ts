@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import type { ToolSpec } from "../../src/core/tool.js";
+import type { TaskRecord } from "../../src/idempotency/tasks.js";
 import { defineTool } from "../../src/schema/define.js";
 
 /** Releases of the calls waiting now, by name. */
@@ -36,4 +37,21 @@ export function heldTool(options: { name?: string; effect?: "read" | "write"; st
 export async function whenHeld(name: string): Promise<() => void> {
   while (!waiting.has(name)) await new Promise((r) => setTimeout(r, 5));
   return waiting.get(name)!;
+}
+
+/** A live task of `held`'s, as a process left it: last written at `written_at`, kept until `expires_at`. */
+export function liveTask(id: string, written_at: number, expires_at: number): TaskRecord {
+  return {
+    id,
+    tool: "held",
+    owner: "alice",
+    status: "working",
+    status_message: null,
+    result: null,
+    created_at: written_at,
+    updated_at: written_at,
+    ttl_ms: expires_at - written_at,
+    expires_at,
+    poll_ms: 20,
+  };
 }

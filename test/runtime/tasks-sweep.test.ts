@@ -22,7 +22,7 @@ import { createGateway } from "../../src/runtime/gateway.js";
 import { createTaskRunner, type TaskRunnerOptions } from "../../src/runtime/tasks.js";
 import { dropPgSchema, dropRedisPrefix } from "../idempotency/fixtures/service-cleanup.js";
 import { POSTGRES_URL, REDIS_URL, projectRoot, serviceAvailable } from "../support/require.js";
-import { heldTool, whenHeld } from "./held.js";
+import { heldTool, liveTask, whenHeld } from "./held.js";
 
 const run = randomBytes(4).toString("hex");
 const dir = mkdtempSync(join(tmpdir(), "tg-sweep-"));
@@ -66,21 +66,8 @@ function replica(store: Store, options: Partial<TaskRunnerOptions> = {}) {
 }
 
 /** A task as a process that then died left it: live, last written `age_ms` ago. */
-function orphan(id: string, now: number, age_ms: number): TaskRecord {
-  return {
-    id,
-    tool: "held",
-    owner: "alice",
-    status: "working",
-    status_message: null,
-    result: null,
-    created_at: now - age_ms,
-    updated_at: now - age_ms,
-    ttl_ms: 3_600_000,
-    expires_at: now - age_ms + 3_600_000,
-    poll_ms: 20,
-  };
-}
+const orphan = (id: string, now: number, age_ms: number): TaskRecord =>
+  liveTask(id, now - age_ms, now - age_ms + 3_600_000);
 
 const stores: Array<[string, boolean, (tag: string) => Promise<Store>]> = [
   ["SQLite", true, async (tag) => createSqliteStore({ path: join(dir, `${tag}.db`) })],

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { createRedisStore } from "../../../src/idempotency/stores/redis.js";
-import type { TaskRecord } from "../../../src/idempotency/tasks.js";
+import { liveTask } from "../../runtime/held.js";
 import { REDIS_URL, serviceAvailable } from "../../support/require.js";
 import { dropRedisPrefix } from "../fixtures/service-cleanup.js";
 
@@ -16,21 +16,7 @@ const up = await serviceAvailable("Redis", new URL(REDIS_URL).hostname, Number(n
 const prefix = `tg-test-redis-live-${randomBytes(4).toString("hex")}:`;
 afterAll(() => (up ? dropRedisPrefix(prefix) : undefined));
 
-function task(id: string, updated_at: number, expires_at: number): TaskRecord {
-  return {
-    id,
-    tool: "held",
-    owner: "alice",
-    status: "working",
-    status_message: null,
-    result: null,
-    created_at: updated_at,
-    updated_at,
-    ttl_ms: expires_at - updated_at,
-    expires_at,
-    poll_ms: 20,
-  };
-}
+const task = liveTask;
 
 describe.runIf(up)("the Redis live-task set", () => {
   it("skips and forgets 150 gone tasks ahead of the live ones; keeps one expired only for the reader", async () => {
