@@ -146,12 +146,15 @@ export function modernPath(context: ModernContext) {
       res.once("close", taken.slot.hold());
       slots.set(authInfo, taken.slot);
     }
-    const listener = {
-      capability: bearerToken(request.headers.get("authorization") ?? undefined),
-      principal: caller.label,
-      http: true,
-    };
-    const listen = asked?.listen === true ? await holdListen(json, res, asked.id, listener) : undefined;
+    // Only a listen needs its caller's bearer read here (a tools/call's is read by the server).
+    const listen =
+      asked?.listen === true
+        ? await holdListen(json, res, asked.id, {
+            capability: bearerToken(request.headers.get("authorization") ?? undefined),
+            principal: caller.label,
+            http: true,
+          })
+        : undefined;
     if (listen === null) return;
     const response = await modern.fetch(request, { parsedBody: json, authInfo });
     if (!listen) return respond(res, response);
