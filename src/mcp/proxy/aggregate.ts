@@ -213,6 +213,7 @@ function guardedSpec(
     timeout_ms: own.timeout_ms ?? upstream.timeout_ms ?? DEFAULT_PROXY_TIMEOUT_MS,
     log: (line) => log(line.replace("toolgate proxy: ", `toolgate proxy: ${upstream.name}'s `)),
     notices,
+    upstream_name: upstream.name,
   });
   const effect = effectFor(upstream, tool);
   const budget = own.budget_tokens ?? upstream.budget_tokens;

@@ -71,6 +71,8 @@ export interface ProxyToolOptions {
   task_timeout_ms?: number;
   /** The upstream declared the 2026-07-28 tasks extension: any of its calls may come back as a task. */
   upstream_tasks?: boolean;
+  /** The upstream's name as the operator knows it (escaped): a question its task asks says who asks. */
+  upstream_name?: string;
 }
 
 /** The upstream a proxied tool calls: a fixed client, or a link that reconnects (`UpstreamLink`). */
@@ -175,7 +177,13 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
             ...(options.notices ? { meta: UpstreamNotices.requestMeta(ctx.log) } : {}),
             // A caller that can be asked hears the task's questions, and the task its answers.
             ...(ctx.ask
-              ? { onInput: inputRelay(client, ctx.ask, { signal: ctx.signal, requestTimeout: timeout_ms }) }
+              ? {
+                  onInput: inputRelay(client, ctx.ask, {
+                    signal: ctx.signal,
+                    requestTimeout: timeout_ms,
+                    ...(options.upstream_name !== undefined ? { upstream: options.upstream_name } : {}),
+                  }),
+                }
               : {}),
           });
       } catch (err) {

@@ -129,10 +129,9 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     const pins = new Map(listed.map((t) => [t.name, definitionHash(pinnedDefinition(t))]));
     const held = new Set<string>();
     const serverName = client.getServerVersion()?.name;
-    const notices = new UpstreamNotices(
-      typeof serverName === "string" && serverName !== "" ? boundedText(serverName, 64) : "upstream",
-      log,
-    );
+    // One proxied server has no name in the operator's configuration: it is named as its logs are.
+    const upstreamName = typeof serverName === "string" && serverName !== "" ? boundedText(serverName, 64) : "upstream";
+    const notices = new UpstreamNotices(upstreamName, log);
     link = new UpstreamLink(options.upstream, client, catalogFingerprint(listed), log, (c) => {
       notices.listen(c);
       if (passThrough && source) passThrough.watch(source, c);
@@ -161,6 +160,7 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
         timeout_ms,
         task_timeout_ms,
         upstream_tasks,
+        upstream_name: upstreamName,
         notices,
         ...(options.timeoutHint ? { timeout_hint: options.timeoutHint(t.name, timeout_ms, false) } : {}),
         log,

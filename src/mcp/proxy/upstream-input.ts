@@ -14,7 +14,7 @@
  */
 import type { Client } from "@modelcontextprotocol/client";
 import type { CallAsk, InputRequest } from "../../core/tool.js";
-import { isPlainObject } from "../../core/json.js";
+import { isPlainObject, nestedDeeper } from "../../core/json.js";
 import { escapeUntrusted, firstUnsafe, shownValue } from "../../observation/escape.js";
 import { anyObject, UpstreamTaskError } from "./upstream-tasks.js";
 
@@ -32,13 +32,6 @@ export const MAX_MESSAGE = 4_000;
 export const MAX_URL = 2_048;
 const KEY = /^[\x21-\x7e]{1,256}$/;
 
-function depth(v: unknown, level = 0): number {
-  if (level > MAX_DEPTH) return level;
-  if (Array.isArray(v)) return Math.max(level, ...v.map((x) => depth(x, level + 1)));
-  if (isPlainObject(v)) return Math.max(level, ...Object.values(v).map((x) => depth(x, level + 1)));
-  return level;
-}
-
 /** The checked requests of `raw` (a task's `inputRequests`), or throws naming the field that fails. */
 export function checkedInputRequests(raw: unknown, where: string): Record<string, InputRequest> {
   if (!isPlainObject(raw))
@@ -47,7 +40,7 @@ export function checkedInputRequests(raw: unknown, where: string): Record<string
   if (keys.length === 0 || keys.length > MAX_REQUESTS)
     throw new UpstreamTaskError(`${where} must hold 1 to ${MAX_REQUESTS} input requests; received ${keys.length}`);
   // Depth first: it stops at MAX_DEPTH, where serialising a hostile nesting could exhaust the stack.
-  if (depth(raw) > MAX_DEPTH)
+  if (nestedDeeper(raw, MAX_DEPTH))
     throw new UpstreamTaskError(`${where} must be nested at most ${MAX_DEPTH} levels deep; received deeper`);
   const bytes = Buffer.byteLength(JSON.stringify(raw));
   if (bytes > MAX_BYTES)
@@ -153,6 +146,25 @@ export interface RelayOptions {
   signal: AbortSignal;
   /** The tasks/update's bound, ms. */
   requestTimeout: number;
+  /** The upstream as the operator named it (already escaped): an elicitation's message says who asks (`askedBy`). */
+  upstream?: string;
+}
+
+/** At most this many characters of the upstream's name in a relayed message. */
+const MAX_NAME = 64;
+
+/**
+ * `request` as the person sees it: an elicitation's message begins by naming the upstream that
+ * asks (a person answering in a client of toolgate would otherwise take it for toolgate's own
+ * question). A sampling request is left as it is: its messages are a model's prompt.
+ */
+export function askedBy(request: InputRequest, upstream: string): InputRequest {
+  if (request.method !== "elicitation/create") return request;
+  const name = upstream.length > MAX_NAME ? `${upstream.slice(0, MAX_NAME)}…` : upstream;
+  return {
+    method: request.method,
+    params: { ...request.params, message: `The MCP server "${name}" asks: ${String(request.params.message)}` },
+  };
 }
 
 /**
@@ -167,7 +179,11 @@ export function inputRelay(client: Client, ask: CallAsk, options: RelayOptions):
   let rounds = 0;
   return async (t) => {
     const requests = checkedInputRequests(t.inputRequests, "tasks/get's answer.inputRequests");
-    const open = Object.fromEntries(Object.entries(requests).filter(([key]) => !answered.has(key)));
+    const open = Object.fromEntries(
+      Object.entries(requests)
+        .filter(([key]) => !answered.has(key))
+        .map(([key, r]) => [key, options.upstream === undefined ? r : askedBy(r, options.upstream)]),
+    );
     if (Object.keys(open).length === 0) return;
     if (++rounds > MAX_ROUNDS)
       throw new UpstreamTaskError(

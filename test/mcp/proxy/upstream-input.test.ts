@@ -4,7 +4,7 @@
  * says which capability a 2025-11-25 client lacks for a question.
  */
 import { describe, expect, it } from "vitest";
-import { checkedInputRequests, MAX_BYTES, MAX_REQUESTS } from "../../../src/mcp/proxy/upstream-input.js";
+import { askedBy, checkedInputRequests, MAX_BYTES, MAX_REQUESTS } from "../../../src/mcp/proxy/upstream-input.js";
 import { cannotAsk } from "../../../src/mcp/server/call-ask.js";
 
 const form = (extra: Record<string, unknown> = {}) => ({
@@ -131,5 +131,17 @@ describe("what a 2025-11-25 client can be asked", () => {
     const why = cannotAsk(caps, method, mode);
     if (expected === null) expect(why).toBeNull();
     else expect(why).toContain(expected);
+  });
+});
+
+describe("who asks", () => {
+  it("an elicitation's message begins by naming its upstream; a long name is cut; a sampling request is left as it is", () => {
+    const asked = askedBy(form(), "files");
+    expect(asked.params.message).toBe('The MCP server "files" asks: Which branch?');
+    expect(asked.params.requestedSchema).toEqual({ type: "object" });
+    expect(askedBy(form(), "n".repeat(100)).params.message).toBe(
+      `The MCP server "${"n".repeat(64)}…" asks: Which branch?`,
+    );
+    expect(askedBy(sampling(), "files")).toEqual(sampling());
   });
 });

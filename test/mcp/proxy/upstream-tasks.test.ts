@@ -270,7 +270,9 @@ describe("toolgate proxy bridges a 2026-07-28 upstream's tasks", { timeout: 120_
         const r = await c.callTool({ name: "asks", arguments: { topic: "q" } });
         expect(r.isError).toBeFalsy();
         expect(text(r)).toContain(expected);
-        expect(asked).toEqual([expect.objectContaining({ mode: "form", message: "Which branch?" })]);
+        expect(asked).toEqual([
+          expect.objectContaining({ mode: "form", message: `The MCP server "tasks-upstream" asks: Which branch?` }),
+        ]);
         // One question, one tasks/update carrying the answer under the upstream's key, for the upstream's task.
         const sent = updates(before);
         expect(sent).toHaveLength(1);
