@@ -6,7 +6,7 @@
  */
 import type { JsonValue } from "../core/json.js";
 import type { Observation } from "../core/observation.js";
-import type { CallLog, ProgressUpdate } from "../core/tool.js";
+import type { CallAsk, CallLog, ProgressUpdate } from "../core/tool.js";
 import type { Store } from "../idempotency/store.js";
 import { LIVE_STATUSES, type TaskRecord, type TaskStatus } from "../idempotency/tasks.js";
 import type { CallOptions, Gateway, Proposal } from "./types.js";
@@ -31,12 +31,13 @@ export interface TaskCall {
   options: CallOptions;
 }
 
-/** While `relay()` holds, the call's progress and log reach the caller's receivers. */
+/** While `relay()` holds, the call's progress and log reach the caller's receivers; `ask` puts its questions (`task-ask.ts`). */
 export function taskCall(
   abort: AbortController,
   opts: StartTask,
   log?: CallLog,
   relay: () => boolean = () => true,
+  ask?: CallAsk,
 ): TaskCall {
   const state = { line: null as string | null };
   const options: CallOptions = {
@@ -49,6 +50,7 @@ export function taskCall(
     },
     ...(log ? { log: { level: log.level, send: (entry) => void (relay() && log.send(entry)) } } : {}),
     ...(opts.trace ? { trace: opts.trace } : {}),
+    ...(ask ? { ask } : {}),
   };
   return { state, options };
 }

@@ -3,7 +3,8 @@
  * start and a run take, and what each method answers.
  */
 import type { Observation } from "../core/observation.js";
-import type { CallLog, ProgressUpdate } from "../core/tool.js";
+import type { CallLog, InputRequest, ProgressUpdate } from "../core/tool.js";
+import type { JsonValue } from "../core/json.js";
 import type { ApprovalRecord, Store } from "../idempotency/store.js";
 import type { TaskRecord } from "../idempotency/tasks.js";
 import type { Proposal } from "./types.js";
@@ -66,6 +67,12 @@ export interface RunTask extends StartTask {
   task_after_ms?: number;
   /** The call's log messages while it is answered inline (see `CallOptions.log`); a task's call has none. */
   log?: CallLog;
+  /**
+   * Present when the caller can answer questions through the task (`TaskRunner.answer`): the call
+   * gets an `ask` (`task-ask.ts`), and this says why the caller cannot be asked one (its client
+   * declared no such capability), or null when it can. Absent: the call cannot ask.
+   */
+  cannotAsk?: (request: InputRequest) => string | null;
 }
 
 /** What `run` answered: the call's own observation (it ended in time), or the task it goes on as. */
@@ -96,6 +103,15 @@ export interface TaskRunner {
    * `approval_required` observation), read from the store; null when it waits for nothing pending.
    */
   awaiting(task: TaskRecord): Promise<ApprovalRecord | null>;
+  /** The questions an `input_required` task waits on its caller to answer (its call's `ask`), read from its record; null when none. */
+  questions(task: TaskRecord): Record<string, InputRequest> | null;
+  /**
+   * Records its owner's answers to the questions the task waits on (each already checked by the
+   * caller's protocol); keys not asked, or answered before, are ignored. The keys recorded, or
+   * null for a task unknown, expired or another owner's; refuses (`invalid_task`) one that does
+   * not run in this process.
+   */
+  answer(id: string, owner: string, answers: Readonly<Record<string, JsonValue>>): Promise<string[] | null>;
   /**
    * Marks failed, now, the tasks of any owner on the store that no process has written for
    * `stale_ms` and that do not run here (the runner does it every `stale_ms / 2` on its own, on a

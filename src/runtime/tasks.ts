@@ -33,6 +33,7 @@ import type { RunOutcome, StartTask, TaskRunner, TaskRunnerOptions } from "./tas
 import { drive, LIVE, pendingApproval, sleep, taskCall, type DriveContext } from "./task-drive.js";
 import { ownerBound } from "./task-owners.js";
 import { staleSweeper, staleView, type StaleContext } from "./task-stale.js";
+import { heldQuestions, notRunningHere, TaskQuestions } from "./task-ask.js";
 import { refuseUnlessTaskTool, repeatable } from "./task-tools.js";
 
 export type { RunOutcome, RunTask, StartTask, TaskRunner, TaskRunnerOptions } from "./task-types.js";
@@ -89,7 +90,12 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
   /** Tasks running here: their abort, and who waits for their end. */
   const running = new Map<
     string,
-    { abort: AbortController; ended: Promise<void>; told: (t: TaskRecord | null) => void }
+    {
+      abort: AbortController;
+      ended: Promise<void>;
+      told: (t: TaskRecord | null) => void;
+      questions: TaskQuestions | null;
+    }
   >();
   let closed = false;
   // Ends the approval waits of this process when the runner closes (a call that runs ends with the gateway's close).
@@ -140,6 +146,7 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
     opts: StartTask,
     release: () => void,
     driven: (told: (t: TaskRecord | null) => void) => Promise<void>,
+    questions: TaskQuestions | null = null,
   ): void {
     let last: TaskStatus = task.status;
     // Each status once: the poll that sees another replica's cancel and the final write may both report it.
@@ -152,8 +159,9 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
         // A listener's failure is its own; the task runs on.
       }
     };
-    const here = { abort, ended: Promise.resolve(), told };
+    const here = { abort, ended: Promise.resolve(), told, questions };
     running.set(task.id, here);
+    questions?.attach(task, told);
     here.ended = driven(told)
       .catch(() => {
         // The store failed on the final write: the task reads failed once stale.
@@ -197,7 +205,9 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       if (opts.signal?.aborted) abort.abort();
       else opts.signal?.addEventListener("abort", requestGone, { once: true });
       let inline = true;
-      const call = taskCall(abort, opts, opts.log, () => inline);
+      // A question asked while the call answers inline makes it a task at once (its caller answers through it).
+      const questions = opts.cannotAsk ? new TaskQuestions({ tasks, clock, cannotAsk: opts.cannotAsk }) : null;
+      const call = taskCall(abort, opts, opts.log, () => inline, questions?.ask);
       const first = gateway.call(proposal, call.options);
       // Awaited below, inline or by the task; a failure meanwhile is not left unhandled.
       first.catch(() => {});
@@ -207,6 +217,7 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
           ? null
           : await new Promise<{ obs: Observation } | { error: unknown } | null>((done) => {
               const timer = setTimeout(() => done(null), within);
+              void questions?.asked.then(() => (clearTimeout(timer), done(null)));
               first.then(
                 (obs) => (clearTimeout(timer), done({ obs })),
                 (error: unknown) => (clearTimeout(timer), done({ error })),
@@ -214,6 +225,7 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
             });
       const answerInline = async (): Promise<RunOutcome> => {
         opts.signal?.removeEventListener("abort", requestGone);
+        questions?.detach();
         try {
           return { answer: await first };
         } finally {
@@ -229,6 +241,7 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
         // At the bound, a read (see above): it cannot go on as a task, so it stops here and is refused.
         const refuse = owners.stopped(opts.owner);
         opts.signal?.removeEventListener("abort", requestGone);
+        questions?.detach();
         abort.abort();
         const answer = await first;
         // It ended as it was stopped: its answer is as good as any.
@@ -245,7 +258,7 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       // The request is answered with the task: from here only tasks/cancel stops the call.
       opts.signal?.removeEventListener("abort", requestGone);
       inline = false;
-      track(task, abort, opts, release, (told) => drive(driving, task, proposal, abort, call, first, told));
+      track(task, abort, opts, release, (told) => drive(driving, task, proposal, abort, call, first, told), questions);
       return { task };
     },
     async result(id, owner, signal) {
@@ -288,6 +301,17 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       if (approvalId === null) return null;
       const a = await approvals.get(approvalId);
       return a !== null && a.state === "pending" && a.expires_at > clock() ? a : null;
+    },
+    questions: heldQuestions,
+    async answer(id, owner, answers) {
+      const t = await get(id, owner);
+      if (t === null) return null;
+      const here = running.get(id);
+      if (!here) {
+        if (heldQuestions(t) === null) return [];
+        throw notRunningHere(id);
+      }
+      return here.questions?.answer(answers) ?? [];
     },
     sweep: () => sweeper.sweep(),
     close() {

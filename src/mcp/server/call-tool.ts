@@ -13,7 +13,7 @@ import type { ApproveVia } from "../../runtime/approvals.js";
 import { taskSupport } from "../../runtime/tasks.js";
 import type { Gateway, Proposal } from "../../runtime/types.js";
 import { approveByElicitation, DEFAULT_APPROVAL_TIMEOUT_MS, pendingApprovalId } from "./approval.js";
-import { legacyAsk } from "./call-ask.js";
+import { cannotAsk, legacyAsk } from "./call-ask.js";
 import { metaRefusal, unknownTool, withCapabilityHint } from "./call-answers.js";
 import { idsFromHeaders, withHeaderIds } from "./call-headers.js";
 import { requireEnvelope, type Envelope } from "./envelope.js";
@@ -132,6 +132,8 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
             owner: principal,
             signal: cancelled,
             ...(support === "required" ? { task_after_ms: 0 } : {}),
+            // A question the call asks (a proxied upstream task's) is held in the task for its client to answer.
+            cannotAsk: (r) => cannotAsk(envelope.clientCapabilities, r.method, r.params.mode),
             ...(progressOf ? { progress: progressOf } : {}),
             ...(log ? { log } : {}),
             ...(trace ? { trace } : {}),

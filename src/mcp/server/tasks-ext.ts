@@ -14,6 +14,12 @@
  * call (another id) approves nothing, exactly as `input-required.ts` binds a retry. Where the
  * person cannot be asked (the operator approves with `toolgate approvals`, or the client declared
  * no elicitation), the task reads `working`, its statusMessage saying what it waits for.
+ *
+ * A task whose call asks its caller questions (a proxied upstream task's input requests, held by
+ * the runner: `runtime/task-ask.ts`) reads `input_required` with those questions as its
+ * `inputRequests`, under the keys the call gave them; a `tasks/update` from the task's owner
+ * answers them, each answer checked for its method's shape (`task-answers.ts`), and keys not asked
+ * are ignored. Once each question has its answer the task is `working` again.
  */
 import {
   CLIENT_CAPABILITIES_META_KEY,
@@ -29,6 +35,7 @@ import type { Observation } from "../../core/observation.js";
 import type { Gateway } from "../../runtime/types.js";
 import type { TaskRunner } from "../../runtime/tasks.js";
 import { approvalMessage, NOTE_SCHEMA } from "./approval.js";
+import { checkedAnswers } from "./task-answers.js";
 
 /** The extension's identifier, in client and server capabilities. */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
@@ -98,6 +105,9 @@ export async function detailedTask(t: TaskRecord, ctx: DetailContext): Promise<R
         error: { code: ProtocolErrorCode.InternalError, message: t.status_message ?? "the task's call never answered" },
       };
     case "input_required": {
+      // The questions its call asks its caller (a proxied upstream task's), else its approval.
+      const questions = ctx.runner.questions(t);
+      if (questions !== null) return { ...taskFields(t), inputRequests: questions };
       const approval = await ctx.runner.awaiting(t);
       if (approval === null || !ctx.elicit) return taskFields(t, "working");
       return { ...taskFields(t), inputRequests: { [approvalInputKey(approval.id)]: approvalRequest(t, approval) } };
@@ -127,6 +137,8 @@ export interface UpdateContext {
   /** The name the client gives itself: kept only as an unverified label. */
   label: string | undefined;
   elicit: boolean;
+  /** The keys whose answers the SDK dropped as no bare result object (`droppedInputResponseKeys`). */
+  dropped?: readonly string[];
 }
 
 /**
@@ -146,6 +158,19 @@ export async function updateTask(t: TaskRecord, inputResponses: unknown, ctx: Up
       ProtocolErrorCode.InvalidParams,
       `tasks/update params.inputResponses holds ${keys} answers; at most ${MAX_INPUT_RESPONSES} are read: send the answers to the task's current inputRequests only`,
     );
+  const questions = ctx.runner.questions(t);
+  if (questions !== null) {
+    const answers = checkedAnswers(questions, inputResponses, "tasks/update params.inputResponses", ctx.dropped);
+    if (Object.keys(answers).length === 0) return;
+    try {
+      await ctx.runner.answer(t.id, ctx.principal, answers);
+    } catch (err) {
+      if (err instanceof ToolgateError && err.code === "invalid_task")
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `tasks/update: ${err.message}`);
+      throw err;
+    }
+    return;
+  }
   if (!ctx.elicit) return;
   const approval = await ctx.runner.awaiting(t);
   if (approval === null) return;

@@ -159,6 +159,7 @@ export function registerTaskHandlers(server: Server, h: TaskHandlers): void {
       principal: r.owner,
       label: r.label,
       elicit: r.elicit,
+      ...(ctx.mcpReq.droppedInputResponseKeys ? { dropped: ctx.mcpReq.droppedInputResponseKeys } : {}),
     });
     return {};
   });

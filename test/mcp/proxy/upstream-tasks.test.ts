@@ -11,117 +11,13 @@
  * answer goes back with tasks/update; a question out of bounds or of a kind no client is asked, or
  * a client that cannot be asked, ends the call with an error saying so.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Client } from "@modelcontextprotocol/client";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { TASKS_EXTENSION } from "../../../src/mcp/proxy/upstream-tasks.js";
-import { tempDir } from "../support.js";
 import { rawRequest } from "../raw-transport.js";
+import { closeAll, ENVELOPE, polledTask, proxyCommand, text, until, upstreamCancelled } from "./tasks-proxy.js";
 
-const root = join(import.meta.dirname, "../../..");
-const wrapper = fileURLToPath(new URL("../fixtures/logging-wrapper.mjs", import.meta.url));
-const upstream = fileURLToPath(new URL("../fixtures/tasks-upstream.mjs", import.meta.url));
-
-const cleanup: (() => Promise<unknown>)[] = [];
-afterAll(async () => {
-  for (const done of cleanup.splice(0).reverse()) await done().catch(() => {});
-});
-
-const ENVELOPE = {
-  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-  "io.modelcontextprotocol/clientCapabilities": { extensions: { [TASKS_EXTENSION]: {} } },
-  "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
-};
-
-type Era = "2026" | "2026+tasks" | "2025" | "2025+elicit";
-type Received = { method?: string; params?: Record<string, unknown> };
-
-/** `toolgate proxy FLAGS -- tasks-upstream` behind the logging wrapper, spawned from source. */
-function proxyCommand(flags: string[]) {
-  const dir = tempDir("upstream-tasks");
-  const log = join(dir, "upstream.jsonl");
-  const state = tempDir("upstream-tasks-state");
-  const audit = join(state, "audit.jsonl");
-  const args = [
-    "--import",
-    import.meta.resolve("tsx"),
-    join(root, "src/cli/main.ts"),
-    "proxy",
-    "--store",
-    `sqlite:${join(state, "state.db")}`,
-    "--audit",
-    audit,
-    ...flags,
-    "--",
-    process.execPath,
-    wrapper,
-    process.execPath,
-    upstream,
-  ];
-  const received = (): Received[] =>
-    (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean) : []).map(
-      (l) => JSON.parse(l) as Received,
-    );
-  const audited = () =>
-    (existsSync(audit) ? readFileSync(audit, "utf8").split("\n").filter(Boolean) : []).map(
-      (l) => JSON.parse(l) as Record<string, unknown>,
-    );
-  const connect = async (era: Era): Promise<Client> => {
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args,
-      cwd: dir,
-      env: {
-        ...getDefaultEnvironment(),
-        WRAPPER_LOG: log,
-        XDG_STATE_HOME: process.env.XDG_STATE_HOME!,
-        XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME!,
-      },
-      stderr: "pipe",
-    });
-    const c = new Client(
-      { name: `upstream-tasks-${era}`, version: "1.0.0" },
-      era === "2025+elicit"
-        ? { capabilities: { elicitation: { form: {} } } }
-        : era === "2025"
-          ? {}
-          : {
-              capabilities: era === "2026+tasks" ? { extensions: { [TASKS_EXTENSION]: {} } } : {},
-              versionNegotiation: { mode: { pin: "2026-07-28" } },
-            },
-    );
-    await c.connect(transport);
-    cleanup.push(() => c.close());
-    return c;
-  };
-  return { connect, received, audited };
-}
-
-const text = (r: { content?: unknown }) => JSON.stringify(r.content);
-
-/** The id of the first upstream task the proxy polls after the `before`th line the upstream received, once it does. */
-async function polledTask(received: () => Received[], before: number): Promise<unknown> {
-  const poll = () =>
-    received()
-      .slice(before)
-      .find((m) => m.method === "tasks/get");
-  await until(() => poll() !== undefined);
-  return poll()!.params!.taskId;
-}
-/** Waits until the upstream received a tasks/cancel after its `before`th line. */
-const upstreamCancelled = (received: () => Received[], before: number) =>
-  until(() =>
-    received()
-      .slice(before)
-      .some((m) => m.method === "tasks/cancel"),
-  );
-const until = async (done: () => boolean) => {
-  while (!done()) await new Promise((r) => setTimeout(r, 20));
-};
+afterAll(closeAll);
 
 describe("toolgate proxy bridges a 2026-07-28 upstream's tasks", { timeout: 120_000 }, () => {
   const proxy = proxyCommand(["--task-after-ms", "0"]);

@@ -1,0 +1,143 @@
+/**
+ * A task's questions (`runtime/task-ask.ts`): a tool that asks its caller (`ctx.ask`) while `run`
+ * runs it, on SQLite and Redis stores. The question makes the call a task at once; the task waits
+ * `input_required` with the questions in its record; another owner's answer reaches nothing; keys
+ * not asked are ignored; the owner's answer resumes the call, the task `working` again and then
+ * completed with what the tool made of it. A caller that cannot be asked is told why; a cancel
+ * ends the wait.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { Observation } from "../../src/core/observation.js";
+import { toolResult, type ToolSpec } from "../../src/core/tool.js";
+import type { Store } from "../../src/idempotency/store.js";
+import { createRedisStore } from "../../src/idempotency/stores/redis.js";
+import { createSqliteStore } from "../../src/idempotency/stores/sqlite.js";
+import type { TaskRecord } from "../../src/idempotency/tasks.js";
+import { createGateway } from "../../src/runtime/gateway.js";
+import { createTaskRunner } from "../../src/runtime/tasks.js";
+import { REDIS_URL, serviceAvailable } from "../support/require.js";
+
+const dir = mkdtempSync(join(tmpdir(), "tg-tasks-ask-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const QUESTION = { pick: { method: "elicitation/create", params: { message: "Which?", requestedSchema: {} } } };
+
+/** A read that asks once and answers with the answer it got (or why it got none). */
+const asker: ToolSpec = {
+  name: "asker",
+  description: "Asks its caller which one, then says it.",
+  inputSchema: { type: "object", properties: {}, additionalProperties: false },
+  effect: "read",
+  runsAsTask: true,
+  handler: async (_args, ctx) => {
+    if (!ctx.ask) return toolResult("no ask");
+    try {
+      return toolResult(`answered ${JSON.stringify(await ctx.ask(QUESTION, ctx.signal))}`);
+    } catch (err) {
+      return toolResult(`not answered: ${(err as Error).message}`);
+    }
+  },
+};
+
+let n = 0;
+const proposal = () => ({ trajectory_id: "t-ask", turn: 1, call_id: `ask-${++n}`, tool: "asker", arguments: {} });
+
+async function until(read: () => Promise<TaskRecord | null>, ok: (t: TaskRecord) => boolean): Promise<TaskRecord> {
+  for (;;) {
+    const t = await read();
+    if (t !== null && ok(t)) return t;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const stores: [string, () => Promise<boolean>, () => Promise<Store>][] = [
+  ["SQLite", async () => true, () => createSqliteStore({ path: join(dir, `s-${++n}.db`) })],
+  [
+    "Redis",
+    () => serviceAvailable("Redis", "127.0.0.1", 6379),
+    () => createRedisStore({ url: REDIS_URL, prefix: `tg-ask-${Date.now()}-${++n}:` }),
+  ],
+];
+
+describe.each(stores)("a task's questions on %s", (_, available, openStore) => {
+  const open = async (skip: () => never) => ((await available()) ? openStore() : skip());
+  it("a question makes the call a task at once, held for its owner only, then answered and completed", async ({
+    skip,
+  }) => {
+    const store = await open(skip);
+    const gateway = createGateway({ tools: [asker], store, audit: false });
+    const runner = createTaskRunner(gateway, { store, poll_ms: 20, task_after_ms: 60_000 });
+    try {
+      const ran = await runner.run(proposal(), { owner: "alice", cannotAsk: () => null });
+      // Long before task_after_ms: the question made it a task.
+      if (!("task" in ran)) throw new Error(`answered inline: ${ran.answer.text}`);
+      const id = ran.task.id;
+      const waiting = await until(
+        () => runner.get(id, "alice"),
+        (t) => t.status === "input_required",
+      );
+      expect(runner.questions(waiting)).toEqual(QUESTION);
+      expect(waiting.status_message).toContain("waits for its caller to answer 1 question (elicitation/create)");
+      // Another owner's answer names no task; a key not asked is ignored.
+      expect(await runner.answer(id, "mallory", { pick: { action: "accept" } })).toBeNull();
+      expect(await runner.answer(id, "alice", { other: { action: "accept" } })).toEqual([]);
+      expect((await runner.get(id, "alice"))!.status).toBe("input_required");
+      expect(await runner.answer(id, "alice", { pick: { action: "accept", content: { v: "b" } } })).toEqual(["pick"]);
+      const done = await until(
+        () => runner.get(id, "alice"),
+        (t) => t.status === "completed",
+      );
+      expect((done.result as unknown as Observation).text).toContain(
+        'answered {"pick":{"action":"accept","content":{"v":"b"}}}',
+      );
+      // Answered once: a second answer records nothing.
+      expect(await runner.answer(id, "alice", { pick: { action: "decline" } })).toEqual([]);
+    } finally {
+      runner.close();
+      await gateway.close({ grace_ms: 0 });
+    }
+  });
+
+  it("a caller that cannot be asked is told why, and no task waits for it", async ({ skip }) => {
+    const store = await open(skip);
+    const gateway = createGateway({ tools: [asker], store, audit: false });
+    const runner = createTaskRunner(gateway, { store, poll_ms: 20, task_after_ms: 60_000 });
+    try {
+      const ran = await runner.run(proposal(), { owner: "alice", cannotAsk: () => "it declared no elicitation" });
+      if (!("answer" in ran)) throw new Error("became a task");
+      expect(ran.answer.text).toContain(
+        "not answered: this client cannot be asked elicitation/create: it declared no elicitation",
+      );
+    } finally {
+      runner.close();
+      await gateway.close({ grace_ms: 0 });
+    }
+  });
+
+  it("a cancel ends the wait: the task is cancelled, its question gone", async ({ skip }) => {
+    const store = await open(skip);
+    const gateway = createGateway({ tools: [asker], store, audit: false });
+    const runner = createTaskRunner(gateway, { store, poll_ms: 20, task_after_ms: 0 });
+    try {
+      const ran = await runner.run(proposal(), { owner: "alice", cannotAsk: () => null });
+      if (!("task" in ran)) throw new Error("answered inline");
+      await until(
+        () => runner.get(ran.task.id, "alice"),
+        (t) => t.status === "input_required",
+      );
+      await runner.cancel(ran.task.id, "alice");
+      const ended = await until(
+        () => runner.get(ran.task.id, "alice"),
+        (t) => t.result !== null && t.status === "cancelled",
+      );
+      expect(runner.questions(ended)).toBeNull();
+      expect(await runner.answer(ran.task.id, "alice", { pick: { action: "accept" } })).toEqual([]);
+    } finally {
+      runner.close();
+      await gateway.close({ grace_ms: 0 });
+    }
+  });
+});
