@@ -3,9 +3,16 @@
  * for a person, by elicitation (2025-11-25) or an input-required result (2026-07-28); as a task
  * when the client asked (2025-11-25) or the runner decides (2026-07-28, the tasks extension).
  */
-import { LOG_LEVEL_META_KEY, type CallToolResult, type Result, type ServerContext } from "@modelcontextprotocol/server";
+import {
+  inputRequired,
+  LOG_LEVEL_META_KEY,
+  type CallToolResult,
+  type ClientCapabilities,
+  type Result,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
 import type { Observation } from "../../core/observation.js";
-import { AUTHORITY, isLogLevel, type CallLog, type ProgressUpdate } from "../../core/tool.js";
+import { AUTHORITY, isLogLevel, type CallAsk, type CallLog, type ProgressUpdate } from "../../core/tool.js";
 import { ToolgateError } from "../../core/errors.js";
 import type { TaskRecord } from "../../idempotency/tasks.js";
 import { shownValue } from "../../observation/escape.js";
@@ -14,6 +21,7 @@ import { taskSupport } from "../../runtime/tasks.js";
 import type { Gateway, Proposal } from "../../runtime/types.js";
 import { approveByElicitation, DEFAULT_APPROVAL_TIMEOUT_MS, pendingApprovalId } from "./approval.js";
 import { cannotAsk, legacyAsk } from "./call-ask.js";
+import { heldCallsOf } from "./call-held.js";
 import { metaRefusal, unknownTool, withCapabilityHint } from "./call-answers.js";
 import { idsFromHeaders, withHeaderIds } from "./call-headers.js";
 import { requireEnvelope, type Envelope } from "./envelope.js";
@@ -141,6 +149,39 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
           .catch((err: unknown) => refusedTask(err, "tools/call"))
       : undefined;
     if (ran && "task" in ran) throw new TaskAnswer(createTaskResult(ran.task));
+    // A 2026-07-28 call of a tool that may run long (a proxied upstream task's) and asks for no
+    // approval, from a client without tasks: its questions are asked with an input-required result,
+    // the call held until the client's retry answers them (call-held.ts).
+    if (modern && !ran && spec?.runsAsTask && AUTHORITY[spec.effect] !== "A3") {
+      const held = heldCallsOf(gateway, approvalTimeout);
+      const bound = { principal, tool: name, arguments: proposal.arguments, capability: proposal.capability };
+      const state = ctx.mcpReq.requestState();
+      const stop =
+        state !== undefined
+          ? await held.resume(
+              String(state),
+              bound,
+              ctx.mcpReq.inputResponses,
+              cancelled,
+              ctx.mcpReq.droppedInputResponseKeys,
+            )
+          : await held.begin(bound, cancelled, (signal, ask) =>
+              gateway.call(proposal, {
+                abandoned: signal,
+                principal,
+                signal,
+                ...(progressOf ? { progress: progressOf } : {}),
+                ...(log ? { log } : {}),
+                ...(trace ? { trace } : {}),
+                ask: heldAsk(envelope.clientCapabilities, ask),
+              }),
+            );
+      if ("questions" in stop)
+        return inputRequired({ inputRequests: stop.questions as never, requestState: stop.requestState });
+      const obs = withCapabilityHint(stop.observation, http);
+      if (obs.error?.code === "unknown_tool") throw unknownTool(obs);
+      return callResult(name, obs);
+    }
     const obs = withCapabilityHint(
       ran?.answer ??
         (await gateway.call(proposal, {
@@ -264,4 +305,15 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
   }
 
   return callTool;
+}
+
+/** A held call's `ask`, refusing at once a question its client declared no capability for. */
+function heldAsk(capabilities: ClientCapabilities | undefined, ask: CallAsk): CallAsk {
+  return (requests, signal) => {
+    for (const r of Object.values(requests)) {
+      const why = cannotAsk(capabilities, r.method, r.params.mode);
+      if (why !== null) return Promise.reject(new Error(`this client cannot be asked ${r.method}: ${why}`));
+    }
+    return ask(requests, signal);
+  };
 }

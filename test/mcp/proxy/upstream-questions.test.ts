@@ -296,3 +296,104 @@ describe("an upstream task's questions, to a 2026-07-28 client with tasks", { ti
     await rawRequest(c, "tasks/cancel", { taskId }, ASKS);
   });
 });
+
+describe(
+  "an upstream task's questions, to a 2026-07-28 client without tasks (multi-round-trip)",
+  { timeout: 180_000 },
+  () => {
+    const proxy = proxyCommand([]);
+    /** A 2026-07-28 envelope without the tasks extension, declaring `capabilities`. */
+    const plain = (capabilities: Record<string, unknown> = { elicitation: { form: {} } }) => ({
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": capabilities,
+      "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+    });
+    const updates = (before: number) =>
+      proxy
+        .received()
+        .slice(before)
+        .filter((m) => m.method === "tasks/update");
+    const accept = { branch: { action: "accept", content: { branch: "main" } } };
+    /** The first request of a call that asks: its input-required result. */
+    async function asked(c: Client, topic: string) {
+      const first = await rawRequest(c, "tools/call", { name: "asks", arguments: { topic } }, plain());
+      expect(first.result, JSON.stringify(first)).toMatchObject({ resultType: "input_required" });
+      return first.result as { inputRequests: Record<string, unknown>; requestState: string };
+    }
+    const retry = (c: Client, topic: string, requestState: string, inputResponses: unknown = accept) =>
+      rawRequest(c, "tools/call", { name: "asks", arguments: { topic }, requestState, inputResponses }, plain());
+
+    it.each(["stdio", "http"] as const)(
+      "over %s: an SDK v2 client's handlers answer, its retry reaches the still-running upstream task",
+      async (over) => {
+        const c = await proxy.connect("2026+elicit", over, "dana");
+        const seen: unknown[] = [];
+        c.setRequestHandler("elicitation/create", (request) => {
+          seen.push(request.params);
+          return { action: "accept", content: { branch: "trunk" } };
+        });
+        const before = proxy.received().length;
+        const r = await c.callTool({ name: "asks", arguments: { topic: `m-${over}` } });
+        expect(r.isError, text(r)).toBeFalsy();
+        expect(text(r)).toContain(`asks done: branch trunk: m-${over}`);
+        expect(seen).toEqual([
+          expect.objectContaining({ message: 'The MCP server "tasks-upstream" asks: Which branch?' }),
+        ]);
+        // One upstream task, asked once and answered once: the retry did not start another call.
+        expect(
+          proxy
+            .received()
+            .slice(before)
+            .filter((m) => m.method === "tools/call"),
+        ).toHaveLength(1);
+        expect(updates(before)).toHaveLength(1);
+      },
+    );
+
+    it("sampling over a multi-round-trip retry: the SDK client's sampling handler answers", async () => {
+      const c = await proxy.connect("2026+sampling");
+      c.setRequestHandler("sampling/createMessage", () => ({
+        role: "assistant",
+        content: { type: "text", text: "Shoal Diary" },
+        model: "mrtr-model",
+      }));
+      const r = await c.callTool({ name: "asks_sampling", arguments: { topic: "fish" } });
+      expect(text(r)).toContain("asks_sampling done: Shoal Diary (by mrtr-model): fish");
+    });
+
+    it("the input-required result carries the checked question; a forged state, other arguments and a replay are refused", async () => {
+      const c = await proxy.connect("2026");
+      const before = proxy.received().length;
+      const first = await asked(c, "f");
+      expect(first.inputRequests).toEqual({
+        branch: expect.objectContaining({
+          method: "elicitation/create",
+          params: expect.objectContaining({ message: 'The MCP server "tasks-upstream" asks: Which branch?' }),
+        }),
+      });
+      const forged = await retry(c, "f", `${first.requestState.slice(0, -2)}AA`);
+      expect(forged.error?.code).toBe(-32602);
+      expect(forged.error?.message).toContain("params.requestState names no call this server holds");
+      const other = await retry(c, "g", first.requestState);
+      expect(other.error?.message).toContain("this retry's arguments differs from the one of the call that asked");
+      expect(updates(before)).toHaveLength(0);
+      const answered = await retry(c, "f", first.requestState);
+      expect(JSON.stringify(answered.result)).toContain("asks done: branch main: f");
+      const replayed = await retry(c, "f", first.requestState);
+      expect(replayed.error?.message).toContain("was already answered");
+      expect(updates(before)).toHaveLength(1);
+    });
+
+    it("another caller's retry with the state is refused (over HTTP, another bearer); the owner's goes through", async () => {
+      const alice = await proxy.connect("2026", "http", "alice-mrtr");
+      const mallory = await proxy.connect("2026", "http", "mallory-mrtr");
+      const first = await asked(alice, "h");
+      const stolen = await retry(mallory, "h", first.requestState);
+      expect(stolen.error?.code).toBe(-32602);
+      expect(stolen.error?.message).toContain("this retry's caller differs");
+      expect(JSON.stringify((await retry(alice, "h", first.requestState)).result)).toContain(
+        "asks done: branch main: h",
+      );
+    });
+  },
+);

@@ -94,14 +94,14 @@ describe("toolgate proxy bridges a 2026-07-28 upstream's tasks", { timeout: 120_
     );
   });
 
-  it("an upstream task that asks for input ends the call at once, saying so, and is cancelled upstream", async () => {
+  it("an upstream task that asks a 2026 client that declared no elicitation ends the call at once, saying so, and is cancelled upstream", async () => {
     const c = await proxy.connect("2026");
     const before = proxy.received().length;
     const r = await c.callTool({ name: "asks", arguments: { topic: "q" } });
     expect(r.isError).toBe(true);
     expect(text(r)).toContain(
       JSON.stringify(
-        'asks for input ("elicitation/create") ("which branch?"), which toolgate proxy does not pass on to its clients; the upstream task was cancelled',
+        'asks for input (elicitation/create), and this client cannot be asked elicitation/create: it declared no "elicitation" capability; the upstream task was cancelled',
       ).slice(1, -1),
     );
     await upstreamCancelled(proxy.received, before);

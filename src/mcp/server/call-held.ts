@@ -1,0 +1,212 @@
+/**
+ * A 2026-07-28 call without tasks whose tool asks its caller questions while it runs (a proxied
+ * upstream task's input requests): the revision has no server-to-client request, so the call is
+ * held and the request is answered with an input-required result carrying the questions and a
+ * `requestState` naming the held call; the client's retry carrying the answers (`inputResponses`)
+ * and that state resumes it, and is answered with the call's observation or its next questions.
+ * Meanwhile the call runs on (the upstream task stays alive), for at most `holdMs` per round: a
+ * retry that does not come by then ends the call (its question rejected, so the upstream task is
+ * cancelled).
+ *
+ * A state names one round of one held call: it is a random 144-bit token looked up in this
+ * process, so a forged one names nothing, and it is spent by the retry it resumes, so a replay
+ * names nothing either; both are refused with -32602 saying so. The retry must come from the
+ * same caller (principal), for the same tool, with the same canonical arguments and capability
+ * as the call asked; one that differs is refused naming what differs, and the held call waits on
+ * for its own retry. Held calls live in the process that runs them (over HTTP behind a balancer,
+ * the retry must reach it: route by `Mcp-Name`, the tool's name, or stickily); at most
+ * `MAX_HELD_PER_CALLER` per caller wait at once.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { canonicalize } from "../../canonical/jcs.js";
+import type { JsonValue } from "../../core/json.js";
+import type { Observation } from "../../core/observation.js";
+import type { CallAsk, InputRequest } from "../../core/tool.js";
+import { shownValue } from "../../observation/escape.js";
+import { invalidParams } from "./protocol-error.js";
+import { checkedAnswers } from "./task-answers.js";
+
+/** What a held call's state begins with: a retry's state of another form is no held call's. */
+const TOKEN_PREFIX = "tg-held.";
+/** Calls one caller may have waiting for its retry at once. */
+export const MAX_HELD_PER_CALLER = 32;
+
+/** Who asks and what: a retry must match each part. */
+export interface CallBinding {
+  principal: string;
+  tool: string;
+  arguments: unknown;
+  capability: string | undefined;
+}
+
+/** Where a held call stopped: its observation, or the questions its retry must answer. */
+export type Stop = { observation: Observation } | { questions: Record<string, InputRequest>; requestState: string };
+
+interface Held {
+  bound: CallBinding;
+  /** The binding's digests, made when the call first asks (most calls never do). */
+  binding: { args: string; capability: string } | null;
+  abort: AbortController;
+  /** The request waiting on the call's next stop. */
+  next: (stop: Stop | { error: unknown }) => void;
+  round: {
+    token: string;
+    questions: Record<string, InputRequest>;
+    answer: (a: Record<string, JsonValue>) => void;
+    timer: NodeJS.Timeout;
+  } | null;
+}
+
+const digest = (s: string) => createHash("sha256").update(s).digest("base64url");
+const argsDigest = (b: CallBinding) => digest(canonicalize(b.arguments as JsonValue));
+
+/** The held calls of one gateway (every server a transport builds for it shares them). */
+export class HeldCalls {
+  private readonly byToken = new Map<string, Held>();
+  private readonly perCaller = new Map<string, number>();
+
+  constructor(private readonly holdMs: number) {}
+
+  /** A held call's state (`requestState` of a retry), as opposed to any other. */
+  static names(state: unknown): state is string {
+    return typeof state === "string" && state.startsWith(TOKEN_PREFIX);
+  }
+
+  /**
+   * Runs a call (`run`, given the signal to run it under and its `ask`) and answers with where it
+   * first stops. `request` is the asking request's signal: its cancel stops the call until it is
+   * answered.
+   */
+  begin(bound: CallBinding, request: AbortSignal, run: (signal: AbortSignal, ask: CallAsk) => Promise<Observation>) {
+    const abort = new AbortController();
+    const held: Held = { bound, binding: null, abort, next: () => {}, round: null };
+    const stopped = this.wait(held, request);
+    const ask: CallAsk = (questions, signal) => this.ask(held, questions, signal);
+    run(abort.signal, ask).then(
+      (observation) => held.next({ observation }),
+      (error: unknown) => held.next({ error }),
+    );
+    return stopped;
+  }
+
+  /** A retry carrying `state` and `inputResponses`: checked, then answered with where the call stops next. */
+  async resume(
+    state: string,
+    bound: CallBinding,
+    inputResponses: unknown,
+    request: AbortSignal,
+    dropped: readonly string[] = [],
+  ): Promise<Stop> {
+    const held = this.byToken.get(state);
+    if (held === undefined || held.round === null || held.round.token !== state)
+      throw invalidParams(
+        `tools/call params.requestState names no call this server holds (${state.length > 40 ? `${shownValue(state.slice(0, 40))}…` : shownValue(state)}): it was never issued here, was already answered (a state is spent by the retry it resumes), or its call ended (its retry did not come within ${this.holdMs} ms); call the tool again without requestState and inputResponses`,
+      );
+    const b = held.binding!;
+    const differs =
+      held.bound.principal !== bound.principal
+        ? "caller"
+        : held.bound.tool !== bound.tool
+          ? "tool"
+          : b.args !== argsDigest(bound)
+            ? "arguments"
+            : b.capability !== digest(bound.capability ?? "")
+              ? "capability"
+              : null;
+    if (differs !== null)
+      throw invalidParams(
+        `tools/call params.requestState was given to another call: this retry's ${differs} differs from the one of the call that asked; retry with exactly the call that was answered input_required (same tool, arguments and capability, from the same caller), or call again without requestState`,
+      );
+    const round = held.round;
+    const answers = checkedAnswers(round.questions, inputResponses ?? {}, "tools/call params.inputResponses", dropped);
+    const missing = Object.keys(round.questions).filter((k) => !(k in answers));
+    if (missing.length > 0)
+      throw invalidParams(
+        `tools/call params.inputResponses must answer every question the call asked; missing ${missing.map((k) => JSON.stringify(k)).join(", ")}; retry with an answer under each key of inputRequests`,
+      );
+    this.endRound(held);
+    const stopped = this.wait(held, request);
+    round.answer(answers);
+    return stopped;
+  }
+
+  /** The call's next stop, the request's cancel stopping the call until then. */
+  private wait(held: Held, request: AbortSignal): Promise<Stop> {
+    const cancel = () => held.abort.abort(request.reason);
+    if (request.aborted) cancel();
+    else request.addEventListener("abort", cancel, { once: true });
+    return new Promise<Stop>((resolve, reject) => {
+      held.next = (stop) => {
+        request.removeEventListener("abort", cancel);
+        held.next = () => {};
+        if ("error" in stop) reject(stop.error);
+        else resolve(stop);
+      };
+    });
+  }
+
+  private ask(held: Held, questions: Readonly<Record<string, InputRequest>>, signal: AbortSignal) {
+    if (held.round !== null)
+      return Promise.reject(new Error("this call already waits for answers; one round at a time"));
+    const caller = held.bound.principal;
+    const count = this.perCaller.get(caller) ?? 0;
+    if (count >= MAX_HELD_PER_CALLER)
+      return Promise.reject(
+        new Error(
+          `this caller already has ${MAX_HELD_PER_CALLER} calls waiting for the answers to their questions; answer or abandon those first`,
+        ),
+      );
+    this.perCaller.set(caller, count + 1);
+    held.binding ??= { args: argsDigest(held.bound), capability: digest(held.bound.capability ?? "") };
+    return new Promise<Record<string, JsonValue>>((resolve, reject) => {
+      const token = `${TOKEN_PREFIX}${randomBytes(18).toString("base64url")}`;
+      const gone = () => {
+        this.endRound(held);
+        reject(signal.reason ?? new Error("the call was stopped"));
+      };
+      signal.addEventListener("abort", gone, { once: true });
+      const timer = setTimeout(() => {
+        this.endRound(held);
+        signal.removeEventListener("abort", gone);
+        reject(new Error(`its client did not retry with the answers within ${this.holdMs} ms`));
+      }, this.holdMs);
+      timer.unref();
+      held.round = {
+        token,
+        questions: { ...questions },
+        timer,
+        answer: (answers) => {
+          signal.removeEventListener("abort", gone);
+          resolve(answers);
+        },
+      };
+      this.byToken.set(token, held);
+      held.next({ questions: { ...questions }, requestState: token });
+    });
+  }
+
+  /** The round under way is over (answered, timed out, or its call stopped): its state names nothing now. */
+  private endRound(held: Held): void {
+    const round = held.round;
+    if (round === null) return;
+    clearTimeout(round.timer);
+    this.byToken.delete(round.token);
+    held.round = null;
+    const caller = held.bound.principal;
+    const count = (this.perCaller.get(caller) ?? 1) - 1;
+    if (count <= 0) this.perCaller.delete(caller);
+    else this.perCaller.set(caller, count);
+  }
+}
+
+const registries = new WeakMap<object, HeldCalls>();
+
+/**
+ * The held calls of `gateway` (one registry per gateway, made on first use), keyed by its tool map:
+ * a transport may wrap the gateway for each request (HTTP's per-principal slots), never its tools.
+ */
+export function heldCallsOf(gateway: { tools: object }, holdMs: number): HeldCalls {
+  let held = registries.get(gateway.tools);
+  if (held === undefined) registries.set(gateway.tools, (held = new HeldCalls(holdMs)));
+  return held;
+}

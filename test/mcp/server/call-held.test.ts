@@ -1,0 +1,124 @@
+/**
+ * `HeldCalls`: a 2026-07-28 call held while its caller answers its questions by retrying. The
+ * first request stops at the questions with a state; the retry with that state and the answers
+ * resumes the call. A forged state, a replayed one, one used by another caller or for another
+ * tool, other arguments (canonically) or another capability, answers of the wrong shape or
+ * missing, a hold that runs out, and more held calls than a caller may have: each refused or
+ * ended, saying so, and the held call left to its own retry.
+ */
+import { describe, expect, it } from "vitest";
+import type { Observation } from "../../../src/core/observation.js";
+import type { CallAsk } from "../../../src/core/tool.js";
+import { HeldCalls, MAX_HELD_PER_CALLER, type CallBinding } from "../../../src/mcp/server/call-held.js";
+
+const question = {
+  branch: { method: "elicitation/create", params: { mode: "form", message: "Which?", requestedSchema: {} } },
+};
+const binding: CallBinding = { principal: "alice", tool: "asks", arguments: { a: 1, b: [2] }, capability: "tg1.x" };
+const accept = { branch: { action: "accept", content: { branch: "main" } } };
+const obs = (text: string) => ({ ok: true, text }) as unknown as Observation;
+const never = new AbortController().signal;
+
+/** A call that asks once and answers with what it was told (or why it could not be asked). */
+const asking = (signal: AbortSignal, ask: CallAsk) =>
+  ask(question, signal).then(
+    (a) => obs(`answered ${JSON.stringify(a)}`),
+    (err: Error) => obs(`not answered: ${err.message}`),
+  );
+
+async function stopped(held: HeldCalls, bound = binding) {
+  const stop = await held.begin(bound, never, asking);
+  if (!("requestState" in stop)) throw new Error("the call did not ask");
+  return stop;
+}
+
+describe("HeldCalls", () => {
+  it("stops at the questions, then the retry with the answers resumes the call to its observation", async () => {
+    const held = new HeldCalls(60_000);
+    const stop = await stopped(held);
+    expect(stop.questions).toEqual(question);
+    expect(HeldCalls.names(stop.requestState)).toBe(true);
+    // The same arguments in another key order are the same canonical arguments.
+    const retried = await held.resume(stop.requestState, { ...binding, arguments: { b: [2], a: 1 } }, accept, never);
+    expect(retried).toEqual({ observation: obs(`answered ${JSON.stringify(accept)}`) });
+  });
+
+  it("a call that never asks answers with its observation", async () => {
+    const held = new HeldCalls(60_000);
+    expect(await held.begin(binding, never, async () => obs("plain"))).toEqual({ observation: obs("plain") });
+  });
+
+  it("refuses a forged state and a replayed one, naming why", async () => {
+    const held = new HeldCalls(60_000);
+    const stop = await stopped(held);
+    await expect(held.resume(`${stop.requestState}x`, binding, accept, never)).rejects.toThrow(
+      "params.requestState names no call this server holds",
+    );
+    await expect(held.resume("tg-held.forged", binding, accept, never)).rejects.toThrow("was never issued here");
+    await held.resume(stop.requestState, binding, accept, never);
+    await expect(held.resume(stop.requestState, binding, accept, never)).rejects.toThrow(
+      "was already answered (a state is spent by the retry it resumes)",
+    );
+  });
+
+  it.each([
+    ["caller", { principal: "mallory" }],
+    ["tool", { tool: "other" }],
+    ["arguments", { arguments: { a: 2, b: [2] } }],
+    ["capability", { capability: "tg1.y" }],
+  ])("refuses a retry whose %s differs; the held call still resumes on its own retry", async (what, change) => {
+    const held = new HeldCalls(60_000);
+    const stop = await stopped(held);
+    await expect(held.resume(stop.requestState, { ...binding, ...change }, accept, never)).rejects.toThrow(
+      `this retry's ${what} differs from the one of the call that asked`,
+    );
+    expect(await held.resume(stop.requestState, binding, accept, never)).toMatchObject({
+      observation: { text: expect.stringContaining("answered") },
+    });
+  });
+
+  it.each([
+    [{}, 'must answer every question the call asked; missing "branch"'],
+    [{ branch: { action: "maybe" } }, 'inputResponses["branch"].action must be one of accept, decline, cancel'],
+    [[1], "must be an object of answers keyed as the task's inputRequests"],
+  ])("refuses answers %j, and the state stays good for a proper retry", async (answers, message) => {
+    const held = new HeldCalls(60_000);
+    const stop = await stopped(held);
+    await expect(held.resume(stop.requestState, binding, answers, never)).rejects.toThrow(message);
+    expect(await held.resume(stop.requestState, binding, accept, never)).toMatchObject({
+      observation: { text: expect.stringContaining("answered") },
+    });
+  });
+
+  it("a retry that does not come within the hold ends the call, saying so; its state names nothing after", async () => {
+    const held = new HeldCalls(20);
+    let ended!: (o: Observation) => void;
+    const end = new Promise<Observation>((r) => (ended = r));
+    const stop = await held.begin(binding, never, (signal, ask) => asking(signal, ask).then((o) => (ended(o), o)));
+    if (!("requestState" in stop)) throw new Error("the call did not ask");
+    expect((await end).text).toBe("not answered: its client did not retry with the answers within 20 ms");
+    await expect(held.resume(stop.requestState, binding, accept, never)).rejects.toThrow("names no call");
+  });
+
+  it("the asking request's cancel stops the call while it waits for its first stop", async () => {
+    const held = new HeldCalls(60_000);
+    const request = new AbortController();
+    const stop = held.begin(binding, request.signal, async (signal) => {
+      await new Promise((r) => signal.addEventListener("abort", r, { once: true }));
+      return obs("stopped");
+    });
+    request.abort();
+    expect(await stop).toEqual({ observation: obs("stopped") });
+  });
+
+  it(`holds at most ${MAX_HELD_PER_CALLER} calls of one caller; one more is told why, another caller is not held back`, async () => {
+    const held = new HeldCalls(60_000);
+    for (let i = 0; i < MAX_HELD_PER_CALLER; i++) await stopped(held);
+    expect(await held.begin(binding, never, asking)).toEqual({
+      observation: obs(
+        `not answered: this caller already has ${MAX_HELD_PER_CALLER} calls waiting for the answers to their questions; answer or abandon those first`,
+      ),
+    });
+    expect(await stopped(held, { ...binding, principal: "bob" })).toHaveProperty("requestState");
+  });
+});
