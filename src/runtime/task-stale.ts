@@ -6,7 +6,7 @@
  * with and on its updated_at (`TaskFence.updated_before`): a heartbeat or a final status another
  * process writes first wins, so a task still written, or one that ended meanwhile, keeps its status.
  */
-import { isFinalStatus, type TaskRecord, type TaskStore } from "../idempotency/tasks.js";
+import { isFinalStatus, staleBound, type TaskRecord, type TaskStore } from "../idempotency/tasks.js";
 
 export interface StaleContext {
   tasks: TaskStore;
@@ -19,7 +19,7 @@ export interface StaleContext {
 /** The most tasks one sweep marks failed; more wait for the next. */
 const SWEEP_BATCH = 100;
 
-/** Marks `t` failed when it has not been written since `now - stale_ms`; null when the fence did not hold. */
+/** Marks `t` failed when it has not been written for its stale bound (`staleBound`); null when the fence did not hold. */
 function failStale(ctx: StaleContext, t: TaskRecord, now: number): Promise<TaskRecord | null> {
   return ctx.tasks.update(
     t.id,
@@ -29,7 +29,7 @@ function failStale(ctx: StaleContext, t: TaskRecord, now: number): Promise<TaskR
       status_message: `the toolgate process running this task stopped writing it ${Math.round((now - t.updated_at) / 1000)} s ago; whether the call finished is unknown: ask for its record (toolgate records) before running it again`,
       now,
     },
-    { updated_before: now - ctx.stale_ms + 1 },
+    { updated_before: now - staleBound(t, ctx.stale_ms) + 1 },
   );
 }
 
@@ -37,7 +37,7 @@ function failStale(ctx: StaleContext, t: TaskRecord, now: number): Promise<TaskR
 export async function staleView(ctx: StaleContext, t: TaskRecord | null): Promise<TaskRecord | null> {
   if (t === null || isFinalStatus(t.status) || ctx.runsHere(t.id)) return t;
   const now = ctx.clock();
-  if (now - t.updated_at < ctx.stale_ms) return t;
+  if (now - t.updated_at < staleBound(t, ctx.stale_ms)) return t;
   return (await failStale(ctx, t, now)) ?? (await ctx.tasks.get(t.id, now));
 }
 
