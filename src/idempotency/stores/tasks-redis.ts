@@ -4,7 +4,7 @@
  * caller's `now` as well, so a reader's clock decides as in the other backends), and each owner's
  * ids in one sorted set read in id order (ZRANGE BYLEX). The ids of tasks not final are in one more
  * sorted set, `PREFIX tasks-live`, scored by their updated_at, which `stale` reads (a task created
- * before that set existed is not in it, and reads failed when read, as before). Create and the
+ * before that set existed is added to it at open, `tasks-redis-backfill.ts`). Create and the
  * compare-and-set on status are Lua scripts, atomic in Redis, and keep both sets.
  */
 import { createHash } from "node:crypto";
