@@ -293,6 +293,61 @@ describe("the sweep's timer", () => {
     }
   });
 
+  it("after a full batch sweeps the rest soon, a batch a turn of the event loop, not a period later", async () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    try {
+      const store = createMemoryStore();
+      const gateway = createGateway({ tools: [held, heldStops], store, audit: false });
+      const now = Date.now();
+      for (let i = 0; i < 250; i++)
+        await store.tasks.create(orphan(`tk_many${String(i).padStart(3, "0")}`, now, 5_000));
+      // Each batch's query notes how many turns of the event loop (immediates) ran before it.
+      let turns = 0;
+      const seen: number[] = [];
+      const stale = store.tasks.stale.bind(store.tasks);
+      store.tasks.stale = (query) => {
+        seen.push(turns);
+        setImmediate(() => turns++);
+        return stale(query);
+      };
+      const tasks = createTaskRunner(gateway, { store, poll_ms: 20, stale_ms: 1_000, clock: () => now });
+      await vi.advanceTimersByTimeAsync(500);
+      const left = () => store.tasks.list({ owner: "alice", now, limit: 1000 });
+      // No more interval ticks: the 150 past the first batch are failed by the batches it re-armed.
+      await eventually(left, (ts) => ts.every((t) => t.status === "failed"));
+      expect((await left()).length).toBe(250);
+      expect(seen).toEqual([0, 1, 2]);
+      tasks.close();
+      await gateway.close({ grace_ms: 0 });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("a full batch that fails none (each was written or ended meanwhile) waits for the period", async () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval", "setImmediate", "clearImmediate"] });
+    try {
+      const store = createMemoryStore();
+      const gateway = createGateway({ tools: [held, heldStops], store, audit: false });
+      const now = Date.now();
+      let calls = 0;
+      // A store answering a full batch every time, of tasks it no longer holds: no fenced fail lands.
+      const full = Array.from({ length: 100 }, (_, i) => orphan(`tk_moved${i}`, now, 5_000));
+      store.tasks.stale = async () => (calls++, full);
+      const tasks = createTaskRunner(gateway, { store, poll_ms: 20, stale_ms: 1_000, clock: () => now });
+      await vi.advanceTimersByTimeAsync(500);
+      expect(calls).toBe(1);
+      await vi.advanceTimersByTimeAsync(499);
+      expect(calls, "no batch before the period").toBe(1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(calls).toBe(2);
+      tasks.close();
+      await gateway.close({ grace_ms: 0 });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("keeps no process alive: a process whose runner was never closed exits on its own", async () => {
     const child = spawn(
       process.execPath,
