@@ -40,6 +40,13 @@ export interface TaskRecord {
   expires_at: number;
   /** How often a client should poll its status, ms. */
   poll_ms: number;
+  /**
+   * How long the runner that created it lets it go unwritten before it reads failed, ms (its
+   * `stale_ms`: it writes the task once a poll). A reader or sweep whose own bound is shorter waits
+   * this long (the larger of the two decides), so a replica with a short bound never fails the live
+   * task of one that heartbeats slowly. Absent on a task stored before it was kept: the reader's bound.
+   */
+  stale_ms?: number;
 }
 
 /** What an update changes; `now` becomes updated_at. */
@@ -73,12 +80,22 @@ export interface TaskStore {
   update(id: string, from: readonly TaskStatus[], patch: TaskPatch, fence?: TaskFence): Promise<TaskRecord | null>;
   /**
    * Every owner's tasks not final and not expired at `now` whose updated_at is below `before`
-   * (tasks no process has written since), oldest write first, ties in id order; `limit` default
-   * 100. What a sweep marks failed, each through `update` fenced with `updated_before`.
+   * (tasks no process has written since) and, for a task with its own `stale_ms`, at most
+   * `now - stale_ms` (its own bound has passed too), oldest write first, ties in id order; `limit`
+   * default 100. What a sweep marks failed, each through `update` fenced with `updated_before`.
    */
   stale(query: { before: number; now: number; limit?: number }): Promise<TaskRecord[]>;
   /** `owner`'s tasks not expired at `now`, in id order after `after`; `limit` default 100. */
   list(query: { owner: string; after?: string; limit?: number; now: number }): Promise<TaskRecord[]>;
+}
+
+/**
+ * How long `t` may go unwritten before a reader whose own bound is `stale_ms` fails it: the larger
+ * of that and the task's own `stale_ms` (the memory store's `stale` and the runtime's reads use it;
+ * the SQL and Lua of the other stores repeat it inside their query).
+ */
+export function staleBound(t: TaskRecord, stale_ms: number): number {
+  return Math.max(stale_ms, t.stale_ms ?? 0);
 }
 
 /** The task with `patch` applied, as every backend stores it. */

@@ -6,7 +6,7 @@
  * with and on its updated_at (`TaskFence.updated_before`): a heartbeat or a final status another
  * process writes first wins, so a task still written, or one that ended meanwhile, keeps its status.
  */
-import { isFinalStatus, type TaskRecord, type TaskStore } from "../idempotency/tasks.js";
+import { isFinalStatus, staleBound, type TaskRecord, type TaskStore } from "../idempotency/tasks.js";
 
 export interface StaleContext {
   tasks: TaskStore;
@@ -16,10 +16,10 @@ export interface StaleContext {
   runsHere: (id: string) => boolean;
 }
 
-/** The most tasks one sweep marks failed; more wait for the next. */
+/** The most tasks one batch of a sweep marks failed; a full one is followed by the next soon. */
 const SWEEP_BATCH = 100;
 
-/** Marks `t` failed when it has not been written since `now - stale_ms`; null when the fence did not hold. */
+/** Marks `t` failed when it has not been written for its stale bound (`staleBound`); null when the fence did not hold. */
 function failStale(ctx: StaleContext, t: TaskRecord, now: number): Promise<TaskRecord | null> {
   return ctx.tasks.update(
     t.id,
@@ -29,7 +29,7 @@ function failStale(ctx: StaleContext, t: TaskRecord, now: number): Promise<TaskR
       status_message: `the toolgate process running this task stopped writing it ${Math.round((now - t.updated_at) / 1000)} s ago; whether the call finished is unknown: ask for its record (toolgate records) before running it again`,
       now,
     },
-    { updated_before: now - ctx.stale_ms + 1 },
+    { updated_before: now - staleBound(t, ctx.stale_ms) + 1 },
   );
 }
 
@@ -37,41 +37,61 @@ function failStale(ctx: StaleContext, t: TaskRecord, now: number): Promise<TaskR
 export async function staleView(ctx: StaleContext, t: TaskRecord | null): Promise<TaskRecord | null> {
   if (t === null || isFinalStatus(t.status) || ctx.runsHere(t.id)) return t;
   const now = ctx.clock();
-  if (now - t.updated_at < ctx.stale_ms) return t;
+  if (now - t.updated_at < staleBound(t, ctx.stale_ms)) return t;
   return (await failStale(ctx, t, now)) ?? (await ctx.tasks.get(t.id, now));
 }
 
 export interface StaleSweeper {
   /** Marks failed the stale tasks of every owner not running here, a batch at most; how many it marked. */
   sweep(): Promise<number>;
-  /** Stops the timer. */
+  /** Stops the timer (and a batch due soon). */
   stop(): void;
 }
 
 /**
  * Sweeps every `stale_ms / 2` (so a task is failed at most 1.5 × `stale_ms` after its last write),
- * on a timer that keeps no process alive; a sweep still running when the next is due is not doubled,
- * and a store that fails one sweep is tried again at the next.
+ * on timers that keep no process alive; a sweep still running when the next is due is not doubled,
+ * and a store that fails one sweep is tried again at the next. A full batch that failed some is
+ * followed by the next batch soon, as an immediate (one batch a turn of the event loop, its I/O
+ * polled and calls served between them), not a period later; a batch that failed none waits for the period
+ * (the tasks it found run here or were written meanwhile, and would be found again).
  */
 export function staleSweeper(ctx: StaleContext): StaleSweeper {
-  async function sweep(): Promise<number> {
+  async function batch(): Promise<{ found: number; failed: number }> {
     const now = ctx.clock();
     const found = await ctx.tasks.stale({ before: now - ctx.stale_ms + 1, now, limit: SWEEP_BATCH });
     let failed = 0;
     for (const t of found) if (!ctx.runsHere(t.id) && (await failStale(ctx, t, now)) !== null) failed++;
-    return failed;
+    return { found: found.length, failed };
   }
   let inFlight = false;
-  const timer = setInterval(
-    () => {
-      if (inFlight) return;
-      inFlight = true;
-      sweep()
-        .catch(() => 0)
-        .finally(() => (inFlight = false));
-    },
-    Math.max(1, Math.floor(ctx.stale_ms / 2)),
-  );
+  let stopped = false;
+  let soon: NodeJS.Immediate | undefined;
+  const tick = () => {
+    if (inFlight || stopped) return;
+    inFlight = true;
+    batch()
+      .then(
+        ({ found, failed }) => found >= SWEEP_BATCH && failed > 0,
+        () => false,
+      )
+      .then((more) => {
+        inFlight = false;
+        if (!more || stopped) return;
+        // An immediate, not a 0 ms timeout: the event loop polls its I/O before it runs (a timeout due
+        // meanwhile can run in the same timers phase as the batch before it).
+        soon = setImmediate(tick);
+        soon.unref();
+      });
+  };
+  const timer = setInterval(tick, Math.max(1, Math.floor(ctx.stale_ms / 2)));
   timer.unref();
-  return { sweep, stop: () => clearInterval(timer) };
+  return {
+    sweep: async () => (await batch()).failed,
+    stop: () => {
+      stopped = true;
+      clearInterval(timer);
+      clearImmediate(soon);
+    },
+  };
 }

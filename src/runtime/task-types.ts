@@ -23,7 +23,8 @@ export interface TaskRunnerOptions {
    * A working task not written for this long belonged to a process that stopped, ms: it is failed
    * when read, and by the runner's sweep every `stale_ms / 2`. At least twice `poll_ms` (the rest
    * is room for the store's latency and the replicas' clock skew; less is `invalid_config`).
-   * Default 60,000.
+   * Each task keeps the bound of the runner that started it (`TaskRecord.stale_ms`), and is failed
+   * only once both that and the reader's have passed. Default 60,000.
    */
   stale_ms?: number;
   /**
@@ -114,7 +115,7 @@ export interface TaskRunner {
   answer(id: string, owner: string, answers: Readonly<Record<string, JsonValue>>): Promise<string[] | null>;
   /**
    * Marks failed, now, the tasks of any owner on the store that no process has written for
-   * `stale_ms` and that do not run here (the runner does it every `stale_ms / 2` on its own, on a
+   * `stale_ms` (and for the task's own, when longer) and that do not run here (the runner does it every `stale_ms / 2` on its own, on a
    * timer that keeps no process alive); how many it marked. A task written meanwhile, or one that
    * reached a final status, is left as it is.
    */

@@ -136,6 +136,7 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       ttl_ms,
       expires_at: now + ttl_ms,
       poll_ms,
+      stale_ms,
     };
   }
 

@@ -135,6 +135,55 @@ describe.each(stores)("the stale-task sweep on %s", { timeout: 60_000 }, (_name,
   );
 
   it.runIf(up)(
+    "a replica with a short stale_ms never fails the live task of one that heartbeats slowly; a truly orphaned one it does",
+    async () => {
+      const tag = `own${randomBytes(3).toString("hex")}`;
+      const clock = { now: Date.now() };
+      // a writes its tasks once a poll with room for an hour between writes; b's bound is 5 minutes.
+      // Both bounds are far above the real time the test takes: only the sweeps it calls run.
+      const slow = { clock: () => clock.now, ttl_ms: 10 * 3_600_000, poll_ms: 1_000, stale_ms: 3_600_000 };
+      const a = replica(await open(tag), slow);
+      const storeB = await open(tag);
+      const b = replica(storeB, { clock: () => clock.now, ttl_ms: 10 * 3_600_000, stale_ms: 300_000 });
+      const name = `own-${tag}`;
+      const started = await a.tasks.start(
+        { trajectory_id: "t-sweep", turn: 1, call_id: name, tool: "held", arguments: { name } },
+        { owner: "alice" },
+      );
+      const release = await whenHeld(name);
+      expect((await storeB.tasks.get(started.id, clock.now))?.stale_ms).toBe(3_600_000);
+      // Dead ones: a's bound long past; one stored without a bound of its own (b's decides); and one of
+      // a's bound, written past b's bound but within its own.
+      const start = clock.now;
+      const dead = { ...liveTask(`tk_${tag}_dead`, start - 4_000_000, start + 3_600_000), stale_ms: 3_600_000 };
+      const unbound = orphan(`tk_${tag}_unbound`, start, 1_200_000);
+      const quiet = { ...orphan(`tk_${tag}_quiet`, start, 1_200_000), stale_ms: 3_600_000 };
+      for (const t of [dead, unbound, quiet]) await storeB.tasks.create(t);
+      // a's heartbeat has not landed for twenty minutes (past b's bound, within a's): b sweeps and reads,
+      // racing it.
+      clock.now += 1_200_000;
+      const [swept] = await Promise.all([b.tasks.sweep(), b.tasks.get(started.id, "alice")]);
+      expect(swept).toBe(2);
+      const status = async (id: string) => (await storeB.tasks.get(id, clock.now))?.status;
+      expect({
+        running: await status(started.id),
+        dead: await status(dead.id),
+        unbound: await status(unbound.id),
+        quiet: await status(quiet.id),
+      }).toEqual({ running: "working", dead: "failed", unbound: "failed", quiet: "working" });
+      expect((await b.tasks.get(quiet.id, "alice"))?.status, "read through b: its own bound holds").toBe("working");
+      release();
+      const done = await eventually(
+        () => b.tasks.get(started.id, "alice"),
+        (t) => t !== null && isFinalStatus(t.status),
+      );
+      expect(done!.status).toBe("completed");
+      await a.close();
+      await b.close();
+    },
+  );
+
+  it.runIf(up)(
     "a task another replica's sweep failed while it still runs here is stopped, and its owner's place is free again",
     async () => {
       const tag = `gone${randomBytes(3).toString("hex")}`;
@@ -238,6 +287,61 @@ describe("the sweep's timer", () => {
       );
       tasks.close();
       expect(vi.getTimerCount()).toBe(before);
+      await gateway.close({ grace_ms: 0 });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("after a full batch sweeps the rest soon, a batch a turn of the event loop, not a period later", async () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    try {
+      const store = createMemoryStore();
+      const gateway = createGateway({ tools: [held, heldStops], store, audit: false });
+      const now = Date.now();
+      for (let i = 0; i < 250; i++)
+        await store.tasks.create(orphan(`tk_many${String(i).padStart(3, "0")}`, now, 5_000));
+      // Each batch's query notes how many turns of the event loop (immediates) ran before it.
+      let turns = 0;
+      const seen: number[] = [];
+      const stale = store.tasks.stale.bind(store.tasks);
+      store.tasks.stale = (query) => {
+        seen.push(turns);
+        setImmediate(() => turns++);
+        return stale(query);
+      };
+      const tasks = createTaskRunner(gateway, { store, poll_ms: 20, stale_ms: 1_000, clock: () => now });
+      await vi.advanceTimersByTimeAsync(500);
+      const left = () => store.tasks.list({ owner: "alice", now, limit: 1000 });
+      // No more interval ticks: the 150 past the first batch are failed by the batches it re-armed.
+      await eventually(left, (ts) => ts.every((t) => t.status === "failed"));
+      expect((await left()).length).toBe(250);
+      expect(seen).toEqual([0, 1, 2]);
+      tasks.close();
+      await gateway.close({ grace_ms: 0 });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("a full batch that fails none (each was written or ended meanwhile) waits for the period", async () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval", "setImmediate", "clearImmediate"] });
+    try {
+      const store = createMemoryStore();
+      const gateway = createGateway({ tools: [held, heldStops], store, audit: false });
+      const now = Date.now();
+      let calls = 0;
+      // A store answering a full batch every time, of tasks it no longer holds: no fenced fail lands.
+      const full = Array.from({ length: 100 }, (_, i) => orphan(`tk_moved${i}`, now, 5_000));
+      store.tasks.stale = async () => (calls++, full);
+      const tasks = createTaskRunner(gateway, { store, poll_ms: 20, stale_ms: 1_000, clock: () => now });
+      await vi.advanceTimersByTimeAsync(500);
+      expect(calls).toBe(1);
+      await vi.advanceTimersByTimeAsync(499);
+      expect(calls, "no batch before the period").toBe(1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(calls).toBe(2);
+      tasks.close();
       await gateway.close({ grace_ms: 0 });
     } finally {
       vi.useRealTimers();

@@ -153,7 +153,7 @@ export function register(program: Command): void {
     .option("--tool-timeout-ms <name=ms>", "one tool's own time limit, e.g. read_text_file=300000 (repeatable)", repeat)
     .option(
       "--task-timeout-ms <ms>",
-      "time limit of a call the upstream runs as a task, ms (default 3600000), in place of --timeout-ms, which still bounds each of its requests",
+      "time limit of a call the upstream runs as a task, ms (default 3600000), in place of --timeout-ms, which still bounds each of its requests; with --config, of the servers whose toolgate block sets no task_timeout_ms",
     )
     .option(
       "--include-prompt <name>",
@@ -232,16 +232,14 @@ async function runConfigProxy(argv: string[], flags: ProxyFlags): Promise<void> 
     throw new CliError(
       'with --config, a tool\'s time limit is set in its server\'s toolgate block: "tools": {"NAME": {"timeout_ms": MS}}',
     );
-  if (flags.taskTimeoutMs !== undefined)
-    throw new CliError(
-      "with --config, a call an upstream runs as a task is bounded by its tool's time limit (the toolgate block's timeout_ms); drop --task-timeout-ms",
-    );
   for (const kind of ["prompt", "resource"] as const)
     for (const which of ["include", "exclude"] as const)
       if (flags[LIST_FLAGS[kind][which]] !== undefined)
         throw new CliError(
           `with --config, each server's ${kind}s are chosen in its toolgate block: "toolgate": {"${which}_${kind}s": [...]}; drop --${which}-${kind}`,
         );
+  // The default of the servers whose toolgate block sets no task_timeout_ms.
+  const taskTimeoutMs = taskTimeout(flags.taskTimeoutMs);
   const config = loadServersConfig(flags.config!);
   const timeoutMs =
     flags.timeoutMs === undefined
@@ -252,6 +250,7 @@ async function runConfigProxy(argv: string[], flags: ProxyFlags): Promise<void> 
   for (const note of state.notes) process.stderr.write(`toolgate proxy: ${note}\n`);
   const started = await startConfigAggregate(config, settings, state, {
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(taskTimeoutMs !== undefined ? { taskTimeoutMs } : {}),
     openSchemas: flags.openSchemas === true,
   });
   try {

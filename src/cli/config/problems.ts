@@ -90,14 +90,21 @@ export class Problems {
   }
 
   /** A whole number in [min, max] (absent: undefined). */
-  whole(obj: Record<string, unknown>, key: string, pointer: string, min: number, max: number): number | undefined {
+  whole(
+    obj: Record<string, unknown>,
+    key: string,
+    pointer: string,
+    min: number,
+    max: number,
+    example = Math.min(max, Math.max(min, 60_000)),
+  ): number | undefined {
     const v = obj[key];
     if (v === undefined) return undefined;
     if (typeof v === "number" && Number.isInteger(v) && v >= min && v <= max) return v;
     this.add(
       join(pointer, key),
       `expected a whole number from ${min} to ${max}, received ${describe(v)}`,
-      `write a number such as ${Math.min(max, Math.max(min, 60_000))}`,
+      `write a number such as ${example}`,
     );
     return undefined;
   }

@@ -24,6 +24,7 @@ const BLOCK_KEYS = [
   "tools",
   "budget_tokens",
   "timeout_ms",
+  "task_timeout_ms",
   "sandbox",
   "concurrency",
   "rate_limit",
@@ -31,7 +32,7 @@ const BLOCK_KEYS = [
   "grant_rate_limit",
 ] as const;
 
-const TOOL_KEYS = ["effect", "rate_limit", "timeout_ms", "budget_tokens"] as const;
+const TOOL_KEYS = ["effect", "rate_limit", "timeout_ms", "task_timeout_ms", "budget_tokens"] as const;
 const RATE_KEYS = ["calls", "window_ms"] as const;
 
 /** A namespace becomes part of every tool name, so it keeps to the characters tool names may hold. */
@@ -40,6 +41,12 @@ const NAMESPACE = /^[A-Za-z0-9_-]{0,48}$/;
 const PATTERN = /^[A-Za-z0-9_.*-]{1,128}$/;
 
 const DAY_MS = 86_400_000;
+/** The longest timer Node keeps, ms (about 24.8 days): the most a task's bound may be. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A task's bound, as `--task-timeout-ms` takes it for a single upstream (100 ms to the longest timer). */
+const taskTimeout = (obj: Record<string, unknown>, pointer: string, problems: Problems) =>
+  problems.whole(obj, "task_timeout_ms", pointer, 100, MAX_TIMER_MS, 7_200_000);
 
 export type ToolgateBlock = Omit<ServerConfig, "name" | "transport">;
 
@@ -74,6 +81,7 @@ export function readToolgateBlock(
     out.tools[tool] = readTool(value, join(pointer, "tools", tool), problems);
   assign(out, "budget_tokens", problems.whole(block, "budget_tokens", pointer, 50, 1_000_000));
   assign(out, "timeout_ms", problems.whole(block, "timeout_ms", pointer, 100, DAY_MS));
+  assign(out, "task_timeout_ms", taskTimeout(block, pointer, problems));
   out.sandbox = problems.boolean(block, "sandbox", pointer) ?? false;
   assign(out, "concurrency", problems.whole(block, "concurrency", pointer, 1, 10_000));
   assign(out.rate_limits, "server", rate(block, "rate_limit", pointer, problems));
@@ -108,6 +116,7 @@ function readTool(value: unknown, pointer: string, problems: Problems): ToolOver
   assign(out, "effect", readEffect(value, pointer, problems));
   assign(out, "rate_limit", rate(value, "rate_limit", pointer, problems));
   assign(out, "timeout_ms", problems.whole(value, "timeout_ms", pointer, 100, DAY_MS));
+  assign(out, "task_timeout_ms", taskTimeout(value, pointer, problems));
   assign(out, "budget_tokens", problems.whole(value, "budget_tokens", pointer, 50, 1_000_000));
   return out;
 }

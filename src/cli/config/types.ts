@@ -24,6 +24,8 @@ export interface ToolOverride {
   effect?: Effect;
   rate_limit?: RateLimitConfig;
   timeout_ms?: number;
+  /** The bound of a call the upstream runs as a task, in place of `timeout_ms` (which still bounds each request). */
+  task_timeout_ms?: number;
   budget_tokens?: number;
 }
 
@@ -52,6 +54,8 @@ export interface ServerConfig {
   tools: Record<string, ToolOverride>;
   budget_tokens?: number;
   timeout_ms?: number;
+  /** The bound of a call this server runs as a task (each tool's own in `tools` first). */
+  task_timeout_ms?: number;
   /** Start the upstream inside the envelope. */
   sandbox: boolean;
   /** Calls in flight at once to this upstream. */

@@ -50,6 +50,7 @@ export function aggregateUpstreams(config: ServersConfig): AggregateUpstream[] {
     ...(s.effect !== undefined ? { effect: s.effect } : {}),
     tools: s.tools,
     ...(s.timeout_ms !== undefined ? { timeout_ms: s.timeout_ms } : {}),
+    ...(s.task_timeout_ms !== undefined ? { task_timeout_ms: s.task_timeout_ms } : {}),
     ...(s.budget_tokens !== undefined ? { budget_tokens: s.budget_tokens } : {}),
     ...(s.concurrency !== undefined ? { concurrency: s.concurrency } : {}),
     ...(s.prompts ? { prompts: listFilter(s.name, "prompts", s.prompts) } : {}),
@@ -132,11 +133,15 @@ export async function startConfigAggregate(
   config: ServersConfig,
   settings: GatewaySettings,
   state: StatePlacement,
-  options: { local?: readonly ToolSpec[]; timeoutMs?: number; openSchemas?: boolean } = {},
+  /** `timeoutMs`, `taskTimeoutMs`: the bounds of a server whose toolgate block sets none (the proxy's flags). */
+  options: { local?: readonly ToolSpec[]; timeoutMs?: number; taskTimeoutMs?: number; openSchemas?: boolean } = {},
 ): Promise<ConfigAggregate> {
   const upstreams = aggregateUpstreams(config).map((u) => ({
     ...u,
     ...(u.timeout_ms === undefined && options.timeoutMs !== undefined ? { timeout_ms: options.timeoutMs } : {}),
+    ...(u.task_timeout_ms === undefined && options.taskTimeoutMs !== undefined
+      ? { task_timeout_ms: options.taskTimeoutMs }
+      : {}),
   }));
   const guard: GuardStore = await openGuardStore(state.store, { workspace: state.workspace });
   let store: Store | undefined;

@@ -78,8 +78,11 @@ CREATE TABLE IF NOT EXISTS ${t("tasks")} (
   updated_at bigint NOT NULL,
   ttl_ms bigint NOT NULL,
   expires_at bigint NOT NULL,
-  poll_ms bigint NOT NULL
+  poll_ms bigint NOT NULL,
+  stale_ms bigint
 );
+-- A table made before a task kept its own stale bound: its rows keep null, the reader's bound.
+ALTER TABLE ${t("tasks")} ADD COLUMN IF NOT EXISTS stale_ms bigint;
 CREATE INDEX IF NOT EXISTS "${prefix}tasks_owner" ON ${t("tasks")} (owner, id);
 CREATE INDEX IF NOT EXISTS "${prefix}tasks_expiry" ON ${t("tasks")} (expires_at);
 DROP INDEX IF EXISTS "${schema}"."${prefix}tasks_written";

@@ -17,6 +17,7 @@ import { encodeOptional as enc, hashFromPairs } from "./redis-scripts.js";
 import { listRedisRecords } from "./redis-list.js";
 import { decodeRecord, encodeClaim, keepOr } from "./redis-record.js";
 import { redisTasks } from "./tasks-redis.js";
+import { backfillLiveTasks } from "./tasks-redis-backfill.js";
 
 export interface RedisStoreOptions {
   /** `redis://[user:password@]HOST:PORT/DB` or `rediss://…` (TLS). */
@@ -50,6 +51,8 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
   redis.defineCommand("tgUpdateApproval", { numberOfKeys: 1, lua: lua.UPDATE_APPROVAL });
 
   const prefix = options.prefix ?? "toolgate:";
+  // Tasks stored before the live set existed, added to it in the background (not awaited).
+  const backfill = backfillLiveTasks(redis, prefix);
   let closed = false;
   return {
     kind: "redis",
@@ -62,6 +65,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     async close() {
       if (closed) return;
       closed = true;
+      await backfill.stop();
       await redis.quit().catch(() => redis.disconnect());
     },
   };

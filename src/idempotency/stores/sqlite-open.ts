@@ -15,11 +15,15 @@ import {
 } from "../../state/private.js";
 import { importDriver } from "./driver.js";
 
-/** Opens `path` (`:memory:` for a private in-process database) and runs `ddl` once, idempotently. */
+/**
+ * Opens `path` (`:memory:` for a private in-process database) and runs `ddl` once, idempotently,
+ * then `migrate` (what DDL cannot say idempotently) in the same write transaction.
+ */
 export async function openSqliteDatabase(
   path: string,
   busyTimeoutMs: number,
   ddl: string,
+  migrate: (db: BetterSqlite3.Database) => void = () => {},
 ): Promise<BetterSqlite3.Database> {
   const { default: Database } = await importDriver("sqlite", "better-sqlite3", 12, () => import("better-sqlite3"));
   const id = path === ":memory:" ? null : preparePath(path);
@@ -32,7 +36,10 @@ export async function openSqliteDatabase(
     // NORMAL in WAL mode: a commit survives a process crash (the case settle guards against);
     // only an OS crash or power loss may lose the last commits.
     db.pragma("synchronous = NORMAL");
-    db.transaction(() => db.exec(ddl)).immediate();
+    db.transaction(() => {
+      db.exec(ddl);
+      migrate(db);
+    }).immediate();
   } catch (err) {
     throw new ToolgateError("store_unavailable", `cannot open the SQLite store at ${path}: ${(err as Error).message}`, {
       cause: err,

@@ -3,6 +3,7 @@
  * SQLite's BINARY collation (UTF-8 bytes, i.e. code point order), which equals JavaScript's
  * UTF-16 order for every key without astral characters.
  */
+import type BetterSqlite3 from "better-sqlite3";
 import { LIVE_STATUS_SQL } from "./tasks-rows.js";
 
 export const SQLITE_DDL = `
@@ -57,13 +58,24 @@ CREATE TABLE IF NOT EXISTS tasks (
   updated_at INTEGER NOT NULL,
   ttl_ms INTEGER NOT NULL,
   expires_at INTEGER NOT NULL,
-  poll_ms INTEGER NOT NULL
+  poll_ms INTEGER NOT NULL,
+  stale_ms INTEGER
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS tasks_owner ON tasks (owner, id);
 CREATE INDEX IF NOT EXISTS tasks_expiry ON tasks (expires_at);
 DROP INDEX IF EXISTS tasks_written;
 CREATE INDEX IF NOT EXISTS tasks_live ON tasks (updated_at, id) WHERE ${LIVE_STATUS_SQL};
 `;
+
+/**
+ * What `SQLITE_DDL` cannot say idempotently, run after it in the same write transaction: a tasks
+ * table created before a task kept its own stale bound gets the column (its rows keep null, the
+ * reader's bound), as `ALTER TABLE … ADD COLUMN` with no IF NOT EXISTS in SQLite.
+ */
+export function migrateSqlite(db: BetterSqlite3.Database): void {
+  const columns = db.prepare("SELECT name FROM pragma_table_info('tasks')").pluck().all() as string[];
+  if (!columns.includes("stale_ms")) db.exec("ALTER TABLE tasks ADD COLUMN stale_ms INTEGER");
+}
 
 const RECORD_COLUMNS =
   "key, state, owner, fingerprint, tool, lease_until, result, error, expires_at, created_at, updated_at";

@@ -19,7 +19,7 @@ import {
   transitionParams,
 } from "./rows.js";
 import type { ApprovalRow, RecordRow } from "./rows.js";
-import { SQLITE_DDL, SQLITE_SQL } from "./sqlite-schema.js";
+import { SQLITE_DDL, SQLITE_SQL, migrateSqlite } from "./sqlite-schema.js";
 import { sqliteTasks } from "./tasks-sqlite.js";
 
 export interface SqliteStoreOptions {
@@ -37,7 +37,7 @@ type Statements = { [K in keyof typeof SQLITE_SQL]: BetterSqlite3.Statement };
 
 /** Opens (and creates, idempotently) the SQLite store at `options.path`. */
 export async function createSqliteStore(options: SqliteStoreOptions): Promise<Store> {
-  const db = await openSqliteDatabase(options.path, options.busyTimeoutMs ?? 5000, SQLITE_DDL);
+  const db = await openSqliteDatabase(options.path, options.busyTimeoutMs ?? 5000, SQLITE_DDL, migrateSqlite);
   const sql = Object.fromEntries(
     Object.entries(SQLITE_SQL).map(([name, text]) => [name, db.prepare(text)]),
   ) as Statements;

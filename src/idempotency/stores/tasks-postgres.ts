@@ -5,12 +5,20 @@
 import type { Pool } from "pg";
 import type { TaskStore } from "../tasks.js";
 import { DEFAULT_LIST_LIMIT } from "./rows.js";
-import { LIVE_STATUS_SQL, TASK_COLUMNS, taskFromRow, taskPatchParams, taskToRow, type TaskRow } from "./tasks-rows.js";
+import {
+  LIVE_STATUS_SQL,
+  OWN_BOUND_SQL,
+  TASK_COLUMNS,
+  taskFromRow,
+  taskPatchParams,
+  taskToRow,
+  type TaskRow,
+} from "./tasks-rows.js";
 
 /** The statements on `table`, exported for the test that reads their plans. */
 export function tasksSql(table: string) {
   return {
-    create: `INSERT INTO ${table} (${TASK_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    create: `INSERT INTO ${table} (${TASK_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
     get: `SELECT * FROM ${table} WHERE id = $1 AND expires_at > $2::bigint`,
     /** Parameters: rows `taskPatchParams` (status, has-message, message, has-result, result, now), id, from, updated_before (null: no fence). */
     update: `UPDATE ${table} SET status = $1,
@@ -20,8 +28,12 @@ export function tasksSql(table: string) {
       WHERE id = $7 AND status = ANY($8::text[]) AND expires_at > $6::bigint
         AND ($9::bigint IS NULL OR updated_at < $9::bigint)
       RETURNING *`,
-    /** Parameters: before, now, limit. Searches the partial index of live tasks (`tasks_live`), never an ended one. */
+    /**
+     * Parameters: before, now, limit. Searches the partial index of live tasks (`tasks_live`), never
+     * an ended one; a task's own bound is checked on the rows it finds.
+     */
     stale: `SELECT * FROM ${table} WHERE ${LIVE_STATUS_SQL} AND updated_at < $1::bigint AND expires_at > $2::bigint
+        AND ${OWN_BOUND_SQL("$2::bigint")}
       ORDER BY updated_at, id LIMIT $3::bigint`,
     list: `SELECT * FROM ${table} WHERE owner = $1 AND id > $2 AND expires_at > $3::bigint ORDER BY id LIMIT $4::bigint`,
     /** Expired tasks are deleted as new ones arrive, a bounded batch at a time. */

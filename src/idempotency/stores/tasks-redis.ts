@@ -4,12 +4,12 @@
  * caller's `now` as well, so a reader's clock decides as in the other backends), and each owner's
  * ids in one sorted set read in id order (ZRANGE BYLEX). The ids of tasks not final are in one more
  * sorted set, `PREFIX tasks-live`, scored by their updated_at, which `stale` reads (a task created
- * before that set existed is not in it, and reads failed when read, as before). Create and the
+ * before that set existed is added to it at open, `tasks-redis-backfill.ts`). Create and the
  * compare-and-set on status are Lua scripts, atomic in Redis, and keep both sets.
  */
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
-import { isFinalStatus, type TaskRecord, type TaskStatus, type TaskStore } from "../tasks.js";
+import { isFinalStatus, staleBound, type TaskRecord, type TaskStatus, type TaskStore } from "../tasks.js";
 import { DEFAULT_LIST_LIMIT } from "./rows.js";
 import { APPLY, encodeOptional, hashFromPairs } from "./redis-scripts.js";
 
@@ -74,6 +74,7 @@ function taskFromHash(h: Record<string, string>): TaskRecord {
     ttl_ms: Number(h.ttl_ms),
     expires_at: Number(h.expires_at),
     poll_ms: Number(h.poll_ms),
+    ...(h.stale_ms === undefined ? {} : { stale_ms: Number(h.stale_ms) }),
   };
 }
 
@@ -82,6 +83,7 @@ function hashPairs(t: TaskRecord): string[] {
   if (t.status_message !== null) pairs.push("status_message", t.status_message);
   if (t.result !== null) pairs.push("result", JSON.stringify(t.result));
   for (const k of ["created_at", "updated_at", "ttl_ms", "expires_at", "poll_ms"] as const) pairs.push(k, String(t[k]));
+  if (t.stale_ms !== undefined) pairs.push("stale_ms", String(t.stale_ms));
   return pairs;
 }
 
@@ -165,7 +167,13 @@ export function redisTasks(client: Redis, prefix: string): TaskStore {
             continue;
           }
           kept++;
-          if (task !== null && !isFinalStatus(task.status) && task.updated_at < before) out.push(task);
+          if (
+            task !== null &&
+            !isFinalStatus(task.status) &&
+            task.updated_at < before &&
+            now - task.updated_at >= staleBound(task, 0)
+          )
+            out.push(task);
           if (out.length >= want) return out;
         }
         if (ids.length < want) return out;

@@ -11,6 +11,12 @@ import { LIVE_STATUSES, type TaskPatch, type TaskRecord, type TaskStatus } from 
  */
 export const LIVE_STATUS_SQL = `status IN (${LIVE_STATUSES.map((s) => `'${s}'`).join(", ")})`;
 
+/**
+ * The stale query's test of a task's own bound (`TaskStore.stale`, tasks.ts `staleBound`), `now`
+ * the query's parameter: a row without one (stored before it was kept) passes on `before` alone.
+ */
+export const OWN_BOUND_SQL = (now: string) => `(stale_ms IS NULL OR updated_at + stale_ms <= ${now})`;
+
 export interface TaskRow {
   id: string;
   tool: string;
@@ -23,10 +29,12 @@ export interface TaskRow {
   ttl_ms: number | string;
   expires_at: number | string;
   poll_ms: number | string;
+  /** Null on a row stored before the column was added (`sqlite-schema.ts`, `postgres-schema.ts`). */
+  stale_ms: number | string | null;
 }
 
 export const TASK_COLUMNS =
-  "id, tool, owner, status, status_message, result, created_at, updated_at, ttl_ms, expires_at, poll_ms";
+  "id, tool, owner, status, status_message, result, created_at, updated_at, ttl_ms, expires_at, poll_ms, stale_ms";
 
 export function taskToRow(t: TaskRecord): unknown[] {
   return [
@@ -41,6 +49,7 @@ export function taskToRow(t: TaskRecord): unknown[] {
     t.ttl_ms,
     t.expires_at,
     t.poll_ms,
+    t.stale_ms ?? null,
   ];
 }
 
@@ -57,6 +66,7 @@ export function taskFromRow(r: TaskRow): TaskRecord {
     ttl_ms: Number(r.ttl_ms),
     expires_at: Number(r.expires_at),
     poll_ms: Number(r.poll_ms),
+    ...(r.stale_ms === null ? {} : { stale_ms: Number(r.stale_ms) }),
   };
 }
 

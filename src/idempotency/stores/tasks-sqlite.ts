@@ -5,11 +5,19 @@
 import type BetterSqlite3 from "better-sqlite3";
 import type { TaskStore } from "../tasks.js";
 import { DEFAULT_LIST_LIMIT } from "./rows.js";
-import { LIVE_STATUS_SQL, TASK_COLUMNS, taskFromRow, taskPatchParams, taskToRow, type TaskRow } from "./tasks-rows.js";
+import {
+  LIVE_STATUS_SQL,
+  OWN_BOUND_SQL,
+  TASK_COLUMNS,
+  taskFromRow,
+  taskPatchParams,
+  taskToRow,
+  type TaskRow,
+} from "./tasks-rows.js";
 
 /** The statements, exported for the test that reads their plans. */
 export const SQL = {
-  create: `INSERT INTO tasks (${TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  create: `INSERT INTO tasks (${TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   get: `SELECT * FROM tasks WHERE id = ? AND expires_at > ?`,
   /** Parameters: rows `taskPatchParams` (status, has-message, message, has-result, result, now), id, from (JSON list), now, updated_before (null: no fence). */
   update: `UPDATE tasks SET status = ?,
@@ -19,8 +27,11 @@ export const SQL = {
     WHERE id = ? AND status IN (SELECT value FROM json_each(?)) AND expires_at > ?
       AND (? IS NULL OR updated_at < ?)
     RETURNING *`,
-  /** Parameters: before, now, limit. Searches the partial index of live tasks (`tasks_live`), never an ended one. */
-  stale: `SELECT * FROM tasks WHERE ${LIVE_STATUS_SQL} AND updated_at < ? AND expires_at > ?
+  /**
+   * Parameters: before, now, now, limit. Searches the partial index of live tasks (`tasks_live`),
+   * never an ended one; a task's own bound is checked on the rows it finds.
+   */
+  stale: `SELECT * FROM tasks WHERE ${LIVE_STATUS_SQL} AND updated_at < ? AND expires_at > ? AND ${OWN_BOUND_SQL("?")}
     ORDER BY updated_at, id LIMIT ?`,
   list: `SELECT * FROM tasks WHERE owner = ? AND id > ? AND expires_at > ? ORDER BY id LIMIT ?`,
   /** Expired tasks are deleted as new ones arrive, a bounded batch at a time. */
@@ -47,7 +58,7 @@ export function sqliteTasks(db: BetterSqlite3.Database): TaskStore {
       return row ? taskFromRow(row) : null;
     },
     async stale({ before, now, limit }) {
-      const rows = sql.stale.all(before, now, limit ?? DEFAULT_LIST_LIMIT) as TaskRow[];
+      const rows = sql.stale.all(before, now, now, limit ?? DEFAULT_LIST_LIMIT) as TaskRow[];
       return rows.map(taskFromRow);
     },
     async list({ owner, after, limit, now }) {

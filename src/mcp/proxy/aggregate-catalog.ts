@@ -17,6 +17,7 @@ import { identifierProblem, MAX_NAME_CHARS, MAX_URI_CHARS } from "./upstream-bou
 export interface ToolSettings {
   effect?: Effect;
   timeout_ms?: number;
+  task_timeout_ms?: number;
   budget_tokens?: number;
 }
 

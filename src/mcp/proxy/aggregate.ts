@@ -28,7 +28,8 @@ import {
   type ListFilter,
 } from "./aggregate-catalog.js";
 import { servedTools } from "./proxy.js";
-import { DEFAULT_PROXY_TIMEOUT_MS, proxyGrant, proxyToolSpec } from "./proxy-tools.js";
+import { DEFAULT_PROXY_TASK_TIMEOUT_MS, DEFAULT_PROXY_TIMEOUT_MS, proxyGrant, proxyToolSpec } from "./proxy-tools.js";
+import { upstreamDeclaresTasks } from "./upstream-tasks.js";
 import { connectUpstream, describeTarget, listAllTools, type UpstreamTarget } from "./upstream.js";
 import { catalogFingerprint, UpstreamLink } from "./upstream-link.js";
 import { openPassThrough, type PassThroughSource, type UpstreamPassThrough } from "./pass-through.js";
@@ -38,6 +39,12 @@ import { UpstreamNotices } from "./upstream-notices.js";
 export interface AggregateUpstream extends CatalogSettings {
   target: UpstreamTarget;
   timeout_ms?: number;
+  /**
+   * The bound of a call it runs as a task (a tool with `execution.taskSupport`, or any tool of an
+   * upstream that declares the tasks extension), each tool's own first; default an hour
+   * (`DEFAULT_PROXY_TASK_TIMEOUT_MS`), never less than the tool's `timeout_ms`.
+   */
+  task_timeout_ms?: number;
   budget_tokens?: number;
   /** Calls in flight at once to this upstream; one more is refused (nothing run). */
   concurrency?: number;
@@ -134,7 +141,9 @@ export async function createAggregateProxy(options: AggregateOptions): Promise<A
       for (const t of servedTools(selected, options.openSchemas === true).tools) {
         const name = publishedName(upstream.namespace, separator, t.name);
         published.push({ name, server: upstream.name, tool: t.name, held: held.has(t.name) });
-        tools.push(guardedSpec(link, t, name, upstream, held, gate, log, notices));
+        tools.push(
+          guardedSpec(link, t, name, upstream, { held, gate, log, notices, tasks: upstreamDeclaresTasks(client) }),
+        );
       }
     }
     checkCollisions(published);
@@ -203,18 +212,29 @@ function guardedSpec(
   tool: Tool,
   name: string,
   upstream: AggregateUpstream,
-  held: ReadonlySet<string>,
-  gate: ReturnType<typeof callGate> | null,
-  log: (line: string) => void,
-  notices: UpstreamNotices,
+  around: {
+    held: ReadonlySet<string>;
+    gate: ReturnType<typeof callGate> | null;
+    log: (line: string) => void;
+    notices: UpstreamNotices;
+    /** The upstream declared the tasks extension: any of its calls may come back as a task. */
+    tasks: boolean;
+  },
 ): ToolSpec {
+  const { held, gate, log, notices } = around;
   const own = upstream.tools[tool.name] ?? {};
+  const timeout_ms = own.timeout_ms ?? upstream.timeout_ms ?? DEFAULT_PROXY_TIMEOUT_MS;
   const spec = proxyToolSpec(link, tool, {
-    timeout_ms: own.timeout_ms ?? upstream.timeout_ms ?? DEFAULT_PROXY_TIMEOUT_MS,
+    timeout_ms,
+    task_timeout_ms: own.task_timeout_ms ?? upstream.task_timeout_ms ?? DEFAULT_PROXY_TASK_TIMEOUT_MS,
+    upstream_tasks: around.tasks,
     log: (line) => log(line.replace("toolgate proxy: ", `toolgate proxy: ${upstream.name}'s `)),
     notices,
     upstream_name: upstream.name,
   });
+  // A call cut at a task's bound names where the file sets it (a request cut at the tool's limit says nothing new).
+  if (spec.timeout_ms !== timeout_ms)
+    spec.timeout_hint = `That is the time limit toolgate proxy sets for ${name} while its server (${upstream.name}) runs it as a task (${spec.timeout_ms} ms). If the work needs longer, tell the user: whoever runs toolgate proxy can raise it with "task_timeout_ms" in mcpServers.${upstream.name}.toolgate (or in its "tools": {"${tool.name}": {...}}); or split the work into smaller calls.`;
   const effect = effectFor(upstream, tool);
   const budget = own.budget_tokens ?? upstream.budget_tokens;
   const handler = spec.handler;

@@ -5,6 +5,11 @@ import type { ApproveVia } from "../../runtime/approvals.js";
 import type { TaskRunner } from "../../runtime/tasks.js";
 import type { PassThrough } from "./pass-through.js";
 
+/** The server as it names itself (`serverInfo`): in initialize and discover, and on every 2026-07-28 result. */
+export function serverInfoOf(options: Pick<McpServerOptions, "name" | "version">): { name: string; version: string } {
+  return { name: options.name ?? "toolgate", version: options.version ?? "0.1.0" };
+}
+
 export interface McpServerOptions {
   /** Reported in `serverInfo`; default "toolgate". */
   name?: string;

@@ -25,14 +25,20 @@ import { CallToolParamsSchema, GatewayServer, type CallToolParams } from "./gate
 import { listCacheHints } from "./list-changes.js";
 import { toMcpTool } from "./listing.js";
 import { bearerToken, META_KEYS, SessionIds } from "./meta.js";
-import { DEFAULT_LIST_TTL_MS, sessionPrincipal, type McpServerOptions } from "./options.js";
+import { DEFAULT_LIST_TTL_MS, serverInfoOf, sessionPrincipal, type McpServerOptions } from "./options.js";
 import { passThroughCapabilities, registerPassThrough } from "./pass-through.js";
 import { registerTaskHandlers, TASKS_CAPABILITY } from "./tasks.js";
 import { detailedTask, TASKS_EXTENSION } from "./tasks-ext.js";
 
 export { answersSent, taskDetailOf } from "./gateway-server.js";
 export { announceListChanges } from "./list-changes.js";
-export { DEFAULT_LIST_TTL_MS, DEFAULT_LOG_LEVEL, sessionPrincipal, type McpServerOptions } from "./options.js";
+export {
+  DEFAULT_LIST_TTL_MS,
+  DEFAULT_LOG_LEVEL,
+  serverInfoOf,
+  sessionPrincipal,
+  type McpServerOptions,
+} from "./options.js";
 
 /**
  * An MCP server (low-level SDK `Server`) answering `tools/list` and `tools/call` from `gateway`
@@ -55,20 +61,17 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
       `listTtlMs must be a whole number of milliseconds, 0 or more, e.g. 300000; received ${typeof listTtlMs === "number" ? String(listTtlMs) : shownValue(listTtlMs)}`,
     );
   }
-  const server = new GatewayServer(
-    { name: options.name ?? "toolgate", version: options.version ?? "0.1.0" },
-    {
-      capabilities: {
-        tools: { listChanged: options.toolsChanged !== undefined },
-        ...(options.logging ? { logging: {} } : {}),
-        ...(options.tasks ? { tasks: TASKS_CAPABILITY, extensions: { [TASKS_EXTENSION]: {} } } : {}),
-        ...passThroughCapabilities(options.passThrough),
-      },
-      // The 2026-07-28 revision's cache fields on the list results; a 2025-11-25 result has none.
-      cacheHints: listCacheHints(listTtlMs, options.passThrough),
-      ...(options.instructions ? { instructions: options.instructions } : {}),
+  const server = new GatewayServer(serverInfoOf(options), {
+    capabilities: {
+      tools: { listChanged: options.toolsChanged !== undefined },
+      ...(options.logging ? { logging: {} } : {}),
+      ...(options.tasks ? { tasks: TASKS_CAPABILITY, extensions: { [TASKS_EXTENSION]: {} } } : {}),
+      ...passThroughCapabilities(options.passThrough),
     },
-  );
+    // The 2026-07-28 revision's cache fields on the list results; a 2025-11-25 result has none.
+    cacheHints: listCacheHints(listTtlMs, options.passThrough),
+    ...(options.instructions ? { instructions: options.instructions } : {}),
+  });
   const session = new SessionIds(options.sessionId);
   const warn = options.warn ?? ((line: string) => void process.stderr.write(line + "\n"));
   const callResult = callResults(server, gateway);

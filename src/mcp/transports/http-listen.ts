@@ -7,7 +7,7 @@
  */
 import type http from "node:http";
 import type { Gateway } from "../../runtime/types.js";
-import { createMcpServer, taskDetailOf, type McpServerOptions } from "../server/server.js";
+import { createMcpServer, serverInfoOf, taskDetailOf, type McpServerOptions } from "../server/server.js";
 import type { Principal } from "./http-sessions.js";
 import type { HttpOptions } from "./http-options.js";
 import { jsonError, type JsonRpcId } from "./http-replies.js";
@@ -93,6 +93,7 @@ export function httpListens(context: ListenContext) {
     const wrapped = withListenStream(response, {
       subscriptionId,
       maxMs: listenMs,
+      serverInfo: serverInfoOf(serverOptions),
       ...(asked && listener
         ? {
             tasks: {

@@ -20,7 +20,13 @@
  *   listens again: a stream no longer read still frees its place, its upstream subscriptions and
  *   its connection, and one that is read hears of it rather than of a dropped connection.
  */
-import { SUBSCRIPTION_ID_META_KEY, type ClientCapabilities, type RequestId } from "@modelcontextprotocol/server";
+import {
+  SERVER_INFO_META_KEY,
+  SUBSCRIPTION_ID_META_KEY,
+  type ClientCapabilities,
+  type Implementation,
+  type RequestId,
+} from "@modelcontextprotocol/server";
 import { ToolgateError } from "../../core/errors.js";
 import { isPlainObject } from "../../core/json.js";
 import { shownValue } from "../../observation/escape.js";
@@ -78,12 +84,19 @@ export function listenCutoffMs(maxMs: number): number {
   return maxMs - Math.floor(Math.random() * Math.floor(maxMs / 10));
 }
 
-/** The revision's graceful end of the listen `subscriptionId`: its empty result, naming the subscription. */
-export function listenEnded(subscriptionId: RequestId) {
+/**
+ * The revision's graceful end of the listen `subscriptionId`: its empty result, naming the
+ * subscription and, as every 2026-07-28 result may (the SDK puts it on the results it writes), the
+ * server that wrote it (`serverInfo`, `server/options.ts` `serverInfoOf`).
+ */
+export function listenEnded(subscriptionId: RequestId, serverInfo: Implementation) {
   return {
     jsonrpc: "2.0" as const,
     id: subscriptionId,
-    result: { resultType: "complete", _meta: { [SUBSCRIPTION_ID_META_KEY]: subscriptionId } },
+    result: {
+      resultType: "complete",
+      _meta: { [SUBSCRIPTION_ID_META_KEY]: subscriptionId, [SERVER_INFO_META_KEY]: serverInfo },
+    },
   };
 }
 

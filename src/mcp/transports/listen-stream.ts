@@ -13,7 +13,7 @@
  *   graceful result (`listenEnded`, or the SDK's own when it is held), and the SDK's stream is let
  *   go, so its listen slot, its upstream subscriptions and its connection are freed.
  */
-import type { RequestId } from "@modelcontextprotocol/server";
+import type { Implementation, RequestId } from "@modelcontextprotocol/server";
 import { ackWithTaskIds, listenCutoffMs, listenEnded } from "./listen-hold.js";
 
 /** A comment frame this often while the SDK's stream (and its own keep-alive) has ended, ms. */
@@ -33,6 +33,8 @@ export interface ListenStream {
   tasks?: TaskStream;
   /** Ends it gracefully after this long open, ms; 0: never. */
   maxMs: number;
+  /** The server, as the graceful end toolgate writes names it. */
+  serverInfo: Implementation;
   /** Told once when the stream ends, whichever way. */
   ended: () => void;
 }
@@ -88,7 +90,7 @@ export function withListenStream(sdk: Response, s: ListenStream): { response: Re
   const lifetime =
     s.maxMs > 0
       ? setTimeout(() => {
-          held ??= `event: message\ndata: ${JSON.stringify(listenEnded(s.subscriptionId))}\n\n`;
+          held ??= `event: message\ndata: ${JSON.stringify(listenEnded(s.subscriptionId, s.serverInfo))}\n\n`;
           finish();
         }, listenCutoffMs(s.maxMs)).unref()
       : undefined;

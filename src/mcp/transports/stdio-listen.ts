@@ -22,6 +22,7 @@ import {
   isJSONRPCRequest,
   isJSONRPCResultResponse,
   SUBSCRIPTION_ID_META_KEY,
+  type Implementation,
   type JSONRPCMessage,
   type JSONRPCRequest,
   type RequestId,
@@ -63,6 +64,8 @@ export interface StdioListenOptions {
   maxListenMs?: number;
   /** Tells the entry a listen toolgate ended is gone (a `notifications/cancelled` naming it, delivered in order). */
   forget?: (message: JSONRPCMessage) => void;
+  /** The server, as the graceful end toolgate writes names it (`serverInfoOf`). */
+  serverInfo: Implementation;
 }
 
 interface Open {
@@ -197,7 +200,7 @@ export class StdioListens {
     if (!this.open.has(id)) return;
     this.end(id);
     this.o.forget?.({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id } });
-    await this.o.send(listenEnded(id)).catch(() => {});
+    await this.o.send(listenEnded(id, this.o.serverInfo)).catch(() => {});
   }
 
   private async refuse(id: RequestId, code: number, message: string, data?: Record<string, unknown>): Promise<null> {

@@ -29,6 +29,7 @@ import {
   announceListChanges,
   answersSent,
   createMcpServer,
+  serverInfoOf,
   sessionPrincipal,
   taskDetailOf,
   type McpServerOptions,
@@ -155,6 +156,7 @@ export async function serveStdio(gateway: Gateway, options: StdioOptions = {}): 
   let handover: Handover | undefined;
   const listens = new StdioListens({
     send: (message) => transport.send(message),
+    serverInfo: serverInfoOf(options),
     ...(options.maxListensPerClient !== undefined ? { maxListens: options.maxListensPerClient } : {}),
     ...(options.maxListenMs !== undefined ? { maxListenMs: options.maxListenMs } : {}),
     forget: (message) => handover?.inject(message),

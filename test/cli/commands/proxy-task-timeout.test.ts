@@ -19,9 +19,13 @@ describe("proxy --task-timeout-ms", () => {
     ]);
   });
 
-  it("refuses it beside --config, saying where a task's limit comes from there", async () => {
-    const r = await cli("proxy", "--config", "/nonexistent.json", "--task-timeout-ms", "5000");
-    expect(r.code).toBe(2);
-    expect(r.err).toContain("with --config, a call an upstream runs as a task is bounded by its tool's time limit");
+  it("beside --config it is the default of the servers that set none: a bad value is refused before the file is read", async () => {
+    const bad = await cli("proxy", "--config", "/nonexistent.json", "--task-timeout-ms", "99");
+    expect([bad.code, bad.err]).toEqual([2, `toolgate: ${refusal("99")}\n`]);
+    // A good one passes on to the file, which is read next.
+    const good = await cli("proxy", "--config", "/nonexistent.json", "--task-timeout-ms", "5000");
+    expect(good.code).not.toBe(0);
+    expect(good.err).not.toContain("--task-timeout-ms");
+    expect(good.err).toContain("/nonexistent.json");
   });
 });

@@ -253,3 +253,55 @@ describe("a bad config file is refused whole, each mistake named by its place wi
     expect(({} as Record<string, unknown>).command).toBeUndefined();
   });
 });
+
+describe("a server's task_timeout_ms (the bound of a call it runs as a task)", () => {
+  const parse = (toolgate: unknown) =>
+    parseServersConfig(JSON.stringify({ mcpServers: { m: { command: "x", toolgate } } }), "t.json", { env: {} });
+  const problems = (toolgate: unknown) => {
+    try {
+      parse(toolgate);
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      return (err as ConfigError).problems;
+    }
+    throw new Error("accepted");
+  };
+
+  it("is read for the server and for each tool", () => {
+    const [m] = parse({ task_timeout_ms: 7_200_000, tools: { t: { task_timeout_ms: 100 } } }).servers;
+    expect(m!.task_timeout_ms).toBe(7_200_000);
+    expect(m!.tools.t).toEqual({ task_timeout_ms: 100 });
+    expect(parse({ task_timeout_ms: 2 ** 31 - 1 }).servers[0]!.task_timeout_ms).toBe(2 ** 31 - 1);
+    expect(parse({}).servers[0]!.task_timeout_ms).toBeUndefined();
+  });
+
+  it.each([
+    ["99", 99, "number 99"],
+    ["2 ** 31", 2 ** 31, "number 2147483648"],
+    ["1.5", 1.5, "number 1.5"],
+    ["a string", "3600000", 'string "3600000"'],
+  ])("refuses %s, naming the field, the range, what arrived and an example", (_label, value, shown) => {
+    // The tools block is read first.
+    expect(problems({ task_timeout_ms: value, tools: { t: { task_timeout_ms: value } } })).toEqual([
+      {
+        pointer: "/mcpServers/m/toolgate/tools/t/task_timeout_ms",
+        message: `expected a whole number from 100 to 2147483647, received ${shown}`,
+        fix: "write a number such as 7200000",
+      },
+      {
+        pointer: "/mcpServers/m/toolgate/task_timeout_ms",
+        message: `expected a whole number from 100 to 2147483647, received ${shown}`,
+        fix: "write a number such as 7200000",
+      },
+    ]);
+  });
+
+  it("a misspelt key is named with the right one", () => {
+    expect(problems({ task_timeout: 5000 })).toEqual([
+      expect.objectContaining({
+        pointer: "/mcpServers/m/toolgate/task_timeout",
+        fix: expect.stringMatching(/did you mean "task_timeout_ms"/),
+      }),
+    ]);
+  });
+});

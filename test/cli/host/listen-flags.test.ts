@@ -15,7 +15,14 @@ import { cli } from "../../support/cli.js";
 
 /** A stdio connection's listens with `bounds` and nothing behind them. */
 const stdioListens = (bounds: { maxListens?: number; maxListenMs?: number }) =>
-  new StdioListens({ send: async () => {}, subscriptions: undefined, updated: () => {}, tasks: undefined, ...bounds });
+  new StdioListens({
+    send: async () => {},
+    subscriptions: undefined,
+    updated: () => {},
+    tasks: undefined,
+    serverInfo: { name: "toolgate", version: "0.1.0" },
+    ...bounds,
+  });
 
 const refusal = (text: string) =>
   `--max-listen-ms must be 0 (no cutoff) or a whole number of milliseconds from ${MIN_LISTEN_MS} to ${MAX_LISTEN_MS} (how long a subscriptions/listen stream stays open before toolgate ends it gracefully and the client listens again); received ${JSON.stringify(text)}; example --max-listen-ms ${DEFAULT_MAX_LISTEN_MS}`;

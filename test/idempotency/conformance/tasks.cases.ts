@@ -116,6 +116,31 @@ export function taskCases(c: ConformanceContext): void {
       expect(await c.store().tasks.stale({ before: now - 5_000, now, limit: 0 })).toEqual([]);
     });
 
+    it("stale waits for a task's own stale_ms when it is longer than the reader's; a task without one goes by `before` alone", async () => {
+      const now = Date.now();
+      const mine = (ts: { id: string }[]) => ts.map((t) => t.id).filter((id) => id.startsWith(c.prefix));
+      const at = now - 9_000;
+      // Written 9 s ago, each by a runner with its own bound: 60 s (a slow heartbeat), 9 s exactly, 8 s.
+      const slow = task(c.key("own-slow"), c.key("owner"), at, { stale_ms: 60_000 });
+      const edge = task(c.key("own-edge"), c.key("owner"), at, { stale_ms: 9_000, updated_at: at + 1 });
+      const short = task(c.key("own-short"), c.key("owner"), at, { stale_ms: 8_000, updated_at: at + 2 });
+      const old = task(c.key("own-none"), c.key("owner"), at, { updated_at: at + 3 });
+      for (const t of [slow, edge, short, old]) await c.store().tasks.create(t);
+      expect(await c.store().tasks.get(slow.id, now)).toEqual(slow);
+      expect(await c.store().tasks.get(old.id, now)).toEqual(old);
+      const ids = [slow, edge, short, old].map((t) => t.id);
+      const found = mine(await c.store().tasks.stale({ before: now - 5_000, now, limit: 1000 }));
+      // edge's 9 s is 8,999 ms ago: not yet; short's 8 s has passed; old has none of its own.
+      expect(found.filter((id) => ids.includes(id))).toEqual([short.id, old.id]);
+      const later = mine(await c.store().tasks.stale({ before: now - 5_000, now: now + 1, limit: 1000 }));
+      expect(later.filter((id) => ids.includes(id))).toEqual([edge.id, short.id, old.id]);
+      // The reader's own bound still holds when it is the longer: nothing written within it.
+      const strict = mine(await c.store().tasks.stale({ before: at, now: now + 60_000, limit: 1000 }));
+      expect(strict.filter((id) => ids.includes(id))).toEqual([]);
+      const all = mine(await c.store().tasks.stale({ before: now, now: now + 51_000, limit: 1000 }));
+      expect(all.filter((id) => ids.includes(id))).toEqual(ids);
+    });
+
     it("an update fenced by updated_before applies only to a task not written since: a heartbeat that lands first wins", async () => {
       const now = Date.now();
       const t = task(c.key("fence"), c.key("owner"), now - 10_000);

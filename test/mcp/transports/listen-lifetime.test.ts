@@ -17,6 +17,7 @@ import { notesServeCommand, tempDir, textOf } from "../support.js";
 import { lineClient, type Line, type LineClient } from "./stdio-lines.js";
 
 const SUB = "io.modelcontextprotocol/subscriptionId";
+const INFO = "io.modelcontextprotocol/serverInfo";
 const ENVELOPE = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
   "io.modelcontextprotocol/clientCapabilities": {},
@@ -130,11 +131,16 @@ describe("toolgate serve over stdio", { timeout: 120_000 }, () => {
     listen(c, "B", { toolsListChanged: true });
     await ackOf(c, "A");
     await ackOf(c, "B");
+    // The server names itself on the result it ends a listen with, as the SDK names it on every other.
+    const serverInfo = ((await c.request("tools/list", { _meta: ENVELOPE })).result?._meta as Record<string, unknown>)[
+      INFO
+    ];
+    expect(serverInfo).toMatchObject({ name: "toolgate", version: expect.any(String) });
     for (const id of ["A", "B"])
       expect(await answerTo(c, id)).toEqual({
         jsonrpc: "2.0",
         id,
-        result: { resultType: "complete", _meta: { [SUB]: id } },
+        result: { resultType: "complete", _meta: { [SUB]: id, [INFO]: serverInfo } },
       });
     // Both places are free again; the connection serves on.
     listen(c, "C", {});

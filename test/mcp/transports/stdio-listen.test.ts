@@ -89,7 +89,15 @@ describe("subscriptions/listen with taskIds over stdio (toolgate serve)", { time
     expect(completed.params).toMatchObject({ taskId, result: { structuredContent: { name: "a" } } });
     // Tasks only, and each final: the listen ends with the graceful result, after the final status.
     const ended = await answerTo(c, "L1");
-    expect(ended).toEqual({ jsonrpc: "2.0", id: "L1", result: { resultType: "complete", _meta: { [SUB]: "L1" } } });
+    // It names the server, as toolgate serve names itself (serverInfoOf's default: no name given).
+    expect(ended).toEqual({
+      jsonrpc: "2.0",
+      id: "L1",
+      result: {
+        resultType: "complete",
+        _meta: { [SUB]: "L1", "io.modelcontextprotocol/serverInfo": { name: "toolgate", version: "0.1.0" } },
+      },
+    });
     expect(c.lines.indexOf(ended)).toBeGreaterThan(c.lines.indexOf(completed));
     expect(tasksOn(c, "L1").map((m) => m.params!.status)).toEqual(["working", "completed"]);
     // The connection serves on; the id is free for a listen again.
