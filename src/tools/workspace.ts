@@ -7,15 +7,19 @@
  * concurrent change of the tree cannot lead them out of the workspace or into its hidden places.
  */
 import { constants, lstatSync, openSync, realpathSync, statSync } from "node:fs";
-import { realpath } from "node:fs/promises";
-import { basename, dirname, isAbsolute, relative, resolve as resolveLexically } from "node:path";
-import { NoEffectError, ToolgateError } from "../core/errors.js";
+import { isAbsolute, relative, resolve as resolveLexically } from "node:path";
+import { NoEffectError } from "../core/errors.js";
 import type { CheckIssue } from "../core/tool.js";
 import { Guards } from "./fs/guards.js";
 import { readHeld } from "./fs/read.js";
 import { O_PATH, errno } from "./fs/sys.js";
 import { walk, type Reached } from "./fs/walk.js";
 import { cachedNamedByGit, type GitNamedIO } from "./git-named.js";
+import { HIDDEN_DEFAULT, hiddenPlaces, PROTECTED_DEFAULT, readOnlyPlaces, within } from "./workspace-places.js";
+import { realLocation, realPlace } from "./workspace-realpath.js";
+import { guardedError, hiddenError, readOnlyError } from "./workspace-refusals.js";
+
+export { HIDDEN_DEFAULT, PROTECTED_DEFAULT } from "./workspace-places.js";
 
 /** A confined workspace: its real root and a resolver that refuses anything outside it. */
 export interface Workspace {
@@ -62,54 +66,6 @@ export interface WorkspaceOptions {
   /** Read-only for the agent: relative to the root. Default PROTECTED_DEFAULT. */
   protectedPaths?: readonly string[];
 }
-
-/**
- * Hidden by default: toolgate's own state (`.toolgate/`: idempotency records, approvals, the
- * audit trail). A tool that could read or rewrite it could approve its own calls or erase its trail.
- */
-export const HIDDEN_DEFAULT: readonly string[] = [".toolgate"];
-
-/**
- * Read-only by default: repository files whose content runs on the host, outside the sandbox,
- * the next time a person runs git, opens the editor or starts a shell there. First the whole
- * top-level `.git` (a folder or a gitfile): a mount point cannot be renamed, so no copy of it with
- * writable hooks can take its place, and a gitfile cannot be pointed at a planted git folder; git
- * commands that only read work inside the sandbox, those that write it (add, commit, checkout)
- * fail there. Then, for an operator who takes `.git` out of the list to let the agent commit, what
- * must stay read-only inside it: hooks and config (core.fsmonitor, core.hooksPath), the places
- * that can stand in for them (a linked worktree's config, `commondir` pointing git at another
- * folder, the git folders of submodules and worktrees with their own hooks and config, which
- * `git status` in the superproject reads). Then submodule URLs, editor and agent settings, direnv
- * and shell start-up files. Submodule and worktree commands that write those git folders run
- * outside the sandbox, or the operator narrows the list.
- */
-export const PROTECTED_DEFAULT: readonly string[] = [
-  ".git",
-  ".git/hooks",
-  ".git/config",
-  ".git/config.worktree",
-  ".git/commondir",
-  ".git/modules",
-  ".git/worktrees",
-  ".gitmodules",
-  ".vscode",
-  ".idea",
-  ".mcp.json",
-  ".claude",
-  ".cursor",
-  ".envrc",
-  ".bashrc",
-  ".bash_profile",
-  ".bash_login",
-  ".bash_logout",
-  ".profile",
-  ".zshrc",
-  ".zshenv",
-  ".zprofile",
-  ".zlogin",
-];
-
-const within = (p: string, dir: string) => dir === "/" || p === dir || p.startsWith(dir + "/");
 
 /** Opens a workspace at `root` (which must exist; symlinks in it are resolved once, now, and the root is held open). */
 export function openWorkspace(root: string, options: WorkspaceOptions = {}): Workspace {
@@ -313,140 +269,4 @@ export function openWorkspace(root: string, options: WorkspaceOptions = {}): Wor
       }
     },
   };
-}
-
-function hiddenError(field: string, path: string, resolved: string, place: string, root: string): NoEffectError {
-  const what =
-    resolved === place
-      ? "which toolgate keeps for itself (its state or keys)"
-      : `inside ${place}, which holds toolgate's own state`;
-  return new NoEffectError(
-    `${field} ${JSON.stringify(path)} resolves to ${resolved}, ${what} and is closed to tools; use another path in ${root}/`,
-    "protected_path",
-  );
-}
-
-function guardedError(
-  field: string,
-  path: string,
-  walked: string,
-  guard: string,
-  isHidden: boolean,
-  root: string,
-): NoEffectError {
-  const reached = `${field} ${JSON.stringify(path)} leads to ${walked}, which is ${guard} under another name (a folder on the way was moved or swapped with it)`;
-  return isHidden
-    ? new NoEffectError(
-        `${reached}; it holds toolgate's own state and is closed to tools; use another path in ${root}/`,
-        "protected_path",
-      )
-    : readOnlyError(field, path, walked, guard, reached);
-}
-
-function readOnlyError(
-  field: string,
-  path: string,
-  resolved: string,
-  place: string,
-  lead?: string,
-  namedBy?: string,
-): NoEffectError {
-  const where =
-    lead ?? `${field} ${JSON.stringify(path)} resolves to ${resolved}${resolved === place ? "" : `, under ${place}`}`;
-  const list = namedBy
-    ? `; ${namedBy}, so it stays read-only while the config names it`
-    : `; the operator sets the list with the catalog's protectedPaths option${basename(place) === ".git" ? " (toolgate serve --git-writable takes the repository's .git out of it, its hooks and config staying read-only)" : ""}`;
-  return new NoEffectError(
-    `${where}, which is read-only for the agent: git, an editor or a shell runs what it holds on the host, outside the sandbox, the next time a person works in this repository. file_view may read it; file_edit does not change it. A person can edit it outside the agent${list}.`,
-    "protected_path",
-  );
-}
-
-/** Hidden places as absolute paths: a relative one is under the root; the last name is kept as is (a planted symlink
- * there is hidden itself, not its target). */
-function hiddenPlaces(root: string, paths: readonly string[]): string[] {
-  return list("hiddenPaths", paths).map((p) => {
-    const abs = resolveLexically(root, p);
-    try {
-      return resolveLexically(realpathSync(dirname(abs)), basename(abs));
-    } catch {
-      return abs;
-    }
-  });
-}
-
-function readOnlyPlaces(root: string, paths: readonly string[]): string[] {
-  return list("protectedPaths", paths).map((p, i) => {
-    const abs = resolveLexically(root, p);
-    if (isAbsolute(p) || !within(abs, root) || abs === root) {
-      throw new ToolgateError(
-        "invalid_option",
-        `protectedPaths[${i}] must be a path inside the workspace, relative to its root (e.g. ".git/hooks"); received ${JSON.stringify(p)}`,
-      );
-    }
-    return abs;
-  });
-}
-
-function list(option: string, paths: readonly string[]): readonly string[] {
-  if (!Array.isArray(paths))
-    throw new ToolgateError(
-      "invalid_option",
-      `${option} must be an array of paths; received ${JSON.stringify(paths)}; example [".toolgate"]`,
-    );
-  paths.forEach((p, i) => {
-    if (typeof p !== "string" || p === "")
-      throw new ToolgateError(
-        "invalid_option",
-        `${option}[${i}] must be a non-empty path; received ${JSON.stringify(p)}`,
-      );
-  });
-  return paths;
-}
-
-/**
- * Where a path git's config names resolves on the host (realpath of it or of its deepest existing
- * ancestor, the rest appended), for comparing with a walked path: synchronous, since it runs at
- * every file_edit for a few paths and takes microseconds.
- */
-function realPlace(p: string): string {
-  const tail: string[] = [];
-  for (let current = p; ; current = dirname(current)) {
-    try {
-      return resolveLexically(realpathSync(current), ...tail.reverse());
-    } catch {
-      if (dirname(current) === current) return p;
-      tail.push(basename(current));
-    }
-  }
-}
-
-/**
- * realpath of `p`, or of its deepest existing ancestor with the missing tail appended: where the
- * host resolves a path outside the root, for a refusal's message and for a path that only
- * enters the root through a link outside it. Never used to open anything inside the root.
- */
-async function realLocation(p: string): Promise<string> {
-  const tail: string[] = [];
-  let current = p;
-  for (;;) {
-    try {
-      const found = await realpath(current);
-      return tail.length ? resolveLexically(found, ...tail.reverse()) : found;
-    } catch (err) {
-      const code = errno(err);
-      if (code === "ELOOP")
-        throw new NoEffectError(
-          `${p} cannot be resolved: a symlink in it loops (ELOOP); use a path without the looping link`,
-          "invalid_path",
-        );
-      // Not allowed to look (EACCES): the path as written is all a message can name.
-      if (code !== "ENOENT" && code !== "ENOTDIR")
-        return tail.length ? resolveLexically(current, ...tail.reverse()) : current;
-      const parent = dirname(current);
-      if (parent === current) return p;
-      tail.push(basename(current));
-      current = parent;
-    }
-  }
 }

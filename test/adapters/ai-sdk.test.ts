@@ -9,7 +9,8 @@ import { MockLanguageModelV4 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { aiSdkTools } from "../../src/adapters/ai-sdk.js";
 import { scripted, usage, type Step } from "../support/ai-sdk-model.js";
-import { abortOnceStarted, expectKilled, RUN_TEST, sandboxed, worlds } from "./support.js";
+import { abortOnceRunning, expectKilled, longCommand, RUN_TEST, sandboxed, worlds } from "./support.js";
+import { markedTree } from "../support/procs.js";
 
 /** The tool results the model was shown in its last request. */
 function shownToModel(model: MockLanguageModelV4): { id: string; output: { type: string; value: unknown } }[] {
@@ -181,19 +182,18 @@ describe.skipIf(!sandboxed)("toolgate/ai-sdk in generateText", () => {
 
   it("an aborted step kills the shell command it started; the call answers cancelled", async () => {
     const w = world();
-    const model = scripted([
-      { call: [["long", "bash_execute", { command: "touch started; sleep 417; echo late >> effects.log" }]] },
-    ]);
+    const tree = markedTree();
+    const model = scripted([{ call: [["long", "bash_execute", { command: longCommand(tree) }]] }]);
     const { tools } = await aiSdkTools(w.gateway, { trajectory_id: "chat-x", capability: w.capability });
     const controller = new AbortController();
-    const ended = await abortOnceStarted(
-      w,
+    const { ended, ns } = await abortOnceRunning(
+      tree,
       controller,
       generateText({ model, tools, prompt: "wait", abortSignal: controller.signal }),
     );
     // The loop goes on: the aborted call answers as a tool result (the SDK's stop condition ends the run).
     expect(ended).toBe("finished");
-    await expectKilled(w, "sleep 417", "long");
+    await expectKilled(w, tree, ns, "long");
     expect(w.audit.records.find((r) => r.call_id === "long")!.outcome).toBe("cancelled");
   });
 });

@@ -10,7 +10,8 @@ import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { anthropicTools } from "../../src/adapters/anthropic.js";
-import { abortOnceStarted, expectKilled, RUN_TEST, sandboxed, worlds } from "./support.js";
+import { abortOnceRunning, expectKilled, longCommand, RUN_TEST, sandboxed, worlds } from "./support.js";
+import { markedTree } from "../support/procs.js";
 
 type Block = { type: "text"; text: string } | { type: "tool_use"; id: string; name: string; input: unknown };
 interface Sent {
@@ -236,11 +237,12 @@ describe.skipIf(!sandboxed)("toolgate/anthropic in the SDK's tool runner", () =>
 
   it("an aborted runner kills the shell command its step started", async () => {
     const w = world();
-    script.push([use("toolu_long", "bash_execute", { command: "touch started; sleep 420; echo late >> effects.log" })]);
+    const tree = markedTree();
+    script.push([use("toolu_long", "bash_execute", { command: longCommand(tree) })]);
     const { runnable } = await anthropicTools(w.gateway, { trajectory_id: "conv-x", capability: w.capability });
     const controller = new AbortController();
-    await abortOnceStarted(
-      w,
+    const { ns } = await abortOnceRunning(
+      tree,
       controller,
       client()
         .beta.messages.toolRunner(
@@ -254,6 +256,6 @@ describe.skipIf(!sandboxed)("toolgate/anthropic in the SDK's tool runner", () =>
         )
         .runUntilDone(),
     );
-    await expectKilled(w, "sleep 420", "toolu_long");
+    await expectKilled(w, tree, ns, "toolu_long");
   });
 });

@@ -11,7 +11,16 @@ import { Command, MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import { langChainTools } from "../../src/adapters/langchain.js";
-import { abortOnceStarted, expectOneApprovedOneDenied, expectKilled, RUN_TEST, sandboxed, worlds } from "./support.js";
+import {
+  abortOnceRunning,
+  expectOneApprovedOneDenied,
+  expectKilled,
+  longCommand,
+  RUN_TEST,
+  sandboxed,
+  worlds,
+} from "./support.js";
+import { markedTree } from "../support/procs.js";
 
 const world = worlds("langchain");
 
@@ -152,18 +161,17 @@ describe.skipIf(!sandboxed)("toolgate/langchain in createAgent", () => {
 
   it("an aborted invocation kills the shell command its step started", async () => {
     const w = world();
+    const tree = markedTree();
     const model = fakeModel()
-      .respondWithTools([
-        { id: "long", name: "bash_execute", args: { command: "touch started; sleep 419; echo late >> effects.log" } },
-      ])
+      .respondWithTools([{ id: "long", name: "bash_execute", args: { command: longCommand(tree) } }])
       .respond(new AIMessage("unreachable"));
     const { tools } = await langChainTools(w.gateway, { trajectory_id: "thread-x", capability: w.capability });
     const controller = new AbortController();
-    await abortOnceStarted(
-      w,
+    const { ns } = await abortOnceRunning(
+      tree,
       controller,
       createAgent({ model, tools }).invoke({ messages: [new HumanMessage("wait")] }, { signal: controller.signal }),
     );
-    await expectKilled(w, "sleep 419", "long");
+    await expectKilled(w, tree, ns, "long");
   });
 });

@@ -15,7 +15,16 @@ import {
 } from "@openai/agents";
 import { describe, expect, it } from "vitest";
 import { openAiAgentsTools } from "../../src/adapters/openai-agents.js";
-import { abortOnceStarted, expectOneApprovedOneDenied, expectKilled, RUN_TEST, sandboxed, worlds } from "./support.js";
+import {
+  abortOnceRunning,
+  expectOneApprovedOneDenied,
+  expectKilled,
+  longCommand,
+  RUN_TEST,
+  sandboxed,
+  worlds,
+} from "./support.js";
+import { markedTree } from "../support/procs.js";
 
 setTracingDisabled(true);
 
@@ -163,17 +172,18 @@ describe.skipIf(!sandboxed)("toolgate/openai-agents in the Runner", () => {
 
   it("an aborted run kills the shell command its step started", async () => {
     const w = world();
+    const tree = markedTree();
     const model = new ScriptedModel([
-      { call: [["long", "bash_execute", { command: "touch started; sleep 418; echo late >> effects.log" }]] },
+      { call: [["long", "bash_execute", { command: longCommand(tree) }]] },
       { text: "unreachable" },
     ]);
     const { tools } = await openAiAgentsTools(w.gateway, { trajectory_id: "run-x", capability: w.capability });
     const controller = new AbortController();
-    await abortOnceStarted(
-      w,
+    const { ns } = await abortOnceRunning(
+      tree,
       controller,
       runner().run(new Agent({ name: "waiter", model, tools }), "wait", { signal: controller.signal }),
     );
-    await expectKilled(w, "sleep 418", "long");
+    await expectKilled(w, tree, ns, "long");
   });
 });

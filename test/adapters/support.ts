@@ -5,7 +5,6 @@
  * appends to `effects.log` in the workspace, read back from the file.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCapabilityAuthority } from "../../src/capability/authority.js";
@@ -16,6 +15,7 @@ import { createMemoryAuditSink } from "../../src/runtime/audit.js";
 import { createGateway } from "../../src/runtime/gateway.js";
 import { createCodingCatalog } from "../../src/tools/catalog.js";
 import { afterEach, expect } from "vitest";
+import type { markedTree } from "../support/procs.js";
 import { binaryAvailable } from "../support/require.js";
 
 /** Test-only key (never used outside these tests). */
@@ -98,23 +98,24 @@ export function codingWorld(prefix: string) {
   };
 }
 
-/** Resolves once `path` exists (the shell wrote its start marker); checks between short sleeps. */
-export async function appears(path: string): Promise<void> {
-  while (!existsSync(path)) await new Promise((r) => setTimeout(r, 20));
-}
+type MarkedTree = ReturnType<typeof markedTree>;
+
+/** The shell command an aborted step runs: `tree`'s marked sleep (420 s), then an effect that must never happen. */
+export const longCommand = (tree: MarkedTree) => `${tree.foreground}; echo late >> effects.log`;
 
 /**
- * Aborts `controller` once the shell command of `running` (an agent loop) wrote `started` in the
- * workspace, and waits for the loop to end; says how it ended: "finished" or the error's name.
+ * Aborts `controller` once the marked sleep of `tree` runs (the shell command of `running`, an
+ * agent loop, reached it), and waits for the loop to end; says how it ended ("finished" or the
+ * error's name) and the sleep's PID namespace (the sandbox's).
  */
-export async function abortOnceStarted(w: World, controller: AbortController, running: Promise<unknown>) {
+export async function abortOnceRunning(tree: MarkedTree, controller: AbortController, running: Promise<unknown>) {
   const ended = running.then(
     () => "finished",
     (err: Error) => err.name,
   );
-  await appears(join(w.root, "started"));
+  const ns = await tree.running(running);
   controller.abort();
-  return ended;
+  return { ended: await ended, ns };
 }
 
 export type World = ReturnType<typeof codingWorld>;
@@ -133,22 +134,14 @@ export function worlds(prefix: string): () => World {
 }
 
 /**
- * After an aborted step: once the gateway has closed (every call answered), no process runs the
- * command (`pattern` is unique to it), its later effect never happened, and its record is IN_DOUBT.
+ * After an aborted step: once the gateway has closed (every call answered), the marked sleep is
+ * gone and so is every process of its PID namespace `ns` (found by marker and namespace, never by
+ * a pattern of the command line, which another checkout's run of the same test on this host
+ * matches too), its later effect never happened, and its record is IN_DOUBT.
  */
-export async function expectKilled(w: World, pattern: string, call_id: string): Promise<void> {
+export async function expectKilled(w: World, tree: MarkedTree, ns: string, call_id: string): Promise<void> {
   await w.gateway.close();
-  // The tree is SIGKILLed; the kernel ends a PID namespace's last members a moment after its
-  // init, so a process may still show for a few polls (two CI runs under load saw one listed past
-  // 5 s). One still there after 15 s was not killed: the failure shows what it is.
-  const running = () => spawnSync("pgrep", ["-f", pattern]).status === 0;
-  for (let i = 0; i < 300 && running(); i++) await new Promise((r) => setTimeout(r, 50));
-  const left = spawnSync("pgrep", ["-f", pattern], { encoding: "utf8" }).stdout.trim().split("\n").filter(Boolean);
-  const shown =
-    left.length === 0
-      ? ""
-      : spawnSync("ps", ["-o", "pid,ppid,stat,etimes,user,args", "-p", left.join(",")], { encoding: "utf8" }).stdout;
-  expect(left, `still running 15 s after the gateway closed:\n${shown}`).toEqual([]);
+  await tree.expectGone(ns);
   expect(w.effects()).toBe(0);
   expect(w.audit.records.find((r) => r.call_id === call_id)).toMatchObject({ record_state: "IN_DOUBT" });
 }

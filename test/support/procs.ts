@@ -4,6 +4,7 @@
  * `exec -a MARKER sleep …`), finds it here while it runs, and polls until it and its PID
  * namespace have no process left.
  */
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { expect } from "vitest";
@@ -51,16 +52,25 @@ export async function pollUntil(condition: () => boolean, ms: number): Promise<b
   }
 }
 
+/** `ps`'s view of `pids` (pid, ppid, state, age, user, command), for a failure to show what is left. */
+function shown(pids: number[]): string {
+  if (pids.length === 0) return "";
+  return spawnSync("ps", ["-o", "pid,ppid,stat,etimes,user,args", "-p", pids.join(",")], { encoding: "utf8" }).stdout;
+}
+
 /**
  * A process the command leaves behind on purpose: a `sleep` in a new session (outside the
  * command's process group, so only the sandbox's PID namespace going takes it), found on the
- * host by its argv[0], a marker unique to the test.
+ * host by its argv[0], a marker unique to the test. Never by a pattern of its command line: other
+ * runs on the same host (another checkout's suite) start the same commands.
  */
 export function markedTree() {
   const marker = `toolgate-escapee-${process.pid}-${randomBytes(6).toString("hex")}`;
   return {
     /** A command prefix (it ends with &): starts the marked sleep in the background. */
     escapee: `setsid bash -c 'exec -a ${marker} sleep 300' </dev/null >/dev/null 2>&1 &`,
+    /** A command that runs the marked sleep in the foreground (a subshell that execs it), for 420 s. */
+    foreground: `(exec -a ${marker} sleep 420)`,
     /** Waits until the marked sleep runs (or the call ends first: a failure); returns its PID namespace. */
     async running(call: Promise<unknown>): Promise<string> {
       let ended = false;
@@ -73,7 +83,7 @@ export function markedTree() {
         const pid = processesNamed(marker)[0];
         ns = pid === undefined ? null : pidNamespaceOf(pid);
         return ns !== null || ended;
-      }, 20_000);
+      }, 50_000);
       expect(ns, "the marked sleep ran while the call did").not.toBeNull();
       // The command's own namespace, not the host's: it has to go as a whole.
       expect(ns).not.toBe(pidNamespaceOf("self"));
@@ -83,7 +93,8 @@ export function markedTree() {
      * asynchronously). */
     async expectGone(ns: string): Promise<void> {
       await pollUntil(() => processesNamed(marker).length === 0 && processesInNamespace(ns).length === 0, 10_000);
-      expect({ marked: processesNamed(marker), inNamespace: processesInNamespace(ns) }).toEqual({
+      const left = { marked: processesNamed(marker), inNamespace: processesInNamespace(ns) };
+      expect(left, `left 10 s after the call:\n${shown([...new Set([...left.marked, ...left.inNamespace])])}`).toEqual({
         marked: [],
         inNamespace: [],
       });
