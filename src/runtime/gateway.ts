@@ -38,6 +38,7 @@ import { createValidator, runCheck, validateSchema } from "./validate.js";
 import { budgetFor, checkBudgets, keySecrets } from "./config.js";
 import { type CallOptions, type Gateway, type Proposal } from "./types.js";
 import type { Observation } from "../core/observation.js";
+import type { JsonValue } from "../core/json.js";
 import { InFlight } from "../core/in-flight.js";
 import { logRelay, progressRelay, type LogRelay, type ProgressRelay } from "./progress.js";
 import {
@@ -159,18 +160,20 @@ export function createGateway(options: GatewayOptions): Gateway {
       c.validation_codes = (r.issues ?? []).map((i) => i.code);
       return fail(c, r);
     };
-    // A tool without a semantic check is validated synchronously: no promise for the common call.
-    const valid = !tool.check
-      ? c.stageNow("validate", () => validateSchema(validator, tool, p.arguments))
-      : await c.stage("validate", async () => {
-          const schema = validateSchema(validator, tool, p.arguments);
-          if (isRefusal(schema)) return schema;
-          const checked = await runCheck(tool, schema.value, ctx);
-          if (checked === null) return schema;
-          if (c.authority === "A0" || c.authority === "A1") return checked;
-          checkRefusal = checked;
-          return schema;
-        });
+    const checked = (schema: { value: JsonValue }, found: Refusal | null) => {
+      if (found === null) return schema;
+      if (c.authority === "A0" || c.authority === "A1") return found;
+      checkRefusal = found;
+      return schema;
+    };
+    // A tool without a semantic check, or with a synchronous one, is validated synchronously: no promise.
+    const validating = c.stage("validate", () => {
+      const schema = validateSchema(validator, tool, p.arguments);
+      if (isRefusal(schema) || !tool.check) return schema;
+      const found = runCheck(tool, schema.value, ctx);
+      return isThenable(found) ? found.then((f) => checked(schema, f)) : checked(schema, found);
+    });
+    const valid = isThenable(validating) ? await validating : validating;
     if (isRefusal(valid)) return refuseChecked(valid);
     const args = (c.args = valid.value);
     if (tool.timeoutFor) narrowBound(abort, tool, args);
