@@ -4,10 +4,13 @@
  * (both revisions), and through a bare SDK v2 server fed the same lines (the peer of
  * `mcp.bench.ts`). Not part of `npm run bench` (not a `*.bench.ts`): a profiling aid.
  *   npx tsx bench/serve-loop.ts                 each configuration once, wall and CPU µs per call
- *   npx tsx bench/serve-loop.ts --callgrind     instructions per call under valgrind (repeatable under load): 1,000
- *                                               calls after 2,000 of warm-up, counted from the warm-up's end to the
- *                                               last call's answer (`node --single-threaded`, so V8's compiler and
- *                                               collector run on the counted thread)
+ *   npx tsx bench/serve-loop.ts --callgrind     instructions per call under valgrind: 1,000 calls after 2,000 of
+ *                                               warm-up, counted from the warm-up's end to the last call's answer
+ *                                               (`node --single-threaded`, so V8's compiler and collector run on the
+ *                                               counted thread). Not yet repeatable at load 20+: the same tree gave
+ *                                               657 k and 1,120 k (callgrind_control's zero and dump are served only
+ *                                               when the loop wakes, and V8's tier-up moves); compare runs of a quiet
+ *                                               machine, or take the difference of two call counts instead.
  *   npx tsx bench/serve-loop.ts --only stdio,read   configurations whose label has each of these words
  *   npx tsx bench/serve-loop.ts --keep --only none   builds, records, prints the loop's command and keeps its files
  * The loop itself is `bench/fixtures/serve-loop.mjs`, run with plain node over the tsc build
