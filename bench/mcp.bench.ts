@@ -25,9 +25,7 @@
  * (real gateway from the same build, memory store, no audit), which separates the boundary's own
  * cost from process and I/O noise.
  */
-import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -41,48 +39,10 @@ import type * as ServerModule from "../src/mcp/server/server.js";
 import type * as GatewayModule from "../src/runtime/gateway.js";
 import { noop } from "../test/mcp/fixtures/notes-catalog.js";
 import type { Harness, Row } from "./harness.js";
+import { buildToolgate } from "./build.js";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const bare = join(root, "bench/fixtures/bare-mcp-server.mjs");
-
-/**
- * Compiles `src/` as `npm run build` does, into a fresh folder under node_modules/.cache (inside
- * the project, so the build resolves the project's dependencies); beside it a copy of
- * package.json, which makes the output ES modules and gives the CLI its version. Type errors
- * of a work in progress do not stop tsc from emitting; a build without the CLI is an error.
- */
-function buildToolgate(): string {
-  const cache = join(root, "node_modules/.cache");
-  mkdirSync(cache, { recursive: true });
-  const dir = mkdtempSync(join(cache, "toolgate-bench-"));
-  copyFileSync(join(root, "package.json"), join(dir, "package.json"));
-  const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
-  process.stderr.write("  mcp · compiling src/ with tsc (tsconfig.build.json) …\n");
-  try {
-    execFileSync(
-      process.execPath,
-      [
-        tsc,
-        "-p",
-        join(root, "tsconfig.build.json"),
-        "--outDir",
-        join(dir, "dist"),
-        "--declaration",
-        "false",
-        "--sourceMap",
-        "false",
-      ],
-      { stdio: "ignore" },
-    );
-  } catch {
-    // Exit code 2: type errors, files emitted all the same.
-  }
-  if (!existsSync(join(dir, "dist/cli/main.js"))) {
-    rmSync(dir, { recursive: true, force: true });
-    throw new Error("tsc emitted no dist/cli/main.js for the MCP benchmark; run npm run build to see why");
-  }
-  return join(dir, "dist");
-}
 
 type Era = "2025-11-25" | "2026-07-28";
 

@@ -1,12 +1,15 @@
 /**
  * The audit trail: one JSON line per call with every stage's
- * outcome, and one per read answered beside the pipeline (`ReadAuditRecord`, `kind: "read"`). A line is completed (token counts) and serialised when its call ends, in bounded work
- * whatever the call's text (`countTokensBounded`: a huge argument is counted as far as one step
+ * outcome, and one per read answered beside the pipeline (`ReadAuditRecord`, `kind: "read"`). A line's token counts
+ * take bounded work whatever the call's text (`countTokensBounded`: a huge argument is counted as far as one step
  * reads and the rest estimated, and the record says so). It is written at once unless another
  * line was written less than `FLUSH_DELAY_MS` before; then it joins a batch written at most
  * `FLUSH_DELAY_MS` later, or as soon as `FLUSH_BATCH` lines wait — a busy server pays one write
- * per batch, an idle one has each line on disk before its answer leaves. `close()`, `flush()`
- * and process exit write what waits, so no line is lost.
+ * per batch, an idle one has each line on disk before its answer leaves. The arguments are counted when the call
+ * ends (a handler still running past its bound may change the object it was given); a line that joins a batch has
+ * its observation counted and is serialised when the batch is written, after its answer has left, so a busy
+ * server's answers do not wait for their audit lines. `close()`, `flush()` and process exit write what waits
+ * (completing it then), so no line is lost; the lines keep the order their calls ended in.
  */
 import { closeSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -23,7 +26,8 @@ export const FLUSH_BATCH = 256;
 
 /**
  * A record whose token counts may be filled in later: when `argument_tokens` or
- * `observation_tokens` is null, the sink counts the matching text when it writes.
+ * `observation_tokens` is null, the sink counts the matching text when it writes. A sink may complete and serialise
+ * `record` after `write` returned (the file sink does, for a line that joins a batch): nothing in it may change then.
  */
 export interface PendingAudit {
   record: Omit<AuditRecord, "argument_tokens" | "observation_tokens"> & {
@@ -86,7 +90,10 @@ function unrecordedReason(args: unknown, err: unknown): string {
   return `arguments could not be serialised as JSON (JSON.stringify: ${thrown})`;
 }
 
-function argumentTokens(args: unknown): BoundedCount & { unrecorded?: string } {
+/** An argument count, and why the arguments were not recorded when they could not be serialised. */
+type ArgumentCount = BoundedCount & { unrecorded?: string };
+
+function argumentTokens(args: unknown): ArgumentCount {
   let text: string;
   try {
     text = JSON.stringify(args) ?? "";
@@ -116,11 +123,16 @@ export function auditTimestamp(ms: number): string {
   return lastTs;
 }
 
-/** Fills in lazily counted token figures, and says which ones are estimates. */
-export function completeRecord(entry: PendingAudit): AuditRecord {
+/** `entry`'s argument count: the one it carries, else its arguments counted now. */
+function countArguments(entry: PendingAudit): ArgumentCount {
+  const given = entry.record.argument_tokens;
+  return given === null ? argumentTokens(entry.arguments) : { tokens: given, exact: true };
+}
+
+/** Fills in lazily counted token figures (`args`: the arguments' count, when already made), and says which ones are
+ * estimates. */
+export function completeRecord(entry: PendingAudit, args: ArgumentCount = countArguments(entry)): AuditRecord {
   const r = entry.record;
-  const args =
-    r.argument_tokens === null ? argumentTokens(entry.arguments) : { tokens: r.argument_tokens, exact: true };
   const obs =
     r.observation_tokens === null
       ? countTokensBounded(entry.observation_text)
@@ -133,6 +145,25 @@ export function completeRecord(entry: PendingAudit): AuditRecord {
     ...(args.exact ? {} : { argument_tokens_estimated: true }),
     ...(obs.exact ? {} : { observation_tokens_estimated: true }),
   };
+}
+
+/** A call's line waiting in a file sink's batch: its arguments counted, the rest completed when it is written. */
+interface Waiting {
+  entry: PendingAudit;
+  args: ArgumentCount;
+}
+
+/** The text of waiting line `w`; a record that cannot be serialised loses its line, said on stderr (as a call's line
+ * whose write failed is, `gateway-audit.ts`), not the batch. */
+function serialised(w: Waiting): string {
+  try {
+    return JSON.stringify(completeRecord(w.entry, w.args)) + "\n";
+  } catch (err) {
+    process.stderr.write(
+      `toolgate: audit line for call ${String(w.entry.record.call_id)} not written: ${(err as Error).message}\n`,
+    );
+    return "";
+  }
 }
 
 export interface AuditFileOptions {
@@ -157,7 +188,8 @@ export function createAuditSink(
     return openPrivateAppend(path, "the audit trail");
   };
   if (options.openNow) fd = open();
-  let buffer: string[] = [];
+  // Lines waiting for the next write: serialised, or a call's entry completed when written (`serialised`).
+  let buffer: Array<string | Waiting> = [];
   let timer: NodeJS.Timeout | null = null;
   let immediate: NodeJS.Immediate | null = null;
   let lastWrite = -Infinity;
@@ -171,7 +203,9 @@ export function createAuditSink(
     const batch = buffer;
     buffer = [];
     fd ??= open();
-    writeSync(fd, batch.join(""));
+    let text = "";
+    for (const line of batch) text += typeof line === "string" ? line : serialised(line);
+    writeSync(fd, text);
     lastWrite = performance.now();
   };
   // From a timer, where a throw would end the process: a trail that cannot be opened (say, a
@@ -188,9 +222,9 @@ export function createAuditSink(
   process.on("exit", onExit);
 
   /** Queues one line: written now on an idle trail, else with the next batch. */
-  const push = (line: string) => {
+  const push = (line: string | Waiting) => {
     if (closed) throw new Error(`audit sink ${path} is closed; create a new gateway to keep auditing`);
-    buffer.push(line + "\n");
+    buffer.push(line);
     if (performance.now() - lastWrite >= FLUSH_DELAY_MS && buffer.length === 1) flushSoon();
     else if (buffer.length >= FLUSH_BATCH) immediate ??= setImmediate(flushSoon);
     // Unreferenced: a pending line never keeps the process alive (exit and close flush it).
@@ -198,12 +232,8 @@ export function createAuditSink(
   };
 
   return {
-    write(entry) {
-      // Counted and serialised now, while the call ends: the work is bounded per call, and a
-      // batch written later (or at exit) costs no counting.
-      push(JSON.stringify(completeRecord(entry)));
-    },
-    writeRead: (record) => push(JSON.stringify(record)),
+    write: (entry) => push({ entry, args: countArguments(entry) }),
+    writeRead: (record) => push(JSON.stringify(record) + "\n"),
     flush,
     async close() {
       if (closed) return;

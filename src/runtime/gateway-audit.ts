@@ -11,7 +11,10 @@ import type { CallState } from "./call.js";
 import { readTraceContext } from "./trace-context.js";
 import { READ_REASON_CHARS, type Gateway } from "./types.js";
 
-/** The audit record of call `c`, answered with `rendered`. */
+/**
+ * The audit record of call `c`, answered with `rendered`. Its stages and notes are copies: a sink may serialise the
+ * record later (`PendingAudit`), and a handler still running past its bound can still add a note.
+ */
 export function auditEntry(c: CallState, rendered: Rendered): PendingAudit {
   const o = rendered.observation;
   return {
@@ -23,7 +26,7 @@ export function auditEntry(c: CallState, rendered: Rendered): PendingAudit {
       tool: typeof c.proposal.tool === "string" ? c.proposal.tool : "(none)",
       authority: c.authority,
       outcome: o.ok ? "ok" : (o.error?.code ?? "error"),
-      stages: c.stages,
+      stages: { ...c.stages },
       validation_codes: c.validation_codes,
       grant_code: c.grant_code,
       key: c.key,
@@ -34,7 +37,7 @@ export function auditEntry(c: CallState, rendered: Rendered): PendingAudit {
       observation_tokens: rendered.tokens,
       truncated: o.truncated !== undefined,
       latency_ms: c.elapsed(),
-      ...(c.notes ? { notes: c.notes } : {}),
+      ...(c.notes ? { notes: { ...c.notes } } : {}),
       ...(c.trace.trace ? { trace: c.trace.trace } : {}),
       ...(c.trace.ignored !== null ? { trace_ignored: c.trace.ignored } : {}),
     },

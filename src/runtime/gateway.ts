@@ -3,53 +3,39 @@
  * takes effect). `call` reads like the pipeline of ARCHITECTURE.md:
  * resolve → validate → grant → rate → approve (A3) → settle (A2/A3) → execute → shape → audit.
  * Each stage lives in its own module and returns data or a `Refusal`; only this file renders
- * refusals and writes the audit record.
+ * refusals and writes the audit record. A write's part of the line (its key, approve, settle around execute, shape)
+ * is `gateway-write.ts`, which renders through this file's `fail`.
  */
 import { AUTHORITY, type CallerCapability, type ToolContext, type ToolSpec } from "../core/tool.js";
-import { NoEffectError, ToolgateError } from "../core/errors.js";
+import { ToolgateError } from "../core/errors.js";
 import { assertStore } from "../idempotency/store.js";
 import { createCapabilityAuthority } from "../capability/authority.js";
-import { deriveIdempotencyKey } from "../canonical/key.js";
 import { renderError, type Rendered, type RenderOptions } from "../observation/observation-text.js";
 import { createRedactor } from "../observation/redact.js";
 import { createContinuationCache } from "../observation/continuations.js";
 import { READ_MORE, readMoreTool } from "./read-more.js";
 import { createAuditSink } from "./audit.js";
 import { readTraceContext } from "./trace-context.js";
-import {
-  APPROVE_VIA,
-  channelsOf,
-  createApprovalsApi,
-  DEFAULT_APPROVAL_TTL_MS,
-  requesterCapability,
-  type ApprovalBinding,
-} from "./approvals.js";
-import { approvalGate, RecentRuns, REPLAY_ONLY, refuseRun, spendApproval, type Passed } from "./approval-gate.js";
+import { APPROVE_VIA, channelsOf, createApprovalsApi, DEFAULT_APPROVAL_TTL_MS } from "./approvals.js";
 import { CallState, isRefusal, isThenable, refuse, type Refusal } from "./call.js";
-import { CallAbort, ExecutionAborted, execute, type Executed } from "./execute.js";
+import { CallAbort, ExecutionAborted } from "./execute.js";
 import { unrenderableRefusal } from "./failures.js";
 import { grant } from "./grant.js";
 import { rateLimit } from "./rate-limit.js";
 import { visibleTools } from "./visible.js";
 import { resolve } from "./resolve.js";
-import { settleStage } from "./settle.js";
 import { shape } from "./shape.js";
 import { createValidator, runCheck, validateSchema } from "./validate.js";
 import { budgetFor, checkBudgets, keySecrets } from "./config.js";
 import { type CallOptions, type Gateway, type Proposal } from "./types.js";
 import type { Observation } from "../core/observation.js";
+import type { JsonValue } from "../core/json.js";
 import { InFlight } from "../core/in-flight.js";
 import { logRelay, progressRelay, type LogRelay, type ProgressRelay } from "./progress.js";
-import {
-  DEFAULT_LEASE_MS,
-  DEFAULT_TIMEOUT_MS,
-  LEASE_MARGIN_MS,
-  SETTLE_AFTER_ABORT_MS,
-  type GatewayOptions,
-} from "./gateway-options.js";
+import { DEFAULT_TIMEOUT_MS, SETTLE_AFTER_ABORT_MS, type GatewayOptions } from "./gateway-options.js";
 import { readRecorder, writeAudit } from "./gateway-audit.js";
-import { executeSafe, inTurn, narrowBound } from "./gateway-run.js";
-import { idempotency } from "./gateway-keys.js";
+import { executeSafe, narrowBound } from "./gateway-run.js";
+import { writePath } from "./gateway-write.js";
 
 // Kept importable from here, where it has always been.
 export type { GatewayOptions } from "./gateway-options.js";
@@ -101,17 +87,13 @@ export function createGateway(options: GatewayOptions): Gateway {
   let closed = false;
   // Set when close() gives up waiting: calls still running are aborted with it.
   let shutdown: ExecutionAborted | null = null;
-  // When identical A3 calls last started: a later approval request says so.
-  const recentRuns = new RecentRuns();
-  // A3 calls settling in this process, by key: a re-proposal of the same logical call waits for
-  // the run it repeats and then reads its record (a replay) instead of meeting it in flight.
-  const settling = new Map<string, Promise<void>>();
 
   const renderOpts = (tool: ToolSpec | null, name: string): RenderOptions => ({
     budget_tokens: budgetFor(tool, name, options.budgets),
     redactor,
     ...(more ? { continuations: { cache: more, tool: READ_MORE } } : {}),
   });
+  const write = writePath({ options, store, clock, redactor, channels, ttl_ms, renderOpts, fail });
 
   async function pipeline(
     c: CallState,
@@ -159,18 +141,20 @@ export function createGateway(options: GatewayOptions): Gateway {
       c.validation_codes = (r.issues ?? []).map((i) => i.code);
       return fail(c, r);
     };
-    // A tool without a semantic check is validated synchronously: no promise for the common call.
-    const valid = !tool.check
-      ? c.stageNow("validate", () => validateSchema(validator, tool, p.arguments))
-      : await c.stage("validate", async () => {
-          const schema = validateSchema(validator, tool, p.arguments);
-          if (isRefusal(schema)) return schema;
-          const checked = await runCheck(tool, schema.value, ctx);
-          if (checked === null) return schema;
-          if (c.authority === "A0" || c.authority === "A1") return checked;
-          checkRefusal = checked;
-          return schema;
-        });
+    const checked = (schema: { value: JsonValue }, found: Refusal | null) => {
+      if (found === null) return schema;
+      if (c.authority === "A0" || c.authority === "A1") return found;
+      checkRefusal = found;
+      return schema;
+    };
+    // A tool without a semantic check, or with a synchronous one, is validated synchronously: no promise.
+    const validating = c.stage("validate", () => {
+      const schema = validateSchema(validator, tool, p.arguments);
+      if (isRefusal(schema) || !tool.check) return schema;
+      const found = runCheck(tool, schema.value, ctx);
+      return isThenable(found) ? found.then((f) => checked(schema, f)) : checked(schema, found);
+    });
+    const valid = isThenable(validating) ? await validating : validating;
     if (isRefusal(valid)) return refuseChecked(valid);
     const args = (c.args = valid.value);
     if (tool.timeoutFor) narrowBound(abort, tool, args);
@@ -218,124 +202,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       }
     }
 
-    const keyed = idempotency(options.key_secret, tool, args, p, c.granted?.holder ?? principal ?? null);
-    if (isRefusal(keyed)) return checkRefusal ? refuseChecked(checkRefusal) : fail(c, keyed);
-    c.key = keyed.key;
-    if (checkRefusal && c.authority === "A2" && (await store.records.get(keyed.key, clock()))?.state !== "COMPLETED")
-      return refuseChecked(checkRefusal);
-
-    let key = keyed.key;
-    let gate: Passed | null = null;
-    let binding: ApprovalBinding | null = null;
-    if (c.authority === "A3") {
-      const b = (binding = {
-        tool: tool.name,
-        args_hash: keyed.fingerprint,
-        capability_id: requesterCapability(c.granted),
-        trajectory_id: p.trajectory_id,
-      });
-      // A proposal without ids of its own is the logical call its approval was asked for, keyed by it.
-      const joins = p.call_id_assigned === true && p.idempotency_key === undefined;
-      const keyFor = (approvalId: string) =>
-        deriveKey({
-          trajectory_id: p.trajectory_id,
-          turn: 0,
-          call_id: `approval ${approvalId}`,
-          tool: tool.name,
-          args,
-        });
-      // The record keeps the arguments as the model may see them (a configured secret redacted);
-      // the binding's hash is of the real arguments, so the approval covers exactly this call.
-      const passed = await c.stage("approve", () =>
-        approvalGate(store, {
-          binding: b,
-          arguments: redactor.json(args),
-          approval_id: p.approval_id,
-          channels,
-          key,
-          joins,
-          keyFor,
-          abandoned,
-          last_run_at: recentRuns.last(b),
-          now: clock(),
-          ttl_ms,
-          refused: checkRefusal,
-        }),
-      );
-      if (isRefusal(passed)) {
-        c.approval = passed.approval ?? null;
-        if (passed.key !== undefined) c.key = passed.key;
-        // With a check refusal, every refusal of the gate is that refusal.
-        return checkRefusal ? refuseChecked(passed) : fail(c, passed);
-      }
-      c.approval = passed.approval;
-      c.key = key = passed.key;
-      gate = passed;
-    }
-
-    // What the run did with the approval: it could not spend it (the answer is this, not a tool failure), or started
-    // at.
-    const spending: { refused: Refusal | null; started_at: number | null } = { refused: null, started_at: null };
-    const run = async (): Promise<Executed> => {
-      if (gate?.pass === REPLAY_ONLY) return refuseRun(tool.name);
-      abort.throwIfCancelled(); // before an approval is spent on a call whose caller has gone
-
-      if (gate?.pass === "run") {
-        // Spent only now that this run holds the key's record: a re-proposal racing it finds the record, not a second
-        // approval.
-        const spent = await spendApproval(store, gate.approval, tool.name);
-        if (isRefusal(spent)) {
-          spending.refused = spent;
-          throw new NoEffectError(spent.message, spent.code);
-        }
-        c.approval = spent;
-        spending.started_at = clock();
-      }
-      return c.stage("execute", () => execute(tool, args, ctx, abort));
-    };
-    ctx.idempotency_key = key;
-    const lease_ms = Math.max(options.lease_ms ?? DEFAULT_LEASE_MS, (abort.timeout_ms ?? 0) + LEASE_MARGIN_MS);
-    const settled = await c.stage("settle", () =>
-      inTurn(settling, c.authority === "A3" ? key : null, lease_ms, () =>
-        settleStage({
-          store,
-          tool,
-          args,
-          ctx,
-          key,
-          fingerprint: keyed.fingerprint,
-          lease_ms,
-          now: clock,
-          redactor,
-          run,
-          ...(p.idempotency_key !== undefined ? { client_key: p.idempotency_key } : {}),
-        }),
-      ),
-    );
-    c.record_state = settled.record_state;
-    if (spending.refused) {
-      c.stages.settle = { ...c.stages.settle!, outcome: spending.refused.code };
-      return fail(c, spending.refused);
-    }
-    if (spending.started_at !== null && settled.record_state !== null) recentRuns.note(binding!, spending.started_at);
-    if (isRefusal(settled)) return fail(c, settled);
-    c.replay = settled.replay;
-    return c.stage("shape", () =>
-      shape(
-        {
-          tool: tool.name,
-          call_id: p.call_id,
-          authority: c.authority!,
-          result: settled.result,
-          replay: settled.replay,
-        },
-        renderOpts(tool, tool.name),
-      ),
-    );
+    return write({ c, tool, args, ctx, abort, principal, abandoned, checkRefusal, refuseChecked });
   }
-
-  const deriveKey = (input: Parameters<typeof deriveIdempotencyKey>[0]) =>
-    deriveIdempotencyKey(input, options.key_secret ? { secret: options.key_secret } : {});
 
   function fail(c: CallState, r: Refusal): Rendered {
     return renderError(

@@ -98,8 +98,9 @@ export function defineTool<I extends z.ZodType, R = unknown>(
     ...(def.output ? { outputSchema: publishSchema(name, "output", def.output) } : {}),
     effect: def.effect,
     ...(def.openWorldHint !== undefined ? { mcp: { openWorldHint: def.openWorldHint } } : {}),
-    // zod refinements the JSON Schema cannot say run here, as check issues, before the user's check.
-    check: async (args, ctx) => {
+    // zod refinements the JSON Schema cannot say run here, as check issues, before the user's check; synchronous when
+    // that check is (the gateway then validates without a promise).
+    check: (args, ctx) => {
       const r = parseArgs(args);
       if (!r.ok) return r.issues;
       return def.check ? def.check(r.value, ctx) : undefined;

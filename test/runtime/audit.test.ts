@@ -181,6 +181,57 @@ describe("audit trail", () => {
       await sink.close();
     }
   });
+
+  it("a line that joins a batch is completed when written: its arguments as they were at write(), its order kept, and one that cannot be serialised loses only its own line", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setImmediate", "clearImmediate", "performance"] });
+    const path = join(dir, "batched.jsonl");
+    const sink = createAuditSink(path);
+    const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    try {
+      const entry = (call_id: string, args: unknown, extra: Record<string, unknown> = {}) => ({
+        record: { call_id, argument_tokens: null, observation_tokens: null, ...extra } as never,
+        arguments: args,
+        observation_text: `observation of ${call_id}`,
+      });
+      sink.write(entry("idle", {}));
+      const changed = { path: "a.txt" };
+      sink.write(entry("b1", changed));
+      // The handler's object changes after its call ended: the line counts what the call had.
+      changed.path = "a much longer path than the call had, which would count as many more tokens.txt";
+      sink.write(entry("bad", {}, { notes: { n: 1n } }));
+      sink.write(entry("b2", { n: 2 }));
+      expect(readFileSync(path, "utf8").trimEnd().split("\n")).toHaveLength(1);
+      sink.flush();
+      const lines = readFileSync(path, "utf8")
+        .trimEnd()
+        .split("\n")
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines).toStrictEqual([
+        {
+          call_id: "idle",
+          argument_tokens: referenceTokens("{}"),
+          observation_tokens: referenceTokens("observation of idle"),
+        },
+        {
+          call_id: "b1",
+          argument_tokens: referenceTokens('{"path":"a.txt"}'),
+          observation_tokens: referenceTokens("observation of b1"),
+        },
+        {
+          call_id: "b2",
+          argument_tokens: referenceTokens('{"n":2}'),
+          observation_tokens: referenceTokens("observation of b2"),
+        },
+      ]);
+      expect(stderr).toHaveBeenCalledWith(
+        expect.stringMatching(/^toolgate: audit line for call bad not written: .*BigInt/),
+      );
+    } finally {
+      stderr.mockRestore();
+      vi.useRealTimers();
+      await sink.close();
+    }
+  });
 });
 
 /** A one-shot event: a handler fires it when it starts, the test awaits it (no turn-counting). */

@@ -70,3 +70,41 @@ describe("a repeat of a write that ran, whose check now refuses", () => {
     expect(state.spent).toBe(1);
   });
 });
+
+describe("a check that throws", () => {
+  it("synchronously (a defineTool check) or in its promise: check_failed with its message fenced, the handler never runs", async () => {
+    let ran = 0;
+    const input = z.object({ n: z.number().int().min(0).max(9).describe("Any digit.") });
+    const sync = defineTool({
+      name: "sync_check",
+      description: "Its check throws at once.",
+      input,
+      effect: "read",
+      check: () => {
+        throw new Error("the check's own bug (sync)");
+      },
+      handler: () => ++ran,
+    });
+    const later = defineTool({
+      name: "async_check",
+      description: "Its check rejects.",
+      input,
+      effect: "write",
+      check: async () => {
+        await Promise.resolve();
+        throw new Error("the check's own bug (async)");
+      },
+      handler: () => ++ran,
+    });
+    const gateway = createGateway({ tools: [sync, later], store: createMemoryStore(), audit: false });
+    for (const [tool, how] of [
+      ["sync_check", "sync"],
+      ["async_check", "async"],
+    ] as const) {
+      const o = await gateway.call({ trajectory_id: "t", turn: 1, call_id: tool, tool, arguments: { n: 1 } });
+      expect(o.error?.code).toBe("check_failed");
+      expect(o.text).toContain(`the check's own bug (${how})`);
+    }
+    expect(ran).toBe(0);
+  });
+});

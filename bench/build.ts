@@ -1,0 +1,51 @@
+/**
+ * The package as it ships, for the benchmarks that run it outside tsx (`mcp.bench.ts`, `serve-loop.ts`):
+ * tsx transpiles with esbuild's keepNames, which wraps every closure of the call path in an
+ * Object.defineProperty a user of the package never pays.
+ */
+import { execFileSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+
+/**
+ * Compiles `src/` as `npm run build` does, into a fresh folder under node_modules/.cache (inside
+ * the project, so the build resolves the project's dependencies); beside it a copy of
+ * package.json, which makes the output ES modules and gives the CLI its version. Type errors
+ * of a work in progress do not stop tsc from emitting; a build without the CLI is an error.
+ */
+export function buildToolgate(): string {
+  const cache = join(root, "node_modules/.cache");
+  mkdirSync(cache, { recursive: true });
+  const dir = mkdtempSync(join(cache, "toolgate-bench-"));
+  copyFileSync(join(root, "package.json"), join(dir, "package.json"));
+  const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+  process.stderr.write("  mcp · compiling src/ with tsc (tsconfig.build.json) …\n");
+  try {
+    execFileSync(
+      process.execPath,
+      [
+        tsc,
+        "-p",
+        join(root, "tsconfig.build.json"),
+        "--outDir",
+        join(dir, "dist"),
+        "--declaration",
+        "false",
+        "--sourceMap",
+        "false",
+      ],
+      { stdio: "ignore" },
+    );
+  } catch {
+    // Exit code 2: type errors, files emitted all the same.
+  }
+  if (!existsSync(join(dir, "dist/cli/main.js"))) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error("tsc emitted no dist/cli/main.js for the MCP benchmark; run npm run build to see why");
+  }
+  return join(dir, "dist");
+}
