@@ -23,7 +23,7 @@ import { isPlainObject } from "../../core/json.js";
 import { TasksClient, taskAnswerResult } from "./upstream-tasks.js";
 
 /** Where a direct call's request ids start: never a number, so never one of the SDK's. */
-const ID_PREFIX = "toolgate:";
+export const DIRECT_ID_PREFIX = "toolgate:";
 const METHOD = "tools/call";
 
 interface Pending {
@@ -62,7 +62,7 @@ export class ProxyClient extends TasksClient {
     const transport = this.transport;
     if (!transport) return Promise.reject(new Error("Not connected"));
     if (options.signal.aborted) return Promise.reject(asSdkError(options.signal.reason));
-    const id = `${ID_PREFIX}${this.nextDirect++}`;
+    const id = `${DIRECT_ID_PREFIX}${this.nextDirect++}`;
     return new Promise<T>((resolve, reject) => {
       const settle = () => {
         this.direct.delete(id);

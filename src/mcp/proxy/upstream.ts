@@ -9,6 +9,7 @@ import { ToolgateError } from "../../core/errors.js";
 import { reapOnExit, spawnedChild } from "./upstream-reaper.js";
 import { tasksCapabilities } from "./upstream-tasks.js";
 import { ProxyClient } from "./upstream-call.js";
+import { UpstreamLines } from "./upstream-lines.js";
 import { withParentDeathSignal } from "./upstream-pdeathsig.js";
 
 /** Where the upstream server is: a command to start (stdio) or a URL (Streamable HTTP). */
@@ -73,12 +74,16 @@ function httpTransport(target: { url: string; headers?: Record<string, string> }
 function stdioTransport(target: Exclude<UpstreamTarget, { url: string }>) {
   const env = { ...getDefaultEnvironment(), ...target.env };
   const spawned = withParentDeathSignal({ command: target.command, args: target.args ?? [] }, env, target.cwd);
-  return new StdioClientTransport({
+  const transport = new StdioClientTransport({
     ...spawned,
     env,
     stderr: "inherit",
     ...(target.cwd ? { cwd: target.cwd } : {}),
   });
+  // The SDK's transport with toolgate's reader of its lines (upstream-lines.ts): the same contract, a direct call's answer read once.
+  // (A later SDK without the field keeps its own reader.)
+  if ("_readBuffer" in transport) (transport as unknown as { _readBuffer: unknown })._readBuffer = new UpstreamLines();
+  return transport;
 }
 
 /** Upper bound on pages, so a server that hands out cursors forever cannot hang the proxy. */
