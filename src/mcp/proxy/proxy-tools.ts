@@ -18,6 +18,7 @@ import { checkedIcons } from "./upstream-bounds.js";
 import { upstreamProgress, UpstreamNotices } from "./upstream-notices.js";
 import { callAsUpstreamTask, upstreamRunsTasks } from "./upstream-task.js";
 import { inputRelay } from "./upstream-input.js";
+import { ProxyClient } from "./upstream-call.js";
 import { followUpstreamTask, orTaskAnswer, taskAnswer, UpstreamTaskError } from "./upstream-tasks.js";
 
 export function effectFromAnnotations(a: Tool["annotations"]): Effect {
@@ -151,6 +152,7 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
           timeout: bound === timeout_ms ? timeout_ms + SDK_TIMEOUT_MARGIN_MS : timeout_ms,
           ...(progress.onprogress ? { onprogress: progress.onprogress } : {}),
         };
+        const schema = () => orTaskAnswer(upstreamResultSchema(client.getProtocolEra() === "modern"));
         // A tool the upstream runs only as a task is called as one (and its task cancelled with the call).
         result =
           taskSupport === "required" && upstreamRunsTasks(client)
@@ -161,11 +163,10 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
               })
             : mirrored
               ? ((await client.callTool(params, { ...sent, toolDefinition: definition })) as CallToolResult)
-              : await client.request(
-                  { method: "tools/call", params },
-                  orTaskAnswer(upstreamResultSchema(client.getProtocolEra() === "modern")),
-                  sent,
-                );
+              : // Without progress, bounded as its tool is, over stdio: beside the SDK's funnel (upstream-call.ts).
+                !sent.onprogress && bound === timeout_ms && client instanceof ProxyClient && client.directReady()
+                ? await client.callDirect(params, schema(), sent)
+                : await client.request({ method: "tools/call", params }, schema(), sent);
         // A 2026-07-28 upstream answered with a task: followed to its end (and cancelled with the call).
         const task = taskAnswer(result);
         if (task !== undefined)

@@ -48,12 +48,19 @@ export class TasksClient extends Client {
   protected override _onresponse(response: JSONRPCResponse): void {
     const result = (response as { result?: unknown }).result;
     if (isPlainObject(result) && result.resultType === "task" && this.getProtocolEra() === "modern") {
-      super._onresponse({ ...response, result: { resultType: "complete", content: [], [TASK_ANSWER]: result } });
+      super._onresponse({ ...response, result: taskAnswerResult(result) } as JSONRPCResponse);
       return;
     }
     super._onresponse(response);
   }
 }
+
+/** A task answer as a complete tools/call result carrying it under `TASK_ANSWER`, which `taskAnswer` reads back. */
+export const taskAnswerResult = (task: Record<string, unknown>) => ({
+  resultType: "complete",
+  content: [],
+  [TASK_ANSWER]: task,
+});
 
 /** The client capabilities that declare the extension (with whatever else the proxy declares). */
 export const tasksCapabilities = () => ({ extensions: { [TASKS_EXTENSION]: {} } });

@@ -7,7 +7,9 @@ import { StreamableHTTPClientTransport, type Client, type Tool } from "@modelcon
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { ToolgateError } from "../../core/errors.js";
 import { reapOnExit, spawnedChild } from "./upstream-reaper.js";
-import { tasksCapabilities, TasksClient } from "./upstream-tasks.js";
+import { tasksCapabilities } from "./upstream-tasks.js";
+import { ProxyClient } from "./upstream-call.js";
+import { UpstreamLines } from "./upstream-lines.js";
 import { withParentDeathSignal } from "./upstream-pdeathsig.js";
 
 /** Where the upstream server is: a command to start (stdio) or a URL (Streamable HTTP). */
@@ -39,8 +41,9 @@ export function describeTarget(target: UpstreamTarget): string {
  */
 export async function connectUpstream(target: UpstreamTarget, clientName = "toolgate-proxy"): Promise<Client> {
   // Either revision: a server/discover probe first, the 2025-11-25 initialize when the server does not know it.
-  // The tasks extension is declared, so a 2026-07-28 upstream may answer a call with a task (upstream-tasks.ts).
-  const client = new TasksClient(
+  // The tasks extension is declared, so a 2026-07-28 upstream may answer a call with a task (upstream-tasks.ts);
+  // a plain tools/call over stdio goes beside the SDK's request funnel (upstream-call.ts).
+  const client = new ProxyClient(
     { name: clientName, version: "0.1.0" },
     { capabilities: tasksCapabilities(), versionNegotiation: { mode: "auto", probe: { timeoutMs: PROBE_TIMEOUT_MS } } },
   );
@@ -71,12 +74,16 @@ function httpTransport(target: { url: string; headers?: Record<string, string> }
 function stdioTransport(target: Exclude<UpstreamTarget, { url: string }>) {
   const env = { ...getDefaultEnvironment(), ...target.env };
   const spawned = withParentDeathSignal({ command: target.command, args: target.args ?? [] }, env, target.cwd);
-  return new StdioClientTransport({
+  const transport = new StdioClientTransport({
     ...spawned,
     env,
     stderr: "inherit",
     ...(target.cwd ? { cwd: target.cwd } : {}),
   });
+  // The SDK's transport with toolgate's reader of its lines (upstream-lines.ts): the same contract, a direct call's answer read once.
+  // (A later SDK without the field keeps its own reader.)
+  if ("_readBuffer" in transport) (transport as unknown as { _readBuffer: unknown })._readBuffer = new UpstreamLines();
+  return transport;
 }
 
 /** Upper bound on pages, so a server that hands out cursors forever cannot hang the proxy. */

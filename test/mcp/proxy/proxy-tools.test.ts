@@ -4,6 +4,7 @@ import { InMemoryTransport, Server } from "@modelcontextprotocol/server";
 import { createMemoryStore } from "../../../src/idempotency/stores/memory.js";
 import { effectFromAnnotations, proxyGrant, proxyToolSpec } from "../../../src/mcp/proxy/proxy-tools.js";
 import { createMcpServer } from "../../../src/mcp/server/server.js";
+import { ProxyClient } from "../../../src/mcp/proxy/upstream-call.js";
 import { createGateway } from "../../../src/runtime/gateway.js";
 
 describe("proxy effects from MCP annotations", () => {
@@ -111,7 +112,12 @@ describe("a proxied tool's output is checked once, by the MCP face", () => {
  * plain request and checks the result itself (`upstreamResultProblem`): a malformed one is
  * refused naming the field, as the SDK's CallToolResult schema refused it.
  */
-describe("an upstream's malformed tools/call result", () => {
+// Each through the SDK's request funnel (a plain Client) and the proxy's direct call (ProxyClient,
+// upstream-call.ts): the two check a result alike.
+describe.each([
+  ["the SDK's funnel", Client],
+  ["the direct call", ProxyClient],
+])("an upstream's malformed tools/call result, through %s", (_path, ClientClass) => {
   const tool: Tool = {
     name: "emit",
     description: "Emits.",
@@ -120,6 +126,7 @@ describe("an upstream's malformed tools/call result", () => {
   };
   async function callWith(answer: unknown) {
     const [upstreamSide, clientSide] = InMemoryTransport.createLinkedPair();
+    let called: { id?: number | string } | undefined;
     upstreamSide.onmessage = (m) => {
       const r = m as { id?: number; method?: string; params?: { protocolVersion?: string } };
       if (r.method === "initialize")
@@ -128,15 +135,18 @@ describe("an upstream's malformed tools/call result", () => {
           id: r.id!,
           result: { protocolVersion: r.params!.protocolVersion!, capabilities: { tools: {} }, serverInfo: up },
         });
-      else if (r.method === "tools/call")
+      else if (r.method === "tools/call") {
+        called = r;
         void upstreamSide.send({ jsonrpc: "2.0", id: r.id!, result: answer as Record<string, unknown> });
+      }
     };
     const up = { name: "hostile", version: "1.0.0" };
     await upstreamSide.start();
-    const client = new Client({ name: "proxy", version: "1.0.0" });
+    const client = new ClientClass({ name: "proxy", version: "1.0.0" });
     await client.connect(clientSide);
     const gateway = createGateway({ tools: [proxyToolSpec(client, tool)], store: createMemoryStore(), audit: false });
     const obs = await gateway.call({ tool: "emit", arguments: {}, trajectory_id: "t", turn: 0, call_id: "c" });
+    expect(typeof called?.id).toBe(ClientClass === ProxyClient ? "string" : "number");
     await gateway.close();
     await client.close();
     return obs;

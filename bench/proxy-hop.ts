@@ -1,0 +1,179 @@
+/**
+ * The proxy hop alone, repeatable: `npx tsx bench/proxy-hop.ts [--tree DIR] [--era E] [--calls N]
+ * [--cpu-prof DIR] [--callgrind DIR]`. The setup of bench/mcp.bench.ts's proxy rows (`toolgate
+ * proxy` compiled by tsc from DIR's `src/`, default store and audit as there, in front of the bare
+ * SDK v2 server of bench/fixtures), without its other rows: after the same 4,000 calls of warm-up
+ * a side, N no-op reads through the proxy alternate in batches with N straight to the upstream,
+ * and it prints the two medians per call (µs), their difference (the hop's overhead) and the proxy
+ * process's CPU per call (schedstat, as the bench's CPU twin reads it).
+ *
+ * `--cpu-prof DIR` starts the proxy under `node --cpu-prof` (its profile written into DIR when it
+ * exits). `--callgrind DIR` starts it under valgrind's callgrind instead (slow: the warm-up and N
+ * shrink to what `--warmup`/`--calls` say, default 2,000 and 1,000); the counters are zeroed after
+ * the warm-up and dumped after the N calls, and the instructions per proxied call are printed
+ * (callgrind counts instructions, so the figure holds on a loaded machine). `--tree` builds
+ * another checkout's `src/` (an A/B against a base worktree uses the same script); `--built DIR` takes a
+ * build made before (DIR/dist/cli/main.js, DIR/package.json) and keeps it, so alternating runs do not rebuild.
+ */
+import { execFileSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { Client } from "@modelcontextprotocol/client";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { median } from "./harness.js";
+
+const here = dirname(dirname(fileURLToPath(import.meta.url)));
+const { values: flags } = parseArgs({
+  options: {
+    tree: { type: "string", default: here },
+    era: { type: "string" },
+    calls: { type: "string" },
+    warmup: { type: "string" },
+    batch: { type: "string", default: "50" },
+    "cpu-prof": { type: "string" },
+    callgrind: { type: "string" },
+    /** A build of the tree made before (the folder holding dist/ and package.json): kept, not rebuilt. */
+    built: { type: "string" },
+  },
+});
+const tree = resolve(flags.tree!);
+const grind = flags.callgrind !== undefined ? resolve(flags.callgrind) : undefined;
+const calls = Number(flags.calls ?? (grind ? 1_000 : 6_000));
+const warmup = Number(flags.warmup ?? (grind ? 2_000 : 4_000));
+const batch = Number(flags.batch);
+const eras = flags.era ? [flags.era] : ["2025-11-25", "2026-07-28"];
+const bare = join(here, "bench/fixtures/bare-mcp-server.mjs");
+
+/** `tree`'s src/ compiled as bench/mcp.bench.ts compiles it (tsconfig.build.json, no maps, no declarations). */
+function build(): string {
+  const cache = join(tree, "node_modules/.cache");
+  mkdirSync(cache, { recursive: true });
+  const dir = mkdtempSync(join(cache, "toolgate-hop-"));
+  copyFileSync(join(tree, "package.json"), join(dir, "package.json"));
+  const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+  try {
+    execFileSync(process.execPath, [
+      tsc,
+      "-p",
+      join(tree, "tsconfig.build.json"),
+      "--outDir",
+      join(dir, "dist"),
+      "--declaration",
+      "false",
+      "--sourceMap",
+      "false",
+    ]);
+  } catch {
+    // Type errors: emitted all the same.
+  }
+  if (!existsSync(join(dir, "dist/cli/main.js"))) throw new Error(`tsc emitted no dist/cli/main.js for ${tree}`);
+  return dir;
+}
+
+/** Under valgrind the proxy runs some 50 times slower: its client waits as long as it takes. */
+const request = grind ? { timeout: 3_600_000 } : undefined;
+
+async function connect(era: string, command: string, args: string[], env: Record<string, string> = {}) {
+  const client = new Client(
+    { name: "bench", version: "1.0.0" },
+    era === "2026-07-28" ? { versionNegotiation: { mode: { pin: era as "2026-07-28" } } } : {},
+  );
+  const transport = new StdioClientTransport({
+    command,
+    args,
+    cwd: here,
+    env: { ...getDefaultEnvironment(), ...env },
+    stderr: "ignore",
+  });
+  await client.connect(transport, request);
+  await client.listTools(undefined, request);
+  return { client, pid: transport.pid };
+}
+
+function cpuUs(pid: number | null): number {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`))
+    ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+  return ns / 1000;
+}
+
+async function timed(fn: () => Promise<unknown>, n: number): Promise<number> {
+  const start = performance.now();
+  for (let i = 0; i < n; i++) await fn();
+  return ((performance.now() - start) * 1000) / n;
+}
+
+const dir = flags.built !== undefined ? resolve(flags.built) : build();
+const ws = mkdtempSync(join(tmpdir(), "toolgate-hop-"));
+try {
+  for (const era of eras) {
+    const direct = await connect(era, process.execPath, [bare]);
+    const main = join(dir, "dist/cli/main.js");
+    const proxyArgs = [
+      main,
+      "proxy",
+      "--store",
+      `sqlite:${join(ws, `proxy-${era}.db`)}`,
+      "--audit",
+      join(ws, `proxy-audit-${era}.jsonl`),
+      "--",
+      process.execPath,
+      bare,
+    ];
+    const prof = flags["cpu-prof"] !== undefined ? resolve(flags["cpu-prof"]) : undefined;
+    if (prof) mkdirSync(prof, { recursive: true });
+    const grindOut = grind ? join(grind, `callgrind.${era}.out`) : undefined;
+    if (grind) mkdirSync(grind, { recursive: true });
+    const [command, args] = grindOut
+      ? [
+          "valgrind",
+          // One thread: V8's compiler and GC helpers run on the main thread, so the count does not depend on scheduling.
+          ["--tool=callgrind", `--callgrind-out-file=${grindOut}`, process.execPath, "--single-threaded", ...proxyArgs],
+        ]
+      : [process.execPath, [...(prof ? ["--cpu-prof", "--cpu-prof-dir", prof] : []), ...proxyArgs]];
+    const proxied = await connect(era, command, args, { XDG_STATE_HOME: join(ws, "state-home") });
+    const read = (c: Client) => () => c.callTool({ name: "noop_read", arguments: {} }, request);
+    for (let i = 0; i < warmup; i++) {
+      await read(proxied.client)();
+      if (!grind) await read(direct.client)();
+    }
+    if (grindOut) {
+      execFileSync("callgrind_control", ["-z", String(proxied.pid)], { stdio: ["ignore", "ignore", "inherit"] });
+      await new Promise((r) => setTimeout(r, 2000));
+      for (let i = 0; i < calls; i++) await read(proxied.client)();
+      execFileSync("callgrind_control", ["-d", `${era}-calls`, String(proxied.pid)], {
+        stdio: ["ignore", "ignore", "inherit"],
+      });
+      // The dump is written when the process next runs: wait for its totals line.
+      const dump = join(grind!, `callgrind.${era}.out.1`);
+      const text = () => (existsSync(dump) ? readFileSync(dump, "utf8") : "");
+      for (let i = 0; i < 600 && !/^totals: /m.test(text()); i++) await new Promise((r) => setTimeout(r, 1000));
+      const last = dump;
+      const summary = /^summary: (\d+)/m.exec(text());
+      const ir = Number(summary?.[1] ?? NaN);
+      console.log(`${era}: ${(ir / calls).toFixed(0)} instructions per proxied call (${calls} calls, ${last})`);
+    } else {
+      const via: number[] = [];
+      const straight: number[] = [];
+      const cpuStart = cpuUs(proxied.pid);
+      for (let done = 0; done < calls; done += batch) {
+        via.push(await timed(read(proxied.client), batch));
+        straight.push(await timed(read(direct.client), batch));
+      }
+      const cpu = (cpuUs(proxied.pid) - cpuStart) / calls;
+      const [v, s] = [median(via), median(straight)];
+      console.log(
+        `${era}: proxied ${v.toFixed(0)} µs, direct ${s.toFixed(0)} µs, overhead ${(v - s).toFixed(0)} µs; proxy CPU ${cpu.toFixed(0)} µs per call (${calls} calls in batches of ${batch})`,
+      );
+    }
+    await proxied.client.close();
+    await direct.client.close();
+  }
+} finally {
+  rmSync(ws, { recursive: true, force: true });
+  if (flags.built === undefined) rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,67 @@
+/**
+ * The reader of a stdio upstream's lines (`src/mcp/proxy/upstream-lines.ts`): the SDK stdio reader's
+ * contract (lines over any chunking, `\r\n`, a line that is not JSON skipped, every other message
+ * through the SDK's JSON-RPC schema, the 10 MiB bound), and a direct call's answer read by hand only
+ * when its envelope is exactly what that schema accepts.
+ */
+import { describe, expect, it } from "vitest";
+import { connectUpstream } from "../../../src/mcp/proxy/upstream.js";
+import { UpstreamLines } from "../../../src/mcp/proxy/upstream-lines.js";
+import { fileURLToPath } from "node:url";
+
+const lines = (...chunks: string[]) => {
+  const reader = new UpstreamLines(1024);
+  const read: unknown[] = [];
+  for (const chunk of chunks) {
+    reader.append(Buffer.from(chunk, "utf8"));
+    for (let m = reader.readMessage(); m !== null; m = reader.readMessage()) read.push(m);
+  }
+  return read;
+};
+
+const answer = { jsonrpc: "2.0", id: "toolgate:7", result: { content: [{ type: "text", text: "é" }] } };
+
+describe("an upstream's lines", () => {
+  it("reads messages over any chunking, with \\r\\n, skipping a line that is not JSON", () => {
+    const text = `${JSON.stringify(answer)}\r\nnot json\n{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}\n`;
+    const expected = [
+      answer,
+      { jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "x" } },
+    ];
+    expect(lines(text)).toEqual(expected);
+    const bytes = Buffer.from(text, "utf8");
+    const reader = new UpstreamLines();
+    const read: unknown[] = [];
+    // One byte at a time: a line's end, and a two-byte character, split across chunks.
+    for (const byte of bytes) {
+      reader.append(Buffer.from([byte]));
+      for (let m = reader.readMessage(); m !== null; m = reader.readMessage()) read.push(m);
+    }
+    expect(read).toEqual(expected);
+  });
+
+  it("puts every message but a direct call's plain answer through the SDK's schema", () => {
+    // An extra key, a numeric id, a result that is not an object: the SDK's strict schema decides.
+    expect(() => lines(`${JSON.stringify({ ...answer, extra: 1 })}\n`)).toThrow();
+    expect(() => lines(`${JSON.stringify({ ...answer, result: [1] })}\n`)).toThrow();
+    expect(() => lines(`${JSON.stringify({ ...answer, jsonrpc: "1.0" })}\n`)).toThrow();
+    expect(lines(`${JSON.stringify({ ...answer, id: 7 })}\n`)).toEqual([{ ...answer, id: 7 }]);
+    expect(() => lines(`{"jsonrpc":"2.0","id":1.5,"result":{}}\n`)).toThrow();
+  });
+
+  it("refuses to hold more than its bound, as the SDK's reader does", () => {
+    expect(() => lines("x".repeat(600), "y".repeat(600))).toThrow("ReadBuffer exceeded maximum size of 1024 bytes");
+  });
+
+  it("is the reader of the stdio upstream the proxy connects", async () => {
+    const client = await connectUpstream({
+      command: process.execPath,
+      args: [fileURLToPath(new URL("../fixtures/call-upstream.mjs", import.meta.url))],
+    });
+    try {
+      expect((client.transport as unknown as { _readBuffer: unknown })._readBuffer).toBeInstanceOf(UpstreamLines);
+    } finally {
+      await client.close();
+    }
+  });
+});
