@@ -12,16 +12,16 @@ import { fileURLToPath } from "node:url";
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 
 /**
- * Compiles `src/` as `npm run build` does, into a fresh folder under node_modules/.cache (inside
+ * Compiles `tree`'s `src/` (default: this checkout's) as `npm run build` does, into a fresh folder under node_modules/.cache (inside
  * the project, so the build resolves the project's dependencies); beside it a copy of
  * package.json, which makes the output ES modules and gives the CLI its version. Type errors
  * of a work in progress do not stop tsc from emitting; a build without the CLI is an error.
  */
-export function buildToolgate(): string {
-  const cache = join(root, "node_modules/.cache");
+export function buildToolgate(tree: string = root): string {
+  const cache = join(tree, "node_modules/.cache");
   mkdirSync(cache, { recursive: true });
   const dir = mkdtempSync(join(cache, "toolgate-bench-"));
-  copyFileSync(join(root, "package.json"), join(dir, "package.json"));
+  copyFileSync(join(tree, "package.json"), join(dir, "package.json"));
   const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
   process.stderr.write("  mcp · compiling src/ with tsc (tsconfig.build.json) …\n");
   try {
@@ -30,7 +30,7 @@ export function buildToolgate(): string {
       [
         tsc,
         "-p",
-        join(root, "tsconfig.build.json"),
+        join(tree, "tsconfig.build.json"),
         "--outDir",
         join(dir, "dist"),
         "--declaration",
@@ -45,7 +45,9 @@ export function buildToolgate(): string {
   }
   if (!existsSync(join(dir, "dist/cli/main.js"))) {
     rmSync(dir, { recursive: true, force: true });
-    throw new Error("tsc emitted no dist/cli/main.js for the MCP benchmark; run npm run build to see why");
+    throw new Error(
+      `tsc emitted no dist/cli/main.js from ${tree} for the MCP benchmark; run npm run build there to see why`,
+    );
   }
   return join(dir, "dist");
 }

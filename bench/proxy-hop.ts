@@ -16,14 +16,14 @@
  * build made before (DIR/dist/cli/main.js, DIR/package.json) and keeps it, so alternating runs do not rebuild.
  */
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/client";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { buildToolgate } from "./build.js";
 import { median } from "./harness.js";
 
 const here = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -47,32 +47,6 @@ const warmup = Number(flags.warmup ?? (grind ? 2_000 : 4_000));
 const batch = Number(flags.batch);
 const eras = flags.era ? [flags.era] : ["2025-11-25", "2026-07-28"];
 const bare = join(here, "bench/fixtures/bare-mcp-server.mjs");
-
-/** `tree`'s src/ compiled as bench/mcp.bench.ts compiles it (tsconfig.build.json, no maps, no declarations). */
-function build(): string {
-  const cache = join(tree, "node_modules/.cache");
-  mkdirSync(cache, { recursive: true });
-  const dir = mkdtempSync(join(cache, "toolgate-hop-"));
-  copyFileSync(join(tree, "package.json"), join(dir, "package.json"));
-  const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
-  try {
-    execFileSync(process.execPath, [
-      tsc,
-      "-p",
-      join(tree, "tsconfig.build.json"),
-      "--outDir",
-      join(dir, "dist"),
-      "--declaration",
-      "false",
-      "--sourceMap",
-      "false",
-    ]);
-  } catch {
-    // Type errors: emitted all the same.
-  }
-  if (!existsSync(join(dir, "dist/cli/main.js"))) throw new Error(`tsc emitted no dist/cli/main.js for ${tree}`);
-  return dir;
-}
 
 /** Under valgrind the proxy runs some 50 times slower: its client waits as long as it takes. */
 const request = grind ? { timeout: 3_600_000 } : undefined;
@@ -107,7 +81,7 @@ async function timed(fn: () => Promise<unknown>, n: number): Promise<number> {
   return ((performance.now() - start) * 1000) / n;
 }
 
-const dir = flags.built !== undefined ? resolve(flags.built) : build();
+const dir = flags.built !== undefined ? resolve(flags.built) : dirname(buildToolgate(tree));
 const ws = mkdtempSync(join(tmpdir(), "toolgate-hop-"));
 try {
   for (const era of eras) {
