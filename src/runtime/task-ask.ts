@@ -48,6 +48,8 @@ export interface TaskAskContext {
 /** The questions of one task's call: its `ask`, and the answers its owner sends. */
 export class TaskQuestions {
   private round: Round | null = null;
+  /** An ask waiting for its task to be stored: a second ask meanwhile is the second round at once. */
+  private asking = false;
   private stored: Promise<TaskRecord | null>;
   private store!: (t: TaskRecord | null) => void;
   private told: (t: TaskRecord | null) => void = () => {};
@@ -78,9 +80,15 @@ export class TaskQuestions {
       const why = this.ctx.cannotAsk?.(r) ?? null;
       if (why !== null) throw new Error(`this client cannot be asked ${r.method}: ${why}`);
     }
-    if (this.round !== null) throw new Error("this task already waits for answers; one round at a time");
-    this.signalAsked();
-    const task = await this.stored;
+    if (this.round !== null || this.asking) throw new Error("this task already waits for answers; one round at a time");
+    this.asking = true;
+    let task: Awaited<typeof this.stored>;
+    try {
+      this.signalAsked();
+      task = await this.stored;
+    } finally {
+      this.asking = false;
+    }
     if (task === null)
       throw new Error("this call could not go on as a task, so its question cannot be held for its caller");
     signal.throwIfAborted();

@@ -101,6 +101,46 @@ describe.each(stores)("a task's questions on %s", (_, available, openStore) => {
     }
   });
 
+  it("two questions asked at once: the second is refused, one round at a time, and the first is still answered", async ({
+    skip,
+  }) => {
+    const store = await open(skip);
+    const twice: ToolSpec = {
+      ...asker,
+      name: "twice",
+      handler: async (_args, ctx) => {
+        const first = ctx.ask!(QUESTION, ctx.signal);
+        const second = ctx.ask!({ again: QUESTION.pick }, ctx.signal).then(
+          () => "second answered",
+          (err: unknown) => `second refused: ${(err as Error).message}`,
+        );
+        return toolResult(`${await second}; first ${JSON.stringify(await first)}`);
+      },
+    };
+    const gateway = createGateway({ tools: [twice], store, audit: false });
+    const runner = createTaskRunner(gateway, { store, poll_ms: 20, task_after_ms: 60_000 });
+    try {
+      const ran = await runner.run({ ...proposal(), tool: "twice" }, { owner: "alice", cannotAsk: () => null });
+      if (!("task" in ran)) throw new Error(`answered inline: ${ran.answer.text}`);
+      const waiting = await until(
+        () => runner.get(ran.task.id, "alice"),
+        (t) => t.status === "input_required",
+      );
+      expect(runner.questions(waiting)).toEqual(QUESTION);
+      expect(await runner.answer(ran.task.id, "alice", { pick: { action: "decline" } })).toEqual(["pick"]);
+      const done = await until(
+        () => runner.get(ran.task.id, "alice"),
+        (t) => t.status === "completed",
+      );
+      expect((done.result as unknown as Observation).text).toContain(
+        'second refused: this task already waits for answers; one round at a time; first {"pick":{"action":"decline"}}',
+      );
+    } finally {
+      runner.close();
+      await gateway.close({ grace_ms: 0 });
+    }
+  });
+
   it("a caller that cannot be asked is told why, and no task waits for it", async ({ skip }) => {
     const store = await open(skip);
     const gateway = createGateway({ tools: [asker], store, audit: false });
