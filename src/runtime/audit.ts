@@ -232,7 +232,8 @@ export function createAuditSink(
   };
 
   return {
-    write: (entry) => push({ entry, args: countArguments(entry) }),
+    // Counted now, then not held: a waiting line keeps only what its completion reads.
+    write: (entry) => push({ entry: { ...entry, arguments: undefined }, args: countArguments(entry) }),
     writeRead: (record) => push(JSON.stringify(record) + "\n"),
     flush,
     async close() {

@@ -143,7 +143,8 @@ export class ProxyClient extends TasksClient {
       } else return this.nonComplete(pending, raw);
     } else if (modern) return this.nonComplete(pending, raw);
     const checked = pending.schema["~standard"].validate(result);
-    if (checked instanceof Promise) throw new TypeError("callDirect takes a synchronous result schema");
+    if (checked instanceof Promise)
+      return pending.reject(new TypeError("callDirect takes a synchronous result schema"));
     if (checked.issues) {
       const problem = checked.issues.map((issue) => issue.message).join(", ");
       return pending.reject(new SdkError(SdkErrorCode.InvalidResult, `Invalid result for ${METHOD}: ${problem}`));

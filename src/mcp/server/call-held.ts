@@ -146,6 +146,8 @@ export class HeldCalls {
   }
 
   private ask(held: Held, questions: Readonly<Record<string, InputRequest>>, signal: AbortSignal) {
+    // Stopped already (its bound passed as the upstream asked): no question goes out, no place is taken.
+    if (signal.aborted) return Promise.reject(signal.reason ?? new Error("the call was stopped"));
     if (held.round !== null)
       return Promise.reject(new Error("this call already waits for answers; one round at a time"));
     const caller = held.bound.principal;
