@@ -61,7 +61,10 @@ export function logRelay(receiver: CallLog): LogRelay {
   let ended = false;
   return {
     log: {
-      level: receiver.level,
+      // The receiver's, read at each use: a receiver may change the level it wants while the call runs.
+      get level() {
+        return receiver.level;
+      },
       send(entry) {
         if (ended) return;
         try {

@@ -16,12 +16,19 @@
  * for its own retry. Held calls live in the process that runs them (over HTTP behind a balancer,
  * the retry must reach it: route by `Mcp-Name`, the tool's name, or stickily); at most
  * `MAX_HELD_PER_CALLER` per caller wait at once.
+ *
+ * The call's progress and log messages go with the request waiting on it now: the first, then
+ * each retry that resumed it, under that request's own progressToken and log level. Between an
+ * input-required answer and the retry no request waits, and what the call reports then is
+ * dropped, not kept for the retry: its answered request must hear nothing more (over HTTP its
+ * stream has closed), progress is superseded by the next report anyway, and a log kept for a
+ * retry that may never come would be held for a caller nobody knows is still there.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { canonicalize } from "../../canonical/jcs.js";
 import type { JsonValue } from "../../core/json.js";
 import type { Observation } from "../../core/observation.js";
-import type { CallAsk, InputRequest } from "../../core/tool.js";
+import { LOG_LEVELS, type CallAsk, type CallLog, type InputRequest, type ProgressUpdate } from "../../core/tool.js";
 import { shownValue } from "../../observation/escape.js";
 import { invalidParams } from "./protocol-error.js";
 import { checkedAnswers } from "./task-answers.js";
@@ -39,6 +46,18 @@ export interface CallBinding {
   capability: string | undefined;
 }
 
+/** Where a request wants a call's progress and log messages (absent: it asked for none). */
+export interface Notices {
+  progress?: (update: ProgressUpdate) => void;
+  log?: CallLog;
+}
+
+/** What a held call's run reports through: to the request waiting on it now, else nowhere. */
+export interface HeldNotices {
+  progress: (update: ProgressUpdate) => void;
+  log: CallLog;
+}
+
 /** Where a held call stopped: its observation, or the questions its retry must answer. */
 export type Stop = { observation: Observation } | { questions: Record<string, InputRequest>; requestState: string };
 
@@ -47,6 +66,8 @@ interface Held {
   /** The binding's digests, made when the call first asks (most calls never do). */
   binding: { args: string; capability: string } | null;
   abort: AbortController;
+  /** Where the request waiting on the call now wants its notices; null while none waits. */
+  notices: Notices | null;
   /** The request waiting on the call's next stop. */
   next: (stop: Stop | { error: unknown }) => void;
   round: {
@@ -55,6 +76,25 @@ interface Held {
     answer: (a: Record<string, JsonValue>) => void;
     timer: NodeJS.Timeout;
   } | null;
+}
+
+const severity = (level: string) => (LOG_LEVELS as readonly string[]).indexOf(level);
+
+/** A held call's notices, each sent to the request waiting on it when it sends one, and at its level. */
+function heldNotices(held: Held): HeldNotices {
+  return {
+    progress: (update) => held.notices?.progress?.(update),
+    log: {
+      // Read at each use (the upstream is asked at the level of the request waiting now); none waits: the least.
+      get level() {
+        return held.notices?.log?.level ?? "emergency";
+      },
+      send(entry) {
+        const log = held.notices?.log;
+        if (log !== undefined && severity(entry.level) >= severity(log.level)) log.send(entry);
+      },
+    },
+  };
 }
 
 const digest = (s: string) => createHash("sha256").update(s).digest("base64url");
@@ -73,28 +113,37 @@ export class HeldCalls {
   }
 
   /**
-   * Runs a call (`run`, given the signal to run it under and its `ask`) and answers with where it
-   * first stops. `request` is the asking request's signal: its cancel stops the call until it is
-   * answered.
+   * Runs a call (`run`, given the signal to run it under, its `ask` and where it reports) and
+   * answers with where it first stops. `request` is the asking request's signal: its cancel stops
+   * the call until it is answered; `notices`, where that request wants the call's reports.
    */
-  begin(bound: CallBinding, request: AbortSignal, run: (signal: AbortSignal, ask: CallAsk) => Promise<Observation>) {
+  begin(
+    bound: CallBinding,
+    request: AbortSignal,
+    notices: Notices,
+    run: (signal: AbortSignal, ask: CallAsk, notices: HeldNotices) => Promise<Observation>,
+  ) {
     const abort = new AbortController();
-    const held: Held = { bound, binding: null, abort, next: () => {}, round: null };
-    const stopped = this.wait(held, request);
+    const held: Held = { bound, binding: null, abort, notices: null, next: () => {}, round: null };
+    const stopped = this.wait(held, request, notices);
     const ask: CallAsk = (questions, signal) => this.ask(held, questions, signal);
-    run(abort.signal, ask).then(
+    run(abort.signal, ask, heldNotices(held)).then(
       (observation) => held.next({ observation }),
       (error: unknown) => held.next({ error }),
     );
     return stopped;
   }
 
-  /** A retry carrying `state` and `inputResponses`: checked, then answered with where the call stops next. */
+  /**
+   * A retry carrying `state` and `inputResponses`: checked, then answered with where the call stops
+   * next; meanwhile the call's reports go where this retry wants them (`notices`).
+   */
   async resume(
     state: string,
     bound: CallBinding,
     inputResponses: unknown,
     request: AbortSignal,
+    notices: Notices,
     dropped: readonly string[] = [],
   ): Promise<Stop> {
     const held = this.byToken.get(state);
@@ -125,19 +174,22 @@ export class HeldCalls {
         `tools/call params.inputResponses must answer every question the call asked; missing ${missing.map((k) => JSON.stringify(k)).join(", ")}; retry with an answer under each key of inputRequests`,
       );
     this.endRound(held);
-    const stopped = this.wait(held, request);
+    const stopped = this.wait(held, request, notices);
     round.answer(answers);
     return stopped;
   }
 
-  /** The call's next stop, the request's cancel stopping the call until then. */
-  private wait(held: Held, request: AbortSignal): Promise<Stop> {
+  /** The call's next stop, the request's cancel stopping the call and its notices going to it until then. */
+  private wait(held: Held, request: AbortSignal, notices: Notices): Promise<Stop> {
     const cancel = () => held.abort.abort(request.reason);
     if (request.aborted) cancel();
     else request.addEventListener("abort", cancel, { once: true });
+    held.notices = notices;
     return new Promise<Stop>((resolve, reject) => {
       held.next = (stop) => {
         request.removeEventListener("abort", cancel);
+        // Answered: nothing more is sent for this request.
+        held.notices = null;
         held.next = () => {};
         if ("error" in stop) reject(stop.error);
         else resolve(stop);

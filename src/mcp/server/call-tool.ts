@@ -156,6 +156,8 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
       const held = heldCallsOf(gateway, approvalTimeout);
       const bound = { principal, tool: name, arguments: proposal.arguments, capability: proposal.capability };
       const state = ctx.mcpReq.requestState();
+      // This request's progressToken and log level, for what the call reports while it waits on it.
+      const notices = { ...(progressOf ? { progress: progressOf } : {}), ...(log ? { log } : {}) };
       const stop =
         state !== undefined
           ? await held.resume(
@@ -163,15 +165,17 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
               bound,
               ctx.mcpReq.inputResponses,
               cancelled,
+              notices,
               ctx.mcpReq.droppedInputResponseKeys,
             )
-          : await held.begin(bound, cancelled, (signal, ask) =>
+          : await held.begin(bound, cancelled, notices, (signal, ask, reports) =>
               gateway.call(proposal, {
                 abandoned: signal,
                 principal,
                 signal,
-                ...(progressOf ? { progress: progressOf } : {}),
-                ...(log ? { log } : {}),
+                // Given even when this request asked for neither: a retry may ask for what it did not.
+                progress: reports.progress,
+                ...(options.logging ? { log: reports.log } : {}),
                 ...(trace ? { trace } : {}),
                 ask: heldAsk(envelope.clientCapabilities, ask),
               }),

@@ -4,12 +4,19 @@
  * resumes the call. A forged state, a replayed one, one used by another caller or for another
  * tool, other arguments (canonically) or another capability, answers of the wrong shape or
  * missing, a hold that runs out, and more held calls than a caller may have: each refused or
- * ended, saying so, and the held call left to its own retry.
+ * ended, saying so, and the held call left to its own retry. The call's progress and log messages
+ * go to the request waiting on it now, at its level; none while no request waits.
  */
 import { describe, expect, it } from "vitest";
 import type { Observation } from "../../../src/core/observation.js";
-import type { CallAsk } from "../../../src/core/tool.js";
-import { HeldCalls, MAX_HELD_PER_CALLER, type CallBinding } from "../../../src/mcp/server/call-held.js";
+import type { CallAsk, LogEntry, ProgressUpdate } from "../../../src/core/tool.js";
+import {
+  HeldCalls,
+  MAX_HELD_PER_CALLER,
+  type CallBinding,
+  type HeldNotices,
+  type Notices,
+} from "../../../src/mcp/server/call-held.js";
 
 const question = {
   branch: { method: "elicitation/create", params: { mode: "form", message: "Which?", requestedSchema: {} } },
@@ -27,7 +34,7 @@ const asking = (signal: AbortSignal, ask: CallAsk) =>
   );
 
 async function stopped(held: HeldCalls, bound = binding) {
-  const stop = await held.begin(bound, never, asking);
+  const stop = await held.begin(bound, never, {}, asking);
   if (!("requestState" in stop)) throw new Error("the call did not ask");
   return stop;
 }
@@ -39,24 +46,30 @@ describe("HeldCalls", () => {
     expect(stop.questions).toEqual(question);
     expect(HeldCalls.names(stop.requestState)).toBe(true);
     // The same arguments in another key order are the same canonical arguments.
-    const retried = await held.resume(stop.requestState, { ...binding, arguments: { b: [2], a: 1 } }, accept, never);
+    const retried = await held.resume(
+      stop.requestState,
+      { ...binding, arguments: { b: [2], a: 1 } },
+      accept,
+      never,
+      {},
+    );
     expect(retried).toEqual({ observation: obs(`answered ${JSON.stringify(accept)}`) });
   });
 
   it("a call that never asks answers with its observation", async () => {
     const held = new HeldCalls(60_000);
-    expect(await held.begin(binding, never, async () => obs("plain"))).toEqual({ observation: obs("plain") });
+    expect(await held.begin(binding, never, {}, async () => obs("plain"))).toEqual({ observation: obs("plain") });
   });
 
   it("refuses a forged state and a replayed one, naming why", async () => {
     const held = new HeldCalls(60_000);
     const stop = await stopped(held);
-    await expect(held.resume(`${stop.requestState}x`, binding, accept, never)).rejects.toThrow(
+    await expect(held.resume(`${stop.requestState}x`, binding, accept, never, {})).rejects.toThrow(
       "params.requestState names no call this server holds",
     );
-    await expect(held.resume("tg-held.forged", binding, accept, never)).rejects.toThrow("was never issued here");
-    await held.resume(stop.requestState, binding, accept, never);
-    await expect(held.resume(stop.requestState, binding, accept, never)).rejects.toThrow(
+    await expect(held.resume("tg-held.forged", binding, accept, never, {})).rejects.toThrow("was never issued here");
+    await held.resume(stop.requestState, binding, accept, never, {});
+    await expect(held.resume(stop.requestState, binding, accept, never, {})).rejects.toThrow(
       "was already answered (a state is spent by the retry it resumes)",
     );
   });
@@ -69,10 +82,10 @@ describe("HeldCalls", () => {
   ])("refuses a retry whose %s differs; the held call still resumes on its own retry", async (what, change) => {
     const held = new HeldCalls(60_000);
     const stop = await stopped(held);
-    await expect(held.resume(stop.requestState, { ...binding, ...change }, accept, never)).rejects.toThrow(
+    await expect(held.resume(stop.requestState, { ...binding, ...change }, accept, never, {})).rejects.toThrow(
       `this retry's ${what} differs from the one of the call that asked`,
     );
-    expect(await held.resume(stop.requestState, binding, accept, never)).toMatchObject({
+    expect(await held.resume(stop.requestState, binding, accept, never, {})).toMatchObject({
       observation: { text: expect.stringContaining("answered") },
     });
   });
@@ -84,8 +97,8 @@ describe("HeldCalls", () => {
   ])("refuses answers %j, and the state stays good for a proper retry", async (answers, message) => {
     const held = new HeldCalls(60_000);
     const stop = await stopped(held);
-    await expect(held.resume(stop.requestState, binding, answers, never)).rejects.toThrow(message);
-    expect(await held.resume(stop.requestState, binding, accept, never)).toMatchObject({
+    await expect(held.resume(stop.requestState, binding, answers, never, {})).rejects.toThrow(message);
+    expect(await held.resume(stop.requestState, binding, accept, never, {})).toMatchObject({
       observation: { text: expect.stringContaining("answered") },
     });
   });
@@ -94,16 +107,16 @@ describe("HeldCalls", () => {
     const held = new HeldCalls(20);
     let ended!: (o: Observation) => void;
     const end = new Promise<Observation>((r) => (ended = r));
-    const stop = await held.begin(binding, never, (signal, ask) => asking(signal, ask).then((o) => (ended(o), o)));
+    const stop = await held.begin(binding, never, {}, (signal, ask) => asking(signal, ask).then((o) => (ended(o), o)));
     if (!("requestState" in stop)) throw new Error("the call did not ask");
     expect((await end).text).toBe("not answered: its client did not retry with the answers within 20 ms");
-    await expect(held.resume(stop.requestState, binding, accept, never)).rejects.toThrow("names no call");
+    await expect(held.resume(stop.requestState, binding, accept, never, {})).rejects.toThrow("names no call");
   });
 
   it("the asking request's cancel stops the call while it waits for its first stop", async () => {
     const held = new HeldCalls(60_000);
     const request = new AbortController();
-    const stop = held.begin(binding, request.signal, async (signal) => {
+    const stop = held.begin(binding, request.signal, {}, async (signal) => {
       await new Promise((r) => signal.addEventListener("abort", r, { once: true }));
       return obs("stopped");
     });
@@ -114,11 +127,65 @@ describe("HeldCalls", () => {
   it(`holds at most ${MAX_HELD_PER_CALLER} calls of one caller; one more is told why, another caller is not held back`, async () => {
     const held = new HeldCalls(60_000);
     for (let i = 0; i < MAX_HELD_PER_CALLER; i++) await stopped(held);
-    expect(await held.begin(binding, never, asking)).toEqual({
+    expect(await held.begin(binding, never, {}, asking)).toEqual({
       observation: obs(
         `not answered: this caller already has ${MAX_HELD_PER_CALLER} calls waiting for the answers to their questions; answer or abandon those first`,
       ),
     });
     expect(await stopped(held, { ...binding, principal: "bob" })).toHaveProperty("requestState");
+  });
+
+  it("sends the call's reports to the request waiting on it now, at its level; none while no request waits", async () => {
+    const held = new HeldCalls(60_000);
+    const heard = { first: [] as string[], retry: [] as string[] };
+    const to = (who: "first" | "retry", level: "info" | "warning"): Notices => ({
+      progress: (u: ProgressUpdate) => heard[who].push(`progress ${u.message}`),
+      log: { level, send: (e: LogEntry) => heard[who].push(`${e.level} ${e.data}`) },
+    });
+    let reports!: HeldNotices;
+    let answered!: () => void;
+    const waited = new Promise<void>((r) => (answered = r));
+    const tell = (what: string) => {
+      reports.progress({ elapsed_ms: 1, message: what, counts: {} });
+      reports.log.send({ level: "info", logger: "t", data: what });
+      reports.log.send({ level: "warning", logger: "t", data: what });
+    };
+    const stop = await held.begin(binding, never, to("first", "info"), async (signal, ask, notices) => {
+      reports = notices;
+      tell("before");
+      const asked = ask(question, signal);
+      await waited;
+      // Answered input_required, no retry yet: nobody to tell, and the least level asked for.
+      expect(notices.log.level).toBe("emergency");
+      tell("waiting");
+      await asked;
+      expect(notices.log.level).toBe("warning");
+      tell("after");
+      return obs("done");
+    });
+    if (!("requestState" in stop)) throw new Error("the call did not ask");
+    answered();
+    await new Promise((r) => setImmediate(r));
+    expect(await held.resume(stop.requestState, binding, accept, never, to("retry", "warning"))).toEqual({
+      observation: obs("done"),
+    });
+    expect(heard).toEqual({
+      first: ["progress before", "info before", "warning before"],
+      retry: ["progress after", "warning after"],
+    });
+  });
+
+  it("a request that asked for no reports hears none, and its retry that asks hears them", async () => {
+    const held = new HeldCalls(60_000);
+    const heard: string[] = [];
+    const stop = await held.begin(binding, never, {}, async (signal, ask, notices) => {
+      notices.progress({ elapsed_ms: 1, message: "before", counts: {} });
+      await ask(question, signal);
+      notices.progress({ elapsed_ms: 2, message: "after", counts: {} });
+      return obs("done");
+    });
+    if (!("requestState" in stop)) throw new Error("the call did not ask");
+    await held.resume(stop.requestState, binding, accept, never, { progress: (u) => heard.push(u.message) });
+    expect(heard).toEqual(["after"]);
   });
 });
