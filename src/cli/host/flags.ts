@@ -13,6 +13,7 @@ import { parseHttpFlags, type HttpFlags } from "./http-flags.js";
 import { parseSessionIdle } from "./ms-flag.js";
 import { listenFlagOptions, parseListenFlags, type ListenFlags } from "./listen-flags.js";
 import { DEFAULT_TASK_AFTER_MS } from "../../runtime/tasks.js";
+import { DEFAULT_APPROVAL_TIMEOUT_MS } from "../../mcp/server/approval.js";
 
 export interface GatewayFlags extends HttpFlags, ListenFlags {
   stateDir?: string;
@@ -25,6 +26,7 @@ export interface GatewayFlags extends HttpFlags, ListenFlags {
   sessionIdleMs?: string;
   maxTasksPerOwner?: string;
   taskAfterMs?: string;
+  approvalTimeoutMs?: string;
 }
 
 /**
@@ -54,8 +56,28 @@ export function gatewayFlagOptions(cmd: Command, where: string): Command {
     .option(
       "--task-after-ms <ms>",
       `2026-07-28 tasks extension: a call of a tool that may run as a task is answered in its request when it ends within this time, else it goes on as a task (default ${DEFAULT_TASK_AFTER_MS}, at most ${MAX_TASK_AFTER_MS}; 0: a task at once; a call waiting for an approval is one at once)`,
+    )
+    .option(
+      "--approval-timeout-ms <ms>",
+      `how long a person has to answer an approval or a question the client is asked, and a 2026-07-28 call held for its client's retry waits for it, before the approval stays pending or the held call ends (default ${DEFAULT_APPROVAL_TIMEOUT_MS}, ten minutes; ${MIN_APPROVAL_TIMEOUT_MS} to ${MAX_TIMER_MS})`,
     );
   return listenFlagOptions(shared);
+}
+
+/** Shorter than this, nobody could answer in time: a wait this low is a typo. */
+export const MIN_APPROVAL_TIMEOUT_MS = 1000;
+/** The longest wait a Node.js timer keeps (a longer one fires at once). */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** `--approval-timeout-ms MS`: whole milliseconds from MIN_APPROVAL_TIMEOUT_MS to MAX_TIMER_MS, or undefined when absent. */
+export function parseApprovalTimeout(text: string | undefined): number | undefined {
+  return wholeInRange(
+    text,
+    MIN_APPROVAL_TIMEOUT_MS,
+    MAX_TIMER_MS,
+    `--approval-timeout-ms must be a whole number of milliseconds from ${MIN_APPROVAL_TIMEOUT_MS} to ${MAX_TIMER_MS} (how long a person has to answer an approval or a question, and a held call waits for its client's retry)`,
+    `--approval-timeout-ms ${DEFAULT_APPROVAL_TIMEOUT_MS}`,
+  );
 }
 
 /** The most `--task-after-ms` may be: a call waits at most this long in its request before it becomes a task. */
@@ -97,7 +119,8 @@ function wholeInRange(text: string | undefined, min: number, max: number, rule: 
 
 /**
  * The shared flags parsed, each refused in this order: `--budget-tokens`, `--http`,
- * `--session-idle-ms`, `--max-tasks-per-owner`, `--task-after-ms`, the HTTP and approval flags, then the listen flags. `workspace`: serve's, when it has one.
+ * `--session-idle-ms`, `--max-tasks-per-owner`, `--task-after-ms`, `--approval-timeout-ms`, the HTTP and approval
+ * flags, then the listen flags. `workspace`: serve's, when it has one.
  */
 export function parseGatewayFlags(flags: GatewayFlags, workspace?: string) {
   const budgetTokens = parseBudget(flags.budgetTokens);
@@ -106,6 +129,7 @@ export function parseGatewayFlags(flags: GatewayFlags, workspace?: string) {
   const keys = keysConfigured(flags);
   const maxTasksPerOwner = parseMaxTasksPerOwner(flags.maxTasksPerOwner);
   const taskAfterMs = parseTaskAfter(flags.taskAfterMs);
+  const approvalTimeoutMs = parseApprovalTimeout(flags.approvalTimeoutMs);
   const served = parseHttpFlags(flags, http, keys);
   const listens = parseListenFlags(flags);
   const settings: GatewaySettings = {
@@ -123,6 +147,7 @@ export function parseGatewayFlags(flags: GatewayFlags, workspace?: string) {
     ...served.http,
     ...listens,
     approveVia: served.approveVia,
+    ...(approvalTimeoutMs !== undefined ? { approvalTimeoutMs } : {}),
     ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {}),
     ...(flags.capability !== undefined ? { capability: flags.capability } : {}),
     capabilitiesIgnored: !keys,

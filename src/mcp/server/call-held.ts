@@ -15,7 +15,8 @@
  * as the call asked; one that differs is refused naming what differs, and the held call waits on
  * for its own retry. Held calls live in the process that runs them (over HTTP behind a balancer,
  * the retry must reach it: route by `Mcp-Name`, the tool's name, or stickily); at most
- * `MAX_HELD_PER_CALLER` per caller wait at once.
+ * `MAX_HELD_PER_CALLER` per caller and `MAX_HELD` in all wait at once; a question past either is
+ * not asked, and the call's observation says which bound it met and what to do.
  *
  * The call's progress and log messages go with the request waiting on it now: the first, then
  * each retry that resumed it, under that request's own progressToken and log level. Between an
@@ -37,6 +38,8 @@ import { checkedAnswers } from "./task-answers.js";
 const TOKEN_PREFIX = "tg-held.";
 /** Calls one caller may have waiting for its retry at once. */
 export const MAX_HELD_PER_CALLER = 32;
+/** Calls this process holds waiting for their retries at once, of all callers (each holds a call and a timer). */
+export const MAX_HELD = 1024;
 
 /** Who asks and what: a retry must match each part. */
 export interface CallBinding {
@@ -105,7 +108,10 @@ export class HeldCalls {
   private readonly byToken = new Map<string, Held>();
   private readonly perCaller = new Map<string, number>();
 
-  constructor(private readonly holdMs: number) {}
+  constructor(
+    private readonly holdMs: number,
+    private readonly maxHeld = MAX_HELD,
+  ) {}
 
   /** A held call's state (`requestState` of a retry), as opposed to any other. */
   static names(state: unknown): state is string {
@@ -202,6 +208,12 @@ export class HeldCalls {
     if (signal.aborted) return Promise.reject(signal.reason ?? new Error("the call was stopped"));
     if (held.round !== null)
       return Promise.reject(new Error("this call already waits for answers; one round at a time"));
+    if (this.byToken.size >= this.maxHeld)
+      return Promise.reject(
+        new Error(
+          `this server already holds ${this.maxHeld} calls waiting for their callers' answers, the most it holds at once; call again once some have been answered or have ended (within ${this.holdMs} ms), or call a tool that asks nothing`,
+        ),
+      );
     const caller = held.bound.principal;
     const count = this.perCaller.get(caller) ?? 0;
     if (count >= MAX_HELD_PER_CALLER)

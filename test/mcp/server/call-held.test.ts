@@ -3,7 +3,7 @@
  * first request stops at the questions with a state; the retry with that state and the answers
  * resumes the call. A forged state, a replayed one, one used by another caller or for another
  * tool, other arguments (canonically) or another capability, answers of the wrong shape or
- * missing, a hold that runs out, and more held calls than a caller may have: each refused or
+ * missing, a hold that runs out, and more held calls than a caller may have or the process holds: each refused or
  * ended, saying so, and the held call left to its own retry. The call's progress and log messages
  * go to the request waiting on it now, at its level; none while no request waits.
  */
@@ -133,6 +133,19 @@ describe("HeldCalls", () => {
       ),
     });
     expect(await stopped(held, { ...binding, principal: "bob" })).toHaveProperty("requestState");
+  });
+
+  it("holds at most its process-wide bound in all; one more, of any caller, is told why and what to do, and is held once one ends", async () => {
+    const held = new HeldCalls(60_000, 2);
+    const first = await stopped(held, { ...binding, principal: "p1" });
+    await stopped(held, { ...binding, principal: "p2" });
+    expect(await held.begin({ ...binding, principal: "p3" }, never, {}, asking)).toEqual({
+      observation: obs(
+        "not answered: this server already holds 2 calls waiting for their callers' answers, the most it holds at once; call again once some have been answered or have ended (within 60000 ms), or call a tool that asks nothing",
+      ),
+    });
+    await held.resume(first.requestState, { ...binding, principal: "p1" }, accept, never, {});
+    expect(await stopped(held, { ...binding, principal: "p3" })).toHaveProperty("requestState");
   });
 
   it("sends the call's reports to the request waiting on it now, at its level; none while no request waits", async () => {
