@@ -8,6 +8,7 @@ import {
   LOG_LEVEL_META_KEY,
   type CallToolResult,
   type ClientCapabilities,
+  type InputRequiredResult,
   type Result,
   type ServerContext,
 } from "@modelcontextprotocol/server";
@@ -21,7 +22,7 @@ import { taskSupport } from "../../runtime/tasks.js";
 import type { Gateway, Proposal } from "../../runtime/types.js";
 import { approveByElicitation, DEFAULT_APPROVAL_TIMEOUT_MS, pendingApprovalId } from "./approval.js";
 import { cannotAsk, legacyAsk } from "./call-ask.js";
-import { heldCallsOf } from "./call-held.js";
+import { HeldCalls, heldCallsOf, type Stop } from "./call-held.js";
 import { metaRefusal, unknownTool, withCapabilityHint } from "./call-answers.js";
 import { idsFromHeaders, withHeaderIds } from "./call-headers.js";
 import { requireEnvelope, type Envelope } from "./envelope.js";
@@ -149,57 +150,70 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
           .catch((err: unknown) => refusedTask(err, "tools/call"))
       : undefined;
     if (ran && "task" in ran) throw new TaskAnswer(createTaskResult(ran.task));
-    // A 2026-07-28 call of a tool that may run long (a proxied upstream task's) and asks for no
-    // approval, from a client without tasks: its questions are asked with an input-required result,
-    // the call held until the client's retry answers them (call-held.ts).
-    if (modern && !ran && spec?.runsAsTask && AUTHORITY[spec.effect] !== "A3") {
+    // A 2026-07-28 call of a tool that may run long (a proxied upstream task's), from a client
+    // without tasks: its questions are asked with an input-required result, the call held until the
+    // client's retry answers them (call-held.ts). An A3 one runs held too, so a call run on its
+    // approval (the approval round's retry, or a repeat with the approval id) asks on the same way:
+    // the approval and the questions after it are one held call.
+    let obs: Observation;
+    let heldApproval: ((approvalId: string) => Promise<Observation | InputRequiredResult>) | undefined;
+    if (modern && !ran && spec?.runsAsTask) {
       const held = heldCallsOf(gateway, approvalTimeout);
       const bound = { principal, tool: name, arguments: proposal.arguments, capability: proposal.capability };
       const state = ctx.mcpReq.requestState();
       // This request's progressToken and log level, for what the call reports while it waits on it.
       const notices = { ...(progressOf ? { progress: progressOf } : {}), ...(log ? { log } : {}) };
-      const stop =
-        state !== undefined
-          ? await held.resume(
-              String(state),
-              bound,
-              ctx.mcpReq.inputResponses,
-              cancelled,
-              notices,
-              ctx.mcpReq.droppedInputResponseKeys,
+      const begin = (p: Proposal) =>
+        held.begin(bound, cancelled, notices, (signal, ask, reports) =>
+          gateway.call(p, {
+            abandoned: signal,
+            principal,
+            signal,
+            // Given even when this request asked for neither: a retry may ask for what it did not.
+            progress: reports.progress,
+            ...(options.logging ? { log: reports.log } : {}),
+            ...(trace ? { trace } : {}),
+            ask: heldAsk(envelope.clientCapabilities, ask),
+          }),
+        );
+      const stopped = (stop: Stop): Observation | InputRequiredResult =>
+        "questions" in stop
+          ? inputRequired({ inputRequests: stop.questions as never, requestState: stop.requestState })
+          : withCapabilityHint(stop.observation, http);
+      // An A3 call's approval round carries the approval id as its state (input-required.ts), not a held call's.
+      const approvable = AUTHORITY[spec.effect] === "A3";
+      const answered =
+        state !== undefined && (!approvable || HeldCalls.names(state))
+          ? stopped(
+              await held.resume(
+                String(state),
+                bound,
+                ctx.mcpReq.inputResponses,
+                cancelled,
+                notices,
+                ctx.mcpReq.droppedInputResponseKeys,
+              ),
             )
-          : await held.begin(bound, cancelled, notices, (signal, ask, reports) =>
-              gateway.call(proposal, {
-                abandoned: signal,
-                principal,
-                signal,
-                // Given even when this request asked for neither: a retry may ask for what it did not.
-                progress: reports.progress,
-                ...(options.logging ? { log: reports.log } : {}),
-                ...(trace ? { trace } : {}),
-                ask: heldAsk(envelope.clientCapabilities, ask),
-              }),
-            );
-      if ("questions" in stop)
-        return inputRequired({ inputRequests: stop.questions as never, requestState: stop.requestState });
-      const obs = withCapabilityHint(stop.observation, http);
-      if (obs.error?.code === "unknown_tool") throw unknownTool(obs);
-      return callResult(name, obs);
+          : stopped(await begin(proposal));
+      if ("resultType" in answered) return answered;
+      obs = answered;
+      if (approvable) heldApproval = (approvalId) => begin({ ...proposal, approval_id: approvalId }).then(stopped);
+    } else {
+      obs = withCapabilityHint(
+        ran?.answer ??
+          (await gateway.call(proposal, {
+            abandoned,
+            principal,
+            signal: cancelled,
+            ...(progressOf ? { progress: progressOf } : {}),
+            ...(log ? { log } : {}),
+            ...(trace ? { trace } : {}),
+            // A 2025-11-25 client can be asked mid-call (a proxied upstream's question), on this request's stream.
+            ...(modern ? {} : { ask: legacyAsk({ server, requestId: ctx.mcpReq.id, timeoutMs: approvalTimeout }) }),
+          })),
+        http,
+      );
     }
-    const obs = withCapabilityHint(
-      ran?.answer ??
-        (await gateway.call(proposal, {
-          abandoned,
-          principal,
-          signal: cancelled,
-          ...(progressOf ? { progress: progressOf } : {}),
-          ...(log ? { log } : {}),
-          ...(trace ? { trace } : {}),
-          // A 2025-11-25 client can be asked mid-call (a proxied upstream's question), on this request's stream.
-          ...(modern ? {} : { ask: legacyAsk({ server, requestId: ctx.mcpReq.id, timeoutMs: approvalTimeout }) }),
-        })),
-      http,
-    );
     if (obs.error?.code === "unknown_tool") throw unknownTool(obs);
     if (pendingApprovalId(obs) === null) return callResult(name, obs);
     // A 2026-07-28 request declares its client's capabilities itself; a 2025-11-25 one did at initialize.
@@ -219,6 +233,7 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
           abandoned,
           cancelled,
           ...(trace ? { trace } : {}),
+          ...(heldApproval ? { propose: heldApproval } : {}),
         },
         proposal,
         obs,

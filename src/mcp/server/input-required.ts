@@ -37,6 +37,12 @@ export interface InputRequiredContext extends ReproposalContext {
   inputResponses: Record<string, unknown> | undefined;
   /** The retry's `requestState`, as the client echoed it; undefined on a first request. */
   requestState: unknown;
+  /**
+   * Runs the call on its recorded approval instead of `proposeApproved`: a call that may ask its
+   * client questions as it runs is held for the retries that answer them (call-held.ts), and
+   * answers with its observation or its first questions.
+   */
+  propose?: (approvalId: string) => Promise<Observation | InputRequiredResult>;
 }
 
 /** Errors of `approve`/`deny` that mean the approval was settled by someone else (or by time). */
@@ -111,5 +117,5 @@ export async function approveByInputRequired(
     }
   }
   // The gateway, not this adapter, decides what the answer allows.
-  return proposeApproved(ctx, proposal, approvalId);
+  return ctx.propose ? ctx.propose(approvalId) : proposeApproved(ctx, proposal, approvalId);
 }

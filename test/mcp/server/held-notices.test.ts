@@ -9,20 +9,11 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { Client, StreamableHTTPClientTransport, type Transport } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { openStore } from "../../../src/idempotency/open.js";
-import { createGateway } from "../../../src/runtime/gateway.js";
-import { serveHttp } from "../../../src/mcp/transports/http.js";
-import catalog from "../fixtures/tasks-catalog.js";
+import { describe, expect, it } from "vitest";
+import type { Client, Transport } from "@modelcontextprotocol/client";
 import { rawRequest } from "../raw-transport.js";
-import { notesServeCommand, tempDir } from "../support.js";
-
-const cleanup: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const done of cleanup.splice(0).reverse()) await done().catch(() => {});
-});
+import { tempDir } from "../support.js";
+import { heldClient, heldServer } from "./held-serve.js";
 
 type Message = { id?: unknown; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown> };
 
@@ -35,29 +26,9 @@ const meta = (progressToken: string) => ({
   progressToken,
 });
 
-async function httpServer(notes: string): Promise<Transport> {
-  process.env.NOTES_DIR = notes;
-  const store = await openStore("memory:");
-  const gateway = createGateway({ tools: catalog, store, audit: false });
-  const http = await serveHttp(gateway, { port: 0, warn: () => {}, logging: true });
-  cleanup.push(async () => {
-    await http.close();
-    await gateway.close({ grace_ms: 0 });
-  });
-  return new StreamableHTTPClientTransport(http.url);
-}
-
-const stdio = (notes: string): Transport =>
-  new StdioClientTransport({ ...notesServeCommand(notes, { catalog: "tasks-catalog.ts" }), stderr: "pipe" });
-
 /** A 2026-07-28 SDK v2 client on `transport`, and every message the server sent it, in order. */
 async function client(transport: Transport): Promise<{ c: Client; wire: Message[] }> {
-  const c = new Client(
-    { name: "held-notices", version: "1.0.0" },
-    { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
-  );
-  await c.connect(transport);
-  cleanup.push(() => c.close());
+  const c = await heldClient(transport);
   const wire: Message[] = [];
   const onmessage = transport.onmessage;
   transport.onmessage = (m, extra) => {
@@ -77,7 +48,7 @@ describe("a held call's progress and log messages", { timeout: 90_000 }, () => {
     "over %s: go with the request waiting on the call, none while no request waits",
     async (over) => {
       const notes = tempDir("held-notices");
-      const { c, wire } = await client(over === "http" ? await httpServer(notes) : stdio(notes));
+      const { c, wire } = await client(await heldServer(over, notes, { logging: true }));
       const name = `j-${over}`;
       const first = await rawRequest(c, "tools/call", { name: "job_asks", arguments: { name } }, meta("p-first"));
       expect(first.result, JSON.stringify(first)).toMatchObject({ resultType: "input_required" });
