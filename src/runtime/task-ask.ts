@@ -75,7 +75,6 @@ export class TaskQuestions {
 
   /** The call's `ask` (`CallOptions.ask`). */
   readonly ask: CallAsk = async (requests, signal) => {
-    const methods = [...new Set(Object.values(requests).map((r) => r.method))].join(", ");
     for (const r of Object.values(requests)) {
       const why = this.ctx.cannotAsk?.(r) ?? null;
       if (why !== null) throw new Error(`this client cannot be asked ${r.method}: ${why}`);
@@ -93,7 +92,6 @@ export class TaskQuestions {
       throw new Error("this call could not go on as a task, so its question cannot be held for its caller");
     signal.throwIfAborted();
     const { tasks, clock } = this.ctx;
-    const n = Object.keys(requests).length;
     return new Promise<Record<string, JsonValue>>((resolve, reject) => {
       const end = (err?: unknown) => {
         signal.removeEventListener("abort", aborted);
@@ -125,7 +123,7 @@ export class TaskQuestions {
       tasks
         .update(task.id, ["working"], {
           status: "input_required",
-          status_message: `waits for its caller to answer ${n === 1 ? "1 question" : `${n} questions`} (${methods}): tasks/get shows them as inputRequests, tasks/update answers them`,
+          status_message: waitingMessage(requests, "tasks/get shows them as inputRequests, tasks/update answers them"),
           result: { [REQUESTS_FIELD]: requests as unknown as JsonValue },
           now: clock(),
         })
@@ -153,6 +151,53 @@ export class TaskQuestions {
     if (Object.keys(round.requests).every((k) => k in round.answers)) round.done(round.answers);
     return recorded;
   }
+}
+
+/** What a waiting task's status message says of a round of `requests`, and where its answers come from. */
+function waitingMessage(requests: Readonly<Record<string, InputRequest>>, where: string): string {
+  const n = Object.keys(requests).length;
+  const methods = [...new Set(Object.values(requests).map((r) => r.method))].join(", ");
+  return `waits for its caller to answer ${n === 1 ? "1 question" : `${n} questions`} (${methods}): ${where}`;
+}
+
+/**
+ * A task's questions put to its caller by the caller's own `ask` (`StartTask.ask`: a 2025-11-25
+ * client, sent requests naming the task): the task is `input_required` while a round waits and
+ * `working` again once it is answered; `told` hears both. One round at a time. A round the ask
+ * rejects leaves the task `input_required` until the call's answer ends it.
+ */
+export function directAsk(
+  ctx: Omit<TaskAskContext, "cannotAsk">,
+  task: TaskRecord,
+  ask: CallAsk,
+  told: (t: TaskRecord | null) => void,
+): CallAsk {
+  let asking = false;
+  return async (requests, signal) => {
+    if (asking) throw new Error("this task already waits for answers; one round at a time");
+    asking = true;
+    try {
+      const waiting = await ctx.tasks.update(task.id, ["working"], {
+        status: "input_required",
+        status_message: waitingMessage(requests, "sent to its client as requests of this task"),
+        now: ctx.clock(),
+      });
+      // Cancelled, or failed by another replica, meanwhile: the call's abort follows.
+      if (waiting === null) throw new Error("the task is no longer running, so its question was not asked");
+      told(waiting);
+      const answers = await ask(requests, signal);
+      told(
+        await ctx.tasks.update(task.id, ["input_required"], {
+          status: "working",
+          status_message: null,
+          now: ctx.clock(),
+        }),
+      );
+      return answers;
+    } finally {
+      asking = false;
+    }
+  };
 }
 
 /** The runner's refusal of answers to a task that is not running in this process. */

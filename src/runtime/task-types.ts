@@ -3,7 +3,7 @@
  * start and a run take, and what each method answers.
  */
 import type { Observation } from "../core/observation.js";
-import type { CallLog, InputRequest, ProgressUpdate } from "../core/tool.js";
+import type { CallAsk, CallLog, InputRequest, ProgressUpdate } from "../core/tool.js";
 import type { JsonValue } from "../core/json.js";
 import type { ApprovalRecord, Store } from "../idempotency/store.js";
 import type { TaskRecord } from "../idempotency/tasks.js";
@@ -59,9 +59,16 @@ export interface StartTask {
   onStatus?: (task: TaskRecord) => void;
   /** The caller's trace context, handed to the gateway with the call (see `CallOptions.trace`). */
   trace?: TraceContextInput;
+  /**
+   * For a task `start` runs: the caller's own way to put the call's questions to its client while
+   * the task runs (a 2025-11-25 session's requests naming the task), given the task. While a round
+   * waits the task is `input_required`, then `working` again; one round at a time. Absent: the
+   * call cannot ask.
+   */
+  ask?: (task: TaskRecord) => CallAsk;
 }
 
-export interface RunTask extends StartTask {
+export interface RunTask extends Omit<StartTask, "ask"> {
   /** The request's going away (its client cancelled it): aborts the call while it is answered inline; a task's is `cancel`. */
   signal?: AbortSignal;
   /** How long the call may answer inline, ms; default the runner's `task_after_ms`; 0: a task at once. */

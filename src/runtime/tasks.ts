@@ -7,6 +7,8 @@
  * - An A3 call answered `approval_required` waits as `input_required` for the approval (read
  *   from the store, so a person may approve it through any replica or the CLI), then is proposed
  *   again with its approval id; the answer, whatever it is, completes the task.
+ * - A question the call asks goes to the caller's own `ask` (`StartTask.ask`), the task
+ *   `input_required` while it waits; for a call `run` starts, it is held in the task (`task-ask.ts`).
  * - Cancelling (by its owner, on any replica) marks the task cancelled in the store; the process
  *   running it sees that within one poll and aborts the call through its signal, whose answer
  *   (stopped, or in doubt) becomes the cancelled task's result.
@@ -33,7 +35,8 @@ import type { RunOutcome, StartTask, TaskRunner, TaskRunnerOptions } from "./tas
 import { drive, LIVE, pendingApproval, sleep, taskCall, type DriveContext } from "./task-drive.js";
 import { ownerBound } from "./task-owners.js";
 import { staleSweeper, staleView, type StaleContext } from "./task-stale.js";
-import { heldQuestions, notRunningHere, TaskQuestions } from "./task-ask.js";
+import { directAsk, heldQuestions, notRunningHere, TaskQuestions } from "./task-ask.js";
+import type { CallAsk } from "../core/tool.js";
 import { refuseUnlessTaskTool, repeatable } from "./task-tools.js";
 
 export type { RunOutcome, RunTask, StartTask, TaskRunner, TaskRunnerOptions } from "./task-types.js";
@@ -185,10 +188,13 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
         throw err;
       }
       const abort = new AbortController();
-      const call = taskCall(abort, opts);
-      track(task, abort, opts, release, (told) =>
-        drive(driving, task, proposal, abort, call, gateway.call(proposal, call.options), told),
-      );
+      // The caller's own ask, set (with the task's status listener) before the call starts.
+      let ask: CallAsk | undefined;
+      const call = taskCall(abort, opts, undefined, undefined, opts.ask ? (r, signal) => ask!(r, signal) : undefined);
+      track(task, abort, opts, release, (told) => {
+        if (opts.ask) ask = directAsk({ tasks, clock }, task, opts.ask(task), told);
+        return drive(driving, task, proposal, abort, call, gateway.call(proposal, call.options), told);
+      });
       return task;
     },
     async run(proposal, opts) {

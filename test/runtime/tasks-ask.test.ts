@@ -181,3 +181,61 @@ describe.each(stores)("a task's questions on %s", (_, available, openStore) => {
     }
   });
 });
+
+describe("a started task's questions put by its caller's own ask (StartTask.ask)", () => {
+  it("the ask is given the task; the task is input_required while it waits, then working and completed", async () => {
+    const store = await createSqliteStore({ path: join(dir, `direct-${++n}.db`) });
+    const gateway = createGateway({ tools: [asker], store, audit: false });
+    const runner = createTaskRunner(gateway, { store, poll_ms: 20 });
+    const statuses: string[] = [];
+    let answer!: (a: Record<string, unknown>) => void;
+    const asked: { task: string; requests: unknown }[] = [];
+    try {
+      const task = await runner.start(proposal(), {
+        owner: "alice",
+        onStatus: (t) => statuses.push(t.status),
+        ask: (t) => (requests) => {
+          asked.push({ task: t.id, requests });
+          return new Promise((r) => (answer = r as never));
+        },
+      });
+      const waiting = await until(
+        () => runner.get(task.id, "alice"),
+        (t) => t.status === "input_required",
+      );
+      expect(waiting.status_message).toBe(
+        "waits for its caller to answer 1 question (elicitation/create): sent to its client as requests of this task",
+      );
+      expect(asked).toEqual([{ task: task.id, requests: QUESTION }]);
+      // Not held in the record: its caller answers through its own ask, not tasks/update.
+      expect(runner.questions(waiting)).toBeNull();
+      answer({ pick: { action: "accept", content: { x: "b" } } });
+      const done = await runner.result(task.id, "alice");
+      expect((done!.result as unknown as Observation).text).toContain('answered {"pick":{"action":"accept"');
+      expect(statuses).toEqual(["input_required", "working", "completed"]);
+    } finally {
+      runner.close();
+      await gateway.close({ grace_ms: 0 });
+    }
+  });
+
+  it("an ask that rejects is the tool's to handle: the call answers and the task completes", async () => {
+    const store = await createSqliteStore({ path: join(dir, `direct-${++n}.db`) });
+    const gateway = createGateway({ tools: [asker], store, audit: false });
+    const runner = createTaskRunner(gateway, { store, poll_ms: 20 });
+    try {
+      const task = await runner.start(proposal(), {
+        owner: "alice",
+        ask: () => () => Promise.reject(new Error("this client cannot be asked elicitation/create: no")),
+      });
+      const done = await runner.result(task.id, "alice");
+      expect(done!.status).toBe("completed");
+      expect((done!.result as unknown as Observation).text).toContain(
+        "not answered: this client cannot be asked elicitation/create: no",
+      );
+    } finally {
+      runner.close();
+      await gateway.close({ grace_ms: 0 });
+    }
+  });
+});

@@ -1,6 +1,7 @@
 /**
  * A call's questions to its 2025-11-25 client (`ToolContext.ask`): each one an elicitation or a
- * sampling request sent to the client on the tools/call's own stream, allowed only when the
+ * sampling request sent to the client on the tools/call's own stream (or, for a task the call
+ * runs as, naming the task in its `_meta`), allowed only when the
  * client declared that capability at initialize (form or url elicitation, sampling). A question
  * of any other kind, or one the client cannot take, rejects naming the capability to declare;
  * the client's answers are the SDK's checked results. One question at a time, each bounded by
@@ -10,11 +11,16 @@ import type { ClientCapabilities } from "@modelcontextprotocol/server";
 import type { CallAsk } from "../../core/tool.js";
 import type { JsonValue } from "../../core/json.js";
 import type { GatewayServer } from "./gateway-server.js";
+import { RELATED_TASK } from "./tasks.js";
 
 export interface AskContext {
   server: GatewayServer;
-  /** The tools/call the questions belong to (keeps them on its stream). */
-  requestId: string | number;
+  /**
+   * What the questions belong to: the tools/call (they go on its stream), or the task it started
+   * (they carry the task's id in `_meta`, and go where the session's other requests go: over
+   * HTTP its GET stream, since the tools/call has been answered).
+   */
+  for: { requestId: string | number } | { taskId: string };
   /** How long the client has to answer one question, ms. */
   timeoutMs: number;
 }
@@ -43,11 +49,20 @@ export function legacyAsk(ctx: AskContext): CallAsk {
     for (const [key, { method, params }] of Object.entries(requests)) {
       const why = cannotAsk(capabilities, method, params.mode);
       if (why !== null) throw new Error(`this client cannot be asked ${method}: ${why}`);
-      const options = { relatedRequestId: ctx.requestId, timeout: ctx.timeoutMs, signal };
+      const task = "taskId" in ctx.for ? ctx.for.taskId : null;
+      const options = {
+        ...(task === null ? { relatedRequestId: (ctx.for as { requestId: string | number }).requestId } : {}),
+        timeout: ctx.timeoutMs,
+        signal,
+      };
+      const sent =
+        task === null
+          ? params
+          : { ...params, _meta: { ...(params._meta as object | undefined), [RELATED_TASK]: { taskId: task } } };
       const answer =
         method === "elicitation/create"
-          ? await ctx.server.elicitInput(params as never, options)
-          : await ctx.server.createMessage(params as never, options);
+          ? await ctx.server.elicitInput(sent as never, options)
+          : await ctx.server.createMessage(sent as never, options);
       answers[key] = answer as unknown as JsonValue;
     }
     return answers;

@@ -209,7 +209,9 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
             ...(log ? { log } : {}),
             ...(trace ? { trace } : {}),
             // A 2025-11-25 client can be asked mid-call (a proxied upstream's question), on this request's stream.
-            ...(modern ? {} : { ask: legacyAsk({ server, requestId: ctx.mcpReq.id, timeoutMs: approvalTimeout }) }),
+            ...(modern
+              ? {}
+              : { ask: legacyAsk({ server, for: { requestId: ctx.mcpReq.id }, timeoutMs: approvalTimeout }) }),
           })),
         http,
       );
@@ -287,8 +289,9 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
   /**
    * A task-augmented tools/call (2025-11-25): the task as started; its answer comes from
    * tasks/result. While it runs, the session hears its status changes (notifications/tasks/status)
-   * and, when the call carried a progressToken, its progress under that token; a session that has
-   * closed (HTTP: the task outlives it) hears nothing.
+   * and, when the call carried a progressToken, its progress under that token, and is asked the
+   * call's questions (naming the task); a session that has closed (HTTP: the task outlives it)
+   * hears nothing, and a question then fails the call.
    */
   async function startTask(proposal: Proposal, task: unknown, envelope: Envelope, token: unknown): Promise<Result> {
     if (!runner || envelope.protocolVersion !== undefined)
@@ -310,6 +313,9 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
         ...(ttl_ms !== undefined ? { ttl_ms } : {}),
         onStatus: (t: TaskRecord) => tell("notifications/tasks/status", { ...toMcpTask(t) }),
         ...(progress ? { progress } : {}),
+        // A question the call asks (a proxied upstream task's) goes to the client as a request of the
+        // task, while the task is input_required; one it declared no capability for fails the call, saying so.
+        ask: (t: TaskRecord) => legacyAsk({ server, for: { taskId: t.id }, timeoutMs: approvalTimeout }),
       });
       return { task: toMcpTask(started) };
     } catch (err) {

@@ -148,3 +148,9 @@ export const upstreamCancelled = (received: () => Received[], before: number) =>
       .slice(before)
       .some((m) => m.method === "tasks/cancel"),
   );
+
+/** The tasks/update requests the upstream received after its `before`th line (the answers sent upstream). */
+export const updatesSince = (received: () => Received[], before: number) =>
+  received()
+    .slice(before)
+    .filter((m) => m.method === "tasks/update");

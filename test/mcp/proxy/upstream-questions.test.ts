@@ -18,7 +18,7 @@ import type { Client } from "@modelcontextprotocol/client";
 import { createApplicationInputHandler, createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/client";
 import { TASKS_EXTENSION } from "../../../src/mcp/proxy/upstream-tasks.js";
 import { rawDispatch, rawRequest } from "../raw-transport.js";
-import { closeAll, envelope, polledTask, proxyCommand, text, upstreamCancelled } from "./tasks-proxy.js";
+import { closeAll, envelope, polledTask, proxyCommand, text, updatesSince, upstreamCancelled } from "./tasks-proxy.js";
 
 afterAll(closeAll);
 
@@ -55,11 +55,7 @@ const final = (t: TaskView) => ["completed", "failed", "cancelled"].includes(t.s
 
 describe("an upstream task's questions, to a 2026-07-28 client with tasks", { timeout: 180_000 }, () => {
   const proxy = proxyCommand(["--task-after-ms", "0"]);
-  const updates = (before: number) =>
-    proxy
-      .received()
-      .slice(before)
-      .filter((m) => m.method === "tasks/update");
+  const updates = (before: number) => updatesSince(proxy.received, before);
 
   it.each(["stdio", "http"] as const)(
     "over %s: toolgate's task is input_required with the question, answered with tasks/update, working again, then completed",
@@ -308,11 +304,7 @@ describe(
       "io.modelcontextprotocol/clientCapabilities": capabilities,
       "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
     });
-    const updates = (before: number) =>
-      proxy
-        .received()
-        .slice(before)
-        .filter((m) => m.method === "tasks/update");
+    const updates = (before: number) => updatesSince(proxy.received, before);
     const accept = { branch: { action: "accept", content: { branch: "main" } } };
     /** The first request of a call that asks: its input-required result. */
     async function asked(c: Client, topic: string) {
