@@ -10,7 +10,9 @@
  * Bad input, each refused or ignored as the extension says, nothing reaching the upstream: an
  * answer of the wrong shape, an answer to another task's question, another owner's answer, more
  * rounds than the bound, a client that declared no elicitation. While the upstream task works,
- * toolgate's task shows its status message, escaped and bounded.
+ * toolgate's task shows its status message, escaped and bounded. A 2026-07-28 client without tasks
+ * is asked by multi-round-trip retries, a destructive tool's approval first and its upstream's
+ * questions after, in one held call.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -387,5 +389,39 @@ describe(
         "asks done: branch main: h",
       );
     });
+  },
+);
+
+describe(
+  "a destructive upstream task that asks, to a 2026-07-28 client without tasks (approval, then its questions)",
+  { timeout: 180_000 },
+  () => {
+    // Over HTTP without keys approvals default to the CLI; this client's person may approve here.
+    const proxy = proxyCommand(["--approve-via", "both"]);
+
+    it.each(["stdio", "http"] as const)(
+      "over %s: the SDK v2 client's handler approves the call, then answers the upstream's question; one upstream task",
+      async (over) => {
+        const c = await proxy.connect("2026+elicit", over, "erin-a3");
+        const asked: string[] = [];
+        c.setRequestHandler("elicitation/create", (request) => {
+          const message = String((request.params as { message?: unknown }).message);
+          asked.push(message);
+          const content: Record<string, string> = message.startsWith("Approve") ? {} : { branch: "prod" };
+          return { action: "accept", content };
+        });
+        const before = proxy.received().length;
+        const r = await c.callTool({ name: "asks_destroy", arguments: { topic: `d-${over}` } });
+        expect(r.isError, text(r)).toBeFalsy();
+        expect(text(r)).toContain(`asks_destroy done: branch prod: d-${over}`);
+        expect(asked).toEqual([
+          expect.stringContaining("Approve a destructive call (A3)?"),
+          'The MCP server "tasks-upstream" asks: Which branch?',
+        ]);
+        const sent = proxy.received().slice(before);
+        expect(sent.filter((m) => m.method === "tools/call")).toHaveLength(1);
+        expect(updatesSince(proxy.received, before)).toHaveLength(1);
+      },
+    );
   },
 );
