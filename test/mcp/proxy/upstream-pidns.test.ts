@@ -9,7 +9,7 @@
  * cwd, ids, signal dispositions and capabilities are a plain spawn's. As root and unprivileged.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
@@ -122,8 +122,11 @@ const SELF_REPORT = [
    const reaches = { shadow: reach(() => fs.readFileSync("/etc/shadow")), root: reach(() => fs.readdirSync("/root")),
      cwd: reach(() => fs.writeFileSync("written", "")), etc: reach(() => fs.accessSync("/etc", fs.constants.W_OK)) };
    console.log(JSON.stringify({ env: process.env, cwd: process.cwd(), uid: process.getuid(), gid: process.getgid(),
-     euid: process.geteuid(), groups: process.getgroups(), status: s, umask: process.umask(), reaches }));`,
+     euid: process.geteuid(), groups: process.getgroups(), status: s, umask: process.umask(), reaches,
+     argv: process.argv.slice(1) }));`,
 ];
+/** Arguments a shell would act on, were they ever read as script: each must arrive as given. */
+const HOSTILE_ARGS = ["$(touch pwned)", "`touch pwned`", "; touch pwned", "'\"", "*", "a b", "", "-c", "PWD=/x", "--"];
 
 describe.runIf(available)("the chain an upstream is started through", { timeout: 30_000 }, () => {
   it("hands the upstream the environment, cwd, ids, signal dispositions, capabilities and file access a plain spawn does", () => {
@@ -132,13 +135,15 @@ describe.runIf(available)("the chain an upstream is started through", { timeout:
       { PATH: process.env.PATH!, HOME: "/nonexistent", child: "kept", c: "kept", EMPTY: "" },
       { PATH: process.env.PATH!, PWD: "/somewhere/else", LANG: "C.UTF-8" },
     ]) {
-      const plain = spawnSync(process.execPath, SELF_REPORT, { env, cwd, encoding: "utf8" });
-      const target = { command: process.execPath, args: SELF_REPORT };
+      const plain = spawnSync(process.execPath, [...SELF_REPORT, ...HOSTILE_ARGS], { env, cwd, encoding: "utf8" });
+      const target = { command: process.execPath, args: [...SELF_REPORT, ...HOSTILE_ARGS] };
       const spawned = inOwnPidNamespace(target, env, cwd);
       expect(spawned.args).toContain(FORWARDER_SCRIPT);
       const chained = spawnSync(spawned.command, spawned.args, { env, cwd, encoding: "utf8" });
       expect(chained.status).toBe(0);
       expect(JSON.parse(chained.stdout)).toEqual(JSON.parse(plain.stdout));
+      expect((JSON.parse(chained.stdout) as { argv: string[] }).argv.slice(-HOSTILE_ARGS.length)).toEqual(HOSTILE_ARGS);
+      expect(existsSync(join(cwd, "pwned"))).toBe(false);
     }
   });
 
