@@ -9,12 +9,12 @@
  * cwd, ids, signal dispositions and capabilities are a plain spawn's. As root and unprivileged.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { proxyProcess } from "../../support/proxy-process.js";
-import { alive, killLeft, pidNamespaceOf, pollUntil } from "../../support/procs.js";
+import { alive, killLeft, pidNamespaceOf, pollUntil, processesInNamespace } from "../../support/procs.js";
 import { upstreamNamespaceAvailable } from "../../support/require.js";
 import { lineClient, type LineClient } from "../transports/stdio-lines.js";
 import {
@@ -198,6 +198,36 @@ describe.runIf(available)("the chain an upstream is started through", { timeout:
   it("a terminal's SIGINT to the whole process group is the upstream's to take: the chain above it stays", async () => {
     // The upstream died of it (128 + 2, handed up); a forwarder that took it itself would have died by the signal.
     expect(await signalled("pidns-sigint", "SIGINT", true)).toEqual({ code: 130, signal: null });
+  });
+
+  it("the init reaps what is orphaned in the namespace: no zombies pile up while the upstream runs", async () => {
+    // Five sleeps orphaned at once (their subshells exit), then the upstream waits on nothing.
+    const orphaning = {
+      command: "/bin/sh",
+      args: ["-c", "for i in 1 2 3 4 5; do (sleep 0.2 &); done; echo ready; exec sleep 30"],
+    };
+    const child = spawnChained(orphaning, tempDir("pidns-reap"));
+    started.push(child.pid!);
+    await new Promise((r) => child.stdout.once("data", r));
+    const ns = readlinkSync(`/proc/${child.pid}/ns/pid_for_children`);
+    // Each process in it as "name state" (one gone while read is left out).
+    const left = () =>
+      processesInNamespace(ns).flatMap((pid) => {
+        try {
+          return [
+            /^\d+ \((.*)\) (\S)/
+              .exec(readFileSync(`/proc/${pid}/stat`, "utf8"))!
+              .slice(1)
+              .join(" "),
+          ];
+        } catch {
+          return [];
+        }
+      });
+    // The init (sh) and the upstream (sleep 30) alone, once the orphans have exited and been reaped.
+    await pollUntil(() => left().length === 2, 10_000);
+    expect(left()).toEqual(["sh S", "sleep S"]);
+    child.kill("SIGKILL");
   });
 });
 
