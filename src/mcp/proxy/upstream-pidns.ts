@@ -40,28 +40,34 @@
 import { spawnSync } from "node:child_process";
 import { onPath, withParentDeathSignal, type Spawned } from "./upstream-pdeathsig.js";
 
+/**
+ * What sh puts in the environment of the commands it starts: PWD (dash, bash), SHLVL and `_`
+ * (bash as sh). The relay takes them out; the init's `NAME=value` arguments put back those given.
+ */
+const ADDED_BY_SH = ["PWD", "SHLVL", "_"] as const;
+
 /*
- * Both scripts are POSIX sh (dash on Debian). Their variables are named toolgate_*: an environment
- * variable of such a name would be rewritten in what the upstream inherits (`shellKeeps` refuses it).
- * SIGTERM is passed on (a TERM that comes before the child exists is kept and sent once it does).
+ * Both scripts are POSIX sh (dash on Debian; bash as sh too). Their variables are named
+ * toolgate_*: an environment variable of such a name would be rewritten in what the upstream
+ * inherits (`shellKeeps` refuses it). SIGTERM is passed on (a TERM that comes before the child exists is kept and sent once it does).
  * SIGINT, SIGHUP and SIGQUIT, which a terminal sends its whole process group (the upstream among
  * it, as before), are ignored, so the chain stays while the upstream decides; passed on, the
  * upstream would have them twice more. A background job's stdin would be /dev/null, so it gets the
  * script's own through fd 3, and it starts through `env --default-signal` (every signal at its
  * default, as Node's spawn leaves it: sh leaves a background job's SIGINT ignored), which also
- * takes out the PWD sh sets (the init puts back the one given, if one was). `wait` ends early at
- * a trapped signal, so it is waited on until the child is gone (`kill -0`), then its status is
- * the script's.
+ * takes out what sh adds to its children's environment (`ADDED_BY_SH`; the init's arguments put
+ * back the values given, where there were). `wait` ends early at a trapped signal, so it is
+ * waited on until the child is gone (`kill -0`), then its status is the script's.
  */
 const RELAY =
   `toolgate_sig=; toolgate_child=; trap '' INT HUP QUIT; ` +
   `trap 'toolgate_sig=TERM; [ -z "$toolgate_child" ] || kill -TERM $toolgate_child 2>/dev/null' TERM; ` +
-  `exec 3<&0; "$toolgate_env" --default-signal -uPWD -- "$@" <&3 3<&- & toolgate_child=$!; exec 3<&-; ` +
+  `exec 3<&0; "$toolgate_env" --default-signal ${ADDED_BY_SH.map((name) => `-u${name}`).join(" ")} -- "$@" <&3 3<&- & toolgate_child=$!; exec 3<&-; ` +
   `[ -z "$toolgate_sig" ] || kill -TERM $toolgate_child 2>/dev/null; ` +
   `while :; do wait $toolgate_child 2>/dev/null; toolgate_status=$?; kill -0 $toolgate_child 2>/dev/null || exit $toolgate_status; done`;
 
-/** The init, pid 1 of the namespace (`$1` env, `$2` `PWD=…` or empty, then the upstream). */
-export const INIT_SCRIPT = `toolgate_env=$1; toolgate_pwd=$2; shift 2; [ -z "$toolgate_pwd" ] || set -- "$toolgate_pwd" "$@"; ${RELAY}`;
+/** The init, pid 1 of the namespace (`$1` env, then env's operands: the `NAME=value`s of ADDED_BY_SH given, the upstream). */
+export const INIT_SCRIPT = `toolgate_env=$1; shift; ${RELAY}`;
 
 /**
  * The forwarder (`$1` setpriv, `$2` sh, `$3` env, `$4` the init's script, then the init's
@@ -75,7 +81,8 @@ export const FORWARDER_SCRIPT =
 
 /**
  * Whether sh hands `env` on unchanged: every name one it keeps (a name like `A-B` it drops), and
- * none it sets itself (PPID, OPTIND, IFS; PWD is put back by the init) or the scripts set (toolgate_*).
+ * none it sets itself (PPID, OPTIND, IFS; those it adds are put back by the init) or the scripts
+ * set (toolgate_*).
  */
 export function shellKeeps(env: Record<string, string | undefined>): boolean {
   return Object.entries(env).every(
@@ -101,9 +108,10 @@ export function namespaceFlags(uid: number): string[] {
   return uid === 0 ? ["--pid"] : ["--user", "--map-current-user", "--pid"];
 }
 
-function spawnedIn(chain: Chain, target: Spawned, pwd: string | undefined): Spawned {
+function spawnedIn(chain: Chain, target: Spawned, given: Record<string, string | undefined>): Spawned {
   const { setpriv, unshare, sh, env, flags } = chain;
-  const init = [env, pwd === undefined ? "" : `PWD=${pwd}`, target.command, ...target.args];
+  const restored = ADDED_BY_SH.flatMap((name) => (given[name] === undefined ? [] : [`${name}=${given[name]}`]));
+  const init = [env, ...restored, target.command, ...target.args];
   const forwarder = [setpriv, sh, env, INIT_SCRIPT, ...init];
   return {
     command: setpriv,
@@ -130,7 +138,7 @@ export function chainWorks(chain: Chain): boolean {
   const key = JSON.stringify(chain);
   let works = probed.get(key);
   if (works === undefined) {
-    const probe = spawnedIn(chain, { command: chain.sh, args: ["-c", ":"] }, undefined);
+    const probe = spawnedIn(chain, { command: chain.sh, args: ["-c", ":"] }, {});
     works = spawnSync(probe.command, probe.args, { stdio: "ignore", timeout: 5_000 }).status === 0;
     probed.set(key, works);
   }
@@ -156,5 +164,5 @@ export function inOwnPidNamespace(
   const [unshare, sh, envPath] = ["unshare", "sh", "env"].map((name) => onPath(name, env.PATH, cwd));
   if (unshare === undefined || sh === undefined || envPath === undefined) return marked;
   const chain = { setpriv: marked.command, unshare, sh, env: envPath, flags: namespaceFlags(uid) };
-  return works(chain) ? spawnedIn(chain, target, env.PWD) : marked;
+  return works(chain) ? spawnedIn(chain, target, env) : marked;
 }

@@ -9,7 +9,7 @@
  * cwd, ids, signal dispositions and capabilities are a plain spawn's. As root and unprivileged.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
@@ -24,7 +24,7 @@ import {
   namespaceFlags,
   shellKeeps,
 } from "../../../src/mcp/proxy/upstream-pidns.js";
-import { withParentDeathSignal } from "../../../src/mcp/proxy/upstream-pdeathsig.js";
+import { onPath, withParentDeathSignal } from "../../../src/mcp/proxy/upstream-pdeathsig.js";
 import { tempDir } from "../support.js";
 
 const familyServer = fileURLToPath(new URL("../fixtures/family-server.mjs", import.meta.url));
@@ -131,9 +131,14 @@ const HOSTILE_ARGS = ["$(touch pwned)", "`touch pwned`", "; touch pwned", "'\"",
 describe.runIf(available)("the chain an upstream is started through", { timeout: 30_000 }, () => {
   it("hands the upstream the environment, cwd, ids, signal dispositions, capabilities and file access a plain spawn does", () => {
     const cwd = tempDir("pidns-self");
+    // bash as sh too (as on Fedora or Arch): it adds SHLVL and _ where dash adds PWD alone.
+    const bashAsSh = tempDir("pidns-bash");
+    symlinkSync(onPath("bash", process.env.PATH, "/")!, join(bashAsSh, "sh"));
     for (const env of [
       { PATH: process.env.PATH!, HOME: "/nonexistent", child: "kept", c: "kept", EMPTY: "" },
-      { PATH: process.env.PATH!, PWD: "/somewhere/else", LANG: "C.UTF-8" },
+      { PATH: process.env.PATH!, PWD: "/somewhere/else", LANG: "C.UTF-8", SHLVL: "7", _: "/bin/given" },
+      { PATH: `${bashAsSh}:${process.env.PATH!}`, HOME: "/nonexistent" },
+      { PATH: `${bashAsSh}:${process.env.PATH!}`, PWD: cwd, SHLVL: "1", _: "/bin/given" },
     ]) {
       const plain = spawnSync(process.execPath, [...SELF_REPORT, ...HOSTILE_ARGS], { env, cwd, encoding: "utf8" });
       const target = { command: process.execPath, args: [...SELF_REPORT, ...HOSTILE_ARGS] };
@@ -257,11 +262,11 @@ describe("inOwnPidNamespace", () => {
       "--",
       join(dir, "sh"),
     ]);
-    expect(spawned.args.slice(-4)).toEqual(["", "upstream-tool", "--flag", "a b"]);
-    // A PWD given is handed back to the upstream by the init; root takes no user namespace.
-    const asRoot = inOwnPidNamespace(target, { PATH: dir, PWD: "/w" }, "/", "linux", 0, yes);
+    expect(spawned.args.slice(-4)).toEqual([join(dir, "env"), "upstream-tool", "--flag", "a b"]);
+    // A PWD, SHLVL or _ given is handed back to the upstream by the init; root takes no user namespace.
+    const asRoot = inOwnPidNamespace(target, { PATH: dir, PWD: "/w", SHLVL: "2" }, "/", "linux", 0, yes);
     expect(asRoot.args.slice(unshareAt + 1, unshareAt + 4)).toEqual(["--pid", "--", join(dir, "sh")]);
-    expect(asRoot.args.slice(-4)).toEqual(["PWD=/w", "upstream-tool", "--flag", "a b"]);
+    expect(asRoot.args.slice(-5)).toEqual(["PWD=/w", "SHLVL=2", "upstream-tool", "--flag", "a b"]);
     expect(namespaceFlags(0)).toEqual(["--pid"]);
   });
 
