@@ -24,6 +24,21 @@ function read<T>(f: () => T): T | null {
   }
 }
 
+/** Whether `pid` is a live process (a zombie waiting for its parent to reap it is not). */
+export function alive(pid: number): boolean {
+  return read(() => !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"))) ?? false;
+}
+
+/** SIGKILLs those of `pids` still there: what a failed test left, at its file's end. */
+export function killLeft(pids: number[]): void {
+  for (const pid of pids)
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone, as it should be.
+    }
+}
+
 /** Host pids of the processes whose argv[0] is `marker`. */
 export function processesNamed(marker: string): number[] {
   return pids().filter((pid) => read(() => readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0")[0]) === marker);

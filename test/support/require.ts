@@ -8,6 +8,8 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { spawnSync } from "node:child_process";
 import net from "node:net";
+import { getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
+import { FORWARDER_SCRIPT, inOwnPidNamespace } from "../../src/mcp/proxy/upstream-pidns.js";
 import { networkInterfaces } from "node:os";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -38,6 +40,18 @@ export function testdataAvailable(sub = ""): boolean {
 }
 
 /** A binary on PATH (e.g. `bwrap`, `rg`), or a skip reason. */
+/**
+ * Whether a stdio upstream started here gets a PID namespace of its own (`upstream-pidns.ts`:
+ * util-linux unshare, inside a user namespace when not root), or a skip reason.
+ */
+export function upstreamNamespaceAvailable(): boolean {
+  const spawned = inOwnPidNamespace({ command: process.execPath, args: [] }, getDefaultEnvironment());
+  const missing = spawned.args.includes(FORWARDER_SCRIPT)
+    ? null
+    : "unshare cannot make one here (not Linux, no setpriv/unshare/sh/env on PATH, user namespaces off, or no CAP_SYS_ADMIN)";
+  return verdict("a PID namespace for a stdio upstream", missing) === null;
+}
+
 export function binaryAvailable(name: string, args: string[] = ["--version"]): boolean {
   const r = spawnSync(name, args, { stdio: "ignore" });
   return (

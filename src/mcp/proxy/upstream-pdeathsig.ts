@@ -7,7 +7,9 @@
  * another system, no `setpriv` on PATH, or a command that does not resolve (left unwrapped so its
  * spawn fails as before, naming it) — the command runs as given, with the reaper alone.
  * The mark is the kernel's: it goes with the upstream's own process only, not with processes it
- * starts itself (an `npx` upstream's node child), and a setuid command clears it.
+ * starts itself (an `npx` upstream's node child), and a setuid command clears it. Where a PID
+ * namespace can be made, `upstream-pidns.ts` starts the upstream so that those die too, and uses
+ * this for the fallback (and the mark of its own processes).
  */
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, join, resolve } from "node:path";

@@ -10,7 +10,7 @@ import { reapOnExit, spawnedChild } from "./upstream-reaper.js";
 import { tasksCapabilities } from "./upstream-tasks.js";
 import { ProxyClient } from "./upstream-call.js";
 import { UpstreamLines } from "./upstream-lines.js";
-import { withParentDeathSignal } from "./upstream-pdeathsig.js";
+import { inOwnPidNamespace } from "./upstream-pidns.js";
 
 /** Where the upstream server is: a command to start (stdio) or a URL (Streamable HTTP). */
 export type UpstreamTarget =
@@ -36,8 +36,9 @@ export function describeTarget(target: UpstreamTarget): string {
 
 /**
  * Connects an SDK Client to the upstream. The child's stderr is inherited so its logs reach
- * the operator; its stdout is the protocol. On Linux a child is marked to be SIGKILLed when the
- * proxy dies (`upstream-pdeathsig.ts`), so even a SIGKILLed proxy leaves no upstream behind.
+ * the operator; its stdout is the protocol. On Linux a child runs in a PID namespace of its own
+ * that dies with the proxy (`upstream-pidns.ts`; else it is marked alone, `upstream-pdeathsig.ts`),
+ * so even a SIGKILLed proxy leaves nothing of its upstream behind.
  */
 export async function connectUpstream(target: UpstreamTarget, clientName = "toolgate-proxy"): Promise<Client> {
   // Either revision: a server/discover probe first, the 2025-11-25 initialize when the server does not know it.
@@ -73,7 +74,7 @@ function httpTransport(target: { url: string; headers?: Record<string, string> }
 
 function stdioTransport(target: Exclude<UpstreamTarget, { url: string }>) {
   const env = { ...getDefaultEnvironment(), ...target.env };
-  const spawned = withParentDeathSignal({ command: target.command, args: target.args ?? [] }, env, target.cwd);
+  const spawned = inOwnPidNamespace({ command: target.command, args: target.args ?? [] }, env, target.cwd);
   const transport = new StdioClientTransport({
     ...spawned,
     env,

@@ -5,13 +5,16 @@
  * then SIGKILL): the upstream was left running, orphaned. Against a real proxy from source and an
  * upstream that ignores SIGTERM and its stdin's end, the proxy now exits at the signal and its
  * upstream is gone with it. A proxy SIGKILLed runs no exit hook: on Linux its upstream is started
- * through `setpriv --pdeathsig KILL` (`upstream-pdeathsig.ts`), so the kernel ends it then.
+ * in a PID namespace of its own (`upstream-pidns.ts`, tested with all the upstream starts in
+ * upstream-pidns.test.ts) or at least through `setpriv --pdeathsig KILL` (`upstream-pdeathsig.ts`),
+ * so the kernel ends it then.
  */
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { proxyProcess } from "../../support/proxy-process.js";
+import { alive, killLeft } from "../../support/procs.js";
 import { lineClient, type LineClient } from "../transports/stdio-lines.js";
 import { onPath, withParentDeathSignal } from "../../../src/mcp/proxy/upstream-pdeathsig.js";
 import { binaryAvailable } from "../../support/require.js";
@@ -20,23 +23,7 @@ import { tempDir } from "../support.js";
 const stubborn = fileURLToPath(new URL("../fixtures/stubborn-server.mjs", import.meta.url));
 const started: number[] = [];
 
-/** Whether `pid` is a live process (a zombie waiting for its parent to reap it is not). */
-function alive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return false;
-  }
-}
-
-afterAll(() => {
-  for (const pid of started)
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // Already gone, as it should be.
-    }
-});
+afterAll(() => killLeft(started));
 
 /** The stubborn upstream's pid, asked through the proxy `c` (a 2025-11-25 session). */
 async function upstreamPid(c: LineClient): Promise<number> {
@@ -88,7 +75,7 @@ describe("toolgate proxy and its stdio upstream", { timeout: 60_000 }, () => {
     async () => {
       const c = lineClient(proxyProcess([stubborn], "upstream-pdeathsig"));
       const pid = await upstreamPid(c);
-      // The upstream is the command itself (setpriv exec'd it), marked to die with its parent.
+      // The pid is the upstream's own process (its command line names it), not a wrapper's.
       expect(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")).toContain(stubborn);
       const exited = new Promise((r) => c.child.once("exit", (_code, signal) => r(signal)));
       c.child.kill("SIGKILL");
