@@ -2,6 +2,7 @@
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Readable } from "node:stream";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { OBSERVATION_META } from "../../src/mcp/server/result.js";
 
@@ -48,6 +49,18 @@ export function obsOf(result: unknown): ObservationMeta {
 
 export function textOf(result: unknown): string {
   return (result as CallToolResult).content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
+}
+
+/** Each newline-delimited JSON line `stream` carries, parsed, handed to `take` as it arrives (a stdio server's output). */
+export function readLines(stream: Readable, take: (line: unknown) => void): void {
+  let buffered = "";
+  stream.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString("utf8");
+    for (let nl = buffered.indexOf("\n"); nl !== -1; nl = buffered.indexOf("\n")) {
+      take(JSON.parse(buffered.slice(0, nl)));
+      buffered = buffered.slice(nl + 1);
+    }
+  });
 }
 
 /** `_meta` with toolgate ids. */

@@ -6,6 +6,7 @@
 import {
   Server,
   type JSONRPCRequest,
+  type MessageExtraInfo,
   type Result,
   type ServerContext,
   type Transport,
@@ -14,6 +15,7 @@ import { z } from "zod";
 import { InFlight } from "../../core/in-flight.js";
 import { isLogLevel, type LogLevel } from "../../core/tool.js";
 import type { TaskRecord } from "../../idempotency/tasks.js";
+import { parsedKind } from "./parsed.js";
 
 /**
  * tools/call params as they arrive, before anyone judges them: any object passes, unparsed. A
@@ -46,36 +48,53 @@ export class GatewayServer extends Server {
   /**
    * Counts each tools/call from its arrival until its answer has been handed to the transport:
    * the SDK validates and sends an answer some time after the handler resolves, and a transport
-   * closed in between drops it.
+   * closed in between drops it. A request its transport already parsed as a JSON-RPC message
+   * (`parsed.ts`) goes to the SDK's request dispatch at once (see `dispatchOf`).
    */
   override async connect(transport: Transport): Promise<void> {
+    // What the SDK's own handler calls first: the transport's handler from before the connect.
+    const before = transport.onmessage;
     // The SDK sets its handlers before it awaits the transport's start: they are wrapped at once,
     // so a message delivered right after this call (the stdio opening) is counted.
     const connected = super.connect(transport);
-    const open = new Map<string, object[]>();
-    const keyOf = (id: unknown) => `${typeof id}:${String(id)}`;
+    // Per request id (the id itself: a Map tells 1 from "1"), the requests received and not yet answered.
+    const open = new Map<unknown, { count: number }>();
     const onmessage = transport.onmessage;
+    const dispatch = dispatchOf(this);
     transport.onmessage = (message, extra) => {
       const m = message as { id?: unknown; method?: unknown };
       if (m.method === "tools/call" && m.id !== undefined) {
-        const token = {};
-        const key = keyOf(m.id);
-        open.set(key, [...(open.get(key) ?? []), token]);
-        this.unanswered.add(token);
+        const waiting = open.get(m.id);
+        if (waiting) waiting.count++;
+        else {
+          const first = { count: 1 };
+          open.set(m.id, first);
+          this.unanswered.add(first);
+        }
       }
-      onmessage?.(message, extra);
+      if (dispatch && parsedKind(message) === "request") {
+        before?.(message, extra);
+        dispatch(message as JSONRPCRequest, extra);
+      } else onmessage?.(message, extra);
     };
     const send = transport.send.bind(transport);
-    transport.send = async (message, options) => {
+    transport.send = (message, options) => {
+      const m = message as { id?: unknown; method?: unknown };
+      const waiting = m.method === undefined && m.id !== undefined ? open.get(m.id) : undefined;
+      if (!waiting) return send(message, options);
+      const answered = () => {
+        if (--waiting.count > 0) return;
+        open.delete(m.id);
+        this.unanswered.delete(waiting);
+      };
+      let sending: Promise<void>;
       try {
-        await send(message, options);
-      } finally {
-        const m = message as { id?: unknown; method?: unknown };
-        const waiting = m.method === undefined && m.id !== undefined ? open.get(keyOf(m.id)) : undefined;
-        const token = waiting?.shift();
-        if (waiting?.length === 0) open.delete(keyOf(m.id));
-        if (token) this.unanswered.delete(token);
+        sending = send(message, options);
+      } catch (err) {
+        answered();
+        return Promise.reject(err as Error);
       }
+      return sending.finally(answered);
     };
     await connected;
   }
@@ -115,6 +134,20 @@ export class GatewayServer extends Server {
  */
 export class TaskAnswer {
   constructor(readonly result: Result) {}
+}
+
+type Dispatch = (request: JSONRPCRequest, extra: MessageExtraInfo | undefined) => void;
+
+/**
+ * The SDK's request dispatch of `server`, which its transport handler calls for a message it finds to be a request
+ * after parsing it three times more (as a result, as an error, as a request: two failing parses per request). For a
+ * message a transport already parsed (`parsed.ts`) the answer is known, so the handler toolgate wraps the SDK's with goes
+ * straight to the dispatch, as the SDK's would. Undefined when the SDK has no such method (then every message takes
+ * the SDK's own way).
+ */
+export function dispatchOf(server: Server): Dispatch | undefined {
+  const dispatch = (server as unknown as { _onrequest?: unknown })._onrequest;
+  return typeof dispatch === "function" ? (dispatch as Dispatch).bind(server) : undefined;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

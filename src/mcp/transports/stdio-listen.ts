@@ -24,11 +24,13 @@ import {
   SUBSCRIPTION_ID_META_KEY,
   type Implementation,
   type JSONRPCMessage,
+  type JSONRPCNotification,
   type JSONRPCRequest,
   type RequestId,
 } from "@modelcontextprotocol/server";
 import { ToolgateError } from "../../core/errors.js";
 import { shownValue } from "../../observation/escape.js";
+import { parsedKind } from "../server/parsed.js";
 import type { ResourceSubscriptions } from "../server/pass-through.js";
 import {
   ackWithTaskIds,
@@ -104,12 +106,20 @@ export class StdioListens {
    * while a listen's resources are being subscribed (later messages must wait for it).
    */
   inbound(message: JSONRPCMessage): JSONRPCMessage | null | Promise<JSONRPCMessage | null> {
-    if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
-      const id = (message.params as { requestId?: RequestId } | undefined)?.requestId;
+    // A message the line transport parsed has a known kind (`parsed.ts`); another is parsed as each kind.
+    const kind = parsedKind(message);
+    const method = (message as { method?: unknown }).method;
+    if (method === "notifications/cancelled" && (kind ? kind === "notification" : isJSONRPCNotification(message))) {
+      const id = ((message as JSONRPCNotification).params as { requestId?: RequestId } | undefined)?.requestId;
       if (id !== undefined) this.end(id);
       return message;
     }
-    if (!isJSONRPCRequest(message) || message.method !== "subscriptions/listen") return message;
+    if (method !== "subscriptions/listen" || !(kind ? kind === "request" : isJSONRPCRequest(message))) return message;
+    return this.listen(message as JSONRPCRequest);
+  }
+
+  /** A subscriptions/listen request, opened here or refused (`inbound`). */
+  private listen(message: JSONRPCRequest): JSONRPCMessage | null | Promise<JSONRPCMessage | null> {
     const { id } = message;
     if (this.open.has(id))
       return this.refuse(
@@ -153,7 +163,8 @@ export class StdioListens {
    * starts their watch; an answer to a listen (an error, the graceful result) ends it.
    */
   async send(message: JSONRPCMessage): Promise<void> {
-    if (isJSONRPCNotification(message)) {
+    // Without a method it is no notification; without a listen open, an answer ends none: neither is parsed then.
+    if ((message as { method?: unknown }).method !== undefined && isJSONRPCNotification(message)) {
       const id = (message.params?._meta as Record<string, unknown> | undefined)?.[SUBSCRIPTION_ID_META_KEY];
       const entry = typeof id === "string" || typeof id === "number" ? this.open.get(id) : undefined;
       // A listen toolgate ended hears nothing more, though the entry may not have heard of it yet.
@@ -175,7 +186,7 @@ export class StdioListens {
         return;
       }
     }
-    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message))
+    if (this.open.size > 0 && (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)))
       if (message.id !== undefined) this.end(message.id);
     return this.o.send(message);
   }

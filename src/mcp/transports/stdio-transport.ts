@@ -10,6 +10,7 @@
 import process from "node:process";
 import type { Readable, Writable } from "node:stream";
 import { parseJSONRPCMessage, type JSONRPCMessage, type RequestId, type Transport } from "@modelcontextprotocol/server";
+import { markParsed } from "../server/parsed.js";
 import { peekRequest } from "./line-peek.js";
 
 /** Default bound on one JSON-RPC message, bytes (the SDK's HTTP transport uses the same 4 MiB). */
@@ -154,6 +155,8 @@ export class LineStdioTransport implements Transport {
       );
       return;
     }
+    // Its kind is known from here on, so the readers after this one need not parse it again.
+    markParsed(message);
     this.onmessage?.(message);
   }
 

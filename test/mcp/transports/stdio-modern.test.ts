@@ -12,7 +12,7 @@ import type { Gateway } from "../../../src/runtime/types.js";
 import { serveStdio, type StdioHandle } from "../../../src/mcp/transports/stdio.js";
 import { APPROVAL_INPUT_KEY } from "../../../src/mcp/server/input-required.js";
 import catalog from "../fixtures/notes-catalog.js";
-import { executions, obsOf, tempDir, until } from "../support.js";
+import { executions, obsOf, readLines, tempDir, until } from "../support.js";
 
 const ENVELOPE = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -39,14 +39,7 @@ beforeEach(async () => {
   stdin = new PassThrough();
   const stdout = new PassThrough();
   answers = [];
-  let buffered = "";
-  stdout.on("data", (chunk: Buffer) => {
-    buffered += chunk.toString("utf8");
-    for (let nl = buffered.indexOf("\n"); nl !== -1; nl = buffered.indexOf("\n")) {
-      answers.push(JSON.parse(buffered.slice(0, nl)) as Line);
-      buffered = buffered.slice(nl + 1);
-    }
-  });
+  readLines(stdout, (line) => answers.push(line as Line));
   handle = await serveStdio(gateway, { stdin, stdout, warn: () => {} });
 });
 afterEach(async () => {

@@ -2,6 +2,7 @@ import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { LineStdioTransport } from "../../../src/mcp/transports/stdio-transport.js";
+import { parsedKind } from "../../../src/mcp/server/parsed.js";
 
 function harness(maxMessageBytes?: number) {
   const input = new PassThrough();
@@ -181,6 +182,31 @@ describe("LineStdioTransport", () => {
     expect(accepted).toHaveLength(7);
     expect(h.received).toEqual(accepted);
     expect(h.replies.map((r) => (r as { id: unknown; error: { code: number } }).id)).toEqual([7, 8.5, 9, 10, 11]);
+  });
+
+  it("marks each message it delivers parsed, with its kind; a copy of one, or any other value, has none", async () => {
+    const h = harness();
+    await h.transport.start();
+    const lines = [
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t" } },
+      { jsonrpc: "2.0", id: "1", method: "ping" },
+      { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } },
+      { jsonrpc: "2.0", id: 5, result: { ok: true } },
+      { jsonrpc: "2.0", id: 6, error: { code: -1, message: "no" } },
+      { jsonrpc: "2.0", error: { code: -32700, message: "no id" } },
+    ];
+    h.input.write(lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    await h.flush();
+    expect(h.received.map(parsedKind)).toEqual([
+      "request",
+      "request",
+      "notification",
+      "response",
+      "response",
+      "response",
+    ]);
+    expect(h.received.map((m) => parsedKind(structuredClone(m)))).toEqual(lines.map(() => undefined));
+    expect([null, 1, "x", lines[0]].map(parsedKind)).toEqual([undefined, undefined, undefined, undefined]);
   });
 
   it("closes when the input ends, once", async () => {

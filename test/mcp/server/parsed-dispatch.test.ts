@@ -1,0 +1,84 @@
+/**
+ * A request the line transport parsed goes from toolgate's handler straight to the SDK's request dispatch
+ * (`gateway-server.ts`, `parsed.ts`): the SDK's dispatch is still there to go to, and what the client hears is what
+ * the SDK's own way answers — each request under its own id (1 and "1" are two requests), a notification heard as
+ * one, a response to nothing and a line the schema refuses each told as before.
+ */
+import { PassThrough } from "node:stream";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createGateway } from "../../../src/runtime/gateway.js";
+import { openStore } from "../../../src/idempotency/open.js";
+import type { Gateway } from "../../../src/runtime/types.js";
+import { createMcpServer } from "../../../src/mcp/server/server.js";
+import { dispatchOf } from "../../../src/mcp/server/gateway-server.js";
+import { serveStdio, type StdioHandle } from "../../../src/mcp/transports/stdio.js";
+import catalog from "../fixtures/notes-catalog.js";
+import { obsOf, readLines, tempDir, until } from "../support.js";
+
+interface Line {
+  id?: unknown;
+  method?: string;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string };
+}
+
+let gateway: Gateway;
+let handle: StdioHandle;
+let stdin: PassThrough;
+let answers: Line[];
+let errors: string[];
+
+beforeEach(async () => {
+  process.env.NOTES_DIR = tempDir("parsed-dispatch");
+  gateway = createGateway({ tools: catalog, store: await openStore("memory:"), audit: false });
+  stdin = new PassThrough();
+  const stdout = new PassThrough();
+  answers = [];
+  errors = [];
+  readLines(stdout, (line) => answers.push(line as Line));
+  handle = await serveStdio(gateway, { stdin, stdout, warn: () => {}, onError: (e) => errors.push(e.message) });
+  const opening = {
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1.0.0" } },
+  };
+  stdin.write(
+    JSON.stringify(opening) + "\n" + JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n",
+  );
+  await until(() => answers.some((a) => a.id === 0));
+});
+afterEach(async () => {
+  stdin.end();
+  await handle.close();
+  await gateway.close();
+});
+
+const call = (id: unknown, name = "noop_read") =>
+  JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: {} } });
+
+describe("a parsed request goes to the SDK's dispatch", () => {
+  it("finds the SDK's request dispatch on a server toolgate builds (else every message takes the SDK's way)", () => {
+    expect(dispatchOf(createMcpServer(gateway))).toBeTypeOf("function");
+  });
+
+  it('answers calls with ids 1 and "1" sent at once, each under its own id, and an unknown tool with -32602', async () => {
+    stdin.write(call(1) + "\n" + call("1") + "\n" + call(2, "no_such_tool") + "\n");
+    await until(() => answers.filter((a) => a.id === 1 || a.id === "1" || a.id === 2).length === 3);
+    const one = answers.find((a) => a.id === 1)!;
+    const text = answers.find((a) => a.id === "1")!;
+    expect(obsOf(one.result).ok).toBe(true);
+    expect(obsOf(text.result).ok).toBe(true);
+    expect(answers.find((a) => a.id === 2)!.error?.code).toBe(-32602);
+    expect(answers.filter((a) => a.id === 1 || a.id === "1")).toHaveLength(2);
+  });
+
+  it("still tells a response to nothing and a method it does not serve as the SDK does", async () => {
+    stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 77, result: {} }) + "\n");
+    stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 78, method: "no/such_method", params: {} }) + "\n");
+    await until(() => answers.some((a) => a.id === 78));
+    expect(answers.find((a) => a.id === 78)!.error?.code).toBe(-32601);
+    await until(() => errors.some((e) => e.includes("unknown message ID")));
+    expect(answers.some((a) => a.id === 77)).toBe(false);
+  });
+});
