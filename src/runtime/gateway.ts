@@ -88,11 +88,19 @@ export function createGateway(options: GatewayOptions): Gateway {
   // Set when close() gives up waiting: calls still running are aborted with it.
   let shutdown: ExecutionAborted | null = null;
 
-  const renderOpts = (tool: ToolSpec | null, name: string): RenderOptions => ({
+  const renderOptsOf = (tool: ToolSpec | null, name: string): RenderOptions => ({
     budget_tokens: budgetFor(tool, name, options.budgets),
     redactor,
     ...(more ? { continuations: { cache: more, tool: READ_MORE } } : {}),
   });
+  // A catalog tool's options are the same on every call: made once per tool (an unknown name's, per call).
+  const toolRenderOpts = new Map<ToolSpec, RenderOptions>();
+  const renderOpts = (tool: ToolSpec | null, name: string): RenderOptions => {
+    if (tool === null || tool.name !== name) return renderOptsOf(tool, name);
+    let opts = toolRenderOpts.get(tool);
+    if (opts === undefined) toolRenderOpts.set(tool, (opts = renderOptsOf(tool, name)));
+    return opts;
+  };
   const write = writePath({ options, store, clock, redactor, channels, ttl_ms, renderOpts, fail });
 
   async function pipeline(

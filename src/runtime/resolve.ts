@@ -25,24 +25,29 @@ export function resolve(tools: ReadonlyMap<string, ToolSpec>, proposal: Proposal
   );
 }
 
+/** The proposal's fields that must be non-empty strings, with what each must be. */
+const REQUIRED_STRINGS = [
+  ["tool", "a non-empty string naming a tool"],
+  ["trajectory_id", "a non-empty string"],
+  ["call_id", "a non-empty string"],
+] as const;
+const OPTIONAL_STRINGS = ["capability", "idempotency_key", "approval_id"] as const;
+/** Ids and the tool name are printed in the audit, by the CLI and in prompts a person reads. */
+const PRINTED = ["tool", "trajectory_id", "call_id", "capability", "idempotency_key", "approval_id"] as const;
+
 /** The proposal envelope itself (ids, turn) comes from a client, not the schema: check it first. */
 function malformedProposal(p: Proposal): Refusal | null {
-  const fields: Array<[string, unknown, string]> = [
-    ["tool", p.tool, "a non-empty string naming a tool"],
-    ["trajectory_id", p.trajectory_id, "a non-empty string"],
-    ["call_id", p.call_id, "a non-empty string"],
-  ];
-  for (const [field, value, expected] of fields) {
+  for (const [field, expected] of REQUIRED_STRINGS) {
+    const value = p[field];
     if (typeof value !== "string" || value.length === 0) return badField(field, expected, value);
   }
   if (!Number.isSafeInteger(p.turn) || p.turn < 0) return badField("turn", "a non-negative integer", p.turn);
-  for (const field of ["capability", "idempotency_key", "approval_id"] as const) {
+  for (const field of OPTIONAL_STRINGS) {
     const v = p[field];
     if (v !== undefined && (typeof v !== "string" || v.length === 0))
       return badField(field, "a non-empty string when present", v);
   }
-  // Ids and the tool name are printed in the audit, by the CLI and in prompts a person reads.
-  for (const field of ["tool", "trajectory_id", "call_id", "capability", "idempotency_key", "approval_id"] as const) {
+  for (const field of PRINTED) {
     const v = p[field];
     const why = v === undefined ? null : unsafeIdReason(v);
     if (why) return unsafeField(field, why);

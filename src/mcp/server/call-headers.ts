@@ -22,15 +22,18 @@ export interface HeaderIds {
   idempotency_key?: string;
 }
 
+/** Each header: the id it carries, its lower-case name, and its name as a message spells it. */
+const HEADERS = [
+  ["idempotency_key", CALL_HEADERS.idempotency_key, "Idempotency-Key"],
+  ["call_id", CALL_HEADERS.call_id, "Toolgate-Call-Id"],
+] as const;
+
 /** Reads the two headers through `get` (a header's value by lower-case name); a malformed one is named. */
 export function idsFromHeaders(
   get: (name: string) => string | string[] | undefined | null,
 ): { ok: true; ids: HeaderIds } | { ok: false; issue: MetaIssue } {
   const ids: HeaderIds = {};
-  for (const [field, name, label] of [
-    ["idempotency_key", CALL_HEADERS.idempotency_key, "Idempotency-Key"],
-    ["call_id", CALL_HEADERS.call_id, "Toolgate-Call-Id"],
-  ] as const) {
+  for (const [field, name, label] of HEADERS) {
     const raw = get(name);
     if (raw === undefined || raw === null) continue;
     const value = Array.isArray(raw) ? raw.join(", ") : raw;

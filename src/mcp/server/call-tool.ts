@@ -73,13 +73,16 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
         `tools/call params._meta must be an object; received ${shownValue(_meta)}; e.g. {"toolgate/call_id": "c1"}`,
       );
     }
-    const http = ctx.http?.req !== undefined;
-    const header = bearerToken(ctx.http?.req?.headers.get("authorization") ?? undefined);
+    const req = ctx.http?.req;
+    const http = req !== undefined;
+    const header = http ? bearerToken(req.headers.get("authorization") ?? undefined) : undefined;
     const bearer = header ?? options.capability;
     // Over HTTP, Idempotency-Key and Toolgate-Call-Id name the call for clients that cannot set _meta.
-    const fromHeaders = idsFromHeaders((h) => ctx.http?.req?.headers.get(h));
-    if (!fromHeaders.ok) return metaRefusal(name, fromHeaders.issue);
-    const meta = withHeaderIds(_meta as Record<string, unknown> | undefined, fromHeaders.ids);
+    const fromHeaders = http ? idsFromHeaders((h) => req.headers.get(h)) : null;
+    if (fromHeaders && !fromHeaders.ok) return metaRefusal(name, fromHeaders.issue);
+    const meta = fromHeaders
+      ? withHeaderIds(_meta as Record<string, unknown> | undefined, fromHeaders.ids)
+      : (_meta as Record<string, unknown> | undefined);
     const parsed = idsFromMeta(meta, session, bearer);
     if (!parsed.ok) return metaRefusal(name, parsed.issue);
     if (

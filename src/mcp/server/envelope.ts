@@ -32,12 +32,13 @@ export function requireEnvelope(server: Server, ctx: ServerContext, method: stri
 }
 
 export function envelopeOf(ctx: ServerContext): Envelope {
-  const raw = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
-  return {
-    ...(typeof raw[PROTOCOL_VERSION_META_KEY] === "string" ? { protocolVersion: raw[PROTOCOL_VERSION_META_KEY] } : {}),
-    ...(raw[CLIENT_INFO_META_KEY] ? { clientInfo: raw[CLIENT_INFO_META_KEY] as { name?: unknown } } : {}),
-    ...(raw[CLIENT_CAPABILITIES_META_KEY]
-      ? { clientCapabilities: raw[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities }
-      : {}),
-  };
+  const raw = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const envelope: Envelope = {};
+  if (raw === undefined || raw === null) return envelope;
+  const version = raw[PROTOCOL_VERSION_META_KEY];
+  if (typeof version === "string") envelope.protocolVersion = version;
+  if (raw[CLIENT_INFO_META_KEY]) envelope.clientInfo = raw[CLIENT_INFO_META_KEY] as { name?: unknown };
+  if (raw[CLIENT_CAPABILITIES_META_KEY])
+    envelope.clientCapabilities = raw[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities;
+  return envelope;
 }
