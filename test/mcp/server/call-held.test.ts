@@ -113,6 +113,18 @@ describe("HeldCalls", () => {
     await expect(held.resume(stop.requestState, binding, accept, never, {})).rejects.toThrow("names no call");
   });
 
+  it("two retries of one round at once: one resumes the call, the other is refused as a spent state", async () => {
+    const held = new HeldCalls(60_000);
+    const stop = await stopped(held);
+    const both = await Promise.allSettled([
+      held.resume(stop.requestState, binding, accept, never, {}),
+      held.resume(stop.requestState, binding, accept, never, {}),
+    ]);
+    expect(both.map((r) => r.status)).toEqual(["fulfilled", "rejected"]);
+    expect(String((both[1] as PromiseRejectedResult).reason)).toContain("was already answered");
+    expect(held.waiting).toEqual({ rounds: 0, callers: 0 });
+  });
+
   it("a call that ends while its round waits (its tool stopped waiting) answers that round's retry with its end", async () => {
     const held = new HeldCalls(60_000);
     const gaveUp = await held.begin(binding, never, {}, async (_signal, ask) => {
