@@ -234,7 +234,7 @@ export class HeldCalls {
     if (held.notices === null)
       return Promise.reject(
         new Error(
-          `no request waits on this call to be asked (its caller did not retry with the last answers within ${this.holdMs} ms); it asks nothing more`,
+          `no request waits on this call to be asked: its last round ended unanswered (its question given up, or no retry within ${this.holdMs} ms), so nobody would see this one; it asks nothing more`,
         ),
       );
     if (this.byToken.size >= this.maxHeld)

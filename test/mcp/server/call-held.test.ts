@@ -162,7 +162,7 @@ describe("HeldCalls", () => {
     });
     if (!("requestState" in stop)) throw new Error("the call did not ask");
     expect(await refused).toBe(
-      "no request waits on this call to be asked (its caller did not retry with the last answers within 60000 ms); it asks nothing more",
+      "no request waits on this call to be asked: its last round ended unanswered (its question given up, or no retry within 60000 ms), so nobody would see this one; it asks nothing more",
     );
     expect(held.waiting).toEqual({ rounds: 0, callers: 0 });
   });
