@@ -163,8 +163,8 @@ function waitingMessage(requests: Readonly<Record<string, InputRequest>>, where:
 /**
  * A task's questions put to its caller by the caller's own `ask` (`StartTask.ask`: a 2025-11-25
  * client, sent requests naming the task): the task is `input_required` while a round waits and
- * `working` again once it is answered; `told` hears both. One round at a time. A round the ask
- * rejects leaves the task `input_required` until the call's answer ends it.
+ * `working` again once it is answered, or once the ask rejects (the client refused or did not
+ * answer: the tool may go on, and ask again); `told` hears both. One round at a time.
  */
 export function directAsk(
   ctx: Omit<TaskAskContext, "cannotAsk">,
@@ -185,14 +185,24 @@ export function directAsk(
       // Cancelled, or failed by another replica, meanwhile: the call's abort follows.
       if (waiting === null) throw new Error("the task is no longer running, so its question was not asked");
       told(waiting);
-      const answers = await ask(requests, signal);
-      told(
-        await ctx.tasks.update(task.id, ["input_required"], {
-          status: "working",
-          status_message: null,
-          now: ctx.clock(),
-        }),
-      );
+      // Answered or not, the round is over and the task runs on (a cancel meanwhile: it stays cancelled).
+      const working = async () =>
+        told(
+          await ctx.tasks.update(task.id, ["input_required"], {
+            status: "working",
+            status_message: null,
+            now: ctx.clock(),
+          }),
+        );
+      let answers: Record<string, JsonValue>;
+      try {
+        answers = await ask(requests, signal);
+      } catch (err) {
+        // The ask's own failure is the one to tell, not the store's.
+        await working().catch(() => {});
+        throw err;
+      }
+      await working();
       return answers;
     } finally {
       asking = false;

@@ -238,4 +238,75 @@ describe("a started task's questions put by its caller's own ask (StartTask.ask)
       await gateway.close({ grace_ms: 0 });
     }
   });
+
+  it("a round the ask rejects leaves the task working, and the tool's next question is asked", async () => {
+    const twice: ToolSpec = {
+      ...asker,
+      name: "asker_twice",
+      handler: async (_args, ctx) => {
+        const first = await ctx.ask!(QUESTION, ctx.signal).catch((err: Error) => err.message);
+        return toolResult(
+          `first ${JSON.stringify(first)}, then ${JSON.stringify(await ctx.ask!(QUESTION, ctx.signal))}`,
+        );
+      },
+    };
+    const store = await createSqliteStore({ path: join(dir, `direct-${++n}.db`) });
+    const gateway = createGateway({ tools: [twice], store, audit: false });
+    const runner = createTaskRunner(gateway, { store, poll_ms: 20 });
+    const statuses: string[] = [];
+    let rounds = 0;
+    try {
+      const task = await runner.start(
+        { ...proposal(), tool: "asker_twice" },
+        {
+          owner: "alice",
+          onStatus: (t) => statuses.push(t.status),
+          ask: () => async () => {
+            if (++rounds === 1) throw new Error("the client did not answer");
+            return { pick: { action: "accept", content: { x: "b" } } };
+          },
+        },
+      );
+      const done = await runner.result(task.id, "alice");
+      expect(done!.status).toBe("completed");
+      expect((done!.result as unknown as Observation).text).toContain(
+        'first "the client did not answer", then {"pick":{"action":"accept","content":{"x":"b"}}}',
+      );
+      expect(statuses).toEqual(["input_required", "working", "input_required", "working", "completed"]);
+    } finally {
+      runner.close();
+      await gateway.close({ grace_ms: 0 });
+    }
+  });
+
+  it("tasks/cancel while a question waits aborts the ask, and the task stays cancelled", async () => {
+    const store = await createSqliteStore({ path: join(dir, `direct-${++n}.db`) });
+    const gateway = createGateway({ tools: [asker], store, audit: false });
+    const runner = createTaskRunner(gateway, { store, poll_ms: 20 });
+    let stopped!: (why: string) => void;
+    const aborted = new Promise<string>((r) => (stopped = r));
+    try {
+      const task = await runner.start(proposal(), {
+        owner: "alice",
+        ask: () => (_requests, signal) =>
+          new Promise((_resolve, reject) =>
+            signal.addEventListener("abort", () => {
+              stopped("aborted");
+              reject(signal.reason as Error);
+            }),
+          ),
+      });
+      await until(
+        () => runner.get(task.id, "alice"),
+        (t) => t.status === "input_required",
+      );
+      expect((await runner.cancel(task.id, "alice"))?.task.status).toBe("cancelled");
+      expect(await aborted).toBe("aborted");
+      const done = await runner.result(task.id, "alice");
+      expect(done!.status).toBe("cancelled");
+    } finally {
+      runner.close();
+      await gateway.close({ grace_ms: 0 });
+    }
+  });
 });

@@ -60,8 +60,24 @@ export function gatewayFlagOptions(cmd: Command, where: string): Command {
     .option(
       "--approval-timeout-ms <ms>",
       `how long a person has to answer an approval or a question the client is asked, and a 2026-07-28 call held for its client's retry waits for it, before the approval stays pending or the held call ends (default ${DEFAULT_APPROVAL_TIMEOUT_MS}, ten minutes; ${MIN_APPROVAL_TIMEOUT_MS} to ${MAX_TIMER_MS})`,
+      givenOnce("--approval-timeout-ms", `--approval-timeout-ms ${DEFAULT_APPROVAL_TIMEOUT_MS}`),
     );
   return listenFlagOptions(shared);
+}
+
+/**
+ * A flag's value that may be given once: a second refused naming both (the last would silently
+ * win, and which one the operator meant is theirs to say).
+ */
+export function givenOnce(flag: string, example: string) {
+  return (value: string, previous: string | undefined): string => {
+    if (previous !== undefined)
+      throw new ToolgateError(
+        "bad_flag",
+        `${flag} may be given once; received ${JSON.stringify(previous)}, then ${JSON.stringify(value)}; give the one you mean, e.g. ${example}`,
+      );
+    return value;
+  };
 }
 
 /** Shorter than this, nobody could answer in time: a wait this low is a typo. */

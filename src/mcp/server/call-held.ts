@@ -6,7 +6,9 @@
  * and that state resumes it, and is answered with the call's observation or its next questions.
  * Meanwhile the call runs on (the upstream task stays alive), for at most `holdMs` per round: a
  * retry that does not come by then ends the call (its question rejected, so the upstream task is
- * cancelled).
+ * cancelled). A call that ends while its round waits (its tool stopped waiting for the answers)
+ * answers that round's retry with its observation; a question asked while no request waits on
+ * the call (its last round ended unanswered) is refused at once, taking no place.
  *
  * A state names one round of one held call: it is a random 144-bit token looked up in this
  * process, so a forged one names nothing, and it is spent by the retry it resumes, so a replay
@@ -73,6 +75,8 @@ interface Held {
   notices: Notices | null;
   /** The request waiting on the call's next stop. */
   next: (stop: Stop | { error: unknown }) => void;
+  /** How the call ended while its round waited for the retry, which is answered with it. */
+  ended: { observation: Observation } | { error: unknown } | null;
   round: {
     token: string;
     questions: Record<string, InputRequest>;
@@ -108,6 +112,11 @@ export class HeldCalls {
   private readonly byToken = new Map<string, Held>();
   private readonly perCaller = new Map<string, number>();
 
+  /** The rounds waiting for their retries now, and the callers that have any: for the count after calls end. */
+  get waiting(): { rounds: number; callers: number } {
+    return { rounds: this.byToken.size, callers: this.perCaller.size };
+  }
+
   constructor(
     private readonly holdMs: number,
     private readonly maxHeld = MAX_HELD,
@@ -130,14 +139,20 @@ export class HeldCalls {
     run: (signal: AbortSignal, ask: CallAsk, notices: HeldNotices) => Promise<Observation>,
   ) {
     const abort = new AbortController();
-    const held: Held = { bound, binding: null, abort, notices: null, next: () => {}, round: null };
+    const held: Held = { bound, binding: null, abort, notices: null, next: () => {}, ended: null, round: null };
     const stopped = this.wait(held, request, notices);
     const ask: CallAsk = (questions, signal) => this.ask(held, questions, signal);
     run(abort.signal, ask, heldNotices(held)).then(
-      (observation) => held.next({ observation }),
-      (error: unknown) => held.next({ error }),
+      (observation) => this.end(held, { observation }),
+      (error: unknown) => this.end(held, { error }),
     );
     return stopped;
+  }
+
+  /** The call ended: told to the request waiting on it, else kept for the retry of the round that waits. */
+  private end(held: Held, stop: { observation: Observation } | { error: unknown }): void {
+    if (held.round !== null) held.ended = stop;
+    else held.next(stop);
   }
 
   /**
@@ -172,6 +187,13 @@ export class HeldCalls {
       throw invalidParams(
         `tools/call params.requestState was given to another call: this retry's ${differs} differs from the one of the call that asked; retry with exactly the call that was answered input_required (same tool, arguments and capability, from the same caller), or call again without requestState`,
       );
+    const ended = held.ended;
+    if (ended !== null) {
+      // Its tool stopped waiting for the answers: they are moot, the call's end is this retry's answer.
+      this.endRound(held);
+      if ("error" in ended) throw ended.error;
+      return ended;
+    }
     const round = held.round;
     const answers = checkedAnswers(round.questions, inputResponses ?? {}, "tools/call params.inputResponses", dropped);
     const missing = Object.keys(round.questions).filter((k) => !(k in answers));
@@ -208,6 +230,13 @@ export class HeldCalls {
     if (signal.aborted) return Promise.reject(signal.reason ?? new Error("the call was stopped"));
     if (held.round !== null)
       return Promise.reject(new Error("this call already waits for answers; one round at a time"));
+    // Its last round ended unanswered: nobody was told its questions, nor would be of these.
+    if (held.notices === null)
+      return Promise.reject(
+        new Error(
+          `no request waits on this call to be asked: its last round ended unanswered (its question given up, or no retry within ${this.holdMs} ms), so nobody would see this one; it asks nothing more`,
+        ),
+      );
     if (this.byToken.size >= this.maxHeld)
       return Promise.reject(
         new Error(

@@ -3,7 +3,7 @@
  * values refused with one clear line before anything starts; and, with a real SDK v2 client of
  * `serve --catalog` over stdio, a 2026-07-28 call held for its client's retry ends at that wait.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/client";
@@ -48,6 +48,25 @@ describe("--approval-timeout-ms", () => {
     expect(runs.map((r) => [r.code, r.out, r.err])).toEqual([
       [2, "", `toolgate: ${refusal("soon")} [bad_flag]\n`],
       [2, "", `toolgate: ${refusal("5")} [bad_flag]\n`],
+    ]);
+  });
+
+  it("serve, proxy and proxy --config refuse the flag given twice, and proxy --config a bad value, before anything starts", async () => {
+    const config = join(tempDir("approval-timeout-config"), "servers.json");
+    writeFileSync(config, JSON.stringify({ mcpServers: { a: { command: "node", args: ["-e", "0"] } } }));
+    const twice = (a: string, b: string) =>
+      `--approval-timeout-ms may be given once; received ${JSON.stringify(a)}, then ${JSON.stringify(b)}; give the one you mean, e.g. --approval-timeout-ms 600000`;
+    const runs = [
+      await cli("serve", "--approval-timeout-ms", "5000", "--approval-timeout-ms", "1000"),
+      await cli("proxy", "--approval-timeout-ms", "1000", "--approval-timeout-ms=1000", "--", "node", "-e", "0"),
+      await cli("proxy", "--config", config, "--approval-timeout-ms", "1000", "--approval-timeout-ms", "2000"),
+      await cli("proxy", "--config", config, "--approval-timeout-ms", "1e3"),
+    ];
+    expect(runs.map((r) => [r.code, r.out, r.err])).toEqual([
+      [2, "", `toolgate: ${twice("5000", "1000")} [bad_flag]\n`],
+      [2, "", `toolgate: ${twice("1000", "1000")} [bad_flag]\n`],
+      [2, "", `toolgate: ${twice("1000", "2000")} [bad_flag]\n`],
+      [2, "", `toolgate: ${refusal("1e3")} [bad_flag]\n`],
     ]);
   });
 

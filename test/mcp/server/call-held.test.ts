@@ -113,6 +113,92 @@ describe("HeldCalls", () => {
     await expect(held.resume(stop.requestState, binding, accept, never, {})).rejects.toThrow("names no call");
   });
 
+  it("two retries of one round at once: one resumes the call, the other is refused as a spent state", async () => {
+    const held = new HeldCalls(60_000);
+    const stop = await stopped(held);
+    const both = await Promise.allSettled([
+      held.resume(stop.requestState, binding, accept, never, {}),
+      held.resume(stop.requestState, binding, accept, never, {}),
+    ]);
+    expect(both.map((r) => r.status)).toEqual(["fulfilled", "rejected"]);
+    expect(String((both[1] as PromiseRejectedResult).reason)).toContain("was already answered");
+    expect(held.waiting).toEqual({ rounds: 0, callers: 0 });
+  });
+
+  it("a call that ends while its round waits (its tool stopped waiting) answers that round's retry with its end", async () => {
+    const held = new HeldCalls(60_000);
+    const gaveUp = await held.begin(binding, never, {}, async (_signal, ask) => {
+      // Asked under a signal of its own that never aborts, and not waited for.
+      ask(question, never).catch(() => {});
+      return obs("gave up waiting");
+    });
+    if (!("requestState" in gaveUp)) throw new Error("the call did not ask");
+    await expect(held.resume(gaveUp.requestState, { ...binding, tool: "other" }, accept, never, {})).rejects.toThrow(
+      "this retry's tool differs",
+    );
+    expect(await held.resume(gaveUp.requestState, binding, accept, never, {})).toEqual({
+      observation: obs("gave up waiting"),
+    });
+    const failed = await held.begin(binding, never, {}, async (_signal, ask) => {
+      ask(question, never).catch(() => {});
+      throw new Error("broke while asking");
+    });
+    if (!("requestState" in failed)) throw new Error("the call did not ask");
+    await expect(held.resume(failed.requestState, binding, {}, never, {})).rejects.toThrow("broke while asking");
+    expect(held.waiting).toEqual({ rounds: 0, callers: 0 });
+  });
+
+  it("a question asked once no request waits on the call (its round ended unanswered) is refused at once, taking no place", async () => {
+    const held = new HeldCalls(60_000);
+    let again!: (why: string) => void;
+    const refused = new Promise<string>((r) => (again = r));
+    const stop = await held.begin(binding, never, {}, async (_signal, ask) => {
+      const mine = new AbortController();
+      const first = ask(question, mine.signal);
+      mine.abort(new Error("gave up on the first"));
+      await first.catch(() => {});
+      await ask(question, never).catch((err: Error) => again(err.message));
+      return obs("done");
+    });
+    if (!("requestState" in stop)) throw new Error("the call did not ask");
+    expect(await refused).toBe(
+      "no request waits on this call to be asked: its last round ended unanswered (its question given up, or no retry within 60000 ms), so nobody would see this one; it asks nothing more",
+    );
+    expect(held.waiting).toEqual({ rounds: 0, callers: 0 });
+  });
+
+  it("no place is left taken once many held calls end, each way they end", async () => {
+    const held = new HeldCalls(30);
+    const ends: Promise<unknown>[] = [];
+    for (let i = 0; i < 20; i++) {
+      const who = { ...binding, principal: `p${i % 3}` };
+      const request = new AbortController();
+      const stop = await held.begin(who, request.signal, {}, asking);
+      if (!("requestState" in stop)) throw new Error("the call did not ask");
+      const way = i % 5;
+      // Answered; answered wrongly, then rightly; cancelled on its retry; its hold run out; retried by another caller.
+      if (way === 0) ends.push(held.resume(stop.requestState, who, accept, never, {}));
+      if (way === 1) {
+        await expect(held.resume(stop.requestState, who, {}, never, {})).rejects.toThrow("missing");
+        ends.push(held.resume(stop.requestState, who, accept, never, {}));
+      }
+      if (way === 2) {
+        const retry = new AbortController();
+        retry.abort(new Error("cancelled"));
+        ends.push(held.resume(stop.requestState, who, accept, retry.signal, {}));
+      }
+      if (way === 3) ends.push(new Promise((r) => setTimeout(r, 60)));
+      if (way === 4)
+        await expect(
+          held.resume(stop.requestState, { ...who, principal: "mallory" }, accept, never, {}),
+        ).rejects.toThrow("caller differs");
+    }
+    await Promise.all(ends);
+    // The ones retried by another caller wait on for their own retry until their hold runs out.
+    await new Promise((r) => setTimeout(r, 60));
+    expect(held.waiting).toEqual({ rounds: 0, callers: 0 });
+  });
+
   it("the asking request's cancel stops the call while it waits for its first stop", async () => {
     const held = new HeldCalls(60_000);
     const request = new AbortController();
