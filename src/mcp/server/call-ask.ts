@@ -1,7 +1,8 @@
 /**
  * A call's questions to its 2025-11-25 client (`ToolContext.ask`): each one an elicitation or a
  * sampling request sent to the client on the tools/call's own stream (or, for a task the call
- * runs as, naming the task in its `_meta`), allowed only when the
+ * runs as, naming the task in its `_meta`, where `task-routes.ts` says: a waiting tasks/result's
+ * stream first), allowed only when the
  * client declared that capability at initialize (form or url elicitation, sampling). A question
  * of any other kind, or one the client cannot take, rejects naming the capability to declare;
  * the client's answers are the SDK's checked results. One question at a time, each bounded by
@@ -17,8 +18,9 @@ export interface AskContext {
   server: GatewayServer;
   /**
    * What the questions belong to: the tools/call (they go on its stream), or the task it started
-   * (they carry the task's id in `_meta`, and go where the session's other requests go: over
-   * HTTP its GET stream, since the tools/call has been answered).
+   * (they carry the task's id in `_meta`, and go on the stream of a tasks/result of the task, else
+   * where the session's other requests go: over HTTP its GET stream, since the tools/call has been
+   * answered; `task-routes.ts`).
    */
   for: { requestId: string | number } | { taskId: string };
   /** How long the client has to answer one question, ms. */
@@ -50,11 +52,15 @@ export function legacyAsk(ctx: AskContext): CallAsk {
       const why = cannotAsk(capabilities, method, params.mode);
       if (why !== null) throw new Error(`this client cannot be asked ${method}: ${why}`);
       const task = "taskId" in ctx.for ? ctx.for.taskId : null;
-      const options = {
-        ...(task === null ? { relatedRequestId: (ctx.for as { requestId: string | number }).requestId } : {}),
-        timeout: ctx.timeoutMs,
-        signal,
-      };
+      // A task's question goes where its client will take it (task-routes.ts), which may be later.
+      const route =
+        task === null
+          ? { relatedRequestId: (ctx.for as { requestId: string | number }).requestId }
+          : await ctx.server.taskRoutes.route(task, signal, ctx.timeoutMs).catch((err: unknown) => {
+              if (signal.aborted) throw err;
+              throw new Error(`this client cannot be asked ${method}: ${(err as Error).message}`);
+            });
+      const options = { ...route, timeout: ctx.timeoutMs, signal };
       const sent =
         task === null
           ? params

@@ -318,7 +318,11 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
         ...(progress ? { progress } : {}),
         // A question the call asks (a proxied upstream task's) goes to the client as a request of the
         // task, while the task is input_required; one it declared no capability for fails the call, saying so.
-        ask: (t: TaskRecord) => legacyAsk({ server, for: { taskId: t.id }, timeoutMs: approvalTimeout }),
+        ask: (t: TaskRecord) => {
+          // Its questions wait until the client names the task back (a tasks/get or tasks/result of it).
+          server.taskRoutes.created(t.id);
+          return legacyAsk({ server, for: { taskId: t.id }, timeoutMs: approvalTimeout });
+        },
       });
       return { task: toMcpTask(started) };
     } catch (err) {

@@ -16,6 +16,7 @@ import { InFlight } from "../../core/in-flight.js";
 import { isLogLevel, type LogLevel } from "../../core/tool.js";
 import type { TaskRecord } from "../../idempotency/tasks.js";
 import { parsedKind } from "./parsed.js";
+import { TaskRoutes } from "./task-routes.js";
 
 /**
  * tools/call params as they arrive, before anyone judges them: any object passes, unparsed. A
@@ -44,6 +45,8 @@ export class GatewayServer extends Server {
   logLevel: LogLevel | undefined;
   /** A task of this server's caller as tasks/get answers it on 2026-07-28 (set when the server runs tasks). */
   taskDetail: ((t: TaskRecord, elicit: boolean) => Promise<Record<string, unknown>>) | undefined;
+  /** Where the questions of this connection's 2025-11-25 tasks go (a waiting tasks/result's stream first). */
+  readonly taskRoutes = new TaskRoutes();
 
   /**
    * Counts each tools/call from its arrival until its answer has been handed to the transport:
@@ -97,6 +100,12 @@ export class GatewayServer extends Server {
       return sending.finally(answered);
     };
     await connected;
+  }
+
+  /** The connection closed: a task's question still waiting for a way to its client fails now. */
+  protected override _onclose(): void {
+    this.taskRoutes.close();
+    super._onclose();
   }
 
   protected override _wrapHandler(
@@ -173,6 +182,11 @@ export function taskDetailOf(
   server: Server,
 ): ((t: TaskRecord, elicit: boolean) => Promise<Record<string, unknown>>) | undefined {
   return server instanceof GatewayServer ? server.taskDetail : undefined;
+}
+
+/** Where the questions of `server`'s 2025-11-25 tasks go; undefined for a server `createMcpServer` did not make. */
+export function taskRoutesOf(server: Server): TaskRoutes | undefined {
+  return server instanceof GatewayServer ? server.taskRoutes : undefined;
 }
 
 /**

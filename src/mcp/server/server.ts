@@ -30,7 +30,7 @@ import { passThroughCapabilities, registerPassThrough } from "./pass-through.js"
 import { registerTaskHandlers, TASKS_CAPABILITY } from "./tasks.js";
 import { detailedTask, TASKS_EXTENSION } from "./tasks-ext.js";
 
-export { answersSent, taskDetailOf } from "./gateway-server.js";
+export { answersSent, taskDetailOf, taskRoutesOf } from "./gateway-server.js";
 export { announceListChanges } from "./list-changes.js";
 export {
   DEFAULT_LIST_TTL_MS,
@@ -96,6 +96,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     registerTaskHandlers(server, {
       runner,
       gateway,
+      routes: server.taskRoutes,
       callResult: (tool, obs) => callResult(tool, obs) as Record<string, unknown>,
       request: (ctx, method) => {
         const envelope = requireEnvelope(server, ctx, method);

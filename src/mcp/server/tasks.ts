@@ -6,7 +6,8 @@
  * tasks in the store, so a client that disconnects and reconnects (or reaches another replica on
  * the same store) finds its task. A task belongs to the caller that started it (the transport's
  * principal); to anyone else an id names nothing, and the error says no more than for an id that
- * never existed.
+ * never existed. While a tasks/result waits, the questions of its task go on its stream
+ * (`task-routes.ts`).
  */
 import {
   ProtocolError,
@@ -24,6 +25,7 @@ import type { Gateway } from "../../runtime/types.js";
 import { detailedTask, requireTasksExtension, TASKS_EXTENSION, updateTask } from "./tasks-ext.js";
 import { shownValue } from "../../observation/escape.js";
 import { invalidParams } from "./protocol-error.js";
+import type { TaskRoutes } from "./task-routes.js";
 
 /** The `_meta` key that ties a task's result to its task. */
 export const RELATED_TASK = "io.modelcontextprotocol/related-task";
@@ -106,6 +108,8 @@ export interface TaskHandlers {
   callResult: (tool: string, obs: Observation) => Record<string, unknown>;
   /** Reads a request (throws for one of neither revision, as for every other request). */
   request: (ctx: ServerContext, method: string) => TaskRequest;
+  /** Where this session's 2025-11-25 task questions go: told of each tasks/result waiting and each tasks/get. */
+  routes?: TaskRoutes;
 }
 
 type TaskMethod = "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" | "tasks/update";
@@ -147,6 +151,7 @@ export function registerTaskHandlers(server: Server, h: TaskHandlers): void {
 
   handle("tasks/get", async (params, r) => {
     const t = await owned("tasks/get", params, r);
+    if (!r.modern) h.routes?.polled(t.id, t.status);
     return r.modern ? detailedTask(t, { runner, callResult: h.callResult, elicit: r.elicit }) : { ...toMcpTask(t) };
   });
 
@@ -166,7 +171,14 @@ export function registerTaskHandlers(server: Server, h: TaskHandlers): void {
 
   handle("tasks/result", async (params, r, ctx) => {
     const id = taskIdOf("tasks/result", params);
-    const t = await runner.result(id, r.owner, ctx.mcpReq.signal);
+    // The task's questions go on this request's stream while it waits (the revision's way to reach the client).
+    const ended = h.routes?.resultWaits(id, ctx.mcpReq.id);
+    let t: TaskRecord | null;
+    try {
+      t = await runner.result(id, r.owner, ctx.mcpReq.signal);
+    } finally {
+      ended?.();
+    }
     if (t === null) throw noSuchTask("tasks/result", id);
     const related = { [RELATED_TASK]: { taskId: t.id } };
     if (!isFinalStatus(t.status))

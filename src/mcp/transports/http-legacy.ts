@@ -4,7 +4,8 @@
  * the oldest idle one evicted), with its own SDK session transport and MCP server; a request
  * naming a session is served in it when the session is its caller's (else 404, as an unknown one);
  * a session with no request open for `sessionIdleMs` is closed (`expireIdle`), answers still being
- * prepared sent first.
+ * prepared sent first. The session's tasks are told while its GET stream is open (`task-routes.ts`:
+ * a task's question goes there when no tasks/result of the task waits).
  */
 import type http from "node:http";
 import { randomUUID } from "node:crypto";
@@ -12,7 +13,13 @@ import { isLegacyRequest, WebStandardStreamableHTTPServerTransport, type Server 
 import type { Gateway } from "../../runtime/types.js";
 import { escapeUntrusted } from "../../observation/escape.js";
 import { principalOf, SessionTable, type Principal, type Tracked } from "./http-sessions.js";
-import { announceListChanges, answersSent, createMcpServer, type McpServerOptions } from "../server/server.js";
+import {
+  announceListChanges,
+  answersSent,
+  createMcpServer,
+  taskRoutesOf,
+  type McpServerOptions,
+} from "../server/server.js";
 import type { HttpOptions } from "./http-options.js";
 import { echoedId, jsonError, messageMethod, parsed, readPost } from "./http-replies.js";
 import { toWebRequest } from "./node-web.js";
@@ -92,6 +99,8 @@ export function legacySessions(context: LegacyContext) {
       sessions.remove(session);
     };
     if (options.onError) server.onerror = options.onError;
+    // A question of the session's tasks reaches the client outside a tasks/result only on its GET stream.
+    taskRoutesOf(server)?.needsGetStream();
     await server.connect(transport);
     return session;
   }
@@ -122,7 +131,11 @@ export function legacySessions(context: LegacyContext) {
         {},
         echoedId(read.json),
       );
-    return respond(res, await session.transport.handleRequest(request, parsed(read)));
+    const response = await session.transport.handleRequest(request, parsed(read));
+    // A GET answered with its stream is the session's stream for requests outside any request, until it ends.
+    if (req.method === "GET" && response.ok && response.headers.get("content-type")?.startsWith("text/event-stream"))
+      res.once("close", taskRoutesOf(session.server)?.getStreamOpened() ?? (() => {}));
+    return respond(res, response);
   }
 
   /** A 2025-11-25 message without a session: only an initialize may open one. */

@@ -12,14 +12,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Client, StreamableHTTPClientTransport, type Transport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { createGateway } from "../../../src/runtime/gateway.js";
-import { openStore } from "../../../src/idempotency/open.js";
-import { createTaskRunner } from "../../../src/runtime/tasks.js";
-import { serveHttp } from "../../../src/mcp/transports/http.js";
 import { TASKS_EXTENSION } from "../../../src/mcp/server/tasks-ext.js";
 import catalog from "../fixtures/tasks-catalog.js";
 import { notesServeCommand, tempDir } from "../support.js";
 import { rawRequest } from "../raw-transport.js";
+import { tasksHttp } from "./tasks-http.js";
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -33,16 +30,9 @@ const CallResult = z.looseObject({ structuredContent: z.looseObject({}).optional
 async function httpServer(): Promise<{ url: URL; notes: string }> {
   const notes = tempDir("tasks-status");
   process.env.NOTES_DIR = notes;
-  const store = await openStore(`sqlite:${join(tempDir("tasks-status-store"), "state.db")}`);
-  const gateway = createGateway({ tools: catalog, store, audit: false });
-  const tasks = createTaskRunner(gateway, { store, poll_ms: 50 });
-  const http = await serveHttp(gateway, { port: 0, warn: () => {}, tasks });
-  cleanup.push(async () => {
-    await http.close();
-    tasks.close();
-    await gateway.close({ grace_ms: 0 });
-  });
-  return { url: http.url, notes };
+  const served = await tasksHttp(catalog, `sqlite:${join(tempDir("tasks-status-store"), "state.db")}`, 50);
+  cleanup.push(served.close);
+  return { url: served.url, notes };
 }
 
 /** `toolgate serve --catalog` (the tasks catalog) over stdio, spawned from source, on a SQLite store. */

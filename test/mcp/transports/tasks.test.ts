@@ -11,14 +11,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Client, StreamableHTTPClientTransport, type Transport } from "@modelcontextprotocol/client";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { createGateway } from "../../../src/runtime/gateway.js";
-import { openStore } from "../../../src/idempotency/open.js";
 import { createCodingCatalog } from "../../../src/tools/catalog.js";
-import { createTaskRunner } from "../../../src/runtime/tasks.js";
-import { serveHttp } from "../../../src/mcp/transports/http.js";
 import { markedTree } from "../../support/procs.js";
 import { binaryAvailable } from "../../support/require.js";
 import { tempDir } from "../support.js";
+import { tasksHttp } from "./tasks-http.js";
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -76,20 +73,10 @@ const cancelTask = (c: Client, taskId: string) =>
 const listTasks = (c: Client) => c.request({ method: "tasks/list", params: {} } as never, ListTasksResultSchema);
 
 async function httpServer(ws: string): Promise<URL> {
-  const store = await openStore(`sqlite:${join(tempDir("tasks-store"), "state.db")}`);
-  const gateway = createGateway({
-    tools: createCodingCatalog({ workspace: ws, sandbox: { warn: () => {} } }),
-    store,
-    audit: false,
-  });
-  const tasks = createTaskRunner(gateway, { store, poll_ms: 100 });
-  const http = await serveHttp(gateway, { port: 0, warn: () => {}, tasks });
-  cleanup.push(async () => {
-    await http.close();
-    tasks.close();
-    await gateway.close({ grace_ms: 0 });
-  });
-  return http.url;
+  const tools = createCodingCatalog({ workspace: ws, sandbox: { warn: () => {} } });
+  const served = await tasksHttp(tools, `sqlite:${join(tempDir("tasks-store"), "state.db")}`);
+  cleanup.push(served.close);
+  return served.url;
 }
 
 const bearer = (url: URL, token: string) =>
