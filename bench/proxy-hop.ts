@@ -119,7 +119,8 @@ try {
       execFileSync("callgrind_control", ["-z", String(proxied.pid)], { stdio: ["ignore", "ignore", "inherit"] });
       await new Promise((r) => setTimeout(r, 2000));
       for (let i = 0; i < calls; i++) await read(proxied.client)();
-      execFileSync("callgrind_control", ["-d", `${era}-calls`, String(proxied.pid)], {
+      // `--dump=HINT` (callgrind_control has no `-d`: it took the hint for a process name and dumped nothing).
+      execFileSync("callgrind_control", [`--dump=${era}-calls`, String(proxied.pid)], {
         stdio: ["ignore", "ignore", "inherit"],
       });
       // The dump is written when the process next runs: wait for its totals line.
