@@ -69,6 +69,8 @@ export function isDirectAnswer(value: unknown): value is JSONRPCResultResponse &
 export class ProxyClient extends TasksClient {
   private readonly direct = new Map<string, Pending>();
   private nextDirect = 0;
+  private envelopeOf:
+    { version: string | undefined; envelope: Readonly<Record<string, unknown>> | undefined } | undefined;
 
   /**
    * The SDK's connect, then a direct call's answer (`isDirectAnswer`, one this client waits for)
@@ -218,9 +220,22 @@ export class ProxyClient extends TasksClient {
     );
   }
 
+  /**
+   * The SDK's `_outboundMetaEnvelope`, built once per negotiated version: it is made of the
+   * version, the client's info and its capabilities, none of which changes once connected.
+   */
+  private envelope(): Readonly<Record<string, unknown>> | undefined {
+    const version = this.getNegotiatedProtocolVersion();
+    const built = this.envelopeOf;
+    if (built !== undefined && built.version === version) return built.envelope;
+    const envelope = this._outboundMetaEnvelope();
+    this.envelopeOf = { version, envelope };
+    return envelope;
+  }
+
   /** The era's `_meta` envelope on an outgoing message, the message's own keys winning (as the SDK's funnel does). */
   private enveloped<M extends { params?: Record<string, unknown> }>(message: M): M {
-    const envelope = this._outboundMetaEnvelope();
+    const envelope = this.envelope();
     if (envelope === undefined) return message;
     const params = message.params ?? {};
     return { ...message, params: { ...params, _meta: { ...envelope, ...(params._meta as object | undefined) } } };
