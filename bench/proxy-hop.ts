@@ -11,7 +11,8 @@
  * exits). `--callgrind DIR` starts it under valgrind's callgrind instead (slow: the warm-up and N
  * shrink to what `--warmup`/`--calls` say, default 2,000 and 1,000); the counters are zeroed after
  * the warm-up and dumped after the N calls, and the instructions per proxied call are printed
- * (callgrind counts instructions, so the figure holds on a loaded machine). `--tree` builds
+ * (callgrind counts instructions, so the figure holds on a loaded machine), with the part of them
+ * V8 spent compiling and collecting garbage, and the rest: the figure to compare (`callgrind-split.ts`). `--tree` builds
  * another checkout's `src/` (an A/B against a base worktree uses the same script); `--built DIR` takes a
  * build made before (DIR/dist/cli/main.js, DIR/package.json) and keeps it, so alternating runs do not rebuild.
  */
@@ -24,6 +25,7 @@ import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/client";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { buildToolgate } from "./build.js";
+import { callgrindSplit } from "./callgrind-split.js";
 import { median } from "./harness.js";
 
 const here = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -130,7 +132,11 @@ try {
       const last = dump;
       const summary = /^summary: (\d+)/m.exec(text());
       const ir = Number(summary?.[1] ?? NaN);
-      console.log(`${era}: ${(ir / calls).toFixed(0)} instructions per proxied call (${calls} calls, ${last})`);
+      const split = callgrindSplit(last, calls);
+      const k = (n: number) => n.toFixed(0).replace(/\B(?=(\d{3})+$)/g, ",");
+      console.log(
+        `${era}: ${(ir / calls).toFixed(0)} instructions per proxied call (${calls} calls, ${last}): V8 compiling ${k(split.compile)}, GC ${k(split.gc)}, the rest ${k(split.rest)} (bench/callgrind-split.ts)`,
+      );
     } else {
       const via: number[] = [];
       const straight: number[] = [];
