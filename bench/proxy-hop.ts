@@ -107,8 +107,20 @@ try {
     const [command, args] = grindOut
       ? [
           "valgrind",
-          // One thread: V8's compiler and GC helpers run on the main thread, so the count does not depend on scheduling.
-          ["--tool=callgrind", `--callgrind-out-file=${grindOut}`, process.execPath, "--single-threaded", ...proxyArgs],
+          [
+            "--tool=callgrind",
+            `--callgrind-out-file=${grindOut}`,
+            process.execPath,
+            // One thread: V8's compiler and GC helpers run on the main thread, so the count does not depend on scheduling.
+            "--single-threaded",
+            // No major GC in the counted window, in either tree of an A/B: one that lands in one run's
+            // window and not the other's outweighs any change (a tree allocating less moves it later,
+            // into the window), and its marking slows the code that runs beside it. Scavenges, which
+            // follow what each call allocates, still count.
+            "--initial-old-space-size=1024",
+            "--no-memory-reducer",
+            ...proxyArgs,
+          ],
         ]
       : [process.execPath, [...(prof ? ["--cpu-prof", "--cpu-prof-dir", prof] : []), ...proxyArgs]];
     const proxied = await connect(era, command, args, { XDG_STATE_HOME: join(ws, "state-home") });
