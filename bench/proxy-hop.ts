@@ -11,7 +11,8 @@
  * exits). `--callgrind DIR` starts it under valgrind's callgrind instead (slow: the warm-up and N
  * shrink to what `--warmup`/`--calls` say, default 2,000 and 1,000); the counters are zeroed after
  * the warm-up and dumped after the N calls, and the instructions per proxied call are printed
- * (callgrind counts instructions, so the figure holds on a loaded machine). `--tree` builds
+ * (callgrind counts instructions, so the figure holds on a loaded machine), with the part of them
+ * V8 spent compiling and collecting garbage, and the rest: the figure to compare (`callgrind-split.ts`). `--tree` builds
  * another checkout's `src/` (an A/B against a base worktree uses the same script); `--built DIR` takes a
  * build made before (DIR/dist/cli/main.js, DIR/package.json) and keeps it, so alternating runs do not rebuild.
  */
@@ -24,6 +25,7 @@ import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/client";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { buildToolgate } from "./build.js";
+import { callgrindSplit } from "./callgrind-split.js";
 import { median } from "./harness.js";
 
 const here = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -105,8 +107,20 @@ try {
     const [command, args] = grindOut
       ? [
           "valgrind",
-          // One thread: V8's compiler and GC helpers run on the main thread, so the count does not depend on scheduling.
-          ["--tool=callgrind", `--callgrind-out-file=${grindOut}`, process.execPath, "--single-threaded", ...proxyArgs],
+          [
+            "--tool=callgrind",
+            `--callgrind-out-file=${grindOut}`,
+            process.execPath,
+            // One thread: V8's compiler and GC helpers run on the main thread, so the count does not depend on scheduling.
+            "--single-threaded",
+            // No major GC in the counted window, in either tree of an A/B: one that lands in one run's
+            // window and not the other's outweighs any change (a tree allocating less moves it later,
+            // into the window), and its marking slows the code that runs beside it. Scavenges, which
+            // follow what each call allocates, still count.
+            "--initial-old-space-size=1024",
+            "--no-memory-reducer",
+            ...proxyArgs,
+          ],
         ]
       : [process.execPath, [...(prof ? ["--cpu-prof", "--cpu-prof-dir", prof] : []), ...proxyArgs]];
     const proxied = await connect(era, command, args, { XDG_STATE_HOME: join(ws, "state-home") });
@@ -119,7 +133,8 @@ try {
       execFileSync("callgrind_control", ["-z", String(proxied.pid)], { stdio: ["ignore", "ignore", "inherit"] });
       await new Promise((r) => setTimeout(r, 2000));
       for (let i = 0; i < calls; i++) await read(proxied.client)();
-      execFileSync("callgrind_control", ["-d", `${era}-calls`, String(proxied.pid)], {
+      // `--dump=HINT` (callgrind_control has no `-d`: it took the hint for a process name and dumped nothing).
+      execFileSync("callgrind_control", [`--dump=${era}-calls`, String(proxied.pid)], {
         stdio: ["ignore", "ignore", "inherit"],
       });
       // The dump is written when the process next runs: wait for its totals line.
@@ -129,7 +144,11 @@ try {
       const last = dump;
       const summary = /^summary: (\d+)/m.exec(text());
       const ir = Number(summary?.[1] ?? NaN);
-      console.log(`${era}: ${(ir / calls).toFixed(0)} instructions per proxied call (${calls} calls, ${last})`);
+      const split = callgrindSplit(last, calls);
+      const k = (n: number) => n.toFixed(0).replace(/\B(?=(\d{3})+$)/g, ",");
+      console.log(
+        `${era}: ${(ir / calls).toFixed(0)} instructions per proxied call (${calls} calls, ${last}): V8 compiling ${k(split.compile)}, GC ${k(split.gc)}, the rest ${k(split.rest)} (bench/callgrind-split.ts)`,
+      );
     } else {
       const via: number[] = [];
       const straight: number[] = [];

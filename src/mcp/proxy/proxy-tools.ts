@@ -8,8 +8,8 @@
  * readOnlyHint → read (A0); destructiveHint (default true) → destructive (A3);
  * idempotentHint → idempotent (A1); otherwise write (A2).
  */
-import type { CallToolResult, Client, Tool } from "@modelcontextprotocol/client";
-import type { Effect, GrantRequest, ToolSpec } from "../../core/tool.js";
+import { LOG_LEVEL_META_KEY, type CallToolResult, type Client, type Tool } from "@modelcontextprotocol/client";
+import type { Effect, GrantRequest, ToolContext, ToolSpec } from "../../core/tool.js";
 import type { JsonValue } from "../../core/json.js";
 import { toolResult } from "../../core/tool.js";
 import { NoEffectError } from "../../core/errors.js";
@@ -79,6 +79,23 @@ export interface ProxyToolOptions {
 /** The upstream a proxied tool calls: a fixed client, or a link that reconnects (`UpstreamLink`). */
 export type UpstreamClient = Client | { get(tool: string): Client | Promise<Client> };
 
+/** A tools/call result of either era, or a 2026-07-28 task answer: built once, not per call. */
+const MODERN_RESULT = orTaskAnswer(upstreamResultSchema(true));
+const LEGACY_RESULT = orTaskAnswer(upstreamResultSchema(false));
+
+/**
+ * The `_meta` of a proxied call's request, or undefined when it carries none: the caller's trace
+ * (so the upstream's spans join it), and the caller's log level when the upstream's logs are heard
+ * (a 2026-07-28 upstream logs for a request only at the level its `_meta` names).
+ */
+function requestMeta(trace: ToolContext["trace"], log: ToolContext["log"]): Record<string, unknown> | undefined {
+  if (!trace && !log) return undefined;
+  const meta: Record<string, unknown> = trace ? { traceparent: trace.traceparent } : {};
+  if (trace?.tracestate) meta.tracestate = trace.tracestate;
+  if (log) meta[LOG_LEVEL_META_KEY] = log.level;
+  return meta;
+}
+
 /** The SDK's answer to a request made while its transport is closed: it was never sent. */
 const NOT_CONNECTED = "Not connected";
 
@@ -134,25 +151,15 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
       const progress = upstreamProgress(ctx.progress);
       const leave = options.notices?.enter(ctx.log);
       try {
-        // The caller's trace goes on with the call, so the upstream's spans join it; a 2026-07-28
-        // upstream logs for a request only at the level its `_meta` names.
-        const _meta = {
-          ...(ctx.trace
-            ? {
-                traceparent: ctx.trace.traceparent,
-                ...(ctx.trace.tracestate ? { tracestate: ctx.trace.tracestate } : {}),
-              }
-            : {}),
-          ...(options.notices ? UpstreamNotices.requestMeta(ctx.log) : {}),
-        };
-        const params = { name: tool.name, arguments: args, ...(Object.keys(_meta).length > 0 ? { _meta } : {}) };
+        const _meta = requestMeta(ctx.trace, options.notices ? ctx.log : undefined);
+        const params = _meta ? { name: tool.name, arguments: args, _meta } : { name: tool.name, arguments: args };
         const sent = {
           signal: ctx.signal,
           // Past the gateway's own bound, which cuts the call first, unless the call's bound is a task's.
           timeout: bound === timeout_ms ? timeout_ms + SDK_TIMEOUT_MARGIN_MS : timeout_ms,
           ...(progress.onprogress ? { onprogress: progress.onprogress } : {}),
         };
-        const schema = () => orTaskAnswer(upstreamResultSchema(client.getProtocolEra() === "modern"));
+        const schema = () => (client.getProtocolEra() === "modern" ? MODERN_RESULT : LEGACY_RESULT);
         // A tool the upstream runs only as a task is called as one (and its task cancelled with the call).
         result =
           taskSupport === "required" && upstreamRunsTasks(client)

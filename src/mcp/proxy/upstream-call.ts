@@ -18,7 +18,16 @@
  * SDK's funnel (`proxy-tools.ts` decides).
  */
 import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
-import type { JSONRPCErrorResponse, JSONRPCResponse, StandardSchemaV1 } from "@modelcontextprotocol/client";
+import type {
+  ConnectOptions,
+  JSONRPCErrorResponse,
+  JSONRPCMessage,
+  JSONRPCResponse,
+  JSONRPCResultResponse,
+  MessageExtraInfo,
+  StandardSchemaV1,
+  Transport,
+} from "@modelcontextprotocol/client";
 import { isPlainObject } from "../../core/json.js";
 import { TasksClient, taskAnswerResult } from "./upstream-tasks.js";
 
@@ -43,9 +52,41 @@ export interface DirectCallOptions {
   timeout: number;
 }
 
+/**
+ * A direct call's answer with a result, its envelope as the SDK's JSONRPCResultResponseSchema has
+ * it: exactly the keys jsonrpc "2.0", a `toolgate:` id and a plain-object result whose `_meta`, if
+ * any, is an object (the one field of a result that schema reads).
+ */
+export function isDirectAnswer(value: unknown): value is JSONRPCResultResponse & { id: string } {
+  if (!isPlainObject(value) || value.jsonrpc !== "2.0" || !isPlainObject(value.result)) return false;
+  if (typeof value.id !== "string" || !value.id.startsWith(DIRECT_ID_PREFIX)) return false;
+  const meta = value.result._meta;
+  if (meta !== undefined && !isPlainObject(meta)) return false;
+  for (const key in value) if (key !== "jsonrpc" && key !== "id" && key !== "result") return false;
+  return true;
+}
+
 export class ProxyClient extends TasksClient {
   private readonly direct = new Map<string, Pending>();
   private nextDirect = 0;
+  private envelopeOf:
+    { version: string | undefined; envelope: Readonly<Record<string, unknown>> | undefined } | undefined;
+
+  /**
+   * The SDK's connect, then a direct call's answer (`isDirectAnswer`, one this client waits for)
+   * handed straight to `_onresponse`: the SDK's dispatch would parse its envelope with zod again
+   * (as a result response, then as an error response) before it called the same method. Any other
+   * message goes to the SDK's dispatch as before.
+   */
+  override async connect(transport: Transport, options?: ConnectOptions): Promise<void> {
+    await super.connect(transport, options);
+    const dispatch = transport.onmessage;
+    if (dispatch === undefined) return;
+    transport.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
+      if (isDirectAnswer(message) && this.direct.has(message.id)) this._onresponse(message);
+      else dispatch(message, extra);
+    };
+  }
 
   /** Whether `callDirect` may carry a call now: connected over a transport without per-request streams. */
   directReady(): boolean {
@@ -179,9 +220,22 @@ export class ProxyClient extends TasksClient {
     );
   }
 
+  /**
+   * The SDK's `_outboundMetaEnvelope`, built once per negotiated version: it is made of the
+   * version, the client's info and its capabilities, none of which changes once connected.
+   */
+  private envelope(): Readonly<Record<string, unknown>> | undefined {
+    const version = this.getNegotiatedProtocolVersion();
+    const built = this.envelopeOf;
+    if (built !== undefined && built.version === version) return built.envelope;
+    const envelope = this._outboundMetaEnvelope();
+    this.envelopeOf = { version, envelope };
+    return envelope;
+  }
+
   /** The era's `_meta` envelope on an outgoing message, the message's own keys winning (as the SDK's funnel does). */
   private enveloped<M extends { params?: Record<string, unknown> }>(message: M): M {
-    const envelope = this._outboundMetaEnvelope();
+    const envelope = this.envelope();
     if (envelope === undefined) return message;
     const params = message.params ?? {};
     return { ...message, params: { ...params, _meta: { ...envelope, ...(params._meta as object | undefined) } } };

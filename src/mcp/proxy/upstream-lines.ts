@@ -4,18 +4,18 @@
  * `\r` dropped, a line that is not JSON skipped, any other message parsed by the SDK's
  * `JSONRPCMessageSchema` (a message that fails it is the transport's error, as there), the whole
  * buffer bounded by the SDK's 10 MiB. One kind of line is read more cheaply: the answer to a direct
- * call (`upstream-call.ts`, its string ids): its envelope is checked here by hand — exactly the keys
- * jsonrpc "2.0", the id, a plain-object result — and once more by the SDK client's dispatch, which
- * parses every response's envelope with zod before it hands it on; its result is checked by the
- * direct call's schema. The SDK's reader parsed each such line with zod one time more, and copied
- * every chunk that arrived after a whole line (an empty rest is still a buffer).
+ * call (`upstream-call.ts`, its string ids): its envelope is checked here by hand (`isDirectAnswer`:
+ * exactly the keys jsonrpc "2.0", the id, a plain-object result), and `ProxyClient` hands it to the
+ * call it answers without the SDK client's dispatch, which would parse the envelope with zod once
+ * more; its result is checked by the direct call's schema. The SDK's reader parsed each such line
+ * with zod one time more, and copied every chunk that arrived after a whole line (an empty rest is
+ * still a buffer).
  *
  * Installed on the SDK's own `StdioClientTransport` (`upstream.ts`): a subclass of it would lose the
  * SDK's disposable sibling for the revision probe.
  */
 import { parseJSONRPCMessage, STDIO_DEFAULT_MAX_BUFFER_SIZE, type JSONRPCMessage } from "@modelcontextprotocol/client";
-import { isPlainObject } from "../../core/json.js";
-import { DIRECT_ID_PREFIX } from "./upstream-call.js";
+import { isDirectAnswer } from "./upstream-call.js";
 
 export class UpstreamLines {
   private buffer: Buffer | undefined;
@@ -44,7 +44,7 @@ export class UpstreamLines {
       } catch {
         continue;
       }
-      return directAnswer(value) ? value : parseJSONRPCMessage(value);
+      return isDirectAnswer(value) ? value : parseJSONRPCMessage(value);
     }
     return null;
   }
@@ -52,12 +52,4 @@ export class UpstreamLines {
   clear(): void {
     this.buffer = undefined;
   }
-}
-
-/** A direct call's answer with a result, its envelope as the SDK's JSONRPCResultResponseSchema has it. */
-function directAnswer(value: unknown): value is JSONRPCMessage {
-  if (!isPlainObject(value) || value.jsonrpc !== "2.0" || !isPlainObject(value.result)) return false;
-  if (typeof value.id !== "string" || !value.id.startsWith(DIRECT_ID_PREFIX)) return false;
-  for (const key in value) if (key !== "jsonrpc" && key !== "id" && key !== "result") return false;
-  return true;
 }

@@ -47,6 +47,10 @@ describe("an upstream's lines", () => {
     expect(() => lines(`${JSON.stringify({ ...answer, jsonrpc: "1.0" })}\n`)).toThrow();
     expect(lines(`${JSON.stringify({ ...answer, id: 7 })}\n`)).toEqual([{ ...answer, id: 7 }]);
     expect(() => lines(`{"jsonrpc":"2.0","id":1.5,"result":{}}\n`)).toThrow();
+    // The one field of a result the schema reads: a `_meta` that is not an object is the schema's to refuse.
+    expect(() => lines(`${JSON.stringify({ ...answer, result: { content: [], _meta: 5 } })}\n`)).toThrow();
+    const meta = { ...answer, result: { content: [], _meta: { note: 1 } } };
+    expect(lines(`${JSON.stringify(meta)}\n`)).toEqual([meta]);
   });
 
   it("refuses to hold more than its bound, as the SDK's reader does", () => {
