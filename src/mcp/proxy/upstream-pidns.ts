@@ -80,18 +80,44 @@ export const FORWARDER_SCRIPT =
   RELAY;
 
 /**
- * Whether sh hands `env` on unchanged: every name one it keeps (a name like `A-B` it drops), and
- * none it sets itself (PPID, OPTIND, IFS; those it adds are put back by the init) or the scripts
- * set (toolgate_*).
+ * Whether sh hands `env` on unchanged and runs the scripts as written: every name one it keeps (a
+ * name like `A-B` it drops), and none it sets itself or acts on (`SHELL_SETS`; those it adds are put
+ * back by the init) or the scripts set (toolgate_*).
  */
 export function shellKeeps(env: Record<string, string | undefined>): boolean {
   return Object.entries(env).every(
     ([name, value]) =>
       value === undefined ||
-      (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !SHELL_SETS.has(name) && !name.startsWith("toolgate_")),
+      (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) &&
+        !SHELL_SETS.has(name) &&
+        !name.startsWith("BASH") &&
+        !name.startsWith("toolgate_")),
   );
 }
-const SHELL_SETS = new Set(["PPID", "OPTIND", "IFS"]);
+/**
+ * What sh sets itself (PPID, OPTIND, IFS), and what bash as sh (Fedora, Arch) reads as its own
+ * options or rewrites, drops or fills in for what it starts, as it does BASH*: SHELLOPTS=noexec
+ * would run neither script (nor so the upstream), xtrace would trace them to the upstream's stderr.
+ */
+const SHELL_SETS = new Set([
+  "PPID",
+  "OPTIND",
+  "IFS",
+  "SHELLOPTS",
+  "POSIXLY_CORRECT",
+  "OLDPWD",
+  "OPTERR",
+  "PS1",
+  "PS2",
+  "PS4",
+  "LINENO",
+  "HISTCMD",
+  "RANDOM",
+  "SRANDOM",
+  "EPOCHSECONDS",
+  "EPOCHREALTIME",
+  "COMP_WORDBREAKS",
+]);
 
 /** The programs of the chain, as found on PATH. */
 export interface Chain {
