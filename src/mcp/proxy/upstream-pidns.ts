@@ -23,16 +23,17 @@
  * As root the namespace is a PID namespace alone: same uid, groups and capabilities. Unprivileged
  * it is made inside a user namespace that maps the upstream's own uid and gid to themselves (never
  * root: it runs as its real uid and groups, with no capability, and reaches exactly the files it
- * did); files of other owners then show an unmapped owner (65534) in `stat`, `setgroups` is
- * denied, and a set-user-ID or file-capability program it runs gains nothing (no `sudo` there).
+ * did); its supplementary groups then read as unmapped (65534, `getgroups`), so do the owners of
+ * other users' files in `stat`, `setgroups` is denied, and a set-user-ID or file-capability
+ * program it runs gains nothing (no `sudo` there).
  * There is no mount namespace: the upstream sees the host's files and `/proc`, so `/proc/self` is
  * itself while its `getpid()` counts in its namespace (2): `/proc/<getpid()>` is another process.
  *
  * Which applies when: whether the chain runs here is asked once per process (it is started with
  * `sh -c :` for the upstream; a container without CAP_SYS_ADMIN, or user namespaces turned off,
  * says no). Where it cannot, where `unshare`, `sh` or `env` (GNU, with `--default-signal`) is not
- * on PATH, where the environment holds a name sh would drop or set itself (`shellKeeps`), or off
- * Linux, the upstream is started by `upstream-pdeathsig.ts` (`setpriv --pdeathsig KILL` alone:
+ * on PATH, where the environment holds a name sh would drop, set itself or act on (`shellKeeps`),
+ * or off Linux, the upstream is started by `upstream-pdeathsig.ts` (`setpriv --pdeathsig KILL` alone:
  * its own process dies with a SIGKILLed proxy, not what it starts; without setpriv, plainly, with
  * `upstream-reaper.ts` alone).
  * Root never takes the user namespace: its capabilities there would not reach other users' files.
@@ -80,18 +81,44 @@ export const FORWARDER_SCRIPT =
   RELAY;
 
 /**
- * Whether sh hands `env` on unchanged: every name one it keeps (a name like `A-B` it drops), and
- * none it sets itself (PPID, OPTIND, IFS; those it adds are put back by the init) or the scripts
- * set (toolgate_*).
+ * Whether sh hands `env` on unchanged and runs the scripts as written: every name one it keeps (a
+ * name like `A-B` it drops), and none it sets itself or acts on (`SHELL_SETS`; those it adds are put
+ * back by the init) or the scripts set (toolgate_*).
  */
 export function shellKeeps(env: Record<string, string | undefined>): boolean {
   return Object.entries(env).every(
     ([name, value]) =>
       value === undefined ||
-      (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !SHELL_SETS.has(name) && !name.startsWith("toolgate_")),
+      (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) &&
+        !SHELL_SETS.has(name) &&
+        !name.startsWith("BASH") &&
+        !name.startsWith("toolgate_")),
   );
 }
-const SHELL_SETS = new Set(["PPID", "OPTIND", "IFS"]);
+/**
+ * What sh sets itself (PPID, OPTIND, IFS), and what bash as sh (Fedora, Arch) reads as its own
+ * options or rewrites, drops or fills in for what it starts, as it does BASH*: SHELLOPTS=noexec
+ * would run neither script (nor so the upstream), xtrace would trace them to the upstream's stderr.
+ */
+const SHELL_SETS = new Set([
+  "PPID",
+  "OPTIND",
+  "IFS",
+  "SHELLOPTS",
+  "POSIXLY_CORRECT",
+  "OLDPWD",
+  "OPTERR",
+  "PS1",
+  "PS2",
+  "PS4",
+  "LINENO",
+  "HISTCMD",
+  "RANDOM",
+  "SRANDOM",
+  "EPOCHSECONDS",
+  "EPOCHREALTIME",
+  "COMP_WORDBREAKS",
+]);
 
 /** The programs of the chain, as found on PATH. */
 export interface Chain {

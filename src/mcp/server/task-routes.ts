@@ -17,7 +17,8 @@
  * A question that waits fails, naming what to do, as soon as the client shows it will not take it:
  * it read the task `input_required` with `tasks/get` twice while the question waited (the first
  * read told it to call `tasks/result`; it polled again instead) — or when the session closes, or
- * after `timeoutMs` (the bound a question sent has for its answer). A client that does none of
+ * after `timeoutMs` (the bound a question sent has for its answer), its wait for the client to name
+ * the task included. A client that does none of
  * these keeps it waiting until then. A question once sent stays where it was sent: should the
  * client drop that stream before it answers, the question's own timeout ends it.
  */
@@ -117,12 +118,20 @@ export class TaskRoutes {
   /**
    * Where the next question of `taskId` goes: at once when there is a way, else once one appears.
    * Rejects with why the client cannot be asked (the session closed, the client polls without
-   * tasks/result, nothing appeared within `timeoutMs`), or with `signal`'s reason.
+   * tasks/result, within `timeoutMs` it named the task nowhere or nothing appeared), or with
+   * `signal`'s reason.
    */
   async route(taskId: string, signal: AbortSignal, timeoutMs: number): Promise<Route> {
     // Not before the client tracks the task: a request naming a task it does not know yet is one it cannot place.
+    // The bound is for the whole wait, this part of it too.
+    const deadline = Date.now() + timeoutMs;
     const unannounced = this.unannounced.get(taskId);
-    if (unannounced) await abortable(unannounced.sent, signal);
+    if (unannounced)
+      await bounded(
+        abortable(unannounced.sent, signal),
+        timeoutMs,
+        `in ${timeoutMs} ms it named task ${taskId} in no tasks/get or tasks/result (a 2025-11-25 task's requests go once its client tracks it): read the task a task-augmented tools/call answered with tasks/get, or call tasks/result`,
+      );
     signal.throwIfAborted();
     if (this.closed) throw new Error("its session closed");
     const latest = this.results.get(taskId)?.at(-1);
@@ -147,7 +156,7 @@ export class TaskRoutes {
           w.fail(
             `in ${timeoutMs} ms it sent no tasks/result of task ${taskId} (where a 2025-11-25 task's requests are sent) and opened no GET stream`,
           ),
-        timeoutMs,
+        Math.max(0, deadline - Date.now()),
       );
       timer.unref();
       signal.addEventListener("abort", aborted, { once: true });
@@ -159,6 +168,18 @@ export class TaskRoutes {
     for (const w of [...waiting]) w.go(route);
     this.queued.delete(taskId);
   }
+}
+
+/** `p`, or a rejection saying `why` once `ms` pass first. */
+function bounded(p: Promise<void>, ms: number, why: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(why)), ms);
+    timer.unref();
+    p.then(
+      () => (clearTimeout(timer), resolve()),
+      (err: unknown) => (clearTimeout(timer), reject(err as Error)),
+    );
+  });
 }
 
 /** `p`, or `signal`'s reason once it aborts. */

@@ -125,6 +125,28 @@ const SELF_REPORT = [
      euid: process.geteuid(), groups: process.getgroups(), status: s, umask: process.umask(), reaches,
      argv: process.argv.slice(1) }));`,
 ];
+/**
+ * Variables bash, started as sh (Fedora, Arch), reads as its options or rewrites, drops or fills in
+ * for what it starts (bash 5.2): SHELLOPTS=noexec runs nothing, xtrace traces the scripts to stderr.
+ */
+const BASH_ACTS_ON = [
+  ["SHELLOPTS", "noexec"],
+  ["SHELLOPTS", "xtrace"],
+  ["BASHOPTS", "extglob"],
+  ["BASH_VERSION", "x"],
+  ["POSIXLY_CORRECT", "1"],
+  ["OLDPWD", "/nonexistent"],
+  ["OPTERR", "0"],
+  ["PS1", "x"],
+  ["PS4", "x"],
+  ["LINENO", "5"],
+  ["HISTCMD", "5"],
+  ["RANDOM", "5"],
+  ["SRANDOM", "5"],
+  ["EPOCHSECONDS", "5"],
+  ["EPOCHREALTIME", "5"],
+  ["COMP_WORDBREAKS", "x"],
+] as const;
 /** Arguments a shell would act on, were they ever read as script: each must arrive as given. */
 const HOSTILE_ARGS = ["$(touch pwned)", "`touch pwned`", "; touch pwned", "'\"", "*", "a b", "", "-c", "PWD=/x", "--"];
 
@@ -149,6 +171,23 @@ describe.runIf(available)("the chain an upstream is started through", { timeout:
       expect(JSON.parse(chained.stdout)).toEqual(JSON.parse(plain.stdout));
       expect((JSON.parse(chained.stdout) as { argv: string[] }).argv.slice(-HOSTILE_ARGS.length)).toEqual(HOSTILE_ARGS);
       expect(existsSync(join(cwd, "pwned"))).toBe(false);
+    }
+  });
+
+  it("an environment bash as sh would act on or rewrite reaches the upstream as given (SHELLOPTS=noexec ran nothing)", () => {
+    const cwd = tempDir("pidns-bash-env");
+    const bashAsSh = tempDir("pidns-bash-env-sh");
+    symlinkSync(onPath("bash", process.env.PATH, "/")!, join(bashAsSh, "sh"));
+    const report = ["-e", "console.log(JSON.stringify(process.env))"];
+    for (const [name, value] of BASH_ACTS_ON) {
+      const env = { PATH: `${bashAsSh}:${process.env.PATH!}`, [name]: value };
+      const plain = spawnSync(process.execPath, report, { env, cwd, encoding: "utf8" });
+      const spawned = inOwnPidNamespace({ command: process.execPath, args: report }, env, cwd);
+      const run = spawnSync(spawned.command, spawned.args, { env, cwd, encoding: "utf8" });
+      expect(run.status, name).toBe(0);
+      expect(run.stdout, `${name}: the upstream ran`).not.toBe("");
+      expect(JSON.parse(run.stdout), name).toEqual(JSON.parse(plain.stdout));
+      expect(run.stderr, name).toBe("");
     }
   });
 
@@ -278,7 +317,16 @@ describe("inOwnPidNamespace", () => {
     expect(inOwnPidNamespace(target, { PATH: only }, "/", "linux", 1000, yes)).toEqual(
       withParentDeathSignal(target, { PATH: only }, "/", "linux"),
     );
-    for (const name of ["A-B", "1X", "BASH_FUNC_f%%", "PPID", "OPTIND", "IFS", "toolgate_child"]) {
+    for (const name of [
+      "A-B",
+      "1X",
+      "BASH_FUNC_f%%",
+      "PPID",
+      "OPTIND",
+      "IFS",
+      "toolgate_child",
+      ...BASH_ACTS_ON.map(([n]) => n),
+    ]) {
       expect(shellKeeps({ PATH: dir, [name]: "v" }), name).toBe(false);
       expect(inOwnPidNamespace(target, { PATH: dir, [name]: "v" }, "/", "linux", 1000, yes)).toEqual(marked);
     }

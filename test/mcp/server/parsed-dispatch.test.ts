@@ -81,4 +81,28 @@ describe("a parsed request goes to the SDK's dispatch", () => {
     await until(() => errors.some((e) => e.includes("unknown message ID")));
     expect(answers.some((a) => a.id === 77)).toBe(false);
   });
+
+  it("takes none of the shapes the schema refuses for a request: each is an Invalid Request, nothing runs", async () => {
+    const refused = [
+      { jsonrpc: "2.0", id: 10, method: "tools/list", result: {} },
+      { jsonrpc: "2.0", id: 11, method: "tools/list", error: { code: 1, message: "x" } },
+      { jsonrpc: "2.0", id: 12, method: 5 },
+      { jsonrpc: "2.0", id: 13.5, method: "tools/list" },
+      { jsonrpc: "2.0", id: 14, method: "tools/list", params: [] },
+      { jsonrpc: "1.0", id: 15, method: "tools/list" },
+      { jsonrpc: "2.0", id: 16, method: "tools/list", mark: true, kind: "request" },
+    ];
+    for (const m of refused) stdin.write(JSON.stringify(m) + "\n");
+    // id null, and a forged own __proto__ member (JSON.parse makes it a plain key).
+    stdin.write('{"jsonrpc":"2.0","id":null,"method":"tools/list"}\n');
+    stdin.write('{"jsonrpc":"2.0","id":17,"method":"tools/list","__proto__":{"x":1}}\n');
+    stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 18, method: "tools/list" }) + "\n");
+    await until(() => answers.some((a) => a.id === 18));
+    for (const id of [10, 11, 12, 13.5, 14, 15, 16, 17, null])
+      expect(
+        answers.filter((a) => a.id === id).map((a) => a.error?.code),
+        String(id),
+      ).toEqual([-32600]);
+    expect(answers.find((a) => a.id === 18)!.result?.tools).toBeDefined();
+  });
 });

@@ -136,6 +136,20 @@ describe("TaskRoutes", () => {
     expect(await early()).toEqual({ err: "stopped early" });
   });
 
+  it("a question of a task its client has not named yet fails within the same bound, saying what to do", async () => {
+    const r = http();
+    r.created("t1");
+    const asked = watch(r.route("t1", never, 5));
+    await new Promise((done) => setTimeout(done, 30));
+    expect(await asked()).toEqual({
+      err: "in 5 ms it named task t1 in no tasks/get or tasks/result (a 2025-11-25 task's requests go once its client tracks it): read the task a task-augmented tools/call answered with tasks/get, or call tasks/result",
+    });
+    // Named later: the next question waits no more for that.
+    r.polled("t1", "working");
+    r.getStreamOpened();
+    expect(await state(r.route("t1", never, LONG))).toEqual({ ok: {} });
+  });
+
   it("a question that finds no way within its bound fails saying so", async () => {
     const r = http();
     const asked = watch(r.route("t1", never, 5));
