@@ -72,6 +72,11 @@ export interface ProgressUpdate {
 export const LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** Whether a message at `level` reaches a receiver that asked for messages of `least` and more severe. */
+export function logReaches(level: LogLevel, least: LogLevel): boolean {
+  return LOG_LEVELS.indexOf(level) >= LOG_LEVELS.indexOf(least);
+}
+
 export function isLogLevel(value: unknown): value is LogLevel {
   return typeof value === "string" && (LOG_LEVELS as readonly string[]).includes(value);
 }

@@ -15,7 +15,7 @@ import { toolResult } from "../../core/tool.js";
 import { NoEffectError } from "../../core/errors.js";
 import { readUpstreamContent, upstreamResultSchema } from "./upstream-content.js";
 import { checkedIcons } from "./upstream-bounds.js";
-import { upstreamProgress, UpstreamNotices } from "./upstream-notices.js";
+import { upstreamProgress, type UpstreamNotices } from "./upstream-notices.js";
 import { callAsUpstreamTask, upstreamRunsTasks } from "./upstream-task.js";
 import { inputRelay } from "./upstream-input.js";
 import { ProxyClient } from "./upstream-call.js";
@@ -182,7 +182,7 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
             requestTimeout: timeout_ms,
             ...(progress.taskStatus ? { onStatus: progress.taskStatus } : {}),
             // Each tasks/get asks for the caller's log level, so the upstream's log messages go on reaching it.
-            ...(options.notices ? { meta: UpstreamNotices.requestMeta(ctx.log) } : {}),
+            ...(options.notices ? { meta: requestMeta(undefined, ctx.log) ?? {} } : {}),
             // A caller that can be asked hears the task's questions, and the task its answers.
             ...(ctx.ask
               ? {

@@ -20,8 +20,8 @@
  * (`tools/progress.ts`) passes it on: once after the first second, then at most once a second, so
  * 10,000 upstream reports cost 10,000 assignments and a handful of notifications.
  */
-import { LOG_LEVEL_META_KEY, type Client } from "@modelcontextprotocol/client";
-import { isLogLevel, LOG_LEVELS, type CallLog, type LogLevel, type ProgressUpdate } from "../../core/tool.js";
+import type { Client } from "@modelcontextprotocol/client";
+import { isLogLevel, logReaches, type CallLog, type LogLevel, type ProgressUpdate } from "../../core/tool.js";
 import { escapeUntrusted } from "../../observation/escape.js";
 import { progressTicker, seconds } from "../../tools/progress.js";
 
@@ -58,8 +58,6 @@ function dataText(data: unknown): string {
     return "(a value JSON cannot show)";
   }
 }
-
-const severity = (level: LogLevel): number => LOG_LEVELS.indexOf(level);
 
 /** One call to the upstream in flight: where its logs go and how many it has passed on. */
 interface CallSink {
@@ -102,11 +100,6 @@ export class UpstreamNotices {
     return () => void this.calls.delete(sink);
   }
 
-  /** The `_meta` a call's request carries so a 2026-07-28 upstream logs for it, at the caller's level. */
-  static requestMeta(log: CallLog | undefined): Record<string, unknown> {
-    return log ? { [LOG_LEVEL_META_KEY]: log.level } : {};
-  }
-
   private heard(params: unknown): void {
     const p = (typeof params === "object" && params !== null ? params : {}) as Record<string, unknown>;
     if (!isLogLevel(p.level)) return;
@@ -114,7 +107,7 @@ export class UpstreamNotices {
     // What nobody wants is dropped before it counts; what is wanted takes from the rate before it
     // is rendered, so a flood costs a counter per message.
     const log = only?.log;
-    if (only && (!log || severity(p.level) < severity(log.level) || only.sent > LOGS_PER_CALL)) return;
+    if (only && (!log || !logReaches(p.level, log.level) || only.sent > LOGS_PER_CALL)) return;
     if (!this.take()) return;
     const logger =
       typeof p.logger === "string" && p.logger !== ""

@@ -31,7 +31,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { canonicalize } from "../../canonical/jcs.js";
 import type { JsonValue } from "../../core/json.js";
 import type { Observation } from "../../core/observation.js";
-import { LOG_LEVELS, type CallAsk, type CallLog, type InputRequest, type ProgressUpdate } from "../../core/tool.js";
+import { logReaches, type CallAsk, type CallLog, type InputRequest, type ProgressUpdate } from "../../core/tool.js";
 import { shownValue } from "../../observation/escape.js";
 import { invalidParams } from "./protocol-error.js";
 import { checkedAnswers } from "./task-answers.js";
@@ -85,8 +85,6 @@ interface Held {
   } | null;
 }
 
-const severity = (level: string) => (LOG_LEVELS as readonly string[]).indexOf(level);
-
 /** A held call's notices, each sent to the request waiting on it when it sends one, and at its level. */
 function heldNotices(held: Held): HeldNotices {
   return {
@@ -98,7 +96,7 @@ function heldNotices(held: Held): HeldNotices {
       },
       send(entry) {
         const log = held.notices?.log;
-        if (log !== undefined && severity(entry.level) >= severity(log.level)) log.send(entry);
+        if (log !== undefined && logReaches(entry.level, log.level)) log.send(entry);
       },
     },
   };
