@@ -32,8 +32,8 @@ const REQUIRED_STRINGS = [
   ["call_id", "a non-empty string"],
 ] as const;
 const OPTIONAL_STRINGS = ["capability", "idempotency_key", "approval_id"] as const;
-/** Ids and the tool name are printed in the audit, by the CLI and in prompts a person reads. */
-const PRINTED = ["tool", "trajectory_id", "call_id", "capability", "idempotency_key", "approval_id"] as const;
+/** Ids and the tool name (every field above) are printed in the audit, by the CLI and in prompts a person reads. */
+const PRINTED = [...REQUIRED_STRINGS.map(([field]) => field), ...OPTIONAL_STRINGS];
 
 /** The proposal envelope itself (ids, turn) comes from a client, not the schema: check it first. */
 function malformedProposal(p: Proposal): Refusal | null {

@@ -102,11 +102,12 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
     // closed only marks it `abandoned`: an A3 call is then not run on an approval that arrives
     // after its client gave up, and anything else settles and answers a retry with the same ids.
     const spec = gateway.tools.get(name);
+    const approvable = spec !== undefined && AUTHORITY[spec.effect] === "A3";
     const { abandoned, cancelled } = requestGone(
       server,
       ctx.mcpReq.signal,
       envelope.protocolVersion !== undefined,
-      spec !== undefined && AUTHORITY[spec.effect] === "A3",
+      approvable,
     );
     // A long call's progress (elapsed ms, which only grows, and the tool's line) for a request with a progressToken.
     const token = (_meta as Record<string, unknown> | undefined)?.progressToken;
@@ -184,7 +185,6 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
           ? inputRequired({ inputRequests: stop.questions as never, requestState: stop.requestState })
           : withCapabilityHint(stop.observation, http);
       // An A3 call's approval round carries the approval id as its state (input-required.ts), not a held call's.
-      const approvable = AUTHORITY[spec.effect] === "A3";
       const answered =
         state !== undefined && (!approvable || HeldCalls.names(state))
           ? stopped(
