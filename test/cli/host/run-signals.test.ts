@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ids, notesServeCommand, tempDir, until } from "../../mcp/support.js";
-import { lineClient, type LineClient } from "../../mcp/transports/stdio-lines.js";
+import { lineClient, openSession, type LineClient } from "../../mcp/transports/stdio-lines.js";
 
 let c: LineClient | undefined;
 afterEach(() => {
@@ -21,13 +21,7 @@ describe("toolgate serve and a second stop signal", { timeout: 60_000 }, () => {
     const command = notesServeCommand(notes);
     command.args.push("--grace-ms", "30000");
     c = lineClient(command);
-    const init = await c.request("initialize", {
-      protocolVersion: "2025-11-25",
-      capabilities: {},
-      clientInfo: { name: "run-signals", version: "1.0.0" },
-    });
-    expect(init.error).toBeUndefined();
-    c.send({ method: "notifications/initialized" });
+    await openSession(c, "run-signals");
     c.send({
       id: "slow",
       method: "tools/call",

@@ -16,7 +16,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { proxyProcess } from "../../support/proxy-process.js";
 import { alive, killLeft, pidNamespaceOf, pollUntil, processesInNamespace } from "../../support/procs.js";
 import { upstreamNamespaceAvailable } from "../../support/require.js";
-import { lineClient, type LineClient } from "../transports/stdio-lines.js";
+import { lineClient, openSession, type LineClient } from "../transports/stdio-lines.js";
 import {
   chainWorks,
   FORWARDER_SCRIPT,
@@ -35,13 +35,7 @@ afterAll(() => killLeft(started));
 
 /** The host pids of the upstream and all it started (4: itself, its sleep, its node child and that one's sleep). */
 async function family(c: LineClient): Promise<number[]> {
-  const init = await c.request("initialize", {
-    protocolVersion: "2025-11-25",
-    capabilities: {},
-    clientInfo: { name: "pidns-test", version: "1.0.0" },
-  });
-  expect(init.error).toBeUndefined();
-  c.send({ method: "notifications/initialized" });
+  await openSession(c, "pidns-test");
   let pids: number[] = [];
   // The node child starts its sleep once it has booted: asked again until all four run (bounded).
   for (let i = 0; i < 100 && pids.length < 4; i++) {

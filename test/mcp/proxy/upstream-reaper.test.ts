@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { proxyProcess } from "../../support/proxy-process.js";
 import { alive, killLeft } from "../../support/procs.js";
-import { lineClient, type LineClient } from "../transports/stdio-lines.js";
+import { lineClient, openSession, type LineClient } from "../transports/stdio-lines.js";
 import { onPath, withParentDeathSignal } from "../../../src/mcp/proxy/upstream-pdeathsig.js";
 import { binaryAvailable } from "../../support/require.js";
 import { tempDir } from "../support.js";
@@ -27,13 +27,7 @@ afterAll(() => killLeft(started));
 
 /** The stubborn upstream's pid, asked through the proxy `c` (a 2025-11-25 session). */
 async function upstreamPid(c: LineClient): Promise<number> {
-  const init = await c.request("initialize", {
-    protocolVersion: "2025-11-25",
-    capabilities: {},
-    clientInfo: { name: "reaper-test", version: "1.0.0" },
-  });
-  expect(init.error).toBeUndefined();
-  c.send({ method: "notifications/initialized" });
+  await openSession(c, "reaper-test");
   const answer = await c.request("tools/call", { name: "pid", arguments: {} });
   // The upstream's text, inside the observation's untrusted fence, is its pid alone on a line.
   const text = (answer.result?.content as Array<{ text: string }>)[0]!.text;

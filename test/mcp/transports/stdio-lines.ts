@@ -4,6 +4,7 @@
  * over (a listen's own request id, its acknowledgement as sent, notifications/tasks).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { expect } from "vitest";
 
 export type Line = {
   id?: unknown;
@@ -81,4 +82,16 @@ export function lineClient(command: { command: string; args: string[]; cwd: stri
     },
   };
   return client;
+}
+
+/** The 2025-11-25 opening over `c`: initialize as `clientName`, checked to succeed, then notifications/initialized. */
+export async function openSession(c: LineClient, clientName: string): Promise<Line> {
+  const init = await c.request("initialize", {
+    protocolVersion: "2025-11-25",
+    capabilities: {},
+    clientInfo: { name: clientName, version: "1.0.0" },
+  });
+  expect(init.error).toBeUndefined();
+  c.send({ method: "notifications/initialized" });
+  return init;
 }
