@@ -6,6 +6,8 @@
  * every message by parsing it again as each kind in turn (as a result, as an error, as a request: two failing parses
  * for each request, per reader); for a message marked here they read the kind instead.
  */
+import { isJSONRPCNotification, isJSONRPCRequest } from "@modelcontextprotocol/server";
+
 const parsed = new WeakSet<object>();
 
 export type ParsedKind = "request" | "notification" | "response";
@@ -21,4 +23,14 @@ export function parsedKind(message: unknown): ParsedKind | undefined {
   const m = message as { id?: unknown; method?: unknown };
   if (m.method === undefined) return "response";
   return m.id === undefined ? "notification" : "request";
+}
+
+/**
+ * Whether `message` is a request or a notification: read off a marked message's members, else found by the SDK's own
+ * check of that kind (a message no transport of toolgate's parsed).
+ */
+export function isKind(message: unknown, kind: "request" | "notification"): boolean {
+  const known = parsedKind(message);
+  if (known !== undefined) return known === kind;
+  return kind === "request" ? isJSONRPCRequest(message) : isJSONRPCNotification(message);
 }

@@ -19,7 +19,6 @@
 import {
   isJSONRPCErrorResponse,
   isJSONRPCNotification,
-  isJSONRPCRequest,
   isJSONRPCResultResponse,
   SUBSCRIPTION_ID_META_KEY,
   type Implementation,
@@ -30,7 +29,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { ToolgateError } from "../../core/errors.js";
 import { shownValue } from "../../observation/escape.js";
-import { parsedKind } from "../server/parsed.js";
+import { isKind } from "../server/parsed.js";
 import type { ResourceSubscriptions } from "../server/pass-through.js";
 import {
   ackWithTaskIds,
@@ -106,15 +105,14 @@ export class StdioListens {
    * while a listen's resources are being subscribed (later messages must wait for it).
    */
   inbound(message: JSONRPCMessage): JSONRPCMessage | null | Promise<JSONRPCMessage | null> {
-    // A message the line transport parsed has a known kind (`parsed.ts`); another is parsed as each kind.
-    const kind = parsedKind(message);
+    // A message the line transport parsed has a known kind (`parsed.ts`); another is parsed as that kind.
     const method = (message as { method?: unknown }).method;
-    if (method === "notifications/cancelled" && (kind ? kind === "notification" : isJSONRPCNotification(message))) {
+    if (method === "notifications/cancelled" && isKind(message, "notification")) {
       const id = ((message as JSONRPCNotification).params as { requestId?: RequestId } | undefined)?.requestId;
       if (id !== undefined) this.end(id);
       return message;
     }
-    if (method !== "subscriptions/listen" || !(kind ? kind === "request" : isJSONRPCRequest(message))) return message;
+    if (method !== "subscriptions/listen" || !isKind(message, "request")) return message;
     return this.listen(message as JSONRPCRequest);
   }
 
