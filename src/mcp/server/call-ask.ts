@@ -6,7 +6,8 @@
  * client declared that capability at initialize (form or url elicitation, sampling). A question
  * of any other kind, or one the client cannot take, rejects naming the capability to declare;
  * the client's answers are the SDK's checked results. One question at a time, each bounded by
- * `timeoutMs` and the call's signal.
+ * `timeoutMs` from when it is asked (a task's wait for its route included, so the request sent
+ * gets what is left) and by the call's signal.
  */
 import type { ClientCapabilities } from "@modelcontextprotocol/server";
 import type { CallAsk } from "../../core/tool.js";
@@ -52,6 +53,8 @@ export function legacyAsk(ctx: AskContext): CallAsk {
       const why = cannotAsk(capabilities, method, params.mode);
       if (why !== null) throw new Error(`this client cannot be asked ${method}: ${why}`);
       const task = "taskId" in ctx.for ? ctx.for.taskId : null;
+      // One bound for the question, its wait for a route included: the request gets what is left.
+      const since = Date.now();
       // A task's question goes where its client will take it (task-routes.ts), which may be later.
       const route =
         task === null
@@ -60,7 +63,12 @@ export function legacyAsk(ctx: AskContext): CallAsk {
               if (signal.aborted) throw err;
               throw new Error(`this client cannot be asked ${method}: ${(err as Error).message}`);
             });
-      const options = { ...route, timeout: ctx.timeoutMs, signal };
+      const left = ctx.timeoutMs - (Date.now() - since);
+      if (left <= 0)
+        throw new Error(
+          `this client cannot be asked ${method}: its place to send it came only after the question's ${ctx.timeoutMs} ms had passed (a 2025-11-25 task's requests go on its tasks/result's stream): call tasks/result as soon as tasks/get shows the task input_required`,
+        );
+      const options = { ...route, timeout: left, signal };
       const sent =
         task === null
           ? params

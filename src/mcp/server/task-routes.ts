@@ -15,12 +15,17 @@
  * before its tools/call answer has even been read.
  *
  * A question that waits fails, naming what to do, as soon as the client shows it will not take it:
- * it read the task `input_required` with `tasks/get` twice while the question waited (the first
- * read told it to call `tasks/result`; it polled again instead) — or when the session closes, or
- * after `timeoutMs` (the bound a question sent has for its answer), its wait for the client to name
- * the task included. A client that does none of
- * these keeps it waiting until then. A question once sent stays where it was sent: should the
- * client drop that stream before it answers, the question's own timeout ends it.
+ * it read the task `input_required` with `tasks/get` while the question waited, and read it so
+ * again once it had had time to call `tasks/result` (`resultGrace`: the task's pollInterval, at least
+ * `MIN_RESULT_GRACE_MS`) and sent none. The revision tells a requestor that encounters
+ * `input_required` to call `tasks/result` preemptively, and to poll no faster than pollInterval: an
+ * honest client's reads in that grace (a poll already in flight, two quick reads before its
+ * tasks/result) never fail it, while one that goes on polling instead fails at its first poll after
+ * it. It also fails when the session closes, or after `timeoutMs` (the bound a question has, its
+ * wait for the client to name the task included; `call-ask.ts` gives the request it sends only what
+ * is left of it). A client that does none of these keeps it waiting until then. A question once
+ * sent stays where it was sent: should the client drop that stream before it answers, the
+ * question's own timeout ends it.
  */
 import type { RequestId } from "@modelcontextprotocol/server";
 
@@ -32,15 +37,21 @@ interface Waiting {
   fail: (why: string) => void;
 }
 
-/** How many `tasks/get` reads of the task `input_required` a waiting question outlasts. */
-const READS_BEFORE_FAILING = 2;
+/** The least time a client that read its task `input_required` has to call `tasks/result`, ms. */
+export const MIN_RESULT_GRACE_MS = 1000;
+
+/** How long after a client first read its task `input_required` a read of it so fails the question waiting, ms. */
+export const resultGrace = (pollMs: number): number => Math.max(pollMs, MIN_RESULT_GRACE_MS);
 
 /** The routes of one session's tasks (one per MCP server, so per 2025-11-25 session or stdio connection). */
 export class TaskRoutes {
   /** The `tasks/result` requests waiting, by task id, latest last. */
   private readonly results = new Map<string, RequestId[]>();
-  /** Questions waiting for a route, by task id, with the reads of the task input_required since they waited. */
-  private readonly queued = new Map<string, { waiting: Set<Waiting>; reads: number }>();
+  /**
+   * Questions waiting for a route, by task id, with when the client first read the task
+   * input_required while they waited (epoch ms, null before) and how many reads so since.
+   */
+  private readonly queued = new Map<string, { waiting: Set<Waiting>; shown: number | null; reads: number }>();
   /** Tasks started here that the client has not yet named in a tasks/get or tasks/result, and who waits for that. */
   private readonly unannounced = new Map<string, { sent: Promise<void>; done: () => void }>();
   /** GET streams open, or null when the connection has its one stream always (stdio). */
@@ -97,14 +108,21 @@ export class TaskRoutes {
     };
   }
 
-  /** A `tasks/get` of this session answered `taskId` with `status`. */
-  polled(taskId: string, status: string): void {
+  /**
+   * A `tasks/get` of this session answered `taskId` with `status`; `pollMs` is the task's
+   * pollInterval. A read of it input_required a question waiting outlasts within `resultGrace` of
+   * the first; one later fails it.
+   */
+  polled(taskId: string, status: string, pollMs: number): void {
     this.announced(taskId);
     const q = this.queued.get(taskId);
     if (!q || status !== "input_required") return;
+    const now = Date.now();
     q.reads++;
-    if (q.reads < READS_BEFORE_FAILING) return;
-    const why = `it read task ${taskId} input_required with tasks/get ${q.reads} times but sent no tasks/result (where a 2025-11-25 task's requests are sent) and has no GET stream open: call tasks/result once tasks/get shows a task input_required, or keep the session's GET stream open`;
+    if (q.shown === null) q.shown = now;
+    const grace = resultGrace(pollMs);
+    if (now - q.shown < grace) return;
+    const why = `it read task ${taskId} input_required with tasks/get ${q.reads} times in ${now - q.shown} ms but sent no tasks/result (where a 2025-11-25 task's requests are sent) within ${grace} ms of the first and has no GET stream open: call tasks/result once tasks/get shows a task input_required, or keep the session's GET stream open`;
     for (const w of [...q.waiting]) w.fail(why);
   }
 
@@ -137,7 +155,7 @@ export class TaskRoutes {
     const latest = this.results.get(taskId)?.at(-1);
     if (latest !== undefined) return { relatedRequestId: latest };
     if (this.standalone === null || this.standalone > 0) return {};
-    const q = this.queued.get(taskId) ?? { waiting: new Set<Waiting>(), reads: 0 };
+    const q = this.queued.get(taskId) ?? { waiting: new Set<Waiting>(), shown: null, reads: 0 };
     this.queued.set(taskId, q);
     return new Promise<Route>((resolve, reject) => {
       const end = () => {

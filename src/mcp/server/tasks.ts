@@ -151,7 +151,7 @@ export function registerTaskHandlers(server: Server, h: TaskHandlers): void {
 
   handle("tasks/get", async (params, r) => {
     const t = await owned("tasks/get", params, r);
-    if (!r.modern) h.routes?.polled(t.id, t.status);
+    if (!r.modern) h.routes?.polled(t.id, t.status, t.poll_ms);
     return r.modern ? detailedTask(t, { runner, callResult: h.callResult, elicit: r.elicit }) : { ...toMcpTask(t) };
   });
 

@@ -2,12 +2,13 @@
  * `TaskRoutes` alone: where a 2025-11-25 task's question goes — a waiting tasks/result's stream
  * (the latest), else the stream outside any request (stdio always; HTTP while a GET stream is
  * open), else it waits; not before the client named the task; and each way a waiting
- * question fails (the client read input_required twice with tasks/get, the session closed, the
+ * question fails (the client went on reading input_required with tasks/get past the time it had
+ * for tasks/result, while an honest client's quick reads never fail it; the session closed, the
  * bound passed, the call stopped). The end-to-end proof with real clients is
  * `transports/tasks-result-stream.test.ts`.
  */
-import { describe, expect, it } from "vitest";
-import { TaskRoutes } from "../../../src/mcp/server/task-routes.js";
+import { describe, expect, it, vi } from "vitest";
+import { MIN_RESULT_GRACE_MS, TaskRoutes } from "../../../src/mcp/server/task-routes.js";
 
 const never = new AbortController().signal;
 const LONG = 600_000;
@@ -81,10 +82,10 @@ describe("TaskRoutes", () => {
     r.created("t1");
     const asked = watch(r.route("t1", never, LONG));
     expect(await asked()).toBe("pending");
-    r.polled("t2", "working");
+    r.polled("t2", "working", 50);
     r.resultWaits("t2", 1);
     expect(await asked()).toBe("pending");
-    r.polled("t1", "input_required");
+    r.polled("t1", "input_required", 50);
     expect(await asked()).toEqual({ ok: {} });
     r.created("t3");
     const viaResult = watch(r.route("t3", never, LONG));
@@ -92,22 +93,64 @@ describe("TaskRoutes", () => {
     expect(await viaResult()).toEqual({ ok: { relatedRequestId: 5 } });
   });
 
-  it("a client that reads the task input_required twice with tasks/get while its question waits: the question fails, naming what to do", async () => {
-    const r = http();
-    r.polled("t1", "input_required"); // before anything waits: not counted
-    const asked = watch(r.route("t1", never, LONG));
-    r.polled("t1", "working");
-    r.polled("t2", "input_required");
-    r.polled("t1", "input_required");
-    expect(await asked()).toBe("pending");
-    r.polled("t1", "input_required");
-    expect(await asked()).toEqual({
-      err: "it read task t1 input_required with tasks/get 2 times but sent no tasks/result (where a 2025-11-25 task's requests are sent) and has no GET stream open: call tasks/result once tasks/get shows a task input_required, or keep the session's GET stream open",
-    });
-    // The next question starts its own count.
-    const next = watch(r.route("t1", never, LONG));
-    r.polled("t1", "input_required");
-    expect(await next()).toBe("pending");
+  it("an honest client (by the revision: it calls tasks/result once it reads input_required) is never failed by quick reads before it", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const r = http();
+      r.polled("t1", "input_required", 50); // before anything waits: not counted
+      const asked = watch(r.route("t1", never, LONG));
+      r.polled("t1", "working", 50);
+      r.polled("t2", "input_required", 50);
+      // Shown input_required, then a poll already in flight and one more quick read, all within the grace.
+      r.polled("t1", "input_required", 50);
+      vi.advanceTimersByTime(MIN_RESULT_GRACE_MS - 1);
+      r.polled("t1", "input_required", 50);
+      r.polled("t1", "input_required", 50);
+      expect(await asked()).toBe("pending");
+      r.resultWaits("t1", 8);
+      expect(await asked()).toEqual({ ok: { relatedRequestId: 8 } });
+      // A longer pollInterval is a longer grace: a client polling at it has had no poll to spare.
+      const slow = watch(r.route("t2", never, LONG));
+      r.polled("t2", "input_required", 5000);
+      vi.advanceTimersByTime(4999);
+      r.polled("t2", "input_required", 5000);
+      expect(await slow()).toBe("pending");
+      r.resultWaits("t2", 9);
+      expect(await slow()).toEqual({ ok: { relatedRequestId: 9 } });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("a client that goes on polling tasks/get instead of calling tasks/result: its question fails at its first read past the grace, naming what to do", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const r = http();
+      const asked = watch(r.route("t1", never, LONG));
+      // It polls every 50 ms, as the task's pollInterval says, and never calls tasks/result.
+      let reads = 0;
+      while ((await asked()) === "pending" && reads < 100) {
+        r.polled("t1", "input_required", 50);
+        reads++;
+        vi.advanceTimersByTime(50);
+      }
+      expect(reads).toBe(MIN_RESULT_GRACE_MS / 50 + 1);
+      expect(await asked()).toEqual({
+        err: `it read task t1 input_required with tasks/get ${reads} times in ${MIN_RESULT_GRACE_MS} ms but sent no tasks/result (where a 2025-11-25 task's requests are sent) within ${MIN_RESULT_GRACE_MS} ms of the first and has no GET stream open: call tasks/result once tasks/get shows a task input_required, or keep the session's GET stream open`,
+      });
+      // The next question starts its own count.
+      const next = watch(r.route("t1", never, LONG));
+      r.polled("t1", "input_required", 50);
+      expect(await next()).toBe("pending");
+      // A client polling at a pollInterval past the floor fails at its second read, one interval on.
+      const slow = watch(r.route("t3", never, LONG));
+      r.polled("t3", "input_required", 5000);
+      vi.advanceTimersByTime(5000);
+      r.polled("t3", "input_required", 5000);
+      expect(await slow()).toMatchObject({ err: expect.stringContaining("2 times in 5000 ms") });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("the session closing fails a question waiting (also one waiting for its task's answer) and every one after", async () => {
@@ -145,7 +188,7 @@ describe("TaskRoutes", () => {
       err: "in 5 ms it named task t1 in no tasks/get or tasks/result (a 2025-11-25 task's requests go once its client tracks it): read the task a task-augmented tools/call answered with tasks/get, or call tasks/result",
     });
     // Named later: the next question waits no more for that.
-    r.polled("t1", "working");
+    r.polled("t1", "working", 50);
     r.getStreamOpened();
     expect(await state(r.route("t1", never, LONG))).toEqual({ ok: {} });
   });

@@ -7,7 +7,8 @@
  * Over Streamable HTTP (in process) with a client whose GET is refused (405, as the SDK takes a
  * server without the stream): a question asked while tasks/result waits goes on it; one asked
  * before goes once tasks/result arrives; a client that only polls gets the task's failure, naming
- * what to do, at its second read of the task input_required (not when the 10-minute bound ends).
+ * what to do, at its first read of the task input_required past the time it had for tasks/result
+ * (`resultGrace`: a second here, its pollInterval being 50 ms; not when the 10-minute bound ends).
  * With the GET stream open, a client that only polls is asked there. Over stdio (`serve --catalog`
  * spawned from source) the ext-tasks client that only polls is asked on the one stream.
  */
@@ -19,6 +20,7 @@ import { createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/cli
 import catalog from "../fixtures/tasks-catalog.js";
 import { notesServeCommand, tempDir } from "../support.js";
 import { tasksHttp } from "./tasks-http.js";
+import { MIN_RESULT_GRACE_MS } from "../../../src/mcp/server/task-routes.js";
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -141,14 +143,15 @@ describe("a 2025-11-25 task's question, on its tasks/result stream", { timeout: 
     expect(asked).toEqual([expect.objectContaining({ _meta: relatedTo(task.taskId) })]);
   });
 
-  it("over HTTP without a GET stream: a client that only polls (ext-tasks) gets the task's failure naming what to do, at once", async () => {
+  it("over HTTP without a GET stream: a client that only polls (ext-tasks) gets the task's failure naming what to do, once its grace for tasks/result has passed", async () => {
     const { transport } = withoutGetStream(await httpServer());
     const { settled, heard } = await polledOnly(transport, "polls");
-    // The server's default bound on a question is ten minutes: the failure came at the client's second read.
+    // The server's default bound on a question is ten minutes: the failure came at the client's first read past the grace.
     const why = JSON.stringify(settled);
     expect(why).toContain("this client cannot be asked elicitation/create: it read task ");
+    expect(why).toMatch(/input_required with tasks\/get \d+ times in \d+ ms but sent no tasks\/result/);
     expect(why).toContain(
-      "input_required with tasks/get 2 times but sent no tasks/result (where a 2025-11-25 task's requests are sent) and has no GET stream open: call tasks/result once tasks/get shows a task input_required, or keep the session's GET stream open",
+      `within ${MIN_RESULT_GRACE_MS} ms of the first and has no GET stream open: call tasks/result once tasks/get shows a task input_required, or keep the session's GET stream open`,
     );
     expect(heard).toEqual([]);
   });
