@@ -22,11 +22,31 @@ import type { TaskRecord, TaskStore } from "../idempotency/tasks.js";
 /** Where a waiting task's record keeps its questions (the `result` of an `input_required` task). */
 const REQUESTS_FIELD = "input_requests";
 
-/** The questions a task waits on, from its record; null when it waits on none. */
-export function heldQuestions(t: TaskRecord): Record<string, InputRequest> | null {
+/**
+ * Beside them, `true` when they were sent to the client as requests naming the task (`directAsk`,
+ * answered by the client's responses to them in the process that sent them), rather than held for
+ * `TaskRunner.answer`.
+ */
+const SENT_FIELD = "sent_to_client";
+
+/** A waiting task's questions, and whether they were sent to its client (else held for its owner's answers). */
+function recordedQuestions(t: TaskRecord): { requests: Record<string, InputRequest>; sent: boolean } | null {
   if (t.status !== "input_required" || !isPlainObject(t.result)) return null;
-  const held = t.result[REQUESTS_FIELD];
-  return isPlainObject(held) ? (held as unknown as Record<string, InputRequest>) : null;
+  const requests = t.result[REQUESTS_FIELD];
+  if (!isPlainObject(requests)) return null;
+  return { requests: requests as unknown as Record<string, InputRequest>, sent: t.result[SENT_FIELD] === true };
+}
+
+/** The questions a task holds for its owner to answer (`TaskRunner.answer`), from its record; null when it waits on none. */
+export function heldQuestions(t: TaskRecord): Record<string, InputRequest> | null {
+  const q = recordedQuestions(t);
+  return q !== null && !q.sent ? q.requests : null;
+}
+
+/** The questions a task's call sent its client as requests naming the task (`directAsk`), from its record; null when none wait. */
+export function sentQuestions(t: TaskRecord): Record<string, InputRequest> | null {
+  const q = recordedQuestions(t);
+  return q !== null && q.sent ? q.requests : null;
 }
 
 /** Why a caller cannot be asked a question (a method, in its params' mode), or null when it can. */
@@ -162,9 +182,11 @@ function waitingMessage(requests: Readonly<Record<string, InputRequest>>, where:
 
 /**
  * A task's questions put to its caller by the caller's own `ask` (`StartTask.ask`: a 2025-11-25
- * client, sent requests naming the task): the task is `input_required` while a round waits and
- * `working` again once it is answered, or once the ask rejects (the client refused or did not
- * answer: the tool may go on, and ask again); `told` hears both. One round at a time.
+ * client, sent requests naming the task): the task is `input_required` while a round waits, with
+ * the round's questions in its record as a held round's are (`sentQuestions` reads them, so every
+ * replica shows what is asked; only this process, which sent them, takes the answers), and
+ * `working` again, the questions gone, once it is answered or once the ask rejects (the client
+ * refused or did not answer: the tool may go on, and ask again); `told` hears both. One round at a time.
  */
 export function directAsk(
   ctx: Omit<TaskAskContext, "cannotAsk">,
@@ -180,6 +202,7 @@ export function directAsk(
       const waiting = await ctx.tasks.update(task.id, ["working"], {
         status: "input_required",
         status_message: waitingMessage(requests, "sent to its client as requests of this task"),
+        result: { [REQUESTS_FIELD]: requests as unknown as JsonValue, [SENT_FIELD]: true },
         now: ctx.clock(),
       });
       // Cancelled, or failed by another replica, meanwhile: the call's abort follows.
@@ -191,6 +214,7 @@ export function directAsk(
           await ctx.tasks.update(task.id, ["input_required"], {
             status: "working",
             status_message: null,
+            result: null,
             now: ctx.clock(),
           }),
         );
@@ -208,6 +232,14 @@ export function directAsk(
       asking = false;
     }
   };
+}
+
+/** The runner's refusal of answers to a task whose questions went to its client as requests (`directAsk`). */
+export function sentToClient(id: string): ToolgateError {
+  return new ToolgateError(
+    "invalid_task",
+    `task ${id} sent its questions to its client as requests naming the task (a 2025-11-25 task), so they are answered by responding to those requests, not here: call tasks/result of the task in the session that started it, on the toolgate process that runs it, to be sent them`,
+  );
 }
 
 /** The runner's refusal of answers to a task that is not running in this process. */

@@ -27,6 +27,8 @@ function failStale(ctx: StaleContext, t: TaskRecord, now: number): Promise<TaskR
     {
       status: "failed",
       status_message: `the toolgate process running this task stopped writing it ${Math.round((now - t.updated_at) / 1000)} s ago; whether the call finished is unknown: ask for its record (toolgate records) before running it again`,
+      // What it waited on (questions, an approval) is no answer of the call's.
+      result: null,
       now,
     },
     { updated_before: now - staleBound(t, ctx.stale_ms) + 1 },

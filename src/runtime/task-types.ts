@@ -114,10 +114,17 @@ export interface TaskRunner {
   /** The questions an `input_required` task waits on its caller to answer (its call's `ask`), read from its record; null when none. */
   questions(task: TaskRecord): Record<string, InputRequest> | null;
   /**
+   * The questions an `input_required` task's call sent its client (`StartTask.ask`: requests naming
+   * the task), read from its record, so any replica shows them; `here` says whether this process
+   * runs the task — only it sent them, and only it takes their answers (the client's responses).
+   * Null when none wait.
+   */
+  sent(task: TaskRecord): { requests: Record<string, InputRequest>; here: boolean } | null;
+  /**
    * Records its owner's answers to the questions the task waits on (each already checked by the
    * caller's protocol); keys not asked, or answered before, are ignored. The keys recorded, or
    * null for a task unknown, expired or another owner's; refuses (`invalid_task`) one that does
-   * not run in this process.
+   * not run in this process, and one whose questions were sent to its client (`sent`).
    */
   answer(id: string, owner: string, answers: Readonly<Record<string, JsonValue>>): Promise<string[] | null>;
   /**

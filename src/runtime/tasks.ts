@@ -35,7 +35,7 @@ import type { RunOutcome, StartTask, TaskRunner, TaskRunnerOptions } from "./tas
 import { drive, LIVE, pendingApproval, sleep, taskCall, type DriveContext } from "./task-drive.js";
 import { ownerBound } from "./task-owners.js";
 import { staleSweeper, staleView, type StaleContext } from "./task-stale.js";
-import { directAsk, heldQuestions, notRunningHere, TaskQuestions } from "./task-ask.js";
+import { directAsk, heldQuestions, notRunningHere, sentQuestions, sentToClient, TaskQuestions } from "./task-ask.js";
 import type { CallAsk } from "../core/tool.js";
 import { refuseUnlessTaskTool, repeatable } from "./task-tools.js";
 
@@ -291,9 +291,11 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       const t = await get(id, owner);
       if (t === null) return null;
       if (isFinalStatus(t.status)) return { task: t, already_final: true };
+      // The questions or approval it waited on go with it (the process running it writes what the call left).
       const cancelled = await tasks.update(id, LIVE, {
         status: "cancelled",
         status_message: "cancelled by its owner",
+        result: null,
         now: clock(),
       });
       const here = running.get(id);
@@ -310,9 +312,14 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       return a !== null && a.state === "pending" && a.expires_at > clock() ? a : null;
     },
     questions: heldQuestions,
+    sent(t) {
+      const requests = sentQuestions(t);
+      return requests === null ? null : { requests, here: running.has(t.id) };
+    },
     async answer(id, owner, answers) {
       const t = await get(id, owner);
       if (t === null) return null;
+      if (sentQuestions(t) !== null) throw sentToClient(id);
       const here = running.get(id);
       if (!here) {
         if (heldQuestions(t) === null) return [];

@@ -13,12 +13,13 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { Observation } from "../../src/core/observation.js";
 import { toolResult, type ToolSpec } from "../../src/core/tool.js";
 import type { Store } from "../../src/idempotency/store.js";
+import { createPostgresStore } from "../../src/idempotency/stores/postgres.js";
 import { createRedisStore } from "../../src/idempotency/stores/redis.js";
 import { createSqliteStore } from "../../src/idempotency/stores/sqlite.js";
 import type { TaskRecord } from "../../src/idempotency/tasks.js";
 import { createGateway } from "../../src/runtime/gateway.js";
 import { createTaskRunner } from "../../src/runtime/tasks.js";
-import { REDIS_URL, serviceAvailable } from "../support/require.js";
+import { POSTGRES_URL, REDIS_URL, serviceAvailable } from "../support/require.js";
 
 const dir = mkdtempSync(join(tmpdir(), "tg-tasks-ask-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -60,10 +61,93 @@ const stores: [string, () => Promise<boolean>, () => Promise<Store>][] = [
     () => serviceAvailable("Redis", "127.0.0.1", 6379),
     () => createRedisStore({ url: REDIS_URL, prefix: `tg-ask-${Date.now()}-${++n}:` }),
   ],
+  [
+    "PostgreSQL",
+    () => serviceAvailable("PostgreSQL", new URL(POSTGRES_URL).hostname, Number(new URL(POSTGRES_URL).port || 5432)),
+    () => createPostgresStore({ url: POSTGRES_URL, tablePrefix: `tg_ask_${Date.now().toString(36)}_${++n}_` }),
+  ],
 ];
+
+/** Two replicas on `store`: the runner that runs the task, and another running nothing (on `clock`, when given). */
+function replicas(store: Store, clock?: () => number) {
+  const gateway = createGateway({ tools: [asker], store, audit: false });
+  const runner = createTaskRunner(gateway, { store, poll_ms: 20 });
+  const other = createTaskRunner(createGateway({ tools: [asker], store, audit: false }), {
+    store,
+    poll_ms: 20,
+    ...(clock ? { clock } : {}),
+  });
+  const close = async () => {
+    runner.close();
+    other.close();
+    await gateway.close({ grace_ms: 0 });
+  };
+  return { runner, other, close };
+}
 
 describe.each(stores)("a task's questions on %s", (_, available, openStore) => {
   const open = async (skip: () => never) => ((await available()) ? openStore() : skip());
+  it("a started task's questions sent to its client are in its record: another replica shows them, and says only the process running it takes their answers", async ({
+    skip,
+  }) => {
+    const { runner, other, close } = replicas(await open(skip));
+    let answer!: (a: Record<string, unknown>) => void;
+    try {
+      const task = await runner.start(proposal(), {
+        owner: "alice",
+        ask: () => () => new Promise((r) => (answer = r as never)),
+      });
+      const seen = await until(
+        () => other.get(task.id, "alice"),
+        (t) => t.status === "input_required",
+      );
+      expect(other.sent(seen)).toEqual({ requests: QUESTION, here: false });
+      expect(runner.sent(seen)).toEqual({ requests: QUESTION, here: true });
+      // Not held for tasks/update: its client answers the requests it was sent.
+      expect(other.questions(seen)).toBeNull();
+      for (const r of [runner, other])
+        await expect(r.answer(task.id, "alice", { pick: { action: "accept" } })).rejects.toThrow(
+          `task ${task.id} sent its questions to its client as requests naming the task (a 2025-11-25 task), so they are answered by responding to those requests, not here: call tasks/result of the task in the session that started it, on the toolgate process that runs it, to be sent them`,
+        );
+      expect(await other.answer(task.id, "bob", { pick: { action: "accept" } })).toBeNull();
+      answer({ pick: { action: "accept", content: { x: "b" } } });
+      const done = await other.result(task.id, "alice");
+      expect(done!.status).toBe("completed");
+      expect(other.sent(done!)).toBeNull();
+      expect((done!.result as unknown as Observation).text).toContain('answered {"pick":{"action":"accept"');
+    } finally {
+      await close();
+    }
+  });
+
+  it("a started task cancelled, or failed as stale, while its question waits keeps no question in its record", async ({
+    skip,
+  }) => {
+    let now = Date.now();
+    const { runner, other: later, close } = replicas(await open(skip), () => now);
+    try {
+      const asks = () => () => new Promise<never>(() => {});
+      const cancelled = await runner.start(proposal(), { owner: "alice", ask: asks });
+      await until(
+        () => runner.get(cancelled.id, "alice"),
+        (t) => t.status === "input_required",
+      );
+      const gone = (await later.cancel(cancelled.id, "alice"))!.task;
+      expect([gone.status, gone.result]).toEqual(["cancelled", null]);
+      // Read by a replica whose clock is past the task's stale bound (60 s) since its last write.
+      const stale = await runner.start(proposal(), { owner: "alice", ask: asks });
+      const waiting = await until(
+        () => runner.get(stale.id, "alice"),
+        (t) => t.status === "input_required",
+      );
+      now = waiting.updated_at + 60_000 + 1000;
+      const failed = (await later.get(stale.id, "alice"))!;
+      expect([failed.status, failed.result, later.sent(failed)]).toEqual(["failed", null, null]);
+    } finally {
+      await close();
+    }
+  });
+
   it("a question makes the call a task at once, held for its owner only, then answered and completed", async ({
     skip,
   }) => {

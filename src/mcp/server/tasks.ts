@@ -30,6 +30,9 @@ import type { TaskRoutes } from "./task-routes.js";
 /** The `_meta` key that ties a task's result to its task. */
 export const RELATED_TASK = "io.modelcontextprotocol/related-task";
 
+/** The `_meta` key of a 2025-11-25 tasks/get answer that holds the questions its task sent its client, keyed as the call asked them. */
+export const SENT_QUESTIONS_META = "toolgate/input_requests";
+
 /** What a server advertises under `capabilities.tasks`: tools/call as a task, list and cancel. */
 export const TASKS_CAPABILITY = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
 
@@ -46,6 +49,26 @@ export function toMcpTask(t: TaskRecord): Task {
     lastUpdatedAt: new Date(t.updated_at).toISOString(),
     pollInterval: t.poll_ms,
     ...(t.status_message !== null ? { statusMessage: t.status_message } : {}),
+  };
+}
+
+/**
+ * A 2025-11-25 task as tasks/get answers it. One that waits on questions its call sent its client
+ * (requests naming the task: `call-ask.ts`) shows them in `_meta["toolgate/input_requests"]` on
+ * every replica, read from its record; on a replica that does not run it, its statusMessage also
+ * says that only the process running it sent them and takes their answers, and what to do.
+ */
+export function legacyTask(t: TaskRecord, runner: TaskRunner): Record<string, unknown> {
+  const sent = runner.sent(t);
+  if (sent === null) return { ...toMcpTask(t) };
+  return {
+    ...toMcpTask(t),
+    ...(sent.here
+      ? {}
+      : {
+          statusMessage: `${t.status_message ?? "waits for its client to answer questions"}, by the toolgate process that runs this task, which is not this one: this process cannot send them or take their answers. Call tasks/result of task ${t.id} in the session that started it, on that process (over HTTP its Mcp-Session-Id, which a balancer must route there), to be sent them; should that session be gone, the question fails within its bound and the call goes on without its answer (tasks/cancel stops it). The questions are in _meta["${SENT_QUESTIONS_META}"]`,
+        }),
+    _meta: { [SENT_QUESTIONS_META]: sent.requests },
   };
 }
 
@@ -152,7 +175,7 @@ export function registerTaskHandlers(server: Server, h: TaskHandlers): void {
   handle("tasks/get", async (params, r) => {
     const t = await owned("tasks/get", params, r);
     if (!r.modern) h.routes?.polled(t.id, t.status, t.poll_ms);
-    return r.modern ? detailedTask(t, { runner, callResult: h.callResult, elicit: r.elicit }) : { ...toMcpTask(t) };
+    return r.modern ? detailedTask(t, { runner, callResult: h.callResult, elicit: r.elicit }) : legacyTask(t, runner);
   });
 
   handle("tasks/update", async (params, r, ctx) => {
