@@ -79,10 +79,12 @@ export interface TaskStore {
    */
   update(id: string, from: readonly TaskStatus[], patch: TaskPatch, fence?: TaskFence): Promise<TaskRecord | null>;
   /**
-   * Every owner's tasks not final and not expired at `now` whose updated_at is below `before`
-   * (tasks no process has written since) and, for a task with its own `stale_ms`, at most
-   * `now - stale_ms` (its own bound has passed too), oldest write first, ties in id order; `limit`
-   * default 100. What a sweep marks failed, each through `update` fenced with `updated_before`.
+   * Every owner's tasks not final and not expired at `now` whose own deadline (`staleDue`) is at
+   * most `now` and whose updated_at is below `before` (tasks no process has written since, by the
+   * reader's bound and by the task's own), the most overdue (earliest deadline) first, ties in id
+   * order; `limit` default 100. What a sweep marks failed, each through `update` fenced with
+   * `updated_before`. Each backend keeps the live tasks in deadline order (an index, a sorted set),
+   * so the query reads neither an ended task nor a live one whose own bound has not passed.
    */
   stale(query: { before: number; now: number; limit?: number }): Promise<TaskRecord[]>;
   /** `owner`'s tasks not expired at `now`, in id order after `after`; `limit` default 100. */
@@ -91,11 +93,21 @@ export interface TaskStore {
 
 /**
  * How long `t` may go unwritten before a reader whose own bound is `stale_ms` fails it: the larger
- * of that and the task's own `stale_ms` (the memory store's `stale` and the runtime's reads use it;
- * the SQL and Lua of the other stores repeat it inside their query).
+ * of that and the task's own `stale_ms` (the runtime's reads use it; the stores' `stale` keeps the
+ * same test as `staleDue` against `now` beside `before`).
  */
 export function staleBound(t: TaskRecord, stale_ms: number): number {
   return Math.max(stale_ms, t.stale_ms ?? 0);
+}
+
+/**
+ * The instant from which `t` is stale by its own bound: its last write plus its own `stale_ms`,
+ * or the write alone for a task without one (the reader's bound decides). The order of
+ * `TaskStore.stale` (the SQL of the other stores repeats it: `tasks-rows.ts` `DUE_SQL`; Redis
+ * scores its live set by it).
+ */
+export function staleDue(t: Pick<TaskRecord, "updated_at" | "stale_ms">): number {
+  return t.updated_at + (t.stale_ms ?? 0);
 }
 
 /** The task with `patch` applied, as every backend stores it. */

@@ -5,7 +5,7 @@
  * not `jsonb`, so a stored result comes back exactly as written.
  */
 import { ToolgateError } from "../../core/errors.js";
-import { LIVE_STATUS_SQL } from "./tasks-rows.js";
+import { DUE_SQL, LIVE_STATUS_SQL } from "./tasks-rows.js";
 
 const IDENT = /^[a-z_][a-z0-9_]{0,40}$/;
 
@@ -86,7 +86,10 @@ ALTER TABLE ${t("tasks")} ADD COLUMN IF NOT EXISTS stale_ms bigint;
 CREATE INDEX IF NOT EXISTS "${prefix}tasks_owner" ON ${t("tasks")} (owner, id);
 CREATE INDEX IF NOT EXISTS "${prefix}tasks_expiry" ON ${t("tasks")} (expires_at);
 DROP INDEX IF EXISTS "${schema}"."${prefix}tasks_written";
-CREATE INDEX IF NOT EXISTS "${prefix}tasks_live" ON ${t("tasks")} (updated_at, id) WHERE ${LIVE_STATUS_SQL};`;
+-- The stale query's: live tasks by their own deadline (tasks-rows.ts DUE_SQL), built over the rows
+-- already there at the first open after it came; it replaces tasks_live (by last write).
+CREATE INDEX IF NOT EXISTS "${prefix}tasks_due" ON ${t("tasks")} ((${DUE_SQL}), id) WHERE ${LIVE_STATUS_SQL};
+DROP INDEX IF EXISTS "${schema}"."${prefix}tasks_live";`;
 }
 
 const COLUMNS = "key, state, owner, fingerprint, tool, lease_until, result, error, expires_at, created_at, updated_at";

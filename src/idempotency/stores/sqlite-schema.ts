@@ -4,7 +4,7 @@
  * UTF-16 order for every key without astral characters.
  */
 import type BetterSqlite3 from "better-sqlite3";
-import { LIVE_STATUS_SQL } from "./tasks-rows.js";
+import { DUE_SQL, LIVE_STATUS_SQL } from "./tasks-rows.js";
 
 export const SQLITE_DDL = `
 CREATE TABLE IF NOT EXISTS idem_records (
@@ -64,17 +64,20 @@ CREATE TABLE IF NOT EXISTS tasks (
 CREATE INDEX IF NOT EXISTS tasks_owner ON tasks (owner, id);
 CREATE INDEX IF NOT EXISTS tasks_expiry ON tasks (expires_at);
 DROP INDEX IF EXISTS tasks_written;
-CREATE INDEX IF NOT EXISTS tasks_live ON tasks (updated_at, id) WHERE ${LIVE_STATUS_SQL};
+DROP INDEX IF EXISTS tasks_live;
 `;
 
 /**
  * What `SQLITE_DDL` cannot say idempotently, run after it in the same write transaction: a tasks
  * table created before a task kept its own stale bound gets the column (its rows keep null, the
- * reader's bound), as `ALTER TABLE … ADD COLUMN` with no IF NOT EXISTS in SQLite.
+ * reader's bound), as `ALTER TABLE … ADD COLUMN` with no IF NOT EXISTS in SQLite; then the stale
+ * query's index (`tasks_due`: the live tasks by their own deadline, `DUE_SQL`), which names that
+ * column, is built over the rows already there (it replaces `tasks_live`, by last write).
  */
 export function migrateSqlite(db: BetterSqlite3.Database): void {
   const columns = db.prepare("SELECT name FROM pragma_table_info('tasks')").pluck().all() as string[];
   if (!columns.includes("stale_ms")) db.exec("ALTER TABLE tasks ADD COLUMN stale_ms INTEGER");
+  db.exec(`CREATE INDEX IF NOT EXISTS tasks_due ON tasks (${DUE_SQL}, id) WHERE ${LIVE_STATUS_SQL}`);
 }
 
 const RECORD_COLUMNS =

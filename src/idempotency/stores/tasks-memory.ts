@@ -2,7 +2,7 @@
  * Tasks of the memory store: a map in this process. Each task is kept as its JSON text, so what
  * comes back is a copy and a result JSON cannot carry is refused at create, as the SQL backends do.
  */
-import { isFinalStatus, patchedTask, staleBound, type TaskRecord, type TaskStore } from "../tasks.js";
+import { isFinalStatus, patchedTask, staleDue, type TaskRecord, type TaskStore } from "../tasks.js";
 import { DEFAULT_LIST_LIMIT } from "./rows.js";
 
 export function memoryTasks(open: () => void): TaskStore {
@@ -50,15 +50,9 @@ export function memoryTasks(open: () => void): TaskStore {
       const out: TaskRecord[] = [];
       for (const id of [...tasks.keys()]) {
         const task = read(id, now);
-        if (
-          task &&
-          !isFinalStatus(task.status) &&
-          task.updated_at < before &&
-          now - task.updated_at >= staleBound(task, 0)
-        )
-          out.push(task);
+        if (task && !isFinalStatus(task.status) && task.updated_at < before && staleDue(task) <= now) out.push(task);
       }
-      out.sort((a, b) => a.updated_at - b.updated_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      out.sort((a, b) => staleDue(a) - staleDue(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       return out.slice(0, limit ?? DEFAULT_LIST_LIMIT);
     },
   };

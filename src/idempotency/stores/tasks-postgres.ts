@@ -6,8 +6,8 @@ import type { Pool } from "pg";
 import type { TaskStore } from "../tasks.js";
 import { DEFAULT_LIST_LIMIT } from "./rows.js";
 import {
+  DUE_SQL,
   LIVE_STATUS_SQL,
-  OWN_BOUND_SQL,
   TASK_COLUMNS,
   taskFromRow,
   taskPatchParams,
@@ -29,12 +29,13 @@ export function tasksSql(table: string) {
         AND ($9::bigint IS NULL OR updated_at < $9::bigint)
       RETURNING *`,
     /**
-     * Parameters: before, now, limit. Searches the partial index of live tasks (`tasks_live`), never
-     * an ended one; a task's own bound is checked on the rows it finds.
+     * Parameters: before, now, limit. Searches the partial index of live tasks by their own deadline
+     * (`tasks_due`) up to `now`, in its order: never an ended task, nor a live one whose own bound
+     * has not passed; the reader's bound (`before`) is checked on the rows it finds.
      */
-    stale: `SELECT * FROM ${table} WHERE ${LIVE_STATUS_SQL} AND updated_at < $1::bigint AND expires_at > $2::bigint
-        AND ${OWN_BOUND_SQL("$2::bigint")}
-      ORDER BY updated_at, id LIMIT $3::bigint`,
+    stale: `SELECT * FROM ${table} WHERE ${LIVE_STATUS_SQL} AND ${DUE_SQL} <= $2::bigint
+        AND updated_at < $1::bigint AND expires_at > $2::bigint
+      ORDER BY ${DUE_SQL}, id LIMIT $3::bigint`,
     list: `SELECT * FROM ${table} WHERE owner = $1 AND id > $2 AND expires_at > $3::bigint ORDER BY id LIMIT $4::bigint`,
     /** Expired tasks are deleted as new ones arrive, a bounded batch at a time. */
     forget: `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE expires_at <= $1::bigint LIMIT 100)`,

@@ -2,8 +2,8 @@
  * Tasks the Redis store kept before its live set (`PREFIX tasks-live`) existed are not in it, so
  * `stale` never finds one no process writes any more: it was failed only when someone read it.
  * This adds them, once per prefix: a SCAN over `PREFIX task:*` (never KEYS), a bounded batch a step,
- * each batch one script that adds the tasks still live (ZADD NX, scored by their updated_at, as
- * create does: a task written meanwhile keeps its newer score, an ended one is left out, atomically
+ * each batch one script that adds the tasks still live (ZADD NX, scored by their own deadline,
+ * updated_at plus stale_ms, as create does: a task written meanwhile keeps its newer score, an ended one is left out, atomically
  * against the update script). The cursor is kept under `PREFIX tasks-live-backfill` after each
  * batch, so a process stopped halfway (or past `BACKFILL_MAX_STEPS` in one open) resumes where it
  * was at its next open, and `done` there ends it for good. Run at open without being awaited; replicas doing it at once only repeat work.
@@ -22,16 +22,19 @@ export const BACKFILL_DONE = "done";
 
 /**
  * KEYS: live index, then task keys. ARGV: the live statuses. Adds each live task's id scored by
- * its updated_at unless the set has it; skips what is no task hash. How many it added.
+ * its own deadline (updated_at plus its stale_ms, or updated_at alone) unless the set has it; skips what is no task hash. How many it added.
  */
 const ADD_LIVE = `
 local added = 0
 for i = 2, #KEYS do
   if redis.call('TYPE', KEYS[i]).ok == 'hash' then
-    local f = redis.call('HMGET', KEYS[i], 'status', 'updated_at', 'id')
+    local f = redis.call('HMGET', KEYS[i], 'status', 'updated_at', 'id', 'stale_ms')
     local live = false
     for j = 1, #ARGV do if ARGV[j] == f[1] then live = true end end
-    if live and f[3] and tonumber(f[2]) then added = added + redis.call('ZADD', KEYS[1], 'NX', f[2], f[3]) end
+    if live and f[3] and tonumber(f[2]) then
+      local due = string.format('%d', tonumber(f[2]) + (tonumber(f[4]) or 0))
+      added = added + redis.call('ZADD', KEYS[1], 'NX', due, f[3])
+    end
   end
 end
 return added`;

@@ -3,19 +3,22 @@
  * (an absent field is null) that expires at its `expires_at` (PEXPIREAT, and compared with the
  * caller's `now` as well, so a reader's clock decides as in the other backends), and each owner's
  * ids in one sorted set read in id order (ZRANGE BYLEX). The ids of tasks not final are in one more
- * sorted set, `PREFIX tasks-live`, scored by their updated_at, which `stale` reads (a task created
- * before that set existed is added to it at open, `tasks-redis-backfill.ts`). Create and the
- * compare-and-set on status are Lua scripts, atomic in Redis, and keep both sets.
+ * sorted set, `PREFIX tasks-live`, scored by their own deadline (`staleDue`: updated_at plus their
+ * `stale_ms`), which `stale` reads up to `now` (ZRANGEBYSCORE), so it meets neither an ended task nor
+ * a live one whose own bound has not passed (a task created before that set existed is added to it
+ * at open, `tasks-redis-backfill.ts`; one scored by its updated_at alone, as before the deadline,
+ * is found no later than due, checked as it is read, and scored by its deadline at its next
+ * write). Create and the compare-and-set on status are Lua scripts, atomic in Redis, and keep both sets.
  */
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
-import { isFinalStatus, staleBound, type TaskRecord, type TaskStatus, type TaskStore } from "../tasks.js";
+import { isFinalStatus, staleDue, type TaskRecord, type TaskStatus, type TaskStore } from "../tasks.js";
 import { DEFAULT_LIST_LIMIT } from "./rows.js";
 import { APPLY, encodeOptional, hashFromPairs } from "./redis-scripts.js";
 
 /**
- * KEYS: task, owner index, live index. ARGV: expires_at, created_at, updated_at when the task is
- * not final (else ""), then field, value pairs. 0 when the id exists. The owner index lives as long
+ * KEYS: task, owner index, live index. ARGV: expires_at, created_at, its deadline (`staleDue`) when
+ * the task is not final (else ""), then field, value pairs. 0 when the id exists. The owner index lives as long
  * as its longest-lived task (PTTL, which Redis 6.2 has).
  */
 const CREATE = `
@@ -32,10 +35,11 @@ return 1`;
 /**
  * KEYS: task, live index. ARGV: status, message (encoded optional), result (encoded optional),
  * now, updated_before ("" for none), "1" when the new status is not final (else "0"), then the
- * statuses it may move from. The updated hash, or false when the fence did not hold.
+ * statuses it may move from. The updated hash, or false when the fence did not hold. A live task
+ * is scored by its new deadline: now plus its own stale_ms (none: now), as `staleDue`.
  */
 const UPDATE = `${APPLY}
-local f = redis.call('HMGET', KEYS[1], 'status', 'expires_at', 'updated_at', 'id')
+local f = redis.call('HMGET', KEYS[1], 'status', 'expires_at', 'updated_at', 'id', 'stale_ms')
 if not f[1] or tonumber(f[2]) <= tonumber(ARGV[4]) then return false end
 local from = false
 for i = 7, #ARGV do if ARGV[i] == f[1] then from = true end end
@@ -45,7 +49,9 @@ local set, del = {'status', ARGV[1], 'updated_at', ARGV[4]}, {}
 apply(KEYS[1], set, del, 'status_message', ARGV[2])
 apply(KEYS[1], set, del, 'result', ARGV[3])
 flush(KEYS[1], set, del)
-if ARGV[6] == '1' then redis.call('ZADD', KEYS[2], ARGV[4], f[4]) else redis.call('ZREM', KEYS[2], f[4]) end
+if ARGV[6] == '1' then
+  redis.call('ZADD', KEYS[2], string.format('%d', tonumber(ARGV[4]) + (tonumber(f[5]) or 0)), f[4])
+else redis.call('ZREM', KEYS[2], f[4]) end
 return redis.call('HGETALL', KEYS[1])`;
 
 interface Scripted extends Redis {
@@ -109,7 +115,7 @@ export function redisTasks(client: Redis, prefix: string): TaskStore {
         liveKey,
         String(record.expires_at),
         String(record.created_at),
-        isFinalStatus(record.status) ? "" : String(record.updated_at),
+        isFinalStatus(record.status) ? "" : String(staleDue(record)),
         ...hashPairs(record),
       );
       if (made !== 1) throw new Error(`task ${record.id} already exists; task ids are single-use`);
@@ -157,7 +163,8 @@ export function redisTasks(client: Redis, prefix: string): TaskStore {
       if (want <= 0) return out;
       let offset = 0;
       for (;;) {
-        const ids = await redis.zrangebyscore(liveKey, "-inf", `(${before}`, "LIMIT", offset, want);
+        // Due by their own bound up to now; the reader's (`before`) is checked on each one read.
+        const ids = await redis.zrangebyscore(liveKey, "-inf", String(now), "LIMIT", offset, want);
         let kept = 0;
         for (const id of ids) {
           const task = await read(id, now);
@@ -167,12 +174,7 @@ export function redisTasks(client: Redis, prefix: string): TaskStore {
             continue;
           }
           kept++;
-          if (
-            task !== null &&
-            !isFinalStatus(task.status) &&
-            task.updated_at < before &&
-            now - task.updated_at >= staleBound(task, 0)
-          )
+          if (task !== null && !isFinalStatus(task.status) && task.updated_at < before && staleDue(task) <= now)
             out.push(task);
           if (out.length >= want) return out;
         }

@@ -7,15 +7,17 @@ import { LIVE_STATUSES, type TaskPatch, type TaskRecord, type TaskStatus } from 
 
 /**
  * `status IN (…)` of the live statuses, as SQL literals: the stale query and the partial index
- * of live tasks it searches (`tasks_live`) spell it alike, so both SQLite and PostgreSQL match them.
+ * of live tasks it searches (`tasks_due`) spell it alike, so both SQLite and PostgreSQL match them.
  */
 export const LIVE_STATUS_SQL = `status IN (${LIVE_STATUSES.map((s) => `'${s}'`).join(", ")})`;
 
 /**
- * The stale query's test of a task's own bound (`TaskStore.stale`, tasks.ts `staleBound`), `now`
- * the query's parameter: a row without one (stored before it was kept) passes on `before` alone.
+ * A task's own deadline (`TaskStore.stale`, tasks.ts `staleDue`): its last write plus its own
+ * `stale_ms`, or the write alone for a row without one (stored before it was kept). The stale
+ * query's range and order and the index it searches (`tasks_due`, `sqlite-schema.ts`,
+ * `postgres-schema.ts`) spell it alike, as the planners match an index's expression only by its text.
  */
-export const OWN_BOUND_SQL = (now: string) => `(stale_ms IS NULL OR updated_at + stale_ms <= ${now})`;
+export const DUE_SQL = "updated_at + COALESCE(stale_ms, 0)";
 
 export interface TaskRow {
   id: string;

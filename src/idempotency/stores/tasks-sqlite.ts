@@ -6,8 +6,8 @@ import type BetterSqlite3 from "better-sqlite3";
 import type { TaskStore } from "../tasks.js";
 import { DEFAULT_LIST_LIMIT } from "./rows.js";
 import {
+  DUE_SQL,
   LIVE_STATUS_SQL,
-  OWN_BOUND_SQL,
   TASK_COLUMNS,
   taskFromRow,
   taskPatchParams,
@@ -28,11 +28,12 @@ export const SQL = {
       AND (? IS NULL OR updated_at < ?)
     RETURNING *`,
   /**
-   * Parameters: before, now, now, limit. Searches the partial index of live tasks (`tasks_live`),
-   * never an ended one; a task's own bound is checked on the rows it finds.
+   * Parameters: now, before, now, limit. Searches the partial index of live tasks by their own
+   * deadline (`tasks_due`) up to `now`, in its order: never an ended task, nor a live one whose own
+   * bound has not passed; the reader's bound (`before`) is checked on the rows it finds.
    */
-  stale: `SELECT * FROM tasks WHERE ${LIVE_STATUS_SQL} AND updated_at < ? AND expires_at > ? AND ${OWN_BOUND_SQL("?")}
-    ORDER BY updated_at, id LIMIT ?`,
+  stale: `SELECT * FROM tasks WHERE ${LIVE_STATUS_SQL} AND ${DUE_SQL} <= ? AND updated_at < ? AND expires_at > ?
+    ORDER BY ${DUE_SQL}, id LIMIT ?`,
   list: `SELECT * FROM tasks WHERE owner = ? AND id > ? AND expires_at > ? ORDER BY id LIMIT ?`,
   /** Expired tasks are deleted as new ones arrive, a bounded batch at a time. */
   forget: `DELETE FROM tasks WHERE id IN (SELECT id FROM tasks WHERE expires_at <= ? LIMIT 100)`,
@@ -58,7 +59,7 @@ export function sqliteTasks(db: BetterSqlite3.Database): TaskStore {
       return row ? taskFromRow(row) : null;
     },
     async stale({ before, now, limit }) {
-      const rows = sql.stale.all(before, now, now, limit ?? DEFAULT_LIST_LIMIT) as TaskRow[];
+      const rows = sql.stale.all(now, before, now, limit ?? DEFAULT_LIST_LIMIT) as TaskRow[];
       return rows.map(taskFromRow);
     },
     async list({ owner, after, limit, now }) {

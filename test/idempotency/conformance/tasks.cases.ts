@@ -116,7 +116,7 @@ export function taskCases(c: ConformanceContext): void {
       expect(await c.store().tasks.stale({ before: now - 5_000, now, limit: 0 })).toEqual([]);
     });
 
-    it("stale waits for a task's own stale_ms when it is longer than the reader's; a task without one goes by `before` alone", async () => {
+    it("stale waits for a task's own stale_ms when it is longer than the reader's, the most overdue first (earliest own deadline); a task without one goes by `before` alone", async () => {
       const now = Date.now();
       const mine = (ts: { id: string }[]) => ts.map((t) => t.id).filter((id) => id.startsWith(c.prefix));
       const at = now - 9_000;
@@ -130,15 +130,22 @@ export function taskCases(c: ConformanceContext): void {
       expect(await c.store().tasks.get(old.id, now)).toEqual(old);
       const ids = [slow, edge, short, old].map((t) => t.id);
       const found = mine(await c.store().tasks.stale({ before: now - 5_000, now, limit: 1000 }));
-      // edge's 9 s is 8,999 ms ago: not yet; short's 8 s has passed; old has none of its own.
-      expect(found.filter((id) => ids.includes(id))).toEqual([short.id, old.id]);
+      // edge's 9 s is 8,999 ms ago: not yet; short's 8 s has passed; old has none of its own, so its
+      // deadline is its write (the earliest: first, though written last).
+      expect(found.filter((id) => ids.includes(id))).toEqual([old.id, short.id]);
       const later = mine(await c.store().tasks.stale({ before: now - 5_000, now: now + 1, limit: 1000 }));
-      expect(later.filter((id) => ids.includes(id))).toEqual([edge.id, short.id, old.id]);
+      expect(later.filter((id) => ids.includes(id))).toEqual([old.id, short.id, edge.id]);
+      // The limit keeps the most overdue (another case's overdue tasks on a shared store may come first).
+      const first = (await c.store().tasks.stale({ before: now - 5_000, now: now + 1, limit: 2 }))
+        .map((t) => t.id)
+        .filter((id) => ids.includes(id));
+      expect(first).toEqual([old.id, short.id].slice(0, first.length));
+      expect(first).not.toContain(edge.id);
       // The reader's own bound still holds when it is the longer: nothing written within it.
       const strict = mine(await c.store().tasks.stale({ before: at, now: now + 60_000, limit: 1000 }));
       expect(strict.filter((id) => ids.includes(id))).toEqual([]);
       const all = mine(await c.store().tasks.stale({ before: now, now: now + 51_000, limit: 1000 }));
-      expect(all.filter((id) => ids.includes(id))).toEqual(ids);
+      expect(all.filter((id) => ids.includes(id))).toEqual([old.id, short.id, edge.id, slow.id]);
     });
 
     it("an update fenced by updated_before applies only to a task not written since: a heartbeat that lands first wins", async () => {

@@ -2,7 +2,10 @@
  * The Redis store's set of live task ids (`PREFIX tasks-live`), which `stale` reads, against the
  * real server: ids whose hash is gone (its TTL passed) are skipped and forgotten however many come
  * first, a page of `limit` still fills from the live ones behind them, and an id whose task expired
- * for the reader's clock only is left in the set (the server has not let it go yet).
+ * for the reader's clock only is left in the set (the server has not let it go yet). The set is
+ * scored by each task's own deadline (updated_at plus its stale_ms) at create, at each write and at
+ * the backfill, so `stale`'s read of it up to `now` never meets a live task whose own bound has not
+ * passed, however many a slowly heartbeating replica keeps.
  */
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
@@ -53,5 +56,38 @@ describe.runIf(up)("the Redis live-task set", () => {
     expect(await raw.zscore(`${prefix}tasks-live`, "tk_live0")).toBeNull();
     raw.disconnect();
     await store.close();
+  });
+
+  it("scores each live task by its own deadline, so stale reads none whose own bound has not passed", async () => {
+    const at = `${prefix}due:`;
+    const store = await createRedisStore({ url: REDIS_URL, prefix: at });
+    const raw = new Redis(REDIS_URL);
+    const far = Date.now() + 3_600_000;
+    // 200 tasks of a replica heartbeating slowly (own bound 1e9 ms), written first; then 3 due by their own bound.
+    for (let i = 0; i < 200; i++)
+      await store.tasks.create({ ...task(`tk_slow${String(i).padStart(3, "0")}`, 100 + i, far), stale_ms: 1e9 });
+    for (let i = 0; i < 3; i++)
+      await store.tasks.create({ ...task(`tk_due${i}`, 400 + i, far), stale_ms: 1000 - i * 100 });
+    expect(await raw.zscore(`${at}tasks-live`, "tk_slow000")).toBe(String(100 + 1e9));
+    expect(await raw.zscore(`${at}tasks-live`, "tk_due2")).toBe(String(402 + 800));
+    const now = 5_000;
+    // What stale reads of the set: only the due ones, most overdue first, not one slow task among them.
+    expect(await raw.zrangebyscore(`${at}tasks-live`, "-inf", String(now))).toEqual(["tk_due2", "tk_due1", "tk_due0"]);
+    expect((await store.tasks.stale({ before: now, now })).map((t) => t.id)).toEqual(["tk_due2", "tk_due1", "tk_due0"]);
+    // A write moves its deadline on by its own bound.
+    await store.tasks.update("tk_due1", ["working"], { status: "input_required", now: 4_500 });
+    expect(await raw.zscore(`${at}tasks-live`, "tk_due1")).toBe(String(4_500 + 900));
+    expect((await store.tasks.stale({ before: now, now })).map((t) => t.id)).toEqual(["tk_due2", "tk_due0"]);
+    // A task stored before the live set existed is added by the backfill under its deadline too.
+    await raw.hset(`${at}task:tk_before`, { ...task("tk_before", 50, far), stale_ms: 3000, result: "null" });
+    await raw.hdel(`${at}task:tk_before`, "result", "status_message");
+    await raw.del(`${at}tasks-live-backfill`);
+    const reopened = await createRedisStore({ url: REDIS_URL, prefix: at });
+    while ((await raw.get(`${at}tasks-live-backfill`)) !== "done") await new Promise((r) => setTimeout(r, 10));
+    expect(await raw.zscore(`${at}tasks-live`, "tk_before")).toBe(String(50 + 3000));
+    await reopened.close();
+    raw.disconnect();
+    await store.close();
+    await dropRedisPrefix(at);
   });
 });

@@ -59,10 +59,10 @@ async function checkMigrated(store: Store, open: () => Promise<Store>, now: numb
   await store.tasks.create({ ...liveTask("tk_new", now - 10_000, now + 3_600_000), stale_ms: 60_000 });
   expect((await store.tasks.get("tk_new", now))?.stale_ms).toBe(60_000);
   expect((await store.tasks.stale({ before: now - 5_000, now })).map((t) => t.id)).toEqual(["tk_old"]);
-  // Written in the same millisecond: id order.
+  // Written in the same millisecond, the old one is due first: by its write alone.
   expect((await store.tasks.stale({ before: now - 5_000, now: now + 50_000 })).map((t) => t.id)).toEqual([
-    "tk_new",
     "tk_old",
+    "tk_new",
   ]);
   await store.close();
   const again = await open();
@@ -72,7 +72,7 @@ async function checkMigrated(store: Store, open: () => Promise<Store>, now: numb
 }
 
 describe("a tasks table made before a task kept its own stale bound", () => {
-  it("on SQLite gets the column at open; the stale query still searches the live index", async () => {
+  it("on SQLite gets the column and the index by deadline at open, which the stale query searches", async () => {
     const path = join(dir, "old.db");
     const now = Date.now();
     const db = new Database(path);
@@ -88,11 +88,18 @@ describe("a tasks table made before a task kept its own stale bound", () => {
     const plan = after
       .prepare(`EXPLAIN QUERY PLAN ${SQL.stale}`)
       .all(...Array(SQL.stale.split("?").length - 1).fill(null)) as Array<{ detail: string }>;
-    expect(plan.map((r) => r.detail).join("\n")).toMatch(/^SEARCH tasks USING (?:COVERING )?INDEX tasks_live /m);
+    // The index by deadline, built over the old rows at open, replaces the one by last write.
+    expect(plan.map((r) => r.detail).join("\n")).toMatch(/^SEARCH tasks USING (?:COVERING )?INDEX tasks_due /m);
+    expect(
+      after
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tasks' ORDER BY name")
+        .pluck()
+        .all(),
+    ).toEqual(["tasks_due", "tasks_expiry", "tasks_owner"]);
     after.close();
   });
 
-  it.runIf(postgresUp)("on PostgreSQL gets the column at open", async () => {
+  it.runIf(postgresUp)("on PostgreSQL gets the column and the index by deadline at open", async () => {
     const now = Date.now();
     const table = `"${schema}"."old_tasks"`;
     const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1 });
@@ -110,6 +117,16 @@ describe("a tasks table made before a task kept its own stale bound", () => {
       [schema],
     );
     expect(rows).toEqual([{ data_type: "bigint" }]);
+    const made = await pool.query<{ indexname: string }>(
+      `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'old_tasks' ORDER BY indexname`,
+      [schema],
+    );
+    expect(made.rows.map((r) => r.indexname)).toEqual([
+      "old_tasks_due",
+      "old_tasks_expiry",
+      "old_tasks_owner",
+      "old_tasks_pkey",
+    ]);
     await pool.end();
   });
 });
