@@ -102,7 +102,11 @@ export function listenError(err: unknown, at: ListenAddress): unknown {
 /** Serves `gateway` until the client leaves (stdio) or a stop signal, then shuts down cleanly. */
 export async function runGatewayServer(gateway: Gateway, options: RunOptions = {}): Promise<void> {
   const log = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
-  const onError = (err: Error) => log(`toolgate: ${err.message}`);
+  // The SDK reports a body it could not parse by the parser's own words alone: say what they are about.
+  const onError = (err: Error) =>
+    log(
+      `toolgate: ${err instanceof SyntaxError ? `a client sent a request body that is not JSON (answered -32700, Parse error): ${err.message}` : err.message}`,
+    );
   const signals = options.stop ? null : signalled();
   const stop = options.stop ?? signals!.stop;
   const grace_ms = options.graceMs ?? DEFAULT_GRACE_MS;

@@ -64,6 +64,37 @@ describe("runGatewayServer on an address it cannot listen on", () => {
     );
   });
 
+  it("a request body that is not JSON is logged as what it is, not as the parser's bare words", async () => {
+    const gw = await gateway();
+    const lines: string[] = [];
+    let stop!: (why: string) => void;
+    let url!: string;
+    const listening = new Promise<void>((resolve) => {
+      void runGatewayServer(gw, {
+        http: { host: "127.0.0.1", port: 0 },
+        stop: new Promise<string>((r) => (stop = r)),
+        log: (line) => lines.push(line),
+        onListening: (where) => {
+          url = where;
+          resolve();
+        },
+      });
+    });
+    await listening;
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: "{bad json",
+    });
+    expect(res.status).toBe(400);
+    expect(lines.filter((l) => l.includes("not JSON"))).toEqual([
+      expect.stringMatching(
+        /^toolgate: a client sent a request body that is not JSON \(answered -32700, Parse error\): \S/,
+      ),
+    ]);
+    stop("SIGTERM");
+  });
+
   it("a privileged port names the range, an IPv6 host is bracketed, and any other error passes as it was", () => {
     const denied = Object.assign(new Error("listen EACCES: permission denied ::1:80"), { code: "EACCES" });
     expect((listenError(denied, { host: "::1", port: 80 }) as Error).message).toBe(
