@@ -5,7 +5,7 @@
  * client that starts `toolgate serve` without `--workspace` starts it in `/` or the home folder,
  * so the refusal names the flag, and comes before any state is made.
  */
-import { existsSync, mkdirSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { NoEffectError } from "../../src/core/errors.js";
@@ -80,6 +80,19 @@ describe("a workspace that is the file system or a system folder", () => {
       cwd.mockRestore();
     }
     expect(existsSync(join(home, "state"))).toBe(false);
+  });
+
+  it("toolgate serve says whether --workspace does not exist or is a file", async () => {
+    const dir = tempDir("system-ws-missing");
+    const missing = await runCommand(register, ["serve", "--workspace", join(dir, "nope")]);
+    expect(missing.error?.message).toBe(
+      `--workspace ${join(dir, "nope")} does not exist; pass the project root, e.g. --workspace /path/to/project (or create it first: mkdir -p ${join(dir, "nope")})`,
+    );
+    writeFileSync(join(dir, "file.txt"), "x");
+    const file = await runCommand(register, ["serve", "--workspace", join(dir, "file.txt")]);
+    expect(file.error?.message).toBe(
+      `--workspace ${join(dir, "file.txt")} is not a directory; pass the project root, e.g. --workspace /path/to/project`,
+    );
   });
 
   it("toolgate cost run from / still costs the built-in definitions, which do not depend on the workspace", async () => {

@@ -32,15 +32,15 @@ interface ServeFlags extends GatewayFlags, EgressFlags {
 
 function workspaceDir(dir: string | undefined): string {
   const workspace = resolve(dir ?? process.cwd());
-  let isDir = false;
+  let isDir: boolean | undefined;
   try {
     isDir = statSync(workspace).isDirectory();
   } catch {
-    // reported below
+    // reported below: nothing there (or nothing this user may see)
   }
-  if (!isDir)
+  if (isDir !== true)
     throw new CliError(
-      `--workspace ${dir ?? workspace} is not a directory; pass the project root, e.g. --workspace /path/to/project`,
+      `--workspace ${dir ?? workspace} ${isDir === false ? "is not a directory" : "does not exist"}; pass the project root, e.g. --workspace /path/to/project${isDir === false ? "" : ` (or create it first: mkdir -p ${workspace})`}`,
     );
   return workspace;
 }
