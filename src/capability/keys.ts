@@ -118,7 +118,7 @@ export function loadKeys(options: { file?: string; env?: NodeJS.ProcessEnv; curr
   } else {
     throw new ToolgateError(
       "no_keys",
-      "no capability keys: pass --keys FILE or set TOOLGATE_KEYS to a JSON map kid → base64 key (toolgate cap keygen --out FILE creates a file)",
+      "no capability keys: pass --keys FILE (in code, loadKeys({ file }); toolgate cap keygen writes defaultKeyFile(), ~/.config/toolgate/keys.json) or set TOOLGATE_KEYS to a JSON map kid → base64 key",
     );
   }
   let map: unknown;

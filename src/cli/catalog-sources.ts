@@ -5,7 +5,10 @@
  * coding catalog. Tools defined in toolgate become what `toolgate serve` lists (toMcpTool),
  * so an export matches what a client would see.
  */
+import { realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { parseJson, readInput } from "./io.js";
+import { systemWorkspace } from "../tools/workspace-places.js";
 import { toolsOf } from "../schema/lint/report.js";
 import { ToolgateError } from "../core/errors.js";
 import type { ToolSpec } from "../core/tool.js";
@@ -38,6 +41,22 @@ function fromValue(value: unknown, source: string): LoadedCatalog {
 }
 
 /** Loads the catalogs the options name; exactly one kind of source may be given. */
+/**
+ * A workspace to build the coding tools over when only their definitions and schemas are wanted
+ * (cost, export, a settled result's check), which do not depend on it: `dir`, or the temporary
+ * folder when `dir` cannot be a workspace (the file system or a system folder: a command run from
+ * `/`, where an MCP client starts its servers).
+ */
+export function definitionsWorkspace(dir: string): string {
+  let real: string;
+  try {
+    real = realpathSync(dir);
+  } catch {
+    return dir; // createCodingCatalog names it
+  }
+  return systemWorkspace(real) === undefined ? dir : tmpdir();
+}
+
 export async function loadCatalogs(options: CatalogSourceOptions): Promise<LoadedCatalog[]> {
   const files = options.files ?? [];
   const kinds = [files.length > 0 && !options.mcp, !!options.mcp, !!options.catalog, !!options.config].filter(
@@ -76,7 +95,7 @@ export async function loadCatalogs(options: CatalogSourceOptions): Promise<Loade
   const { createCodingCatalog } = await import("../tools/catalog.js");
   return [
     fromSpecs(
-      createCodingCatalog({ workspace: options.workspace ?? process.cwd() }),
+      createCodingCatalog({ workspace: definitionsWorkspace(options.workspace ?? process.cwd()) }),
       toMcpTool,
       "built-in coding catalog",
     ),

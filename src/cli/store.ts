@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { openStore } from "../idempotency/open.js";
@@ -5,6 +6,7 @@ import type { Store } from "../idempotency/store.js";
 import { redactUrl } from "../idempotency/stores/driver.js";
 import { AUDIT_FILE, defaultStateDir } from "../state/location.js";
 import type { StatePlacement } from "../state/placement.js";
+import { CliError } from "./io.js";
 
 /**
  * `--workspace` and `--state-dir` on the commands that read what `toolgate serve` recorded: with
@@ -41,6 +43,16 @@ export function stateLocation(flags: StateFlags): { workspace: string; stateDir:
 /** The audit trail serve writes by default for these flags. */
 export function defaultAuditFile(flags: StateFlags): string {
   return join(stateLocation(flags).stateDir, AUDIT_FILE);
+}
+
+/** That default trail, refused with what to pass when serve has written none there (a command run from another folder). */
+export function existingDefaultAudit(flags: StateFlags, auditFlag: string): string {
+  const audit = defaultAuditFile(flags);
+  if (!existsSync(audit))
+    throw new CliError(
+      `no audit trail at ${audit}: toolgate serve has recorded no call for this workspace yet; run from the folder serve was started in, or pass --workspace DIR (and --state-dir DIR) as serve had them, or ${auditFlag}`,
+    );
+  return audit;
 }
 
 /** Opens `url` as a command run with `flags` sees it (`sqlite:` → the state folder's state.db; relative paths under the

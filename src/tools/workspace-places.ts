@@ -97,3 +97,35 @@ function list(option: string, paths: readonly string[]): readonly string[] {
   });
   return paths;
 }
+
+/**
+ * Host trees the envelope binds read-only at their own path (README, "The envelope") and the
+ * kernel's own: none can be the one writable tree, and a root toolgate hands the tree it works in
+ * to the sandbox user (`sandbox/handover.ts`), which for these would give the system away.
+ */
+const SYSTEM_TREES = [
+  "/usr",
+  "/bin",
+  "/sbin",
+  "/lib",
+  "/lib32",
+  "/lib64",
+  "/libx32",
+  "/etc",
+  "/boot",
+  "/proc",
+  "/sys",
+  "/dev",
+  "/run",
+];
+
+/** Why the real path `real` cannot be a workspace (the whole file system, a system tree), or undefined. */
+export function systemWorkspace(real: string): string | undefined {
+  if (real === "/") return "is the whole file system";
+  const tree = SYSTEM_TREES.find((t) => real === t || real.startsWith(t + "/"));
+  return tree === undefined ? undefined : `is ${real === tree ? "" : "inside "}the system folder ${tree}`;
+}
+
+/** What follows a system workspace's refusal: the tools' reach, and what to pass instead. */
+export const SYSTEM_WORKSPACE_FIX =
+  "the tools may change anything in their workspace, and a root toolgate hands its root-owned files to the sandbox user; pass the project's own folder (an MCP client starts its servers in / or the home folder, so name the folder in the server's arguments: serve --workspace /path/to/project)";

@@ -15,7 +15,15 @@ import { readHeld } from "./fs/read.js";
 import { O_PATH, errno } from "./fs/sys.js";
 import { walk, type Reached } from "./fs/walk.js";
 import { cachedNamedByGit, type GitNamedIO } from "./git-named.js";
-import { HIDDEN_DEFAULT, hiddenPlaces, PROTECTED_DEFAULT, readOnlyPlaces, within } from "./workspace-places.js";
+import {
+  HIDDEN_DEFAULT,
+  hiddenPlaces,
+  PROTECTED_DEFAULT,
+  readOnlyPlaces,
+  SYSTEM_WORKSPACE_FIX,
+  systemWorkspace,
+  within,
+} from "./workspace-places.js";
 import { realLocation, realPlace } from "./workspace-realpath.js";
 import { guardedError, hiddenError, readOnlyError } from "./workspace-refusals.js";
 
@@ -87,6 +95,12 @@ export function openWorkspace(root: string, options: WorkspaceOptions = {}): Wor
   if (!statSync(real).isDirectory())
     throw new NoEffectError(
       `workspace root ${JSON.stringify(root)} is not a folder; pass the folder the tools work in`,
+      "invalid_path",
+    );
+  const system = systemWorkspace(real);
+  if (system !== undefined)
+    throw new NoEffectError(
+      `workspace root ${JSON.stringify(root)}${real !== root ? ` (${real})` : ""} ${system}: ${SYSTEM_WORKSPACE_FIX}`,
       "invalid_path",
     );
   const hiddenList = hiddenPlaces(real, options.hiddenPaths ?? HIDDEN_DEFAULT);

@@ -32,7 +32,7 @@ describe("loadKeys", () => {
       throw new Error("no error");
     };
     expect(message(() => loadKeys({ env: {} }))).toMatchInlineSnapshot(
-      `"no capability keys: pass --keys FILE or set TOOLGATE_KEYS to a JSON map kid → base64 key (toolgate cap keygen --out FILE creates a file)"`,
+      `"no capability keys: pass --keys FILE (in code, loadKeys({ file }); toolgate cap keygen writes defaultKeyFile(), ~/.config/toolgate/keys.json) or set TOOLGATE_KEYS to a JSON map kid → base64 key"`,
     );
     const tooShort = message(() => loadKeys({ env: { TOOLGATE_KEYS: JSON.stringify({ k1: short }) } }));
     expect(tooShort).toMatchInlineSnapshot(

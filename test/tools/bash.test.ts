@@ -128,6 +128,19 @@ describe.runIf(binaryAvailable("bwrap"))("bash_execute", () => {
     );
   });
 
+  it("refuses when a read-only path it was given does not exist, naming it; nothing runs", async () => {
+    const absent = `${s.root}-absent-toolchain`;
+    const chooser = launcherChooser(createBubblewrap({ readOnlyPaths: ["/usr", absent] }), false);
+    const err = await executeBash(chooser, s.root, { command: "touch ran.txt" }, DEFAULT_BASH_LIMITS).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(NoEffectError);
+    expect(existsSync(`${s.root}/ran.txt`)).toBe(false);
+    expect((err as Error).message).toBe(
+      `bash_execute's sandbox (bubblewrap) could not start: bwrap: Can't find source path ${absent}: No such file or directory. createBubblewrap's readOnlyPaths names ${JSON.stringify(absent)}, which does not exist on the host: create it, or take it out of readOnlyPaths. Nothing was run. (The operator can opt out of the sandbox explicitly with allowUnsandboxed, at the risk of running commands on the host.)`,
+    );
+  });
+
   it("runs unsandboxed only with the explicit opt-out, and the observation says so", async () => {
     const optOut = launcherChooser(createBubblewrap({ binary: "/nonexistent/bwrap" }), true);
     const r = await executeBash(optOut, s.root, { command: "echo on-host" }, DEFAULT_BASH_LIMITS);

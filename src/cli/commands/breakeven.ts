@@ -11,9 +11,9 @@ import { breakeven } from "../../economics/breakeven.js";
 import { breakevenFromAudit } from "../../economics/breakeven-audit.js";
 import { renderAuditBreakeven, renderBreakeven } from "../economics-text.js";
 import { CliError, printJson, readInput } from "../io.js";
-import { defaultAuditFile } from "../store.js";
+import { existingDefaultAudit, stateFlags, type StateFlags } from "../store.js";
 
-interface Options {
+interface Options extends StateFlags {
   tokens?: string;
   maskMs?: string;
   repairMs?: string;
@@ -33,8 +33,7 @@ export function numberOption(flag: string, text: string | undefined): number | u
 }
 
 export function register(program: Command): void {
-  program
-    .command("breakeven")
+  stateFlags(program.command("breakeven"))
     .description(
       "when constraining decoding to the schema pays: p_break = L·t_mask/T_repair (docs/economics.md, equation 1)",
     )
@@ -48,14 +47,14 @@ export function register(program: Command): void {
     .option("--decode-ms <d>", "decode time per token, ms (t_decode; only shifts both latencies)")
     .option(
       "--audit [file]",
-      "estimate per tool from an audit trail (JSON Lines of AuditRecord); without FILE, the one toolgate serve writes for the current folder",
+      "estimate per tool from an audit trail (JSON Lines of AuditRecord); without FILE, the one toolgate serve writes for the workspace (--workspace, default the current folder)",
     )
     .option("--json", "print the result as JSON")
     .action((opts: Options) => {
       const mask_ms = numberOption("--mask-ms", opts.maskMs);
       const repair_ms = numberOption("--repair-ms", opts.repairMs);
       if (opts.audit !== undefined) {
-        const audit = opts.audit === true ? defaultAuditFile({}) : opts.audit;
+        const audit = opts.audit === true ? existingDefaultAudit(opts, "--audit FILE") : opts.audit;
         for (const [flag, v] of [
           ["--tokens", opts.tokens],
           ["--observed-rate", opts.observedRate],

@@ -2,7 +2,7 @@
  * `toolgate serve`: the coding tools (or a `--catalog` module's tools) behind the gateway, over
  * MCP stdio or Streamable HTTP. Nothing but protocol goes to stdout; logs go to stderr.
  */
-import { statSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { openGateway, prepareState } from "../host/gateway-settings.js";
@@ -13,6 +13,7 @@ import { loadServersConfig } from "../config/load.js";
 import { createTaskRunner } from "../../runtime/tasks.js";
 import { createCodingCatalog, type CodingCatalogOptions } from "../../tools/catalog.js";
 import { HIDDEN_DEFAULT, PROTECTED_DEFAULT } from "../../tools/workspace.js";
+import { SYSTEM_WORKSPACE_FIX, systemWorkspace } from "../../tools/workspace-places.js";
 import type { StatePlacement } from "../../state/placement.js";
 import { httpFlagOptions } from "../host/http-flags.js";
 import { CliError } from "../io.js";
@@ -31,17 +32,32 @@ interface ServeFlags extends GatewayFlags, EgressFlags {
 
 function workspaceDir(dir: string | undefined): string {
   const workspace = resolve(dir ?? process.cwd());
-  let isDir = false;
+  let isDir: boolean | undefined;
   try {
     isDir = statSync(workspace).isDirectory();
   } catch {
-    // reported below
+    // reported below: nothing there (or nothing this user may see)
   }
-  if (!isDir)
+  if (isDir !== true)
     throw new CliError(
-      `--workspace ${dir ?? workspace} is not a directory; pass the project root, e.g. --workspace /path/to/project`,
+      `--workspace ${dir ?? workspace} ${isDir === false ? "is not a directory" : "does not exist"}; pass the project root, e.g. --workspace /path/to/project${isDir === false ? "" : ` (or create it first: mkdir -p ${workspace})`}`,
     );
   return workspace;
+}
+
+/** The coding tools' workspace, refused before any state is made when it is the file system or a system folder. */
+function codingWorkspace(workspace: string, given: boolean): void {
+  let real = workspace;
+  try {
+    real = realpathSync(workspace);
+  } catch {
+    // workspaceDir has seen it
+  }
+  const system = systemWorkspace(real);
+  if (system !== undefined)
+    throw new CliError(
+      `the workspace ${real} ${given ? "(--workspace)" : "(the folder toolgate serve was started in; no --workspace)"} ${system}: ${SYSTEM_WORKSPACE_FIX}`,
+    );
 }
 
 /**
@@ -86,6 +102,7 @@ export function register(program: Command): void {
   );
   egressFlagOptions(httpFlagOptions(serve)).action(async (flags: ServeFlags) => {
     const workspace = workspaceDir(flags.workspace);
+    if (flags.catalog === undefined) codingWorkspace(workspace, flags.workspace !== undefined);
     if (flags.catalog !== undefined && flags.gitWritable === true)
       throw new CliError(
         "--git-writable configures the built-in coding tools and means nothing with --catalog (a catalog module sets its own protectedPaths); drop one of the two",

@@ -7,11 +7,10 @@
  * Exit 0 (an empty trail too: no calls yet); 2 when the file cannot be read, or when it has lines
  * and none of them is a record (the wrong file). Other broken lines are counted and named.
  */
-import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { auditStats, renderStats } from "../../runtime/stats.js";
 import { CliError, printJson, readInput } from "../io.js";
-import { defaultAuditFile, stateFlags, type StateFlags } from "../store.js";
+import { existingDefaultAudit, stateFlags, type StateFlags } from "../store.js";
 
 export function register(program: Command): void {
   stateFlags(
@@ -27,12 +26,7 @@ export function register(program: Command): void {
   )
     .option("--json", "print the result as JSON")
     .action((opts: StateFlags & { audit?: string; json?: boolean }) => {
-      const audit = opts.audit ?? defaultAuditFile(opts);
-      if (opts.audit === undefined && !existsSync(audit)) {
-        throw new CliError(
-          `no audit trail at ${audit}: toolgate serve has recorded no call for this workspace yet; run from the folder serve was started in, or pass --workspace DIR (and --state-dir DIR) as serve had them, or --audit FILE`,
-        );
-      }
+      const audit = opts.audit ?? existingDefaultAudit(opts, "--audit FILE");
       const stats = auditStats(readInput(audit));
       if (stats.broken_lines > 0 && stats.broken_lines === stats.lines) {
         const first = stats.broken[0];

@@ -13,6 +13,7 @@ import type { HttpFlagOption } from "./http-flags.js";
 import type { ListenOptions } from "../../mcp/transports/listen-hold.js";
 import { serveStdio } from "../../mcp/transports/stdio.js";
 import { preloadTokenizer } from "../../observation/tokens.js";
+import { ToolgateError } from "../../core/errors.js";
 
 /** How long a shutdown waits for in-flight calls, ms. */
 export const DEFAULT_GRACE_MS = 10_000;
@@ -79,10 +80,33 @@ export async function closeOrExitOnSignal(close: () => Promise<void>): Promise<v
   }
 }
 
+/**
+ * A listen that failed at start, as the operator can act on it: the `--http` address, why the
+ * system refused it and what to pass instead (the system's own message names none of these).
+ */
+export function listenError(err: unknown, at: ListenAddress): unknown {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const host = at.host.includes(":") ? `[${at.host}]` : at.host;
+  const why =
+    code === "EADDRINUSE"
+      ? `port ${at.port} is already in use on ${at.host} (another toolgate, or another program, listens there); stop that one, or choose another port, e.g. --http ${host}:${at.port === 65535 ? 8765 : at.port + 1}, or --http ${host}:0 for any free port`
+      : code === "EACCES"
+        ? `the system does not let this user listen on port ${at.port}${at.port < 1024 ? " (ports below 1024 need privilege)" : ""}; choose a port from 1024 to 65535, e.g. --http ${host}:8765`
+        : code === "EADDRNOTAVAIL"
+          ? `${at.host} is not an address of this machine; use 127.0.0.1 (loopback), one of its interfaces' addresses, or 0.0.0.0 (every interface, with --keys)`
+          : undefined;
+  if (why === undefined) return err;
+  return new ToolgateError("bad_address", `cannot serve --http ${host}:${at.port}: ${why}`, { cause: err });
+}
+
 /** Serves `gateway` until the client leaves (stdio) or a stop signal, then shuts down cleanly. */
 export async function runGatewayServer(gateway: Gateway, options: RunOptions = {}): Promise<void> {
   const log = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
-  const onError = (err: Error) => log(`toolgate: ${err.message}`);
+  // The SDK reports a body it could not parse by the parser's own words alone: say what they are about.
+  const onError = (err: Error) =>
+    log(
+      `toolgate: ${err instanceof SyntaxError ? `a client sent a request body that is not JSON (answered -32700, Parse error): ${err.message}` : err.message}`,
+    );
   const signals = options.stop ? null : signalled();
   const stop = options.stop ?? signals!.stop;
   const grace_ms = options.graceMs ?? DEFAULT_GRACE_MS;
@@ -108,7 +132,7 @@ export async function runGatewayServer(gateway: Gateway, options: RunOptions = {
       }).catch(async (err: unknown) => {
         // Refused at start (an unauthenticated network bind, a port in use): nothing ran; close the state.
         await gateway.close({ grace_ms: 0 });
-        throw err;
+        throw listenError(err, options.http!);
       });
       options.onListening?.(handle.url.href);
       const why = await stop;

@@ -11,6 +11,7 @@ import { tasksCapabilities } from "./upstream-tasks.js";
 import { ProxyClient } from "./upstream-call.js";
 import { UpstreamLines } from "./upstream-lines.js";
 import { inOwnPidNamespace } from "./upstream-pidns.js";
+import { spawnedBy, unreachableReason } from "./upstream-unreachable.js";
 
 /** Where the upstream server is: a command to start (stdio) or a URL (Streamable HTTP). */
 export type UpstreamTarget =
@@ -49,14 +50,16 @@ export async function connectUpstream(target: UpstreamTarget, clientName = "tool
     { capabilities: tasksCapabilities(), versionNegotiation: { mode: "auto", probe: { timeoutMs: PROBE_TIMEOUT_MS } } },
   );
   const transport = "url" in target ? httpTransport(target) : stdioTransport(target);
+  const spawned = spawnedBy(transport);
   try {
     await client.connect(transport);
   } catch (err) {
-    reapOnExit(spawnedChild(transport));
+    const child = spawned();
+    reapOnExit(child);
     await client.close().catch(() => {});
     throw new ToolgateError(
       "upstream_unavailable",
-      `cannot start or reach the upstream MCP server (${describeTarget(target)}): ${(err as Error).message}`,
+      `cannot start or reach the upstream MCP server (${describeTarget(target)}): ${unreachableReason(err, child)}`,
       { cause: err },
     );
   }

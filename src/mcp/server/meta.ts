@@ -11,7 +11,7 @@
  * deduplication across attempts; an A3 attempt is the logical call of its approval instead (the
  * runtime matches it by tool, arguments, capability and trajectory: `runtime/approval-gate.ts`).
  */
-import { createHash, randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { MAX_TOKEN_CHARS } from "../../capability/token.js";
 import { escapeUntrusted, shownValue, unsafeIdReason } from "../../observation/escape.js";
 import type { Proposal } from "../../runtime/types.js";
@@ -34,10 +34,20 @@ export class SessionIds {
    * present.
    */
   readonly trajectory_id: string;
-  constructor(sessionId: string = randomUUID()) {
+  /**
+   * `requestScoped`: the server answers one request of a trajectory that outlives it (a
+   * 2026-07-28 HTTP request, whose trajectory is its caller's), so each call id is random: a
+   * sequence would start at mcp-call-1 in every request, and a write sent again with the same
+   * arguments would replay the first instead of running.
+   */
+  constructor(
+    sessionId: string = randomUUID(),
+    private readonly requestScoped = false,
+  ) {
     this.trajectory_id = `mcp-${createHash("sha256").update("toolgate trajectory\0").update(sessionId).digest("base64url").slice(0, 22)}`;
   }
   nextCallId(): string {
+    if (this.requestScoped) return `mcp-call-${randomBytes(12).toString("base64url")}`;
     this.seq += 1;
     return `mcp-call-${this.seq}`;
   }

@@ -19,6 +19,12 @@ export interface McpServerOptions {
   /** Session id the derived trajectory ids are built from (one-way); default a random UUID per server. */
   sessionId?: string;
   /**
+   * The server answers a single request and `sessionId` names a caller that outlives it (the
+   * 2026-07-28 HTTP path): a call without `toolgate/call_id` gets a random call id instead of the
+   * next of the session's sequence (mcp-call-1, 2, …), which would restart with every request.
+   */
+  requestScoped?: boolean;
+  /**
    * Who the session's caller is, as authenticated by the transport: recorded as the approver of
    * an A3 call approved through this session's elicitation. Default `stdio client` (the process
    * that started toolgate); over HTTP the bearer credential's digest or the peer address.

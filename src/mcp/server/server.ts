@@ -72,7 +72,7 @@ export function createMcpServer(gateway: Gateway, options: McpServerOptions = {}
     cacheHints: listCacheHints(listTtlMs, options.passThrough),
     ...(options.instructions ? { instructions: options.instructions } : {}),
   });
-  const session = new SessionIds(options.sessionId);
+  const session = new SessionIds(options.sessionId, options.requestScoped);
   const warn = options.warn ?? ((line: string) => void process.stderr.write(line + "\n"));
   const callResult = callResults(server, gateway);
   const runner = options.tasks;

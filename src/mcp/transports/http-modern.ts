@@ -86,6 +86,7 @@ export function modernPath(context: ModernContext) {
       const server = createMcpServer(slot ? holding(gateway, slot) : gateway, {
         ...serverOptions,
         sessionId: `principal ${label}`,
+        requestScoped: true,
         principal: label,
       });
       if (options.onError) server.onerror = options.onError;

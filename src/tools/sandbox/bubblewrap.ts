@@ -27,7 +27,7 @@
  *   starts is outside), `ulimit`
  *   always, and a watch on bytes written, CPU time and protected paths (monitor.ts).
  */
-import { closeSync, statSync } from "node:fs";
+import { closeSync, existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { NoEffectError } from "../../core/errors.js";
 import { HOME, pathArgs, SECCOMP_FD, setprivArgs, systemArgs, tmpArgs } from "./bwrap-args.js";
@@ -312,6 +312,13 @@ export function createBubblewrap(options: BubblewrapOptions = {}): SandboxLaunch
         if (code === 0) return null;
         if (user && /setpriv/.test(stderr) && /No such file/.test(stderr)) return missingSetpriv(setpriv);
         const said = `bash_execute's sandbox (bubblewrap) could not start: ${stderr.trim() || `exit status ${code}`}. `;
+        // A read-only path the operator named that is not there: bwrap cannot bind it, and that is the whole cause.
+        const absent = (options.readOnlyPaths ?? []).filter((path) => !existsSync(path));
+        if (absent.length > 0)
+          return (
+            said +
+            `createBubblewrap's readOnlyPaths names ${absent.map((p) => JSON.stringify(p)).join(", ")}, which ${absent.length === 1 ? "does" : "do"} not exist on the host: create ${absent.length === 1 ? "it" : "them"}, or take ${absent.length === 1 ? "it" : "them"} out of readOnlyPaths`
+          );
         // As root bwrap needs no user namespace; elsewhere it is the usual reason.
         if (asRoot)
           return (

@@ -1,5 +1,8 @@
 /** `toolgate breakeven`: output, --json and the exit codes (0, 2 bad input). */
-import { describe, expect, it } from "vitest";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it, vi } from "vitest";
+import { defaultStateDir } from "../../../src/state/location.js";
 import { jsonl, traffic } from "../../economics/support/audit.js";
 import { cli } from "../../support/cli.js";
 import { each, scratch } from "./scratch.js";
@@ -99,6 +102,29 @@ describe("toolgate breakeven", () => {
     `);
     const j = await cli("breakeven", "--audit", trail, "--mask-ms", "0.25", "--json");
     expect(JSON.parse(j.out)).toMatchObject({ mask_ms: 0.25, records: 210, broken: [{ line: 211 }] });
+  });
+
+  it("--audit without FILE reads serve's trail for --workspace, and says what to pass where serve wrote none", async () => {
+    vi.stubEnv("XDG_STATE_HOME", join(dir, "state"));
+    try {
+      const ws = join(dir, "ws-breakeven");
+      mkdirSync(ws, { recursive: true });
+      const none = await cli("breakeven", "--audit", "--workspace", ws);
+      expect(none.code).toBe(2);
+      expect(none.err).toBe(
+        `toolgate: no audit trail at ${join(defaultStateDir(ws), "audit.jsonl")}: toolgate serve has recorded no call for this workspace yet; run from the folder serve was started in, or pass --workspace DIR (and --state-dir DIR) as serve had them, or --audit FILE\n`,
+      );
+      mkdirSync(defaultStateDir(ws), { recursive: true });
+      writeFileSync(
+        join(defaultStateDir(ws), "audit.jsonl"),
+        jsonl(traffic("file_edit", { calls: 200, failed: 20, tokens: 80, repair_ms: 2000 })),
+      );
+      const r = await cli("breakeven", "--audit", "--workspace", ws, "--json");
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.out).tools[0]).toMatchObject({ tool: "file_edit", calls: 200, failed: 20 });
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 
   it("a trail whose repairs come within ms (scripted clients) says constraining never pays, not a rate above 100 %", async () => {

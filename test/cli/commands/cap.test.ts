@@ -314,6 +314,22 @@ describe("toolgate cap", () => {
         )
       ).err,
     ).not.toContain("warning");
+    const typo = await cli(
+      "cap",
+      "issue",
+      "--keys",
+      keyFile,
+      "--rights",
+      "raed",
+      "--objects",
+      "path:/ws",
+      "--ttl",
+      "1h",
+    );
+    expect(typo.code).toBe(0);
+    expect(typo.err.split("\n")[0]).toBe(
+      "toolgate: warning: right 'raed' is not one of read, write, execute, connect (did you mean 'read'?); it is accepted as a custom right",
+    );
     const help = await cli("cap", "issue", "--help");
     expect(help.out.replace(/\s+/g, " ")).toContain(
       "standard: read, write, execute, connect (bash_execute needs execute on path:<workspace>); others are accepted as custom rights",

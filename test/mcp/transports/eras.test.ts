@@ -111,6 +111,20 @@ describe.each(["stdio", "http"] as const)("over %s", (name) => {
       expect(executions(served.notes)).toEqual(["note_delete kept"]);
     });
 
+    it("runs a write sent twice without toolgate ids twice, from one client and from the next", async () => {
+      // README, "Ids and capabilities": without ids every request is a new logical call. A
+      // 2026-07-28 request has a server of its own, so its call id must not restart at mcp-call-1.
+      const served = await transports[name]();
+      const first = await served.connect(era, "none");
+      const args = { name: "twice", line: "same" };
+      const a = await first.callTool({ name: "note_append", arguments: args });
+      const b = await first.callTool({ name: "note_append", arguments: args });
+      const next = await served.connect(era, "none");
+      const c = await next.callTool({ name: "note_append", arguments: args });
+      for (const r of [a, b, c]) expect(obsOf(r).replay).toBeFalsy();
+      expect(executions(served.notes)).toEqual(Array(3).fill("note_append twice same"));
+    });
+
     it("leaves an A3 call pending for the CLI when the client cannot be asked", async () => {
       const served = await transports[name]();
       const c = await served.connect(era, "none");

@@ -68,6 +68,12 @@ describe("the operator's entries", () => {
     );
     expect(thrown(() => egressPolicy({ allow: ["[1::2::3]"] }))).toMatch(/is not a valid IPv6 address in brackets/);
     expect(thrown(() => egressPolicy({ allow: [""] }))).toMatch(/is not a non-empty string/);
+    expect(thrown(() => egressPolicy({ allow: ["https://registry.npmjs.org/"] }))).toMatch(
+      /^egress\.allow\[0\]: "https:\/\/registry\.npmjs\.org\/" is a URL; write only its host \(and port\), e\.g\. "registry\.npmjs\.org:443"; expected a host name/,
+    );
+    expect(thrown(() => egressPolicy({ allow: ["http://user@10.0.0.5:8080/simple"] }))).toMatch(
+      /"http:\/\/user@10\.0\.0\.5:8080\/simple" is a URL; write only its host \(and port\), e\.g\. "10\.0\.0\.5:8080";/,
+    );
     expect(thrown(() => egressPolicy({ allow: "a.org" as unknown as string[] }))).toMatch(
       /^egress\.allow must be an array of host entries; received "a\.org"/,
     );

@@ -12,6 +12,7 @@ import type { ArgBound, Primitive } from "../../../capability/predicates.js";
 import { TOKEN_PREFIX } from "../../../capability/token.js";
 import type { Store } from "../../../idempotency/store.js";
 import { defaultKeyFile } from "../../../state/location.js";
+import { closest } from "../../../core/closest.js";
 import { CliError, readInput } from "../../io.js";
 import { withExistingStore, type StateFlags } from "../../store.js";
 
@@ -26,8 +27,9 @@ export const STANDARD_RIGHTS = ["read", "write", "execute", "connect"] as const;
 export function warnCustomRights(rights: readonly string[]): void {
   for (const r of rights) {
     if (!(STANDARD_RIGHTS as readonly string[]).includes(r)) {
+      const near = closest(r, STANDARD_RIGHTS);
       process.stderr.write(
-        `toolgate: warning: right '${r}' is not one of ${STANDARD_RIGHTS.join(", ")}; it is accepted as a custom right\n`,
+        `toolgate: warning: right '${r}' is not one of ${STANDARD_RIGHTS.join(", ")}${near ? ` (did you mean '${near}'?)` : ""}; it is accepted as a custom right\n`,
       );
     }
   }

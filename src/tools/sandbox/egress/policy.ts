@@ -82,6 +82,14 @@ export function parseEntry(text: string, field: string): Entry {
     return { text, object: null, address: v6[1]!.toLowerCase(), ports };
   }
   if (isIP(text) === 6) bad("is an IPv6 address without brackets");
+  // A URL is the likeliest mistake (an operator copies the registry's address): say what to keep of it.
+  const url = /^[a-z][a-z0-9+.-]*:\/\/([^/?#@]+@)?([^/?#]+)/i.exec(text);
+  if (url) {
+    const port = /^https:/i.test(text) ? ":443" : /^http:/i.test(text) ? ":80" : "";
+    bad(
+      `is a URL; write only its host (and port), e.g. ${JSON.stringify(/:\d+$/.test(url[2]!) ? url[2] : url[2] + port)}`,
+    );
+  }
   let object: CapObject;
   try {
     object = parseObject(`host:${text}`);

@@ -1,0 +1,108 @@
+/**
+ * The whole file system and the system folders are never a workspace: the tools may change
+ * anything in theirs, and a root toolgate hands the workspace's root-owned files to the sandbox
+ * user at its first run (sandbox/handover.ts), which for `/` would give the system away. An MCP
+ * client that starts `toolgate serve` without `--workspace` starts it in `/` or the home folder,
+ * so the refusal names the flag, and comes before any state is made.
+ */
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { NoEffectError } from "../../src/core/errors.js";
+import { openWorkspace } from "../../src/tools/workspace.js";
+import { systemWorkspace } from "../../src/tools/workspace-places.js";
+import { createCodingCatalog } from "../../src/tools/catalog.js";
+import { register } from "../../src/cli/commands/serve.js";
+import { register as registerCost } from "../../src/cli/commands/cost.js";
+import { runCommand } from "../cli/commands/runtime-cli.js";
+import { tempDir } from "../mcp/support.js";
+
+const FIX =
+  "the tools may change anything in their workspace, and a root toolgate hands its root-owned files to the sandbox user; pass the project's own folder (an MCP client starts its servers in / or the home folder, so name the folder in the server's arguments: serve --workspace /path/to/project)";
+
+const refusal = (f: () => unknown) => {
+  try {
+    f();
+  } catch (err) {
+    return err as NoEffectError;
+  }
+  throw new Error("not refused");
+};
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+describe("a workspace that is the file system or a system folder", () => {
+  it("is refused by openWorkspace and createCodingCatalog, naming why and what to pass", () => {
+    const root = refusal(() => openWorkspace("/"));
+    expect(root).toBeInstanceOf(NoEffectError);
+    expect(root.code).toBe("invalid_path");
+    expect(root.message).toBe(`workspace root "/" is the whole file system: ${FIX}`);
+    expect(refusal(() => createCodingCatalog({ workspace: "/etc" })).message).toBe(
+      `workspace root "/etc" is the system folder /etc: ${FIX}`,
+    );
+    expect(refusal(() => openWorkspace("/usr/share")).message).toBe(
+      `workspace root "/usr/share" is inside the system folder /usr: ${FIX}`,
+    );
+  });
+
+  it("is judged by its real path: a link to / is refused, a project folder and /usr-like names are not", () => {
+    const dir = tempDir("system-ws");
+    symlinkSync("/", join(dir, "everything"));
+    expect(refusal(() => openWorkspace(join(dir, "everything"))).message).toBe(
+      `workspace root "${join(dir, "everything")}" (/) is the whole file system: ${FIX}`,
+    );
+    mkdirSync(join(dir, "usr"));
+    expect(openWorkspace(join(dir, "usr")).root).toBe(join(dir, "usr"));
+    expect(["/usrlocal", "/etcetera", "/home/ada/project", "/srv/agent/ws"].map(systemWorkspace)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+
+  it("toolgate serve refuses it before making any state, naming --workspace (or its absence)", async () => {
+    const home = tempDir("system-ws-home");
+    vi.stubEnv("HOME", home);
+    vi.stubEnv("XDG_STATE_HOME", join(home, "state"));
+    const given = await runCommand(register, ["serve", "--workspace", "/", "--state-dir", ".toolgate"]);
+    expect(given.error?.message).toBe(`the workspace / (--workspace) is the whole file system: ${FIX}`);
+    expect(existsSync("/.toolgate")).toBe(false);
+    const cwd = vi.spyOn(process, "cwd").mockReturnValue("/");
+    try {
+      const started = await runCommand(register, ["serve"]);
+      expect(started.error?.message).toBe(
+        `the workspace / (the folder toolgate serve was started in; no --workspace) is the whole file system: ${FIX}`,
+      );
+    } finally {
+      cwd.mockRestore();
+    }
+    expect(existsSync(join(home, "state"))).toBe(false);
+  });
+
+  it("toolgate serve says whether --workspace does not exist or is a file", async () => {
+    const dir = tempDir("system-ws-missing");
+    const missing = await runCommand(register, ["serve", "--workspace", join(dir, "nope")]);
+    expect(missing.error?.message).toBe(
+      `--workspace ${join(dir, "nope")} does not exist; pass the project root, e.g. --workspace /path/to/project (or create it first: mkdir -p ${join(dir, "nope")})`,
+    );
+    writeFileSync(join(dir, "file.txt"), "x");
+    const file = await runCommand(register, ["serve", "--workspace", join(dir, "file.txt")]);
+    expect(file.error?.message).toBe(
+      `--workspace ${join(dir, "file.txt")} is not a directory; pass the project root, e.g. --workspace /path/to/project`,
+    );
+  });
+
+  it("toolgate cost run from / still costs the built-in definitions, which do not depend on the workspace", async () => {
+    const cwd = vi.spyOn(process, "cwd").mockReturnValue("/");
+    try {
+      const r = await runCommand(registerCost, ["cost"]);
+      expect(r.error).toBeNull();
+      expect(r.stdout).toContain("K·S = 559 tokens per turn");
+    } finally {
+      cwd.mockRestore();
+    }
+  });
+});
