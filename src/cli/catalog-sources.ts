@@ -5,7 +5,8 @@
  * coding catalog. Tools defined in toolgate become what `toolgate serve` lists (toMcpTool),
  * so an export matches what a client would see.
  */
-import { realpathSync } from "node:fs";
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { parseJson, readInput } from "./io.js";
 import { systemWorkspace } from "../tools/workspace-places.js";
@@ -40,12 +41,12 @@ function fromValue(value: unknown, source: string): LoadedCatalog {
   return { source, tools: toolsOf(value, source).map((t, i) => toToolDescriptor(t, `${source} tools[${i}]`, i)) };
 }
 
-/** Loads the catalogs the options name; exactly one kind of source may be given. */
 /**
  * A workspace to build the coding tools over when only their definitions and schemas are wanted
  * (cost, export, a settled result's check), which do not depend on it: `dir`, or the temporary
- * folder when `dir` cannot be a workspace (the file system or a system folder: a command run from
- * `/`, where an MCP client starts its servers).
+ * folder of its own, empty and removed when the process exits, when `dir` cannot be a workspace
+ * (the file system, a system folder, a home folder: a command run from `/` or `~`, where an MCP
+ * client starts its servers; the temporary folder itself is not one either).
  */
 export function definitionsWorkspace(dir: string): string {
   let real: string;
@@ -54,8 +55,13 @@ export function definitionsWorkspace(dir: string): string {
   } catch {
     return dir; // createCodingCatalog names it
   }
-  return systemWorkspace(real) === undefined ? dir : tmpdir();
+  if (systemWorkspace(real) === undefined) return dir;
+  const empty = mkdtempSync(join(tmpdir(), "toolgate-definitions-"));
+  process.once("exit", () => rmSync(empty, { recursive: true, force: true }));
+  return empty;
 }
+
+/** Loads the catalogs the options name; exactly one kind of source may be given. */
 
 export async function loadCatalogs(options: CatalogSourceOptions): Promise<LoadedCatalog[]> {
   const files = options.files ?? [];

@@ -3,6 +3,7 @@
  * the operator's lists read into absolute paths, each entry checked by option name.
  */
 import { realpathSync } from "node:fs";
+import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, resolve as resolveLexically } from "node:path";
 import { ToolgateError } from "../core/errors.js";
 
@@ -119,11 +120,27 @@ const SYSTEM_TREES = [
   "/run",
 ];
 
-/** Why the real path `real` cannot be a workspace (the whole file system, a system tree), or undefined. */
-export function systemWorkspace(real: string): string | undefined {
+/**
+ * Folders that hold other folders' projects, other users' files or services' data: a project may
+ * live inside one (`/srv/agent`, `/root/app`), but the folder itself is never one, and a root
+ * toolgate would hand every root-owned file in it to the sandbox user.
+ */
+const SHARED_FOLDERS = ["/home", "/root", "/var", "/var/tmp", "/tmp", "/srv", "/opt", "/mnt", "/media"];
+
+/**
+ * Why the real path `real` cannot be a workspace (the whole file system, a system tree, a shared
+ * folder itself, a home folder itself), or undefined. A home folder holds its owner's keys and
+ * credentials (.ssh, .aws, .netrc), which every tool could read and a root toolgate would hand
+ * over, and it is where an MCP client starts a server it gave no folder.
+ */
+export function systemWorkspace(real: string, home: string = homedir()): string | undefined {
   if (real === "/") return "is the whole file system";
   const tree = SYSTEM_TREES.find((t) => real === t || real.startsWith(t + "/"));
-  return tree === undefined ? undefined : `is ${real === tree ? "" : "inside "}the system folder ${tree}`;
+  if (tree !== undefined) return `is ${real === tree ? "" : "inside "}the system folder ${tree}`;
+  if (real === "/root" || real === home || /^\/home\/[^/]+$/.test(real))
+    return "is a home folder (its keys and credentials: .ssh, .aws, .netrc)";
+  if (SHARED_FOLDERS.includes(real)) return `is the shared folder ${real} itself, not a project inside it`;
+  return undefined;
 }
 
 /** What follows a system workspace's refusal: the tools' reach, and what to pass instead. */

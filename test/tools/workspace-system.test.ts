@@ -55,7 +55,7 @@ describe("a workspace that is the file system or a system folder", () => {
     );
     mkdirSync(join(dir, "usr"));
     expect(openWorkspace(join(dir, "usr")).root).toBe(join(dir, "usr"));
-    expect(["/usrlocal", "/etcetera", "/home/ada/project", "/srv/agent/ws"].map(systemWorkspace)).toEqual([
+    expect(["/usrlocal", "/etcetera", "/home/ada/project", "/srv/agent/ws"].map((p) => systemWorkspace(p))).toEqual([
       undefined,
       undefined,
       undefined,
@@ -80,6 +80,43 @@ describe("a workspace that is the file system or a system folder", () => {
       cwd.mockRestore();
     }
     expect(existsSync(join(home, "state"))).toBe(false);
+  });
+
+  it("refuses a home folder and a shared folder itself, but not a project inside either", () => {
+    const home = tempDir("system-ws-own-home");
+    const HOME_WHY = "is a home folder (its keys and credentials: .ssh, .aws, .netrc)";
+    expect(["/root", "/home/ada", home].map((p) => systemWorkspace(p, home))).toEqual([HOME_WHY, HOME_WHY, HOME_WHY]);
+    expect(
+      ["/home", "/tmp", "/var", "/var/tmp", "/srv", "/opt", "/mnt", "/media"].map((p) => systemWorkspace(p)),
+    ).toEqual(
+      ["/home", "/tmp", "/var", "/var/tmp", "/srv", "/opt", "/mnt", "/media"].map(
+        (p) => `is the shared folder ${p} itself, not a project inside it`,
+      ),
+    );
+    expect(
+      ["/root/app", "/home/ada/project", join(home, "project"), "/var/www/site", "/tmp/ws", "/opt/agent"].map((p) =>
+        systemWorkspace(p, home),
+      ),
+    ).toEqual([undefined, undefined, undefined, undefined, undefined, undefined]);
+    vi.stubEnv("HOME", home);
+    expect(refusal(() => openWorkspace(home)).message).toBe(`workspace root "${home}" ${HOME_WHY}: ${FIX}`);
+  });
+
+  it("toolgate serve started in the home folder without --workspace is refused before making any state", async () => {
+    const home = tempDir("system-ws-started-home");
+    vi.stubEnv("HOME", home);
+    vi.stubEnv("XDG_STATE_HOME", join(home, "state"));
+    const cwd = vi.spyOn(process, "cwd").mockReturnValue(home);
+    try {
+      const started = await runCommand(register, ["serve"]);
+      expect(started.error?.message).toBe(
+        `the workspace ${home} (the folder toolgate serve was started in; no --workspace) is a home folder (its keys and credentials: .ssh, .aws, .netrc): ${FIX}`,
+      );
+    } finally {
+      cwd.mockRestore();
+    }
+    expect(existsSync(join(home, "state"))).toBe(false);
+    expect(existsSync(join(home, ".toolgate"))).toBe(false);
   });
 
   it("toolgate serve says whether --workspace does not exist or is a file", async () => {
