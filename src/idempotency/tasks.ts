@@ -83,8 +83,9 @@ export interface TaskStore {
    * most `now` and whose updated_at is below `before` (tasks no process has written since, by the
    * reader's bound and by the task's own), the most overdue (earliest deadline) first, ties in id
    * order; `limit` default 100. What a sweep marks failed, each through `update` fenced with
-   * `updated_before`. Each backend keeps the live tasks in deadline order (an index, a sorted set),
-   * so the query reads neither an ended task nor a live one whose own bound has not passed.
+   * `updated_before`. SQLite, PostgreSQL and Redis keep the live tasks in deadline order (an
+   * index, a sorted set), so the query reads neither an ended task nor a live one whose own bound
+   * has not passed (the memory store walks its map).
    */
   stale(query: { before: number; now: number; limit?: number }): Promise<TaskRecord[]>;
   /** `owner`'s tasks not expired at `now`, in id order after `after`; `limit` default 100. */
@@ -103,8 +104,8 @@ export function staleBound(t: TaskRecord, stale_ms: number): number {
 /**
  * The instant from which `t` is stale by its own bound: its last write plus its own `stale_ms`,
  * or the write alone for a task without one (the reader's bound decides). The order of
- * `TaskStore.stale` (the SQL of the other stores repeats it: `tasks-rows.ts` `DUE_SQL`; Redis
- * scores its live set by it).
+ * `TaskStore.stale` (the SQL of the other stores repeats it, `tasks-rows.ts` `DUE_SQL`, and so do
+ * the Redis scripts that score its live set by it).
  */
 export function staleDue(t: Pick<TaskRecord, "updated_at" | "stale_ms">): number {
   return t.updated_at + (t.stale_ms ?? 0);

@@ -133,14 +133,11 @@ export async function drive(
         };
   const ended = await tasks.update(task.id, LIVE, final);
   if (ended === null) {
-    // Cancelled meanwhile: the task keeps that status and carries what the call left (stopped, or in doubt).
-    told(
-      await tasks.update(task.id, ["cancelled"], {
-        status: "cancelled",
-        result: failure === null ? result : null,
-        now,
-      }),
-    );
+    // Cancelled meanwhile: the task keeps that status and carries what the call left (stopped, or in
+    // doubt) — unless it was still waiting for its approval: what it waited on is no answer of the
+    // call's (nothing ran), so it keeps none, as the cancel left it.
+    const left = failure === null && pendingApproval(answer!) === null ? result : null;
+    told(await tasks.update(task.id, ["cancelled"], { status: "cancelled", result: left, now }));
   } else told(ended);
 }
 

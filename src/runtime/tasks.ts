@@ -11,7 +11,8 @@
  *   `input_required` while it waits; for a call `run` starts, it is held in the task (`task-ask.ts`).
  * - Cancelling (by its owner, on any replica) marks the task cancelled in the store; the process
  *   running it sees that within one poll and aborts the call through its signal, whose answer
- *   (stopped, or in doubt) becomes the cancelled task's result.
+ *   (stopped, or in doubt) becomes the cancelled task's result; one cancelled while it waited for
+ *   its approval has none (nothing ran, and the approval it waited on is no answer).
  * - While it runs, the runner writes the call's latest progress line into the task once a poll
  *   (`status_message`), which also tells readers the process is alive: a task not written for
  *   `stale_ms` belonged to a process that stopped, and reads as failed.

@@ -263,6 +263,29 @@ describe("an A3 call as a task", () => {
     tasks.close();
   });
 
+  it("a task cancelled while it waits for its approval keeps no answer: the approval it waited on is none, once its process has ended the call", async () => {
+    const { gateway, store, clock } = make();
+    // One place per owner: a second start succeeds only once the first task's process is done with it.
+    const tasks = createTaskRunner(gateway, { store, clock: () => clock.now, poll_ms: POLL_MS, max_live_per_owner: 1 });
+    const waiting = await tasks.start(proposal("c-cancel-result"), { owner: "alice" });
+    expect(observation((await until(tasks, waiting.id, "alice", "input_required"))!).error?.code).toBe(
+      "approval_required",
+    );
+    expect((await tasks.cancel(waiting.id, "alice"))?.task.result).toBeNull();
+    await eventually(
+      () =>
+        tasks.start(proposal("c-cancel-next"), { owner: "alice" }).then(
+          () => true,
+          () => false,
+        ),
+      (started) => started,
+      "the cancelled task's process ending its call",
+    );
+    const final = (await tasks.get(waiting.id, "alice"))!;
+    expect([final.status, final.status_message, final.result]).toEqual(["cancelled", "cancelled by its owner", null]);
+    tasks.close();
+  });
+
   it("one owner has at most max_live_per_owner tasks running; another owner is not held back, and an ended one frees its place", async () => {
     const { gateway, store, clock } = make();
     const tasks = createTaskRunner(gateway, {

@@ -15,7 +15,8 @@ export const LIVE_STATUS_SQL = `status IN (${LIVE_STATUSES.map((s) => `'${s}'`).
  * A task's own deadline (`TaskStore.stale`, tasks.ts `staleDue`): its last write plus its own
  * `stale_ms`, or the write alone for a row without one (stored before it was kept). The stale
  * query's range and order and the index it searches (`tasks_due`, `sqlite-schema.ts`,
- * `postgres-schema.ts`) spell it alike, as the planners match an index's expression only by its text.
+ * `postgres-schema.ts`) spell it alike, as a planner uses an index on an expression only for a query
+ * that writes the same expression.
  */
 export const DUE_SQL = "updated_at + COALESCE(stale_ms, 0)";
 

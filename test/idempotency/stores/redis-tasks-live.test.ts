@@ -5,7 +5,8 @@
  * for the reader's clock only is left in the set (the server has not let it go yet). The set is
  * scored by each task's own deadline (updated_at plus its stale_ms) at create, at each write and at
  * the backfill, so `stale`'s read of it up to `now` never meets a live task whose own bound has not
- * passed, however many a slowly heartbeating replica keeps.
+ * passed, however many a slowly heartbeating replica keeps; an entry the previous release scored by
+ * its updated_at alone is read early, checked, and scored by its deadline at its next write.
  */
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
@@ -86,6 +87,31 @@ describe.runIf(up)("the Redis live-task set", () => {
     while ((await raw.get(`${at}tasks-live-backfill`)) !== "done") await new Promise((r) => setTimeout(r, 10));
     expect(await raw.zscore(`${at}tasks-live`, "tk_before")).toBe(String(50 + 3000));
     await reopened.close();
+    raw.disconnect();
+    await store.close();
+    await dropRedisPrefix(at);
+  });
+
+  it("an entry scored the old way (by its updated_at alone) is found no later than due, kept out until then, and scored by its deadline at its next write", async () => {
+    const at = `${prefix}old:`;
+    const store = await createRedisStore({ url: REDIS_URL, prefix: at });
+    const raw = new Redis(REDIS_URL);
+    const far = Date.now() + 3_600_000;
+    await store.tasks.create({ ...task("tk_slow", 100, far), stale_ms: 10_000 });
+    await store.tasks.create({ ...task("tk_due", 101, far), stale_ms: 1_000 });
+    // As the previous release left them: each scored by its last write.
+    for (const [id, written] of [
+      ["tk_slow", 100],
+      ["tk_due", 101],
+    ] as const)
+      await raw.zadd(`${at}tasks-live`, "XX", String(written), id);
+    // Both are read up to now, and each is checked: only one past its own bound is stale (in the order of the old scores).
+    expect((await store.tasks.stale({ before: 5_000, now: 5_000 })).map((t) => t.id)).toEqual(["tk_due"]);
+    expect((await store.tasks.stale({ before: 10_100, now: 10_100 })).map((t) => t.id)).toEqual(["tk_slow", "tk_due"]);
+    // A heartbeat scores it by its deadline: it drops out of the range until then.
+    await store.tasks.update("tk_slow", ["working"], { status: "working", now: 6_000 });
+    expect(await raw.zscore(`${at}tasks-live`, "tk_slow")).toBe(String(6_000 + 10_000));
+    expect(await raw.zrangebyscore(`${at}tasks-live`, "-inf", "10100")).toEqual(["tk_due"]);
     raw.disconnect();
     await store.close();
     await dropRedisPrefix(at);

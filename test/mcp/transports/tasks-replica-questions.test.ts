@@ -4,7 +4,8 @@
  * Its client (the real SDK v2 client, its GET stream refused so the question waits for tasks/result)
  * reads the task input_required on A; a client of the same principal on replica B reads it too, and
  * sees what is asked (`_meta["toolgate/input_requests"]`, from the task's record) and a statusMessage
- * saying only A's process takes the answers and what to do. Answered on A, both read it completed.
+ * saying only A's process takes the answers and what to do, while another principal on B reads an
+ * id never issued. Answered on A, both read it completed.
  */
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -28,8 +29,11 @@ const Task = z.looseObject({
 const Created = z.looseObject({ task: Task });
 const CallResult = z.looseObject({ content: z.array(z.looseObject({ text: z.string().optional() })) });
 
-/** A client of `url` that declared form elicitation, answers branch "main", and never opens a GET stream (told 405). */
-async function client(url: URL) {
+/**
+ * A client of `url` as the principal its bearer `token` makes, that declared form elicitation,
+ * answers branch "main", and never opens a GET stream (told 405).
+ */
+async function client(url: URL, token = "alice") {
   const c = new Client({ name: "replicas", version: "1.0.0" }, { capabilities: { elicitation: { form: {} } } });
   c.setRequestHandler("elicitation/create", () => ({ action: "accept", content: { branch: "main" } }));
   const transport = new StreamableHTTPClientTransport(url, {
@@ -37,6 +41,7 @@ async function client(url: URL) {
       (init?.method ?? "GET") === "GET"
         ? new Response(null, { status: 405, headers: { allow: "POST, DELETE" } })
         : fetch(input, init),
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
   });
   await c.connect(transport);
   cleanup.push(() => c.close());
@@ -92,6 +97,13 @@ describe("a 2025-11-25 task's questions on another replica", { timeout: 60_000 }
     expect(there.statusMessage).toBe(
       `waits for its caller to answer 1 question (elicitation/create): sent to its client as requests of this task, by the toolgate process that runs this task, which is not this one: this process cannot send them or take their answers. Call tasks/result of task ${task.taskId} in the session that started it, on that process (over HTTP its Mcp-Session-Id, which a balancer must route there), to be sent them; should that session be gone, the question fails within its bound and the call goes on without its answer (tasks/cancel stops it). The questions are in _meta["toolgate/input_requests"]`,
     );
+    // Another principal on that replica reads an id never issued: neither the task nor what it asks.
+    const mallory = await client(b.url, "mallory");
+    const theirs = await getTask(mallory, task.taskId).then(JSON.stringify, (e: Error) => e.message);
+    const never = await getTask(mallory, "tk_000000000_never").then(JSON.stringify, (e: Error) => e.message);
+    expect(theirs).toMatch(/no task .* for this caller \(unknown, expired, or started by someone else\)/);
+    expect(theirs.replace(task.taskId, "ID")).toBe(never.replace("tk_000000000_never", "ID"));
+    expect(theirs).not.toContain("Which branch?");
     // Answered where it runs: both replicas read it completed, no question left in its record.
     const result = await onA.request({ method: "tasks/result", params: { taskId: task.taskId } } as never, CallResult, {
       timeout: 30_000,
