@@ -17,11 +17,15 @@ export class RecordTransitions {
     readonly key: string,
   ) {}
 
-  private async call<T>(step: string, effect: Effect, op: () => Promise<T>): Promise<T> {
-    try {
-      return await op();
-    } catch (err) {
+  /** `op`'s answer; its throw or rejection as a `StoreUnavailableError` (a rejection, either way). */
+  private call<T>(step: string, effect: Effect, op: () => Promise<T>): Promise<T> {
+    const unavailable = (err: unknown): never => {
       throw new StoreUnavailableError(this.store.kind, step, effect, err);
+    };
+    try {
+      return op().then(undefined, unavailable);
+    } catch (err) {
+      return Promise.reject(new StoreUnavailableError(this.store.kind, step, effect, err));
     }
   }
 

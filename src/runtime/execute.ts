@@ -149,15 +149,10 @@ export class CallAbort {
 const isThenable = <T>(v: T | Promise<T>): v is Promise<T> =>
   typeof (v as { then?: unknown } | null)?.then === "function";
 
-/** Runs the handler; throws or rejects with the handler's error or an `ExecutionAborted`. */
-export async function execute(tool: ToolSpec, args: JsonValue, ctx: ToolContext, abort: CallAbort): Promise<Executed> {
-  return executeNow(tool, args, ctx, abort);
-}
-
 /**
- * `execute`, but synchronous when the handler is: a synchronous handler's result comes back as a
- * value (a throw as a throw), so the A0/A1 path makes no promise for it; a promise is wrapped as
- * `execute` wraps it.
+ * Runs the handler; throws or rejects with the handler's error or an `ExecutionAborted`.
+ * Synchronous when the handler is: a synchronous handler's result comes back as a value (a throw
+ * as a throw), so no stage makes a promise for it; a promise is wrapped by `CallAbort.run`.
  */
 export function executeNow(
   tool: ToolSpec,

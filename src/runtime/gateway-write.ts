@@ -14,7 +14,7 @@ import type { Redactor } from "../observation/redact.js";
 import { requesterCapability, type ApprovalBinding, type ApprovalChannel } from "./approvals.js";
 import { approvalGate, RecentRuns, REPLAY_ONLY, refuseRun, spendApproval, type Passed } from "./approval-gate.js";
 import { isRefusal, type CallState, type Refusal } from "./call.js";
-import { execute, type CallAbort, type Executed } from "./execute.js";
+import { executeNow, type CallAbort, type Executed } from "./execute.js";
 import { DEFAULT_LEASE_MS, LEASE_MARGIN_MS, type GatewayOptions } from "./gateway-options.js";
 import { idempotency } from "./gateway-keys.js";
 import { inTurn } from "./gateway-run.js";
@@ -142,26 +142,28 @@ export function writePath(deps: WriteDeps): (call: WriteCall) => Promise<Rendere
         c.approval = spent;
         spending.started_at = clock();
       }
-      return c.stage("execute", () => execute(tool, args, ctx, abort));
+      // A synchronous handler's result as a value: `run` is the promise around it.
+      return c.stage("execute", () => executeNow(tool, args, ctx, abort));
     };
     ctx.idempotency_key = key;
     const lease_ms = Math.max(options.lease_ms ?? DEFAULT_LEASE_MS, (abort.timeout_ms ?? 0) + LEASE_MARGIN_MS);
+    const settle = () =>
+      settleStage({
+        store,
+        tool,
+        args,
+        ctx,
+        key,
+        fingerprint: keyed.fingerprint,
+        lease_ms,
+        now: clock,
+        redactor,
+        run,
+        ...(p.idempotency_key !== undefined ? { client_key: p.idempotency_key } : {}),
+      });
+    // Only A3 settles take turns (a re-proposal waits for the run it repeats); an A2 repeat meets the record in flight.
     const settled = await c.stage("settle", () =>
-      inTurn(settling, c.authority === "A3" ? key : null, lease_ms, () =>
-        settleStage({
-          store,
-          tool,
-          args,
-          ctx,
-          key,
-          fingerprint: keyed.fingerprint,
-          lease_ms,
-          now: clock,
-          redactor,
-          run,
-          ...(p.idempotency_key !== undefined ? { client_key: p.idempotency_key } : {}),
-        }),
-      ),
+      c.authority === "A3" ? inTurn(settling, key, lease_ms, settle) : settle(),
     );
     c.record_state = settled.record_state;
     if (spending.refused) {

@@ -1,6 +1,7 @@
 import { createHash, createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
+  clientRecordKey,
   deriveIdempotencyKey,
   deriveKeyAndFingerprint,
   fingerprint,
@@ -105,6 +106,30 @@ describe("fingerprint", () => {
     );
     expect(fingerprint({ a: [true, null], b: 1 })).toBe(fingerprint({ b: 1, a: [true, null] }));
     expect(fingerprint({ a: 1 })).not.toBe(fingerprint({ a: 2 }));
+  });
+
+  it("hashes the canonical text as UTF-8, as the keys stored before did (two-, three- and four-byte characters)", () => {
+    const args = { note: "é ✓ 😀", ключ: "値" };
+    const text = '{"note":"é ✓ 😀","ключ":"値"}';
+    expect(fingerprint(args)).toBe(createHash("sha256").update(Buffer.from(text, "utf8")).digest("hex"));
+    const material = `["traj-1",3,"call_7","orders.refund",${text}]`;
+    expect(deriveIdempotencyKey({ ...call, args })).toBe(
+      createHash("sha256").update(Buffer.from(material, "utf8")).digest("hex"),
+    );
+  });
+});
+
+describe("clientRecordKey", () => {
+  it('is SHA-256 hex (or HMAC-SHA256 under a secret) of the canonical ["client", holder, tool, key]', () => {
+    const scope = { tool: "orders.refund", holder: "hld_1", key: "order-o_1 refund ✓" };
+    const material = '["client","hld_1","orders.refund","order-o_1 refund ✓"]';
+    expect(clientRecordKey(scope)).toBe(createHash("sha256").update(material, "utf8").digest("hex"));
+    expect(clientRecordKey(scope, { secret: "s3cret" })).toBe(
+      createHmac("sha256", "s3cret").update(material, "utf8").digest("hex"),
+    );
+    expect(clientRecordKey({ ...scope, holder: null })).toBe(
+      createHash("sha256").update('["client",null,"orders.refund","order-o_1 refund ✓"]', "utf8").digest("hex"),
+    );
   });
 });
 

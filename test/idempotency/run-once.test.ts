@@ -48,6 +48,26 @@ describe("runOnce: a store that is down", () => {
     expect(runs).toBe(0);
   });
 
+  it("a store method that throws instead of rejecting: the same typed error, the call does not run", async () => {
+    const memory = createMemoryStore();
+    const throwing: Store = {
+      ...memory,
+      records: {
+        ...memory.records,
+        // A store written without async: its failure is a throw, not a rejected promise.
+        claim: () => {
+          throw new Error("SQLITE_BUSY: database is locked");
+        },
+      },
+    };
+    let runs = 0;
+    const err = await rejection(runOnce(throwing, "k1", () => ++runs, { lease_ms: 1000 }));
+    expect(err).toBeInstanceOf(StoreUnavailableError);
+    expect(err).toMatchObject({ code: "store_unavailable", step: "claim", effect: "not_started" });
+    expect(err.message).toContain("SQLITE_BUSY: database is locked");
+    expect(runs).toBe(0);
+  });
+
   it("after the effect: a typed error saying the effect happened; nothing is marked COMPLETED", async () => {
     const memory = createMemoryStore();
     const err = await rejection(

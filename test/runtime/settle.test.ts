@@ -109,6 +109,22 @@ describe("A2 settle", () => {
     `);
     expect(catalog.calls.sync_inventory).toBe(1);
     expect(audit.records.map((r) => r.record_state)).toEqual(["IN_DOUBT", "IN_DOUBT"]);
+    // The handler's throw is the execute stage's outcome; the repeat never reached execute.
+    expect(audit.records.map((r) => r.stages.execute?.outcome ?? null)).toEqual(["threw", null]);
+  });
+
+  it("a write whose promise rejects is the same as one that throws: execute threw, the record IN_DOUBT", async () => {
+    const { gateway, propose, store, clock, audit } = make();
+    gateway.tools.get("sync_inventory")!.handler = async () => {
+      await Promise.resolve();
+      throw new Error("connection reset by warehouse after sending the request");
+    };
+    const first = await gateway.call(propose("sync_inventory", { sku: "SKU-2" }, { call_id: "s2" }));
+    expect(first.error?.code).toBe("tool_failed");
+    expect((await store.records.get(first.error!.detail!.key as string, clock.now))?.state).toBe("IN_DOUBT");
+    expect(audit.records.map((r) => [r.stages.execute?.outcome, r.stages.settle?.outcome, r.record_state])).toEqual([
+      ["threw", "tool_failed", "IN_DOUBT"],
+    ]);
   });
 
   it("a NoEffectError releases the key: the corrected repeat runs", async () => {
