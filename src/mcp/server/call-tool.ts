@@ -41,7 +41,10 @@ import { traceOf } from "./trace-of.js";
 export interface CallToolContext {
   server: GatewayServer;
   gateway: Gateway;
-  options: Pick<McpServerOptions, "capability" | "capabilitiesIgnored" | "logging" | "approvalTimeoutMs" | "tasks">;
+  options: Pick<
+    McpServerOptions,
+    "capability" | "capabilitiesIgnored" | "logging" | "approvalTimeoutMs" | "tasks" | "quota"
+  >;
   session: SessionIds;
   warn: (line: string) => void;
   /** The tools/list entries, by name: which tools carry `execution` (may run as tasks). */
@@ -163,7 +166,13 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
     let heldApproval: ((approvalId: string) => Promise<Observation | InputRequiredResult>) | undefined;
     if (modern && !ran && spec?.runsAsTask) {
       const held = heldCallsOf(gateway, approvalTimeout);
-      const bound = { principal, tool: name, arguments: proposal.arguments, capability: proposal.capability };
+      const bound = {
+        principal,
+        ...(options.quota !== undefined ? { quota: options.quota } : {}),
+        tool: name,
+        arguments: proposal.arguments,
+        capability: proposal.capability,
+      };
       const state = ctx.mcpReq.requestState();
       // This request's progressToken and log level, for what the call reports while it waits on it.
       const notices = { ...(progressOf ? { progress: progressOf } : {}), ...(log ? { log } : {}) };

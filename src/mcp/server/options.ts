@@ -24,6 +24,13 @@ export interface McpServerOptions {
    * that started toolgate); over HTTP the bearer credential's digest or the peer address.
    */
   principal?: string;
+  /**
+   * Whom this caller's bounds in the process count it as (the calls it may have held for its retries,
+   * `call-held.ts`), when that is coarser than `principal`: over HTTP the grant its bearer verifies as,
+   * else its peer (`Principal.quota`), which a client cannot multiply by sending a new bearer string
+   * with each request. Default `principal`.
+   */
+  quota?: string;
   /** Capability used when a call carries neither `_meta["toolgate/capability"]` nor a bearer token. */
   capability?: string;
   /**
