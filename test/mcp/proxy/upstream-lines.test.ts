@@ -4,7 +4,7 @@
  * through the SDK's JSON-RPC schema, the 10 MiB bound), and a direct call's answer read by hand only
  * when its envelope is exactly what that schema accepts.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { connectUpstream } from "../../../src/mcp/proxy/upstream.js";
 import { UpstreamLines } from "../../../src/mcp/proxy/upstream-lines.js";
 import { fileURLToPath } from "node:url";
@@ -51,6 +51,42 @@ describe("an upstream's lines", () => {
     expect(() => lines(`${JSON.stringify({ ...answer, result: { content: [], _meta: 5 } })}\n`)).toThrow();
     const meta = { ...answer, result: { content: [], _meta: { note: 1 } } };
     expect(lines(`${JSON.stringify(meta)}\n`)).toEqual([meta]);
+  });
+
+  it("copies and searches a line that came in many small chunks about once, not once per chunk", () => {
+    // A hostile upstream writing slowly: a 256 KiB line in 1 KiB chunks (the SDK's reader copied and searched all it
+    // held at each chunk: 32 MiB of each for this line, quadratic in its length).
+    const line = Buffer.from(
+      `${JSON.stringify({ ...answer, result: { content: [{ type: "text", text: "a".repeat(262_144) }] } })}\n`,
+    );
+    const reader = new UpstreamLines();
+    let copied = 0;
+    let searched = 0;
+    const concat = Buffer.concat;
+    const indexOf = Buffer.prototype.indexOf;
+    const copies = vi.spyOn(Buffer, "concat").mockImplementation((list, total) => {
+      const out = concat(list, total);
+      copied += out.length;
+      return out;
+    });
+    const searches = vi.spyOn(Buffer.prototype, "indexOf").mockImplementation(function (this: Buffer, ...args) {
+      searched += this.length;
+      return indexOf.apply(this, args);
+    });
+    const read: unknown[] = [];
+    try {
+      for (let at = 0; at < line.length; at += 1024) {
+        reader.append(line.subarray(at, at + 1024));
+        for (let m = reader.readMessage(); m !== null; m = reader.readMessage()) read.push(m);
+      }
+    } finally {
+      copies.mockRestore();
+      searches.mockRestore();
+    }
+    expect(read).toHaveLength(1);
+    expect((read[0] as { id: string }).id).toBe("toolgate:7");
+    expect(copied).toBeLessThanOrEqual(2 * line.length);
+    expect(searched).toBeLessThanOrEqual(2 * line.length);
   });
 
   it("refuses to hold more than its bound, as the SDK's reader does", () => {
