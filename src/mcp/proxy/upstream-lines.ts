@@ -2,7 +2,8 @@
  * The lines a stdio upstream writes, read into JSON-RPC messages in place of the SDK stdio client
  * transport's own reader (its `ReadBuffer`), with the same contract: newline-delimited, a trailing
  * `\r` dropped, a line that is not JSON skipped, any other message parsed by the SDK's
- * `JSONRPCMessageSchema` (a message that fails it is the transport's error, as there), the whole
+ * `JSONRPCMessageSchema` (a message that fails it is the transport's error, as there, but for an
+ * answer to a direct call, which that call gets as an error saying what arrived: `refusedAnswer`), the whole
  * buffer bounded by the SDK's 10 MiB. One kind of line is read more cheaply: the answer to a direct
  * call (`upstream-call.ts`, its string ids): its envelope is checked here by hand (`isDirectAnswer`:
  * exactly the keys jsonrpc "2.0", the id, a plain-object result), and `ProxyClient` hands it to the
@@ -16,8 +17,13 @@
  * Installed on the SDK's own `StdioClientTransport` (`upstream.ts`): a subclass of it would lose the
  * SDK's disposable sibling for the revision probe.
  */
-import { parseJSONRPCMessage, STDIO_DEFAULT_MAX_BUFFER_SIZE, type JSONRPCMessage } from "@modelcontextprotocol/client";
-import { isDirectAnswer } from "./upstream-call.js";
+import {
+  parseJSONRPCMessage,
+  STDIO_DEFAULT_MAX_BUFFER_SIZE,
+  type JSONRPCErrorResponse,
+  type JSONRPCMessage,
+} from "@modelcontextprotocol/client";
+import { DIRECT_ID_PREFIX, isDirectAnswer } from "./upstream-call.js";
 
 export class UpstreamLines {
   /** The bytes of a line not yet ended, as they came: none holds a newline, so none is searched again. */
@@ -69,7 +75,14 @@ export class UpstreamLines {
       } catch {
         continue;
       }
-      return isDirectAnswer(value) ? value : parseJSONRPCMessage(value);
+      if (isDirectAnswer(value)) return value;
+      try {
+        return parseJSONRPCMessage(value);
+      } catch (error) {
+        const refused = refusedAnswer(value);
+        if (refused === undefined) throw error;
+        return refused;
+      }
     }
     return null;
   }
@@ -79,4 +92,27 @@ export class UpstreamLines {
     this.partBytes = 0;
     this.ready = undefined;
   }
+}
+
+/**
+ * The error a direct call gets for an answer of the upstream's that the schema refuses (a result and an error
+ * together, a `_meta` that is no object…): its own id, so the call fails at once saying what arrived, where the
+ * SDK's reader dropped the answer and the call waited out its whole bound, told to raise it. Undefined for any other
+ * message (the transport's error, as there).
+ */
+function refusedAnswer(value: unknown): JSONRPCErrorResponse | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const { id, method } = value as { id?: unknown; method?: unknown };
+  if (typeof id !== "string" || !id.startsWith(DIRECT_ID_PREFIX) || method !== undefined) return undefined;
+  const members = Object.keys(value)
+    .slice(0, 8)
+    .map((key) => JSON.stringify(key.slice(0, 40)));
+  return {
+    jsonrpc: "2.0",
+    id,
+    error: {
+      code: -32603,
+      message: `its answer to tools/call is no JSON-RPC response: it has the members ${members.join(", ")}; a response has jsonrpc "2.0", the request's id and exactly one of result (an object, its _meta an object if any) and error ({code, message}): the upstream MCP server needs fixing`,
+    },
+  };
 }
