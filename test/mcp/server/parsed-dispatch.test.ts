@@ -17,7 +17,7 @@ import { createMcpServer } from "../../../src/mcp/server/server.js";
 import { dispatchOf, type GatewayServer } from "../../../src/mcp/server/gateway-server.js";
 import { serveStdio, type StdioHandle } from "../../../src/mcp/transports/stdio.js";
 import catalog from "../fixtures/notes-catalog.js";
-import { obsOf, readLines, started, tempDir, until } from "../support.js";
+import { executions, obsOf, readLines, started, tempDir, until } from "../support.js";
 
 interface Line {
   id?: unknown;
@@ -193,5 +193,7 @@ describe("hostile lines on the parsed fast path", () => {
     await until(() => handling() === 0);
     expect(answers.some((a) => a.id === 40)).toBe(false);
     expect(server().unanswered.size).toBe(0);
+    // Its tool, which does not stop at the abort, ends before the next test sets its own notes dir.
+    await until(() => executions(notes).length === 1);
   });
 });
