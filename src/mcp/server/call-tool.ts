@@ -146,6 +146,7 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
       ? await runner!
           .run(proposal, {
             owner: principal,
+            ...(options.quota !== undefined ? { quota: options.quota } : {}),
             signal: cancelled,
             ...(support === "required" ? { task_after_ms: 0 } : {}),
             // A question the call asks (a proxied upstream task's) is held in the task for its client to answer.
@@ -322,6 +323,7 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
     try {
       const started = await runner.start(proposal, {
         owner: principal,
+        ...(options.quota !== undefined ? { quota: options.quota } : {}),
         ...(ttl_ms !== undefined ? { ttl_ms } : {}),
         onStatus: (t: TaskRecord) => tell("notifications/tasks/status", { ...toMcpTask(t) }),
         ...(progress ? { progress } : {}),

@@ -87,7 +87,7 @@ export function legacySessions(context: LegacyContext) {
       ...serverOptions,
       sessionId: id,
       principal: principal.label,
-      quota: principal.quota.key,
+      quota: principal.quota.label,
     });
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => id,

@@ -132,7 +132,7 @@ export function modernPath(context: ModernContext) {
     res: http.ServerResponse,
   ): Promise<void> {
     const authInfo = { token: "", clientId: caller.label, scopes: [] };
-    quotas.set(authInfo, caller.quota.key);
+    quotas.set(authInfo, caller.quota.label);
     const asked = requestOf(json);
     if (asked) {
       const kind = asked.listen ? listenSlots : requestSlots;

@@ -1,8 +1,9 @@
 /**
- * Held calls (`call-held.ts`) attacked over Streamable HTTP, raw 2026-07-28 requests from one peer without capability
- * keys: the per-caller bound counts the caller as the transport's bounds do (its peer, or the grant its bearer
- * verifies as), so a client that sends a new bearer string with each call is still one caller and cannot take the
- * places of the process-wide bound from every other client. A state retried under another bearer or with other
+ * Held calls (`call-held.ts`) and tasks (`max_live_per_owner`) attacked over Streamable HTTP, raw 2026-07-28 requests
+ * from one peer without capability keys: the per-caller bounds count the caller as the transport's bounds do (its
+ * peer, or the grant its bearer verifies as), so a client that sends a new bearer string with each call is still one
+ * caller: it cannot take the places of the process-wide bound of held calls from every other client, nor run tasks
+ * without end. A state retried under another bearer or with other
  * arguments resumes nothing, and the right retry still does; of right retries racing, one resumes the call.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -10,6 +11,8 @@ import { createGateway } from "../../../src/runtime/gateway.js";
 import { openStore } from "../../../src/idempotency/open.js";
 import type { Gateway } from "../../../src/runtime/types.js";
 import { MAX_HELD_PER_CALLER } from "../../../src/mcp/server/call-held.js";
+import { TASKS_EXTENSION } from "../../../src/mcp/server/tasks-ext.js";
+import { createTaskRunner, type TaskRunner } from "../../../src/runtime/tasks.js";
 import { serveHttp, type HttpHandle } from "../../../src/mcp/transports/http.js";
 import catalog from "../fixtures/tasks-catalog.js";
 import { request, type Answer } from "../transports/raw-http.js";
@@ -30,13 +33,19 @@ const HEADERS = {
 
 let gateway: Gateway;
 let server: HttpHandle;
+let tasks: TaskRunner;
+/** Tasks one owner may have running here (every call of a client with the tasks extension is a task at once). */
+const MAX_TASKS = 2;
 beforeEach(async () => {
   process.env.NOTES_DIR = tempDir("held-attack");
-  gateway = createGateway({ tools: catalog, store: await openStore("memory:"), audit: false });
-  server = await serveHttp(gateway, { port: 0, warn: () => {} });
+  const store = await openStore("memory:");
+  gateway = createGateway({ tools: catalog, store, audit: false });
+  tasks = createTaskRunner(gateway, { store, poll_ms: 50, max_live_per_owner: MAX_TASKS, task_after_ms: 0 });
+  server = await serveHttp(gateway, { port: 0, warn: () => {}, tasks });
 });
 afterEach(async () => {
   await server.close();
+  tasks.close();
   await gateway.close({ grace_ms: 0 });
 });
 
@@ -115,5 +124,34 @@ describe("held calls from one hostile peer", { timeout: 120_000 }, () => {
     const resumed = raced.filter((a) => JSON.stringify(reply(a).result ?? {}).includes("main"));
     const spent = raced.filter((a) => reply(a).error?.message.includes("names no call this server holds"));
     expect([resumed.length, spent.length], raced.map((a) => a.body).join("\n")).toEqual([1, 7]);
+  });
+});
+
+describe("tasks from one hostile peer", { timeout: 60_000 }, () => {
+  it(`a new bearer string per call is still one owner's share: ${MAX_TASKS} tasks run, one more is refused`, async () => {
+    const start = (i: number) =>
+      request(server.url, {
+        headers: { ...HEADERS, "mcp-name": "job_wait", authorization: `Bearer forged-task-${i}` },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: ++seq,
+          method: "tools/call",
+          params: {
+            name: "job_wait",
+            arguments: { name: `t${i}` },
+            _meta: {
+              ...ENVELOPE,
+              "io.modelcontextprotocol/clientCapabilities": { extensions: { [TASKS_EXTENSION]: {} } },
+            },
+          },
+        }),
+      });
+    for (let i = 0; i < MAX_TASKS; i++) {
+      const started = reply(await start(i));
+      expect(started.result?.resultType, JSON.stringify(started)).toBe("task");
+    }
+    const over = await start(MAX_TASKS);
+    expect(reply(over).result?.resultType, over.body).not.toBe("task");
+    expect(over.body).toContain(`already has ${MAX_TASKS} tasks running, the most one caller may`);
   });
 });
