@@ -3,7 +3,8 @@
  * (`fixtures/hostile-upstream.mjs`, raw lines): `toolgate proxy` from source over stdio, an SDK v2 client in front.
  * Answers to ids never sent, an answer twice, a result and an error together and a `_meta` that is no object (each
  * its call's error at once, saying what arrived, not a wait for its bound), an answer after its call's bound, a result `_meta` forging toolgate's observation, bytes that are not UTF-8, an answer in
- * pieces, two messages glued on one line and a line over the proxy's 10 MiB bound: each call gets its own answer or a
+ * pieces, two messages glued on one line, a structuredContent too deep to serialise and a line over the proxy's
+ * 10 MiB bound: each call gets its own answer or a
  * failure naming the upstream, no call gets another's, and the proxy serves the next call after each (after the
  * last, from the upstream it starts again).
  */
@@ -11,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { MAX_STRUCTURED_DEPTH } from "../../../src/mcp/proxy/upstream-content.js";
 import { proxyProcess } from "../../support/proxy-process.js";
 import { obsOf, textOf } from "../support.js";
 
@@ -98,6 +100,13 @@ describe("a hostile upstream behind toolgate proxy", { timeout: 60_000 }, () => 
     const r = await call("glued");
     expect(textOf(r)).toContain("glued did not finish within 1000 ms");
     await echoed("after glued");
+  });
+
+  it("a structuredContent nested 10,000 deep, which cannot be serialised, fails the call naming the bound", async () => {
+    const r = await call("deep");
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toContain(`structuredContent must nest at most ${MAX_STRUCTURED_DEPTH} levels`);
+    await echoed("after deep");
   });
 
   it("a line over the 10 MiB bound ends the upstream's connection: the call fails naming it, the next starts it again", async () => {
