@@ -47,6 +47,12 @@ export interface TaskRunnerOptions {
 export interface StartTask {
   /** Who may read and cancel the task (the transport's principal: a bearer's holder, a peer). */
   owner: string;
+  /**
+   * Whom `max_live_per_owner` counts the task against, when coarser than `owner` (over HTTP the grant
+   * a bearer verifies as, else the peer: a client sending a new bearer string per call is one caller).
+   * Default `owner`.
+   */
+  quota?: string;
   /** Lower than the runner's ttl_ms only (a client's requested ttl). */
   ttl_ms?: number;
   /** Receives the call's progress while the task runs (see `CallOptions.progress`). */

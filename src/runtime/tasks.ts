@@ -180,7 +180,7 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
     get,
     async start(proposal, opts) {
       admit(proposal);
-      const release = owners.take(opts.owner, true);
+      const release = owners.take(opts.quota ?? opts.owner, true);
       const task = newTask(proposal, opts);
       try {
         await tasks.create(task);
@@ -202,11 +202,12 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       admit(proposal);
       const within = opts.task_after_ms ?? taskAfter;
       // The caller did not ask for a task (the server decides), so "call without one" is no advice.
-      let release = owners.tryTake(opts.owner);
+      const bound = opts.quota ?? opts.owner;
+      let release = owners.tryTake(bound);
       // At the owner's bound a call that is a task at once is refused before it starts, and so is a
       // write: stopped past task_after_ms it would be left in doubt. A read runs in its request,
       // holding no place, and is refused only should it need to go on as a task (stopped: safe to repeat).
-      if (release === null && (within <= 0 || !repeatable(gateway, proposal))) throw owners.refusal(opts.owner, false);
+      if (release === null && (within <= 0 || !repeatable(gateway, proposal))) throw owners.refusal(bound, false);
       const abort = new AbortController();
       // While the call answers in its request, the request's going away is its cancel.
       const requestGone = () => abort.abort();
@@ -244,10 +245,10 @@ export function createTaskRunner(gateway: Gateway, options: TaskRunnerOptions): 
       if ((early !== null && !("obs" in early && pendingApproval(early.obs) !== null)) || abort.signal.aborted)
         return answerInline();
       // A place may have come free while the call ran in its request.
-      release ??= owners.tryTake(opts.owner);
+      release ??= owners.tryTake(bound);
       if (release === null) {
         // At the bound, a read (see above): it cannot go on as a task, so it stops here and is refused.
-        const refuse = owners.stopped(opts.owner);
+        const refuse = owners.stopped(bound);
         opts.signal?.removeEventListener("abort", requestGone);
         questions?.detach();
         abort.abort();

@@ -8,7 +8,7 @@
  */
 import type { CallToolResult, StandardSchemaV1 } from "@modelcontextprotocol/client";
 import type { ContentPart } from "../../core/content.js";
-import { isPlainObject } from "../../core/json.js";
+import { isPlainObject, nestedDeeper } from "../../core/json.js";
 import { shownValue } from "../../observation/escape.js";
 
 export interface UpstreamContent {
@@ -109,9 +109,17 @@ function blockProblem(block: unknown): string | null {
 }
 
 /**
+ * Levels an upstream's structuredContent may nest: one nested some thousands deep could not be
+ * serialised (JSON.stringify runs out of stack), so the call's answer was never sent and its client
+ * waited out its own timeout. Deeper than any output schema toolgate reads (`schema/close.ts`).
+ */
+export const MAX_STRUCTURED_DEPTH = 64;
+
+/**
  * What is wrong with an upstream's tools/call result, in the fields the proxy reads (the content
  * blocks `readUpstreamContent` reads, `structuredContent`, `isError`, `_meta`), or null: the
- * shapes the SDK's CallToolResult schema refuses. A 2025-11-25 result's structuredContent is an
+ * shapes the SDK's CallToolResult schema refuses, and a structuredContent nested deeper than
+ * `MAX_STRUCTURED_DEPTH`. A 2025-11-25 result's structuredContent is an
  * object; a 2026-07-28 one may be any value (`modern`). A result without content reads as one
  * with none, unless it carries another result family's fields.
  */
@@ -130,6 +138,8 @@ export function upstreamResultProblem(raw: unknown, modern: boolean): string | n
   }
   if (!modern && raw.structuredContent !== undefined && !isPlainObject(raw.structuredContent))
     return `structuredContent must be an object; received ${shownValue(raw.structuredContent)}`;
+  if (raw.structuredContent !== undefined && nestedDeeper(raw.structuredContent, MAX_STRUCTURED_DEPTH))
+    return `structuredContent must nest at most ${MAX_STRUCTURED_DEPTH} levels of objects and arrays; received deeper (the upstream MCP server needs fixing)`;
   if (raw.isError !== undefined && typeof raw.isError !== "boolean")
     return `isError must be a boolean; received ${shownValue(raw.isError)}`;
   if (raw._meta !== undefined && !isPlainObject(raw._meta))

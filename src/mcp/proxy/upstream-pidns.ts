@@ -32,7 +32,7 @@
  * Which applies when: whether the chain runs here is asked once per process (it is started with
  * `sh -c :` for the upstream; a container without CAP_SYS_ADMIN, or user namespaces turned off,
  * says no). Where it cannot, where `unshare`, `sh` or `env` (GNU, with `--default-signal`) is not
- * on PATH, where the environment holds a name sh would drop, set itself or act on (`shellKeeps`),
+ * on PATH, where the environment holds a name sh would drop or act on (`shellKeeps`: SHELLOPTS, BASH*),
  * or off Linux, the upstream is started by `upstream-pdeathsig.ts` (`setpriv --pdeathsig KILL` alone:
  * its own process dies with a SIGKILLed proxy, not what it starts; without setpriv, plainly, with
  * `upstream-reaper.ts` alone).
@@ -43,9 +43,32 @@ import { onPath, withParentDeathSignal, type Spawned } from "./upstream-pdeathsi
 
 /**
  * What sh puts in the environment of the commands it starts: PWD (dash, bash), SHLVL and `_`
- * (bash as sh). The relay takes them out; the init's `NAME=value` arguments put back those given.
+ * (bash as sh); and what it sets itself (PPID, OPTIND, IFS: never read from the environment) or,
+ * as bash as sh (Fedora, Arch), rewrites, drops or fills in for them (OLDPWD, which every shell
+ * exports after a `cd`, PS1, LINENO, RANDOM…) without acting on it. The relay takes them all out;
+ * the init's `NAME=value` arguments put back those given.
  */
-const ADDED_BY_SH = ["PWD", "SHLVL", "_"] as const;
+const ADDED_BY_SH = [
+  "PWD",
+  "SHLVL",
+  "_",
+  "PPID",
+  "OPTIND",
+  "IFS",
+  "POSIXLY_CORRECT",
+  "OLDPWD",
+  "OPTERR",
+  "PS1",
+  "PS2",
+  "PS4",
+  "LINENO",
+  "HISTCMD",
+  "RANDOM",
+  "SRANDOM",
+  "EPOCHSECONDS",
+  "EPOCHREALTIME",
+  "COMP_WORDBREAKS",
+] as const;
 
 /*
  * Both scripts are POSIX sh (dash on Debian; bash as sh too). Their variables are named
@@ -82,8 +105,8 @@ export const FORWARDER_SCRIPT =
 
 /**
  * Whether sh hands `env` on unchanged and runs the scripts as written: every name one it keeps (a
- * name like `A-B` it drops), and none it sets itself or acts on (`SHELL_SETS`; those it adds are put
- * back by the init) or the scripts set (toolgate_*).
+ * name like `A-B` it drops), and none it acts on (`SHELL_SETS`, BASH*; those it adds, sets or
+ * rewrites are put back by the init, `ADDED_BY_SH`) or the scripts set (toolgate_*).
  */
 export function shellKeeps(env: Record<string, string | undefined>): boolean {
   return Object.entries(env).every(
@@ -96,29 +119,12 @@ export function shellKeeps(env: Record<string, string | undefined>): boolean {
   );
 }
 /**
- * What sh sets itself (PPID, OPTIND, IFS), and what bash as sh (Fedora, Arch) reads as its own
- * options or rewrites, drops or fills in for what it starts, as it does BASH*: SHELLOPTS=noexec
- * would run neither script (nor so the upstream), xtrace would trace them to the upstream's stderr.
+ * What bash as sh (Fedora, Arch) reads as its own options, as it reads BASH* (BASHOPTS, exported
+ * functions): SHELLOPTS=noexec would run neither script (nor so the upstream), xtrace would trace
+ * them to the upstream's stderr. (OLDPWD, PS1 and the like were refused too, so a proxy started
+ * from a shell that had run `cd` gave its upstream no namespace: what it started outlived the proxy.)
  */
-const SHELL_SETS = new Set([
-  "PPID",
-  "OPTIND",
-  "IFS",
-  "SHELLOPTS",
-  "POSIXLY_CORRECT",
-  "OLDPWD",
-  "OPTERR",
-  "PS1",
-  "PS2",
-  "PS4",
-  "LINENO",
-  "HISTCMD",
-  "RANDOM",
-  "SRANDOM",
-  "EPOCHSECONDS",
-  "EPOCHREALTIME",
-  "COMP_WORDBREAKS",
-]);
+const SHELL_SETS = new Set(["SHELLOPTS"]);
 
 /** The programs of the chain, as found on PATH. */
 export interface Chain {

@@ -18,7 +18,9 @@
  * for its own retry. Held calls live in the process that runs them (over HTTP behind a balancer,
  * the retry must reach it: route by `Mcp-Name`, the tool's name, or stickily); at most
  * `MAX_HELD_PER_CALLER` per caller and `MAX_HELD` in all wait at once; a question past either is
- * not asked, and the call's observation says which bound it met and what to do.
+ * not asked, and the call's observation says which bound it met and what to do. The per-caller
+ * bound counts a caller as the transport's bounds do (`McpServerOptions.quota`: over HTTP the
+ * grant its bearer verifies as, else its peer), so a new bearer string per call takes no more.
  *
  * The call's progress and log messages go with the request waiting on it now: the first, then
  * each retry that resumed it, under that request's own progressToken and log level. Between an
@@ -43,9 +45,11 @@ export const MAX_HELD_PER_CALLER = 32;
 /** Calls this process holds waiting for their retries at once, of all callers (each holds a call and a timer). */
 export const MAX_HELD = 1024;
 
-/** Who asks and what: a retry must match each part. */
+/** Who asks and what: a retry must match each part but `quota`. */
 export interface CallBinding {
   principal: string;
+  /** Whom the per-caller bound counts the call as (`McpServerOptions.quota`); default `principal`. */
+  quota?: string;
   tool: string;
   arguments: unknown;
   capability: string | undefined;
@@ -241,7 +245,7 @@ export class HeldCalls {
           `this server already holds ${this.maxHeld} calls waiting for their callers' answers, the most it holds at once; call again once some have been answered or have ended (within ${this.holdMs} ms), or call a tool that asks nothing`,
         ),
       );
-    const caller = held.bound.principal;
+    const caller = held.bound.quota ?? held.bound.principal;
     const count = this.perCaller.get(caller) ?? 0;
     if (count >= MAX_HELD_PER_CALLER)
       return Promise.reject(
@@ -285,7 +289,7 @@ export class HeldCalls {
     clearTimeout(round.timer);
     this.byToken.delete(round.token);
     held.round = null;
-    const caller = held.bound.principal;
+    const caller = held.bound.quota ?? held.bound.principal;
     const count = (this.perCaller.get(caller) ?? 1) - 1;
     if (count <= 0) this.perCaller.delete(caller);
     else this.perCaller.set(caller, count);

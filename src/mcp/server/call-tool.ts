@@ -41,7 +41,10 @@ import { traceOf } from "./trace-of.js";
 export interface CallToolContext {
   server: GatewayServer;
   gateway: Gateway;
-  options: Pick<McpServerOptions, "capability" | "capabilitiesIgnored" | "logging" | "approvalTimeoutMs" | "tasks">;
+  options: Pick<
+    McpServerOptions,
+    "capability" | "capabilitiesIgnored" | "logging" | "approvalTimeoutMs" | "tasks" | "quota"
+  >;
   session: SessionIds;
   warn: (line: string) => void;
   /** The tools/list entries, by name: which tools carry `execution` (may run as tasks). */
@@ -143,6 +146,7 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
       ? await runner!
           .run(proposal, {
             owner: principal,
+            ...(options.quota !== undefined ? { quota: options.quota } : {}),
             signal: cancelled,
             ...(support === "required" ? { task_after_ms: 0 } : {}),
             // A question the call asks (a proxied upstream task's) is held in the task for its client to answer.
@@ -163,7 +167,13 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
     let heldApproval: ((approvalId: string) => Promise<Observation | InputRequiredResult>) | undefined;
     if (modern && !ran && spec?.runsAsTask) {
       const held = heldCallsOf(gateway, approvalTimeout);
-      const bound = { principal, tool: name, arguments: proposal.arguments, capability: proposal.capability };
+      const bound = {
+        principal,
+        ...(options.quota !== undefined ? { quota: options.quota } : {}),
+        tool: name,
+        arguments: proposal.arguments,
+        capability: proposal.capability,
+      };
       const state = ctx.mcpReq.requestState();
       // This request's progressToken and log level, for what the call reports while it waits on it.
       const notices = { ...(progressOf ? { progress: progressOf } : {}), ...(log ? { log } : {}) };
@@ -313,6 +323,7 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
     try {
       const started = await runner.start(proposal, {
         owner: principal,
+        ...(options.quota !== undefined ? { quota: options.quota } : {}),
         ...(ttl_ms !== undefined ? { ttl_ms } : {}),
         onStatus: (t: TaskRecord) => tell("notifications/tasks/status", { ...toMcpTask(t) }),
         ...(progress ? { progress } : {}),

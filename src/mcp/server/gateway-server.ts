@@ -47,11 +47,14 @@ export class GatewayServer extends Server {
   taskDetail: ((t: TaskRecord, elicit: boolean) => Promise<Record<string, unknown>>) | undefined;
   /** Where the questions of this connection's 2025-11-25 tasks go (a waiting tasks/result's stream first). */
   readonly taskRoutes = new TaskRoutes();
+  /** Counts off a tools/call the SDK will not answer (its request was cancelled); set by `connect`. */
+  private unsent: (id: unknown) => void = () => {};
 
   /**
    * Counts each tools/call from its arrival until its answer has been handed to the transport:
    * the SDK validates and sends an answer some time after the handler resolves, and a transport
-   * closed in between drops it. A request its transport already parsed as a JSON-RPC message
+   * closed in between drops it; a cancelled call, which the SDK never answers, is counted off once
+   * its handler ends (`_wrapHandler`). A request its transport already parsed as a JSON-RPC message
    * (`parsed.ts`) goes to the SDK's request dispatch at once (see `dispatchOf`).
    */
   override async connect(transport: Transport): Promise<void> {
@@ -64,6 +67,12 @@ export class GatewayServer extends Server {
     const open = new Map<unknown, { count: number }>();
     const onmessage = transport.onmessage;
     const dispatch = dispatchOf(this);
+    this.unsent = (id) => {
+      const waiting = open.get(id);
+      if (!waiting || --waiting.count > 0) return;
+      open.delete(id);
+      this.unanswered.delete(waiting);
+    };
     transport.onmessage = (message, extra) => {
       const m = message as { id?: unknown; method?: unknown };
       if (m.method === "tools/call" && m.id !== undefined) {
@@ -123,7 +132,7 @@ export class GatewayServer extends Server {
     if (method !== "tools/call") return wrapped;
     // A task-augmented call answers with its task, which the SDK's tools/call result check would
     // refuse; so does a 2026-07-28 call that became a task, which leaves that check as a TaskAnswer.
-    return async (request, ctx) => {
+    const call = async (request: JSONRPCRequest, ctx: ServerContext): Promise<Result> => {
       if (!wellFormedCall(request.params) || (request.params as CallToolParams).task !== undefined)
         return handler(request, ctx);
       try {
@@ -131,6 +140,14 @@ export class GatewayServer extends Server {
       } catch (thrown) {
         if (thrown instanceof TaskAnswer) return thrown.result;
         throw thrown;
+      }
+    };
+    return async (request, ctx) => {
+      try {
+        return await call(request, ctx);
+      } finally {
+        // Cancelled: the SDK sends no answer once the handler ends (it reads the same signal next).
+        if (ctx.mcpReq.signal.aborted) this.unsent(request.id);
       }
     };
   }

@@ -30,6 +30,14 @@ export interface McpServerOptions {
    * that started toolgate); over HTTP the bearer credential's digest or the peer address.
    */
   principal?: string;
+  /**
+   * Whom this caller's bounds in the process count it as, and name it in their refusals (the calls it
+   * may have held for its retries, `call-held.ts`, and its tasks running, `max_live_per_owner`), when
+   * coarser than `principal`: over HTTP the grant its bearer verifies as, else its peer (the label of
+   * `Principal.quota`), which a client cannot multiply by sending a new bearer string with each
+   * request. Default `principal`.
+   */
+  quota?: string;
   /** Capability used when a call carries neither `_meta["toolgate/capability"]` nor a bearer token. */
   capability?: string;
   /**

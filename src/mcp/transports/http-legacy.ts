@@ -83,7 +83,12 @@ export function legacySessions(context: LegacyContext) {
 
   async function open(principal: Principal): Promise<Session> {
     const id = randomUUID();
-    const server = createMcpServer(gateway, { ...serverOptions, sessionId: id, principal: principal.label });
+    const server = createMcpServer(gateway, {
+      ...serverOptions,
+      sessionId: id,
+      principal: principal.label,
+      quota: principal.quota.label,
+    });
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       onsessioninitialized: (sid) => sessions.initialised(session, sid),

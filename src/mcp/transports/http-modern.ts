@@ -74,8 +74,9 @@ export function modernPath(context: ModernContext) {
     advice:
       "close a stream you no longer read (a stream ends when its connection closes) or ask for several notification types on one stream",
   });
-  /** The slot each 2026-07-28 request holds, by the AuthInfo its server is built with. */
+  /** The slot each 2026-07-28 request holds, and whom the bounds count its caller as, by the AuthInfo its server is built with. */
   const slots = new WeakMap<object, Slot>();
+  const quotas = new WeakMap<object, string>();
 
   /** Servers answering a 2026-07-28 request now; `close()` lets them send their answers first. */
   const modernServers = new Set<Server>();
@@ -83,11 +84,13 @@ export function modernPath(context: ModernContext) {
     (ctx) => {
       const label = ctx.authInfo?.clientId ?? "unknown peer";
       const slot = ctx.authInfo ? slots.get(ctx.authInfo) : undefined;
+      const quota = ctx.authInfo ? quotas.get(ctx.authInfo) : undefined;
       const server = createMcpServer(slot ? holding(gateway, slot) : gateway, {
         ...serverOptions,
         sessionId: `principal ${label}`,
         requestScoped: true,
         principal: label,
+        ...(quota !== undefined ? { quota } : {}),
       });
       if (options.onError) server.onerror = options.onError;
       modernServers.add(server);
@@ -130,6 +133,7 @@ export function modernPath(context: ModernContext) {
     res: http.ServerResponse,
   ): Promise<void> {
     const authInfo = { token: "", clientId: caller.label, scopes: [] };
+    quotas.set(authInfo, caller.quota.label);
     const asked = requestOf(json);
     if (asked) {
       const kind = asked.listen ? listenSlots : requestSlots;

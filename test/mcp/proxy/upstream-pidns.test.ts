@@ -71,6 +71,16 @@ describe.runIf(available)("toolgate proxy and every process of its stdio upstrea
     expect(await leftOf(pids)).toEqual([]);
   });
 
+  it("so does one started from a shell that ran cd: OLDPWD (and PS1, IFS) in its environment, as shells export them", async () => {
+    const spawned = proxyProcess([familyServer], "pidns-oldpwd");
+    const c = lineClient({ ...spawned, env: { ...spawned.env, OLDPWD: "/", PS1: "$ ", IFS: " " } });
+    const pids = await family(c);
+    const exited = new Promise((r) => c.child.once("exit", (_code, signal) => r(signal)));
+    c.child.kill("SIGKILL");
+    expect(await exited).toBe("SIGKILL");
+    expect(await leftOf(pids)).toEqual([]);
+  });
+
   it("a normal close ends the upstream at its stdin's end, and with it all it started", async () => {
     const c = lineClient(proxyProcess([familyServer], "pidns-close"));
     const pids = await family(c);
@@ -168,15 +178,18 @@ describe.runIf(available)("the chain an upstream is started through", { timeout:
     }
   });
 
-  it("an environment bash as sh would act on or rewrite reaches the upstream as given (SHELLOPTS=noexec ran nothing)", () => {
+  it("an environment sh would act on or rewrite reaches the upstream as given, the namespace kept for all sh only rewrites (SHELLOPTS=noexec ran nothing)", () => {
     const cwd = tempDir("pidns-bash-env");
     const bashAsSh = tempDir("pidns-bash-env-sh");
     symlinkSync(onPath("bash", process.env.PATH, "/")!, join(bashAsSh, "sh"));
     const report = ["-e", "console.log(JSON.stringify(process.env))"];
-    for (const [name, value] of BASH_ACTS_ON) {
-      const env = { PATH: `${bashAsSh}:${process.env.PATH!}`, [name]: value };
+    const rewritten = [...BASH_ACTS_ON, ["PPID", "5"], ["OPTIND", "9"], ["IFS", "x"], ["OLDPWD", "/"]] as const;
+    for (const [path, [name, value]] of [`${bashAsSh}:`, ""].flatMap((p) => rewritten.map((r) => [p, r] as const))) {
+      const env = { PATH: `${path}${process.env.PATH!}`, [name]: value };
       const plain = spawnSync(process.execPath, report, { env, cwd, encoding: "utf8" });
       const spawned = inOwnPidNamespace({ command: process.execPath, args: report }, env, cwd);
+      // Only what bash reads as its own options (SHELLOPTS, BASH*) is left to setpriv alone.
+      expect(spawned.args.includes(FORWARDER_SCRIPT), name).toBe(name !== "SHELLOPTS" && !name.startsWith("BASH"));
       const run = spawnSync(spawned.command, spawned.args, { env, cwd, encoding: "utf8" });
       expect(run.status, name).toBe(0);
       expect(run.stdout, `${name}: the upstream ran`).not.toBe("");
@@ -311,20 +324,12 @@ describe("inOwnPidNamespace", () => {
     expect(inOwnPidNamespace(target, { PATH: only }, "/", "linux", 1000, yes)).toEqual(
       withParentDeathSignal(target, { PATH: only }, "/", "linux"),
     );
-    for (const name of [
-      "A-B",
-      "1X",
-      "BASH_FUNC_f%%",
-      "PPID",
-      "OPTIND",
-      "IFS",
-      "toolgate_child",
-      ...BASH_ACTS_ON.map(([n]) => n),
-    ]) {
+    for (const name of ["A-B", "1X", "BASH_FUNC_f%%", "BASH_ENV", "BASHOPTS", "SHELLOPTS", "toolgate_child"]) {
       expect(shellKeeps({ PATH: dir, [name]: "v" }), name).toBe(false);
       expect(inOwnPidNamespace(target, { PATH: dir, [name]: "v" }, "/", "linux", 1000, yes)).toEqual(marked);
     }
-    expect(shellKeeps({ PATH: dir, IFS: undefined, _ok: "v", PWD: "/" })).toBe(true);
+    // What sh sets or rewrites without acting on it is put back by the init.
+    expect(shellKeeps({ PATH: dir, IFS: "x", OLDPWD: "/", PPID: "1", _ok: "v", PWD: "/" })).toBe(true);
     // A command with `=` (env would take it for a variable).
     writeFileSync(join(dir, "a=b"), "#!/bin/sh\n");
     chmodSync(join(dir, "a=b"), 0o755);

@@ -200,7 +200,7 @@ describe(
   () => {
     // Over HTTP without a bearer the caller is its peer address.
     const bound =
-      "tools/call: peer 127.0.0.1 already has 1 tasks running, the most one caller may (max_live_per_owner 1); ";
+      "tools/call: this machine's clients (every loopback client counts as one peer) already has 1 tasks running, the most one caller may (max_live_per_owner 1); ";
     const fix =
       "wait for one to end (tasks/get), cancel one (tasks/cancel), then call again (the operator can raise max_live_per_owner: toolgate's --max-tasks-per-owner)";
     const refusal = (a: { error?: { code: number; message: string } }) => {
@@ -240,7 +240,7 @@ describe(
       expect(hold).toMatchObject({ resultType: "task" });
       const slow = await call(c, "job", { name: "slow" });
       expect(refusal(slow)).toBe(
-        "tools/call: peer 127.0.0.1 had 1 tasks running, the most one caller may (max_live_per_owner 1), when this call did not end within task_after_ms (50 ms), so it would have had to go on as one, and was stopped (it only reads or is idempotent, so calling again is safe): " +
+        "tools/call: this machine's clients (every loopback client counts as one peer) had 1 tasks running, the most one caller may (max_live_per_owner 1), when this call did not end within task_after_ms (50 ms), so it would have had to go on as one, and was stopped (it only reads or is idempotent, so calling again is safe): " +
           fix,
       );
       expect(s.runs()).toEqual(["hold", "slow"]);
