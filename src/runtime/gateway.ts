@@ -19,6 +19,7 @@ import { readTraceContext } from "./trace-context.js";
 import { APPROVE_VIA, channelsOf, createApprovalsApi, DEFAULT_APPROVAL_TTL_MS } from "./approvals.js";
 import { CallState, isRefusal, isThenable, refuse, type Refusal } from "./call.js";
 import { CallAbort, ExecutionAborted } from "./execute.js";
+import { CallContext } from "./call-context.js";
 import { unrenderableRefusal } from "./failures.js";
 import { grant } from "./grant.js";
 import { rateLimit } from "./rate-limit.js";
@@ -120,22 +121,18 @@ export function createGateway(options: GatewayOptions): Gateway {
     ));
     if (shutdown) abort.cancel(shutdown);
     let caller: Promise<CallerCapability | null> | undefined;
-    const ctx: ToolContext = {
-      get signal() {
-        return abort.signal;
-      },
-      trajectory_id: p.trajectory_id,
-      turn: p.turn,
-      call_id: p.call_id,
-      now: clock,
-      budget_tokens: budgetFor(tool, tool.name, options.budgets),
-      caller: () =>
+    const ctx: ToolContext = new CallContext(
+      abort,
+      p,
+      clock,
+      budgetFor(tool, tool.name, options.budgets),
+      () =>
         (caller ??= authority && p.capability !== undefined ? authority.caller(p.capability) : Promise.resolve(null)),
-      note: (name, value) => {
+      (name, value) => {
         (c.notes ??= {})[name] = value;
       },
-      ...(c.trace.trace ? { trace: c.trace.trace } : {}),
-    };
+    );
+    if (c.trace.trace) ctx.trace = c.trace.trace;
     if (relay) ctx.progress = relay.report; // set only when asked for: the common call builds no spread
     if (logs) ctx.log = logs.log;
     if (ask) ctx.ask = ask;

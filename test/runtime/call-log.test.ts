@@ -70,6 +70,34 @@ describe("a call's log", () => {
     expect(present).toBe(true);
     expect(o.ok).toBe(true);
   });
+
+  it("reads the receiver's level at each use, and its send works taken off the log", async () => {
+    const levels: string[] = [];
+    const receiver: CallLog = { level: "info", send: (e) => void got.push(e) };
+    const got: LogEntry[] = [];
+    const tool = defineTool({
+      name: "log_detached",
+      description: "Logs through a detached send, reading the level before and after the receiver changes it.",
+      input: z.object({}),
+      effect: "read",
+      handler: async (_a, ctx) => {
+        const { send } = ctx.log!;
+        levels.push(ctx.log!.level);
+        receiver.level = "error";
+        levels.push(ctx.log!.level);
+        send({ level: "error", logger: "t", data: "detached" });
+        return "ok";
+      },
+    });
+    const gateway = createGateway({ tools: [tool], store: await openStore("memory:"), audit: false });
+    const o = await gateway.call(
+      { trajectory_id: "t", turn: 1, call_id: "c", tool: "log_detached", arguments: {} },
+      { log: receiver },
+    );
+    expect(o.ok).toBe(true);
+    expect(levels).toEqual(["info", "error"]);
+    expect(got.map((e) => e.data)).toEqual(["detached"]);
+  });
 });
 
 describe("ChangeSignal", () => {
