@@ -51,3 +51,28 @@ export function buildToolgate(tree: string = root): string {
   }
   return join(dir, "dist");
 }
+
+/**
+ * The command-line arguments (after the CLI's `main.js`) of the two toolgate processes the MCP rows
+ * run: `serve` of the no-op catalog in `project`, and `proxy` in front of the bare server `bare`,
+ * its store and audit trail in `ws` (`mcp.bench.ts`, `proxy-hop.ts`).
+ */
+export const toolgateArgs = {
+  serve: (project: string) => [
+    "serve",
+    "--workspace",
+    project,
+    "--catalog",
+    join(root, "test/mcp/fixtures/notes-catalog.ts"),
+  ],
+  proxy: (ws: string, era: string, bare: string) => [
+    "proxy",
+    "--store",
+    `sqlite:${join(ws, `proxy-${era}.db`)}`,
+    "--audit",
+    join(ws, `proxy-audit-${era}.jsonl`),
+    "--",
+    process.execPath,
+    bare,
+  ],
+};

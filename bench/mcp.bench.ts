@@ -39,7 +39,7 @@ import type * as ServerModule from "../src/mcp/server/server.js";
 import type * as GatewayModule from "../src/runtime/gateway.js";
 import { noop } from "../test/mcp/fixtures/notes-catalog.js";
 import type { Harness, Row } from "./harness.js";
-import { buildToolgate } from "./build.js";
+import { buildToolgate, toolgateArgs } from "./build.js";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const bare = join(root, "bench/fixtures/bare-mcp-server.mjs");
@@ -198,31 +198,14 @@ export default async function (h: Harness): Promise<void> {
       const served = await connect(
         era,
         toolgate[0]!,
-        [
-          ...toolgate.slice(1),
-          "serve",
-          "--workspace",
-          project,
-          "--catalog",
-          join(root, "test/mcp/fixtures/notes-catalog.ts"),
-        ],
+        [...toolgate.slice(1), ...toolgateArgs.serve(project)],
         root,
         stateHome,
       );
       const proxied = await connect(
         era,
         toolgate[0]!,
-        [
-          ...toolgate.slice(1),
-          "proxy",
-          "--store",
-          `sqlite:${join(ws, `proxy-${era}.db`)}`,
-          "--audit",
-          join(ws, `proxy-audit-${era}.jsonl`),
-          "--",
-          process.execPath,
-          bare,
-        ],
+        [...toolgate.slice(1), ...toolgateArgs.proxy(ws, era, bare)],
         root,
         stateHome,
       );

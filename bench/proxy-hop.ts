@@ -15,16 +15,29 @@
  * V8 spent compiling and collecting garbage, and the rest: the figure to compare (`callgrind-split.ts`). `--tree` builds
  * another checkout's `src/` (an A/B against a base worktree uses the same script); `--built DIR` takes a
  * build made before (DIR/dist/cli/main.js, DIR/package.json) and keeps it, so alternating runs do not rebuild.
+ *
+ * `--serve` runs the same loop against `toolgate serve` with the same no-op read (test/mcp/fixtures/
+ * notes-catalog.ts, as bench/mcp.bench.ts serves it) in place of the proxy: the server face alone, so
+ * the proxy's CPU per call less serve's is what the hop itself costs. `--node-flags "F …"` starts
+ * toolgate's node with more flags (e.g. `--perf-basic-prof` for `perf record -p`). `--gc-log FILE`
+ * adds `--trace-gc-nvp` and writes the lines it prints into FILE: they reach the client on toolgate's
+ * stdout between the protocol's lines, which the client skips as not JSON.
+ *
+ * Reading a profile of the hop: `--cpu-prof` samples wall time, and a
+ * process that writes a line to a pipe wakes its reader and is often preempted by it inside that
+ * write, so the profile puts that wait in `writeUtf8String` (39 % of the busy time, 2026-12-04); an
+ * on-CPU profile (`perf record` with `--node-flags --perf-basic-prof`) put both writes at 12-13 %
+ * of the proxy's CPU, nearly all of it the kernel's send and wake-up, one write() per message.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Client } from "@modelcontextprotocol/client";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { buildToolgate } from "./build.js";
+import { buildToolgate, toolgateArgs } from "./build.js";
 import { callgrindSplit } from "./callgrind-split.js";
 import { median } from "./harness.js";
 
@@ -38,6 +51,9 @@ const { values: flags } = parseArgs({
     batch: { type: "string", default: "50" },
     "cpu-prof": { type: "string" },
     callgrind: { type: "string" },
+    serve: { type: "boolean", default: false },
+    "node-flags": { type: "string" },
+    "gc-log": { type: "string" },
     /** A build of the tree made before (the folder holding dist/ and package.json): kept, not rebuilt. */
     built: { type: "string" },
   },
@@ -67,7 +83,23 @@ async function connect(era: string, command: string, args: string[], env: Record
   });
   await client.connect(transport, request);
   await client.listTools(undefined, request);
-  return { client, pid: transport.pid };
+  return { client, pid: transport.pid, transport };
+}
+
+/**
+ * Appends the lines of the child's stdout that are not JSON-RPC (V8's GC trace) to `file`. The SDK's
+ * transport does not expose that stream; its private `_process` does (the SDK is pinned exactly).
+ */
+function logGc(transport: StdioClientTransport, file: string): void {
+  const stdout = (transport as unknown as { _process?: { stdout?: NodeJS.ReadableStream | null } })._process?.stdout;
+  if (!stdout) throw new Error("--gc-log: the SDK's StdioClientTransport no longer keeps its child as _process");
+  let rest = "";
+  stdout.on("data", (chunk: Buffer) => {
+    const lines = (rest + chunk.toString("utf8")).split("\n");
+    rest = lines.pop()!;
+    const trace = lines.filter((l) => !l.startsWith("{"));
+    if (trace.length > 0) appendFileSync(file, trace.join("\n") + "\n");
+  });
 }
 
 function cpuUs(pid: number | null): number {
@@ -89,16 +121,12 @@ try {
   for (const era of eras) {
     const direct = await connect(era, process.execPath, [bare]);
     const main = join(dir, "dist/cli/main.js");
-    const proxyArgs = [
-      main,
-      "proxy",
-      "--store",
-      `sqlite:${join(ws, `proxy-${era}.db`)}`,
-      "--audit",
-      join(ws, `proxy-audit-${era}.jsonl`),
-      "--",
-      process.execPath,
-      bare,
+    const project = join(ws, `project-${era}`);
+    if (flags.serve) mkdirSync(project);
+    const proxyArgs = [main, ...(flags.serve ? toolgateArgs.serve(project) : toolgateArgs.proxy(ws, era, bare))];
+    const nodeFlags = [
+      ...(flags["node-flags"]?.split(" ").filter(Boolean) ?? []),
+      ...(flags["gc-log"] !== undefined ? ["--trace-gc-nvp"] : []),
     ];
     const prof = flags["cpu-prof"] !== undefined ? resolve(flags["cpu-prof"]) : undefined;
     if (prof) mkdirSync(prof, { recursive: true });
@@ -119,11 +147,13 @@ try {
             // follow what each call allocates, still count.
             "--initial-old-space-size=1024",
             "--no-memory-reducer",
+            ...nodeFlags,
             ...proxyArgs,
           ],
         ]
-      : [process.execPath, [...(prof ? ["--cpu-prof", "--cpu-prof-dir", prof] : []), ...proxyArgs]];
+      : [process.execPath, [...nodeFlags, ...(prof ? ["--cpu-prof", "--cpu-prof-dir", prof] : []), ...proxyArgs]];
     const proxied = await connect(era, command, args, { XDG_STATE_HOME: join(ws, "state-home") });
+    if (flags["gc-log"] !== undefined) logGc(proxied.transport, resolve(flags["gc-log"]));
     const read = (c: Client) => () => c.callTool({ name: "noop_read", arguments: {} }, request);
     for (let i = 0; i < warmup; i++) {
       await read(proxied.client)();

@@ -171,8 +171,13 @@ export function proxyToolSpec(upstream: UpstreamClient, tool: Tool, options: Pro
             : mirrored
               ? ((await client.callTool(params, { ...sent, toolDefinition: definition })) as CallToolResult)
               : // Without progress, bounded as its tool is, over stdio: beside the SDK's funnel (upstream-call.ts).
+                // The gateway ends it at `bound` (before `sent.timeout`), so it keeps no timer of its own.
                 !sent.onprogress && bound === timeout_ms && client instanceof ProxyClient && client.directReady()
-                ? await client.callDirect(params, schema(), sent)
+                ? await client.callDirect(params, schema(), {
+                    signal: sent.signal,
+                    timeout: sent.timeout,
+                    signalBounds: true,
+                  })
                 : await client.request({ method: "tools/call", params }, schema(), sent);
         // A 2026-07-28 upstream answered with a task: followed to its end (and cancelled with the call).
         const task = taskAnswer(result);

@@ -50,6 +50,12 @@ export interface DirectCallOptions {
   signal: AbortSignal;
   /** The request's bound, ms (the SDK's REQUEST_TIMEOUT when it passes). */
   timeout: number;
+  /**
+   * The signal's owner ends the call before `timeout` passes (the gateway, whose bound a proxied
+   * call's `timeout` lies past: `proxy-tools.ts`), so the call keeps no timer of its own; `timeout`
+   * still bounds each request the SDK sends for it (a 2026-07-28 input_required's legs).
+   */
+  signalBounds?: boolean;
 }
 
 /**
@@ -107,7 +113,7 @@ export class ProxyClient extends TasksClient {
     return new Promise<T>((resolve, reject) => {
       const settle = () => {
         this.direct.delete(id);
-        clearTimeout(timer);
+        if (timer !== undefined) clearTimeout(timer);
         options.signal.removeEventListener("abort", onAbort);
       };
       const cancel = (reason: unknown) => {
@@ -124,10 +130,12 @@ export class ProxyClient extends TasksClient {
         reject(asSdkError(reason));
       };
       const onAbort = () => cancel(options.signal.reason);
-      const timer = setTimeout(
-        () => cancel(new SdkError(SdkErrorCode.RequestTimeout, "Request timed out", { timeout: options.timeout })),
-        options.timeout,
-      );
+      const timer = options.signalBounds
+        ? undefined
+        : setTimeout(
+            () => cancel(new SdkError(SdkErrorCode.RequestTimeout, "Request timed out", { timeout: options.timeout })),
+            options.timeout,
+          );
       this.direct.set(id, {
         settle,
         resolve: resolve as (value: unknown) => void,
@@ -228,17 +236,23 @@ export class ProxyClient extends TasksClient {
     const version = this.getNegotiatedProtocolVersion();
     const built = this.envelopeOf;
     if (built !== undefined && built.version === version) return built.envelope;
-    const envelope = this._outboundMetaEnvelope();
+    // Frozen: a message without `_meta` of its own is sent with this object itself (`enveloped`).
+    const made = this._outboundMetaEnvelope();
+    const envelope = made === undefined ? undefined : Object.freeze(made);
     this.envelopeOf = { version, envelope };
     return envelope;
   }
 
-  /** The era's `_meta` envelope on an outgoing message, the message's own keys winning (as the SDK's funnel does). */
+  /**
+   * The era's `_meta` envelope on an outgoing message, the message's own keys winning (as the SDK's
+   * funnel does); the envelope itself when the message has no `_meta`, not a copy of it per call.
+   */
   private enveloped<M extends { params?: Record<string, unknown> }>(message: M): M {
     const envelope = this.envelope();
     if (envelope === undefined) return message;
     const params = message.params ?? {};
-    return { ...message, params: { ...params, _meta: { ...envelope, ...(params._meta as object | undefined) } } };
+    const own = params._meta as object | undefined;
+    return { ...message, params: { ...params, _meta: own === undefined ? envelope : { ...envelope, ...own } } };
   }
 }
 

@@ -162,6 +162,9 @@ interface UpstreamReport {
   message?: string;
 }
 
+/** What a call whose caller asked for no progress gets: nothing to report, nothing to stop (one, shared). */
+const NO_PROGRESS: ReturnType<typeof upstreamProgress> = Object.freeze({ stop: () => {} });
+
 /**
  * A proxied call's progress: `onprogress` for the SDK request (present only when the caller asked
  * for progress) keeps the latest valid report; `taskStatus` the latest status of the upstream task
@@ -172,7 +175,7 @@ export function upstreamProgress(report: ((update: ProgressUpdate) => void) | un
   taskStatus?: (status: string, message: string | undefined) => void;
   stop: () => void;
 } {
-  if (!report) return { stop: () => {} };
+  if (!report) return NO_PROGRESS;
   let latest: UpstreamReport | null = null;
   let task: string | null = null;
   const stop = progressTicker(report, (elapsed) => {

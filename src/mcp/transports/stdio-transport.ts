@@ -17,6 +17,8 @@ import { peekRequest } from "./line-peek.js";
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 /** Bytes kept of each end of an oversized message, to read its id from. */
 const PEEK_BYTES = 64 * 1024;
+/** What `send` returns for a line written at once: one settled promise, shared. */
+const DONE: Promise<void> = Promise.resolve();
 
 export interface LineTransportOptions {
   /** Bound on one message (one line), bytes. Default 4 MiB. */
@@ -165,12 +167,16 @@ export class LineStdioTransport implements Transport {
     this.write(JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } }) + "\n");
   }
 
+  /** Resolves once `line` is handed to the stream, or, when the stream's buffer is full, when it drains. */
   private write(line: string): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.closed || this.output.destroyed || !this.output.writable) return resolve();
-      if (this.output.write(line)) resolve();
-      else this.output.once("drain", resolve);
-    });
+    if (this.closed || this.output.destroyed || !this.output.writable) return DONE;
+    try {
+      // The usual case, a line the stream took at once, answered without a promise and a closure of its own.
+      if (this.output.write(line)) return DONE;
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+    return new Promise((resolve) => this.output.once("drain", resolve));
   }
 
   send(message: JSONRPCMessage): Promise<void> {

@@ -67,6 +67,21 @@ const settled = (p: Promise<unknown>) =>
 
 const live = () => ({ signal: new AbortController().signal, timeout: 10_000 });
 
+/**
+ * Aborts a call in flight with `reason`: it ends REQUEST_TIMEOUT saying so, and the upstream gets
+ * notifications/cancelled naming its id and the reason.
+ */
+async function abortedWith(abort: AbortController, call: Promise<unknown>, received: () => Line[], reason: string) {
+  abort.abort(reason);
+  expect(await call).toMatchObject({ code: "REQUEST_TIMEOUT", error: expect.stringContaining(reason) });
+  const id = received().find((l) => l.method === "tools/call")!.id;
+  await until(() => received().some((l) => l.method === "notifications/cancelled"));
+  expect(received().find((l) => l.method === "notifications/cancelled")?.params).toMatchObject({
+    requestId: id,
+    reason,
+  });
+}
+
 describe.each(["2025-11-25", "2026-07-28"] as const)("the direct tools/call, %s", { timeout: 60_000 }, (era) => {
   it("answers as the SDK's request funnel does, under an id of its own and the era's envelope", async () => {
     const { client, received, schema } = await connected(era);
@@ -87,6 +102,20 @@ describe.each(["2025-11-25", "2026-07-28"] as const)("the direct tools/call, %s"
     expect(envelopes).toEqual(era === "2026-07-28" ? [era, era] : [undefined, undefined]);
   });
 
+  it("merges a call's own _meta with the envelope, and the next call's envelope carries none of it", async () => {
+    const { client, received, schema } = await connected(era);
+    const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    const args = { name: "echo", arguments: { text: "x" } };
+    await client.callDirect({ ...args, _meta: { traceparent } }, schema, live());
+    await client.callDirect(args, schema, live());
+    const metas = received()
+      .filter((l) => l.method === "tools/call")
+      .map((l) => l.params?._meta as Record<string, unknown> | undefined);
+    const version = "io.modelcontextprotocol/protocolVersion";
+    expect(metas.map((m) => m?.traceparent)).toEqual([traceparent, undefined]);
+    expect(metas.map((m) => m?.[version])).toEqual(era === "2026-07-28" ? [era, era] : [undefined, undefined]);
+  });
+
   it("ends an error answer as the funnel does", async () => {
     const { client, schema } = await connected(era);
     for (const name of ["fail", "no_such_tool"]) {
@@ -104,17 +133,7 @@ describe.each(["2025-11-25", "2026-07-28"] as const)("the direct tools/call, %s"
       client.callDirect({ name: "wait", arguments: {} }, schema, { signal: abort.signal, timeout: 10_000 }),
     );
     await until(() => received().some((l) => l.method === "tools/call"));
-    abort.abort("the caller pressed Esc");
-    expect(await call).toMatchObject({
-      code: "REQUEST_TIMEOUT",
-      error: expect.stringContaining("the caller pressed Esc"),
-    });
-    const id = received().find((l) => l.method === "tools/call")!.id;
-    await until(() => received().some((l) => l.method === "notifications/cancelled"));
-    expect(received().find((l) => l.method === "notifications/cancelled")?.params).toMatchObject({
-      requestId: id,
-      reason: "the caller pressed Esc",
-    });
+    await abortedWith(abort, call, received, "the caller pressed Esc");
     // The SDK's 2026-07-28 stdio server does not abort a handler on notifications/cancelled (nor for the funnel's cancel).
     if (era === "2025-11-25") await until(cancelledUpstream);
   });
@@ -131,6 +150,24 @@ describe.each(["2025-11-25", "2026-07-28"] as const)("the direct tools/call, %s"
     await until(() => received().some((l) => l.method === "notifications/cancelled"));
     const id = received().find((l) => l.method === "tools/call")!.id;
     expect(received().find((l) => l.method === "notifications/cancelled")?.params).toMatchObject({ requestId: id });
+  });
+
+  it("keeps no timer of its own when its signal bounds it: past its timeout it waits, and ends on the abort", async () => {
+    const { client, received, schema } = await connected(era);
+    const abort = new AbortController();
+    let ended = false;
+    const call = settled(
+      client.callDirect({ name: "wait", arguments: {} }, schema, {
+        signal: abort.signal,
+        timeout: 1,
+        signalBounds: true,
+      }),
+    ).finally(() => (ended = true));
+    await until(() => received().some((l) => l.method === "tools/call"));
+    // A 1 ms timer made with the call would have fired before this later, longer one.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(ended).toBe(false);
+    await abortedWith(abort, call, received, "the gateway's bound passed");
   });
 
   it("ends a call in flight with Connection closed when the connection closes, and refuses one after", async () => {

@@ -1,4 +1,4 @@
-import { PassThrough } from "node:stream";
+import { PassThrough, Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { LineStdioTransport } from "../../../src/mcp/transports/stdio-transport.js";
@@ -207,6 +207,40 @@ describe("LineStdioTransport", () => {
     ]);
     expect(h.received.map((m) => parsedKind(structuredClone(m)))).toEqual(lines.map(() => undefined));
     expect([null, 1, "x", lines[0]].map(parsedKind)).toEqual([undefined, undefined, undefined, undefined]);
+  });
+
+  it("sends a line the stream takes at once, waits for the drain of one it buffers, and writes nothing once closed", async () => {
+    // A sink that holds each write until released, its buffer full after one line.
+    const held: Array<() => void> = [];
+    const lines: string[] = [];
+    const output = new Writable({
+      highWaterMark: 1,
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString("utf8"));
+        held.push(done);
+      },
+    });
+    const roomy = new PassThrough();
+    const taken: string[] = [];
+    roomy.on("data", (chunk: Buffer) => taken.push(chunk.toString("utf8")));
+    const quick = new LineStdioTransport(new PassThrough(), roomy);
+    await quick.start();
+    await quick.send({ jsonrpc: "2.0", id: 1, result: {} });
+    expect(taken).toEqual(['{"jsonrpc":"2.0","id":1,"result":{}}\n']);
+
+    const slow = new LineStdioTransport(new PassThrough(), output);
+    await slow.start();
+    let sent = false;
+    const sending = slow.send({ jsonrpc: "2.0", id: 2, result: {} }).then(() => (sent = true));
+    await new Promise((r) => setImmediate(r));
+    expect([lines, sent]).toEqual([['{"jsonrpc":"2.0","id":2,"result":{}}\n'], false]);
+    held.shift()!();
+    await sending;
+    expect(sent).toBe(true);
+
+    await slow.close();
+    await slow.send({ jsonrpc: "2.0", id: 3, result: {} });
+    expect(lines).toHaveLength(1);
   });
 
   it("closes when the input ends, once", async () => {
