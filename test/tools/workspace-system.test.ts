@@ -5,7 +5,7 @@
  * client that starts `toolgate serve` without `--workspace` starts it in `/` or the home folder,
  * so the refusal names the flag, and comes before any state is made.
  */
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { NoEffectError } from "../../src/core/errors.js";
@@ -133,13 +133,19 @@ describe("a workspace that is the file system or a system folder", () => {
   });
 
   it("toolgate cost run from / still costs the built-in definitions, which do not depend on the workspace", async () => {
+    // The empty folder they are built over is gone once they are: this worker, like a process a
+    // signal ends, never runs its exit handlers.
+    const tmp = tempDir("system-ws-tmp");
+    vi.stubEnv("TMPDIR", tmp);
     const cwd = vi.spyOn(process, "cwd").mockReturnValue("/");
     try {
       const r = await runCommand(registerCost, ["cost"]);
       expect(r.error).toBeNull();
       expect(r.stdout).toContain("K·S = 559 tokens per turn");
+      expect(r.stdout).not.toContain("toolgate-definitions-");
     } finally {
       cwd.mockRestore();
     }
+    expect(readdirSync(tmp)).toEqual([]);
   });
 });
