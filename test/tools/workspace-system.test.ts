@@ -102,6 +102,31 @@ describe("a workspace that is the file system or a system folder", () => {
     expect(refusal(() => openWorkspace(home)).message).toBe(`workspace root "${home}" ${HOME_WHY}: ${FIX}`);
   });
 
+  it("knows the home folder by its real path, whatever HOME spells it (a trailing slash, a link to it)", () => {
+    const dir = tempDir("system-ws-home-link");
+    const home = join(dir, "data-ada");
+    mkdirSync(home);
+    symlinkSync(home, join(dir, "ada"));
+    const HOME_WHY = "is a home folder (its keys and credentials: .ssh, .aws, .netrc)";
+    expect([home + "/", join(dir, "ada"), join(dir, "ada") + "/"].map((h) => systemWorkspace(home, h))).toEqual([
+      HOME_WHY,
+      HOME_WHY,
+      HOME_WHY,
+    ]);
+    vi.stubEnv("HOME", join(dir, "ada") + "/");
+    expect(refusal(() => openWorkspace(home)).message).toBe(`workspace root "${home}" ${HOME_WHY}: ${FIX}`);
+  });
+
+  it("takes a project in /usr/src or /usr/local/src (a container's WORKDIR /usr/src/app), not those folders", () => {
+    expect(["/usr/src/app", "/usr/local/src/tool/sub"].map((p) => systemWorkspace(p))).toEqual([undefined, undefined]);
+    expect(["/usr/src", "/usr/local/src", "/usr/local", "/usr/local/bin"].map((p) => systemWorkspace(p))).toEqual([
+      "is inside the system folder /usr",
+      "is inside the system folder /usr",
+      "is inside the system folder /usr",
+      "is inside the system folder /usr",
+    ]);
+  });
+
   it("toolgate serve started in the home folder without --workspace is refused before making any state", async () => {
     const home = tempDir("system-ws-started-home");
     vi.stubEnv("HOME", home);
