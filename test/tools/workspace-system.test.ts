@@ -5,7 +5,7 @@
  * client that starts `toolgate serve` without `--workspace` starts it in `/` or the home folder,
  * so the refusal names the flag, and comes before any state is made.
  */
-import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { NoEffectError } from "../../src/core/errors.js";
@@ -155,7 +155,35 @@ describe("a workspace that is the file system or a system folder", () => {
     expect(file.error?.message).toBe(
       `--workspace ${join(dir, "file.txt")} is not a directory; pass the project root, e.g. --workspace /path/to/project`,
     );
+    // The mkdir it suggests makes that one folder, a space or quote in its name included.
+    const spaced = await runCommand(register, ["serve", "--workspace", join(dir, "my 'proj'")]);
+    expect(spaced.error?.message).toBe(
+      `--workspace ${join(dir, "my 'proj'")} does not exist; pass the project root, e.g. --workspace /path/to/project (or create it first: mkdir -p '${dir}/my '\\''proj'\\''')`,
+    );
+    // Under a file no mkdir can make it: it says which is the file.
+    const under = await runCommand(register, ["serve", "--workspace", join(dir, "file.txt", "sub")]);
+    expect(under.error?.message).toBe(
+      `--workspace ${join(dir, "file.txt", "sub")} does not exist: a folder on its path is a file; pass the project root, e.g. --workspace /path/to/project`,
+    );
   });
+
+  // Root reaches every folder: run as another user (`setpriv --reuid=nobody …`, see the helpers' checks) to see it.
+  it.skipIf(process.getuid?.() === 0)(
+    "toolgate serve says a --workspace behind a folder this user may not enter cannot be reached",
+    async () => {
+      const dir = tempDir("system-ws-closed");
+      mkdirSync(join(dir, "closed", "proj"), { recursive: true });
+      chmodSync(join(dir, "closed"), 0o000);
+      try {
+        const r = await runCommand(register, ["serve", "--workspace", join(dir, "closed", "proj")]);
+        expect(r.error?.message).toBe(
+          `--workspace ${join(dir, "closed", "proj")} cannot be reached by this user (a folder on its path denies it); pass the project root, e.g. --workspace /path/to/project`,
+        );
+      } finally {
+        chmodSync(join(dir, "closed"), 0o700);
+      }
+    },
+  );
 
   it("toolgate cost run from / still costs the built-in definitions, which do not depend on the workspace", async () => {
     // The empty folder they are built over is gone once they are: this worker, like a process a
