@@ -118,6 +118,10 @@ const SYSTEM_TREES = [
   "/sys",
   "/dev",
   "/run",
+  // Root's crontabs and mail, the system's logs: handed to the sandbox user, a crontab would run its lines as root.
+  "/var/spool",
+  "/var/mail",
+  "/var/log",
 ];
 
 /**
@@ -132,7 +136,7 @@ const SOURCE_FOLDERS = ["/usr/src", "/usr/local/src"];
  * live inside one (`/srv/agent`, `/root/app`), but the folder itself is never one, and a root
  * toolgate would hand every root-owned file in it to the sandbox user.
  */
-const SHARED_FOLDERS = ["/home", "/root", "/var", "/var/tmp", "/tmp", "/srv", "/opt", "/mnt", "/media"];
+const SHARED_FOLDERS = ["/home", "/root", "/var", "/var/lib", "/var/tmp", "/tmp", "/srv", "/opt", "/mnt", "/media"];
 
 /**
  * Why the real path `real` cannot be a workspace (the whole file system, a system tree, a shared

@@ -127,6 +127,20 @@ describe("a workspace that is the file system or a system folder", () => {
     ]);
   });
 
+  it("refuses the spool, mail and log trees of /var and /var/lib itself, not a project in /var/lib or /var/www", () => {
+    expect(
+      ["/var/spool/cron/crontabs", "/var/mail", "/var/log/app", "/var/lib"].map((p) => systemWorkspace(p)),
+    ).toEqual([
+      "is inside the system folder /var/spool",
+      "is the system folder /var/mail",
+      "is inside the system folder /var/log",
+      "is the shared folder /var/lib itself, not a project inside it",
+    ]);
+    expect(["/var/lib/jenkins/workspace/job", "/var/www/site", "/var/spoolish"].map((p) => systemWorkspace(p))).toEqual(
+      [undefined, undefined, undefined],
+    );
+  });
+
   it("toolgate serve started in the home folder without --workspace is refused before making any state", async () => {
     const home = tempDir("system-ws-started-home");
     vi.stubEnv("HOME", home);
