@@ -42,27 +42,30 @@ function fromValue(value: unknown, source: string): LoadedCatalog {
 }
 
 /**
- * A workspace to build the coding tools over when only their definitions and schemas are wanted
- * (cost, export, a settled result's check), which do not depend on it: `dir`, or the temporary
- * folder of its own, empty and removed when the process exits, when `dir` cannot be a workspace
- * (the file system, a system folder, a home folder: a command run from `/` or `~`, where an MCP
- * client starts its servers; the temporary folder itself is not one either).
+ * `build` (the coding tools, when only their definitions and schemas are wanted: cost, export, a
+ * settled result's check, which do not depend on the workspace) over `dir`, or over an empty folder
+ * of its own, removed as soon as they are built, when `dir` cannot be a workspace (the file system,
+ * a system folder, a home folder: a command run from `/` or `~`, where an MCP client starts its
+ * servers; the temporary folder itself is not one either). Removed at once, not at exit: a process
+ * ended by a signal, or a worker thread, never reaches its exit handlers, and each run would leave one.
  */
-export function definitionsWorkspace(dir: string): string {
+export function overDefinitionsWorkspace<T>(dir: string, build: (workspace: string) => T): T {
   let real: string;
   try {
     real = realpathSync(dir);
   } catch {
-    return dir; // createCodingCatalog names it
+    return build(dir); // createCodingCatalog names it
   }
-  if (systemWorkspace(real) === undefined) return dir;
+  if (systemWorkspace(real) === undefined) return build(dir);
   const empty = mkdtempSync(join(tmpdir(), "toolgate-definitions-"));
-  process.once("exit", () => rmSync(empty, { recursive: true, force: true }));
-  return empty;
+  try {
+    return build(empty);
+  } finally {
+    rmSync(empty, { recursive: true, force: true });
+  }
 }
 
 /** Loads the catalogs the options name; exactly one kind of source may be given. */
-
 export async function loadCatalogs(options: CatalogSourceOptions): Promise<LoadedCatalog[]> {
   const files = options.files ?? [];
   const kinds = [files.length > 0 && !options.mcp, !!options.mcp, !!options.catalog, !!options.config].filter(
@@ -101,7 +104,7 @@ export async function loadCatalogs(options: CatalogSourceOptions): Promise<Loade
   const { createCodingCatalog } = await import("../tools/catalog.js");
   return [
     fromSpecs(
-      createCodingCatalog({ workspace: definitionsWorkspace(options.workspace ?? process.cwd()) }),
+      overDefinitionsWorkspace(options.workspace ?? process.cwd(), (workspace) => createCodingCatalog({ workspace })),
       toMcpTool,
       "built-in coding catalog",
     ),

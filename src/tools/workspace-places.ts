@@ -118,14 +118,25 @@ const SYSTEM_TREES = [
   "/sys",
   "/dev",
   "/run",
+  // Root's crontabs and mail, the system's logs: handed to the sandbox user, a crontab would run its lines as root.
+  "/var/spool",
+  "/var/mail",
+  "/var/log",
 ];
+
+/**
+ * Where source code lives inside `/usr` (the FHS's; a container's `WORKDIR /usr/src/app`): a
+ * project in one is no system tree, and the envelope binds the workspace over the read-only `/usr`.
+ * The folders themselves stay refused.
+ */
+const SOURCE_FOLDERS = ["/usr/src", "/usr/local/src"];
 
 /**
  * Folders that hold other folders' projects, other users' files or services' data: a project may
  * live inside one (`/srv/agent`, `/root/app`), but the folder itself is never one, and a root
  * toolgate would hand every root-owned file in it to the sandbox user.
  */
-const SHARED_FOLDERS = ["/home", "/root", "/var", "/var/tmp", "/tmp", "/srv", "/opt", "/mnt", "/media"];
+const SHARED_FOLDERS = ["/home", "/root", "/var", "/var/lib", "/var/tmp", "/tmp", "/srv", "/opt", "/mnt", "/media"];
 
 /**
  * Why the real path `real` cannot be a workspace (the whole file system, a system tree, a shared
@@ -136,11 +147,22 @@ const SHARED_FOLDERS = ["/home", "/root", "/var", "/var/tmp", "/tmp", "/srv", "/
 export function systemWorkspace(real: string, home: string = homedir()): string | undefined {
   if (real === "/") return "is the whole file system";
   const tree = SYSTEM_TREES.find((t) => real === t || real.startsWith(t + "/"));
-  if (tree !== undefined) return `is ${real === tree ? "" : "inside "}the system folder ${tree}`;
-  if (real === "/root" || real === home || /^\/home\/[^/]+$/.test(real))
+  if (tree !== undefined && !SOURCE_FOLDERS.some((s) => real.startsWith(s + "/")))
+    return `is ${real === tree ? "" : "inside "}the system folder ${tree}`;
+  if (real === "/root" || isHome(real, home) || /^\/home\/[^/]+$/.test(real))
     return "is a home folder (its keys and credentials: .ssh, .aws, .netrc)";
   if (SHARED_FOLDERS.includes(real)) return `is the shared folder ${real} itself, not a project inside it`;
   return undefined;
+}
+
+/** True when the real path `real` is the home folder `home` names (spelt with a trailing slash, or through a link). */
+function isHome(real: string, home: string): boolean {
+  if (home === "") return false;
+  try {
+    return real === realpathSync(home);
+  } catch {
+    return real === resolveLexically(home);
+  }
 }
 
 /** What follows a system workspace's refusal: the tools' reach, and what to pass instead. */

@@ -5,7 +5,7 @@
  * client that starts `toolgate serve` without `--workspace` starts it in `/` or the home folder,
  * so the refusal names the flag, and comes before any state is made.
  */
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { NoEffectError } from "../../src/core/errors.js";
@@ -102,6 +102,45 @@ describe("a workspace that is the file system or a system folder", () => {
     expect(refusal(() => openWorkspace(home)).message).toBe(`workspace root "${home}" ${HOME_WHY}: ${FIX}`);
   });
 
+  it("knows the home folder by its real path, whatever HOME spells it (a trailing slash, a link to it)", () => {
+    const dir = tempDir("system-ws-home-link");
+    const home = join(dir, "data-ada");
+    mkdirSync(home);
+    symlinkSync(home, join(dir, "ada"));
+    const HOME_WHY = "is a home folder (its keys and credentials: .ssh, .aws, .netrc)";
+    expect([home + "/", join(dir, "ada"), join(dir, "ada") + "/"].map((h) => systemWorkspace(home, h))).toEqual([
+      HOME_WHY,
+      HOME_WHY,
+      HOME_WHY,
+    ]);
+    vi.stubEnv("HOME", join(dir, "ada") + "/");
+    expect(refusal(() => openWorkspace(home)).message).toBe(`workspace root "${home}" ${HOME_WHY}: ${FIX}`);
+  });
+
+  it("takes a project in /usr/src or /usr/local/src (a container's WORKDIR /usr/src/app), not those folders", () => {
+    expect(["/usr/src/app", "/usr/local/src/tool/sub"].map((p) => systemWorkspace(p))).toEqual([undefined, undefined]);
+    expect(["/usr/src", "/usr/local/src", "/usr/local", "/usr/local/bin"].map((p) => systemWorkspace(p))).toEqual([
+      "is inside the system folder /usr",
+      "is inside the system folder /usr",
+      "is inside the system folder /usr",
+      "is inside the system folder /usr",
+    ]);
+  });
+
+  it("refuses the spool, mail and log trees of /var and /var/lib itself, not a project in /var/lib or /var/www", () => {
+    expect(
+      ["/var/spool/cron/crontabs", "/var/mail", "/var/log/app", "/var/lib"].map((p) => systemWorkspace(p)),
+    ).toEqual([
+      "is inside the system folder /var/spool",
+      "is the system folder /var/mail",
+      "is inside the system folder /var/log",
+      "is the shared folder /var/lib itself, not a project inside it",
+    ]);
+    expect(["/var/lib/jenkins/workspace/job", "/var/www/site", "/var/spoolish"].map((p) => systemWorkspace(p))).toEqual(
+      [undefined, undefined, undefined],
+    );
+  });
+
   it("toolgate serve started in the home folder without --workspace is refused before making any state", async () => {
     const home = tempDir("system-ws-started-home");
     vi.stubEnv("HOME", home);
@@ -130,16 +169,50 @@ describe("a workspace that is the file system or a system folder", () => {
     expect(file.error?.message).toBe(
       `--workspace ${join(dir, "file.txt")} is not a directory; pass the project root, e.g. --workspace /path/to/project`,
     );
+    // The mkdir it suggests makes that one folder, a space or quote in its name included.
+    const spaced = await runCommand(register, ["serve", "--workspace", join(dir, "my 'proj'")]);
+    expect(spaced.error?.message).toBe(
+      `--workspace ${join(dir, "my 'proj'")} does not exist; pass the project root, e.g. --workspace /path/to/project (or create it first: mkdir -p '${dir}/my '\\''proj'\\''')`,
+    );
+    // Under a file no mkdir can make it: it says which is the file.
+    const under = await runCommand(register, ["serve", "--workspace", join(dir, "file.txt", "sub")]);
+    expect(under.error?.message).toBe(
+      `--workspace ${join(dir, "file.txt", "sub")} does not exist: a folder on its path is a file; pass the project root, e.g. --workspace /path/to/project`,
+    );
   });
 
+  // Root reaches every folder: run as another user (`setpriv --reuid=nobody …`, see the helpers' checks) to see it.
+  it.skipIf(process.getuid?.() === 0)(
+    "toolgate serve says a --workspace behind a folder this user may not enter cannot be reached",
+    async () => {
+      const dir = tempDir("system-ws-closed");
+      mkdirSync(join(dir, "closed", "proj"), { recursive: true });
+      chmodSync(join(dir, "closed"), 0o000);
+      try {
+        const r = await runCommand(register, ["serve", "--workspace", join(dir, "closed", "proj")]);
+        expect(r.error?.message).toBe(
+          `--workspace ${join(dir, "closed", "proj")} cannot be reached by this user (a folder on its path denies it); pass the project root, e.g. --workspace /path/to/project`,
+        );
+      } finally {
+        chmodSync(join(dir, "closed"), 0o700);
+      }
+    },
+  );
+
   it("toolgate cost run from / still costs the built-in definitions, which do not depend on the workspace", async () => {
+    // The empty folder they are built over is gone once they are: this worker, like a process a
+    // signal ends, never runs its exit handlers.
+    const tmp = tempDir("system-ws-tmp");
+    vi.stubEnv("TMPDIR", tmp);
     const cwd = vi.spyOn(process, "cwd").mockReturnValue("/");
     try {
       const r = await runCommand(registerCost, ["cost"]);
       expect(r.error).toBeNull();
       expect(r.stdout).toContain("K·S = 559 tokens per turn");
+      expect(r.stdout).not.toContain("toolgate-definitions-");
     } finally {
       cwd.mockRestore();
     }
+    expect(readdirSync(tmp)).toEqual([]);
   });
 });

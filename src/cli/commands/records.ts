@@ -15,7 +15,7 @@ import { storeFlags, stateLocation, withExistingStore, type StateFlags } from ".
 import { loadCatalogModule } from "../host/catalog-module.js";
 import { outputCheck } from "../../mcp/server/output-check.js";
 import { createCodingCatalog } from "../../tools/catalog.js";
-import { definitionsWorkspace } from "../catalog-sources.js";
+import { overDefinitionsWorkspace } from "../catalog-sources.js";
 import { listRecordViews, showRecord, type RecordView } from "../../idempotency/inspect.js";
 import { resolveInDoubt, type ManualOutcome } from "../../idempotency/resolve-in-doubt.js";
 import type { RecordState } from "../../idempotency/store.js";
@@ -86,7 +86,7 @@ async function checkSettledResult(
 ): Promise<void> {
   const tools = opts.catalog
     ? await loadCatalogModule(opts.catalog)
-    : createCodingCatalog({ workspace: definitionsWorkspace(stateLocation(opts).workspace) });
+    : overDefinitionsWorkspace(stateLocation(opts).workspace, (workspace) => createCodingCatalog({ workspace }));
   const spec = tools.find((t) => t.name === tool);
   const shown = escapeUntrusted(tool);
   if (!spec) {

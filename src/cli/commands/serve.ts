@@ -30,18 +30,32 @@ interface ServeFlags extends GatewayFlags, EgressFlags {
   config?: string;
 }
 
+/** `path` as one shell word, for a command a message suggests. */
+const shellWord = (path: string) => (/^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replaceAll("'", "'\\''")}'`);
+
 function workspaceDir(dir: string | undefined): string {
   const workspace = resolve(dir ?? process.cwd());
   let isDir: boolean | undefined;
+  let code: string | undefined;
   try {
     isDir = statSync(workspace).isDirectory();
-  } catch {
-    // reported below: nothing there (or nothing this user may see)
+  } catch (err) {
+    code = (err as NodeJS.ErrnoException).code; // reported below
   }
-  if (isDir !== true)
+  if (isDir !== true) {
+    const why =
+      isDir === false
+        ? "is not a directory"
+        : code === "ENOTDIR"
+          ? "does not exist: a folder on its path is a file"
+          : code === "EACCES"
+            ? "cannot be reached by this user (a folder on its path denies it)"
+            : "does not exist";
+    const create = code === "ENOENT" ? ` (or create it first: mkdir -p ${shellWord(workspace)})` : "";
     throw new CliError(
-      `--workspace ${dir ?? workspace} ${isDir === false ? "is not a directory" : "does not exist"}; pass the project root, e.g. --workspace /path/to/project${isDir === false ? "" : ` (or create it first: mkdir -p ${workspace})`}`,
+      `--workspace ${dir ?? workspace} ${why}; pass the project root, e.g. --workspace /path/to/project${create}`,
     );
+  }
   return workspace;
 }
 

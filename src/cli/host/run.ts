@@ -14,6 +14,7 @@ import type { ListenOptions } from "../../mcp/transports/listen-hold.js";
 import { serveStdio } from "../../mcp/transports/stdio.js";
 import { preloadTokenizer } from "../../observation/tokens.js";
 import { ToolgateError } from "../../core/errors.js";
+import { escapeUntrusted } from "../../observation/escape.js";
 
 /** How long a shutdown waits for in-flight calls, ms. */
 export const DEFAULT_GRACE_MS = 10_000;
@@ -102,10 +103,11 @@ export function listenError(err: unknown, at: ListenAddress): unknown {
 /** Serves `gateway` until the client leaves (stdio) or a stop signal, then shuts down cleanly. */
 export async function runGatewayServer(gateway: Gateway, options: RunOptions = {}): Promise<void> {
   const log = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
-  // The SDK reports a body it could not parse by the parser's own words alone: say what they are about.
+  // The SDK reports a body it could not parse by the parser's own words alone: say what they are about. Those words
+  // quote the body's start, a client's text: escaped, so no escape sequence or line break of its reaches the terminal.
   const onError = (err: Error) =>
     log(
-      `toolgate: ${err instanceof SyntaxError ? `a client sent a request body that is not JSON (answered -32700, Parse error): ${err.message}` : err.message}`,
+      `toolgate: ${escapeUntrusted(err instanceof SyntaxError ? `a client sent a request body that is not JSON (answered -32700, Parse error): ${err.message}` : err.message)}`,
     );
   const signals = options.stop ? null : signalled();
   const stop = options.stop ?? signals!.stop;

@@ -78,8 +78,11 @@ export class UpstreamLink {
       return await this.connecting;
     } catch (err) {
       if (err instanceof NoEffectError) throw new NoEffectError(err.message.replace("{tool}", tool), err.code);
+      // Why, with the upstream's command line or URL (a password or token may be among its arguments), goes to the
+      // operator's log only: the caller, and the model, read that it is down.
+      this.log(`toolgate proxy: ${(err as Error).message}`);
       throw new NoEffectError(
-        `the upstream MCP server is down and could not be started again (${(err as Error).message}), so ${tool} was not sent and did not run; the next call tries again, or restart toolgate proxy`,
+        `the upstream MCP server is down and could not be started again (toolgate proxy's log says why), so ${tool} was not sent and did not run; the next call tries again, or restart toolgate proxy`,
         "upstream_down",
       );
     }
@@ -87,7 +90,7 @@ export class UpstreamLink {
 
   private changedError(tool: string): NoEffectError {
     return new NoEffectError(
-      `the upstream MCP server (${this.target}) came back with a different tool catalog, so ${tool} was not sent and did not run; restart toolgate proxy to serve the new catalog`,
+      `the upstream MCP server came back with a different tool catalog, so ${tool} was not sent and did not run; restart toolgate proxy to serve the new catalog`,
       "upstream_catalog_changed",
     );
   }

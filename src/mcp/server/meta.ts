@@ -6,7 +6,7 @@
  * `Authorization: Bearer`; `_meta` wins because it is the more specific of the two.
  *
  * Without ids the session supplies them: the trajectory is the MCP session (a digest of its id) and every request
- * gets a fresh call id, marked `call_id_assigned`. That makes each attempt of an A2 call a new
+ * gets a fresh call id, marked `call_id_assigned` (never one an earlier session gave: `SessionIds.nextCallId`). That makes each attempt of an A2 call a new
  * logical call, so a client that retries a write without sending `toolgate/call_id` gets no
  * deduplication across attempts; an A3 attempt is the logical call of its approval instead (the
  * runtime matches it by tool, arguments, capability and trajectory: `runtime/approval-gate.ts`).
@@ -46,8 +46,14 @@ export class SessionIds {
   ) {
     this.trajectory_id = `mcp-${createHash("sha256").update("toolgate trajectory\0").update(sessionId).digest("base64url").slice(0, 22)}`;
   }
-  nextCallId(): string {
-    if (this.requestScoped) return `mcp-call-${randomBytes(12).toString("base64url")}`;
+  /**
+   * A call id for a call that brought none. The sequence is unique only under this session's own
+   * trajectory: under one the client named (`ownTrajectory` false), which its next connection or
+   * process names again, mcp-call-1 would name that one's first call too, and a write sent again
+   * with the same arguments would replay it; so there, as in a request-scoped server, it is random.
+   */
+  nextCallId(ownTrajectory = true): string {
+    if (this.requestScoped || !ownTrajectory) return `mcp-call-${randomBytes(12).toString("base64url")}`;
     this.seq += 1;
     return `mcp-call-${this.seq}`;
   }
@@ -136,7 +142,7 @@ export function idsFromMeta(
   const ids: Ids = {
     trajectory_id: fields.trajectory_id ?? session.trajectory_id,
     turn,
-    call_id: fields.call_id ?? session.nextCallId(),
+    call_id: fields.call_id ?? session.nextCallId(fields.trajectory_id === undefined),
   };
   if (fields.call_id === undefined) ids.call_id_assigned = true;
   const capability = fields.capability ?? bearer;

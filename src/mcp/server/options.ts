@@ -16,7 +16,10 @@ export interface McpServerOptions {
   /** Reported in `serverInfo`; default the package version. */
   version?: string;
   instructions?: string;
-  /** Session id the derived trajectory ids are built from (one-way); default a random UUID per server. */
+  /**
+   * Session id the derived trajectory ids are built from (one-way); default a random UUID per server.
+   * One that outlives this server (a caller's, used again by the next one) needs `requestScoped`.
+   */
   sessionId?: string;
   /**
    * The server answers a single request and `sessionId` names a caller that outlives it (the

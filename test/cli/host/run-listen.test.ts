@@ -92,6 +92,17 @@ describe("runGatewayServer on an address it cannot listen on", () => {
         /^toolgate: a client sent a request body that is not JSON \(answered -32700, Parse error\): \S/,
       ),
     ]);
+    // The parser quotes the body's start: a client's escape sequence (OSC 52 writes the clipboard) or line break
+    // reaches the operator's terminal shown, not run.
+    const forged = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: "\u001b]52;c;eA==\u0007\ntoolgate: forged",
+    });
+    expect(forged.status).toBe(400);
+    const shown = lines.filter((l) => l.includes("not JSON"))[1];
+    expect(shown).toContain("\\u{001B}]52");
+    for (const raw of ["\u001b", "\u0007", "\n"]) expect(shown).not.toContain(raw);
     stop("SIGTERM");
   });
 

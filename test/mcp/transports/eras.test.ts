@@ -4,6 +4,7 @@
  * requests with the `_meta` envelope, A3 approval by an input-required result and a retry), over
  * stdio (the CLI spawned from source) and over Streamable HTTP (`serveHttp` in this process).
  */
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Client, ProtocolError, StreamableHTTPClientTransport, type Transport } from "@modelcontextprotocol/client";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
@@ -45,13 +46,15 @@ interface Served {
 
 async function overStdio(): Promise<Served> {
   const notes = tempDir("eras-stdio");
+  // One store for every process, as serve's default SQLite file is: what one connection recorded, the next reads.
+  const command = notesServeCommand(notes, { store: `sqlite:${join(tempDir("eras-stdio-store"), "state.db")}` });
   return {
     notes,
     connect: (era, answer) =>
       client(
         new StdioClientTransport({
-          ...notesServeCommand(notes),
-          env: { ...getDefaultEnvironment(), ...notesServeCommand(notes).env },
+          ...command,
+          env: { ...getDefaultEnvironment(), ...command.env },
           stderr: "pipe",
         }),
         era,
@@ -123,6 +126,22 @@ describe.each(["stdio", "http"] as const)("over %s", (name) => {
       const c = await next.callTool({ name: "note_append", arguments: args });
       for (const r of [a, b, c]) expect(obsOf(r).replay).toBeFalsy();
       expect(executions(served.notes)).toEqual(Array(3).fill("note_append twice same"));
+    });
+
+    it("runs a write sent again in a new connection under the client's own trajectory_id, without a call id", async () => {
+      // README, "Ids and capabilities": without a call id every request is a new logical call, also
+      // under a trajectory the client names. A connection's call ids (mcp-call-1, 2, …) start again
+      // in the next one: under the client's trajectory they must not name its earlier calls.
+      const served = await transports[name]();
+      const args = { name: "again", line: "same" };
+      const _meta = { "toolgate/trajectory_id": "run-42" };
+      const results = [];
+      for (let i = 0; i < 2; i++) {
+        const c = await served.connect(era, "none");
+        results.push(await c.callTool({ name: "note_append", arguments: args, _meta }));
+      }
+      for (const r of results) expect(obsOf(r).replay).toBeFalsy();
+      expect(executions(served.notes)).toEqual(Array(2).fill("note_append again same"));
     });
 
     it("leaves an A3 call pending for the CLI when the client cannot be asked", async () => {
