@@ -14,6 +14,7 @@ import { bearerToken } from "../server/meta.js";
 import { createMcpServer, type McpServerOptions } from "../server/server.js";
 import type { HttpOptions } from "./http-options.js";
 import { jsonError, requestOf } from "./http-replies.js";
+import { LruCache } from "../../core/lru.js";
 import { httpListens } from "./http-listen.js";
 
 /**
@@ -58,6 +59,9 @@ export interface ModernContext {
   respond: (res: http.ServerResponse, response: Response) => Promise<void>;
 }
 
+/** How many distinct operator warnings the 2026-07-28 path remembers having printed. */
+const WARNED_LINES = 1024;
+
 /** The per-request handler of one endpoint, and what `close()` must end of it. */
 export function modernPath(context: ModernContext) {
   const { gateway, options, serverOptions, maxBytes, listenMs, respond } = context;
@@ -77,6 +81,16 @@ export function modernPath(context: ModernContext) {
   /** The slot each 2026-07-28 request holds, and whom the bounds count its caller as, by the AuthInfo its server is built with. */
   const slots = new WeakMap<object, Slot>();
   const quotas = new WeakMap<object, string>();
+  // Each request has a server of its own, so a warning its server prints once (a capability
+  // ignored without keys) would be printed at every request of a caller: here once per line,
+  // that is per caller and kind, among the last WARNED_LINES.
+  const warnedLines = new LruCache<string, true>(WARNED_LINES);
+  const operatorWarn = serverOptions.warn ?? ((line: string) => void process.stderr.write(line + "\n"));
+  const warn = (line: string) => {
+    if (warnedLines.has(line)) return;
+    warnedLines.set(line, true);
+    operatorWarn(line);
+  };
 
   /** Servers answering a 2026-07-28 request now; `close()` lets them send their answers first. */
   const modernServers = new Set<Server>();
@@ -87,6 +101,7 @@ export function modernPath(context: ModernContext) {
       const quota = ctx.authInfo ? quotas.get(ctx.authInfo) : undefined;
       const server = createMcpServer(slot ? holding(gateway, slot) : gateway, {
         ...serverOptions,
+        warn,
         sessionId: `principal ${label}`,
         requestScoped: true,
         principal: label,

@@ -151,3 +151,37 @@ describe("requests that break the 2026-07-28 rules", () => {
     expect(obsOf(ok.body.result).ok).toBe(true);
   });
 });
+
+describe("the operator's warning of a capability ignored without keys", () => {
+  it("is printed once per caller, not at every 2026-07-28 request (each has a server of its own)", async () => {
+    const lines: string[] = [];
+    const warned = await serveHttp(gateway, { port: 0, capabilitiesIgnored: true, warn: (l) => lines.push(l) });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const res = await fetch(warned.url, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            "mcp-protocol-version": REVISION,
+            "mcp-method": "tools/call",
+            "mcp-name": "note_read",
+          },
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: i + 1,
+            method: "tools/call",
+            params: { name: "note_read", arguments: { name: "a" }, _meta: { ...ENVELOPE, "toolgate/capability": "x" } },
+          }),
+        });
+        expect(res.status).toBe(200);
+        expect(((await res.json()) as Answer["body"]).result?.isError).not.toBe(true);
+      }
+      const ignored = lines.filter((l) => l.includes("carries a capability"));
+      expect(ignored).toHaveLength(1);
+      expect(ignored[0]).toContain("this server has no capability keys");
+    } finally {
+      await warned.close();
+    }
+  });
+});
