@@ -13,6 +13,7 @@ import { readFileSync } from "node:fs";
 import { inspect } from "node:util";
 import { ToolgateError } from "../core/errors.js";
 import { isPlainObject } from "../core/json.js";
+import { defaultKeyFile } from "../state/location.js";
 
 export const MIN_KEY_BYTES = 32;
 const KID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -93,6 +94,15 @@ export function keyRingFromMap(map: unknown, source: string, current?: string): 
   return new KeyRing(keys, current);
 }
 
+/** Where `cap keygen` writes by default under `env`, or how that is found when there is no home folder to say. */
+function keyFileHere(env: NodeJS.ProcessEnv): string {
+  try {
+    return defaultKeyFile(env);
+  } catch {
+    return "$XDG_CONFIG_HOME/toolgate/keys.json";
+  }
+}
+
 /**
  * Loads the ring from `file` when given, else from `env.TOOLGATE_KEYS`. Throws ToolgateError
  * naming the source when neither is there or the content is wrong.
@@ -118,7 +128,7 @@ export function loadKeys(options: { file?: string; env?: NodeJS.ProcessEnv; curr
   } else {
     throw new ToolgateError(
       "no_keys",
-      "no capability keys: pass --keys FILE (in code, loadKeys({ file }); toolgate cap keygen writes defaultKeyFile(), ~/.config/toolgate/keys.json) or set TOOLGATE_KEYS to a JSON map kid → base64 key",
+      `no capability keys: pass --keys FILE (in code, loadKeys({ file }); toolgate cap keygen writes defaultKeyFile(), ${keyFileHere(env)}) or set TOOLGATE_KEYS to a JSON map kid → base64 key`,
     );
   }
   let map: unknown;

@@ -31,8 +31,12 @@ describe("loadKeys", () => {
       }
       throw new Error("no error");
     };
-    expect(message(() => loadKeys({ env: {} }))).toMatchInlineSnapshot(
-      `"no capability keys: pass --keys FILE (in code, loadKeys({ file }); toolgate cap keygen writes defaultKeyFile(), ~/.config/toolgate/keys.json) or set TOOLGATE_KEYS to a JSON map kid → base64 key"`,
+    expect(message(() => loadKeys({ env: { HOME: "/home/ada" } }))).toMatchInlineSnapshot(
+      `"no capability keys: pass --keys FILE (in code, loadKeys({ file }); toolgate cap keygen writes defaultKeyFile(), /home/ada/.config/toolgate/keys.json) or set TOOLGATE_KEYS to a JSON map kid → base64 key"`,
+    );
+    // The file named is the one keygen writes under this environment, XDG_CONFIG_HOME included.
+    expect(message(() => loadKeys({ env: { HOME: "/home/ada", XDG_CONFIG_HOME: "/etc/xdg-ada" } }))).toContain(
+      "keygen writes defaultKeyFile(), /etc/xdg-ada/toolgate/keys.json)",
     );
     const tooShort = message(() => loadKeys({ env: { TOOLGATE_KEYS: JSON.stringify({ k1: short }) } }));
     expect(tooShort).toMatchInlineSnapshot(
