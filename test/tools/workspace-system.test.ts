@@ -181,7 +181,7 @@ describe("a workspace that is the file system or a system folder", () => {
     );
   });
 
-  // Root reaches every folder: run as another user (`setpriv --reuid=nobody …`, see the helpers' checks) to see it.
+  // Root reaches every folder: this case is seen only as another user (`setpriv --reuid=nobody --regid=nogroup --clear-groups npx vitest run …`).
   it.skipIf(process.getuid?.() === 0)(
     "toolgate serve says a --workspace behind a folder this user may not enter cannot be reached",
     async () => {
