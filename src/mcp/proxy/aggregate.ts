@@ -99,7 +99,7 @@ export async function createAggregateProxy(options: AggregateOptions): Promise<A
   const log = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
   const clock = options.clock ?? Date.now;
   const separator = options.separator ?? "__";
-  const opened = await openAll(options.upstreams);
+  const opened = await openAll(options.upstreams, log);
   const links: UpstreamLink[] = [];
   const toolsChanged = new ChangeSignal();
   let passThrough: UpstreamPassThrough | undefined;
@@ -178,10 +178,10 @@ export async function createAggregateProxy(options: AggregateOptions): Promise<A
 }
 
 /** Starts every upstream at once; if one fails, the others are closed and the first failure names its server. */
-async function openAll(upstreams: readonly AggregateUpstream[]): Promise<Opened[]> {
+async function openAll(upstreams: readonly AggregateUpstream[], log: (line: string) => void): Promise<Opened[]> {
   const settled = await Promise.allSettled(
     upstreams.map(async (upstream) => {
-      const client = await connectUpstream(upstream.target);
+      const client = await connectUpstream(upstream.target, undefined, log);
       try {
         return { upstream, client, listed: await listAllTools(client) };
       } catch (err) {

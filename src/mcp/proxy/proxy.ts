@@ -114,7 +114,7 @@ export function servedTools(listed: Tool[], open: boolean): { tools: Tool[]; obj
 export async function createProxy(options: ProxyOptions): Promise<Proxy> {
   const log = options.log ?? ((line: string) => process.stderr.write(line + "\n"));
   const target = describeTarget(options.upstream);
-  const client = await connectUpstream(options.upstream);
+  const client = await connectUpstream(options.upstream, undefined, log);
   let link: UpstreamLink | null = null;
   const toolsChanged = new ChangeSignal();
   // The pass-through hears its lists' changes on every client the link connects, once it is open.

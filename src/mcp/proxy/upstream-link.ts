@@ -97,7 +97,7 @@ export class UpstreamLink {
 
   private async reconnect(): Promise<Client> {
     this.log(`toolgate proxy: starting the upstream ${this.target} again`);
-    const client = await connectUpstream(this.upstream);
+    const client = await connectUpstream(this.upstream, undefined, this.log);
     let tools: Tool[];
     try {
       tools = await listAllTools(client);

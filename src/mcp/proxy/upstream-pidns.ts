@@ -109,14 +109,19 @@ export const FORWARDER_SCRIPT =
  * rewrites are put back by the init, `ADDED_BY_SH`) or the scripts set (toolgate_*).
  */
 export function shellKeeps(env: Record<string, string | undefined>): boolean {
-  return Object.entries(env).every(
+  return shellAlters(env) === undefined;
+}
+
+/** The first name of `env` sh would drop or act on (so `shellKeeps` is false), or undefined. */
+export function shellAlters(env: Record<string, string | undefined>): string | undefined {
+  return Object.entries(env).find(
     ([name, value]) =>
-      value === undefined ||
-      (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) &&
-        !SHELL_SETS.has(name) &&
-        !name.startsWith("BASH") &&
-        !name.startsWith("toolgate_")),
-  );
+      value !== undefined &&
+      (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ||
+        SHELL_SETS.has(name) ||
+        name.startsWith("BASH") ||
+        name.startsWith("toolgate_")),
+  )?.[0];
 }
 /**
  * What bash as sh (Fedora, Arch) reads as its own options, as it reads BASH* (BASHOPTS, exported

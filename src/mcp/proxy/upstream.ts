@@ -10,7 +10,7 @@ import { reapOnExit, spawnedChild } from "./upstream-reaper.js";
 import { tasksCapabilities } from "./upstream-tasks.js";
 import { ProxyClient } from "./upstream-call.js";
 import { UpstreamLines } from "./upstream-lines.js";
-import { inOwnPidNamespace } from "./upstream-pidns.js";
+import { inOwnPidNamespace, shellAlters } from "./upstream-pidns.js";
 import { spawnedBy, unreachableReason } from "./upstream-unreachable.js";
 
 /** Where the upstream server is: a command to start (stdio) or a URL (Streamable HTTP). */
@@ -41,7 +41,11 @@ export function describeTarget(target: UpstreamTarget): string {
  * that dies with the proxy (`upstream-pidns.ts`; else it is marked alone, `upstream-pdeathsig.ts`),
  * so even a SIGKILLed proxy leaves nothing of its upstream behind.
  */
-export async function connectUpstream(target: UpstreamTarget, clientName = "toolgate-proxy"): Promise<Client> {
+export async function connectUpstream(
+  target: UpstreamTarget,
+  clientName = "toolgate-proxy",
+  log?: (line: string) => void,
+): Promise<Client> {
   // Either revision: a server/discover probe first, the 2025-11-25 initialize when the server does not know it.
   // The tasks extension is declared, so a 2026-07-28 upstream may answer a call with a task (upstream-tasks.ts);
   // a plain tools/call over stdio goes beside the SDK's request funnel (upstream-call.ts).
@@ -49,7 +53,7 @@ export async function connectUpstream(target: UpstreamTarget, clientName = "tool
     { name: clientName, version: "0.1.0" },
     { capabilities: tasksCapabilities(), versionNegotiation: { mode: "auto", probe: { timeoutMs: PROBE_TIMEOUT_MS } } },
   );
-  const transport = "url" in target ? httpTransport(target) : stdioTransport(target);
+  const transport = "url" in target ? httpTransport(target) : stdioTransport(target, log);
   const spawned = spawnedBy(transport);
   try {
     await client.connect(transport);
@@ -75,8 +79,14 @@ function httpTransport(target: { url: string; headers?: Record<string, string> }
   );
 }
 
-function stdioTransport(target: Exclude<UpstreamTarget, { url: string }>) {
+function stdioTransport(target: Exclude<UpstreamTarget, { url: string }>, log?: (line: string) => void) {
   const env = { ...getDefaultEnvironment(), ...target.env };
+  // The one fallback from the PID namespace an operator can mend (the others are the machine's): say so.
+  const altered = process.platform === "linux" ? shellAlters(env) : undefined;
+  if (altered !== undefined && log)
+    log(
+      `toolgate proxy: the upstream ${target.command} runs without a PID namespace of its own, since its environment holds ${altered}, which sh would drop or act on: what it starts may outlive a killed proxy; unset ${altered} (and any other SHELLOPTS, BASH* or non-identifier name) in the environment toolgate proxy starts with, or in the upstream's env, to keep the namespace`,
+    );
   const spawned = inOwnPidNamespace({ command: target.command, args: target.args ?? [] }, env, target.cwd);
   const transport = new StdioClientTransport({
     ...spawned,

@@ -26,6 +26,24 @@ describe("upstream client", () => {
     }
   });
 
+  it("tells the operator when an environment name sh would act on leaves the upstream without its PID namespace", async () => {
+    const memory = fileURLToPath(import.meta.resolve("@modelcontextprotocol/server-memory/dist/index.js"));
+    const start = async (env: Record<string, string>) => {
+      const lines: string[] = [];
+      const client = await connectUpstream({ command: process.execPath, args: [memory], env }, undefined, (l) =>
+        lines.push(l),
+      );
+      await client.close();
+      return lines;
+    };
+    const altered = await start({ SHELLOPTS: "braceexpand" });
+    if (process.platform !== "linux") return expect(altered).toEqual([]);
+    expect(altered).toEqual([
+      `toolgate proxy: the upstream ${process.execPath} runs without a PID namespace of its own, since its environment holds SHELLOPTS, which sh would drop or act on: what it starts may outlive a killed proxy; unset SHELLOPTS (and any other SHELLOPTS, BASH* or non-identifier name) in the environment toolgate proxy starts with, or in the upstream's env, to keep the namespace`,
+    ]);
+    expect(await start({ OLDPWD: "/", PS1: "$ " })).toEqual([]);
+  });
+
   it("names the command when the upstream cannot start", async () => {
     await expect(
       listMcpTools({ command: "/nonexistent/mcp-server", args: ["--x"] }),
