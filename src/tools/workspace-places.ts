@@ -146,8 +146,8 @@ const SHARED_FOLDERS = ["/home", "/root", "/var", "/var/lib", "/var/tmp", "/tmp"
  */
 export function systemWorkspace(real: string, home: string = homedir()): string | undefined {
   if (real === "/") return "is the whole file system";
-  const tree = SYSTEM_TREES.find((t) => real === t || real.startsWith(t + "/"));
-  if (tree !== undefined && !SOURCE_FOLDERS.some((s) => real.startsWith(s + "/")))
+  const tree = SYSTEM_TREES.find((t) => within(real, t));
+  if (tree !== undefined && !SOURCE_FOLDERS.some((s) => real !== s && within(real, s)))
     return `is ${real === tree ? "" : "inside "}the system folder ${tree}`;
   if (real === "/root" || isHome(real, home) || /^\/home\/[^/]+$/.test(real))
     return "is a home folder (its keys and credentials: .ssh, .aws, .netrc)";
