@@ -62,6 +62,8 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
   const runner = options.tasks;
   const approvalTimeout = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
   let warnedIgnored = false;
+  /** Whom the bounds count this caller as, when coarser than `principal` (`McpServerOptions.quota`). */
+  const quota = options.quota !== undefined ? { quota: options.quota } : {};
 
   async function callTool(params: CallToolParams, ctx: ServerContext): Promise<Result> {
     const envelope = requireEnvelope(server, ctx, "tools/call");
@@ -146,7 +148,7 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
       ? await runner!
           .run(proposal, {
             owner: principal,
-            ...(options.quota !== undefined ? { quota: options.quota } : {}),
+            ...quota,
             signal: cancelled,
             ...(support === "required" ? { task_after_ms: 0 } : {}),
             // A question the call asks (a proxied upstream task's) is held in the task for its client to answer.
@@ -169,7 +171,7 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
       const held = heldCallsOf(gateway, approvalTimeout);
       const bound = {
         principal,
-        ...(options.quota !== undefined ? { quota: options.quota } : {}),
+        ...quota,
         tool: name,
         arguments: proposal.arguments,
         capability: proposal.capability,
@@ -323,7 +325,7 @@ export function toolCall(context: CallToolContext): (params: CallToolParams, ctx
     try {
       const started = await runner.start(proposal, {
         owner: principal,
-        ...(options.quota !== undefined ? { quota: options.quota } : {}),
+        ...quota,
         ...(ttl_ms !== undefined ? { ttl_ms } : {}),
         onStatus: (t: TaskRecord) => tell("notifications/tasks/status", { ...toMcpTask(t) }),
         ...(progress ? { progress } : {}),
