@@ -49,15 +49,14 @@ export function narrowBound(abort: CallAbort, tool: ToolSpec, args: JsonValue): 
 
 /**
  * Runs `work` after the settle of the same `key` still running in this process (waiting at most
- * `ms`: then settle meets it in flight and says so); null runs it at once.
+ * `ms`: then settle meets it in flight and says so). Only A3 settles take turns (`gateway-write.ts`).
  */
 export async function inTurn<T>(
   settling: Map<string, Promise<void>>,
-  key: string | null,
+  key: string,
   ms: number,
   work: () => Promise<T>,
 ): Promise<T> {
-  if (key === null) return work();
   const ahead = settling.get(key);
   const mine = (ahead ? waitAtMost(ahead, ms) : Promise.resolve()).then(work);
   const done = mine.then(
